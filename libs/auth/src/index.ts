@@ -1,0 +1,10 @@
+/**
+ * Authentication guards: the trusted principal header, the session cookie, and the
+ * route markers that opt out of principal authentication.
+ */
+export { AuthModule } from './auth.module';
+export type { BrokerRequest } from './broker-request';
+export { Principal } from './principal.decorator';
+export { Public, ClientAuthenticated } from './public.decorator';
+export { SessionCookieService, SESSION_COOKIE_NAME } from './session-cookie.service';
+export { TrustedSources } from './trusted-sources';

@@ -1,0 +1,97 @@
+import { BROKER_CONFIG, SERVER_KIND, type BrokerConfig, type ServerKind } from '@broker/config';
+import { ApiError, normalisePrincipal, type Principal } from '@broker/domain';
+import { Inject, Injectable, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Response } from 'express';
+import type { BrokerRequest } from './broker-request';
+import { readCookie } from './cookies';
+import { CLIENT_AUTHENTICATED_ROUTE, PUBLIC_ROUTE } from './public.decorator';
+import { SESSION_COOKIE_NAME, SessionCookieService } from './session-cookie.service';
+import { TrustedSources } from './trusted-sources';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Deny by default (STYLE.md rule 8): every route needs a principal unless marked
+ * `@Public()` or `@ClientAuthenticated()`. The principal comes from the configured
+ * header, believed only from a trusted TCP peer (SPEC.md Authentication 1), or, on the
+ * end-user server, from the session cookie; when both are present and differ, the
+ * header wins.
+ */
+@Injectable()
+export class PrincipalGuard implements CanActivate {
+  private readonly headerName: string;
+  private readonly trusted: TrustedSources;
+  private readonly allowedOrigins: ReadonlySet<string>;
+
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+    @Inject(SERVER_KIND) kind: ServerKind,
+    // Only the end-user server keeps a session cookie.
+    @Optional() private readonly sessions?: SessionCookieService,
+  ) {
+    const preauth = config.server[kind].authentication.preauth;
+    this.headerName = preauth.principal_header_name.toLowerCase();
+    this.trusted = new TrustedSources(preauth.trusted_sources);
+    this.allowedOrigins = new Set([new URL(config.server.enduser.public_url).origin, new URL(config.server.enduser.consent_ui_url).origin]);
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    if (this.reflector.getAllAndOverride<boolean>(CLIENT_AUTHENTICATED_ROUTE, targets)) return true;
+    const http = context.switchToHttp();
+    const request = http.getRequest<BrokerRequest>();
+    request.principal = await this.authenticate(request, http.getResponse<Response>());
+    return true;
+  }
+
+  private async authenticate(request: BrokerRequest, response: Response): Promise<Principal> {
+    const fromHeader = this.principalFromHeader(request);
+    const cookie = this.sessions ? readCookie(request.headers.cookie, SESSION_COOKIE_NAME) : undefined;
+    const session = cookie && this.sessions ? await this.sessions.verify(cookie) : undefined;
+    if (fromHeader !== undefined) {
+      if (this.sessions && (session === undefined || session.principal !== fromHeader || this.sessions.isStale(session))) {
+        response.append('Set-Cookie', this.sessions.setCookieHeader(await this.sessions.issue(fromHeader)));
+      }
+      return { id: fromHeader, source: 'header' };
+    }
+    if (session !== undefined) {
+      this.assertCookieRequestOrigin(request);
+      return { id: session.principal, source: 'session_cookie' };
+    }
+    throw new ApiError('unauthorized', 'authentication required');
+  }
+
+  /** The trimmed header value from a trusted peer; undefined when absent or untrusted. */
+  private principalFromHeader(request: BrokerRequest): string | undefined {
+    const values = request.headersDistinct[this.headerName];
+    if (values === undefined || values.length === 0) return undefined;
+    // From anywhere else the header is ignored: only the proxy may assert identities.
+    if (!this.trusted.includes(request.socket.remoteAddress)) return undefined;
+    if (values.length > 1) throw new ApiError('bad request', `the ${this.headerName} header must be sent once`);
+    const checked = normalisePrincipal(values[0] as string);
+    if (checked.ok) return checked.value;
+    switch (checked.problem) {
+      case 'empty':
+        return undefined;
+      case 'too_long':
+        throw new ApiError('bad request', `the ${this.headerName} header is longer than 200 characters`);
+      case 'control_characters':
+        throw new ApiError('bad request', `the ${this.headerName} header contains control characters`);
+    }
+  }
+
+  /**
+   * A cookie rides along on cross-site requests; a mutating request authenticated only
+   * by it must come from the broker's own or the consent UI's origin (CSRF).
+   */
+  private assertCookieRequestOrigin(request: BrokerRequest): void {
+    if (SAFE_METHODS.has(request.method)) return;
+    const origin = request.headers.origin;
+    if (origin === undefined || !this.allowedOrigins.has(origin)) {
+      throw new ApiError('forbidden', 'a request authenticated by the session cookie must come from the consent UI origin');
+    }
+  }
+}

@@ -1,0 +1,228 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { parseDuration } from './duration';
+
+/**
+ * The configuration schema: API.md "Configuration" with its defaults. Every object is
+ * strict, so a misspelt key stops start-up instead of being silently ignored.
+ * Durations are written `30s`, `10m`, `1h` and become milliseconds.
+ */
+
+const duration = (fallback: string) =>
+  z
+    .union([z.string(), z.number()])
+    .default(fallback)
+    .transform((value, ctx) => {
+      const ms = parseDuration(value);
+      if (ms === undefined) {
+        ctx.addIssue({ code: 'custom', message: `must be a duration such as 500ms, 30s, 10m or 1h (got ${JSON.stringify(value)})` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+const port = (fallback: number) =>
+  z.coerce
+    .number({ error: 'must be a port number between 0 and 65535' })
+    .int('must be a whole port number')
+    .min(0, 'must be a port number between 0 and 65535')
+    .max(65535, 'must be a port number between 0 and 65535')
+    .default(fallback);
+
+const bool = (fallback: boolean) =>
+  z
+    .union([z.boolean(), z.enum(['true', 'false'])], { error: 'must be true or false' })
+    .default(fallback)
+    .transform((value) => value === true || value === 'true');
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
+  } catch {
+    return false;
+  }
+}
+
+/** An absolute http(s) URL without credentials; a trailing slash is removed. */
+const httpUrl = () =>
+  z
+    .string({ error: 'must be an absolute http(s) URL' })
+    .refine(isHttpUrl, { message: 'must be an absolute http(s) URL without user info, e.g. https://broker.example.com' })
+    .transform((value) => value.replace(/\/+$/, ''));
+
+function isCidr(value: string): boolean {
+  const [address, prefix, ...rest] = value.split('/');
+  if (rest.length > 0 || address === undefined) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (prefix === undefined) return true;
+  if (!/^\d{1,3}$/.test(prefix)) return false;
+  return Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+const cidrList = (fallback: string[]) =>
+  z
+    .array(z.string().refine(isCidr, { message: 'must be a CIDR such as 10.0.0.0/8 or ::1/128' }), {
+      error: 'must be a list of CIDRs',
+    })
+    .default(fallback);
+
+const symmetricKey = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -'),
+  key: z
+    .string()
+    .refine((value) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32, {
+      message: 'must be 32 random bytes in base64 (generate one with: openssl rand -base64 32)',
+    }),
+});
+
+const preauth = z
+  .strictObject({
+    principal_header_name: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be an HTTP header name such as X-Remote-User')
+      .default('X-Remote-User'),
+    trusted_sources: cidrList(['127.0.0.1/32', '::1/128']),
+  })
+  .prefault({});
+
+const authentication = z.strictObject({ preauth }).prefault({});
+
+const celExpression = (fallback: string) => z.strictObject({ expression: z.string().min(1).default(fallback) }).prefault({});
+
+const LOOPBACK = '127.0.0.1';
+
+export const configSchema = z
+  .strictObject({
+    server: z
+      .strictObject({
+        enduser: z
+          .strictObject({
+            port: port(8000),
+            bind: z.string().min(1).default(LOOPBACK),
+            public_url: httpUrl().default('http://localhost:8000'),
+            consent_ui_url: httpUrl().optional(),
+            authentication,
+            cors: z.strictObject({ allowed_origins: z.array(httpUrl()).optional() }).prefault({}),
+            session: z.strictObject({ ttl: duration('12h') }).prefault({}),
+          })
+          .prefault({}),
+        admin: z
+          .strictObject({
+            port: port(14000),
+            bind: z.string().min(1).default(LOOPBACK),
+            public_url: httpUrl().default('http://localhost:14000'),
+            authentication,
+          })
+          .prefault({}),
+        shutdown: z.strictObject({ timeout: duration('30s') }).prefault({}),
+      })
+      .prefault({}),
+    storage: z
+      .strictObject({
+        backend: z.enum(['pglite', 'postgres']).default('pglite'),
+        pglite: z.strictObject({ data_dir: z.string().min(1).default('./data/pglite') }).prefault({}),
+        postgres: z
+          .strictObject({
+            connection_url: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection URL').optional(),
+            pool_size: z.coerce.number().int().min(1).max(200).default(10),
+          })
+          .prefault({}),
+        migrations: z.strictObject({ run_on_start: bool(true) }).prefault({}),
+      })
+      .prefault({}),
+    encryption: z
+      .strictObject({
+        keys: z.array(symmetricKey).default([]),
+        current_key_id: z.string().optional(),
+      })
+      .prefault({}),
+    third_party_oauth2: z
+      .strictObject({
+        jwe_keys: z.array(symmetricKey).default([]),
+        state_token_ttl: duration('10m'),
+      })
+      .prefault({}),
+    oauth2_authorization_server: z
+      .strictObject({
+        mode: z.enum(['local', 'proxy', 'hybrid']).default('local'),
+        local: z
+          .strictObject({
+            issuer_uri: httpUrl().optional(),
+            token_ttl: duration('1h'),
+            token_claims_expression: z.string().optional(),
+          })
+          .prefault({}),
+        proxy: z
+          .strictObject({
+            upstream_issuer_uri: httpUrl().optional(),
+            upstream_authorize_endpoint: httpUrl().optional(),
+            upstream_token_endpoint: httpUrl().optional(),
+            upstream_jwks_uri: httpUrl().optional(),
+            upstream_timeout: duration('5s'),
+          })
+          .prefault({}),
+        cimd: z
+          .strictObject({
+            enabled: bool(false),
+            fetch_timeout: duration('1s'),
+            max_response_bytes: z.coerce.number().int().min(256).default(5120),
+            cache: z.strictObject({ min_ttl: duration('60s'), max_ttl: duration('1h') }).prefault({}),
+          })
+          .prefault({}),
+        impersonation: z
+          .strictObject({
+            audience_prefix: z.string().optional(),
+            // Rule contents are validated by the impersonation module at start-up.
+            rules: z.array(z.record(z.string(), z.unknown())).default([]),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+    token_exchange: z
+      .strictObject({
+        client_assertion: z
+          .strictObject({
+            issuer_uri: httpUrl().optional(),
+            jwks_uri: httpUrl().optional(),
+            audience: z.array(z.string().min(1)).optional(),
+          })
+          .prefault({}),
+        claim_extraction: z
+          .strictObject({
+            principal_expression: z.string().min(1).default('subject_token.sub'),
+            agent_id_expression: z.string().min(1).default('subject_token.azp'),
+          })
+          .prefault({}),
+        authorization: z.strictObject({ cel: celExpression('true') }).prefault({}),
+      })
+      .prefault({}),
+    approvals: z
+      .strictObject({
+        pending_ttl: duration('10m'),
+        sync: z
+          .strictObject({
+            default_timeout: duration('30s'),
+            authorization: z.strictObject({ cel: celExpression('true') }).prefault({}),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+    request_context: z
+      .strictObject({ trace: z.strictObject({ response_enabled: bool(true) }).prefault({}) })
+      .prefault({}),
+    log: z
+      .strictObject({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+        format: z.enum(['json']).default('json'),
+      })
+      .prefault({}),
+    development: z
+      .strictObject({ keys_file: z.string().min(1).default('./data/development-keys.json') })
+      .prefault({}),
+  })
+  .prefault({});
+
+/** The configuration as parsed by the schema, before cross-field resolution. */
+export type ParsedConfig = z.output<typeof configSchema>;

@@ -1,0 +1,211 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError } from './config-error';
+import { configSchema, type ParsedConfig } from './config.schema';
+import type { BrokerConfig, SymmetricKey } from './config.types';
+import { loadOrCreateDevelopmentKeys } from './development-keys';
+import { substituteEnv } from './env-substitution';
+
+/** Environment variable naming the config file when `--config` is not given. */
+export const CONFIG_PATH_ENV = 'IDENTITY_BROKER_CONFIG_PATH';
+
+export interface LoadedConfig {
+  readonly config: BrokerConfig;
+  /** Loud warnings for the log once the logger exists (development keys, ...). */
+  readonly warnings: readonly string[];
+  /** The config file read, or null when running on defaults. */
+  readonly source: string | null;
+}
+
+/**
+ * Reads the YAML file from `--config FILE` or `IDENTITY_BROKER_CONFIG_PATH` (none:
+ * defaults), expands `${VAR}` references, validates and freezes it. Throws
+ * `ConfigError` with one line naming the key and the fix.
+ */
+export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  const path = configPathFrom(argv) ?? (env[CONFIG_PATH_ENV] || undefined);
+  if (path === undefined) return parseConfig({}, env, null);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError('', `file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): check --config / ${CONFIG_PATH_ENV}`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text) ?? {};
+  } catch (error) {
+    throw new ConfigError('', `file ${path} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  return parseConfig(raw, env, resolve(path));
+}
+
+/** Validates an already parsed config tree (also used by tests). */
+export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env, source: string | null = null): LoadedConfig {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError('', 'the file must hold a YAML mapping of keys');
+  const expanded = substituteEnv(expandDottedKeys(raw), env);
+  const result = configSchema.safeParse(expanded);
+  if (!result.success) throw toConfigError(result.error, expanded);
+  const warnings: string[] = [];
+  const config = resolveConfig(result.data, warnings);
+  return { config: deepFreeze(config), warnings, source };
+}
+
+function configPathFrom(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i] as string;
+    if (arg === '--config') {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith('--')) throw new ConfigError('', '--config needs a file path: --config /etc/broker/config.yaml');
+      return next;
+    }
+    if (arg.startsWith('--config=')) return arg.slice('--config='.length);
+  }
+  return undefined;
+}
+
+/** `server.enduser.port: 8000` at any level means `server: {enduser: {port: 8000}}`. */
+function expandDottedKeys(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(expandDottedKeys);
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    const parts = key.split('.');
+    let target = out;
+    for (const part of parts.slice(0, -1)) {
+      const existing = target[part];
+      if (existing === undefined) target[part] = {};
+      else if (existing === null || typeof existing !== 'object' || Array.isArray(existing)) {
+        throw new ConfigError(key, `conflicts with key ${part}: write it once, nested or dotted`);
+      }
+      target = target[part] as Record<string, unknown>;
+    }
+    const last = parts[parts.length - 1] as string;
+    const expandedValue = expandDottedKeys(value);
+    const existing = target[last];
+    if (existing !== undefined && isPlainObject(existing) && isPlainObject(expandedValue)) {
+      Object.assign(existing, expandedValue);
+    } else if (existing !== undefined) {
+      throw new ConfigError(key, 'is given twice: keep one');
+    } else {
+      target[last] = expandedValue;
+    }
+  }
+  return out;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let node: unknown = root;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function toConfigError(error: z.ZodError, input: unknown): ConfigError {
+  const issue = error.issues[0];
+  if (issue === undefined) return new ConfigError('', 'is invalid');
+  const key = issue.path.map(String).join('.');
+  const got = valueAt(input, issue.path);
+  switch (issue.code) {
+    case 'unrecognized_keys': {
+      const unknownKey = [key, issue.keys[0]].filter(Boolean).join('.');
+      return new ConfigError(unknownKey, 'is not a known key: remove it or check its spelling (see the configuration reference in README.md)');
+    }
+    case 'invalid_value':
+      return new ConfigError(key, `must be one of ${issue.values.map(String).join(', ')} (got ${describe(got)})`);
+    case 'invalid_type':
+      if (got === undefined) return new ConfigError(key, `is required (${issue.message})`);
+      return new ConfigError(key, `must be ${article(issue.expected)} (got ${describe(got)})`);
+    case 'invalid_union':
+      return new ConfigError(key, `${issue.message.startsWith('must') ? issue.message : 'has the wrong type'} (got ${describe(got)})`);
+    default:
+      return new ConfigError(key, issue.message.startsWith('must') ? issue.message : `${issue.message} (got ${describe(got)})`);
+  }
+}
+
+function article(expected: string): string {
+  return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
+}
+
+function decodeKeys(keys: readonly { id: string; key: string }[], field: string): SymmetricKey[] {
+  const seen = new Set<string>();
+  return keys.map((entry, index) => {
+    if (seen.has(entry.id)) throw new ConfigError(`${field}.${index}.id`, `repeats key id "${entry.id}": key ids must be unique`);
+    seen.add(entry.id);
+    return { id: entry.id, key: Buffer.from(entry.key, 'base64') };
+  });
+}
+
+function resolveConfig(parsed: ParsedConfig, warnings: string[]): BrokerConfig {
+  const enduser = parsed.server.enduser;
+  const consentUiUrl = enduser.consent_ui_url ?? enduser.public_url;
+  const allowedOrigins = enduser.cors.allowed_origins ?? [new URL(consentUiUrl).origin];
+
+  if (parsed.storage.backend === 'postgres' && parsed.storage.postgres.connection_url === undefined) {
+    throw new ConfigError('storage.postgres.connection_url', 'is required when storage.backend is postgres (e.g. postgres://broker:secret@db:5432/broker)');
+  }
+
+  let encryptionKeys = decodeKeys(parsed.encryption.keys, 'encryption.keys');
+  let currentKeyId = parsed.encryption.current_key_id;
+  let jweKeys = decodeKeys(parsed.third_party_oauth2.jwe_keys, 'third_party_oauth2.jwe_keys');
+  if (encryptionKeys.length === 0 || jweKeys.length === 0) {
+    if (encryptionKeys.length === 0 && currentKeyId !== undefined) {
+      throw new ConfigError('encryption.current_key_id', `names "${currentKeyId}" but encryption.keys is empty: add the key`);
+    }
+    const file = parsed.development.keys_file;
+    const { keys, created } = loadOrCreateDevelopmentKeys(file);
+    const missing: string[] = [];
+    if (encryptionKeys.length === 0) {
+      encryptionKeys = decodeKeys([keys.encryption_key], 'encryption.keys');
+      currentKeyId = keys.encryption_key.id;
+      missing.push('encryption.keys');
+    }
+    if (jweKeys.length === 0) {
+      jweKeys = decodeKeys([keys.jwe_key], 'third_party_oauth2.jwe_keys');
+      missing.push('third_party_oauth2.jwe_keys');
+    }
+    warnings.push(
+      `!!! DEVELOPMENT KEYS IN USE: ${missing.join(' and ')} not configured; ${created ? 'generated' : 'loaded'} ${resolve(file)} (mode 0600). ` +
+        'Production MUST configure its own keys: anyone holding this file can decrypt the token vault. !!!',
+    );
+  }
+  if (currentKeyId === undefined) {
+    if (encryptionKeys.length === 1) currentKeyId = (encryptionKeys[0] as SymmetricKey).id;
+    else throw new ConfigError('encryption.current_key_id', 'is required when encryption.keys holds more than one key: name the key new secrets are encrypted with');
+  }
+  if (!encryptionKeys.some((key) => key.id === currentKeyId)) {
+    throw new ConfigError('encryption.current_key_id', `names "${currentKeyId}" which is not in encryption.keys: add that key or pick one of ${encryptionKeys.map((k) => k.id).join(', ')}`);
+  }
+
+  return {
+    ...parsed,
+    server: {
+      ...parsed.server,
+      enduser: { ...enduser, consent_ui_url: consentUiUrl, cors: { allowed_origins: allowedOrigins.map((o) => new URL(o).origin) } },
+    },
+    encryption: { keys: encryptionKeys, current_key_id: currentKeyId },
+    third_party_oauth2: { ...parsed.third_party_oauth2, jwe_keys: jweKeys },
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Buffer.isBuffer(value) && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

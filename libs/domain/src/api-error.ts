@@ -1,0 +1,41 @@
+/**
+ * Error codes of the end-user and admin APIs (`{error, message}` envelope).
+ * SPEC.md "End-user and admin codes" and API.md "Conventions". The strings are the
+ * wire values; the API exception filter maps each to its HTTP status exhaustively.
+ */
+export type ApiErrorCode =
+  | 'bad request'
+  | 'invalid request'
+  | 'invalid request body'
+  | 'validation failed'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'agent not found'
+  | 'service not found'
+  | 'conflict'
+  | 'unsupported media type'
+  | 'payload too large'
+  | 'service unavailable'
+  | 'internal error';
+
+/** One field-level problem reported with a 400. */
+export interface FieldIssue {
+  readonly field: string;
+  readonly problem: string;
+}
+
+/**
+ * A failure of an end-user or admin operation. Libraries throw it (never an
+ * `HttpException`); the API exception filter chooses status and envelope.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ApiErrorCode,
+    message: string,
+    readonly details: readonly FieldIssue[] = [],
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}

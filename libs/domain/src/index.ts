@@ -1,0 +1,10 @@
+/**
+ * Pure domain types and rules. Imports nothing of ours and no framework.
+ */
+export { assertNever } from './assert-never';
+export { ApiError, type ApiErrorCode, type FieldIssue } from './api-error';
+export { OAuthError, type OAuthErrorCode } from './oauth-error';
+export { Clock, SystemClock } from './clock';
+export { Random, CryptoRandom } from './random';
+export { type Principal, type PrincipalProblem, PRINCIPAL_MAX_LENGTH, normalisePrincipal } from './principal';
+export { isCanonicalUuid, isUuidShaped } from './uuid';

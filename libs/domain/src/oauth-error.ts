@@ -1,0 +1,33 @@
+/**
+ * Error codes of the OAuth2 endpoints (`{error, error_description[, error_uri]}`).
+ * RFC 6749 §5.2, RFC 8693 §2.2.2, RFC 7591 and the broker's own authorize errors (SPEC.md).
+ */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'invalid_target'
+  | 'invalid_redirect_uri'
+  | 'access_denied'
+  | 'not_found'
+  | 'server_error'
+  | 'temporarily_unavailable';
+
+/**
+ * A failure of an OAuth2 endpoint. `description` is free text for the client and
+ * must never carry credentials, keys, trust sources or rejected scopes.
+ */
+export class OAuthError extends Error {
+  constructor(
+    readonly code: OAuthErrorCode,
+    readonly description: string,
+    readonly errorUri?: string,
+  ) {
+    super(description);
+    this.name = 'OAuthError';
+  }
+}

@@ -1,0 +1,37 @@
+import { BROKER_CONFIG, SERVER_KIND, type ServerKind } from '@broker/config';
+import { Clock, Random } from '@broker/domain';
+import { PersistenceModule } from '@broker/persistence';
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import { HealthModule } from './health/health.module';
+import { Lifecycle } from './lifecycle/lifecycle';
+import { requestLoggingOptions } from './logging/request-logging';
+import type { BrokerRuntime } from './runtime';
+
+/**
+ * The shared base of both applications: the runtime's config, clock, randomness,
+ * lifecycle and database as providers, request logging, and `/health`.
+ */
+@Global()
+@Module({})
+export class CoreModule {
+  static forRuntime(runtime: BrokerRuntime, server: ServerKind): DynamicModule {
+    const providers = [
+      { provide: BROKER_CONFIG, useValue: runtime.config },
+      { provide: SERVER_KIND, useValue: server },
+      { provide: Clock, useValue: runtime.clock },
+      { provide: Random, useValue: runtime.random },
+      { provide: Lifecycle, useValue: runtime.lifecycle },
+    ];
+    return {
+      module: CoreModule,
+      imports: [
+        LoggerModule.forRoot({ pinoHttp: requestLoggingOptions(runtime.logger.child({ server })) }),
+        PersistenceModule.forDatabase(runtime.database),
+        HealthModule,
+      ],
+      providers,
+      exports: [BROKER_CONFIG, SERVER_KIND, Clock, Random, Lifecycle, PersistenceModule],
+    };
+  }
+}

@@ -1,0 +1,70 @@
+import { assertNever, type ApiErrorCode, type OAuthErrorCode } from '@broker/domain';
+import { internalErrorMessage, type ErrorResponse, type Failure } from './failure';
+import type { ErrorContext } from './error-context';
+import { apiStatus, oauthStatus } from './statuses';
+
+
+/** The code for a status raised by the framework itself (unknown route, ...). */
+function codeForStatus(status: number, context: ErrorContext): ApiErrorCode {
+  if (status === 401) return 'unauthorized';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'not_found';
+  if (status === 409) return 'conflict';
+  if (status === 413) return 'payload too large';
+  if (status === 415) return 'unsupported media type';
+  if (status === 503) return 'service unavailable';
+  if (status >= 500) return 'internal error';
+  return context.server === 'admin' ? 'invalid request' : 'bad request';
+}
+
+function envelope(code: ApiErrorCode | OAuthErrorCode, message: string, status: number, extra: Record<string, unknown> = {}): ErrorResponse {
+  return { status, body: { error: code, message, ...extra } };
+}
+
+/**
+ * The `{error, message}` envelope of the end-user and admin APIs. The vocabulary of
+ * request-shape errors differs per server (API.md "Conventions"): a bad path or query
+ * is `bad request` on the end-user server and `invalid request` on the admin server;
+ * a bad body is `invalid request` and `invalid request body`.
+ */
+export class ApiExceptionFilter {
+  present(failure: Failure, context: ErrorContext): ErrorResponse {
+    switch (failure.kind) {
+      case 'api': {
+        const { code, message, details } = failure.error;
+        const status = apiStatus(code);
+        if (status >= 500) return envelope('internal error', internalErrorMessage(context.traceId), status);
+        return envelope(code, message, status, details.length > 0 ? { details } : {});
+      }
+      case 'oauth':
+        return envelope(failure.error.code, failure.error.description, oauthStatus(failure.error.code));
+      case 'validation': {
+        const { part, issues, message } = failure.error;
+        const admin = context.server === 'admin';
+        const code: ApiErrorCode = part === 'body' ? (admin ? 'invalid request body' : 'invalid request') : admin ? 'invalid request' : 'bad request';
+        return envelope(code, message, 400, { details: issues });
+      }
+      case 'body':
+        switch (failure.error.problem) {
+          case 'malformed':
+            return envelope(context.server === 'admin' ? 'invalid request body' : 'invalid request', failure.error.message, 400);
+          case 'too_large':
+            return envelope('payload too large', failure.error.message, 413);
+          case 'unsupported_media_type':
+            return envelope('unsupported media type', failure.error.message, 415);
+          default:
+            return assertNever(failure.error.problem, 'body problem');
+        }
+      case 'http': {
+        const code = codeForStatus(failure.status, context);
+        if (code === 'internal error') return envelope(code, internalErrorMessage(context.traceId), 500);
+        if (code === 'not_found') return envelope(code, `no route ${context.method} ${context.path}`, 404);
+        return envelope(code, code, failure.status);
+      }
+      case 'unexpected':
+        return envelope('internal error', internalErrorMessage(context.traceId), 500);
+      default:
+        return assertNever(failure, 'failure');
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import { assertNever, type OAuthErrorCode } from '@broker/domain';
+import { apiStatus, oauthStatus } from './statuses';
+import { internalErrorMessage, type ErrorResponse, type Failure } from './failure';
+import type { ErrorContext } from './error-context';
+
+
+function codeForStatus(status: number): OAuthErrorCode {
+  if (status === 401) return 'invalid_client';
+  if (status === 403) return 'access_denied';
+  if (status === 404) return 'not_found';
+  if (status === 503) return 'temporarily_unavailable';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request';
+}
+
+function envelope(code: OAuthErrorCode, description: string, status: number, errorUri?: string): ErrorResponse {
+  const body: Record<string, unknown> = { error: code, error_description: description };
+  if (errorUri !== undefined) body.error_uri = errorUri;
+  // RFC 6749 §5.1/§5.2: token endpoint responses must not be cached.
+  return { status, body, headers: { 'Cache-Control': 'no-store', Pragma: 'no-cache' } };
+}
+
+/**
+ * The `{error, error_description[, error_uri]}` envelope of `/oauth2/*` and
+ * `/.well-known/*`. Every request-shape problem is `invalid_request` (400), including
+ * a body over the limit (SPEC.md Limits).
+ */
+export class OAuthExceptionFilter {
+  present(failure: Failure, context: ErrorContext): ErrorResponse {
+    switch (failure.kind) {
+      case 'oauth': {
+        const { code, description, errorUri } = failure.error;
+        const status = oauthStatus(code);
+        if (status === 500) return envelope('server_error', internalErrorMessage(context.traceId), 500);
+        return envelope(code, description, status, errorUri);
+      }
+      case 'api': {
+        const status = apiStatus(failure.error.code);
+        if (status >= 500) return envelope(codeForStatus(status), status === 503 ? failure.error.message : internalErrorMessage(context.traceId), status);
+        return envelope(codeForStatus(status), failure.error.message, status);
+      }
+      case 'validation':
+      case 'body':
+        return envelope('invalid_request', failure.error.message, 400);
+      case 'http': {
+        const code = codeForStatus(failure.status);
+        if (code === 'server_error') return envelope(code, internalErrorMessage(context.traceId), 500);
+        if (code === 'not_found') return envelope(code, `no endpoint ${context.method} ${context.path}`, 404);
+        return envelope(code, code, failure.status);
+      }
+      case 'unexpected':
+        return envelope('server_error', internalErrorMessage(context.traceId), 500);
+      default:
+        return assertNever(failure, 'failure');
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import { assertNever, type ApiErrorCode, type OAuthErrorCode } from '@broker/domain';
+
+/** HTTP status of each end-user/admin error code (SPEC.md "Errors", API.md). */
+export function apiStatus(code: ApiErrorCode): number {
+  switch (code) {
+    case 'bad request':
+    case 'invalid request':
+    case 'invalid request body':
+    case 'validation failed':
+      return 400;
+    case 'unauthorized':
+      return 401;
+    case 'forbidden':
+      return 403;
+    case 'not_found':
+    case 'agent not found':
+    case 'service not found':
+      return 404;
+    case 'conflict':
+      return 409;
+    case 'payload too large':
+      return 413;
+    case 'unsupported media type':
+      return 415;
+    case 'internal error':
+      return 500;
+    case 'service unavailable':
+      return 503;
+    default:
+      return assertNever(code, 'API error code');
+  }
+}
+
+/** HTTP status of each OAuth2 error code (RFC 6749 §5.2, SPEC.md error tables). */
+export function oauthStatus(code: OAuthErrorCode): number {
+  switch (code) {
+    case 'invalid_request':
+    case 'invalid_grant':
+    case 'unauthorized_client':
+    case 'unsupported_grant_type':
+    case 'unsupported_response_type':
+    case 'invalid_scope':
+    case 'invalid_target':
+    case 'invalid_redirect_uri':
+      return 400;
+    case 'invalid_client':
+      return 401;
+    case 'access_denied':
+      return 403;
+    case 'not_found':
+      return 404;
+    case 'server_error':
+      return 500;
+    case 'temporarily_unavailable':
+      return 503;
+    default:
+      return assertNever(code, 'OAuth error code');
+  }
+}

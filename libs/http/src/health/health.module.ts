@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { HealthController } from './health.controller';
+import { HealthService } from './health.service';
+
+/** `GET /health` on either server. */
+@Module({
+  imports: [TerminusModule.forRoot({ logger: false })],
+  controllers: [HealthController],
+  providers: [HealthService],
+})
+export class HealthModule {}

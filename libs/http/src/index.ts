@@ -1,0 +1,15 @@
+/**
+ * HTTP cross-cutting concerns shared by both applications (imported by apps only):
+ * bootstrap (`configureApp`, `startServers`, `runMain`), the error envelopes,
+ * traceresponse, CORS, body parsing, validation, health and logging.
+ */
+export { configureApp } from './configure-app';
+export { CoreModule } from './core.module';
+export { startServers, runMain, StartupError, type ServerDefinition, type StartOptions, type RunningBroker, type RunningServer } from './launch';
+export type { BrokerRuntime } from './runtime';
+export { Lifecycle, type LifecyclePhase } from './lifecycle/lifecycle';
+export { createLogger, serializeError } from './logging/create-logger';
+export { redactSecrets, isSecretField, REDACTED } from './logging/redact';
+export { buildOpenApiDocument } from './openapi';
+export { RequestValidationError, RequestBodyError } from './errors/request-errors';
+export { parseTraceparent } from './trace/traceparent';

@@ -1,0 +1,99 @@
+import type { Clock } from '@broker/domain';
+import type { NextFunction, Request, Response } from 'express';
+
+/** The process's phase (API.md "Health"). */
+export type LifecyclePhase = 'starting' | 'running' | 'shutting_down';
+
+/**
+ * The process's phase and its in-flight requests, shared by both servers of a process.
+ * `starting` until every server listens and the database answers; `shutting_down`
+ * after SIGTERM/SIGINT, while in-flight requests drain and new ones get 503.
+ */
+export class Lifecycle {
+  private phase: LifecyclePhase = 'starting';
+  private inFlight = 0;
+  private idleWaiters: Array<() => void> = [];
+  readonly startedAtMs: number;
+
+  constructor(private readonly clock: Clock) {
+    this.startedAtMs = clock.nowMs();
+  }
+
+  get current(): LifecyclePhase {
+    return this.phase;
+  }
+
+  get inFlightRequests(): number {
+    return this.inFlight;
+  }
+
+  uptimeSeconds(): number {
+    return Math.max(0, Math.floor((this.clock.nowMs() - this.startedAtMs) / 1000));
+  }
+
+  markRunning(): void {
+    if (this.phase === 'starting') this.phase = 'running';
+  }
+
+  beginShutdown(): void {
+    this.phase = 'shutting_down';
+  }
+
+  /**
+   * Counts a request as in flight until its response is finished or its connection
+   * closes. Returns false when the request arrived during shutdown (it is not counted).
+   */
+  track(request: Request, response: Response): boolean {
+    if (this.phase === 'shutting_down') return false;
+    this.inFlight += 1;
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      this.inFlight -= 1;
+      if (this.inFlight === 0) this.notifyIdle();
+    };
+    response.once('finish', finish);
+    response.once('close', finish);
+    request.once('error', finish);
+    return true;
+  }
+
+  /** Resolves true when no request is in flight, false when `timeoutMs` passes first. */
+  waitForIdle(timeoutMs: number): Promise<boolean> {
+    if (this.inFlight === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.idleWaiters = this.idleWaiters.filter((waiter) => waiter !== onIdle);
+        resolve(false);
+      }, timeoutMs);
+      const onIdle = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.idleWaiters.push(onIdle);
+    });
+  }
+
+  private notifyIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const waiter of waiters) waiter();
+  }
+}
+
+/**
+ * Express middleware: tracks every request; during shutdown answers new ones with 503
+ * through `reject` (the error envelope), except the health probe, which must report
+ * `shutting_down` itself.
+ */
+export function shutdownGate(lifecycle: Lifecycle, reject: (request: Request, response: Response) => void) {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    if (lifecycle.track(request, response) || request.path === '/health') {
+      next();
+      return;
+    }
+    response.setHeader('Connection', 'close');
+    reject(request, response);
+  };
+}

@@ -1,0 +1,27 @@
+import type { ServerKind } from '@broker/config';
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+
+const TITLES: Record<ServerKind, string> = {
+  enduser: 'Agent Identity Broker: end-user API',
+  admin: 'Agent Identity Broker: admin API',
+};
+
+/**
+ * The server's OpenAPI document, generated from its controllers and DTOs. Security
+ * scheme names are SPEC.md's (Authentication 6).
+ */
+export function buildOpenApiDocument(app: INestApplication, server: ServerKind, principalHeader: string): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setTitle(TITLES[server])
+    .setVersion('1.0.0')
+    .addSecurity('PrincipalHeader', { type: 'apiKey', in: 'header', name: principalHeader })
+    .addSecurity('preAuth', { type: 'apiKey', in: 'header', name: principalHeader });
+  if (server === 'enduser') {
+    builder
+      .addSecurity('SessionAuth', { type: 'apiKey', in: 'cookie', name: 'session_token' })
+      .addSecurity('BearerSubjectToken', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
+      .addSecurity('ClientAssertion', { type: 'apiKey', in: 'header', name: 'X-Client-Assertion' });
+  }
+  return SwaggerModule.createDocument(app, builder.build());
+}

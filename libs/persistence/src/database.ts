@@ -1,0 +1,157 @@
+import type { BrokerConfig } from '@broker/config';
+import type { Logger } from 'pino';
+import { DataSource, MigrationExecutor, type DataSourceOptions, type EntityManager } from 'typeorm';
+import type { LoggerOptions } from 'typeorm/logger/LoggerOptions';
+import { ENTITIES } from './entities';
+import { InstallationRepository, type Installation } from './installation/installation.repository';
+import { MIGRATIONS } from './migrations';
+import { acquirePglite, releasePglite, type SharedPglite } from './pglite/pglite-instances';
+import { pgliteDriverModule } from './pglite/pglite-pool';
+import { TypeOrmPinoLogger } from './typeorm-logger';
+
+/** Advisory-lock key held while migrations run, so replicas starting together take turns. */
+const MIGRATION_LOCK_KEY = 7_316_425_001;
+const PGLITE_ACQUIRE_TIMEOUT_MS = 30_000;
+
+export type StorageBackend = BrokerConfig['storage']['backend'];
+
+/**
+ * The broker's database: one TypeORM data source over PostgreSQL (pg pool) or PGlite
+ * (embedded, one exclusive connection). Open it once per process and share it.
+ */
+export class Database {
+  private closed = false;
+
+  private constructor(
+    /** Internal to `libs/persistence`: repositories are built on it, nothing else sees it. */
+    readonly dataSource: DataSource,
+    readonly backend: StorageBackend,
+    private readonly logger: Logger,
+    private readonly pglite: SharedPglite | undefined,
+  ) {}
+
+  /** Connects (and, unless disabled by config, applies pending migrations). */
+  static async open(config: BrokerConfig, logger: Logger, options: { runMigrations?: boolean } = {}): Promise<Database> {
+    const storage = config.storage;
+    const base = {
+      type: 'postgres' as const,
+      entities: ENTITIES,
+      migrations: MIGRATIONS,
+      migrationsTableName: 'broker_migrations',
+      synchronize: false,
+      migrationsRun: false,
+      installExtensions: false,
+      logging: ['error', 'warn', 'migration'] as LoggerOptions,
+      logger: new TypeOrmPinoLogger(logger.child({ component: 'database' })),
+    };
+    let pglite: SharedPglite | undefined;
+    let dataSourceOptions: DataSourceOptions;
+    if (storage.backend === 'pglite') {
+      pglite = await acquirePglite(storage.pglite.data_dir);
+      dataSourceOptions = { ...base, driver: pgliteDriverModule(pglite, PGLITE_ACQUIRE_TIMEOUT_MS), database: 'postgres' };
+    } else {
+      dataSourceOptions = {
+        ...base,
+        url: storage.postgres.connection_url,
+        poolSize: storage.postgres.pool_size,
+        connectTimeoutMS: 5_000,
+        applicationName: 'agent-identity-broker',
+      };
+    }
+    const dataSource = new DataSource(dataSourceOptions);
+    try {
+      await dataSource.initialize();
+    } catch (error) {
+      if (pglite) await releasePglite(pglite);
+      throw error;
+    }
+    const database = new Database(dataSource, storage.backend, logger, pglite);
+    if (options.runMigrations ?? config.storage.migrations.run_on_start) {
+      try {
+        await database.migrate();
+      } catch (error) {
+        await database.close();
+        throw error;
+      }
+    }
+    return database;
+  }
+
+  /**
+   * Applies pending migrations in one transaction under an advisory lock (replicas
+   * starting at once take turns; the second finds nothing to do). Returns their names.
+   */
+  async migrate(): Promise<string[]> {
+    return this.withMigrationLock(async (executor) => {
+      executor.transaction = 'all';
+      const applied = await executor.executePendingMigrations();
+      if (applied.length > 0) this.logger.info({ migrations: applied.map((m) => m.name) }, `applied ${applied.length} migration(s)`);
+      return applied.map((m) => m.name);
+    });
+  }
+
+  /** Reverts every applied migration, newest first (tests and operators only). */
+  async revertAll(): Promise<number> {
+    return this.withMigrationLock(async (executor) => {
+      executor.transaction = 'each';
+      let reverted = 0;
+      while ((await executor.getExecutedMigrations()).length > 0) {
+        await executor.undoLastMigration();
+        reverted += 1;
+      }
+      return reverted;
+    });
+  }
+
+  /** Names of the applied migrations, oldest first. */
+  async appliedMigrations(): Promise<string[]> {
+    return this.withMigrationLock(async (executor) => (await executor.getExecutedMigrations()).map((m) => m.name).reverse());
+  }
+
+  /** Runs `work` in one transaction; inside it, use only the given manager. */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
+  }
+
+  /** Answers within `timeoutMs` or throws: the health check's database probe. */
+  async ping(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`database did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.dataSource.query('SELECT 1'), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** This deployment's installation record (created on first start). */
+  installation(): Promise<Installation> {
+    return new InstallationRepository(this.dataSource).ensure();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      if (this.dataSource.isInitialized) await this.dataSource.destroy();
+    } finally {
+      if (this.pglite) await releasePglite(this.pglite);
+    }
+  }
+
+  private async withMigrationLock<T>(work: (executor: MigrationExecutor) => Promise<T>): Promise<T> {
+    const queryRunner = this.dataSource.createQueryRunner('master');
+    try {
+      await queryRunner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+      try {
+        return await work(new MigrationExecutor(this.dataSource, queryRunner));
+      } finally {
+        await queryRunner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      }
+    } finally {
+      await queryRunner.release();
+    }
+  }
+}

@@ -1,0 +1,7 @@
+/** Test helpers (imported by tests only): real servers, real databases, log capture, a frozen clock. */
+export { startPostgresCluster, type PostgresCluster } from './postgres-cluster';
+export { testBackends, createPostgresDatabase, postgresServerUrl, type TestBackend } from './test-databases';
+export { LogCapture } from './log-capture';
+export { FrozenClock } from './frozen-clock';
+export { testConfig, testConfigTree, testKey } from './test-config';
+export { startTestBroker, type TestBroker, type TestBrokerOptions } from './test-broker';

@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { parseConfig, type BrokerConfig } from '@broker/config';
+
+type Tree = Record<string, unknown>;
+
+function merge(base: Tree, override: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    const existing = out[key];
+    out[key] =
+      value !== null && typeof value === 'object' && !Array.isArray(value) && existing !== null && typeof existing === 'object' && !Array.isArray(existing)
+        ? merge(existing as Tree, value as Tree)
+        : value;
+  }
+  return out;
+}
+
+/** Random 32-byte keys in the config's base64 form. */
+export function testKey(): string {
+  return randomBytes(32).toString('base64');
+}
+
+/**
+ * A valid raw config tree for tests: ephemeral ports, a fresh in-memory PGlite,
+ * explicit keys (never development keys), quiet logging; `overrides` merged deeply.
+ */
+export function testConfigTree(overrides: Tree = {}): Tree {
+  const base: Tree = {
+    server: {
+      enduser: { port: 0, bind: '127.0.0.1' },
+      admin: { port: 0, bind: '127.0.0.1' },
+      shutdown: { timeout: '5s' },
+    },
+    storage: { backend: 'pglite', pglite: { data_dir: `memory://${randomBytes(6).toString('hex')}` } },
+    encryption: { keys: [{ id: 'test-kek-1', key: testKey() }], current_key_id: 'test-kek-1' },
+    third_party_oauth2: { jwe_keys: [{ id: 'test-jwe-1', key: testKey() }] },
+    log: { level: 'info' },
+  };
+  return merge(base, overrides);
+}
+
+export function testConfig(overrides: Tree = {}): BrokerConfig {
+  return parseConfig(testConfigTree(overrides), {}).config;
+}

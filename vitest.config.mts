@@ -1,0 +1,58 @@
+import { resolve } from 'node:path';
+import ts from 'typescript';
+import { defineConfig, type Plugin } from 'vitest/config';
+
+/**
+ * Nest's dependency injection and DTO validation read `design:*` decorator metadata,
+ * which Vite's own TypeScript transform does not emit. Tests are therefore compiled by
+ * the TypeScript compiler itself, exactly as the build does.
+ */
+function typescriptWithDecoratorMetadata(): Plugin {
+  return {
+    name: 'broker:typescript-decorator-metadata',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!id.endsWith('.ts') || id.includes('/node_modules/')) return null;
+      const output = ts.transpileModule(code, {
+        fileName: id,
+        compilerOptions: {
+          module: ts.ModuleKind.ESNext,
+          target: ts.ScriptTarget.ES2022,
+          experimentalDecorators: true,
+          emitDecoratorMetadata: true,
+          esModuleInterop: true,
+          sourceMap: true,
+          inlineSources: true,
+        },
+      });
+      return { code: output.outputText, map: output.sourceMapText };
+    },
+  };
+}
+
+const lib = (name: string): string => resolve(import.meta.dirname, `libs/${name}/src`);
+
+export default defineConfig({
+  plugins: [typescriptWithDecoratorMetadata()],
+  oxc: false,
+  resolve: {
+    alias: {
+      '@broker/config': lib('config'),
+      '@broker/domain': lib('domain'),
+      '@broker/persistence': lib('persistence'),
+      '@broker/auth': lib('auth'),
+      '@broker/http': lib('http'),
+      '@broker/audit': lib('audit'),
+      '@broker/testing': lib('testing'),
+    },
+  },
+  test: {
+    include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'test/**/*.e2e-spec.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    server: { deps: { inline: [] } },
+  },
+});
