@@ -1,17 +1,17 @@
 import { resolve } from 'node:path';
 import ts from 'typescript';
-import { defineConfig, type Plugin } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 
 /**
  * Nest's dependency injection and DTO validation read `design:*` decorator metadata,
  * which Vite's own TypeScript transform does not emit. Tests are therefore compiled by
  * the TypeScript compiler itself, exactly as the build does.
  */
-function typescriptWithDecoratorMetadata(): Plugin {
+function typescriptWithDecoratorMetadata() {
   return {
     name: 'broker:typescript-decorator-metadata',
-    enforce: 'pre',
-    transform(code, id) {
+    enforce: 'pre' as const,
+    transform(code: string, id: string) {
       if (!id.endsWith('.ts') || id.includes('/node_modules/')) return null;
       const output = ts.transpileModule(code, {
         fileName: id,
@@ -30,7 +30,8 @@ function typescriptWithDecoratorMetadata(): Plugin {
   };
 }
 
-const lib = (name: string): string => resolve(import.meta.dirname, `libs/${name}/src`);
+// vitest runs from the repository root.
+const lib = (name: string): string => resolve(`libs/${name}/src`);
 
 export default defineConfig({
   plugins: [typescriptWithDecoratorMetadata()],

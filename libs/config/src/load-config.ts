@@ -132,7 +132,13 @@ function toConfigError(error: z.ZodError, input: unknown): ConfigError {
       return new ConfigError(key, `must be ${article(issue.expected)} (got ${describe(got)})`);
     case 'invalid_union':
       return new ConfigError(key, `${issue.message.startsWith('must') ? issue.message : 'has the wrong type'} (got ${describe(got)})`);
-    default:
+    case 'custom':
+    case 'invalid_format':
+    case 'invalid_element':
+    case 'invalid_key':
+    case 'not_multiple_of':
+    case 'too_big':
+    case 'too_small':
       return new ConfigError(key, issue.message.startsWith('must') ? issue.message : `${issue.message} (got ${describe(got)})`);
   }
 }

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { CONFIG_ERROR_EXIT_CODE, ConfigError, loadConfig, redactConfig, type BrokerConfig, type ServerKind } from '@broker/config';
-import { Clock, CryptoRandom, Random, SystemClock } from '@broker/domain';
+import { type Clock, CryptoRandom, type Random, SystemClock } from '@broker/domain';
 import { Database } from '@broker/persistence';
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';

@@ -35,7 +35,7 @@ export async function createPostgresDatabase(serverUrl: string = postgresServerU
  */
 export function testBackends(): TestBackend[] {
   const backends: TestBackend[] = [
-    { name: 'pglite', storage: async () => ({ backend: 'pglite', pglite: { data_dir: `memory://${randomBytes(6).toString('hex')}` } }) },
+    { name: 'pglite', storage: () => Promise.resolve({ backend: 'pglite', pglite: { data_dir: `memory://${randomBytes(6).toString('hex')}` } }) },
   ];
   if (postgresServerUrl()) {
     backends.push({ name: 'postgres', storage: async () => ({ backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } }) });
