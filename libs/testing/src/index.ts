@@ -5,3 +5,4 @@ export { LogCapture } from './log-capture';
 export { FrozenClock } from './frozen-clock';
 export { testConfig, testConfigTree, testKey } from './test-config';
 export { startTestBroker, type TestBroker, type TestBrokerOptions } from './test-broker';
+export { http, httpJson, type HttpResponse, type HttpRequestOptions } from './http-client';

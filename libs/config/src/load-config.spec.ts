@@ -1,0 +1,117 @@
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from './config-error';
+import { loadConfig, parseConfig } from './load-config';
+import { redactConfig } from './redact-config';
+
+const KEY = Buffer.alloc(32, 7).toString('base64');
+const KEYS = {
+  encryption: { keys: [{ id: 'k1', key: KEY }] },
+  third_party_oauth2: { jwe_keys: [{ id: 'j1', key: KEY }] },
+};
+
+function configError(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).message;
+  }
+  throw new Error('expected a config error');
+}
+
+function writeYaml(text: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'broker-config-')), 'config.yaml');
+  writeFileSync(file, text);
+  return file;
+}
+
+describe('loadConfig', () => {
+  it('applies the defaults of API.md and freezes the result', () => {
+    const { config } = parseConfig(KEYS, {});
+    expect(config.server.enduser).toMatchObject({ port: 8000, public_url: 'http://localhost:8000', consent_ui_url: 'http://localhost:8000' });
+    expect(config.server.enduser.authentication.preauth).toEqual({ principal_header_name: 'X-Remote-User', trusted_sources: ['127.0.0.1/32', '::1/128'] });
+    expect(config.server.admin.port).toBe(14000);
+    expect(config.server.shutdown.timeout).toBe(30_000);
+    expect(config.storage).toMatchObject({ backend: 'pglite', pglite: { data_dir: './data/pglite' }, migrations: { run_on_start: true } });
+    expect(config.oauth2_authorization_server.mode).toBe('local');
+    expect(config.third_party_oauth2.state_token_ttl).toBe(600_000);
+    expect(config.token_exchange.claim_extraction).toEqual({ principal_expression: 'subject_token.sub', agent_id_expression: 'subject_token.azp' });
+    expect(config.token_exchange.authorization.cel.expression).toBe('true');
+    expect(config.approvals).toMatchObject({ pending_ttl: 600_000, sync: { default_timeout: 30_000 } });
+    expect(config.request_context.trace.response_enabled).toBe(true);
+    expect(config.server.enduser.cors.allowed_origins).toEqual(['http://localhost:8000']);
+    expect(Object.isFrozen(config.server.enduser)).toBe(true);
+  });
+
+  it('names the key and the fix for a bad enum value', () => {
+    expect(configError(() => parseConfig({ ...KEYS, oauth2_authorization_server: { mode: 'lokal' } }, {}))).toBe(
+      'config error: oauth2_authorization_server.mode must be one of local, proxy, hybrid (got "lokal")',
+    );
+  });
+
+  it('rejects unknown keys instead of ignoring them', () => {
+    expect(configError(() => parseConfig({ ...KEYS, server: { enduser: { prot: 1 } } }, {}))).toMatch(/^config error: server\.enduser\.prot is not a known key/);
+  });
+
+  it('rejects a bad port, URL, CIDR and duration with the key named', () => {
+    expect(configError(() => parseConfig({ ...KEYS, server: { admin: { port: 70000 } } }, {}))).toMatch(/^config error: server\.admin\.port must be a port number/);
+    expect(configError(() => parseConfig({ ...KEYS, server: { enduser: { public_url: 'ftp://x' } } }, {}))).toMatch(/^config error: server\.enduser\.public_url must be an absolute http\(s\) URL/);
+    expect(configError(() => parseConfig({ ...KEYS, server: { enduser: { authentication: { preauth: { trusted_sources: ['10.0.0.0/33'] } } } } }, {}))).toMatch(
+      /^config error: server\.enduser\.authentication\.preauth\.trusted_sources\.0 must be a CIDR/,
+    );
+    expect(configError(() => parseConfig({ ...KEYS, server: { shutdown: { timeout: 'soon' } } }, {}))).toMatch(/^config error: server\.shutdown\.timeout must be a duration/);
+  });
+
+  it('validates key material and the current key id', () => {
+    expect(configError(() => parseConfig({ ...KEYS, encryption: { keys: [{ id: 'k1', key: 'c2hvcnQ=' }] } }, {}))).toMatch(/^config error: encryption\.keys\.0\.key must be 32 random bytes/);
+    expect(configError(() => parseConfig({ ...KEYS, encryption: { keys: [{ id: 'k1', key: KEY }], current_key_id: 'k9' } }, {}))).toMatch(
+      /^config error: encryption\.current_key_id names "k9" which is not in encryption\.keys/,
+    );
+  });
+
+  it('requires a connection URL for the postgres backend', () => {
+    expect(configError(() => parseConfig({ ...KEYS, storage: { backend: 'postgres' } }, {}))).toMatch(/^config error: storage\.postgres\.connection_url is required/);
+  });
+
+  it('expands ${VAR} and ${VAR:-default} and fails naming an unset variable', () => {
+    const file = writeYaml('server:\n  enduser:\n    port: ${PORT}\n    public_url: ${PUBLIC_URL:-https://broker.example.com}\n' + `encryption:\n  keys: [{id: k1, key: "${KEY}"}]\nthird_party_oauth2:\n  jwe_keys: [{id: j1, key: "${KEY}"}]\n`);
+    const { config } = loadConfig(['--config', file], { PORT: '9001' });
+    expect(config.server.enduser.port).toBe(9001);
+    expect(config.server.enduser.public_url).toBe('https://broker.example.com');
+    expect(configError(() => loadConfig(['--config', file], {}))).toMatch(/^config error: server\.enduser\.port references environment variable PORT which is not set/);
+  });
+
+  it('reads the file named by IDENTITY_BROKER_CONFIG_PATH and accepts dotted keys', () => {
+    const file = writeYaml(`server.enduser.port: 8100\nserver.admin.port: 14100\nencryption.keys: [{id: k1, key: "${KEY}"}]\nthird_party_oauth2.jwe_keys: [{id: j1, key: "${KEY}"}]\n`);
+    const { config, source } = loadConfig([], { IDENTITY_BROKER_CONFIG_PATH: file });
+    expect(source).toBe(file);
+    expect(config.server.enduser.port).toBe(8100);
+    expect(config.server.admin.port).toBe(14100);
+  });
+
+  it('reports a missing or malformed file in one line', () => {
+    expect(configError(() => loadConfig(['--config', '/nonexistent/broker.yaml'], {}))).toMatch(/^config error: file \/nonexistent\/broker\.yaml cannot be read \(ENOENT\)/);
+    expect(configError(() => loadConfig(['--config', writeYaml('server: [\n')], {}))).toMatch(/is not valid YAML/);
+  });
+
+  it('generates development keys once, persisted with mode 0600, with a loud warning', () => {
+    const keysFile = join(mkdtempSync(join(tmpdir(), 'broker-dev-')), 'data', 'development-keys.json');
+    const first = parseConfig({ development: { keys_file: keysFile } }, {});
+    expect(first.warnings.join('\n')).toMatch(/DEVELOPMENT KEYS IN USE/);
+    expect(statSync(keysFile).mode & 0o777).toBe(0o600);
+    const second = parseConfig({ development: { keys_file: keysFile } }, {});
+    expect(second.config.encryption.keys[0]?.key.equals(first.config.encryption.keys[0]?.key as Buffer)).toBe(true);
+    expect(second.config.third_party_oauth2.jwe_keys[0]?.key.equals(first.config.third_party_oauth2.jwe_keys[0]?.key as Buffer)).toBe(true);
+  });
+
+  it('redacts key material and connection passwords when the config is logged', () => {
+    const { config } = parseConfig({ ...KEYS, storage: { backend: 'postgres', postgres: { connection_url: 'postgres://broker:s3cret-pw@db:5432/broker' } } }, {});
+    const text = JSON.stringify(redactConfig(config));
+    expect(text).not.toContain(KEY);
+    expect(text).not.toContain('s3cret-pw');
+    expect(text).toContain('token_exchange');
+  });
+});
