@@ -6,3 +6,4 @@ export { FrozenClock } from './frozen-clock';
 export { testConfig, testConfigTree, testKey } from './test-config';
 export { startTestBroker, type TestBroker, type TestBrokerOptions } from './test-broker';
 export { http, httpJson, type HttpResponse, type HttpRequestOptions } from './http-client';
+export { BrokerProcess, writeConfigFile, ENTRY_POINTS } from './broker-process';

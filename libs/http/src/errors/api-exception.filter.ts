@@ -33,7 +33,8 @@ export class ApiExceptionFilter {
       case 'api': {
         const { code, message, details } = failure.error;
         const status = apiStatus(code);
-        if (status >= 500) return envelope('internal error', internalErrorMessage(context.traceId), status);
+        // A 500 never carries internal detail; a deliberate 503 keeps its message.
+        if (status === 500) return envelope('internal error', internalErrorMessage(context.traceId), status);
         return envelope(code, message, status, details.length > 0 ? { details } : {});
       }
       case 'oauth':

@@ -33,7 +33,8 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<BrokerRequest>();
     const response = host.switchToHttp().getResponse<Response>();
     const { status, body, headers } = this.toResponse(exception, request);
-    if (status >= 500) {
+    // 503 is a deliberate answer (shutting down); any other 5xx is a failure to investigate.
+    if (status >= 500 && status !== 503) {
       this.logger.error({ trace_id: request.traceId, err: exception, method: request.method, path: request.path }, 'request failed with a server error');
     }
     if (response.headersSent) {
