@@ -115,3 +115,18 @@ describe('loadConfig', () => {
     expect(text).toContain('token_exchange');
   });
 });
+
+describe('shipped example configs', () => {
+  const env = { BROKER_KEK_1: KEY, BROKER_JWE_KEY_1: KEY, BROKER_DATABASE_URL: 'postgres://broker:pw@db:5432/broker' };
+
+  it('examples/config/broker.yaml is valid', () => {
+    const { config } = loadConfig(['--config', 'examples/config/broker.yaml'], env);
+    expect(config.storage.backend).toBe('postgres');
+    expect(config.server.enduser.authentication.preauth.trusted_sources).toEqual(['10.0.0.0/8']);
+  });
+
+  it('docker/broker.compose.yaml is valid', () => {
+    const { config } = loadConfig(['--config', 'docker/broker.compose.yaml'], env);
+    expect(config.server.admin.bind).toBe('0.0.0.0');
+  });
+});
