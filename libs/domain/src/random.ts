@@ -16,9 +16,28 @@ export abstract class Random {
   }
 }
 
+const POOL_SIZE = 4096;
+const POOLED_MAX = 64;
+
+/**
+ * The CSPRNG. Small requests (trace and span ids on every request) are served from a
+ * pre-filled pool, like `crypto.randomUUID()` does, instead of one system call each;
+ * every byte is still from `crypto.randomBytes` and is handed out once.
+ */
 export class CryptoRandom extends Random {
+  private pool = Buffer.alloc(0);
+  private offset = 0;
+
   bytes(length: number): Buffer {
-    return randomBytes(length);
+    if (length > POOLED_MAX) return randomBytes(length);
+    if (this.offset + length > this.pool.length) {
+      this.pool = randomBytes(POOL_SIZE);
+      this.offset = 0;
+    }
+    const out = Buffer.from(this.pool.subarray(this.offset, this.offset + length));
+    this.pool.fill(0, this.offset, this.offset + length);
+    this.offset += length;
+    return out;
   }
 
   uuid(): string {

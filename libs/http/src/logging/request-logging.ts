@@ -14,6 +14,7 @@ export function requestLoggingOptions(logger: Logger): Options {
     genReqId: (request) => (request as BrokerRequest).traceId ?? 'unknown',
     customAttributeKeys: { reqId: 'trace_id', responseTime: 'latency_ms' },
     quietReqLogger: true,
+    wrapSerializers: false,
     customLogLevel: (_request, response, error) => (error || response.statusCode >= 500 ? 'error' : 'info'),
     customSuccessMessage: () => 'request completed',
     customErrorMessage: () => 'request failed',
