@@ -112,6 +112,17 @@ describe('principal authentication (trusted proxy header)', () => {
       expect(ownOrigin.status).toBe(200);
     });
 
+    it('never writes a session cookie value to the log', async () => {
+      const issued: string[] = [];
+      for (const name of ['judy', 'kim']) {
+        const cookie = sessionCookie((await http(`${user}/api/probe/whoami`, { headers: { 'x-remote-user': name } })).headers['set-cookie']);
+        issued.push(cookie.slice('session_token='.length));
+        await http(`${user}/api/probe/thing`, { method: 'DELETE', headers: { cookie } });
+      }
+      expect(broker.logs.lines.length).toBeGreaterThan(0);
+      expect(broker.logs.leaked(issued)).toEqual([]);
+    });
+
     it('is not used on the admin server', async () => {
       const cookie = sessionCookie((await http(`${user}/api/probe/whoami`, { headers: { 'x-remote-user': 'ivy' } })).headers['set-cookie']);
       const response = await http(`${admin}/api/probe/whoami`, { headers: { cookie } });
@@ -122,8 +133,8 @@ describe('principal authentication (trusted proxy header)', () => {
   });
 });
 
-describe('principal header from an untrusted peer', () => {
-  it('is ignored: the request gets 401 on both servers', async () => {
+describe('principal authentication configuration', () => {
+  it('ignores the header from an untrusted peer: the request gets 401 on both servers', async () => {
     const untrusted = { authentication: { preauth: { trusted_sources: ['10.0.0.0/8'] } } };
     const broker = await startTestBroker({ servers: PROBED_SERVERS, config: { server: { enduser: untrusted, admin: untrusted } } });
     try {
@@ -134,6 +145,16 @@ describe('principal header from an untrusted peer', () => {
         // Not even an over-long value is looked at: the header is ignored, not validated.
         expect((await http(`${broker.url(kind)}/api/probe/whoami`, { headers: { 'x-remote-user': 'a'.repeat(300) } })).status).toBe(401);
       }
+    } finally {
+      await broker.stop();
+    }
+  });
+
+  it('marks the session cookie Secure when the public URL is https', async () => {
+    const broker = await startTestBroker({ servers: PROBED_SERVERS, config: { server: { enduser: { public_url: 'https://broker.example.com' } } } });
+    try {
+      const response = await http(`${broker.url('enduser')}/api/probe/whoami`, { headers: { 'x-remote-user': 'alice' } });
+      expect(response.headers['set-cookie']?.[0]).toMatch(/; HttpOnly; SameSite=Lax; Secure$/);
     } finally {
       await broker.stop();
     }

@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { BrokerProcess, http, writeConfigFile } from '@broker/testing';
+import { BrokerProcess, createPostgresDatabase, http, postgresServerUrl, writeConfigFile } from '@broker/testing';
 import { describe, expect, it } from 'vitest';
 
 /** A config on ephemeral ports with its data (PGlite files, development keys) under `dir`. */
@@ -104,5 +104,32 @@ describe('the broker process', () => {
     expect(response).toMatch(/^HTTP\/1\.1 404 /);
     expect(response).toContain('"error":"not_found"');
     expect((await broker.exited).code).toBe(0);
+  });
+});
+
+describe.runIf(postgresServerUrl())('the standalone servers on one PostgreSQL', () => {
+  it('start at the same time, migrate once between them, and both answer healthy', async () => {
+    const url = await createPostgresDatabase();
+    const { file } = processConfig({ storage: { backend: 'postgres', postgres: { connection_url: url } } });
+    const userApi = new BrokerProcess('user-api', ['--config', file]);
+    const adminApi = new BrokerProcess('admin-api', ['--config', file]);
+    try {
+      const [userUrls, adminUrls] = await Promise.all([userApi.listening(['enduser']), adminApi.listening(['admin'])]);
+      expect((await http(`${userUrls.enduser as string}/health`)).status).toBe(200);
+      expect((await http(`${adminUrls.admin as string}/health`)).status).toBe(200);
+      // Each process runs only its own server.
+      expect(userApi.records().some((r) => r.server === 'admin' && String(r.msg).endsWith('server listening'))).toBe(false);
+      expect(adminApi.records().some((r) => r.server === 'enduser' && String(r.msg).endsWith('server listening'))).toBe(false);
+      // Same database: one installation, migrations applied by exactly one of them.
+      const [a, b] = await Promise.all([userApi.waitFor((r) => r.msg === 'database ready'), adminApi.waitFor((r) => r.msg === 'database ready')]);
+      expect(a.installation_id).toBe(b.installation_id);
+      const appliedBy = [userApi, adminApi].filter((p) => p.records().some((r) => String(r.msg).startsWith('applied')));
+      expect(appliedBy).toHaveLength(1);
+    } finally {
+      userApi.signal('SIGTERM');
+      adminApi.signal('SIGTERM');
+      expect((await userApi.exited).code).toBe(0);
+      expect((await adminApi.exited).code).toBe(0);
+    }
   });
 });
