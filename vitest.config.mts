@@ -44,6 +44,8 @@ export default defineConfig({
       '@broker/auth': lib('auth'),
       '@broker/http': lib('http'),
       '@broker/audit': lib('audit'),
+      '@broker/vault': lib('vault'),
+      '@broker/oauth-server': lib('oauth-server'),
       '@broker/testing': lib('testing'),
     },
   },

@@ -1,7 +1,18 @@
 import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
 import { CoreModule, type BrokerRuntime } from '@broker/http';
+import { OAuthServerModule } from '@broker/oauth-server';
+import { VaultModule } from '@broker/vault';
 import { Module, type DynamicModule } from '@nestjs/common';
+import { AgentsController } from './agents/agents.controller';
+import { AgentsService } from './agents/agents.service';
+import { ClientCredentialsController } from './client-credentials/client-credentials.controller';
+import { PermissionSetsController } from './permission-sets/permission-sets.controller';
+import { PermissionSetsService } from './permission-sets/permission-sets.service';
+import { IssuerDiscovery } from './services/issuer-discovery';
+import { ServicesController } from './services/services.controller';
+import { ServicesService } from './services/services.service';
+import { SigningKeysController } from './signing-keys/signing-keys.controller';
 
 /**
  * The admin server (port 14000): agents, services, permission sets, client credentials,
@@ -13,7 +24,9 @@ export class AdminApiModule {
   static forRuntime(runtime: BrokerRuntime): DynamicModule {
     return {
       module: AdminApiModule,
-      imports: [CoreModule.forRuntime(runtime, 'admin'), AuthModule.forServer('admin'), AuditModule],
+      imports: [CoreModule.forRuntime(runtime, 'admin'), AuthModule.forServer('admin'), AuditModule, VaultModule, OAuthServerModule],
+      controllers: [AgentsController, ServicesController, PermissionSetsController, ClientCredentialsController, SigningKeysController],
+      providers: [AgentsService, ServicesService, PermissionSetsService, IssuerDiscovery],
     };
   }
 }

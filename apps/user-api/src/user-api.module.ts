@@ -1,6 +1,7 @@
 import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
 import { CoreModule, type BrokerRuntime } from '@broker/http';
+import { OAuthServerModule } from '@broker/oauth-server';
 import { Module, type DynamicModule } from '@nestjs/common';
 
 /**
@@ -12,7 +13,7 @@ export class UserApiModule {
   static forRuntime(runtime: BrokerRuntime): DynamicModule {
     return {
       module: UserApiModule,
-      imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule],
+      imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, OAuthServerModule],
     };
   }
 }

@@ -13,7 +13,12 @@ export type ApiErrorCode =
   | 'not_found'
   | 'agent not found'
   | 'service not found'
+  | 'permission set not found'
+  | 'signing key not found'
+  | 'client credentials not found'
   | 'conflict'
+  | 'last_key'
+  | 'current_key'
   | 'unsupported media type'
   | 'payload too large'
   | 'service unavailable'
@@ -23,6 +28,8 @@ export type ApiErrorCode =
 export interface FieldIssue {
   readonly field: string;
   readonly problem: string;
+  /** The rule that failed (class-validator constraint name), when known. */
+  readonly constraint?: string;
 }
 
 /**

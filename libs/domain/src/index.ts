@@ -8,3 +8,5 @@ export { Clock, SystemClock } from './clock';
 export { Random, CryptoRandom } from './random';
 export { type Principal, type PrincipalProblem, PRINCIPAL_MAX_LENGTH, normalisePrincipal } from './principal';
 export { isCanonicalUuid, isUuidShaped } from './uuid';
+export * from './registry/registry.types';
+export { normaliseResourceUri, isHttpUrl, isRedirectUri, canonicalIdProblem } from './registry/resource-uri';

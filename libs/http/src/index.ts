@@ -13,3 +13,4 @@ export { redactSecrets, isSecretField, REDACTED } from './logging/redact';
 export { buildOpenApiDocument } from './openapi';
 export { RequestValidationError, RequestBodyError } from './errors/request-errors';
 export { parseTraceparent } from './trace/traceparent';
+export { IsHttpUrl, IsRedirectUri, IsScopeToken } from './validation/validators';

@@ -1,14 +1,20 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { Database } from './database';
+import { REPOSITORY_PROVIDERS, REPOSITORY_TOKENS } from './registry/registry.providers';
 
 /**
- * Provides the process's `Database` to one Nest application. The database is opened
- * by the launcher (once per process, shared by both servers) and handed in here.
+ * Provides the process's `Database` and the repositories to one Nest application. The
+ * database is opened by the launcher (once per process, shared by both servers) and
+ * handed in here.
  */
 @Global()
 @Module({})
 export class PersistenceModule {
   static forDatabase(database: Database): DynamicModule {
-    return { module: PersistenceModule, providers: [{ provide: Database, useValue: database }], exports: [Database] };
+    return {
+      module: PersistenceModule,
+      providers: [{ provide: Database, useValue: database }, ...REPOSITORY_PROVIDERS],
+      exports: [Database, ...REPOSITORY_TOKENS],
+    };
   }
 }

@@ -7,3 +7,4 @@ export { testConfig, testConfigTree, testKey } from './test-config';
 export { startTestBroker, type TestBroker, type TestBrokerOptions } from './test-broker';
 export { http, httpJson, type HttpResponse, type HttpRequestOptions } from './http-client';
 export { BrokerProcess, writeConfigFile, ENTRY_POINTS } from './broker-process';
+export { ApiClient } from './api-client';

@@ -1,4 +1,5 @@
-import { assertNever, type ApiErrorCode, type OAuthErrorCode } from '@broker/domain';
+import { assertNever, type ApiErrorCode, type FieldIssue, type OAuthErrorCode } from '@broker/domain';
+import type { RequestPart } from './request-errors';
 import { internalErrorMessage, type ErrorResponse, type Failure } from './failure';
 import type { ErrorContext } from './error-context';
 import { apiStatus, oauthStatus } from './statuses';
@@ -15,6 +16,21 @@ function codeForStatus(status: number, context: ErrorContext): ApiErrorCode {
   if (status === 503) return 'service unavailable';
   if (status >= 500) return 'internal error';
   return context.server === 'admin' ? 'invalid request' : 'bad request';
+}
+
+/** Constraints that say the body has the wrong shape, not a wrong value. */
+const SHAPE_CONSTRAINTS = new Set(['whitelistValidation', 'unknownValue', 'nestedValidation', 'isDefined', 'isString', 'isArray', 'isObject', 'isBoolean', 'isInt', 'isNumber', 'isNotEmptyObject']);
+
+/**
+ * The code of a DTO validation failure. End-user: `invalid request` for a body,
+ * `bad request` for a path or query. Admin (SPEC.md admin codes): `invalid request
+ * body` when the body has the wrong shape (unknown or missing fields, wrong types),
+ * `validation failed` when its values break a rule, `invalid request` for a path or query.
+ */
+function validationCode(part: RequestPart, issues: readonly FieldIssue[], context: ErrorContext): ApiErrorCode {
+  if (context.server === 'enduser') return part === 'body' ? 'invalid request' : 'bad request';
+  if (part !== 'body') return 'invalid request';
+  return issues.some((issue) => issue.constraint === undefined || SHAPE_CONSTRAINTS.has(issue.constraint)) ? 'invalid request body' : 'validation failed';
 }
 
 function envelope(code: ApiErrorCode | OAuthErrorCode, message: string, status: number, extra: Record<string, unknown> = {}): ErrorResponse {
@@ -41,9 +57,7 @@ export class ApiExceptionFilter {
         return envelope(failure.error.code, failure.error.description, oauthStatus(failure.error.code));
       case 'validation': {
         const { part, issues, message } = failure.error;
-        const admin = context.server === 'admin';
-        const code: ApiErrorCode = part === 'body' ? (admin ? 'invalid request body' : 'invalid request') : admin ? 'invalid request' : 'bad request';
-        return envelope(code, message, 400, { details: issues });
+        return envelope(validationCode(part, issues, context), message, 400, { details: issues.map(({ field, problem }) => ({ field, problem })) });
       }
       case 'body':
         switch (failure.error.problem) {

@@ -15,8 +15,13 @@ export function apiStatus(code: ApiErrorCode): number {
     case 'not_found':
     case 'agent not found':
     case 'service not found':
+    case 'permission set not found':
+    case 'signing key not found':
+    case 'client credentials not found':
       return 404;
     case 'conflict':
+    case 'last_key':
+    case 'current_key':
       return 409;
     case 'payload too large':
       return 413;

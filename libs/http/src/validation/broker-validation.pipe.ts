@@ -12,7 +12,7 @@ function flatten(errors: readonly ValidationError[], prefix = ''): FieldIssue[] 
   const issues: FieldIssue[] = [];
   for (const error of errors) {
     const field = prefix ? `${prefix}.${error.property}` : error.property;
-    for (const problem of Object.values(error.constraints ?? {})) issues.push({ field, problem });
+    for (const [constraint, problem] of Object.entries(error.constraints ?? {})) issues.push({ field, problem, constraint });
     if (error.children && error.children.length > 0) issues.push(...flatten(error.children, field));
   }
   return issues;

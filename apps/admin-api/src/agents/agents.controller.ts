@@ -1,0 +1,42 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { AgentIdParam } from '../common/id-params';
+import { AgentDto } from './agent.dto';
+import { toAgentResponse, type AgentResponse } from './agent.response';
+import { AgentsService } from './agents.service';
+
+@ApiTags('agents')
+@ApiSecurity('PrincipalHeader')
+@Controller('api/agents')
+export class AgentsController {
+  constructor(private readonly agents: AgentsService) {}
+
+  /** All agents (bare array). */
+  @Get()
+  async list(): Promise<AgentResponse[]> {
+    return (await this.agents.list()).map(toAgentResponse);
+  }
+
+  @Post()
+  async create(@Body() body: AgentDto): Promise<AgentResponse> {
+    return toAgentResponse(await this.agents.create(body));
+  }
+
+  @Get(':agentId')
+  async get(@Param() { agentId }: AgentIdParam): Promise<AgentResponse> {
+    return toAgentResponse(await this.agents.get(agentId));
+  }
+
+  /** Full replacement. */
+  @Put(':agentId')
+  async replace(@Param() { agentId }: AgentIdParam, @Body() body: AgentDto): Promise<AgentResponse> {
+    return toAgentResponse(await this.agents.replace(agentId, body));
+  }
+
+  /** Irreversible: removes the agent's grants and client credentials with it. */
+  @Delete(':agentId')
+  @HttpCode(204)
+  remove(@Param() { agentId }: AgentIdParam): Promise<void> {
+    return this.agents.delete(agentId);
+  }
+}

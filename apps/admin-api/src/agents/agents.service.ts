@@ -1,0 +1,74 @@
+import { ApiError, canonicalIdProblem, Clock, Random, type Agent } from '@broker/domain';
+import { AgentRepository, PermissionSetRepository, type AgentInput } from '@broker/persistence';
+import { Injectable } from '@nestjs/common';
+import type { AgentDto } from './agent.dto';
+
+/** Agent registration (admin). */
+@Injectable()
+export class AgentsService {
+  constructor(
+    private readonly agents: AgentRepository,
+    private readonly permissionSets: PermissionSetRepository,
+    private readonly clock: Clock,
+    private readonly random: Random,
+  ) {}
+
+  list(): Promise<Agent[]> {
+    return this.agents.list();
+  }
+
+  async get(id: string): Promise<Agent> {
+    const agent = await this.agents.findById(id);
+    if (agent === undefined) throw new ApiError('agent not found', `no agent ${id}`);
+    return agent;
+  }
+
+  async create(dto: AgentDto): Promise<Agent> {
+    return this.agents.create(this.random.uuid(), await this.toInput(dto), this.clock.now());
+  }
+
+  async replace(id: string, dto: AgentDto): Promise<Agent> {
+    const agent = await this.agents.replace(id, await this.toInput(dto), this.clock.now());
+    if (agent === undefined) throw new ApiError('agent not found', `no agent ${id}`);
+    return agent;
+  }
+
+  /** Irreversible: the agent's client credentials and grants go with it. */
+  async delete(id: string): Promise<void> {
+    if (!(await this.agents.delete(id))) throw new ApiError('agent not found', `no agent ${id}`);
+  }
+
+  private async toInput(dto: AgentDto): Promise<AgentInput> {
+    const canonicalId = dto.canonical_id ?? null;
+    if (canonicalId !== null) {
+      const problem = canonicalIdProblem(canonicalId);
+      if (problem) throw new ApiError('validation failed', `canonical_id ${problem}`, [{ field: 'canonical_id', problem }]);
+    }
+    const refs = (dto.permission_sets ?? []).map((ref) => ({ permissionSetId: ref.permission_set_id.toLowerCase(), requirementType: ref.requirement_type ?? 'mandatory' }));
+    const ids = refs.map((ref) => ref.permissionSetId);
+    if (new Set(ids).size !== ids.length) throw new ApiError('validation failed', 'permission_sets lists a permission set more than once', [{ field: 'permission_sets', problem: 'duplicate permission_set_id' }]);
+    const existing = await this.permissionSets.existingIds(ids);
+    const missing = ids.filter((id) => !existing.has(id));
+    if (missing.length > 0) {
+      throw new ApiError('validation failed', `permission_sets: no permission set ${missing.join(', ')}`, missing.map((id) => ({ field: 'permission_sets', problem: `no permission set ${id}` })));
+    }
+    return {
+      displayName: dto.display_name,
+      description: dto.description ?? null,
+      canonicalId,
+      clientId: dto.client_id ?? null,
+      logoUrl: dto.logo_url ?? null,
+      governanceUrl: dto.governance_url ?? null,
+      userDocumentationUrl: dto.user_documentation_url ?? null,
+      agentInterfaceUrl: dto.agent_interface_url ?? null,
+      redirectUris: dedupe(dto.redirect_uris ?? []),
+      allowedScopes: dedupe(dto.allowed_scopes ?? []),
+      clientUris: dedupe(dto.client_uris ?? []),
+      permissionSets: refs,
+    };
+  }
+}
+
+function dedupe(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}

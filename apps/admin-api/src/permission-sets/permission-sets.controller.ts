@@ -1,0 +1,40 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { PermissionSetIdParam } from '../common/id-params';
+import { PermissionSetDto, PermissionSetQuery } from './permission-set.dto';
+import { toPermissionSetResponse, type PermissionSetListResponse, type PermissionSetResponse } from './permission-set.response';
+import { PermissionSetsService } from './permission-sets.service';
+
+@ApiTags('permission-sets')
+@ApiSecurity('PrincipalHeader')
+@Controller('api/permission-sets')
+export class PermissionSetsController {
+  constructor(private readonly permissionSets: PermissionSetsService) {}
+
+  /** `{items}`, optionally only those covering `service_id`. */
+  @Get()
+  async list(@Query() { service_id }: PermissionSetQuery): Promise<PermissionSetListResponse> {
+    return { items: (await this.permissionSets.list(service_id)).map(toPermissionSetResponse) };
+  }
+
+  @Post()
+  async create(@Body() body: PermissionSetDto): Promise<PermissionSetResponse> {
+    return toPermissionSetResponse(await this.permissionSets.create(body));
+  }
+
+  @Get(':permissionSetId')
+  async get(@Param() { permissionSetId }: PermissionSetIdParam): Promise<PermissionSetResponse> {
+    return toPermissionSetResponse(await this.permissionSets.get(permissionSetId));
+  }
+
+  @Put(':permissionSetId')
+  async replace(@Param() { permissionSetId }: PermissionSetIdParam, @Body() body: PermissionSetDto): Promise<PermissionSetResponse> {
+    return toPermissionSetResponse(await this.permissionSets.replace(permissionSetId, body));
+  }
+
+  @Delete(':permissionSetId')
+  @HttpCode(204)
+  remove(@Param() { permissionSetId }: PermissionSetIdParam): Promise<void> {
+    return this.permissionSets.delete(permissionSetId);
+  }
+}

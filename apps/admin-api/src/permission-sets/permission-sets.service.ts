@@ -1,0 +1,61 @@
+import { ApiError, Clock, Random, type PermissionSet } from '@broker/domain';
+import { PermissionSetRepository, ServiceRepository, type PermissionSetInput } from '@broker/persistence';
+import { Injectable } from '@nestjs/common';
+import type { PermissionSetDto } from './permission-set.dto';
+
+/** Permission set management (admin). */
+@Injectable()
+export class PermissionSetsService {
+  constructor(
+    private readonly permissionSets: PermissionSetRepository,
+    private readonly services: ServiceRepository,
+    private readonly clock: Clock,
+    private readonly random: Random,
+  ) {}
+
+  list(serviceId?: string): Promise<PermissionSet[]> {
+    return this.permissionSets.list(serviceId?.toLowerCase());
+  }
+
+  async get(id: string): Promise<PermissionSet> {
+    const set = await this.permissionSets.findById(id);
+    if (set === undefined) throw new ApiError('permission set not found', `no permission set ${id}`);
+    return set;
+  }
+
+  async create(dto: PermissionSetDto): Promise<PermissionSet> {
+    return this.permissionSets.create(this.random.uuid(), await this.toInput(dto), this.clock.now());
+  }
+
+  async replace(id: string, dto: PermissionSetDto): Promise<PermissionSet> {
+    const set = await this.permissionSets.replace(id, await this.toInput(dto), this.clock.now());
+    if (set === undefined) throw new ApiError('permission set not found', `no permission set ${id}`);
+    return set;
+  }
+
+  /** 409 while an agent is assigned the set (or, once grants exist, a grant delegates it). */
+  async delete(id: string): Promise<void> {
+    if (!(await this.permissionSets.delete(id))) throw new ApiError('permission set not found', `no permission set ${id}`);
+  }
+
+  private async toInput(dto: PermissionSetDto): Promise<PermissionSetInput> {
+    const serviceIds = dto.service_scopes.map((entry) => entry.service_id.toLowerCase());
+    if (new Set(serviceIds).size !== serviceIds.length) {
+      throw new ApiError('validation failed', 'service_scopes lists a service more than once', [{ field: 'service_scopes', problem: 'duplicate service_id' }]);
+    }
+    const existing = await this.services.existingIds(serviceIds);
+    const missing = serviceIds.filter((id) => !existing.has(id));
+    if (missing.length > 0) {
+      throw new ApiError('validation failed', `service_scopes: no service ${missing.join(', ')}`, missing.map((id) => ({ field: 'service_scopes', problem: `no service ${id}` })));
+    }
+    return {
+      name: dto.name,
+      description: dto.description ?? '',
+      serviceScopes: dto.service_scopes.map((entry, index) => ({
+        serviceId: serviceIds[index] as string,
+        scopes: [...new Set(entry.scopes)],
+        requirementType: entry.requirement_type ?? 'mandatory',
+      })),
+    };
+  }
+}

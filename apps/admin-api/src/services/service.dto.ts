@@ -1,0 +1,72 @@
+import { TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from '@broker/domain';
+import { IsHttpUrl, IsScopeToken } from '@broker/http';
+import { Type } from 'class-transformer';
+import { IsArray, IsIn, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
+
+export class ServiceScopeDto {
+  @IsScopeToken()
+  scope!: string;
+
+  /** Human-readable, shown on the consent page. */
+  @IsOptional()
+  @IsString()
+  @Length(0, 1000)
+  description?: string;
+}
+
+/** Body of `POST /api/services` and `PUT /api/services/{id}`. */
+export class ServiceDto {
+  @IsString()
+  @Length(1, 255)
+  display_name!: string;
+
+  @IsOptional()
+  @IsString()
+  @Length(0, 4000)
+  description?: string | null;
+
+  @IsOptional()
+  @IsHttpUrl()
+  logo_url?: string | null;
+
+  /** The broker's client id at the third party. */
+  @IsString()
+  @Length(1, 255)
+  client_id!: string;
+
+  /** Write-only; encrypted at rest. On PUT, omitted keeps the stored secret and null removes it. */
+  @IsOptional()
+  @IsString()
+  @Length(1, 4096)
+  client_secret?: string | null;
+
+  /** Default: client_secret_basic with a secret, none without. */
+  @IsOptional()
+  @IsIn(TOKEN_ENDPOINT_AUTH_METHODS)
+  token_endpoint_auth_method?: TokenEndpointAuthMethod;
+
+  @IsHttpUrl()
+  issuer_uri!: string;
+
+  /** Discovered from issuer_uri when omitted. */
+  @IsOptional()
+  @IsHttpUrl()
+  authorization_endpoint?: string | null;
+
+  /** Discovered from issuer_uri when omitted. */
+  @IsOptional()
+  @IsHttpUrl()
+  token_endpoint?: string | null;
+
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => ServiceScopeDto)
+  scopes?: ServiceScopeDto[];
+
+  /** Absolute http(s) URIs; stored without trailing slash; each belongs to one service only. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  protected_resources?: string[];
+}

@@ -1,0 +1,41 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ServiceIdParam } from '../common/id-params';
+import { ServiceDto } from './service.dto';
+import { toServiceResponse, type ServiceResponse } from './service.response';
+import { ServicesService } from './services.service';
+
+@ApiTags('services')
+@ApiSecurity('PrincipalHeader')
+@Controller('api/services')
+export class ServicesController {
+  constructor(private readonly services: ServicesService) {}
+
+  /** All services (bare array; secrets redacted). */
+  @Get()
+  async list(): Promise<ServiceResponse[]> {
+    return (await this.services.list()).map(toServiceResponse);
+  }
+
+  @Post()
+  async create(@Body() body: ServiceDto): Promise<ServiceResponse> {
+    return toServiceResponse(await this.services.create(body));
+  }
+
+  @Get(':serviceId')
+  async get(@Param() { serviceId }: ServiceIdParam): Promise<ServiceResponse> {
+    return toServiceResponse(await this.services.get(serviceId));
+  }
+
+  @Put(':serviceId')
+  async replace(@Param() { serviceId }: ServiceIdParam, @Body() body: ServiceDto): Promise<ServiceResponse> {
+    return toServiceResponse(await this.services.replace(serviceId, body));
+  }
+
+  /** 409 while permission sets or grants reference the service. */
+  @Delete(':serviceId')
+  @HttpCode(204)
+  remove(@Param() { serviceId }: ServiceIdParam): Promise<void> {
+    return this.services.delete(serviceId);
+  }
+}

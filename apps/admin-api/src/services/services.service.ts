@@ -1,0 +1,111 @@
+import { ApiError, Clock, normaliseResourceUri, Random, type FieldIssue, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
+import { ServiceRepository, type SecretChange, type ServiceInput } from '@broker/persistence';
+import { EnvelopeCipher } from '@broker/vault';
+import { Injectable } from '@nestjs/common';
+import { IssuerDiscovery } from './issuer-discovery';
+import type { ServiceDto } from './service.dto';
+
+/** The vault binding of a service's client secret. */
+export function clientSecretBinding(serviceId: string): string {
+  return `service:${serviceId}:client_secret`;
+}
+
+/** Third-party service registration (admin). */
+@Injectable()
+export class ServicesService {
+  constructor(
+    private readonly services: ServiceRepository,
+    private readonly cipher: EnvelopeCipher,
+    private readonly discovery: IssuerDiscovery,
+    private readonly clock: Clock,
+    private readonly random: Random,
+  ) {}
+
+  list(): Promise<Service[]> {
+    return this.services.list();
+  }
+
+  async get(id: string): Promise<Service> {
+    const service = await this.services.findById(id);
+    if (service === undefined) throw new ApiError('service not found', `no service ${id}`);
+    return service;
+  }
+
+  async create(dto: ServiceDto): Promise<Service> {
+    const id = this.random.uuid();
+    const secret = dto.client_secret ?? null;
+    const input = await this.toInput(dto, secret !== null);
+    return this.services.create(id, input, secret === null ? null : this.cipher.encrypt(secret, clientSecretBinding(id)), this.clock.now());
+  }
+
+  /** Full replacement, except an omitted client_secret keeps the stored one (API.md). */
+  async replace(id: string, dto: ServiceDto): Promise<Service> {
+    const existing = await this.get(id);
+    let change: SecretChange = { kind: 'keep' };
+    if (dto.client_secret !== undefined) {
+      change = { kind: 'set', envelope: dto.client_secret === null ? null : this.cipher.encrypt(dto.client_secret, clientSecretBinding(id)) };
+    }
+    const hasSecret = change.kind === 'keep' ? existing.hasClientSecret : change.envelope !== null;
+    const service = await this.services.replace(id, await this.toInput(dto, hasSecret), change, this.clock.now());
+    if (service === undefined) throw new ApiError('service not found', `no service ${id}`);
+    return service;
+  }
+
+  /** 409 while a permission set or grant references the service. */
+  async delete(id: string): Promise<void> {
+    if (!(await this.services.delete(id))) throw new ApiError('service not found', `no service ${id}`);
+  }
+
+  private async toInput(dto: ServiceDto, hasSecret: boolean): Promise<ServiceInput> {
+    const method = authMethod(dto.token_endpoint_auth_method, hasSecret);
+    const issuerUri = dto.issuer_uri.replace(/\/+$/, '');
+    const protectedResources = normaliseResources(dto.protected_resources ?? []);
+    const scopes = dto.scopes ?? [];
+    const names = scopes.map((s) => s.scope);
+    if (new Set(names).size !== names.length) throw new ApiError('validation failed', 'scopes lists a scope more than once', [{ field: 'scopes', problem: 'duplicate scope' }]);
+    let authorizationEndpoint = dto.authorization_endpoint ?? undefined;
+    let tokenEndpoint = dto.token_endpoint ?? undefined;
+    if (authorizationEndpoint === undefined || tokenEndpoint === undefined) {
+      const discovered = await this.discovery.discover(issuerUri);
+      authorizationEndpoint ??= discovered.authorizationEndpoint;
+      tokenEndpoint ??= discovered.tokenEndpoint;
+    }
+    return {
+      displayName: dto.display_name,
+      description: dto.description ?? null,
+      logoUrl: dto.logo_url ?? null,
+      clientId: dto.client_id,
+      tokenEndpointAuthMethod: method,
+      issuerUri,
+      authorizationEndpoint,
+      tokenEndpoint,
+      scopes: scopes.map((s) => ({ scope: s.scope, description: s.description ?? '' })),
+      protectedResources,
+    };
+  }
+}
+
+/** RFC 7591 §2: a confidential method needs a secret; `none` must not have one. */
+function authMethod(requested: TokenEndpointAuthMethod | undefined, hasSecret: boolean): TokenEndpointAuthMethod {
+  const method = requested ?? (hasSecret ? 'client_secret_basic' : 'none');
+  if (method !== 'none' && !hasSecret) {
+    throw new ApiError('validation failed', `client_secret is required when token_endpoint_auth_method is ${method}`, [{ field: 'client_secret', problem: 'required' }]);
+  }
+  if (method === 'none' && hasSecret) {
+    throw new ApiError('validation failed', 'a public service (token_endpoint_auth_method none) must not have a client_secret', [{ field: 'client_secret', problem: 'must be null for none' }]);
+  }
+  return method;
+}
+
+/** Normal forms, de-duplicated, in the order given; every bad entry is named. */
+function normaliseResources(values: readonly string[]): string[] {
+  const issues: FieldIssue[] = [];
+  const out: string[] = [];
+  values.forEach((value, index) => {
+    const normal = normaliseResourceUri(value);
+    if (normal === undefined) issues.push({ field: `protected_resources.${index}`, problem: 'must be an absolute http(s) URI without fragment or user info' });
+    else if (!out.includes(normal)) out.push(normal);
+  });
+  if (issues.length > 0) throw new ApiError('validation failed', `protected_resources: ${issues.map((i) => `${i.field} ${i.problem}`).join('; ')}`, issues);
+  return out;
+}

@@ -1,0 +1,75 @@
+/** How strongly a permission set (or a service within it) is required (API.md "Permission sets"). */
+export const REQUIREMENT_TYPES = ['mandatory', 'optional', 'require_all_scopes'] as const;
+export type RequirementType = (typeof REQUIREMENT_TYPES)[number];
+
+/** How the broker authenticates to a third party's token endpoint (RFC 7591 §2). */
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+
+/** Algorithms of the broker's own signing keys. */
+export const SIGNING_ALGORITHMS = ['ES256', 'RS256', 'EdDSA'] as const;
+export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
+
+export interface AgentPermissionSetRef {
+  readonly permissionSetId: string;
+  readonly requirementType: RequirementType;
+}
+
+/** A registered agent (SPEC.md "Agent", API.md "Admin server"). */
+export interface Agent {
+  readonly id: string;
+  readonly displayName: string;
+  readonly description: string | null;
+  readonly canonicalId: string | null;
+  /** The agent's client id at the upstream authorization server (proxy mode). */
+  readonly clientId: string | null;
+  readonly logoUrl: string | null;
+  readonly governanceUrl: string | null;
+  readonly userDocumentationUrl: string | null;
+  readonly agentInterfaceUrl: string | null;
+  readonly redirectUris: readonly string[];
+  readonly allowedScopes: readonly string[];
+  readonly clientUris: readonly string[];
+  readonly permissionSets: readonly AgentPermissionSetRef[];
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export interface ServiceScope {
+  readonly scope: string;
+  readonly description: string;
+}
+
+/** A third-party OAuth2 service. The client secret is never part of it, only whether one is stored. */
+export interface Service {
+  readonly id: string;
+  readonly displayName: string;
+  readonly description: string | null;
+  readonly logoUrl: string | null;
+  readonly clientId: string;
+  readonly hasClientSecret: boolean;
+  readonly tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  readonly issuerUri: string;
+  readonly authorizationEndpoint: string;
+  readonly tokenEndpoint: string;
+  readonly scopes: readonly ServiceScope[];
+  readonly protectedResources: readonly string[];
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export interface PermissionSetServiceScopes {
+  readonly serviceId: string;
+  readonly scopes: readonly string[];
+  readonly requirementType: RequirementType;
+}
+
+/** A bundle of service scopes. */
+export interface PermissionSet {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly serviceScopes: readonly PermissionSetServiceScopes[];
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}

@@ -1,0 +1,72 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { AgentRepository, ClientCredentialRepository } from '@broker/persistence';
+import { ApiError, Clock, Random } from '@broker/domain';
+import { Injectable } from '@nestjs/common';
+
+/** Recognisable prefix of broker-issued client secrets (secret scanners can match it). */
+export const CLIENT_SECRET_PREFIX = 'aib_cs_';
+
+export interface IssuedClientCredentials {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly createdAt: Date;
+  /** Set on rotation: when the previous secret stopped working. */
+  readonly previousInvalidatedAt: Date | null;
+  readonly created: boolean;
+}
+
+export interface ClientCredentialsMetadata {
+  readonly clientId: string;
+  readonly createdAt: Date;
+  readonly rotatedAt: Date | null;
+}
+
+function digest(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
+/**
+ * Broker-issued client credentials of agents (client id = agent id). The secret is 256
+ * random bits, shown once, stored only as its SHA-256 digest: with that entropy a slow
+ * password hash would add nothing but latency to every client_credentials request.
+ */
+@Injectable()
+export class ClientCredentialsService {
+  constructor(
+    private readonly credentials: ClientCredentialRepository,
+    private readonly agents: AgentRepository,
+    private readonly random: Random,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Generates the agent's first secret, or rotates it (the old one stops working at once). */
+  async generate(agentId: string): Promise<IssuedClientCredentials> {
+    await this.assertAgent(agentId);
+    const secret = `${CLIENT_SECRET_PREFIX}${this.random.token(32)}`;
+    const { record, created } = await this.credentials.upsert(agentId, digest(secret), this.clock.now());
+    return { clientId: agentId, clientSecret: secret, createdAt: record.createdAt, previousInvalidatedAt: created ? null : record.rotatedAt, created };
+  }
+
+  async metadata(agentId: string): Promise<ClientCredentialsMetadata> {
+    await this.assertAgent(agentId);
+    const record = await this.credentials.find(agentId);
+    if (record === undefined) throw new ApiError('client credentials not found', `agent ${agentId} has no client credentials`);
+    return { clientId: agentId, createdAt: record.createdAt, rotatedAt: record.rotatedAt };
+  }
+
+  async revoke(agentId: string): Promise<void> {
+    await this.assertAgent(agentId);
+    if (!(await this.credentials.delete(agentId))) throw new ApiError('client credentials not found', `agent ${agentId} has no client credentials`);
+  }
+
+  /** True when `secret` is the agent's current client secret (constant-time comparison). */
+  async verifyClientSecret(agentId: string, secret: string): Promise<boolean> {
+    const record = await this.credentials.find(agentId);
+    if (record === undefined) return false;
+    return timingSafeEqual(record.secretSha256, digest(secret));
+  }
+
+  private async assertAgent(agentId: string): Promise<void> {
+    if ((await this.agents.findById(agentId)) === undefined) throw new ApiError('agent not found', `no agent ${agentId}`);
+  }
+}

@@ -1,0 +1,15 @@
+import { VaultModule } from '@broker/vault';
+import { Module } from '@nestjs/common';
+import { ClientCredentialsService } from './client-credentials/client-credentials.service';
+import { SigningKeyService } from './signing-keys/signing-key.service';
+
+/**
+ * The broker's OAuth2 authorization-server parts. So far: its signing keys and the
+ * agents' client credentials; the authorize and token endpoints join with their issues.
+ */
+@Module({
+  imports: [VaultModule],
+  providers: [SigningKeyService, ClientCredentialsService],
+  exports: [SigningKeyService, ClientCredentialsService],
+})
+export class OAuthServerModule {}

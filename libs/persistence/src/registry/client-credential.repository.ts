@@ -1,0 +1,41 @@
+import type { DataSource } from 'typeorm';
+import { AgentClientCredentialEntity } from './registry.entities';
+
+/** An agent's broker-issued client credential: only the secret's digest is stored. */
+export interface ClientCredentialRecord {
+  readonly agentId: string;
+  readonly secretSha256: Buffer;
+  readonly createdAt: Date;
+  readonly rotatedAt: Date | null;
+}
+
+/** Agent client credentials, one per agent. */
+export class ClientCredentialRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async find(agentId: string): Promise<ClientCredentialRecord | undefined> {
+    return (await this.dataSource.getRepository(AgentClientCredentialEntity).findOneBy({ agentId })) ?? undefined;
+  }
+
+  /**
+   * Stores a new secret digest: creates the credential, or rotates it in place (the old
+   * digest is overwritten, so the old secret stops working at once). One statement, so
+   * two concurrent generations cannot both "create".
+   */
+  async upsert(agentId: string, secretSha256: Buffer, now: Date): Promise<{ record: ClientCredentialRecord; created: boolean }> {
+    const rows = await this.dataSource.query<{ created_at: Date; rotated_at: Date | null; created: boolean }[]>(
+      `INSERT INTO agent_client_credentials (agent_id, secret_sha256, created_at, rotated_at)
+       VALUES ($1, $2, $3, NULL)
+       ON CONFLICT (agent_id) DO UPDATE SET secret_sha256 = EXCLUDED.secret_sha256, rotated_at = $3
+       RETURNING created_at, rotated_at, (xmax = 0) AS created`,
+      [agentId, secretSha256, now],
+    );
+    const row = rows[0] as { created_at: Date; rotated_at: Date | null; created: boolean };
+    return { record: { agentId, secretSha256, createdAt: row.created_at, rotatedAt: row.rotated_at }, created: row.created };
+  }
+
+  async delete(agentId: string): Promise<boolean> {
+    const result = await this.dataSource.getRepository(AgentClientCredentialEntity).delete({ agentId });
+    return (result.affected ?? 0) > 0;
+  }
+}

@@ -1,0 +1,108 @@
+import { ApiError, type PermissionSet, type RequirementType } from '@broker/domain';
+import { In, type DataSource, type EntityManager } from 'typeorm';
+import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '../persistence-errors';
+import { PermissionSetEntity, PermissionSetServiceScopeEntity } from './registry.entities';
+
+export type PermissionSetInput = Omit<PermissionSet, 'id' | 'createdAt' | 'updatedAt'>;
+
+function toPermissionSet(entity: PermissionSetEntity, rows: PermissionSetServiceScopeEntity[]): PermissionSet {
+  return {
+    id: entity.id,
+    name: entity.name,
+    description: entity.description,
+    serviceScopes: rows
+      .sort((a, b) => a.position - b.position)
+      .map((row) => ({ serviceId: row.serviceId, scopes: row.scopes, requirementType: row.requirementType as RequirementType })),
+    createdAt: entity.createdAt,
+    updatedAt: entity.updatedAt,
+  };
+}
+
+function translate(error: unknown, input: PermissionSetInput): never {
+  const violation = constraintViolation(error);
+  if (violation?.code === UNIQUE_VIOLATION && violation.constraint === 'permission_sets_name_key') {
+    throw new ApiError('conflict', `a permission set named "${input.name}" already exists`);
+  }
+  if (violation?.code === FOREIGN_KEY_VIOLATION) throw new ApiError('validation failed', 'service_scopes: a referenced service no longer exists');
+  throw error;
+}
+
+/** Permission sets and the service scopes they bundle. */
+export class PermissionSetRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** All sets, or those covering `serviceId`, oldest first. */
+  async list(serviceId?: string): Promise<PermissionSet[]> {
+    const repository = this.dataSource.getRepository(PermissionSetEntity);
+    let sets: PermissionSetEntity[];
+    if (serviceId === undefined) {
+      sets = await repository.find({ order: { createdAt: 'ASC', id: 'ASC' } });
+    } else {
+      const covering = await this.dataSource.getRepository(PermissionSetServiceScopeEntity).find({ select: { permissionSetId: true }, where: { serviceId } });
+      sets = covering.length === 0 ? [] : await repository.find({ where: { id: In(covering.map((c) => c.permissionSetId)) }, order: { createdAt: 'ASC', id: 'ASC' } });
+    }
+    const rows = sets.length === 0 ? [] : await this.dataSource.getRepository(PermissionSetServiceScopeEntity).findBy({ permissionSetId: In(sets.map((s) => s.id)) });
+    return sets.map((set) => toPermissionSet(set, rows.filter((row) => row.permissionSetId === set.id)));
+  }
+
+  async findById(id: string): Promise<PermissionSet | undefined> {
+    const set = await this.dataSource.getRepository(PermissionSetEntity).findOneBy({ id });
+    if (set === null) return undefined;
+    return toPermissionSet(set, await this.dataSource.getRepository(PermissionSetServiceScopeEntity).findBy({ permissionSetId: id }));
+  }
+
+  /** The ids among `ids` that name existing permission sets. */
+  async existingIds(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.dataSource.getRepository(PermissionSetEntity).find({ select: { id: true }, where: { id: In([...ids]) } });
+    return new Set(rows.map((row) => row.id));
+  }
+
+  async create(id: string, input: PermissionSetInput, now: Date): Promise<PermissionSet> {
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        const entity = manager.create(PermissionSetEntity, { id, name: input.name, description: input.description, createdAt: now, updatedAt: now });
+        await manager.insert(PermissionSetEntity, entity);
+        return toPermissionSet(entity, await this.writeScopes(manager, id, input));
+      });
+    } catch (error) {
+      translate(error, input);
+    }
+  }
+
+  async replace(id: string, input: PermissionSetInput, now: Date): Promise<PermissionSet | undefined> {
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        const existing = await manager.findOne(PermissionSetEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+        if (existing === null) return undefined;
+        const entity = manager.merge(PermissionSetEntity, existing, { name: input.name, description: input.description, updatedAt: now });
+        await manager.save(PermissionSetEntity, entity);
+        await manager.delete(PermissionSetServiceScopeEntity, { permissionSetId: id });
+        return toPermissionSet(entity, await this.writeScopes(manager, id, input));
+      });
+    } catch (error) {
+      translate(error, input);
+    }
+  }
+
+  /** Deletes the set; 409 while an agent is assigned it. False when none. */
+  async delete(id: string): Promise<boolean> {
+    try {
+      const result = await this.dataSource.getRepository(PermissionSetEntity).delete({ id });
+      return (result.affected ?? 0) > 0;
+    } catch (error) {
+      if (constraintViolation(error)?.code === FOREIGN_KEY_VIOLATION) {
+        throw new ApiError('conflict', 'the permission set is assigned to an agent or delegated by a grant: remove it there first');
+      }
+      throw error;
+    }
+  }
+
+  private async writeScopes(manager: EntityManager, permissionSetId: string, input: PermissionSetInput): Promise<PermissionSetServiceScopeEntity[]> {
+    const rows = input.serviceScopes.map((entry, position) =>
+      manager.create(PermissionSetServiceScopeEntity, { permissionSetId, serviceId: entry.serviceId, scopes: [...entry.scopes], requirementType: entry.requirementType, position }),
+    );
+    if (rows.length > 0) await manager.insert(PermissionSetServiceScopeEntity, rows);
+    return rows;
+  }
+}

@@ -1,0 +1,18 @@
+import type { Provider } from '@nestjs/common';
+import { Database } from '../database';
+import { AgentRepository } from './agent.repository';
+import { ClientCredentialRepository } from './client-credential.repository';
+import { PermissionSetRepository } from './permission-set.repository';
+import { ServiceRepository } from './service.repository';
+import { SigningKeyRepository } from './signing-key.repository';
+
+const REPOSITORIES = [AgentRepository, ServiceRepository, PermissionSetRepository, ClientCredentialRepository, SigningKeyRepository];
+
+/** Each repository built on the process's database. */
+export const REPOSITORY_PROVIDERS: Provider[] = REPOSITORIES.map((repository) => ({
+  provide: repository,
+  useFactory: (database: Database) => new repository(database.dataSource),
+  inject: [Database],
+}));
+
+export const REPOSITORY_TOKENS = REPOSITORIES;
