@@ -11,3 +11,11 @@ export function constraintViolation(error: unknown): { code: string; constraint:
 /** PostgreSQL SQLSTATEs the repositories translate. */
 export const UNIQUE_VIOLATION = '23505';
 export const FOREIGN_KEY_VIOLATION = '23503';
+/** Raised by an `ON DELETE RESTRICT` foreign key. */
+export const RESTRICT_VIOLATION = '23001';
+
+/** True when a write failed because another row still references, or no longer exists for, a foreign key. */
+export function isReferenceViolation(error: unknown): boolean {
+  const code = constraintViolation(error)?.code;
+  return code === FOREIGN_KEY_VIOLATION || code === RESTRICT_VIOLATION;
+}

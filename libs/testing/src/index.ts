@@ -8,3 +8,4 @@ export { startTestBroker, type TestBroker, type TestBrokerOptions } from './test
 export { http, httpJson, type HttpResponse, type HttpRequestOptions } from './http-client';
 export { BrokerProcess, writeConfigFile, ENTRY_POINTS } from './broker-process';
 export { ApiClient } from './api-client';
+export { startOidcProvider, type TestOidcProvider } from './oidc-provider';

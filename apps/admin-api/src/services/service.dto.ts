@@ -45,6 +45,7 @@ export class ServiceDto {
   @IsIn(TOKEN_ENDPOINT_AUTH_METHODS)
   token_endpoint_auth_method?: TokenEndpointAuthMethod;
 
+  @IsString()
   @IsHttpUrl()
   issuer_uri!: string;
 

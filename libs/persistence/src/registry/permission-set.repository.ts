@@ -1,6 +1,6 @@
 import { ApiError, type PermissionSet, type RequirementType } from '@broker/domain';
 import { In, type DataSource, type EntityManager } from 'typeorm';
-import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '../persistence-errors';
+import { constraintViolation, FOREIGN_KEY_VIOLATION, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { PermissionSetEntity, PermissionSetServiceScopeEntity } from './registry.entities';
 
 export type PermissionSetInput = Omit<PermissionSet, 'id' | 'createdAt' | 'updatedAt'>;
@@ -91,7 +91,7 @@ export class PermissionSetRepository {
       const result = await this.dataSource.getRepository(PermissionSetEntity).delete({ id });
       return (result.affected ?? 0) > 0;
     } catch (error) {
-      if (constraintViolation(error)?.code === FOREIGN_KEY_VIOLATION) {
+      if (isReferenceViolation(error)) {
         throw new ApiError('conflict', 'the permission set is assigned to an agent or delegated by a grant: remove it there first');
       }
       throw error;

@@ -1,6 +1,6 @@
 import { ApiError, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
 import { In, type DataSource, type EntityManager } from 'typeorm';
-import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '../persistence-errors';
+import { constraintViolation, FOREIGN_KEY_VIOLATION, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { ServiceEntity, ServiceProtectedResourceEntity } from './registry.entities';
 
 /** Everything of a service an admin writes, except its secret. */
@@ -104,7 +104,7 @@ export class ServiceRepository {
       const result = await this.dataSource.getRepository(ServiceEntity).delete({ id });
       return (result.affected ?? 0) > 0;
     } catch (error) {
-      if (constraintViolation(error)?.code === FOREIGN_KEY_VIOLATION) {
+      if (isReferenceViolation(error)) {
         throw new ApiError('conflict', 'the service is referenced by a permission set or a grant: remove it from them first');
       }
       throw error;

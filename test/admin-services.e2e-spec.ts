@@ -1,0 +1,183 @@
+import { ApiClient, startOidcProvider, startTestBroker, testBackends, type TestBroker, type TestOidcProvider } from '@broker/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOTH_SERVERS } from './support/servers';
+
+const SECRET = 'svc-secret-8c1f0e5a-do-not-leak';
+
+let counter = 0;
+function service(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  counter += 1;
+  return {
+    display_name: `Service ${counter}`,
+    client_id: `broker-client-${counter}`,
+    issuer_uri: 'https://idp.example.com',
+    authorization_endpoint: 'https://idp.example.com/authorize',
+    token_endpoint: 'https://idp.example.com/token',
+    protected_resources: [`https://api${counter}.example.com/v1`],
+    ...overrides,
+  };
+}
+
+describe('admin: services', () => {
+  let broker: TestBroker;
+  let admin: ApiClient;
+  let idp: TestOidcProvider;
+
+  beforeAll(async () => {
+    [broker, idp] = await Promise.all([startTestBroker({ servers: BOTH_SERVERS }), startOidcProvider()]);
+    admin = new ApiClient(broker.url('admin'));
+  });
+
+  afterAll(async () => {
+    await Promise.all([broker.stop(), idp.stop()]);
+  });
+
+  it('creates a confidential service (201): secret REDACTED, method client_secret_basic by default', async () => {
+    const response = await admin.post('/api/services', service({ client_secret: SECRET, scopes: [{ scope: 'read', description: 'Read your data' }] }));
+    expect(response.status).toBe(201);
+    const body = response.json<Record<string, unknown>>();
+    expect(body).toMatchObject({ client_secret: 'REDACTED', token_endpoint_auth_method: 'client_secret_basic', scopes: [{ scope: 'read', description: 'Read your data' }], description: null, logo_url: null });
+    expect(Object.keys(body).sort()).toEqual(
+      ['id', 'display_name', 'description', 'logo_url', 'client_id', 'client_secret', 'token_endpoint_auth_method', 'issuer_uri', 'authorization_endpoint', 'token_endpoint', 'scopes', 'protected_resources', 'created_at', 'updated_at'].sort(),
+    );
+    expect((await admin.get(`/api/services/${String(body.id)}`)).json()).toEqual(body);
+  });
+
+  it('creates a public service with client_secret null and method none', async () => {
+    const body = (await admin.post('/api/services', service())).json();
+    expect(body).toMatchObject({ client_secret: null, token_endpoint_auth_method: 'none' });
+  });
+
+  it('lists services as a bare array with secrets redacted', async () => {
+    const list = (await admin.get('/api/services')).json<unknown>() as { client_secret: unknown }[];
+    expect(Array.isArray(list)).toBe(true);
+    expect(list.length).toBeGreaterThan(0);
+    for (const item of list) expect([null, 'REDACTED']).toContain(item.client_secret);
+  });
+
+  it('stores protected resources without trailing slash, scheme and host lower-cased, de-duplicated', async () => {
+    const body = (await admin.post('/api/services', service({ protected_resources: ['HTTPS://Mail.Example.com/API/', 'https://mail.example.com/API', 'https://files.example.com//'] }))).json();
+    expect(body.protected_resources).toEqual(['https://mail.example.com/API', 'https://files.example.com']);
+  });
+
+  it('refuses a protected resource another service owns with 409 conflict, whatever its spelling', async () => {
+    await admin.post('/api/services', service({ protected_resources: ['https://owned.example.com/data'] }));
+    const duplicate = await admin.post('/api/services', service({ protected_resources: ['https://OWNED.example.com/data/'] }));
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.json()).toEqual({ error: 'conflict', message: 'protected resource https://owned.example.com/data already belongs to another service' });
+  });
+
+  it('lets a service keep its own resources across a PUT', async () => {
+    const created = (await admin.post('/api/services', service({ protected_resources: ['https://keep.example.com/a'] }))).json<{ id: string }>();
+    const replaced = await admin.put(`/api/services/${created.id}`, service({ protected_resources: ['https://keep.example.com/a', 'https://keep.example.com/b'] }));
+    expect(replaced.status).toBe(200);
+    expect(replaced.json()).toMatchObject({ protected_resources: ['https://keep.example.com/a', 'https://keep.example.com/b'] });
+  });
+
+  it('keeps the stored secret when PUT omits client_secret, and removes it on null', async () => {
+    const created = (await admin.post('/api/services', service({ client_secret: SECRET }))).json<{ id: string }>();
+    const kept = await admin.put(`/api/services/${created.id}`, service({ display_name: 'Renamed' }));
+    expect(kept.status).toBe(200);
+    expect(kept.json()).toMatchObject({ display_name: 'Renamed', client_secret: 'REDACTED', token_endpoint_auth_method: 'client_secret_basic' });
+    const removed = await admin.put(`/api/services/${created.id}`, service({ client_secret: null, token_endpoint_auth_method: 'none' }));
+    expect(removed.json()).toMatchObject({ client_secret: null, token_endpoint_auth_method: 'none' });
+  });
+
+  it('never returns or logs the client secret', async () => {
+    const created = await admin.post('/api/services', service({ client_secret: SECRET, token_endpoint_auth_method: 'client_secret_post' }));
+    const id = created.json<{ id: string }>().id;
+    const responses = [created, await admin.get(`/api/services/${id}`), await admin.get('/api/services'), await admin.put(`/api/services/${id}`, service({ client_secret: `${SECRET}-2`, token_endpoint_auth_method: 'client_secret_post' }))];
+    for (const response of responses) expect(response.text).not.toContain(SECRET);
+    expect(broker.logs.leaked([SECRET, `${SECRET}-2`])).toEqual([]);
+  });
+
+  it('discovers missing endpoints from the issuer (a real OAuth server on loopback)', async () => {
+    const response = await admin.post('/api/services', service({ issuer_uri: idp.issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
+    expect(response.status).toBe(201);
+    expect(response.json()).toMatchObject({ issuer_uri: idp.issuer, authorization_endpoint: `${idp.issuer}/auth`, token_endpoint: `${idp.issuer}/token` });
+  });
+
+  it('keeps a given endpoint and discovers only the missing one', async () => {
+    const response = await admin.post('/api/services', service({ issuer_uri: idp.issuer, authorization_endpoint: 'https://custom.example.com/authorize', token_endpoint: undefined }));
+    expect(response.json()).toMatchObject({ authorization_endpoint: 'https://custom.example.com/authorize', token_endpoint: `${idp.issuer}/token` });
+  });
+
+  it('answers 400 validation failed naming the issuer when discovery fails', async () => {
+    const issuer = 'http://127.0.0.1:9/nothing-listens-here';
+    const response = await admin.post('/api/services', service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
+    expect(response.status).toBe(400);
+    const body = response.json<{ error: string; message: string }>();
+    expect(body.error).toBe('validation failed');
+    expect(body.message).toContain(`could not discover the endpoints of ${issuer}`);
+  });
+
+  it('deletes a service (204, then 404) and refuses while a permission set covers it (409)', async () => {
+    const loose = (await admin.post('/api/services', service())).json<{ id: string }>();
+    expect((await admin.delete(`/api/services/${loose.id}`)).status).toBe(204);
+    const gone = await admin.get(`/api/services/${loose.id}`);
+    expect(gone.status).toBe(404);
+    expect(gone.json()).toEqual({ error: 'service not found', message: `no service ${loose.id}` });
+
+    const covered = (await admin.post('/api/services', service())).json<{ id: string }>();
+    await admin.post('/api/permission-sets', { name: `covers ${covered.id}`, service_scopes: [{ service_id: covered.id, scopes: ['read'] }] });
+    const refused = await admin.delete(`/api/services/${covered.id}`);
+    expect(refused.status).toBe(409);
+    expect(refused.json<{ error: string }>().error).toBe('conflict');
+  });
+
+  it('answers 404 service not found for unknown ids and 400 invalid request for malformed ones', async () => {
+    const unknown = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+    for (const response of [await admin.get(`/api/services/${unknown}`), await admin.put(`/api/services/${unknown}`, service()), await admin.delete(`/api/services/${unknown}`)]) {
+      expect(response.status).toBe(404);
+      expect(response.json<{ error: string }>().error).toBe('service not found');
+    }
+    expect((await admin.get('/api/services/123')).json<{ error: string }>().error).toBe('invalid request');
+  });
+
+  describe('validation', () => {
+    const cases: [string, Record<string, unknown>, string, string][] = [
+      ['missing client_id', service({ client_id: undefined }), 'invalid request body', 'client_id'],
+      ['missing issuer_uri', service({ issuer_uri: undefined }), 'invalid request body', 'issuer_uri'],
+      ['non-http issuer_uri', service({ issuer_uri: 'ftp://idp.example.com' }), 'validation failed', 'issuer_uri'],
+      ['relative protected resource', service({ protected_resources: ['/v1'] }), 'validation failed', 'protected_resources.0'],
+      ['protected resource with fragment', service({ protected_resources: ['https://x.example.com/#a'] }), 'validation failed', 'protected_resources.0'],
+      ['unknown auth method', service({ token_endpoint_auth_method: 'private_key_jwt' }), 'validation failed', 'token_endpoint_auth_method'],
+      ['client_secret_basic without a secret', service({ token_endpoint_auth_method: 'client_secret_basic' }), 'validation failed', 'client_secret'],
+      ['none with a secret', service({ token_endpoint_auth_method: 'none', client_secret: 'x' }), 'validation failed', 'client_secret'],
+      ['scope with a space', service({ scopes: [{ scope: 'a b' }] }), 'validation failed', 'scope'],
+      ['unknown field', service({ secret: 'x' }), 'invalid request body', 'secret'],
+    ];
+    for (const [name, body, error, field] of cases) {
+      it(`rejects ${name} with 400 ${error}`, async () => {
+        const response = await admin.post('/api/services', body);
+        expect(response.status).toBe(400);
+        const payload = response.json<{ error: string; message: string }>();
+        expect(payload.error).toBe(error);
+        expect(payload.message).toContain(field);
+      });
+    }
+  });
+});
+
+describe.each(testBackends())('admin: concurrent duplicate protected resources on $name', (backend) => {
+  let broker: TestBroker;
+
+  beforeAll(async () => {
+    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { storage: await backend.storage() } });
+  });
+
+  afterAll(async () => {
+    await broker.stop();
+  });
+
+  it('lets exactly one of two racing services own the URI (unique index, not check-then-insert)', async () => {
+    const admin = new ApiClient(broker.url('admin'));
+    for (let round = 0; round < 5; round += 1) {
+      const uri = `https://race${round}.example.com/api`;
+      const responses = await Promise.all([admin.post('/api/services', service({ protected_resources: [uri] })), admin.post('/api/services', service({ protected_resources: [`${uri}/`] }))]);
+      expect(responses.map((r) => r.status).sort()).toEqual([201, 409]);
+      const owners = ((await admin.get('/api/services')).json<unknown>() as { protected_resources: string[] }[]).filter((s) => s.protected_resources.includes(uri));
+      expect(owners).toHaveLength(1);
+    }
+  });
+});
