@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Provider, { type ClientMetadata, type Configuration } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import type { ClientMetadata, Configuration } from 'oidc-provider';
 
 /** A real OAuth 2.0 / OpenID provider (panva's oidc-provider) on loopback. */
 export interface TestOidcProvider {
@@ -17,8 +18,13 @@ export async function startOidcProvider(options: { clients?: ClientMetadata[]; c
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const provider = new Provider(issuer, { clients: options.clients ?? [], ...options.configuration });
-  server.on('request', provider.callback());
+  // Loaded on first use: only the tests that need a provider pay for it.
+  const { default: ProviderClass } = await import('oidc-provider');
+  const provider = new ProviderClass(issuer, { clients: options.clients ?? [], ...options.configuration });
+  const handler = provider.callback();
+  server.on('request', (request, response) => {
+    void handler(request, response);
+  });
   return {
     issuer,
     provider,

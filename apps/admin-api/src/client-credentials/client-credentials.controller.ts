@@ -1,6 +1,6 @@
 import { ClientCredentialsService, type IssuedClientCredentials } from '@broker/oauth-server';
 import { Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AgentIdParam } from '../common/id-params';
 
@@ -33,6 +33,8 @@ export class ClientCredentialsController {
 
   /** First call 201 with the secret; later calls rotate (200, previous_invalidated_at). */
   @Post()
+  @ApiCreatedResponse({ type: IssuedClientCredentialsResponse, description: 'first credentials' })
+  @ApiOkResponse({ type: IssuedClientCredentialsResponse, description: 'rotated; previous_invalidated_at set' })
   async generate(@Param() { agentId }: AgentIdParam, @Res({ passthrough: true }) response: Response): Promise<IssuedClientCredentialsResponse> {
     const issued = await this.credentials.generate(agentId);
     response.status(issued.created ? 201 : 200).setHeader('Cache-Control', 'no-store');
@@ -41,6 +43,7 @@ export class ClientCredentialsController {
 
   /** Metadata only, never the secret. */
   @Get()
+  @ApiOkResponse({ type: ClientCredentialsMetadataResponse })
   async get(@Param() { agentId }: AgentIdParam): Promise<ClientCredentialsMetadataResponse> {
     const metadata = await this.credentials.metadata(agentId);
     return { client_id: metadata.clientId, created_at: metadata.createdAt.toISOString(), rotated_at: metadata.rotatedAt?.toISOString() ?? null };
@@ -49,6 +52,7 @@ export class ClientCredentialsController {
   /** Irreversible. */
   @Delete()
   @HttpCode(204)
+  @ApiNoContentResponse()
   revoke(@Param() { agentId }: AgentIdParam): Promise<void> {
     return this.credentials.revoke(agentId);
   }

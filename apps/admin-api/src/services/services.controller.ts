@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ServiceIdParam } from '../common/id-params';
 import { ServiceDto } from './service.dto';
-import { toServiceResponse, type ServiceResponse } from './service.response';
+import { ServiceResponse, toServiceResponse } from './service.response';
 import { ServicesService } from './services.service';
 
 @ApiTags('services')
@@ -13,21 +13,25 @@ export class ServicesController {
 
   /** All services (bare array; secrets redacted). */
   @Get()
+  @ApiOkResponse({ type: [ServiceResponse] })
   async list(): Promise<ServiceResponse[]> {
     return (await this.services.list()).map(toServiceResponse);
   }
 
   @Post()
+  @ApiCreatedResponse({ type: ServiceResponse })
   async create(@Body() body: ServiceDto): Promise<ServiceResponse> {
     return toServiceResponse(await this.services.create(body));
   }
 
   @Get(':serviceId')
+  @ApiOkResponse({ type: ServiceResponse })
   async get(@Param() { serviceId }: ServiceIdParam): Promise<ServiceResponse> {
     return toServiceResponse(await this.services.get(serviceId));
   }
 
   @Put(':serviceId')
+  @ApiOkResponse({ type: ServiceResponse })
   async replace(@Param() { serviceId }: ServiceIdParam, @Body() body: ServiceDto): Promise<ServiceResponse> {
     return toServiceResponse(await this.services.replace(serviceId, body));
   }
@@ -35,6 +39,7 @@ export class ServicesController {
   /** 409 while permission sets or grants reference the service. */
   @Delete(':serviceId')
   @HttpCode(204)
+  @ApiNoContentResponse()
   remove(@Param() { serviceId }: ServiceIdParam): Promise<void> {
     return this.services.delete(serviceId);
   }

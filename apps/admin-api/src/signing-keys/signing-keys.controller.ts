@@ -2,7 +2,7 @@ import { SIGNING_ALGORITHMS, type SigningAlgorithm } from '@broker/domain';
 import { SigningKeyService } from '@broker/oauth-server';
 import type { SigningKeyRecord } from '@broker/persistence';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { KidParam } from '../common/id-params';
 
@@ -37,17 +37,20 @@ export class SigningKeysController {
 
   /** Published in the JWKS at once; current only when it is the first key. */
   @Post()
+  @ApiCreatedResponse({ type: SigningKeyResponse })
   async add(@Body() body: AddSigningKeyDto): Promise<SigningKeyResponse> {
     return toSigningKeyResponse(await this.keys.add(body.algorithm ?? 'ES256'));
   }
 
   /** Every key, soft-deleted ones included, newest first. */
   @Get()
+  @ApiOkResponse({ type: SigningKeyListResponse })
   async list(): Promise<SigningKeyListResponse> {
     return { items: (await this.keys.list()).map(toSigningKeyResponse) };
   }
 
   @Put(':kid/current')
+  @ApiOkResponse({ type: SigningKeyResponse })
   async promote(@Param() { kid }: KidParam): Promise<SigningKeyResponse> {
     return toSigningKeyResponse(await this.keys.promote(kid));
   }
@@ -55,6 +58,7 @@ export class SigningKeysController {
   /** Soft delete; 409 last_key for the last key, 409 current_key for the current one. */
   @Delete(':kid')
   @HttpCode(204)
+  @ApiNoContentResponse()
   remove(@Param() { kid }: KidParam): Promise<void> {
     return this.keys.delete(kid);
   }

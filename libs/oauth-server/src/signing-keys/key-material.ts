@@ -2,7 +2,7 @@ import { createPrivateKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { SigningAlgorithm } from '@broker/domain';
 import { assertNever } from '@broker/domain';
-import { calculateJwkThumbprint, type JWK } from 'jose';
+import { calculateJwkThumbprint } from 'jose';
 
 const generate = promisify(generateKeyPair);
 
@@ -30,7 +30,7 @@ async function keyPair(algorithm: SigningAlgorithm): Promise<{ publicKey: KeyObj
 export async function generateSigningKey(algorithm: SigningAlgorithm): Promise<GeneratedKey> {
   const { publicKey, privateKey } = await keyPair(algorithm);
   const jwk = publicKey.export({ format: 'jwk' }) as Record<string, string>;
-  const kid = await calculateJwkThumbprint(jwk as JWK, 'sha256');
+  const kid = await calculateJwkThumbprint(jwk, 'sha256');
   return {
     kid,
     publicJwk: { ...jwk, kid, alg: algorithm, use: 'sig' },

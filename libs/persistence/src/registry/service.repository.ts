@@ -1,6 +1,6 @@
 import { ApiError, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
 import { In, type DataSource, type EntityManager } from 'typeorm';
-import { constraintViolation, FOREIGN_KEY_VIOLATION, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
+import { constraintViolation, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { ServiceEntity, ServiceProtectedResourceEntity } from './registry.entities';
 
 /** Everything of a service an admin writes, except its secret. */
