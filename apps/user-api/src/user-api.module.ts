@@ -3,6 +3,12 @@ import { AuthModule } from '@broker/auth';
 import { CoreModule, type BrokerRuntime } from '@broker/http';
 import { OAuthServerModule } from '@broker/oauth-server';
 import { Module, type DynamicModule } from '@nestjs/common';
+import { AuthorizationSessionCheck } from './consent/authorization-session.guard';
+import { ConsentController } from './consent/consent.controller';
+import { ConsentService } from './consent/consent.service';
+import { GrantsController } from './grants/grants.controller';
+import { GrantsService } from './grants/grants.service';
+import { MeController } from './me/me.controller';
 
 /**
  * The end-user server (port 8000): consent, grants, third-party sessions, approvals,
@@ -14,6 +20,8 @@ export class UserApiModule {
     return {
       module: UserApiModule,
       imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, OAuthServerModule],
+      controllers: [MeController, ConsentController, GrantsController],
+      providers: [ConsentService, GrantsService, AuthorizationSessionCheck],
     };
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 
 /** Audit event names (SPEC.md "Events"). Later features add theirs here. */
-export type AuditEvent = 'impersonation_decision';
+export type AuditEvent = 'impersonation_decision' | 'grant_created' | 'grant_replaced' | 'grant_deleted';
 
 /** Values an audit record may hold: identifiers and outcomes, never credentials. */
 export type AuditValue = string | number | boolean | null | readonly string[];
@@ -21,12 +21,14 @@ export class AuditLog {
     logger.setContext('audit');
   }
 
-  record(event: AuditEvent, requestId: string, fields: Readonly<Record<string, AuditValue>>): void {
+  /** Writes one record; `request_id` is the current request's trace id. */
+  record(event: AuditEvent, fields: Readonly<Record<string, AuditValue>>): void {
     const safe: Record<string, AuditValue> = {};
     for (const [name, value] of Object.entries(fields)) {
       if (FORBIDDEN.test(name)) throw new Error(`audit field "${name}" looks like a credential and is not recorded`);
       safe[name] = value;
     }
-    this.logger.info({ audit: true, event, request_id: requestId, ...safe }, `audit ${event}`);
+    const bindings = this.logger.logger.bindings() as { trace_id?: string };
+    this.logger.info({ audit: true, event, request_id: bindings.trace_id ?? null, ...safe }, `audit ${event}`);
   }
 }

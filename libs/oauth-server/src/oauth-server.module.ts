@@ -1,5 +1,6 @@
 import { VaultModule } from '@broker/vault';
 import { Module } from '@nestjs/common';
+import { AuthorizationSessionTokens } from './authorization-session/authorization-session-tokens';
 import { ClientCredentialsService } from './client-credentials/client-credentials.service';
 import { SigningKeyService } from './signing-keys/signing-key.service';
 
@@ -9,7 +10,7 @@ import { SigningKeyService } from './signing-keys/signing-key.service';
  */
 @Module({
   imports: [VaultModule],
-  providers: [SigningKeyService, ClientCredentialsService],
-  exports: [SigningKeyService, ClientCredentialsService],
+  providers: [SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens],
+  exports: [SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens],
 })
 export class OAuthServerModule {}

@@ -10,3 +10,5 @@ export { ServiceRepository, type ServiceInput, type SecretChange } from './regis
 export { PermissionSetRepository, type PermissionSetInput } from './registry/permission-set.repository';
 export { ClientCredentialRepository, type ClientCredentialRecord } from './registry/client-credential.repository';
 export { SigningKeyRepository, type SigningKeyRecord, type NewSigningKey, type DeleteKeyOutcome } from './registry/signing-key.repository';
+export { GrantRepository } from './registry/grant.repository';
+export { SessionRepository, type ThirdPartySessionRecord } from './registry/session.repository';

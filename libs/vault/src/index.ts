@@ -5,3 +5,4 @@
 export { VaultModule } from './vault.module';
 export { EnvelopeCipher } from './envelope-cipher';
 export { VaultError, type VaultErrorCode } from './vault-error';
+export { JweCodec } from './jwe-codec';

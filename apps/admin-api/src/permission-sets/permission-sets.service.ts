@@ -1,5 +1,5 @@
 import { ApiError, Clock, Random, type PermissionSet } from '@broker/domain';
-import { PermissionSetRepository, ServiceRepository, type PermissionSetInput } from '@broker/persistence';
+import { GrantRepository, PermissionSetRepository, ServiceRepository, type PermissionSetInput } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import type { PermissionSetDto } from './permission-set.dto';
 
@@ -9,6 +9,7 @@ export class PermissionSetsService {
   constructor(
     private readonly permissionSets: PermissionSetRepository,
     private readonly services: ServiceRepository,
+    private readonly grants: GrantRepository,
     private readonly clock: Clock,
     private readonly random: Random,
   ) {}
@@ -33,8 +34,9 @@ export class PermissionSetsService {
     return set;
   }
 
-  /** 409 while an agent is assigned the set (or, once grants exist, a grant delegates it). */
+  /** 409 while an agent is assigned the set or an active grant delegates it (expired grants do not count). */
   async delete(id: string): Promise<void> {
+    await this.grants.releaseExpiredReferences({ permissionSetId: id }, this.clock.now());
     if (!(await this.permissionSets.delete(id))) throw new ApiError('permission set not found', `no permission set ${id}`);
   }
 

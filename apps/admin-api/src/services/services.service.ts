@@ -1,5 +1,5 @@
 import { ApiError, Clock, normaliseResourceUri, Random, type FieldIssue, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
-import { ServiceRepository, type SecretChange, type ServiceInput } from '@broker/persistence';
+import { GrantRepository, ServiceRepository, type SecretChange, type ServiceInput } from '@broker/persistence';
 import { EnvelopeCipher } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
 import { IssuerDiscovery } from './issuer-discovery';
@@ -15,6 +15,7 @@ export function clientSecretBinding(serviceId: string): string {
 export class ServicesService {
   constructor(
     private readonly services: ServiceRepository,
+    private readonly grants: GrantRepository,
     private readonly cipher: EnvelopeCipher,
     private readonly discovery: IssuerDiscovery,
     private readonly clock: Clock,
@@ -51,8 +52,9 @@ export class ServicesService {
     return service;
   }
 
-  /** 409 while a permission set or grant references the service. */
+  /** 409 while a permission set or an active grant references the service (expired grants do not count). */
   async delete(id: string): Promise<void> {
+    await this.grants.releaseExpiredReferences({ serviceId: id }, this.clock.now());
     if (!(await this.services.delete(id))) throw new ApiError('service not found', `no service ${id}`);
   }
 

@@ -73,3 +73,38 @@ export interface PermissionSet {
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
+
+/** One delegated service of a grant, under one permission set, with the consented scopes. */
+export interface GrantDelegation {
+  readonly permissionSetId: string;
+  readonly serviceId: string;
+  readonly scopes: readonly string[];
+}
+
+/** A user's delegation to an agent (SPEC.md "Grant"): one per principal and agent. */
+export interface Grant {
+  readonly id: string;
+  readonly principal: string;
+  readonly agentId: string;
+  /** null: indefinite. */
+  readonly validUntil: Date | null;
+  readonly delegations: readonly GrantDelegation[];
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** A grant is active until its `valid_until` passes (SPEC.md "Grant lifecycle"). */
+export function isGrantActive(grant: Pick<Grant, 'validUntil'>, now: Date): boolean {
+  return grant.validUntil === null || grant.validUntil.getTime() > now.getTime();
+}
+
+/** An agent the principal has an active grant for (SPEC.md "Agent delegation summary"). */
+export interface DelegationSummary {
+  readonly agentId: string;
+  readonly displayName: string;
+  readonly logoUrl: string | null;
+  /** Distinct services the active grant delegates. */
+  readonly activeGrantCount: number;
+  readonly lastModifiedAt: Date;
+  readonly expiresAt: Date | null;
+}

@@ -7,6 +7,9 @@ export function apiStatus(code: ApiErrorCode): number {
     case 'invalid request':
     case 'invalid request body':
     case 'validation failed':
+    case 'session_expired':
+    case 'invalid_permission_set':
+    case 'invalid scopes':
       return 400;
     case 'unauthorized':
       return 401;

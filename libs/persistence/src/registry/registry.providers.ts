@@ -2,11 +2,13 @@ import type { Provider } from '@nestjs/common';
 import { Database } from '../database';
 import { AgentRepository } from './agent.repository';
 import { ClientCredentialRepository } from './client-credential.repository';
+import { GrantRepository } from './grant.repository';
 import { PermissionSetRepository } from './permission-set.repository';
 import { ServiceRepository } from './service.repository';
+import { SessionRepository } from './session.repository';
 import { SigningKeyRepository } from './signing-key.repository';
 
-const REPOSITORIES = [AgentRepository, ServiceRepository, PermissionSetRepository, ClientCredentialRepository, SigningKeyRepository];
+const REPOSITORIES = [AgentRepository, ServiceRepository, PermissionSetRepository, ClientCredentialRepository, SigningKeyRepository, GrantRepository, SessionRepository];
 
 /** Each repository built on the process's database. */
 export const REPOSITORY_PROVIDERS: Provider[] = REPOSITORIES.map((repository) => ({

@@ -1,0 +1,83 @@
+import { ApiError, Clock, type Agent, type PermissionSet, type Principal, type RequirementType, type Service } from '@broker/domain';
+import { AgentRepository, GrantRepository, PermissionSetRepository, ServiceRepository, SessionRepository } from '@broker/persistence';
+import { Injectable } from '@nestjs/common';
+import { AuthorizationSessionCheck } from './authorization-session.guard';
+import { toDelegationSummaryResponse, type AgentDetail, type ConsentServiceView, type DelegationSummaryResponse } from './consent.responses';
+
+/** How strongly a service is required, when several permission sets cover it. */
+const STRENGTH: Record<RequirementType, number> = { optional: 0, mandatory: 1, require_all_scopes: 2 };
+
+/** What the consent page shows: the caller's delegations and an agent's detail. */
+@Injectable()
+export class ConsentService {
+  constructor(
+    private readonly agents: AgentRepository,
+    private readonly permissionSets: PermissionSetRepository,
+    private readonly services: ServiceRepository,
+    private readonly grants: GrantRepository,
+    private readonly sessions: SessionRepository,
+    private readonly sessionCheck: AuthorizationSessionCheck,
+    private readonly clock: Clock,
+  ) {}
+
+  async delegations(principal: Principal): Promise<DelegationSummaryResponse[]> {
+    return (await this.grants.summaries(principal.id, this.clock.now())).map(toDelegationSummaryResponse);
+  }
+
+  async agentDetail(principal: Principal, agentId: string, sessionToken: string | undefined): Promise<AgentDetail> {
+    const agent = await this.agents.findById(agentId);
+    if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
+    const session = sessionToken === undefined ? undefined : await this.sessionCheck.assertFor(sessionToken, agent.id, principal);
+    const sets = (await Promise.all(agent.permissionSets.map((ref) => this.permissionSets.findById(ref.permissionSetId)))).filter((s): s is PermissionSet => s !== undefined);
+    const serviceIds = [...new Set(sets.flatMap((set) => set.serviceScopes.map((entry) => entry.serviceId)))];
+    const services = (await Promise.all(serviceIds.map((id) => this.services.findById(id)))).filter((s): s is Service => s !== undefined);
+    const connected = await this.sessions.connectedServiceIds(principal.id, serviceIds);
+    return {
+      agent: agentView(agent),
+      permission_sets: sets.map((set) => ({
+        id: set.id,
+        name: set.name,
+        description: set.description,
+        requirement_type: agent.permissionSets.find((ref) => ref.permissionSetId === set.id)?.requirementType ?? 'mandatory',
+        services: set.serviceScopes.map((entry) => ({ service_id: entry.serviceId, scopes: [...entry.scopes] })),
+      })),
+      services: services.map((service) => serviceView(service, sets, connected.has(service.id))),
+      authorization_context: session ? { agent_id: session.agentId, principal: session.principal, original_url: session.originalUrl } : null,
+      cimd: session?.cimd ? { ...session.cimd, requested_scopes: [...session.cimd.requested_scopes] } : null,
+    };
+  }
+}
+
+function agentView(agent: Agent): AgentDetail['agent'] {
+  return {
+    id: agent.id,
+    display_name: agent.displayName,
+    description: agent.description,
+    canonical_id: agent.canonicalId,
+    logo_url: agent.logoUrl,
+    governance_url: agent.governanceUrl,
+    user_documentation_url: agent.userDocumentationUrl,
+    agent_interface_url: agent.agentInterfaceUrl,
+  };
+}
+
+/**
+ * A service on the consent page: the strongest requirement among the agent's permission
+ * sets covering it, and as permissions the sorted, de-duplicated union of their scopes
+ * (SPEC.md "Permission set": required for `require_all_scopes`, and the same rule keeps
+ * every other service's list deterministic), each with its human-readable description.
+ */
+function serviceView(service: Service, sets: readonly PermissionSet[], connected: boolean): ConsentServiceView {
+  const entries = sets.flatMap((set) => set.serviceScopes.filter((entry) => entry.serviceId === service.id));
+  const requirement = entries.reduce<RequirementType>((strongest, entry) => (STRENGTH[entry.requirementType] > STRENGTH[strongest] ? entry.requirementType : strongest), 'optional');
+  const scopes = [...new Set(entries.flatMap((entry) => entry.scopes))].sort();
+  const described = new Map(service.scopes.map((s) => [s.scope, s.description]));
+  return {
+    id: service.id,
+    display_name: service.displayName,
+    logo_url: service.logoUrl,
+    requirement_type: requirement,
+    connection_status: connected ? 'connected' : 'not_connected',
+    permissions: scopes.map((scope) => ({ scope, description: described.get(scope) || scope })),
+  };
+}

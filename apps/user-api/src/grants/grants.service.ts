@@ -1,0 +1,115 @@
+import { AuditLog } from '@broker/audit';
+import { ApiError, Clock, Random, type FieldIssue, type Grant, type GrantDelegation, type PermissionSet, type Principal } from '@broker/domain';
+import { AgentRepository, GrantRepository, PermissionSetRepository } from '@broker/persistence';
+import { Injectable } from '@nestjs/common';
+import { AuthorizationSessionCheck } from '../consent/authorization-session.guard';
+import type { GrantDto } from './grant.dto';
+import { parseGrantedPermissionSets, parseValidUntil, type RequestedDelegation } from './grant-request';
+
+/** The outcome of a grant POST. */
+export type GrantWrite = { readonly kind: 'deleted' } | { readonly kind: 'saved'; readonly grant: Grant; readonly redirectUrl: string | undefined };
+
+/**
+ * Grants: one per (principal, agent), created or replaced wholesale, deleted by its owner.
+ * Every change writes one credential-free audit record.
+ */
+@Injectable()
+export class GrantsService {
+  constructor(
+    private readonly grants: GrantRepository,
+    private readonly agents: AgentRepository,
+    private readonly permissionSets: PermissionSetRepository,
+    private readonly sessionCheck: AuthorizationSessionCheck,
+    private readonly audit: AuditLog,
+    private readonly clock: Clock,
+    private readonly random: Random,
+  ) {}
+
+  async active(principal: Principal, agentId: string): Promise<Grant[]> {
+    await this.assertAgent(agentId);
+    const grant = await this.grants.findActive(principal.id, agentId, this.clock.now());
+    return grant ? [grant] : [];
+  }
+
+  async write(principal: Principal, agentId: string, dto: GrantDto, sessionToken: string | undefined): Promise<GrantWrite> {
+    const agent = await this.assertAgent(agentId);
+    const session = sessionToken === undefined ? undefined : await this.sessionCheck.assertFor(sessionToken, agent, principal);
+    const now = this.clock.now();
+    const requested = parseGrantedPermissionSets(dto.granted_permission_sets);
+    if (requested.size === 0) {
+      await this.grants.deleteAny(principal.id, agent);
+      this.audit.record('grant_deleted', { principal: principal.id, agent_id: agent, outcome: 'deleted_by_empty_grant' });
+      return { kind: 'deleted' };
+    }
+    const validUntil = parseValidUntil(dto.valid_until, now);
+    const delegations = await this.resolve(agent, requested);
+    const { grant, created } = await this.grants.upsert(this.random.uuid(), principal.id, agent, validUntil, delegations, now);
+    this.audit.record(created ? 'grant_created' : 'grant_replaced', {
+      principal: principal.id,
+      agent_id: agent,
+      permission_set_ids: [...requested.keys()],
+      service_ids: [...new Set(delegations.map((d) => d.serviceId))],
+      valid_until: validUntil?.toISOString() ?? null,
+      outcome: created ? 'created' : 'replaced',
+    });
+    return { kind: 'saved', grant, redirectUrl: session?.originalUrl };
+  }
+
+  /** Only the owner's active grant can be revoked; revoking does not end third-party sessions. */
+  async revoke(principal: Principal, agentId: string): Promise<void> {
+    const agent = await this.assertAgent(agentId);
+    const deleted = await this.grants.deleteActive(principal.id, agent, this.clock.now());
+    if (deleted === undefined) throw new ApiError('not_found', `no grant for agent ${agent}`);
+    this.audit.record('grant_deleted', {
+      principal: principal.id,
+      agent_id: agent,
+      permission_set_ids: [...new Set(deleted.delegations.map((d) => d.permissionSetId))],
+      service_ids: [...new Set(deleted.delegations.map((d) => d.serviceId))],
+      outcome: 'revoked',
+    });
+  }
+
+  private async assertAgent(agentId: string): Promise<string> {
+    const agent = await this.agents.findById(agentId);
+    if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
+    return agent.id;
+  }
+
+  /**
+   * SPEC.md "POST grants results" 4: every permission set exists and is assigned to the
+   * agent; every service belongs to that set; every delegated service ends up with at
+   * least one scope (the union over the sets delegating it). The consented scopes are
+   * stored with the grant, so a later edit of a permission set never widens it silently.
+   */
+  private async resolve(agentId: string, requested: RequestedDelegation): Promise<GrantDelegation[]> {
+    const agent = await this.agents.findById(agentId);
+    const assigned = new Set(agent?.permissionSets.map((ref) => ref.permissionSetId) ?? []);
+    const issues: FieldIssue[] = [];
+    const delegations: GrantDelegation[] = [];
+    for (const [setId, serviceIds] of requested) {
+      const field = `granted_permission_sets.${setId}`;
+      const set: PermissionSet | undefined = assigned.has(setId) ? await this.permissionSets.findById(setId) : undefined;
+      if (set === undefined) {
+        issues.push({ field, problem: assigned.has(setId) ? 'no such permission set' : 'permission set is not assigned to this agent' });
+        continue;
+      }
+      for (const serviceId of serviceIds) {
+        const entry = set.serviceScopes.find((e) => e.serviceId === serviceId);
+        if (entry === undefined) issues.push({ field, problem: `service ${serviceId} is not part of this permission set` });
+        else delegations.push({ permissionSetId: setId, serviceId, scopes: [...entry.scopes] });
+      }
+    }
+    if (issues.length > 0) throw new ApiError('invalid_permission_set', issues.map((i) => `${i.field}: ${i.problem}`).join('; '), issues);
+    const scopesByService = new Map<string, Set<string>>();
+    for (const d of delegations) {
+      const scopes = scopesByService.get(d.serviceId) ?? new Set<string>();
+      d.scopes.forEach((scope) => scopes.add(scope));
+      scopesByService.set(d.serviceId, scopes);
+    }
+    const scopeless = [...scopesByService].filter(([, scopes]) => scopes.size === 0).map(([serviceId]) => serviceId);
+    if (scopeless.length > 0) {
+      throw new ApiError('invalid scopes', `no scope would be delegated for service ${scopeless.join(', ')}`, scopeless.map((id) => ({ field: 'granted_permission_sets', problem: `service ${id} has no scope` })));
+    }
+    return delegations;
+  }
+}

@@ -1,0 +1,139 @@
+import type { DelegationSummary, Grant, GrantDelegation } from '@broker/domain';
+import type { DataSource, EntityManager } from 'typeorm';
+
+interface GrantRow {
+  id: string;
+  principal: string;
+  agent_id: string;
+  valid_until: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface DelegationRow {
+  grant_id: string;
+  permission_set_id: string;
+  service_id: string;
+  scopes: string[];
+}
+
+/** `valid_until` compared in SQL with the caller's clock, never filtered in memory. */
+const ACTIVE = '(g.valid_until IS NULL OR g.valid_until > $NOW)';
+
+function active(nowParam: number): string {
+  return ACTIVE.replace('$NOW', `$${nowParam}`);
+}
+
+/**
+ * Grants: one per (principal, agent), created or replaced wholesale by an upsert on that
+ * unique key (safe under concurrent requests: the second waits for the first's row lock
+ * and then replaces it). Every read takes the owner and `now`; expired grants are absent.
+ */
+export class GrantRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The principal's active grant for the agent. */
+  async findActive(principal: string, agentId: string, now: Date): Promise<Grant | undefined> {
+    const rows = await this.dataSource.query<GrantRow[]>(`SELECT g.* FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)}`, [principal, agentId, now]);
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    return toGrant(row, await this.delegations(this.dataSource.manager, [row.id]));
+  }
+
+  /** Agents the principal has an active grant for, by display name then agent id. */
+  async summaries(principal: string, now: Date): Promise<DelegationSummary[]> {
+    const rows = await this.dataSource.query<{ agent_id: string; display_name: string; logo_url: string | null; services: string; updated_at: Date; valid_until: Date | null }[]>(
+      `SELECT a.id AS agent_id, a.display_name, a.logo_url, g.updated_at, g.valid_until,
+              (SELECT count(DISTINCT d.service_id) FROM grant_delegations d WHERE d.grant_id = g.id) AS services
+         FROM grants g JOIN agents a ON a.id = g.agent_id
+        WHERE g.principal = $1 AND ${active(2)}
+        ORDER BY a.display_name COLLATE "C" ASC, a.id ASC`,
+      [principal, now],
+    );
+    return rows.map((row) => ({
+      agentId: row.agent_id,
+      displayName: row.display_name,
+      logoUrl: row.logo_url,
+      activeGrantCount: Number(row.services),
+      lastModifiedAt: row.updated_at,
+      expiresAt: row.valid_until,
+    }));
+  }
+
+  /**
+   * Creates the principal's grant for the agent, or replaces it wholesale (delegations
+   * included). `created` tells which; an expired grant being replaced counts as created.
+   */
+  async upsert(id: string, principal: string, agentId: string, validUntil: Date | null, delegations: readonly GrantDelegation[], now: Date): Promise<{ grant: Grant; created: boolean }> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows = await manager.query<(GrantRow & { created: boolean })[]>(
+        `INSERT INTO grants AS g (id, principal, agent_id, valid_until, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $5)
+         ON CONFLICT (principal, agent_id) DO UPDATE
+           SET valid_until = EXCLUDED.valid_until,
+               updated_at  = EXCLUDED.updated_at,
+               created_at  = CASE WHEN ${active(5)} THEN g.created_at ELSE EXCLUDED.created_at END
+         RETURNING g.*, (xmax = 0) AS created`,
+        [id, principal, agentId, validUntil, now],
+      );
+      const row = rows[0] as GrantRow & { created: boolean };
+      await manager.query('DELETE FROM grant_delegations WHERE grant_id = $1', [row.id]);
+      for (const [position, delegation] of delegations.entries()) {
+        await manager.query('INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) VALUES ($1, $2, $3, $4, $5)', [
+          row.id,
+          delegation.permissionSetId,
+          delegation.serviceId,
+          JSON.stringify(delegation.scopes),
+          position,
+        ]);
+      }
+      return { grant: toGrant(row, delegations.map((d) => ({ ...d, grant_id: row.id, permission_set_id: d.permissionSetId, service_id: d.serviceId, scopes: [...d.scopes] }))), created: row.created };
+    });
+  }
+
+  /** Deletes the principal's active grant for the agent; the deleted grant, or undefined when none. */
+  async deleteActive(principal: string, agentId: string, now: Date): Promise<Grant | undefined> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows = await manager.query<GrantRow[]>(`SELECT g.* FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR UPDATE`, [principal, agentId, now]);
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      const delegations = await this.delegations(manager, [row.id]);
+      await manager.query('DELETE FROM grants WHERE id = $1', [row.id]);
+      return toGrant(row, delegations);
+    });
+  }
+
+  /** Deletes the principal's grant for the agent whatever its state (an empty POST). */
+  async deleteAny(principal: string, agentId: string): Promise<void> {
+    await this.dataSource.query('DELETE FROM grants WHERE principal = $1 AND agent_id = $2', [principal, agentId]);
+  }
+
+  /**
+   * Removes delegations of expired grants that reference a service or permission set, so
+   * only active grants block its deletion (SPEC.md: 409 while grants reference it).
+   */
+  async releaseExpiredReferences(reference: { serviceId: string } | { permissionSetId: string }, now: Date): Promise<void> {
+    const [column, value] = 'serviceId' in reference ? ['service_id', reference.serviceId] : ['permission_set_id', reference.permissionSetId];
+    await this.dataSource.query(
+      `DELETE FROM grant_delegations d USING grants g
+        WHERE d.grant_id = g.id AND d.${column} = $1 AND g.valid_until IS NOT NULL AND g.valid_until <= $2`,
+      [value, now],
+    );
+  }
+
+  private async delegations(manager: EntityManager, grantIds: readonly string[]): Promise<DelegationRow[]> {
+    return manager.query<DelegationRow[]>('SELECT grant_id, permission_set_id, service_id, scopes FROM grant_delegations WHERE grant_id = ANY($1) ORDER BY position', [grantIds]);
+  }
+}
+
+function toGrant(row: GrantRow, delegations: readonly DelegationRow[]): Grant {
+  return {
+    id: row.id,
+    principal: row.principal,
+    agentId: row.agent_id,
+    validUntil: row.valid_until,
+    delegations: delegations.filter((d) => d.grant_id === row.id).map((d) => ({ permissionSetId: d.permission_set_id, serviceId: d.service_id, scopes: d.scopes })),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
