@@ -1,9 +1,8 @@
 import { createPrivateKey } from 'node:crypto';
 import { ServiceRepository, type Database } from '@broker/persistence';
 import { ApiClient, startTestBroker, testBackends, testKey, type TestBroker } from '@broker/testing';
-import { EnvelopeCipher, VaultError } from '@broker/vault';
+import { bindings, EnvelopeCipher, VaultError } from '@broker/vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientSecretBinding } from '../apps/admin-api/src/services/services.service';
 import { BOTH_SERVERS } from './support/servers';
 
 const KEK_A = { id: 'kek-a', key: testKey() };
@@ -80,15 +79,15 @@ describe.each(testBackends())('secrets at rest on $name', (backend) => {
     const services = brokerA.broker.server('admin').app.get(ServiceRepository);
     const envelopeA = (await services.findSecretEnvelope(a)) as Buffer;
     const envelopeB = (await services.findSecretEnvelope(b)) as Buffer;
-    expect(cipherA.decrypt(envelopeA, clientSecretBinding(a)).toString()).toBe('secret-of-a-0123456789');
+    expect(cipherA.decrypt(envelopeA, bindings.clientSecret(a)).toString()).toBe('secret-of-a-0123456789');
 
     const database = brokerA.broker.runtime.database;
     await database.dataSource.query('UPDATE services SET client_secret_envelope = $2 WHERE id = $1', [a, envelopeB]);
     await database.dataSource.query('UPDATE services SET client_secret_envelope = $2 WHERE id = $1', [b, envelopeA]);
     const swappedA = (await services.findSecretEnvelope(a)) as Buffer;
-    expect(() => cipherA.decrypt(swappedA, clientSecretBinding(a))).toThrow(VaultError);
+    expect(() => cipherA.decrypt(swappedA, bindings.clientSecret(a))).toThrow(VaultError);
     const swappedB = (await services.findSecretEnvelope(b)) as Buffer;
-    expect(() => cipherA.decrypt(swappedB, clientSecretBinding(b))).toThrow(/could not be decrypted/);
+    expect(() => cipherA.decrypt(swappedB, bindings.clientSecret(b))).toThrow(/could not be decrypted/);
   });
 
   it('reads secrets sealed under an old KEK after current_key_id moves, and seals new ones under the new KEK', async () => {
@@ -102,14 +101,14 @@ describe.each(testBackends())('secrets at rest on $name', (backend) => {
       const services = brokerB.broker.server('admin').app.get(ServiceRepository);
       const oldEnvelope = (await services.findSecretEnvelope(old)) as Buffer;
       expect(cipherB.kekIdOf(oldEnvelope)).toBe('kek-a');
-      expect(cipherB.decrypt(oldEnvelope, clientSecretBinding(old)).toString()).toBe('sealed-under-kek-a-0001');
+      expect(cipherB.decrypt(oldEnvelope, bindings.clientSecret(old)).toString()).toBe('sealed-under-kek-a-0001');
 
       const fresh = (await new ApiClient(brokerB.url('admin')).post('/api/services', serviceBody('fresh', 'sealed-under-kek-b-0002'))).json<{ id: string }>().id;
       const freshEnvelope = (await services.findSecretEnvelope(fresh)) as Buffer;
       expect(cipherB.kekIdOf(freshEnvelope)).toBe('kek-b');
-      expect(cipherB.decrypt(freshEnvelope, clientSecretBinding(fresh)).toString()).toBe('sealed-under-kek-b-0002');
+      expect(cipherB.decrypt(freshEnvelope, bindings.clientSecret(fresh)).toString()).toBe('sealed-under-kek-b-0002');
       // The old broker, without kek-b, cannot read it.
-      expect(() => cipherA.decrypt(freshEnvelope, clientSecretBinding(fresh))).toThrow(/"kek-b" is not configured/);
+      expect(() => cipherA.decrypt(freshEnvelope, bindings.clientSecret(fresh))).toThrow(/"kek-b" is not configured/);
     } finally {
       await brokerB.stop();
     }

@@ -2,6 +2,7 @@ import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
 import { CoreModule, type BrokerRuntime } from '@broker/http';
 import { OAuthServerModule } from '@broker/oauth-server';
+import { VaultModule } from '@broker/vault';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuthorizationSessionCheck } from './consent/authorization-session.guard';
 import { ConsentController } from './consent/consent.controller';
@@ -9,6 +10,9 @@ import { ConsentService } from './consent/consent.service';
 import { GrantsController } from './grants/grants.controller';
 import { GrantsService } from './grants/grants.service';
 import { MeController } from './me/me.controller';
+import { ConnectService } from './third-party/connect.service';
+import { SessionsService } from './third-party/sessions.service';
+import { ThirdPartyController } from './third-party/third-party.controller';
 
 /**
  * The end-user server (port 8000): consent, grants, third-party sessions, approvals,
@@ -19,9 +23,9 @@ export class UserApiModule {
   static forRuntime(runtime: BrokerRuntime): DynamicModule {
     return {
       module: UserApiModule,
-      imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, OAuthServerModule],
-      controllers: [MeController, ConsentController, GrantsController],
-      providers: [ConsentService, GrantsService, AuthorizationSessionCheck],
+      imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, VaultModule, OAuthServerModule],
+      controllers: [MeController, ConsentController, GrantsController, ThirdPartyController],
+      providers: [ConsentService, GrantsService, AuthorizationSessionCheck, ConnectService, SessionsService],
     };
   }
 }

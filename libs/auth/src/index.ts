@@ -4,7 +4,7 @@
  */
 export { AuthModule } from './auth.module';
 export type { BrokerRequest } from './broker-request';
-export { Principal } from './principal.decorator';
-export { Public, ClientAuthenticated } from './public.decorator';
+export { Principal, MaybePrincipal } from './principal.decorator';
+export { Public, ClientAuthenticated, OptionalPrincipal } from './public.decorator';
 export { SessionCookieService, SESSION_COOKIE_NAME } from './session-cookie.service';
 export { TrustedSources } from './trusted-sources';

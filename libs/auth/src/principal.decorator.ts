@@ -12,3 +12,6 @@ export const Principal = createParamDecorator((_: unknown, context: ExecutionCon
   if (principal === undefined) throw new Error('@Principal() used on a route without principal authentication');
   return principal;
 });
+
+/** The principal when one was established, else undefined (routes marked `@OptionalPrincipal()`). */
+export const MaybePrincipal = createParamDecorator((_: unknown, context: ExecutionContext): DomainPrincipal | undefined => context.switchToHttp().getRequest<BrokerRequest>().principal);

@@ -5,7 +5,7 @@ import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
 import type { BrokerRequest } from './broker-request';
 import { readCookie } from './cookies';
-import { CLIENT_AUTHENTICATED_ROUTE, PUBLIC_ROUTE } from './public.decorator';
+import { CLIENT_AUTHENTICATED_ROUTE, OPTIONAL_PRINCIPAL_ROUTE, PUBLIC_ROUTE } from './public.decorator';
 import { SESSION_COOKIE_NAME, SessionCookieService } from './session-cookie.service';
 import { TrustedSources } from './trusted-sources';
 
@@ -43,7 +43,12 @@ export class PrincipalGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(CLIENT_AUTHENTICATED_ROUTE, targets)) return true;
     const http = context.switchToHttp();
     const request = http.getRequest<BrokerRequest>();
-    request.principal = await this.authenticate(request, http.getResponse<Response>());
+    try {
+      request.principal = await this.authenticate(request, http.getResponse<Response>());
+    } catch (error) {
+      if (!this.reflector.getAllAndOverride<boolean>(OPTIONAL_PRINCIPAL_ROUTE, targets)) throw error;
+      request.principal = undefined;
+    }
     return true;
   }
 

@@ -1,5 +1,5 @@
 /** Test helpers (imported by tests only): real servers, real databases, log capture, a frozen clock. */
-export { startPostgresCluster, type PostgresCluster } from './postgres-cluster';
+export { startPostgresCluster, freePort, type PostgresCluster } from './postgres-cluster';
 export { testBackends, createPostgresDatabase, postgresServerUrl, type TestBackend } from './test-databases';
 export { LogCapture } from './log-capture';
 export { FrozenClock } from './frozen-clock';
@@ -9,3 +9,4 @@ export { http, httpJson, type HttpResponse, type HttpRequestOptions } from './ht
 export { BrokerProcess, writeConfigFile, ENTRY_POINTS } from './broker-process';
 export { ApiClient } from './api-client';
 export { startOidcProvider, type TestOidcProvider } from './oidc-provider';
+export { startThirdPartyProvider, completeAuthorization, type ThirdPartyProvider } from './third-party-provider';

@@ -1,14 +1,9 @@
 import { ApiError, Clock, normaliseResourceUri, Random, type FieldIssue, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
 import { GrantRepository, ServiceRepository, type SecretChange, type ServiceInput } from '@broker/persistence';
-import { EnvelopeCipher } from '@broker/vault';
+import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
 import { IssuerDiscovery } from './issuer-discovery';
 import type { ServiceDto } from './service.dto';
-
-/** The vault binding of a service's client secret. */
-export function clientSecretBinding(serviceId: string): string {
-  return `service:${serviceId}:client_secret`;
-}
 
 /** Third-party service registration (admin). */
 @Injectable()
@@ -36,7 +31,7 @@ export class ServicesService {
     const id = this.random.uuid();
     const secret = dto.client_secret ?? null;
     const input = await this.toInput(dto, secret !== null);
-    return this.services.create(id, input, secret === null ? null : this.cipher.encrypt(secret, clientSecretBinding(id)), this.clock.now());
+    return this.services.create(id, input, secret === null ? null : this.cipher.encrypt(secret, bindings.clientSecret(id)), this.clock.now());
   }
 
   /** Full replacement, except an omitted client_secret keeps the stored one (API.md). */
@@ -44,7 +39,7 @@ export class ServicesService {
     const existing = await this.get(id);
     let change: SecretChange = { kind: 'keep' };
     if (dto.client_secret !== undefined) {
-      change = { kind: 'set', envelope: dto.client_secret === null ? null : this.cipher.encrypt(dto.client_secret, clientSecretBinding(id)) };
+      change = { kind: 'set', envelope: dto.client_secret === null ? null : this.cipher.encrypt(dto.client_secret, bindings.clientSecret(id)) };
     }
     const hasSecret = change.kind === 'keep' ? existing.hasClientSecret : change.envelope !== null;
     const service = await this.services.replace(id, await this.toInput(dto, hasSecret), change, this.clock.now());

@@ -10,6 +10,7 @@ export function apiStatus(code: ApiErrorCode): number {
     case 'session_expired':
     case 'invalid_permission_set':
     case 'invalid scopes':
+    case 'invalid_redirect_uri':
       return 400;
     case 'unauthorized':
       return 401;
@@ -25,6 +26,7 @@ export function apiStatus(code: ApiErrorCode): number {
     case 'conflict':
     case 'last_key':
     case 'current_key':
+    case 'refresh_unavailable':
       return 409;
     case 'payload too large':
       return 413;
@@ -32,6 +34,8 @@ export function apiStatus(code: ApiErrorCode): number {
       return 415;
     case 'internal error':
       return 500;
+    case 'refresh_failed':
+      return 502;
     case 'service unavailable':
       return 503;
     default:

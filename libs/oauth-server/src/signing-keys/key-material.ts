@@ -42,8 +42,3 @@ export async function generateSigningKey(algorithm: SigningAlgorithm): Promise<G
 export function importPrivateKey(der: Buffer): KeyObject {
   return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
 }
-
-/** The AAD binding of a signing key's private key in the vault. */
-export function privateKeyBinding(kid: string): string {
-  return `signing_key:${kid}:private_key`;
-}

@@ -2,9 +2,9 @@ import type { KeyObject } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApiError, assertNever, Clock, type SigningAlgorithm } from '@broker/domain';
 import { Database, SigningKeyRepository, type SigningKeyRecord } from '@broker/persistence';
-import { EnvelopeCipher } from '@broker/vault';
+import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { generateSigningKey, importPrivateKey, privateKeyBinding } from './key-material';
+import { generateSigningKey, importPrivateKey } from './key-material';
 
 /** The key tokens are signed with, imported once. */
 export interface CurrentSigningKey {
@@ -114,7 +114,7 @@ export class SigningKeyService implements OnApplicationBootstrap {
       kid: generated.kid,
       algorithm,
       publicJwk: generated.publicJwk,
-      privateKeyEnvelope: this.cipher.encrypt(generated.privateKeyDer, privateKeyBinding(generated.kid)),
+      privateKeyEnvelope: this.cipher.encrypt(generated.privateKeyDer, bindings.signingKey(generated.kid)),
       createdAt: this.clock.now(),
     };
   }
@@ -144,7 +144,7 @@ export class SigningKeyService implements OnApplicationBootstrap {
     const current = currentRecord && {
       kid: currentRecord.kid,
       algorithm: currentRecord.algorithm,
-      privateKey: importPrivateKey(this.cipher.decrypt(currentRecord.privateKeyEnvelope, privateKeyBinding(currentRecord.kid))),
+      privateKey: importPrivateKey(this.cipher.decrypt(currentRecord.privateKeyEnvelope, bindings.signingKey(currentRecord.kid))),
     };
     return { loadedAtMs: this.clock.nowMs(), jwks: { keys: live.map((key) => key.publicJwk) }, current };
   }

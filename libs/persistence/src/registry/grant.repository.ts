@@ -103,6 +103,21 @@ export class GrantRepository {
     });
   }
 
+  /**
+   * Agents whose active grant from `principal` delegates `serviceId` (they lose access
+   * when the session with the service ends), by display name then id.
+   */
+  async agentsDelegatingService(principal: string, serviceId: string, now: Date): Promise<{ agentId: string; displayName: string }[]> {
+    const rows = await this.dataSource.query<{ agent_id: string; display_name: string }[]>(
+      `SELECT DISTINCT a.id AS agent_id, a.display_name
+         FROM grants g JOIN grant_delegations d ON d.grant_id = g.id JOIN agents a ON a.id = g.agent_id
+        WHERE g.principal = $1 AND d.service_id = $2 AND ${active(3)}
+        ORDER BY a.display_name, a.id`,
+      [principal, serviceId, now],
+    );
+    return rows.map((row) => ({ agentId: row.agent_id, displayName: row.display_name }));
+  }
+
   /** Deletes the principal's grant for the agent whatever its state (an empty POST). */
   async deleteAny(principal: string, agentId: string): Promise<void> {
     await this.dataSource.query('DELETE FROM grants WHERE principal = $1 AND agent_id = $2', [principal, agentId]);

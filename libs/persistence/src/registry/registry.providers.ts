@@ -8,12 +8,14 @@ import { ServiceRepository } from './service.repository';
 import { SessionRepository } from './session.repository';
 import { SigningKeyRepository } from './signing-key.repository';
 
-const REPOSITORIES = [AgentRepository, ServiceRepository, PermissionSetRepository, ClientCredentialRepository, SigningKeyRepository, GrantRepository, SessionRepository];
+type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
+
+const REPOSITORIES: RepositoryClass[] = [AgentRepository, ServiceRepository, PermissionSetRepository, ClientCredentialRepository, SigningKeyRepository, GrantRepository, SessionRepository];
 
 /** Each repository built on the process's database. */
 export const REPOSITORY_PROVIDERS: Provider[] = REPOSITORIES.map((repository) => ({
   provide: repository,
-  useFactory: (database: Database) => new repository(database.dataSource),
+  useFactory: (database: Database) => new repository(database.dataSource, database.backend),
   inject: [Database],
 }));
 

@@ -1,4 +1,5 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { ExclusiveLock } from '../pglite/exclusive-lock';
 
 /** A stored third-party session; tokens stay sealed. */
 export interface ThirdPartySessionRecord {
@@ -13,11 +14,76 @@ export interface ThirdPartySessionRecord {
   readonly refreshTokenExpiresAt: Date | null;
   readonly initiatedAt: Date;
   readonly updatedAt: Date;
+  readonly needsReauthentication?: boolean;
 }
 
-/** Third-party sessions, one per (principal, service). */
+/** What a refresh writes back. */
+export type RefreshedTokens = Pick<ThirdPartySessionRecord, 'accessTokenEnvelope' | 'refreshTokenEnvelope' | 'tokenType' | 'scopes' | 'accessTokenExpiresAt' | 'refreshTokenExpiresAt' | 'updatedAt'>;
+
+/** The locked session during a refresh: re-read after the lock, written back through it. */
+export interface LockedSession {
+  readonly current: ThirdPartySessionRecord | undefined;
+  save(tokens: RefreshedTokens): Promise<void>;
+  markNeedsReauthentication(now: Date): Promise<void>;
+}
+
+interface SessionRow {
+  id: string;
+  principal: string;
+  service_id: string;
+  access_token_envelope: Buffer;
+  refresh_token_envelope: Buffer | null;
+  token_type: string;
+  scopes: string[];
+  access_token_expires_at: Date | null;
+  refresh_token_expires_at: Date | null;
+  initiated_at: Date;
+  updated_at: Date;
+  needs_reauthentication: boolean;
+}
+
+function toRecord(row: SessionRow): ThirdPartySessionRecord {
+  return {
+    id: row.id,
+    principal: row.principal,
+    serviceId: row.service_id,
+    accessTokenEnvelope: row.access_token_envelope,
+    refreshTokenEnvelope: row.refresh_token_envelope,
+    tokenType: row.token_type,
+    scopes: row.scopes,
+    accessTokenExpiresAt: row.access_token_expires_at,
+    refreshTokenExpiresAt: row.refresh_token_expires_at,
+    initiatedAt: row.initiated_at,
+    updatedAt: row.updated_at,
+    needsReauthentication: row.needs_reauthentication,
+  };
+}
+
+const SELECT = 'SELECT * FROM third_party_sessions WHERE principal = $1 AND service_id = $2';
+
+/**
+ * Third-party sessions, one per (principal, service). Writes after a refresh are
+ * UPDATEs of the locked row, never upserts, so a DELETE that wins a race with a refresh
+ * is never undone.
+ */
 export class SessionRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  /** PGlite: one process owns the database, so an in-process lock per session suffices. */
+  private readonly localLocks = new Map<string, ExclusiveLock>();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly backend: 'pglite' | 'postgres',
+  ) {}
+
+  async find(principal: string, serviceId: string): Promise<ThirdPartySessionRecord | undefined> {
+    const rows = await this.dataSource.query<SessionRow[]>(SELECT, [principal, serviceId]);
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+
+  async listForPrincipal(principal: string): Promise<ThirdPartySessionRecord[]> {
+    const rows = await this.dataSource.query<SessionRow[]>('SELECT * FROM third_party_sessions WHERE principal = $1', [principal]);
+    return rows.map(toRecord);
+  }
 
   /** Which of `serviceIds` the principal has a stored session with. */
   async connectedServiceIds(principal: string, serviceIds: readonly string[]): Promise<Set<string>> {
@@ -26,15 +92,16 @@ export class SessionRepository {
     return new Set(rows.map((row) => row.service_id));
   }
 
-  /** Stores the session, replacing the principal's previous one for the service in place. */
+  /** Stores the session, replacing the principal's previous one for the service in place (a reconnect). */
   async upsert(session: ThirdPartySessionRecord): Promise<void> {
     await this.dataSource.query(
-      `INSERT INTO third_party_sessions (id, principal, service_id, access_token_envelope, refresh_token_envelope, token_type, scopes, access_token_expires_at, refresh_token_expires_at, initiated_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+      `INSERT INTO third_party_sessions (id, principal, service_id, access_token_envelope, refresh_token_envelope, token_type, scopes, access_token_expires_at, refresh_token_expires_at, initiated_at, updated_at, needs_reauthentication)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false)
        ON CONFLICT (principal, service_id) DO UPDATE SET
          access_token_envelope = EXCLUDED.access_token_envelope, refresh_token_envelope = EXCLUDED.refresh_token_envelope,
          token_type = EXCLUDED.token_type, scopes = EXCLUDED.scopes, access_token_expires_at = EXCLUDED.access_token_expires_at,
-         refresh_token_expires_at = EXCLUDED.refresh_token_expires_at, initiated_at = EXCLUDED.initiated_at, updated_at = EXCLUDED.updated_at`,
+         refresh_token_expires_at = EXCLUDED.refresh_token_expires_at, initiated_at = EXCLUDED.initiated_at, updated_at = EXCLUDED.updated_at,
+         needs_reauthentication = false`,
       [
         session.id,
         session.principal,
@@ -49,5 +116,55 @@ export class SessionRepository {
         session.updatedAt,
       ],
     );
+  }
+
+  /** Deletes the stored tokens; false when there was no session. */
+  async delete(principal: string, serviceId: string): Promise<boolean> {
+    const result = await this.dataSource.query<[unknown[], number]>('DELETE FROM third_party_sessions WHERE principal = $1 AND service_id = $2', [principal, serviceId]);
+    return result[1] > 0;
+  }
+
+  /**
+   * Runs `work` holding the session's refresh lock, with the session re-read after the
+   * lock is acquired. PostgreSQL: a row lock (`SELECT ... FOR UPDATE` in a transaction),
+   * so across replicas exactly one refresh runs and the others see its result. PGlite
+   * (one process by construction): an in-process lock, so its single connection is not
+   * held while the provider answers.
+   */
+  async withRefreshLock<T>(principal: string, serviceId: string, work: (locked: LockedSession) => Promise<T>): Promise<T> {
+    if (this.backend === 'postgres') {
+      return this.dataSource.transaction(async (manager) => {
+        const rows = await manager.query<SessionRow[]>(`${SELECT} FOR UPDATE`, [principal, serviceId]);
+        return work(this.locked(manager, rows[0] ? toRecord(rows[0]) : undefined));
+      });
+    }
+    const key = `${principal}\u0000${serviceId}`;
+    const lock = this.localLocks.get(key) ?? new ExclusiveLock();
+    this.localLocks.set(key, lock);
+    const release = await lock.acquire(0);
+    try {
+      return await work(this.locked(this.dataSource.manager, await this.find(principal, serviceId)));
+    } finally {
+      release();
+      if (!lock.isHeld) this.localLocks.delete(key);
+    }
+  }
+
+  private locked(manager: EntityManager, current: ThirdPartySessionRecord | undefined): LockedSession {
+    return {
+      current,
+      save: async (tokens) => {
+        if (current === undefined) return;
+        await manager.query(
+          `UPDATE third_party_sessions SET access_token_envelope = $2, refresh_token_envelope = $3, token_type = $4, scopes = $5,
+             access_token_expires_at = $6, refresh_token_expires_at = $7, updated_at = $8, needs_reauthentication = false WHERE id = $1`,
+          [current.id, tokens.accessTokenEnvelope, tokens.refreshTokenEnvelope, tokens.tokenType, JSON.stringify(tokens.scopes), tokens.accessTokenExpiresAt, tokens.refreshTokenExpiresAt, tokens.updatedAt],
+        );
+      },
+      markNeedsReauthentication: async (now) => {
+        if (current === undefined) return;
+        await manager.query('UPDATE third_party_sessions SET needs_reauthentication = true, updated_at = $2 WHERE id = $1', [current.id, now]);
+      },
+    };
   }
 }

@@ -1,0 +1,153 @@
+import { createHash } from 'node:crypto';
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { ApiError, Clock, Random, type Principal, type Service } from '@broker/domain';
+import { PermissionSetRepository, ServiceRepository } from '@broker/persistence';
+import { JweCodec, ProviderRefused, sanitiseProviderText, TokenVault } from '@broker/vault';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+
+/** What the state token carries (SPEC.md "Tokens and claims"). */
+interface StateClaims {
+  readonly principal: string;
+  readonly serviceId: string;
+  readonly verifier: string;
+  readonly redirectUri: string;
+}
+
+/** Callback query parameters (RFC 6749 §4.1.2, RFC 9207 `iss`). */
+export interface CallbackQuery {
+  readonly code?: unknown;
+  readonly state?: unknown;
+  readonly error?: unknown;
+  readonly error_description?: unknown;
+  readonly iss?: unknown;
+}
+
+/** A callback failure: `error` for the sessions page, and a short description. */
+class CallbackFailure extends Error {
+  constructor(
+    readonly code: string,
+    readonly description: string,
+  ) {
+    super(code);
+  }
+}
+
+/**
+ * Connecting a third-party account: the authorization request with PKCE (RFC 7636, S256
+ * for every service) and a JWE state token, and the callback that checks the state
+ * (decrypts, unexpired, this principal, this service), exchanges the code and stores the
+ * tokens sealed. Every callback outcome is a redirect; a failure stores nothing.
+ */
+@Injectable()
+export class ConnectService {
+  private readonly logger = new Logger(ConnectService.name);
+  private readonly state: JweCodec;
+  private readonly publicUrl: URL;
+
+  constructor(
+    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+    private readonly services: ServiceRepository,
+    private readonly permissionSets: PermissionSetRepository,
+    private readonly vault: TokenVault,
+    private readonly random: Random,
+    clock: Clock,
+  ) {
+    this.state = new JweCodec(config.third_party_oauth2.jwe_keys, 'third-party state', clock);
+    this.publicUrl = new URL(config.server.enduser.public_url);
+  }
+
+  /** The provider authorization URL to redirect the user to. */
+  async authorizationUrl(principal: Principal, serviceId: string, redirectUri: string | undefined): Promise<string> {
+    this.assertOwnHost(redirectUri);
+    const service = await this.service(serviceId);
+    const verifier = this.random.token(32);
+    const state = await this.state.seal(
+      { sub: principal.id, service_id: service.id, verifier, redirect_uri: redirectUri },
+      Math.floor(this.config.third_party_oauth2.state_token_ttl / 1000),
+    );
+    const scopes = [...new Set((await this.permissionSets.list(service.id)).flatMap((set) => set.serviceScopes.filter((e) => e.serviceId === service.id).flatMap((e) => e.scopes)))].sort();
+    const url = new URL(service.authorizationEndpoint);
+    url.searchParams.set('response_type', 'code');
+    url.searchParams.set('client_id', service.clientId);
+    url.searchParams.set('redirect_uri', this.callbackUrl(service.id));
+    if (scopes.length > 0) url.searchParams.set('scope', scopes.join(' '));
+    url.searchParams.set('state', state);
+    url.searchParams.set('code_challenge', createHash('sha256').update(verifier).digest('base64url'));
+    url.searchParams.set('code_challenge_method', 'S256');
+    return url.toString();
+  }
+
+  /** Handles the provider's redirect; returns where to send the user. */
+  async callback(principal: Principal | undefined, serviceId: string, query: CallbackQuery): Promise<string> {
+    try {
+      const { redirectUri } = await this.complete(principal, serviceId, query);
+      const target = new URL(redirectUri);
+      target.searchParams.set('success', 'true');
+      target.searchParams.set('service_id', serviceId);
+      return target.toString();
+    } catch (error) {
+      const failure = error instanceof CallbackFailure ? error : new CallbackFailure('server_error', 'the connection could not be completed');
+      if (!(error instanceof CallbackFailure)) this.logger.error(`third-party callback failed unexpectedly: ${(error as Error).message}`);
+      const target = new URL(`${this.config.server.enduser.consent_ui_url}/connections`);
+      target.searchParams.set('error', failure.code);
+      target.searchParams.set('error_description', failure.description);
+      return target.toString();
+    }
+  }
+
+  private async complete(principal: Principal | undefined, serviceId: string, query: CallbackQuery): Promise<StateClaims> {
+    // A provider error ends the flow; its text is sanitised and capped (never echoed raw).
+    if (query.error !== undefined) {
+      throw new CallbackFailure(sanitiseProviderText(query.error, 64) || 'access_denied', sanitiseProviderText(query.error_description) || 'the provider did not authorize the connection');
+    }
+    const claims = await this.openState(query.state);
+    // CSRF: the state must have been issued to the user completing the flow.
+    if (principal === undefined || claims.principal !== principal.id) throw new CallbackFailure('forbidden', 'this connection was started by another user');
+    if (claims.serviceId !== serviceId.toLowerCase()) throw new CallbackFailure('service_id_mismatch', 'the callback does not belong to this service');
+    if (typeof query.code !== 'string' || query.code.length === 0) throw new CallbackFailure('invalid_request', 'the provider sent no authorization code');
+    const service = await this.services.findById(claims.serviceId);
+    if (service === undefined) throw new CallbackFailure('invalid_state', 'the service no longer exists');
+    // RFC 9207: when the provider names itself, it must be the service's issuer (mix-up defence).
+    if (query.iss !== undefined && String(query.iss).replace(/\/+$/, '') !== service.issuerUri) throw new CallbackFailure('invalid_state', 'the response came from another issuer');
+    try {
+      await this.vault.connect(claims.principal, service, query.code, this.callbackUrl(service.id), claims.verifier);
+    } catch (error) {
+      this.logger.warn(`code exchange with service ${service.id} failed: ${error instanceof ProviderRefused ? `provider error ${error.code}` : (error as Error).message}`);
+      throw new CallbackFailure('token_exchange_failed', 'the provider refused the authorization code');
+    }
+    return claims;
+  }
+
+  private async openState(token: unknown): Promise<StateClaims> {
+    const payload = typeof token === 'string' && token.length > 0 ? await this.state.open(token) : undefined;
+    if (payload === undefined) throw new CallbackFailure('invalid_state', 'the connection attempt is invalid or has expired: start it again');
+    const { sub, service_id: serviceId, verifier, redirect_uri: redirectUri } = payload;
+    if (typeof sub !== 'string' || typeof serviceId !== 'string' || typeof verifier !== 'string' || typeof redirectUri !== 'string') {
+      throw new CallbackFailure('invalid_state', 'the connection attempt is invalid: start it again');
+    }
+    return { principal: sub, serviceId, verifier, redirectUri };
+  }
+
+  /** The redirect_uri's host must be the broker's public host; a client-sent Host header is never consulted. */
+  private assertOwnHost(redirectUri: string | undefined): asserts redirectUri is string {
+    let url: URL | undefined;
+    try {
+      url = redirectUri === undefined ? undefined : new URL(redirectUri);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.host !== this.publicUrl.host) {
+      throw new ApiError('invalid_redirect_uri', `redirect_uri must be an absolute URL on ${this.publicUrl.host}`);
+    }
+  }
+
+  private async service(id: string): Promise<Service> {
+    const service = await this.services.findById(id);
+    if (service === undefined) throw new ApiError('service not found', `no service ${id}`);
+    return service;
+  }
+
+  private callbackUrl(serviceId: string): string {
+    return `${this.config.server.enduser.public_url}/api/third-party/${serviceId}/oauth2/callback`;
+  }
+}

@@ -1,0 +1,75 @@
+import { Agent, request } from 'undici';
+
+/** Limits of every call the broker makes to a third party's token endpoint. */
+export const PROVIDER_LIMITS = { connectTimeoutMs: 3_000, totalTimeoutMs: 10_000, maxResponseBytes: 1024 * 1024 } as const;
+
+/** A token endpoint's answer, reduced to what the broker reads. */
+export interface ProviderResponse {
+  readonly status: number;
+  readonly json: Record<string, unknown> | undefined;
+}
+
+/** The call did not produce a usable HTTP answer (network, timeout, redirect, oversize). */
+export class ProviderUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProviderUnavailable';
+  }
+}
+
+const dispatcher = new Agent({ connect: { timeout: PROVIDER_LIMITS.connectTimeoutMs }, headersTimeout: PROVIDER_LIMITS.totalTimeoutMs, bodyTimeout: PROVIDER_LIMITS.totalTimeoutMs });
+
+/**
+ * POSTs a form to a provider's token endpoint: connect and total timeouts, a 1 MiB cap
+ * on the answer, and redirects never followed (a 3xx is a failure). The body is parsed
+ * as JSON when it is JSON; it is never logged or echoed.
+ */
+export async function postForm(url: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<ProviderResponse> {
+  const abort = AbortSignal.timeout(PROVIDER_LIMITS.totalTimeoutMs);
+  let response;
+  try {
+    response = await request(url, {
+      method: 'POST',
+      dispatcher,
+      signal: abort,
+      maxRedirections: 0,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers },
+      body: new URLSearchParams(form).toString(),
+    });
+  } catch (error) {
+    throw new ProviderUnavailable(`token endpoint unreachable (${(error as Error).name})`);
+  }
+  if (response.statusCode >= 300 && response.statusCode < 400) {
+    await response.body.dump();
+    throw new ProviderUnavailable(`token endpoint answered a redirect (${response.statusCode}), which is not followed`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length;
+      if (size > PROVIDER_LIMITS.maxResponseBytes) {
+        response.body.destroy();
+        throw new ProviderUnavailable('token endpoint answer larger than 1 MiB');
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    if (error instanceof ProviderUnavailable) throw error;
+    throw new ProviderUnavailable(`token endpoint answer interrupted (${(error as Error).name})`);
+  }
+  let json: Record<string, unknown> | undefined;
+  try {
+    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    json = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: response.statusCode, json };
+}
+
+/** A provider-supplied string reduced to a short, safe message: printable ASCII, at most `max` characters. */
+export function sanitiseProviderText(value: unknown, max = 200): string {
+  if (typeof value !== 'string') return '';
+  return value.replace(/[^\x20-\x7E]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, max);
+}

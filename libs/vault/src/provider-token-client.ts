@@ -1,0 +1,87 @@
+import type { Service } from '@broker/domain';
+import { Injectable } from '@nestjs/common';
+import { postForm, ProviderUnavailable, sanitiseProviderText } from './provider-http';
+
+/** Tokens a provider issued (RFC 6749 §5.1). */
+export interface ProviderTokens {
+  readonly accessToken: string;
+  readonly tokenType: string;
+  readonly refreshToken: string | undefined;
+  /** Seconds, when the provider says. */
+  readonly expiresIn: number | undefined;
+  /** Seconds; not standard, but several providers send it. */
+  readonly refreshTokenExpiresIn: number | undefined;
+  readonly scopes: readonly string[] | undefined;
+}
+
+/** The provider answered with an OAuth error (RFC 6749 §5.2); `code` is sanitised. */
+export class ProviderRefused extends Error {
+  constructor(
+    readonly code: string,
+    readonly description: string,
+  ) {
+    super(`provider refused: ${code}`);
+    this.name = 'ProviderRefused';
+  }
+}
+
+export { ProviderUnavailable };
+
+function formEncode(value: string): string {
+  return encodeURIComponent(value).replace(/%20/g, '+');
+}
+
+function positiveSeconds(value: unknown): number | undefined {
+  const n = typeof value === 'string' ? Number(value) : value;
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.floor(n) : undefined;
+}
+
+/**
+ * Calls third parties' token endpoints as their client: authorization-code exchange
+ * with PKCE (RFC 7636) and refresh (RFC 6749 §6), authenticating per the service's
+ * `token_endpoint_auth_method` (the secret only for confidential services).
+ */
+@Injectable()
+export class ProviderTokenClient {
+  exchangeCode(service: Service, clientSecret: string | null, code: string, redirectUri: string, codeVerifier: string): Promise<ProviderTokens> {
+    return this.call(service, clientSecret, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: codeVerifier });
+  }
+
+  refresh(service: Service, clientSecret: string | null, refreshToken: string): Promise<ProviderTokens> {
+    return this.call(service, clientSecret, { grant_type: 'refresh_token', refresh_token: refreshToken });
+  }
+
+  private async call(service: Service, clientSecret: string | null, form: Record<string, string>): Promise<ProviderTokens> {
+    const headers: Record<string, string> = {};
+    const body = { ...form };
+    switch (service.tokenEndpointAuthMethod) {
+      case 'client_secret_basic':
+        // RFC 6749 §2.3.1: id and secret are form-encoded before Basic encoding.
+        headers.authorization = `Basic ${Buffer.from(`${formEncode(service.clientId)}:${formEncode(clientSecret ?? '')}`).toString('base64')}`;
+        break;
+      case 'client_secret_post':
+        body.client_id = service.clientId;
+        body.client_secret = clientSecret ?? '';
+        break;
+      case 'none':
+        body.client_id = service.clientId;
+        break;
+    }
+    const response = await postForm(service.tokenEndpoint, body, headers);
+    const json = response.json;
+    if (response.status >= 400 && response.status < 500 && json && typeof json.error === 'string') {
+      throw new ProviderRefused(sanitiseProviderText(json.error, 64) || 'invalid_request', sanitiseProviderText(json.error_description));
+    }
+    if (response.status !== 200 || json === undefined) throw new ProviderUnavailable(`token endpoint answered ${response.status}`);
+    if (typeof json.access_token !== 'string' || json.access_token.length === 0) throw new ProviderUnavailable('token endpoint answer has no access_token');
+    const tokenType = typeof json.token_type === 'string' && json.token_type.length > 0 ? json.token_type : 'Bearer';
+    return {
+      accessToken: json.access_token,
+      tokenType,
+      refreshToken: typeof json.refresh_token === 'string' && json.refresh_token.length > 0 ? json.refresh_token : undefined,
+      expiresIn: positiveSeconds(json.expires_in),
+      refreshTokenExpiresIn: positiveSeconds(json.refresh_token_expires_in ?? json.refresh_expires_in),
+      scopes: typeof json.scope === 'string' ? json.scope.split(' ').filter(Boolean) : undefined,
+    };
+  }
+}

@@ -1,0 +1,163 @@
+import { Clock, Random, type Service } from '@broker/domain';
+import { ServiceRepository, SessionRepository, type ThirdPartySessionRecord } from '@broker/persistence';
+import { Injectable, Logger } from '@nestjs/common';
+import { bindings } from './bindings';
+import { EnvelopeCipher } from './envelope-cipher';
+import { ProviderRefused, ProviderTokenClient, ProviderUnavailable, type ProviderTokens } from './provider-token-client';
+
+/** Why no usable token could be produced. */
+export type TokenVaultFailure = 'no_session' | 'reauthentication_required' | 'refresh_unavailable' | 'refresh_failed';
+
+export class TokenVaultError extends Error {
+  constructor(
+    readonly code: TokenVaultFailure,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TokenVaultError';
+  }
+}
+
+/** A decrypted access token, for the caller's immediate use only (never stored or logged). */
+export interface UsableToken {
+  readonly accessToken: string;
+  readonly tokenType: string;
+  readonly expiresAt: Date | null;
+  readonly scopes: readonly string[];
+}
+
+/** Refresh when the access token expires within this margin. */
+export const REFRESH_MARGIN_MS = 30_000;
+
+/**
+ * The token vault: third-party tokens sealed at rest, and one refresh mechanism for the
+ * token exchange (`getUsableToken`) and the forced refresh. Refresh is single-flight:
+ * concurrent callers in this process share one refresh; across replicas the session's
+ * refresh lock (row lock, re-read after acquiring) lets exactly one refresh happen and
+ * the others read its result, so a rotating refresh token is used once.
+ */
+@Injectable()
+export class TokenVault {
+  private readonly logger = new Logger(TokenVault.name);
+  private readonly inFlight = new Map<string, Promise<UsableToken>>();
+
+  constructor(
+    private readonly sessions: SessionRepository,
+    private readonly services: ServiceRepository,
+    private readonly cipher: EnvelopeCipher,
+    private readonly client: ProviderTokenClient,
+    private readonly clock: Clock,
+    private readonly random: Random,
+  ) {}
+
+  /**
+   * Exchanges an authorization code with its PKCE verifier (the client secret only for
+   * confidential services) and stores the session. Throws the provider's refusal or
+   * unavailability; nothing is stored then.
+   */
+  async connect(principal: string, service: Service, code: string, redirectUri: string, codeVerifier: string): Promise<void> {
+    const tokens = await this.client.exchangeCode(service, await this.clientSecret(service), code, redirectUri, codeVerifier);
+    await this.store(principal, service.id, tokens);
+  }
+
+  /** Stores (or replaces in place) the principal's session with the service, sealed. */
+  async store(principal: string, serviceId: string, tokens: ProviderTokens): Promise<void> {
+    const now = this.clock.now();
+    await this.sessions.upsert({ id: this.random.uuid(), principal, serviceId, ...this.seal(principal, serviceId, tokens, undefined, now), initiatedAt: now, updatedAt: now });
+  }
+
+  /** The session's access token, refreshed first when expired or about to expire. */
+  async getUsableToken(principal: string, serviceId: string): Promise<UsableToken> {
+    const session = await this.sessions.find(principal, serviceId);
+    if (session === undefined) throw new TokenVaultError('no_session', 'no session with the service');
+    if (session.needsReauthentication) throw new TokenVaultError('reauthentication_required', 'the provider refused the refresh token: reconnect the service');
+    if (this.isFresh(session)) return this.open(session);
+    return this.singleFlight(principal, serviceId, () => this.refreshLocked(principal, serviceId, { force: false, seenUpdatedAt: session.updatedAt }));
+  }
+
+  /** Refreshes even when the access token is still valid (needs a usable refresh token). */
+  async forceRefresh(principal: string, serviceId: string): Promise<UsableToken> {
+    const session = await this.sessions.find(principal, serviceId);
+    if (session === undefined) throw new TokenVaultError('no_session', 'no session with the service');
+    return this.singleFlight(principal, serviceId, () => this.refreshLocked(principal, serviceId, { force: true, seenUpdatedAt: session.updatedAt }));
+  }
+
+  /** True when the session's access token is not within the refresh margin of expiry. */
+  isFresh(session: ThirdPartySessionRecord): boolean {
+    return session.accessTokenExpiresAt === null || session.accessTokenExpiresAt.getTime() - this.clock.nowMs() > REFRESH_MARGIN_MS;
+  }
+
+  private singleFlight(principal: string, serviceId: string, refresh: () => Promise<UsableToken>): Promise<UsableToken> {
+    const key = `${principal}\u0000${serviceId}`;
+    const existing = this.inFlight.get(key);
+    if (existing !== undefined) return existing;
+    const flight = refresh().finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, flight);
+    return flight;
+  }
+
+  private refreshLocked(principal: string, serviceId: string, intent: { force: boolean; seenUpdatedAt: Date }): Promise<UsableToken> {
+    return this.sessions.withRefreshLock(principal, serviceId, async (locked) => {
+      const current = locked.current;
+      // Deleted meanwhile: never resurrected.
+      if (current === undefined) throw new TokenVaultError('no_session', 'no session with the service');
+      // Another caller (this process or a replica) refreshed while we waited: use its result.
+      if (current.updatedAt.getTime() > intent.seenUpdatedAt.getTime() && !current.needsReauthentication) return this.open(current);
+      if (!intent.force && this.isFresh(current)) return this.open(current);
+      if (current.needsReauthentication) throw new TokenVaultError('reauthentication_required', 'the provider refused the refresh token: reconnect the service');
+      const now = this.clock.now();
+      if (current.refreshTokenEnvelope === null || (current.refreshTokenExpiresAt !== null && current.refreshTokenExpiresAt.getTime() <= now.getTime())) {
+        throw new TokenVaultError('refresh_unavailable', 'the session has no usable refresh token: reconnect the service');
+      }
+      const service = await this.services.findById(serviceId);
+      if (service === undefined) throw new TokenVaultError('no_session', 'the service no longer exists');
+      const refreshToken = this.cipher.decrypt(current.refreshTokenEnvelope, bindings.sessionToken(serviceId, principal, 'refresh_token')).toString('utf8');
+      const started = this.clock.nowMs();
+      let tokens: ProviderTokens;
+      try {
+        tokens = await this.client.refresh(service, await this.clientSecret(service), refreshToken);
+      } catch (error) {
+        if (error instanceof ProviderRefused && error.code === 'invalid_grant') {
+          await locked.markNeedsReauthentication(now);
+          this.logger.warn(`refresh refused by the provider (invalid_grant) for service ${serviceId}: the user must reconnect`);
+          throw new TokenVaultError('reauthentication_required', 'the provider refused the refresh token: reconnect the service');
+        }
+        this.logger.warn(`refresh failed for service ${serviceId}: ${error instanceof ProviderRefused ? `provider error ${error.code}` : (error as Error).message}`);
+        throw new TokenVaultError('refresh_failed', 'the provider could not refresh the session');
+      }
+      const sealed = this.seal(principal, serviceId, tokens, current, this.clock.now());
+      await locked.save({ ...sealed, updatedAt: this.clock.now() });
+      this.logger.log(`refreshed the session with service ${serviceId} in ${this.clock.nowMs() - started} ms`);
+      return { accessToken: tokens.accessToken, tokenType: tokens.tokenType, expiresAt: sealed.accessTokenExpiresAt, scopes: sealed.scopes };
+    });
+  }
+
+  private async clientSecret(service: Service): Promise<string | null> {
+    if (!service.hasClientSecret) return null;
+    const envelope = await this.services.findSecretEnvelope(service.id);
+    return envelope ? this.cipher.decrypt(envelope, bindings.clientSecret(service.id)).toString('utf8') : null;
+  }
+
+  private open(session: ThirdPartySessionRecord): UsableToken {
+    return {
+      accessToken: this.cipher.decrypt(session.accessTokenEnvelope, bindings.sessionToken(session.serviceId, session.principal, 'access_token')).toString('utf8'),
+      tokenType: session.tokenType,
+      expiresAt: session.accessTokenExpiresAt,
+      scopes: session.scopes,
+    };
+  }
+
+  /** Seals new tokens; a refresh answer without a refresh token keeps the old one (RFC 6749 §6). */
+  private seal(principal: string, serviceId: string, tokens: ProviderTokens, previous: ThirdPartySessionRecord | undefined, now: Date) {
+    const at = (seconds: number | undefined): Date | null => (seconds === undefined ? null : new Date(now.getTime() + seconds * 1000));
+    const refreshTokenEnvelope = tokens.refreshToken !== undefined ? this.cipher.encrypt(tokens.refreshToken, bindings.sessionToken(serviceId, principal, 'refresh_token')) : (previous?.refreshTokenEnvelope ?? null);
+    return {
+      accessTokenEnvelope: this.cipher.encrypt(tokens.accessToken, bindings.sessionToken(serviceId, principal, 'access_token')),
+      refreshTokenEnvelope,
+      tokenType: tokens.tokenType,
+      scopes: tokens.scopes ?? previous?.scopes ?? [],
+      accessTokenExpiresAt: at(tokens.expiresIn),
+      refreshTokenExpiresAt: tokens.refreshToken !== undefined ? at(tokens.refreshTokenExpiresIn) : (previous?.refreshTokenExpiresAt ?? null),
+    };
+  }
+}
