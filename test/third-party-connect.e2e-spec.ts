@@ -70,4 +70,207 @@ describe('third-party connections', () => {
     expect(token.accessToken.length).toBeGreaterThan(10);
     expect(token.tokenType).toBe('Bearer');
   });
+
+  it('refuses a redirect_uri on another host with 400 invalid_redirect_uri (the Host header is not trusted)', async () => {
+    for (const target of ['https://evil.example.com/done', 'http://127.0.0.1:1/done', 'not a url']) {
+      const response = await http(`${publicUrl}/api/third-party/${serviceId}/oauth2/authorize?redirect_uri=${encodeURIComponent(target)}`, { headers: { 'x-remote-user': ALICE, host: 'evil.example.com', 'x-forwarded-host': 'evil.example.com' } });
+      expect(response.status).toBe(400);
+      expect(response.json<{ error: string }>().error).toBe('invalid_redirect_uri');
+    }
+    expect((await alice.get(`/api/third-party/3f2504e0-4f89-41d3-9a0c-0305e82c3301/oauth2/authorize?redirect_uri=${encodeURIComponent(`${publicUrl}/x`)}`)).status).toBe(404);
+  });
+
+  describe('callback failures redirect to the sessions page and store nothing', () => {
+    const failurePage = 'https://consent.example.com/connections';
+
+    async function providerCallback(client: ApiClient): Promise<URL> {
+      const start = await client.get(`/api/third-party/${serviceId}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${publicUrl}/done`)}`);
+      return new URL(await completeAuthorization(start.headers.location as string, `${publicUrl}/api/third-party/${serviceId}/oauth2/callback`));
+    }
+
+    async function finish(url: URL, principal: string | null): Promise<URL> {
+      const response = await http(url.toString(), { headers: principal ? { 'x-remote-user': principal } : {} });
+      expect(response.status).toBe(302);
+      return new URL(response.headers.location as string);
+    }
+
+    it('another principal\'s state: error=forbidden, nothing stored', async () => {
+      const bob = alice.as(BOB);
+      const callback = await providerCallback(alice);
+      const landed = await finish(callback, BOB);
+      expect(`${landed.origin}${landed.pathname}`).toBe(failurePage);
+      expect(landed.searchParams.get('error')).toBe('forbidden');
+      expect((await bob.get(`/api/third-party/${serviceId}/session`)).status).toBe(404);
+      // Without any principal, the same: a redirect, never a JSON 401.
+      expect((await finish(callback, null)).searchParams.get('error')).toBe('forbidden');
+    });
+
+    it('a tampered state: error=invalid_state', async () => {
+      const callback = await providerCallback(alice);
+      const state = callback.searchParams.get('state') as string;
+      callback.searchParams.set('state', `${state.slice(0, -5)}AAAAA`);
+      const landed = await finish(callback, ALICE);
+      expect(landed.searchParams.get('error')).toBe('invalid_state');
+      expect(landed.searchParams.get('error_description')).toBe('the connection attempt is invalid or has expired: start it again');
+    });
+
+    it('a state for another service: error=service_id_mismatch', async () => {
+      const callback = await providerCallback(alice);
+      const elsewhere = new URL(callback.toString().replace(serviceId, otherServiceId));
+      expect((await finish(elsewhere, ALICE)).searchParams.get('error')).toBe('service_id_mismatch');
+    });
+
+    it('a provider error: its code, sanitised and capped', async () => {
+      const url = new URL(`${publicUrl}/api/third-party/${serviceId}/oauth2/callback`);
+      url.searchParams.set('error', 'access_denied');
+      url.searchParams.set('error_description', `<script>alert(1)</script>\n${'x'.repeat(500)}`);
+      const landed = await finish(url, ALICE);
+      expect(landed.searchParams.get('error')).toBe('access_denied');
+      const description = landed.searchParams.get('error_description') as string;
+      expect(description.length).toBeLessThanOrEqual(200);
+      expect(description).not.toMatch(/[\n\r]/);
+    });
+
+    it('a code the provider refuses: error=token_exchange_failed', async () => {
+      const callback = await providerCallback(alice);
+      callback.searchParams.set('code', 'not-a-real-code');
+      expect((await finish(callback, ALICE)).searchParams.get('error')).toBe('token_exchange_failed');
+    });
+  });
+
+  describe('sessions', () => {
+    it('lists every configured service, with the caller\'s session or null', async () => {
+      await connect(alice);
+      const list = (await alice.get('/api/third-party/sessions')).json<{ data: { service: { id: string }; session: Record<string, unknown> | null }[] }>().data;
+      expect(list.map((item) => item.service.id).sort()).toEqual([serviceId, otherServiceId].sort());
+      expect(list.find((item) => item.service.id === otherServiceId)?.session).toBeNull();
+      const session = list.find((item) => item.service.id === serviceId)?.session as Record<string, unknown>;
+      expect(session).toMatchObject({ is_expired: false, has_refresh_token: true, needs_reauthentication: false, dependent_agent_count: 1, is_encrypted: true });
+      expect(Object.keys(session).sort()).toEqual(['access_token_expires_at', 'dependent_agent_count', 'has_refresh_token', 'initiated_at', 'is_encrypted', 'is_expired', 'needs_reauthentication', 'refresh_token_expires_at', 'scope', 'session_id'].sort());
+      expect(list.find((item) => item.service.id === serviceId)?.service).toEqual({ id: serviceId, display_name: 'Mail', logo_url: null, scopes: [{ scope: 'mail.read', description: 'Read mail' }] });
+      // Another user: no session, no dependents.
+      expect((await alice.as(BOB).get('/api/third-party/sessions')).json<{ data: { session: unknown }[] }>().data.every((item) => item.session === null)).toBe(true);
+    });
+
+    it('shows the detail with dependent agents, and the affected agents', async () => {
+      const detail = await alice.get(`/api/third-party/${serviceId}/session`);
+      expect(detail.status).toBe(200);
+      expect(detail.json<{ data: { dependent_agents: unknown } }>().data.dependent_agents).toEqual([{ agent_id: expect.any(String), display_name: 'Mail Agent' }]);
+      expect((await alice.get(`/api/third-party/${serviceId}/session/affected-agents`)).json()).toEqual({ data: { affected_agents: [{ agent_id: expect.any(String), display_name: 'Mail Agent' }] } });
+      expect((await alice.get(`/api/third-party/${otherServiceId}/session`)).status).toBe(404);
+      expect((await alice.get('/api/third-party/nope/session')).json<{ error: string }>().error).toBe('bad request');
+    });
+
+    it('reconnecting replaces the session in place', async () => {
+      const before = (await alice.get(`/api/third-party/${serviceId}/session`)).json<{ data: { session: { session_id: string } } }>().data.session.session_id;
+      await connect(alice);
+      const rows = await broker.broker.runtime.database.dataSource.query<{ id: string }[]>('SELECT id FROM third_party_sessions WHERE principal = $1 AND service_id = $2', [ALICE, serviceId]);
+      expect(rows).toEqual([{ id: before }]);
+    });
+
+    it('never stores or logs the provider\'s tokens in plaintext', async () => {
+      await connect(alice);
+      const vault = broker.broker.server('enduser').app.get(TokenVault);
+      const access = (await vault.getUsableToken(ALICE, serviceId)).accessToken;
+      const record = await broker.broker.server('enduser').app.get(SessionRepository).find(ALICE, serviceId);
+      const cipher = broker.broker.server('enduser').app.get(EnvelopeCipher);
+      const refresh = cipher.decrypt(record?.refreshTokenEnvelope as Buffer, bindings.sessionToken(serviceId, ALICE, 'refresh_token')).toString();
+      const rows = await broker.broker.runtime.database.dataSource.query<{ row: string }[]>('SELECT row_to_json(t)::text AS row FROM third_party_sessions t');
+      const dump = rows.map((r) => r.row).join('\n');
+      for (const secret of [access, refresh, provider.clientSecret]) {
+        expect(dump).not.toContain(secret);
+        expect(dump).not.toContain(Buffer.from(secret).toString('hex'));
+      }
+      expect(broker.logs.leaked([access, refresh, provider.clientSecret])).toEqual([]);
+    });
+
+    it('forced refresh: new access token, rotated refresh token (200); 404 without a session', async () => {
+      await connect(alice);
+      const vault = broker.broker.server('enduser').app.get(TokenVault);
+      const before = (await vault.getUsableToken(ALICE, serviceId)).accessToken;
+      const refreshesBefore = provider.refreshes();
+      const response = await alice.post(`/api/third-party/${serviceId}/session/refresh`);
+      expect(response.status).toBe(200);
+      expect(response.json<{ data: { has_refresh_token: boolean } }>().data.has_refresh_token).toBe(true);
+      expect(provider.refreshes()).toBe(refreshesBefore + 1);
+      expect((await vault.getUsableToken(ALICE, serviceId)).accessToken).not.toBe(before);
+      // The rotated refresh token works again.
+      expect((await alice.post(`/api/third-party/${serviceId}/session/refresh`)).status).toBe(200);
+      expect((await alice.as(BOB).post(`/api/third-party/${serviceId}/session/refresh`)).status).toBe(404);
+    });
+
+    it('refreshes an expired access token once for 50 concurrent callers, all getting the new token', async () => {
+      await connect(alice);
+      await broker.broker.runtime.database.dataSource.query("UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2", [ALICE, serviceId]);
+      const vault = broker.broker.server('enduser').app.get(TokenVault);
+      const refreshesBefore = provider.refreshes();
+      const tokens = await Promise.all(Array.from({ length: 50 }, () => vault.getUsableToken(ALICE, serviceId)));
+      expect(provider.refreshes()).toBe(refreshesBefore + 1);
+      expect(provider.refusedRefreshes()).toBe(0);
+      expect(new Set(tokens.map((t) => t.accessToken)).size).toBe(1);
+      expect((tokens[0]?.expiresAt as Date).getTime()).toBeGreaterThan(Date.now());
+    });
+
+    it('409 refresh_unavailable without a refresh token', async () => {
+      await connect(alice);
+      await broker.broker.runtime.database.dataSource.query('UPDATE third_party_sessions SET refresh_token_envelope = NULL WHERE principal = $1 AND service_id = $2', [ALICE, serviceId]);
+      const response = await alice.post(`/api/third-party/${serviceId}/session/refresh`);
+      expect(response.status).toBe(409);
+      expect(response.json<{ error: string }>().error).toBe('refresh_unavailable');
+    });
+
+    it('502 refresh_failed when the provider is unreachable, tokens untouched', async () => {
+      await connect(alice);
+      const before = await broker.broker.server('enduser').app.get(SessionRepository).find(ALICE, serviceId);
+      const services = broker.broker.server('enduser').app.get(ServiceRepository);
+      const service = (await services.findById(serviceId))!;
+      await broker.broker.runtime.database.dataSource.query("UPDATE services SET token_endpoint = 'http://127.0.0.1:9/token' WHERE id = $1", [serviceId]);
+      try {
+        const response = await alice.post(`/api/third-party/${serviceId}/session/refresh`);
+        expect(response.status).toBe(502);
+        expect(response.json<{ error: string }>().error).toBe('refresh_failed');
+        const after = await broker.broker.server('enduser').app.get(SessionRepository).find(ALICE, serviceId);
+        expect(after?.accessTokenEnvelope.equals(before?.accessTokenEnvelope as Buffer)).toBe(true);
+        expect(after?.refreshTokenEnvelope?.equals(before?.refreshTokenEnvelope as Buffer)).toBe(true);
+      } finally {
+        await broker.broker.runtime.database.dataSource.query('UPDATE services SET token_endpoint = $2 WHERE id = $1', [serviceId, service.tokenEndpoint]);
+      }
+    });
+
+    it('marks the session for re-authentication when the provider answers invalid_grant', async () => {
+      await connect(alice);
+      const cipher = broker.broker.server('enduser').app.get(EnvelopeCipher);
+      const record = await broker.broker.server('enduser').app.get(SessionRepository).find(ALICE, serviceId);
+      const refresh = cipher.decrypt(record?.refreshTokenEnvelope as Buffer, bindings.sessionToken(serviceId, ALICE, 'refresh_token')).toString();
+      // Someone else uses (and so rotates away) the stored refresh token.
+      const stolen = await fetch(`${provider.issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${provider.clientId}:${provider.clientSecret}`).toString('base64')}` },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refresh }),
+      });
+      expect(stolen.status).toBe(200);
+      const response = await alice.post(`/api/third-party/${serviceId}/session/refresh`);
+      expect(response.status).toBe(502);
+      const session = (await alice.get(`/api/third-party/${serviceId}/session`)).json<{ data: { session: { needs_reauthentication: boolean } } }>().data.session;
+      expect(session.needs_reauthentication).toBe(true);
+      await expect(broker.broker.server('enduser').app.get(TokenVault).getUsableToken(ALICE, serviceId)).rejects.toMatchObject({ code: 'reauthentication_required' });
+      // Reconnecting clears it.
+      await connect(alice);
+      expect((await alice.get(`/api/third-party/${serviceId}/session`)).json<{ data: { session: { needs_reauthentication: boolean } } }>().data.session.needs_reauthentication).toBe(false);
+    });
+
+    it('DELETE removes the stored tokens, returns the affected agents, keeps grants; a racing refresh never resurrects it', async () => {
+      await connect(alice);
+      const [refresh, removed] = await Promise.all([alice.post(`/api/third-party/${serviceId}/session/refresh`), alice.delete(`/api/third-party/${serviceId}/session`)]);
+      expect([200, 404]).toContain(refresh.status);
+      expect(removed.status).toBe(200);
+      expect(removed.json()).toEqual({ data: { terminated: true, affected_agents: [{ agent_id: expect.any(String), display_name: 'Mail Agent' }] } });
+      expect((await alice.get(`/api/third-party/${serviceId}/session`)).status).toBe(404);
+      const rows = await broker.broker.runtime.database.dataSource.query<unknown[]>('SELECT 1 FROM third_party_sessions WHERE principal = $1', [ALICE]);
+      expect(rows).toEqual([]);
+      expect((await alice.get('/api/consent/agents')).json<{ data: unknown[] }>().data).toHaveLength(1);
+      expect((await alice.delete(`/api/third-party/${serviceId}/session`)).status).toBe(404);
+      await expect(broker.broker.server('enduser').app.get(TokenVault).getUsableToken(ALICE, serviceId)).rejects.toMatchObject({ code: 'no_session' });
+    });
+  });
 });
