@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 const layer = (target, from, message) => ({ target, from, message });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'openapi/**', 'bench/**/*.js', 'bench/**/*.mjs', 'eslint.config.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'openapi/**', 'bench/**/*.js', 'bench/**/*.mjs', 'test/**/*.mjs', 'eslint.config.mjs'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

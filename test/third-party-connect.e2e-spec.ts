@@ -155,8 +155,8 @@ describe('third-party connections', () => {
     it('shows the detail with dependent agents, and the affected agents', async () => {
       const detail = await alice.get(`/api/third-party/${serviceId}/session`);
       expect(detail.status).toBe(200);
-      expect(detail.json<{ data: { dependent_agents: unknown } }>().data.dependent_agents).toEqual([{ agent_id: expect.any(String), display_name: 'Mail Agent' }]);
-      expect((await alice.get(`/api/third-party/${serviceId}/session/affected-agents`)).json()).toEqual({ data: { affected_agents: [{ agent_id: expect.any(String), display_name: 'Mail Agent' }] } });
+      expect(detail.json<{ data: { dependent_agents: unknown } }>().data.dependent_agents).toEqual([{ agent_id: expect.any(String) as unknown, display_name: 'Mail Agent' }]);
+      expect((await alice.get(`/api/third-party/${serviceId}/session/affected-agents`)).json()).toEqual({ data: { affected_agents: [{ agent_id: expect.any(String) as unknown, display_name: 'Mail Agent' }] } });
       expect((await alice.get(`/api/third-party/${otherServiceId}/session`)).status).toBe(404);
       expect((await alice.get('/api/third-party/nope/session')).json<{ error: string }>().error).toBe('bad request');
     });
@@ -264,7 +264,7 @@ describe('third-party connections', () => {
       const [refresh, removed] = await Promise.all([alice.post(`/api/third-party/${serviceId}/session/refresh`), alice.delete(`/api/third-party/${serviceId}/session`)]);
       expect([200, 404]).toContain(refresh.status);
       expect(removed.status).toBe(200);
-      expect(removed.json()).toEqual({ data: { terminated: true, affected_agents: [{ agent_id: expect.any(String), display_name: 'Mail Agent' }] } });
+      expect(removed.json()).toEqual({ data: { terminated: true, affected_agents: [{ agent_id: expect.any(String) as unknown, display_name: 'Mail Agent' }] } });
       expect((await alice.get(`/api/third-party/${serviceId}/session`)).status).toBe(404);
       const rows = await broker.broker.runtime.database.dataSource.query<unknown[]>('SELECT 1 FROM third_party_sessions WHERE principal = $1', [ALICE]);
       expect(rows).toEqual([]);

@@ -3,7 +3,7 @@ import { ServiceRepository, SessionRepository, type ThirdPartySessionRecord } fr
 import { Injectable, Logger } from '@nestjs/common';
 import { bindings } from './bindings';
 import { EnvelopeCipher } from './envelope-cipher';
-import { ProviderRefused, ProviderTokenClient, ProviderUnavailable, type ProviderTokens } from './provider-token-client';
+import { ProviderRefused, ProviderTokenClient, type ProviderTokens } from './provider-token-client';
 
 /** Why no usable token could be produced. */
 export type TokenVaultFailure = 'no_session' | 'reauthentication_required' | 'refresh_unavailable' | 'refresh_failed';

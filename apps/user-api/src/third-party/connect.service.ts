@@ -108,7 +108,7 @@ export class ConnectService {
     const service = await this.services.findById(claims.serviceId);
     if (service === undefined) throw new CallbackFailure('invalid_state', 'the service no longer exists');
     // RFC 9207: when the provider names itself, it must be the service's issuer (mix-up defence).
-    if (query.iss !== undefined && String(query.iss).replace(/\/+$/, '') !== service.issuerUri) throw new CallbackFailure('invalid_state', 'the response came from another issuer');
+    if (query.iss !== undefined && (typeof query.iss !== 'string' || query.iss.replace(/\/+$/, '') !== service.issuerUri)) throw new CallbackFailure('invalid_state', 'the response came from another issuer');
     try {
       await this.vault.connect(claims.principal, service, query.code, this.callbackUrl(service.id), claims.verifier);
     } catch (error) {
