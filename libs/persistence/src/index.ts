@@ -12,3 +12,4 @@ export { ClientCredentialRepository, type ClientCredentialRecord } from './regis
 export { SigningKeyRepository, type SigningKeyRecord, type NewSigningKey, type DeleteKeyOutcome } from './registry/signing-key.repository';
 export { GrantRepository } from './registry/grant.repository';
 export { SessionRepository, type ThirdPartySessionRecord } from './registry/session.repository';
+export { EnvelopeStore, ENVELOPE_COLUMNS, type EnvelopeColumn, type StoredEnvelope } from './registry/envelope-store';

@@ -2,6 +2,7 @@ import type { Provider } from '@nestjs/common';
 import { Database } from '../database';
 import { AgentRepository } from './agent.repository';
 import { ClientCredentialRepository } from './client-credential.repository';
+import { EnvelopeStore } from './envelope-store';
 import { GrantRepository } from './grant.repository';
 import { PermissionSetRepository } from './permission-set.repository';
 import { ServiceRepository } from './service.repository';
@@ -10,7 +11,7 @@ import { SigningKeyRepository } from './signing-key.repository';
 
 type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
 
-const REPOSITORIES: RepositoryClass[] = [AgentRepository, ServiceRepository, PermissionSetRepository, ClientCredentialRepository, SigningKeyRepository, GrantRepository, SessionRepository];
+const REPOSITORIES: RepositoryClass[] = [AgentRepository, ServiceRepository, PermissionSetRepository, ClientCredentialRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore];
 
 /** Each repository built on the process's database. */
 export const REPOSITORY_PROVIDERS: Provider[] = REPOSITORIES.map((repository) => ({
