@@ -50,12 +50,25 @@ export default defineConfig({
     },
   },
   test: {
-    include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'test/**/*.e2e-spec.ts'],
-    globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    server: { deps: { inline: [] } },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'tests',
+          include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'test/**/*.e2e-spec.ts'],
+          globalSetup: ['test/global-setup.ts'],
+        },
+      },
+      {
+        // `npm run bench`: measurements that need the TypeScript test helpers. They print
+        // numbers and assert nothing; `npm test` does not run them.
+        extends: true,
+        test: { name: 'measure', include: ['bench/**/*.measure.ts'], testTimeout: 300_000 },
+      },
+    ],
   },
 });
