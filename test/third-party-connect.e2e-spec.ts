@@ -1,5 +1,5 @@
 import { ServiceRepository, SessionRepository } from '@broker/persistence';
-import { ApiClient, completeAuthorization, freePort, http, startTestBroker, startThirdPartyProvider, type TestBroker, type ThirdPartyProvider } from '@broker/testing';
+import { ApiClient, completeAuthorization, FrozenClock, freePort, http, startTestBroker, startThirdPartyProvider, type TestBroker, type ThirdPartyProvider } from '@broker/testing';
 import { bindings, EnvelopeCipher, TokenVault } from '@broker/vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
@@ -15,11 +15,12 @@ describe('third-party connections', () => {
   let publicUrl: string;
   let serviceId: string;
   let otherServiceId: string;
+  const clock = new FrozenClock(new Date());
 
   beforeAll(async () => {
     const port = await freePort();
     publicUrl = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: publicUrl, consent_ui_url: 'https://consent.example.com' } } } });
+    broker = await startTestBroker({ servers: BOTH_SERVERS, clock, config: { server: { enduser: { port, public_url: publicUrl, consent_ui_url: 'https://consent.example.com' } } } });
     admin = new ApiClient(broker.url('admin'));
     alice = new ApiClient(publicUrl, ALICE);
     // The callback URL contains the service id, so the service is registered first and the provider learns it after.
@@ -112,6 +113,16 @@ describe('third-party connections', () => {
       const landed = await finish(callback, ALICE);
       expect(landed.searchParams.get('error')).toBe('invalid_state');
       expect(landed.searchParams.get('error_description')).toBe('the connection attempt is invalid or has expired: start it again');
+    });
+
+    it('an expired state (past third_party_oauth2.state_token_ttl): error=invalid_state, nothing stored', async () => {
+      const bob = alice.as(BOB);
+      const start = await bob.get(`/api/third-party/${serviceId}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${publicUrl}/done`)}`);
+      const callback = await completeAuthorization(start.headers.location as string, `${publicUrl}/api/third-party/${serviceId}/oauth2/callback`);
+      clock.advance(10 * 60_000 + 1_000);
+      const landed = await finish(new URL(callback), BOB);
+      expect(landed.searchParams.get('error')).toBe('invalid_state');
+      expect((await bob.get(`/api/third-party/${serviceId}/session`)).status).toBe(404);
     });
 
     it('a state for another service: error=service_id_mismatch', async () => {

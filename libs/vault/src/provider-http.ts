@@ -17,20 +17,33 @@ export class ProviderUnavailable extends Error {
   }
 }
 
-const dispatcher = new Agent({ connect: { timeout: PROVIDER_LIMITS.connectTimeoutMs }, headersTimeout: PROVIDER_LIMITS.totalTimeoutMs, bodyTimeout: PROVIDER_LIMITS.totalTimeoutMs });
+export type ProviderLimits = { readonly [K in keyof typeof PROVIDER_LIMITS]: number };
+
+const dispatchers = new Map<string, Agent>();
+
+/** One connection pool per limit set (in practice one, created on first use). */
+function dispatcherFor(limits: ProviderLimits): Agent {
+  const key = `${limits.connectTimeoutMs}/${limits.totalTimeoutMs}`;
+  let dispatcher = dispatchers.get(key);
+  if (dispatcher === undefined) {
+    dispatcher = new Agent({ connect: { timeout: limits.connectTimeoutMs }, headersTimeout: limits.totalTimeoutMs, bodyTimeout: limits.totalTimeoutMs });
+    dispatchers.set(key, dispatcher);
+  }
+  return dispatcher;
+}
 
 /**
  * POSTs a form to a provider's token endpoint: connect and total timeouts, a 1 MiB cap
  * on the answer, and redirects never followed (a 3xx is a failure). The body is parsed
  * as JSON when it is JSON; it is never logged or echoed.
  */
-export async function postForm(url: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<ProviderResponse> {
-  const abort = AbortSignal.timeout(PROVIDER_LIMITS.totalTimeoutMs);
+export async function postForm(url: string, form: Record<string, string>, headers: Record<string, string> = {}, limits: ProviderLimits = PROVIDER_LIMITS): Promise<ProviderResponse> {
+  const abort = AbortSignal.timeout(limits.totalTimeoutMs);
   let response;
   try {
     response = await request(url, {
       method: 'POST',
-      dispatcher,
+      dispatcher: dispatcherFor(limits),
       signal: abort,
       maxRedirections: 0,
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers },
@@ -48,7 +61,7 @@ export async function postForm(url: string, form: Record<string, string>, header
   try {
     for await (const chunk of response.body) {
       size += (chunk as Buffer).length;
-      if (size > PROVIDER_LIMITS.maxResponseBytes) {
+      if (size > limits.maxResponseBytes) {
         response.body.destroy();
         throw new ProviderUnavailable('token endpoint answer larger than 1 MiB');
       }
