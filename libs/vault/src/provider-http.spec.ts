@@ -14,7 +14,7 @@ describe('postForm (calls to third-party token endpoints)', () => {
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
         received.push({ body, contentType: request.headers['content-type'] });
-        switch (request.url) {
+        switch (request.url ?? '') {
           case '/ok':
             response.writeHead(200, { 'content-type': 'application/json' }).end('{"access_token":"a"}');
             break;
