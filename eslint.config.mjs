@@ -48,6 +48,8 @@ export default tseslint.config(
             layer('./libs/domain', ['./libs/config', './libs/persistence', './libs/auth', './libs/http', './libs/audit', './libs/testing', './apps'], 'domain imports nothing of ours.'),
             layer('./libs/config', ['./libs/domain', './libs/persistence', './libs/auth', './libs/http', './libs/audit', './libs/testing', './apps'], 'config is the bottom layer.'),
             layer('./libs/persistence', ['./libs/auth', './libs/http', './libs/audit', './libs/testing', './apps'], 'persistence may import domain and config only.'),
+            layer('./libs/vault', ['./libs/oauth-server', './libs/auth', './libs/http', './libs/audit', './libs/testing', './apps'], 'vault sits above persistence only.'),
+            layer('./libs/oauth-server', ['./libs/auth', './libs/http', './libs/testing', './apps'], 'oauth-server never imports auth, http or the apps.'),
             layer('./libs/auth', ['./libs/http', './libs/testing', './apps'], 'auth never imports http or the apps.'),
             layer('./libs/audit', ['./libs/http', './libs/auth', './libs/testing', './apps'], 'audit sits below http and auth.'),
             layer('./libs/http', ['./libs/testing', './apps'], 'http never imports the apps.'),

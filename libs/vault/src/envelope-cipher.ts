@@ -45,14 +45,7 @@ export class EnvelopeCipher {
   decrypt(envelope: Buffer, binding: string): Buffer {
     const aad = associatedData(binding);
     const parsed = parse(envelope);
-    const kek = this.keks.get(parsed.kekId);
-    if (kek === undefined) throw new VaultError('unknown_key', `the key-encryption key "${parsed.kekId}" is not configured`);
-    let dek: Buffer;
-    try {
-      dek = open(kek, parsed.wrapIv, parsed.wrapTag, parsed.wrappedDek, Buffer.concat([aad, Buffer.from(parsed.kekId)]));
-    } catch {
-      throw new VaultError('decryption_failed', 'the secret could not be decrypted for this owner');
-    }
+    const dek = this.openDataKey(parsed, aad);
     try {
       return open(dek, parsed.iv, parsed.tag, parsed.ciphertext, aad);
     } catch {
@@ -79,19 +72,27 @@ export class EnvelopeCipher {
   rewrap(envelope: Buffer, binding: string): Buffer {
     const aad = associatedData(binding);
     const parsed = parse(envelope);
-    const kek = this.keks.get(parsed.kekId);
-    if (kek === undefined) throw new VaultError('unknown_key', `the key-encryption key "${parsed.kekId}" is not configured`);
-    let dek: Buffer;
+    const dek = this.openDataKey(parsed, aad);
     try {
-      dek = open(kek, parsed.wrapIv, parsed.wrapTag, parsed.wrappedDek, Buffer.concat([aad, Buffer.from(parsed.kekId)]));
+      // Proves the binding before re-sealing: a misplaced envelope is refused, not re-wrapped.
       open(dek, parsed.iv, parsed.tag, parsed.ciphertext, aad).fill(0);
-    } catch {
-      throw new VaultError('decryption_failed', 'the secret could not be decrypted for this owner');
-    }
-    try {
       return this.wrap(dek, aad, { iv: parsed.iv, tag: parsed.tag, ciphertext: parsed.ciphertext });
+    } catch (error) {
+      if (error instanceof VaultError) throw error;
+      throw new VaultError('decryption_failed', 'the secret could not be decrypted for this owner');
     } finally {
       dek.fill(0);
+    }
+  }
+
+  /** Unseals the envelope's data key with the KEK it names. */
+  private openDataKey(parsed: ParsedEnvelope, aad: Buffer): Buffer {
+    const kek = this.keks.get(parsed.kekId);
+    if (kek === undefined) throw new VaultError('unknown_key', `the key-encryption key "${parsed.kekId}" is not configured`);
+    try {
+      return open(kek, parsed.wrapIv, parsed.wrapTag, parsed.wrappedDek, Buffer.concat([aad, Buffer.from(parsed.kekId)]));
+    } catch {
+      throw new VaultError('decryption_failed', 'the secret could not be decrypted for this owner');
     }
   }
 
@@ -129,7 +130,9 @@ function open(key: Buffer, iv: Buffer, tag: Buffer, ciphertext: Buffer, aad: Buf
   return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
 }
 
-function parse(envelope: Buffer): Sealed & { kekId: string; wrapIv: Buffer; wrapTag: Buffer; wrappedDek: Buffer } {
+type ParsedEnvelope = Sealed & { kekId: string; wrapIv: Buffer; wrapTag: Buffer; wrappedDek: Buffer };
+
+function parse(envelope: Buffer): ParsedEnvelope {
   const fixed = IV_BYTES + TAG_BYTES + DEK_BYTES + IV_BYTES + TAG_BYTES;
   if (envelope.length < 2 || envelope[0] !== VERSION) throw new VaultError('malformed_envelope', 'not a version-1 envelope');
   const kekIdLength = envelope[1] as number;
