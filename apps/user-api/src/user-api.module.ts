@@ -10,6 +10,7 @@ import { ConsentService } from './consent/consent.service';
 import { GrantsController } from './grants/grants.controller';
 import { GrantsService } from './grants/grants.service';
 import { MeController } from './me/me.controller';
+import { OAuth2Controller } from './oauth2/oauth2.controller';
 import { ConnectService } from './third-party/connect.service';
 import { SessionsService } from './third-party/sessions.service';
 import { ThirdPartyController } from './third-party/third-party.controller';
@@ -24,7 +25,7 @@ export class UserApiModule {
     return {
       module: UserApiModule,
       imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, VaultModule, OAuthServerModule],
-      controllers: [MeController, ConsentController, GrantsController, ThirdPartyController],
+      controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller],
       providers: [ConsentService, GrantsService, AuthorizationSessionCheck, ConnectService, SessionsService],
     };
   }

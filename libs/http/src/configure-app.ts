@@ -3,6 +3,7 @@ import type { ServerKind } from '@broker/config';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
+import { tokenBodyMiddleware } from './body/form-body.middleware';
 import { jsonBodyMiddleware } from './body/json-body.middleware';
 import { corsMiddleware } from './cors.middleware';
 import { ErrorEnvelopeFilter, isOAuthPath } from './errors/error-envelope.filter';
@@ -39,7 +40,8 @@ export function configureApp(app: NestExpressApplication, runtime: BrokerRuntime
     }),
   );
   if (server === 'enduser') app.use('/api', corsMiddleware(config.server.enduser.cors.allowed_origins));
-  // OAuth2 endpoints parse their own bodies (the token endpoint takes a form, 256 KiB).
+  // OAuth2 endpoints parse their own bodies: the token endpoint takes a form of at most 256 KiB.
+  if (server === 'enduser') app.use('/oauth2/token', tokenBodyMiddleware());
   app.use(jsonBodyMiddleware((request) => isOAuthPath(request.path)));
 
   app.useGlobalPipes(new BrokerValidationPipe());

@@ -1,16 +1,39 @@
 import { VaultModule } from '@broker/vault';
 import { Module } from '@nestjs/common';
 import { AuthorizationSessionTokens } from './authorization-session/authorization-session-tokens';
+import { AUTHORIZE_STRATEGY } from './authorize/authorize-strategy';
+import { LocalAuthorize } from './authorize/local-authorize';
 import { ClientCredentialsService } from './client-credentials/client-credentials.service';
+import { AuthorizationServerMetadataService } from './metadata/authorization-server-metadata';
+import { JWKS_SOURCE } from './metadata/jwks-source';
+import { MODE_STRATEGY_PROVIDERS } from './mode-strategies';
 import { SigningKeyService } from './signing-keys/signing-key.service';
+import { AccessTokenIssuer } from './token/access-token-issuer';
+import { AuthorizationCodeGrant } from './token/authorization-code.grant';
+import { ClientAuthenticator } from './token/client-authenticator';
+import { ClientCredentialsGrant } from './token/client-credentials.grant';
+import { TokenEndpoint } from './token/token-endpoint';
 
 /**
- * The broker's OAuth2 authorization-server parts. So far: its signing keys and the
- * agents' client credentials; the authorize and token endpoints join with their issues.
+ * The broker's OAuth2 authorization server: signing keys, client credentials,
+ * authorization session tokens, `/oauth2/authorize`, `/oauth2/token` (a dispatcher over
+ * grant strategies), JWKS and metadata, with the mode's strategies bound once at boot.
  */
 @Module({
   imports: [VaultModule],
-  providers: [SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens],
-  exports: [SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens],
+  providers: [
+    SigningKeyService,
+    ClientCredentialsService,
+    AuthorizationSessionTokens,
+    AccessTokenIssuer,
+    ClientAuthenticator,
+    AuthorizationCodeGrant,
+    ClientCredentialsGrant,
+    LocalAuthorize,
+    TokenEndpoint,
+    AuthorizationServerMetadataService,
+    ...MODE_STRATEGY_PROVIDERS,
+  ],
+  exports: [SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens, TokenEndpoint, AuthorizationServerMetadataService, AUTHORIZE_STRATEGY, JWKS_SOURCE],
 })
 export class OAuthServerModule {}

@@ -13,3 +13,4 @@ export { SigningKeyRepository, type SigningKeyRecord, type NewSigningKey, type D
 export { GrantRepository } from './registry/grant.repository';
 export { SessionRepository, type ThirdPartySessionRecord } from './registry/session.repository';
 export { EnvelopeStore, ENVELOPE_COLUMNS, type EnvelopeColumn, type StoredEnvelope } from './registry/envelope-store';
+export { AuthorizationCodeRepository, type AuthorizationCodeRecord } from './registry/authorization-code.repository';

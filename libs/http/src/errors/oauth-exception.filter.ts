@@ -30,7 +30,9 @@ export class OAuthExceptionFilter {
     switch (failure.kind) {
       case 'oauth': {
         const { code, description, errorUri } = failure.error;
-        const status = oauthStatus(code);
+        // SPEC.md "Authorization endpoint": its JSON errors are all 400, invalid_client included
+        // (401 with invalid_client belongs to the token endpoint's client authentication).
+        const status = code === 'invalid_client' && context.path === '/oauth2/authorize' ? 400 : oauthStatus(code);
         if (status === 500) return envelope('server_error', internalErrorMessage(context.traceId), 500);
         return envelope(code, description, status, errorUri);
       }

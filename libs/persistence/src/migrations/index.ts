@@ -2,6 +2,7 @@ import { Installation1763780000000 } from './1763780000000-installation';
 import { AdminRegistry1763790000000 } from './1763790000000-admin-registry';
 import { GrantsAndSessions1763800000000 } from './1763800000000-grants-and-sessions';
 import { SessionReauthentication1763810000000 } from './1763810000000-session-reauthentication';
+import { AuthorizationCodes1763820000000 } from './1763820000000-authorization-codes';
 
 /** Every migration, oldest first. A schema change is a new file appended here. */
-export const MIGRATIONS = [Installation1763780000000, AdminRegistry1763790000000, GrantsAndSessions1763800000000, SessionReauthentication1763810000000];
+export const MIGRATIONS = [Installation1763780000000, AdminRegistry1763790000000, GrantsAndSessions1763800000000, SessionReauthentication1763810000000, AuthorizationCodes1763820000000];

@@ -1,0 +1,43 @@
+import type { Agent } from '@broker/domain';
+import { describe, expect, it } from 'vitest';
+import { assertPkceS256Challenge, assertRedirectUriRegistered } from './authorize-rules';
+
+const agent = { redirectUris: ['https://app.example.com/cb', 'http://127.0.0.1/native', 'http://[::1]:8080/cb'] } as unknown as Agent;
+
+describe('assertRedirectUriRegistered', () => {
+  it('accepts registered URIs exactly, and any port on loopback IP literals (RFC 8252)', () => {
+    expect(assertRedirectUriRegistered(agent, 'https://app.example.com/cb')).toBe('https://app.example.com/cb');
+    expect(assertRedirectUriRegistered(agent, 'http://127.0.0.1:53124/native')).toBe('http://127.0.0.1:53124/native');
+    expect(assertRedirectUriRegistered(agent, 'http://[::1]:9999/cb')).toBe('http://[::1]:9999/cb');
+  });
+
+  it('refuses every trick: path traversal, case, added query, user info, other host, fragment, missing', () => {
+    for (const uri of [
+      'https://app.example.com/cb/../x',
+      'https://App.example.com/cb',
+      'https://app.example.com/CB',
+      'https://app.example.com/cb?x=1',
+      'https://user@app.example.com/cb',
+      'https://evil.example.com/cb',
+      'https://app.example.com/cb#f',
+      'https://app.example.com/cb/',
+      'http://127.0.0.1:5000/native/../x',
+      'http://localhost:5000/native',
+      'https://127.0.0.1:5000/native',
+      '',
+      undefined,
+    ]) {
+      expect(() => assertRedirectUriRegistered(agent, uri), String(uri)).toThrow(expect.objectContaining({ code: 'invalid_redirect_uri' }) as Error);
+    }
+  });
+});
+
+describe('assertPkceS256Challenge', () => {
+  it('requires a 43-character challenge and S256', () => {
+    const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+    expect(assertPkceS256Challenge(challenge, 'S256')).toBe(challenge);
+    for (const [c, m] of [[challenge, 'plain'], [challenge, undefined], [undefined, 'S256'], ['short', 'S256']] as const) {
+      expect(() => assertPkceS256Challenge(c, m)).toThrow(expect.objectContaining({ code: 'invalid_request' }) as Error);
+    }
+  });
+});

@@ -1,0 +1,64 @@
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { Clock, OAuthError, Random, type Principal } from '@broker/domain';
+import { AgentRepository, AuthorizationCodeRepository, GrantRepository } from '@broker/persistence';
+import { Inject, Injectable } from '@nestjs/common';
+import { AuthorizationSessionTokens } from '../authorization-session/authorization-session-tokens';
+import { codeDigest } from '../token/authorization-code.grant';
+import { AccessTokenIssuer } from '../token/access-token-issuer';
+import { parseScope } from '../token/scopes';
+import { assertClientIdShape, assertPkceS256Challenge, assertRedirectUriRegistered, assertResponseTypeCode, single } from './authorize-rules';
+import type { AuthorizationRequest, AuthorizeStrategy } from './authorize-strategy';
+
+/** Authorization codes live 60 seconds. */
+export const CODE_TTL_MS = 60_000;
+
+/**
+ * Local authorization (SPEC.md "GET /oauth2/authorize"): JSON errors in the spec's order,
+ * then `invalid_scope` by redirect; with an active grant of the user for the agent a
+ * single-use code (256 random bits, stored hashed, 60 s, bound to client, redirect_uri,
+ * challenge, principal and scope); without one, the consent page with an authorization
+ * session token whose `original_url` resumes this request.
+ */
+@Injectable()
+export class LocalAuthorize implements AuthorizeStrategy {
+  constructor(
+    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+    private readonly agents: AgentRepository,
+    private readonly grants: GrantRepository,
+    private readonly codes: AuthorizationCodeRepository,
+    private readonly sessions: AuthorizationSessionTokens,
+    private readonly tokens: AccessTokenIssuer,
+    private readonly clock: Clock,
+    private readonly random: Random,
+  ) {}
+
+  async authorize(principal: Principal, request: AuthorizationRequest): Promise<string> {
+    const { query } = request;
+    const clientId = assertClientIdShape(single(query, 'client_id'));
+    const agent = await this.agents.findById(clientId);
+    if (agent === undefined) throw new OAuthError('invalid_client', 'client_id is not a registered client');
+    const redirectUri = assertRedirectUriRegistered(agent, single(query, 'redirect_uri'));
+    assertResponseTypeCode(single(query, 'response_type'));
+    const challenge = assertPkceS256Challenge(single(query, 'code_challenge'), single(query, 'code_challenge_method'));
+    const state = single(query, 'state');
+    const scopes = parseScope(single(query, 'scope'));
+    if (agent.allowedScopes.length > 0 && scopes.some((scope) => !agent.allowedScopes.includes(scope))) {
+      return this.redirect(redirectUri, { error: 'invalid_scope', error_description: 'a requested scope is not allowed for this client', state });
+    }
+    const now = this.clock.now();
+    if ((await this.grants.findActive(principal.id, agent.id, now)) === undefined) {
+      const token = await this.sessions.issue({ agentId: agent.id, principal: principal.id, originalUrl: request.originalUrl, cimd: null });
+      return `${this.config.server.enduser.consent_ui_url}/agents/${agent.id}?session_token=${encodeURIComponent(token)}`;
+    }
+    const code = this.random.token(32);
+    await this.codes.store(codeDigest(code), { agentId: agent.id, principal: principal.id, redirectUri, codeChallenge: challenge, scopes, expiresAt: new Date(now.getTime() + CODE_TTL_MS) }, now);
+    // RFC 9207: name the issuer in the response.
+    return this.redirect(redirectUri, { code, state, iss: this.tokens.issuer });
+  }
+
+  private redirect(redirectUri: string, params: Record<string, string | undefined>): string {
+    const url = new URL(redirectUri);
+    for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
+    return url.toString();
+  }
+}

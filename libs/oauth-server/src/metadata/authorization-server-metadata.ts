@@ -1,0 +1,41 @@
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { Inject, Injectable } from '@nestjs/common';
+import { TokenEndpoint } from '../token/token-endpoint';
+
+/** RFC 8414 authorization server metadata. */
+export interface AuthorizationServerMetadata {
+  readonly issuer: string;
+  readonly authorization_endpoint: string;
+  readonly token_endpoint: string;
+  readonly jwks_uri: string;
+  readonly response_types_supported: readonly string[];
+  readonly grant_types_supported: readonly string[];
+  readonly code_challenge_methods_supported: readonly string[];
+  readonly token_endpoint_auth_methods_supported: readonly string[];
+  readonly authorization_response_iss_parameter_supported: boolean;
+}
+
+/** `GET /.well-known/oauth-authorization-server`: the issuer is the broker's public URL in every mode. */
+@Injectable()
+export class AuthorizationServerMetadataService {
+  private readonly metadata: AuthorizationServerMetadata;
+
+  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig, tokens: TokenEndpoint) {
+    const base = config.server.enduser.public_url;
+    this.metadata = {
+      issuer: config.oauth2_authorization_server.local.issuer_uri ?? base,
+      authorization_endpoint: `${base}/oauth2/authorize`,
+      token_endpoint: `${base}/oauth2/token`,
+      jwks_uri: `${base}/oauth2/jwks.json`,
+      response_types_supported: ['code'],
+      grant_types_supported: tokens.grantTypes,
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      authorization_response_iss_parameter_supported: true,
+    };
+  }
+
+  get(): AuthorizationServerMetadata {
+    return this.metadata;
+  }
+}

@@ -1,0 +1,60 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Clock, OAuthError } from '@broker/domain';
+import { AuthorizationCodeRepository, type AuthorizationCodeRecord } from '@broker/persistence';
+import { Injectable } from '@nestjs/common';
+import { AccessTokenIssuer, type TokenResponse } from './access-token-issuer';
+import { ClientAuthenticator } from './client-authenticator';
+import type { GrantStrategy, TokenRequestContext } from './grant-strategy';
+import { required, type TokenForm } from './token-form';
+
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/** RFC 7636 §4.1: 43-128 unreserved characters. */
+function assertVerifierFormat(verifier: string): void {
+  if (!VERIFIER.test(verifier)) throw new OAuthError('invalid_grant', 'code_verifier must be 43-128 unreserved characters');
+}
+
+/** RFC 7636 §4.6: BASE64URL(SHA256(verifier)) equals the stored challenge. */
+function assertPkceS256(verifier: string, challenge: string): void {
+  const computed = Buffer.from(createHash('sha256').update(verifier).digest('base64url'));
+  const expected = Buffer.from(challenge);
+  if (computed.length !== expected.length || !timingSafeEqual(computed, expected)) throw new OAuthError('invalid_grant', 'code_verifier does not match the code challenge');
+}
+
+/** RFC 6749 §4.1.3: the code was issued to this client, for this redirect_uri, and is unexpired. */
+function assertCodeBinding(code: AuthorizationCodeRecord, agentId: string, redirectUri: string, now: Date): void {
+  if (code.expiresAt.getTime() <= now.getTime()) throw new OAuthError('invalid_grant', 'the authorization code has expired');
+  if (code.agentId !== agentId) throw new OAuthError('invalid_grant', 'the authorization code was issued to another client');
+  if (code.redirectUri !== redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri differs from the authorization request');
+}
+
+export function codeDigest(code: string): Buffer {
+  return createHash('sha256').update(code, 'utf8').digest();
+}
+
+/** `authorization_code` (RFC 6749 §4.1.3 with RFC 7636), local: single-use codes, PKCE S256. */
+@Injectable()
+export class AuthorizationCodeGrant implements GrantStrategy {
+  readonly grantType = 'authorization_code';
+
+  constructor(
+    private readonly clients: ClientAuthenticator,
+    private readonly codes: AuthorizationCodeRepository,
+    private readonly tokens: AccessTokenIssuer,
+    private readonly clock: Clock,
+  ) {}
+
+  async handle(form: TokenForm, context: TokenRequestContext): Promise<TokenResponse> {
+    const { agent } = await this.clients.authenticate(context.authorization, form, { allowPublic: true });
+    const code = required(form, 'code');
+    const redirectUri = required(form, 'redirect_uri');
+    const verifier = required(form, 'code_verifier');
+    assertVerifierFormat(verifier);
+    // Consumed whatever happens next: a failed redemption cannot be retried (RFC 6749 §4.1.2).
+    const record = await this.codes.redeem(codeDigest(code));
+    if (record === undefined) throw new OAuthError('invalid_grant', 'the authorization code is invalid or was already used');
+    assertCodeBinding(record, agent.id, redirectUri, this.clock.now());
+    assertPkceS256(verifier, record.codeChallenge);
+    return this.tokens.issue({ sub: record.principal, agentId: agent.id, scopes: record.scopes });
+  }
+}

@@ -1,0 +1,44 @@
+import { isCanonicalUuid, OAuthError, type Agent } from '@broker/domain';
+import { AgentRepository, ClientCredentialRepository } from '@broker/persistence';
+import { Injectable } from '@nestjs/common';
+import { ClientCredentialsService } from '../client-credentials/client-credentials.service';
+import { presentedClient } from './client-authentication';
+import type { TokenForm } from './token-form';
+
+/** An authenticated (or, for public agents, identified) client of the token endpoint. */
+export interface AuthenticatedClient {
+  readonly agent: Agent;
+  readonly confidential: boolean;
+}
+
+/**
+ * Client authentication at the token endpoint (RFC 6749 §2.3): an agent with
+ * broker-issued credentials must present its secret (Basic or post); an agent without
+ * credentials is public and identified by `client_id` alone, where the grant allows it.
+ */
+@Injectable()
+export class ClientAuthenticator {
+  constructor(
+    private readonly agents: AgentRepository,
+    private readonly credentials: ClientCredentialRepository,
+    private readonly secrets: ClientCredentialsService,
+  ) {}
+
+  async authenticate(authorization: string | undefined, form: TokenForm, options: { allowPublic: boolean }): Promise<AuthenticatedClient> {
+    const presented = presentedClient(authorization, form);
+    const clientId = presented.clientId?.toLowerCase();
+    if (clientId === undefined || !isCanonicalUuid(clientId)) throw new OAuthError('invalid_client', 'unknown client');
+    const agent = await this.agents.findById(clientId);
+    if (agent === undefined) throw new OAuthError('invalid_client', 'unknown client');
+    const hasCredentials = (await this.credentials.find(agent.id)) !== undefined;
+    if (!hasCredentials) {
+      if (!options.allowPublic) throw new OAuthError('invalid_client', 'client authentication failed');
+      if (presented.clientSecret !== undefined) throw new OAuthError('invalid_client', 'client authentication failed');
+      return { agent, confidential: false };
+    }
+    if (presented.clientSecret === undefined || !(await this.secrets.verifyClientSecret(agent.id, presented.clientSecret))) {
+      throw new OAuthError('invalid_client', 'client authentication failed');
+    }
+    return { agent, confidential: true };
+  }
+}

@@ -1,0 +1,28 @@
+import { OAuthError } from '@broker/domain';
+import { Inject, Injectable } from '@nestjs/common';
+import type { TokenResponse } from './access-token-issuer';
+import { GRANT_STRATEGIES, type GrantStrategy, type TokenRequestContext } from './grant-strategy';
+import { parseTokenForm, required } from './token-form';
+
+/** `POST /oauth2/token`: parses the form and dispatches on `grant_type` to the mode's strategies. */
+@Injectable()
+export class TokenEndpoint {
+  private readonly strategies: ReadonlyMap<string, GrantStrategy>;
+
+  constructor(@Inject(GRANT_STRATEGIES) strategies: readonly GrantStrategy[]) {
+    this.strategies = new Map(strategies.map((s) => [s.grantType, s]));
+  }
+
+  /** Grant types this server answers (metadata). */
+  get grantTypes(): string[] {
+    return [...this.strategies.keys()];
+  }
+
+  handle(contentType: string | undefined, body: Buffer | undefined, context: TokenRequestContext): Promise<TokenResponse> {
+    const form = parseTokenForm(contentType, body);
+    const grantType = required(form, 'grant_type');
+    const strategy = this.strategies.get(grantType);
+    if (strategy === undefined) throw new OAuthError('unsupported_grant_type', 'this grant type is not supported');
+    return strategy.handle(form, context);
+  }
+}

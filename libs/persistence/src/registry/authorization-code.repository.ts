@@ -1,0 +1,42 @@
+import type { DataSource } from 'typeorm';
+
+/** What an authorization code is bound to. */
+export interface AuthorizationCodeRecord {
+  readonly agentId: string;
+  readonly principal: string;
+  readonly redirectUri: string;
+  readonly codeChallenge: string;
+  readonly scopes: readonly string[];
+  readonly expiresAt: Date;
+}
+
+/** Authorization codes, stored by digest; redemption is one atomic statement. */
+export class AuthorizationCodeRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async store(codeSha256: Buffer, record: AuthorizationCodeRecord, now: Date): Promise<void> {
+    await this.dataSource.query(
+      'INSERT INTO authorization_codes (code_sha256, agent_id, principal, redirect_uri, code_challenge, scopes, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+      [codeSha256, record.agentId, record.principal, record.redirectUri, record.codeChallenge, JSON.stringify(record.scopes), record.expiresAt, now],
+    );
+  }
+
+  /**
+   * Consumes the code: whoever deletes the row owns it, so a replayed or concurrently
+   * redeemed code yields undefined. Expired rows are consumed too (and refused by the caller).
+   */
+  async redeem(codeSha256: Buffer): Promise<AuthorizationCodeRecord | undefined> {
+    const rows = await this.dataSource.query<[{ agent_id: string; principal: string; redirect_uri: string; code_challenge: string; scopes: string[]; expires_at: Date }[], number]>(
+      'DELETE FROM authorization_codes WHERE code_sha256 = $1 RETURNING agent_id, principal, redirect_uri, code_challenge, scopes, expires_at',
+      [codeSha256],
+    );
+    const row = rows[0][0];
+    if (row === undefined) return undefined;
+    return { agentId: row.agent_id, principal: row.principal, redirectUri: row.redirect_uri, codeChallenge: row.code_challenge, scopes: row.scopes, expiresAt: row.expires_at };
+  }
+
+  /** Removes codes that expired before `now` (housekeeping). */
+  async purgeExpired(now: Date): Promise<void> {
+    await this.dataSource.query('DELETE FROM authorization_codes WHERE expires_at < $1', [now]);
+  }
+}
