@@ -153,7 +153,7 @@ describe.each(testBackends())('admin: concurrent signing-key deletes on $name', 
 
 describe('admin: signing keys in proxy mode', () => {
   it('creates no key at start-up (the upstream signs), but keys can still be managed', async () => {
-    const broker = await startTestBroker({ servers: BOTH_SERVERS, config: { oauth2_authorization_server: { mode: 'proxy' } } });
+    const broker = await startTestBroker({ servers: BOTH_SERVERS, config: { oauth2_authorization_server: { mode: 'proxy', proxy: { upstream_authorize_endpoint: 'https://idp.example.com/authorize', upstream_token_endpoint: 'https://idp.example.com/token', upstream_jwks_uri: 'https://idp.example.com/jwks' } } } });
     try {
       const admin = new ApiClient(broker.url('admin'));
       expect((await admin.get('/api/oauth2-server/signing-keys')).json()).toEqual({ items: [] });

@@ -238,18 +238,3 @@ describe('OAuth2 authorization server, local mode (driven by oauth4webapi)', () 
     });
   });
 });
-
-describe('OAuth2 endpoints in proxy mode (not yet available)', () => {
-  it('answer an explicit temporarily_unavailable instead of acting as a local server', async () => {
-    const broker = await startTestBroker({ servers: BOTH_SERVERS, config: { oauth2_authorization_server: { mode: 'proxy' } } });
-    try {
-      const jwks = await http(`${broker.url('enduser')}/oauth2/jwks.json`);
-      expect(jwks.status).toBe(503);
-      expect(jwks.json<{ error: string }>().error).toBe('temporarily_unavailable');
-      const token = await http(`${broker.url('enduser')}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' });
-      expect(token.status).toBe(503);
-    } finally {
-      await broker.stop();
-    }
-  });
-});

@@ -165,6 +165,15 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[]): BrokerConfig {
     throw new ConfigError('storage.postgres.connection_url', 'is required when storage.backend is postgres (e.g. postgres://broker:secret@db:5432/broker)');
   }
 
+  if (parsed.oauth2_authorization_server.mode !== 'local') {
+    const proxy = parsed.oauth2_authorization_server.proxy;
+    for (const key of ['upstream_authorize_endpoint', 'upstream_token_endpoint', 'upstream_jwks_uri'] as const) {
+      if (proxy[key] === undefined) {
+        throw new ConfigError(`oauth2_authorization_server.proxy.${key}`, `is required when oauth2_authorization_server.mode is ${parsed.oauth2_authorization_server.mode} (the upstream authorization server's endpoint)`);
+      }
+    }
+  }
+
   let encryptionKeys = decodeKeys(parsed.encryption.keys, 'encryption.keys');
   let currentKeyId = parsed.encryption.current_key_id;
   let jweKeys = decodeKeys(parsed.third_party_oauth2.jwe_keys, 'third_party_oauth2.jwe_keys');

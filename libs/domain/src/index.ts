@@ -10,3 +10,4 @@ export { type Principal, type PrincipalProblem, PRINCIPAL_MAX_LENGTH, normaliseP
 export { isCanonicalUuid, isUuidShaped } from './uuid';
 export * from './registry/registry.types';
 export { normaliseResourceUri, isHttpUrl, isRedirectUri, canonicalIdProblem } from './registry/resource-uri';
+export { ComponentHealth, type ComponentStatus } from './component-health';

@@ -1,5 +1,5 @@
 import { BROKER_CONFIG, SERVER_KIND, type ServerKind } from '@broker/config';
-import { Clock, Random } from '@broker/domain';
+import { Clock, ComponentHealth, Random } from '@broker/domain';
 import { PersistenceModule } from '@broker/persistence';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
@@ -22,6 +22,7 @@ export class CoreModule {
       { provide: Clock, useValue: runtime.clock },
       { provide: Random, useValue: runtime.random },
       { provide: Lifecycle, useValue: runtime.lifecycle },
+      { provide: ComponentHealth, useValue: new ComponentHealth() },
     ];
     return {
       module: CoreModule,
@@ -31,7 +32,7 @@ export class CoreModule {
         HealthModule,
       ],
       providers,
-      exports: [BROKER_CONFIG, SERVER_KIND, Clock, Random, Lifecycle, PersistenceModule],
+      exports: [BROKER_CONFIG, SERVER_KIND, Clock, Random, Lifecycle, ComponentHealth, PersistenceModule],
     };
   }
 }

@@ -1,54 +1,78 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { OAuthError } from '@broker/domain';
-import { Logger, type Provider } from '@nestjs/common';
+import { assertNever } from '@broker/domain';
+import type { Provider } from '@nestjs/common';
 import { AUTHORIZE_STRATEGY, type AuthorizeStrategy } from './authorize/authorize-strategy';
 import { LocalAuthorize } from './authorize/local-authorize';
 import { JWKS_SOURCE, type JwksSource } from './metadata/jwks-source';
+import { HybridAuthorizationCodeGrant, HybridAuthorize, HybridJwks } from './proxy/hybrid';
+import { ProxyAuthorize } from './proxy/proxy-authorize';
+import { ProxyTokenForwarder } from './proxy/proxy-token-forwarder';
+import { UpstreamKeySet } from './proxy/upstream-key-set';
 import { SigningKeyService } from './signing-keys/signing-key.service';
 import { AuthorizationCodeGrant } from './token/authorization-code.grant';
 import { ClientCredentialsGrant } from './token/client-credentials.grant';
 import { GRANT_STRATEGIES, type GrantStrategy } from './token/grant-strategy';
 
-type Mode = BrokerConfig['oauth2_authorization_server']['mode'];
+/** Every strategy implementation; the factories below pick the mode's. */
+export const STRATEGY_IMPLEMENTATIONS = [LocalAuthorize, ProxyAuthorize, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder, UpstreamKeySet];
 
 /**
- * Proxy and hybrid modes are not built yet (their upstream forwarding, key republishing
- * and per-agent dispatch arrive with the rest of the OAuth2-server issue). Until then they
- * answer with an explicit error instead of silently behaving like local mode.
- */
-const notAvailable = (mode: Mode): OAuthError => new OAuthError('temporarily_unavailable', `oauth2_authorization_server.mode ${mode} is not available in this version`);
-
-/**
- * The mode is chosen once, here (STYLE.md rule 5): `AuthorizeStrategy`, the grant
- * strategies of the token endpoint and the `JwksSource` are bound for the configured mode.
+ * The mode is chosen once, here (STYLE.md rule 5): `AuthorizeStrategy`, the token
+ * endpoint's grant strategies and the `JwksSource` are bound for `local`, `proxy` or
+ * `hybrid` (local + proxy, dispatched per agent). No handler checks the mode.
  */
 export const MODE_STRATEGY_PROVIDERS: Provider[] = [
   {
     provide: AUTHORIZE_STRATEGY,
-    inject: [BROKER_CONFIG, LocalAuthorize],
-    useFactory: (config: BrokerConfig, local: LocalAuthorize): AuthorizeStrategy => {
+    inject: [BROKER_CONFIG, LocalAuthorize, ProxyAuthorize],
+    useFactory: (config: BrokerConfig, local: LocalAuthorize, proxy: ProxyAuthorize): AuthorizeStrategy => {
       const mode = config.oauth2_authorization_server.mode;
-      if (mode === 'local') return local;
-      new Logger('OAuthServer').warn(`oauth2_authorization_server.mode ${mode}: /oauth2/authorize, /oauth2/token and the JWKS are not available in this version`);
-      return { authorize: () => Promise.reject(notAvailable(mode)) };
+      switch (mode) {
+        case 'local':
+          return local;
+        case 'proxy':
+          return proxy;
+        case 'hybrid':
+          return new HybridAuthorize(local, proxy);
+        default:
+          return assertNever(mode, 'mode');
+      }
     },
   },
   {
     provide: GRANT_STRATEGIES,
-    inject: [BROKER_CONFIG, AuthorizationCodeGrant, ClientCredentialsGrant],
-    useFactory: (config: BrokerConfig, code: AuthorizationCodeGrant, credentials: ClientCredentialsGrant): GrantStrategy[] => {
+    inject: [BROKER_CONFIG, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder],
+    useFactory: (config: BrokerConfig, code: AuthorizationCodeGrant, credentials: ClientCredentialsGrant, forwarder: ProxyTokenForwarder): GrantStrategy[] => {
       const mode = config.oauth2_authorization_server.mode;
-      if (mode === 'local') return [code, credentials];
-      return ['authorization_code', 'client_credentials'].map((grantType) => ({ grantType, handle: () => Promise.reject(notAvailable(mode)) }));
+      switch (mode) {
+        case 'local':
+          return [code, credentials];
+        case 'proxy':
+          return [forwarder];
+        case 'hybrid':
+          return [new HybridAuthorizationCodeGrant(code, forwarder), credentials];
+        default:
+          return assertNever(mode, 'mode');
+      }
     },
   },
   {
     provide: JWKS_SOURCE,
-    inject: [BROKER_CONFIG, SigningKeyService],
-    useFactory: (config: BrokerConfig, keys: SigningKeyService): JwksSource => {
+    inject: [BROKER_CONFIG, SigningKeyService, UpstreamKeySet],
+    useFactory: (config: BrokerConfig, keys: SigningKeyService, upstream: UpstreamKeySet): JwksSource => {
+      const local: JwksSource = { keySet: () => keys.jwks() };
+      const proxied: JwksSource = { keySet: () => upstream.keySet() };
       const mode = config.oauth2_authorization_server.mode;
-      if (mode === 'local') return { keySet: () => keys.jwks() };
-      return { keySet: () => Promise.reject(notAvailable(mode)) };
+      switch (mode) {
+        case 'local':
+          return local;
+        case 'proxy':
+          return proxied;
+        case 'hybrid':
+          return new HybridJwks(local, proxied);
+        default:
+          return assertNever(mode, 'mode');
+      }
     },
   },
 ];

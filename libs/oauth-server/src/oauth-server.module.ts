@@ -2,16 +2,13 @@ import { VaultModule } from '@broker/vault';
 import { Module } from '@nestjs/common';
 import { AuthorizationSessionTokens } from './authorization-session/authorization-session-tokens';
 import { AUTHORIZE_STRATEGY } from './authorize/authorize-strategy';
-import { LocalAuthorize } from './authorize/local-authorize';
 import { ClientCredentialsService } from './client-credentials/client-credentials.service';
 import { AuthorizationServerMetadataService } from './metadata/authorization-server-metadata';
 import { JWKS_SOURCE } from './metadata/jwks-source';
-import { MODE_STRATEGY_PROVIDERS } from './mode-strategies';
+import { MODE_STRATEGY_PROVIDERS, STRATEGY_IMPLEMENTATIONS } from './mode-strategies';
 import { SigningKeyService } from './signing-keys/signing-key.service';
 import { AccessTokenIssuer } from './token/access-token-issuer';
-import { AuthorizationCodeGrant } from './token/authorization-code.grant';
 import { ClientAuthenticator } from './token/client-authenticator';
-import { ClientCredentialsGrant } from './token/client-credentials.grant';
 import { TokenEndpoint } from './token/token-endpoint';
 
 /**
@@ -27,9 +24,7 @@ import { TokenEndpoint } from './token/token-endpoint';
     AuthorizationSessionTokens,
     AccessTokenIssuer,
     ClientAuthenticator,
-    AuthorizationCodeGrant,
-    ClientCredentialsGrant,
-    LocalAuthorize,
+    ...STRATEGY_IMPLEMENTATIONS,
     TokenEndpoint,
     AuthorizationServerMetadataService,
     ...MODE_STRATEGY_PROVIDERS,

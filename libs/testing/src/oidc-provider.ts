@@ -21,8 +21,10 @@ export async function startOidcProvider(options: { clients?: ClientMetadata[]; c
   // Loaded on first use: only the tests that need a provider pay for it.
   const { default: ProviderClass } = await import('oidc-provider');
   const provider = new ProviderClass(issuer, { clients: options.clients ?? [], ...options.configuration });
-  const handler = provider.callback();
+  // Composed on the first request, so middleware a test adds with provider.use() takes part.
+  let handler: ReturnType<Provider['callback']> | undefined;
   server.on('request', (request, response) => {
+    handler ??= provider.callback();
     void handler(request, response);
   });
   return {

@@ -86,3 +86,37 @@ export function sanitiseProviderText(value: unknown, max = 200): string {
   if (typeof value !== 'string') return '';
   return value.replace(/[^\x20-\x7E]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, max);
 }
+
+/**
+ * GETs a JSON document (an upstream JWK set) with the same limits: timeouts, 1 MiB cap,
+ * no redirects. Anything but a 200 JSON object is `ProviderUnavailable`.
+ */
+export async function getJson(url: string, limits: ProviderLimits = PROVIDER_LIMITS): Promise<Record<string, unknown>> {
+  let response;
+  try {
+    response = await request(url, { method: 'GET', dispatcher: dispatcherFor(limits), signal: AbortSignal.timeout(limits.totalTimeoutMs), maxRedirections: 0, headers: { accept: 'application/json' } });
+  } catch (error) {
+    throw new ProviderUnavailable(`unreachable (${(error as Error).name})`);
+  }
+  if (response.statusCode !== 200) {
+    await response.body.dump();
+    throw new ProviderUnavailable(`answered ${response.statusCode}`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += (chunk as Buffer).length;
+    if (size > limits.maxResponseBytes) {
+      response.body.destroy();
+      throw new ProviderUnavailable('answer larger than 1 MiB');
+    }
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new ProviderUnavailable('answer is not a JSON object');
+}

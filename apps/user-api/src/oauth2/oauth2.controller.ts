@@ -1,9 +1,9 @@
 import { ClientAuthenticated, Principal, Public } from '@broker/auth';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { AUTHORIZE_STRATEGY, AuthorizationServerMetadataService, JWKS_SOURCE, TokenEndpoint, type AuthorizationServerMetadata, type AuthorizeStrategy, type JsonWebKeySet, type JwksSource, type TokenResponse } from '@broker/oauth-server';
-import { Controller, Get, Header, HttpCode, Inject, Post, Redirect, Req } from '@nestjs/common';
+import { AUTHORIZE_STRATEGY, AuthorizationServerMetadataService, isRelayed, JWKS_SOURCE, TokenEndpoint, type AuthorizationServerMetadata, type AuthorizeStrategy, type JsonWebKeySet, type JwksSource } from '@broker/oauth-server';
+import { Controller, Get, Header, Inject, Post, Redirect, Req, Res } from '@nestjs/common';
 import { ApiFoundResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 
 interface RedirectTo {
   url: string;
@@ -36,14 +36,17 @@ export class OAuth2Controller {
     return { url: await this.authorizeStrategy.authorize(principal, { query: request.query, originalUrl: `${this.publicUrl}${request.originalUrl}` }), statusCode: 302 };
   }
 
-  /** Token endpoint (form-encoded, 256 KiB); answers carry `Cache-Control: no-store`. */
+  /**
+   * Token endpoint (form-encoded, 256 KiB). Our answers carry `Cache-Control: no-store`
+   * (RFC 6749 §5.1); a proxied answer is relayed with only its allowed headers.
+   */
   @Post('oauth2/token')
   @ClientAuthenticated()
-  @HttpCode(200)
-  @Header('Cache-Control', 'no-store')
-  @Header('Pragma', 'no-cache')
-  token(@Req() request: Request): Promise<TokenResponse> {
-    return this.tokens.handle(request.headers['content-type'], Buffer.isBuffer(request.body) ? request.body : undefined, { authorization: request.headers.authorization });
+  @ApiOkResponse({ description: 'token response (no data envelope)' })
+  async token(@Req() request: Request, @Res() response: Response): Promise<void> {
+    const outcome = await this.tokens.handle(request.headers['content-type'], Buffer.isBuffer(request.body) ? request.body : undefined, { authorization: request.headers.authorization });
+    if (isRelayed(outcome)) response.status(outcome.status).set(outcome.headers).send(outcome.body);
+    else response.status(200).set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).json(outcome);
   }
 
   /** Public signing keys. */

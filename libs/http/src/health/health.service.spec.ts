@@ -2,6 +2,7 @@ import { Database } from '@broker/persistence';
 import { FrozenClock, LogCapture, testConfig } from '@broker/testing';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { PinoLogger } from 'nestjs-pino';
+import { ComponentHealth } from '@broker/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Lifecycle } from '../lifecycle/lifecycle';
 import { createLogger } from '../logging/create-logger';
@@ -18,7 +19,7 @@ describe('HealthService', () => {
     const logger = createLogger(config, new LogCapture());
     database = await Database.open(config, logger);
     lifecycle = new Lifecycle(clock);
-    health = new HealthService(lifecycle, database, new HealthIndicatorService(), clock, new PinoLogger({ pinoHttp: { logger } }));
+    health = new HealthService(lifecycle, database, new HealthIndicatorService(), clock, new PinoLogger({ pinoHttp: { logger } }), new ComponentHealth());
   });
 
   afterAll(async () => {

@@ -3,13 +3,15 @@ import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { PinoLogger } from 'nestjs-pino';
 import { Lifecycle } from '../lifecycle/lifecycle';
-import { Clock } from '@broker/domain';
+import { Clock, ComponentHealth, type ComponentStatus } from '@broker/domain';
 
 /** `GET /health` body (SPEC.md "End-user server" /health). */
 export interface HealthReport {
   status: 'starting' | 'healthy' | 'shutting_down' | 'unhealthy';
   timestamp: string;
   uptime_seconds: number;
+  /** Proxy and hybrid modes: `upstream_jwks`; never changes `status`. */
+  components?: Record<string, ComponentStatus>;
 }
 
 const DATABASE_TIMEOUT_MS = 2_000;
@@ -32,12 +34,16 @@ export class HealthService {
     private readonly indicators: HealthIndicatorService,
     private readonly clock: Clock,
     private readonly logger: PinoLogger,
+    private readonly components: ComponentHealth,
   ) {
     logger.setContext(HealthService.name);
   }
 
   async report(): Promise<HealthReport> {
-    return { status: await this.status(), timestamp: this.clock.now().toISOString(), uptime_seconds: this.lifecycle.uptimeSeconds() };
+    const report: HealthReport = { status: await this.status(), timestamp: this.clock.now().toISOString(), uptime_seconds: this.lifecycle.uptimeSeconds() };
+    const components = this.components.report();
+    if (components !== undefined) report.components = components;
+    return report;
   }
 
   private async status(): Promise<HealthReport['status']> {

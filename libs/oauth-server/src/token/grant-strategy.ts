@@ -7,10 +7,25 @@ export interface TokenRequestContext {
   readonly authorization: string | undefined;
 }
 
+/** An upstream answer relayed as is (proxy mode): status, allowed headers, body bytes. */
+export interface RelayedResponse {
+  readonly kind: 'relayed';
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+}
+
+/** What a grant produces: a token response of ours, or an upstream answer to relay. */
+export type TokenOutcome = TokenResponse | RelayedResponse;
+
+export function isRelayed(outcome: TokenOutcome): outcome is RelayedResponse {
+  return (outcome as { kind?: unknown }).kind === 'relayed';
+}
+
 /** One grant type of `POST /oauth2/token`, with its own checks (RFC 6749 §4). */
 export interface GrantStrategy {
   readonly grantType: string;
-  handle(form: TokenForm, context: TokenRequestContext): Promise<TokenResponse>;
+  handle(form: TokenForm, context: TokenRequestContext): Promise<TokenOutcome>;
 }
 
 /** Injection token of the grant strategies bound for the configured mode. */

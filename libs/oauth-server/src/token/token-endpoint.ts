@@ -1,7 +1,6 @@
 import { OAuthError } from '@broker/domain';
 import { Inject, Injectable } from '@nestjs/common';
-import type { TokenResponse } from './access-token-issuer';
-import { GRANT_STRATEGIES, type GrantStrategy, type TokenRequestContext } from './grant-strategy';
+import { GRANT_STRATEGIES, type GrantStrategy, type TokenOutcome, type TokenRequestContext } from './grant-strategy';
 import { parseTokenForm, required } from './token-form';
 
 /** `POST /oauth2/token`: parses the form and dispatches on `grant_type` to the mode's strategies. */
@@ -18,7 +17,7 @@ export class TokenEndpoint {
     return [...this.strategies.keys()];
   }
 
-  handle(contentType: string | undefined, body: Buffer | undefined, context: TokenRequestContext): Promise<TokenResponse> {
+  handle(contentType: string | undefined, body: Buffer | undefined, context: TokenRequestContext): Promise<TokenOutcome> {
     const form = parseTokenForm(contentType, body);
     const grantType = required(form, 'grant_type');
     const strategy = this.strategies.get(grantType);

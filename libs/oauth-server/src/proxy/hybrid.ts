@@ -1,0 +1,56 @@
+import { OAuthError } from '@broker/domain';
+import type { AuthorizationRequest, AuthorizeStrategy } from '../authorize/authorize-strategy';
+import type { LocalAuthorize } from '../authorize/local-authorize';
+import type { JwksSource } from '../metadata/jwks-source';
+import type { JsonWebKeySet } from '../signing-keys/signing-key.service';
+import type { AuthorizationCodeGrant } from '../token/authorization-code.grant';
+import type { GrantStrategy, TokenOutcome, TokenRequestContext } from '../token/grant-strategy';
+import type { TokenForm } from '../token/token-form';
+import type { ProxyAuthorize } from './proxy-authorize';
+import type { ProxyTokenForwarder } from './proxy-token-forwarder';
+import type { Principal } from '@broker/domain';
+
+/**
+ * Hybrid mode composes local and proxy (SPEC.md mode table), dispatching per agent: an
+ * agent with an upstream `client_id` goes the proxy way, any other agent the local way.
+ */
+export class HybridAuthorize implements AuthorizeStrategy {
+  constructor(
+    private readonly local: LocalAuthorize,
+    private readonly proxy: ProxyAuthorize,
+  ) {}
+
+  async authorize(principal: Principal, request: AuthorizationRequest): Promise<string> {
+    const agent = await this.proxy.validate(request);
+    return agent.clientId === null ? this.local.authorize(principal, request) : this.proxy.redirectUpstream(principal, agent, request);
+  }
+}
+
+export class HybridAuthorizationCodeGrant implements GrantStrategy {
+  readonly grantType = 'authorization_code';
+
+  constructor(
+    private readonly local: AuthorizationCodeGrant,
+    private readonly proxy: ProxyTokenForwarder,
+  ) {}
+
+  async handle(form: TokenForm, context: TokenRequestContext): Promise<TokenOutcome> {
+    const agent = await this.proxy.agentOf(form, context);
+    return agent.clientId === null ? this.local.handle(form, context) : this.proxy.forward(agent, form, context);
+  }
+}
+
+/** The union of the local and upstream key sets; a kid in both is a configuration fault (500). */
+export class HybridJwks implements JwksSource {
+  constructor(
+    private readonly local: JwksSource,
+    private readonly upstream: JwksSource,
+  ) {}
+
+  async keySet(): Promise<JsonWebKeySet> {
+    const [local, upstream] = await Promise.all([this.local.keySet(), this.upstream.keySet()]);
+    const kids = new Set(local.keys.map((key) => key.kid));
+    if (upstream.keys.some((key) => key.kid !== undefined && kids.has(key.kid))) throw new OAuthError('server_error', 'a key id is published by both the broker and the upstream');
+    return { keys: [...local.keys, ...upstream.keys] };
+  }
+}
