@@ -238,3 +238,29 @@ describe('OAuth2 authorization server, local mode (driven by oauth4webapi)', () 
     });
   });
 });
+
+describe('local token claims expression', () => {
+  it('adds the expression\'s claims (aud included), never overriding reserved ones', async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const expression = '{"aud": "https://api.example.com", "tenant": agent.display_name, "grant": request.grant_type, "sub": "forged", "iss": "forged", "scope": "forged"}';
+    const broker = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: base } }, oauth2_authorization_server: { local: { token_claims_expression: expression } } } });
+    try {
+      const admin = new ApiClient(broker.url('admin'));
+      const agent = (await admin.post('/api/agents', { display_name: 'Claims Agent' })).json<{ id: string }>().id;
+      const secret = (await admin.post(`/api/agents/${agent}/client-credentials`)).json<{ client_secret: string }>().client_secret;
+      const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'client_credentials', client_id: agent, client_secret: secret, scope: 'read' }).toString() });
+      const token = response.json<{ access_token: string }>().access_token;
+      const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(`${base}/oauth2/jwks.json`)), { issuer: base, audience: 'https://api.example.com' });
+      expect(payload).toMatchObject({ aud: 'https://api.example.com', tenant: 'Claims Agent', grant: 'client_credentials', sub: agent, iss: base, scope: 'read' });
+    } finally {
+      await broker.stop();
+    }
+  });
+
+  it('stops start-up naming the key when the expression does not compile', async () => {
+    await expect(startTestBroker({ servers: BOTH_SERVERS, config: { oauth2_authorization_server: { local: { token_claims_expression: '{"aud": ' } } } })).rejects.toThrow(
+      /^config error: oauth2_authorization_server\.local\.token_claims_expression is not a valid CEL expression/,
+    );
+  });
+});

@@ -1,6 +1,6 @@
-import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { Clock, OAuthError, Random } from '@broker/domain';
-import { Inject, Injectable } from '@nestjs/common';
+import { BROKER_CONFIG, ConfigError, type BrokerConfig } from '@broker/config';
+import { CelCompileError, Clock, compileCel, OAuthError, Random, type Agent, type CompiledExpression } from '@broker/domain';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SignJWT } from 'jose';
 import { SigningKeyService } from '../signing-keys/signing-key.service';
 
@@ -17,22 +17,29 @@ export interface TokenResponse {
 
 /** Who and what a locally issued access token is for. */
 export interface AccessTokenSubject {
-  /** The principal, or the agent id for client_credentials. */
-  readonly sub: string;
-  readonly agentId: string;
+  readonly agent: Agent;
+  /** The user the token acts for; null for client_credentials (then `sub` is the agent id). */
+  readonly principal: string | null;
   readonly scopes: readonly string[];
+  readonly grantType: string;
 }
+
+/** Claims the broker sets itself; the claims expression cannot override them. */
+const RESERVED_CLAIMS = new Set(['iss', 'sub', 'iat', 'exp', 'nbf', 'jti', 'agent_id', 'client_id', 'scope', 'act']);
 
 /**
  * Signs the broker's own access tokens (JWT, RFC 9068 shape) with the current signing key,
  * imported once and cached by `SigningKeyService`: `iss`, `sub`, `agent_id`, `client_id`,
- * `scope`, `iat`, `exp` (`local.token_ttl`), `jti`. No `aud`: it comes only from the
- * configured claims expression (not yet supported in this version).
+ * `scope`, `iat`, `exp` (`local.token_ttl`), `jti`, plus the claims of
+ * `local.token_claims_expression` (CEL over `agent`, `principal`, `request`, compiled at
+ * boot; reserved claims stripped). `aud` only ever comes from that expression.
  */
 @Injectable()
 export class AccessTokenIssuer {
   readonly issuer: string;
   private readonly ttlSeconds: number;
+  private readonly claimsExpression: CompiledExpression | undefined;
+  private readonly logger = new Logger(AccessTokenIssuer.name);
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
@@ -42,6 +49,13 @@ export class AccessTokenIssuer {
   ) {
     this.issuer = config.oauth2_authorization_server.local.issuer_uri ?? config.server.enduser.public_url;
     this.ttlSeconds = Math.floor(config.oauth2_authorization_server.local.token_ttl / 1000);
+    const expression = config.oauth2_authorization_server.local.token_claims_expression;
+    try {
+      this.claimsExpression = expression === undefined ? undefined : compileCel(expression, ['agent', 'principal', 'request']);
+    } catch (error) {
+      if (error instanceof CelCompileError) throw new ConfigError('oauth2_authorization_server.local.token_claims_expression', `is not a valid CEL expression: ${error.message}`);
+      throw error;
+    }
   }
 
   async issue(subject: AccessTokenSubject): Promise<TokenResponse> {
@@ -49,16 +63,38 @@ export class AccessTokenIssuer {
     if (key === undefined) throw new OAuthError('server_error', 'no signing key is available');
     const now = Math.floor(this.clock.nowMs() / 1000);
     const scope = subject.scopes.join(' ');
-    const claims: Record<string, unknown> = { agent_id: subject.agentId, client_id: subject.agentId };
+    const claims: Record<string, unknown> = { ...this.policyClaims(subject), agent_id: subject.agent.id, client_id: subject.agent.id };
     if (scope) claims.scope = scope;
     const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: key.algorithm, kid: key.kid, typ: 'at+jwt' })
       .setIssuer(this.issuer)
-      .setSubject(subject.sub)
+      .setSubject(subject.principal ?? subject.agent.id)
       .setIssuedAt(now)
       .setExpirationTime(now + this.ttlSeconds)
       .setJti(this.random.uuid())
       .sign(key.privateKey);
     return scope ? { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds, scope } : { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds };
+  }
+
+  /** The claims expression's result, minus reserved claims; a failure is a server error. */
+  private policyClaims(subject: AccessTokenSubject): Record<string, unknown> {
+    if (this.claimsExpression === undefined) return {};
+    const { agent } = subject;
+    let result: unknown;
+    try {
+      result = this.claimsExpression({
+        agent: { id: agent.id, display_name: agent.displayName, canonical_id: agent.canonicalId, client_id: agent.clientId, allowed_scopes: [...agent.allowedScopes] },
+        principal: subject.principal,
+        request: { grant_type: subject.grantType, scope: [...subject.scopes], client_id: agent.id },
+      });
+    } catch (error) {
+      this.logger.error(`token_claims_expression failed: ${(error as Error).message.split('\n')[0] ?? ''}`);
+      throw new OAuthError('server_error', 'token claims could not be computed');
+    }
+    if (result === null || typeof result !== 'object' || Array.isArray(result)) {
+      this.logger.error('token_claims_expression must evaluate to a map of claims');
+      throw new OAuthError('server_error', 'token claims could not be computed');
+    }
+    return Object.fromEntries(Object.entries(result).filter(([claim]) => !RESERVED_CLAIMS.has(claim)));
   }
 }

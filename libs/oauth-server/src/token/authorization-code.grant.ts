@@ -55,6 +55,6 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     if (record === undefined) throw new OAuthError('invalid_grant', 'the authorization code is invalid or was already used');
     assertCodeBinding(record, agent.id, redirectUri, this.clock.now());
     assertPkceS256(verifier, record.codeChallenge);
-    return this.tokens.issue({ sub: record.principal, agentId: agent.id, scopes: record.scopes });
+    return this.tokens.issue({ agent, principal: record.principal, scopes: record.scopes, grantType: this.grantType });
   }
 }

@@ -19,6 +19,6 @@ export class ClientCredentialsGrant implements GrantStrategy {
     const { agent } = await this.clients.authenticate(context.authorization, form, { allowPublic: false });
     const scopes = parseScope(form.get('scope'));
     assertScopesAllowed(agent, scopes);
-    return this.tokens.issue({ sub: agent.id, agentId: agent.id, scopes });
+    return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType });
   }
 }

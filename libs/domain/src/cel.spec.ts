@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { CelCompileError, compileCel } from './cel';
+
+describe('compileCel', () => {
+  it('evaluates over the declared variables, mixing map value types, returning JSON values', () => {
+    const claims = compileCel('{"aud": "https://api.example.com", "tenant": agent.canonical_id, "n": 3, "roles": ["a", principal]}', ['agent', 'principal', 'request']);
+    expect(claims({ agent: { canonical_id: 'cal' }, principal: 'alice', request: {} })).toEqual({ aud: 'https://api.example.com', tenant: 'cal', n: 3, roles: ['a', 'alice'] });
+    expect(compileCel('subject_token.sub == "x"', ['subject_token'])({ subject_token: { sub: 'x' } })).toBe(true);
+  });
+
+  it('refuses a syntax error or an undeclared variable at compile time, in one line', () => {
+    expect(() => compileCel('{"a": ', ['agent'])).toThrow(CelCompileError);
+    expect(() => compileCel('nobody.sub', ['agent'])).toThrow(CelCompileError);
+    try {
+      compileCel('{"a": ', ['agent']);
+    } catch (error) {
+      expect((error as Error).message).not.toContain('\n');
+    }
+  });
+});
