@@ -21,7 +21,7 @@ export function compileCel(expression: string, variables: readonly string[]): Co
   for (const name of variables) environment.registerVariable(name, 'dyn');
   let program: (context: Record<string, unknown>) => unknown;
   try {
-    program = environment.parse(expression) as unknown as (context: Record<string, unknown>) => unknown;
+    program = environment.parse(expression);
   } catch (error) {
     throw new CelCompileError(((error as Error).message.split('\n')[0] ?? 'invalid expression').trim());
   }
