@@ -10,5 +10,5 @@ export { JweCodec } from './jwe-codec';
 export { bindings } from './bindings';
 export { TokenVault, TokenVaultError, REFRESH_MARGIN_MS, type TokenVaultFailure, type UsableToken } from './token-vault';
 export { ProviderTokenClient, ProviderRefused, ProviderUnavailable, type ProviderTokens } from './provider-token-client';
-export { sanitiseProviderText, PROVIDER_LIMITS, getJson, postForm, type ProviderLimits } from './provider-http';
+export { sanitiseProviderText, PROVIDER_LIMITS, getJson, postForm, readCapped, type ProviderLimits } from './provider-http';
 export { rewrapAll, type RewrapProgress } from './rewrap';

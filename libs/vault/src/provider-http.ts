@@ -33,6 +33,30 @@ function dispatcherFor(limits: ProviderLimits): Agent {
 }
 
 /**
+ * Reads a response body up to `maxBytes`; beyond that the stream is destroyed and
+ * `ProviderUnavailable` says so. Every outbound answer the broker reads goes through here.
+ */
+export async function readCapped(body: AsyncIterable<unknown> & { destroy(): unknown }, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      const bytes = chunk as Buffer;
+      size += bytes.length;
+      if (size > maxBytes) {
+        body.destroy();
+        throw new ProviderUnavailable(`answer larger than ${maxBytes === 1024 * 1024 ? '1 MiB' : `${maxBytes} bytes`}`);
+      }
+      chunks.push(bytes);
+    }
+  } catch (error) {
+    if (error instanceof ProviderUnavailable) throw error;
+    throw new ProviderUnavailable(`answer interrupted (${(error as Error).name})`);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
  * POSTs a form to a provider's token endpoint: connect and total timeouts, a 1 MiB cap
  * on the answer, and redirects never followed (a 3xx is a failure). The body is parsed
  * as JSON when it is JSON; it is never logged or echoed.
@@ -56,24 +80,10 @@ export async function postForm(url: string, form: Record<string, string>, header
     await response.body.dump();
     throw new ProviderUnavailable(`token endpoint answered a redirect (${response.statusCode}), which is not followed`);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
-      if (size > limits.maxResponseBytes) {
-        response.body.destroy();
-        throw new ProviderUnavailable('token endpoint answer larger than 1 MiB');
-      }
-      chunks.push(chunk as Buffer);
-    }
-  } catch (error) {
-    if (error instanceof ProviderUnavailable) throw error;
-    throw new ProviderUnavailable(`token endpoint answer interrupted (${(error as Error).name})`);
-  }
+  const text = (await readCapped(response.body, limits.maxResponseBytes)).toString('utf8');
   let json: Record<string, unknown> | undefined;
   try {
-    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const parsed: unknown = JSON.parse(text);
     json = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
   } catch {
     json = undefined;
@@ -102,18 +112,9 @@ export async function getJson(url: string, limits: ProviderLimits = PROVIDER_LIM
     await response.body.dump();
     throw new ProviderUnavailable(`answered ${response.statusCode}`);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body) {
-    size += (chunk as Buffer).length;
-    if (size > limits.maxResponseBytes) {
-      response.body.destroy();
-      throw new ProviderUnavailable('answer larger than 1 MiB');
-    }
-    chunks.push(chunk as Buffer);
-  }
+  const text = (await readCapped(response.body, limits.maxResponseBytes)).toString('utf8');
   try {
-    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const parsed: unknown = JSON.parse(text);
     if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
   } catch {
     // fall through

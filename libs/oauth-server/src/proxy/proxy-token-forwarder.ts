@@ -1,6 +1,7 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { isCanonicalUuid, OAuthError, type Agent } from '@broker/domain';
 import { AgentRepository } from '@broker/persistence';
+import { readCapped } from '@broker/vault';
 import { Inject, Injectable } from '@nestjs/common';
 import { request } from 'undici';
 import { presentedClient } from '../token/client-authentication';
@@ -48,9 +49,9 @@ export class ProxyTokenForwarder implements GrantStrategy {
   async forward(agent: Agent, form: TokenForm, context: TokenRequestContext): Promise<TokenOutcome> {
     if (agent.clientId === null) throw new OAuthError('invalid_client', 'this client has no upstream registration');
     const presented = presentedClient(context.authorization, form);
-    const body = new URLSearchParams([...form].filter(([name]) => name !== 'client_id' && name !== 'client_secret'));
-    body.set('client_id', agent.clientId);
-    if (presented.clientSecret !== undefined) body.set('client_secret', presented.clientSecret);
+    const upstreamForm = new URLSearchParams([...form].filter(([name]) => name !== 'client_id' && name !== 'client_secret'));
+    upstreamForm.set('client_id', agent.clientId);
+    if (presented.clientSecret !== undefined) upstreamForm.set('client_secret', presented.clientSecret);
     let response;
     try {
       response = await request(this.endpoint, {
@@ -58,26 +59,22 @@ export class ProxyTokenForwarder implements GrantStrategy {
         maxRedirections: 0,
         signal: AbortSignal.timeout(this.timeoutMs),
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: body.toString(),
+        body: upstreamForm.toString(),
       });
     } catch {
       throw new OAuthError('temporarily_unavailable', 'the upstream authorization server did not answer');
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_BYTES) {
-        response.body.destroy();
-        throw new OAuthError('temporarily_unavailable', 'the upstream answer was too large');
-      }
-      chunks.push(chunk as Buffer);
+    let body: Buffer;
+    try {
+      body = await readCapped(response.body, MAX_BYTES);
+    } catch {
+      throw new OAuthError('temporarily_unavailable', 'the upstream answer was too large or interrupted');
     }
     const headers: Record<string, string> = {};
     for (const name of RELAYED) {
       const value = response.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
-    return { kind: 'relayed', status: response.statusCode, headers, body: Buffer.concat(chunks) };
+    return { kind: 'relayed', status: response.statusCode, headers, body };
   }
 }
