@@ -169,6 +169,10 @@ export const configSchema = z
             fetch_timeout: duration('1s'),
             max_response_bytes: z.coerce.number().int().min(256).default(5120),
             cache: z.strictObject({ min_ttl: duration('60s'), max_ttl: duration('1h') }).prefault({}),
+            // Special-use networks exempt from the SSRF guard (tests only; empty in production).
+            allowed_networks: cidrList([]),
+            // PEM file of extra trusted CAs for document hosts (private PKI, tests).
+            tls_ca_file: z.string().min(1).optional(),
           })
           .prefault({}),
         impersonation: z

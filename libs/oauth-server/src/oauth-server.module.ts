@@ -2,6 +2,8 @@ import { VaultModule } from '@broker/vault';
 import { Module } from '@nestjs/common';
 import { AuthorizationSessionTokens } from './authorization-session/authorization-session-tokens';
 import { AUTHORIZE_STRATEGY } from './authorize/authorize-strategy';
+import { CimdClients } from './cimd/cimd-clients';
+import { ClientMetadataDocuments } from './cimd/client-metadata-documents';
 import { ClientCredentialsService } from './client-credentials/client-credentials.service';
 import { AuthorizationServerMetadataService } from './metadata/authorization-server-metadata';
 import { JWKS_SOURCE } from './metadata/jwks-source';
@@ -24,6 +26,8 @@ import { TokenEndpoint } from './token/token-endpoint';
     AuthorizationSessionTokens,
     AccessTokenIssuer,
     ClientAuthenticator,
+    ClientMetadataDocuments,
+    CimdClients,
     ...STRATEGY_IMPLEMENTATIONS,
     TokenEndpoint,
     AuthorizationServerMetadataService,

@@ -2,7 +2,8 @@ import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, OAuthError, Random, type Principal } from '@broker/domain';
 import { AgentRepository, AuthorizationCodeRepository, GrantRepository } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
-import { AuthorizationSessionTokens } from '../authorization-session/authorization-session-tokens';
+import { AuthorizationSessionTokens, type CimdSnapshot } from '../authorization-session/authorization-session-tokens';
+import { CimdClients } from '../cimd/cimd-clients';
 import { codeDigest } from '../token/authorization-code.grant';
 import { AccessTokenIssuer } from '../token/access-token-issuer';
 import { parseScope } from '../token/scopes';
@@ -28,16 +29,27 @@ export class LocalAuthorize implements AuthorizeStrategy {
     private readonly codes: AuthorizationCodeRepository,
     private readonly sessions: AuthorizationSessionTokens,
     private readonly tokens: AccessTokenIssuer,
+    private readonly cimd: CimdClients,
     private readonly clock: Clock,
     private readonly random: Random,
   ) {}
 
   async authorize(principal: Principal, request: AuthorizationRequest): Promise<string> {
     const { query } = request;
-    const clientId = assertClientIdShape(single(query, 'client_id'));
-    const agent = await this.agents.findById(clientId);
-    if (agent === undefined) throw new OAuthError('invalid_client', 'client_id is not a registered client');
-    const redirectUri = assertRedirectUriRegistered(agent, single(query, 'redirect_uri'));
+    const rawClientId = single(query, 'client_id');
+    let agent;
+    let redirectUri: string;
+    let cimd: ((scopes: readonly string[]) => CimdSnapshot) | undefined;
+    if (this.cimd.accepts(rawClientId)) {
+      // A client metadata document: its redirect_uris, not the agent's, are registered.
+      const client = await this.cimd.forAuthorization(rawClientId as string, single(query, 'redirect_uri'));
+      ({ agent, redirectUri } = client);
+      cimd = client.snapshot;
+    } else {
+      agent = await this.agents.findById(assertClientIdShape(rawClientId));
+      if (agent === undefined) throw new OAuthError('invalid_client', 'client_id is not a registered client');
+      redirectUri = assertRedirectUriRegistered(agent, single(query, 'redirect_uri'));
+    }
     assertResponseTypeCode(single(query, 'response_type'));
     const challenge = assertPkceS256Challenge(single(query, 'code_challenge'), single(query, 'code_challenge_method'));
     const state = single(query, 'state');
@@ -47,13 +59,18 @@ export class LocalAuthorize implements AuthorizeStrategy {
     }
     const now = this.clock.now();
     if ((await this.grants.findActive(principal.id, agent.id, now)) === undefined) {
-      const token = await this.sessions.issue({ agentId: agent.id, principal: principal.id, originalUrl: request.originalUrl, cimd: null });
+      const token = await this.sessions.issue({ agentId: agent.id, principal: principal.id, originalUrl: request.originalUrl, cimd: cimd ? cimd(scopes) : null });
       return `${this.config.server.enduser.consent_ui_url}/agents/${agent.id}?session_token=${encodeURIComponent(token)}`;
     }
     const code = this.random.token(32);
     await this.codes.store(codeDigest(code), { agentId: agent.id, principal: principal.id, redirectUri, codeChallenge: challenge, scopes, expiresAt: new Date(now.getTime() + CODE_TTL_MS) }, now);
     // RFC 9207: name the issuer in the response.
     return this.redirect(redirectUri, { code, state, iss: this.tokens.issuer });
+  }
+
+  /** True when this strategy (not a proxy) must serve the client_id: a metadata document URL. */
+  servesLocally(clientId: string | undefined): boolean {
+    return this.cimd.accepts(clientId);
   }
 
   private redirect(redirectUri: string, params: Record<string, string | undefined>): string {

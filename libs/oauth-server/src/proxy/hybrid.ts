@@ -21,6 +21,9 @@ export class HybridAuthorize implements AuthorizeStrategy {
   ) {}
 
   async authorize(principal: Principal, request: AuthorizationRequest): Promise<string> {
+    // Metadata-document clients are always served locally (CIMD is a local capability).
+    const clientId = request.query.client_id;
+    if (this.local.servesLocally(typeof clientId === 'string' ? clientId : undefined)) return this.local.authorize(principal, request);
     const agent = await this.proxy.validate(request);
     return agent.clientId === null ? this.local.authorize(principal, request) : this.proxy.redirectUpstream(principal, agent, request);
   }

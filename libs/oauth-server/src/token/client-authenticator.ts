@@ -1,6 +1,7 @@
 import { isCanonicalUuid, OAuthError, type Agent } from '@broker/domain';
 import { AgentRepository, ClientCredentialRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
+import { CimdClients } from '../cimd/cimd-clients';
 import { ClientCredentialsService } from '../client-credentials/client-credentials.service';
 import { presentedClient } from './client-authentication';
 import type { TokenForm } from './token-form';
@@ -22,10 +23,16 @@ export class ClientAuthenticator {
     private readonly agents: AgentRepository,
     private readonly credentials: ClientCredentialRepository,
     private readonly secrets: ClientCredentialsService,
+    private readonly cimd: CimdClients,
   ) {}
 
   async authenticate(authorization: string | undefined, form: TokenForm, options: { allowPublic: boolean }): Promise<AuthenticatedClient> {
     const presented = presentedClient(authorization, form);
+    if (this.cimd.accepts(presented.clientId)) {
+      // A metadata-document client has no secret with the broker: public, PKCE-bound.
+      if (!options.allowPublic || presented.clientSecret !== undefined) throw new OAuthError('invalid_client', 'client authentication failed');
+      return { agent: await this.cimd.agentFor(presented.clientId as string), confidential: false };
+    }
     const clientId = presented.clientId?.toLowerCase();
     if (clientId === undefined || !isCanonicalUuid(clientId)) throw new OAuthError('invalid_client', 'unknown client');
     const agent = await this.agents.findById(clientId);

@@ -1,0 +1,41 @@
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Addresses a client metadata document may never be fetched from (SSRF): loopback,
+ * private, link-local (cloud metadata 169.254.169.254), shared, documentation, benchmark,
+ * multicast and other special-use ranges (RFC 6890 registries), in IPv4 and IPv6.
+ */
+const SPECIAL_USE_V4 = [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
+  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const;
+const SPECIAL_USE_V6 = [
+  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
+] as const;
+
+const forbidden = new BlockList();
+for (const [address, prefix] of SPECIAL_USE_V4) forbidden.addSubnet(address, prefix, 'ipv4');
+for (const [address, prefix] of SPECIAL_USE_V6) forbidden.addSubnet(address, prefix, 'ipv6');
+
+/** An allow-list of CIDRs exempt from the guard (`oauth2_authorization_server.cimd.allowed_networks`, for tests). */
+export function networkList(cidrs: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const cidr of cidrs) {
+    const [address, prefix] = cidr.split('/') as [string, string | undefined];
+    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+    list.addSubnet(address, prefix === undefined ? (family === 'ipv4' ? 32 : 128) : Number(prefix), family);
+  }
+  return list;
+}
+
+/** True when `address` is special-use and not allow-listed; IPv4-mapped IPv6 is judged as IPv4. */
+export function isForbiddenAddress(address: string, allowed: BlockList): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  const ip = mapped ? (mapped[1] as string) : address;
+  const family = isIP(ip);
+  if (family === 0) return true;
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  if (allowed.check(ip, type)) return false;
+  return forbidden.check(ip, type);
+}
