@@ -10,3 +10,4 @@ export { BrokerProcess, writeConfigFile, ENTRY_POINTS } from './broker-process';
 export { ApiClient } from './api-client';
 export { startOidcProvider, type TestOidcProvider } from './oidc-provider';
 export { startThirdPartyProvider, completeAuthorization, type ThirdPartyProvider } from './third-party-provider';
+export { startHttpsDocumentServer, type HttpsDocumentServer } from './https-document-server';
