@@ -52,6 +52,8 @@ describe('Client ID Metadata Documents', () => {
     const admin = new ApiClient(broker.url('admin'));
     await admin.post('/api/agents', { display_name: 'Doc Agent', client_uris: [`${origin}/client.json`, `${origin}/slow.json`, `${origin}/redirect.json`, `${origin}/huge.json`, `${origin}/other-id.json`, `${origin}/secret.json`] });
     await admin.post('/api/agents', { display_name: 'Pattern Agent', client_uris: [`${origin}/tenants/*/client.json`] });
+    await admin.post('/api/agents', { display_name: 'Shared A', client_uris: [`${origin}/shared/*/client.json`] });
+    await admin.post('/api/agents', { display_name: 'Shared B', client_uris: [`${origin}/shared/*/client.json`] });
   });
 
   afterAll(async () => {
@@ -106,6 +108,12 @@ describe('Client ID Metadata Documents', () => {
     const response = await authorize(`${origin}/tenants/acme/client.json`);
     expect(response.status).toBe(302);
     expect((await authorize(`${origin}/tenants/acme/extra/client.json`)).json<{ error: string }>().error).toBe('invalid_client');
+  });
+
+  it('refuses a document URL that matches more than one agent (invalid_client)', async () => {
+    const response = await authorize(`${origin}/shared/acme/client.json`);
+    expect(response.status).toBe(400);
+    expect(response.json()).toEqual({ error: 'invalid_client', error_description: 'client_id matches more than one client' });
   });
 
   const refusals: [string, string, string][] = [

@@ -195,6 +195,23 @@ describe('OAuth2 authorization server, local mode (driven by oauth4webapi)', () 
       expect(response.headers.location).toMatch(/^http:\/\/127\.0\.0\.1:49152\/native\?code=/);
     });
 
+    it('ends with access_denied (and the state) at the redirect_uri when the user declines consent', async () => {
+      const carol = new ApiClient(base, 'carol@example.com');
+      const url = new URL(`${base}/oauth2/authorize`);
+      for (const [k, v] of Object.entries(valid())) url.searchParams.set(k, v);
+      const consent = new URL((await http(url.toString(), { headers: { 'x-remote-user': 'carol@example.com' } })).headers.location as string);
+      const token = consent.searchParams.get('session_token') as string;
+      const denied = await carol.post(`/api/consent/agents/${confidential.id}/deny?session_token=${encodeURIComponent(token)}`);
+      expect(denied.status).toBe(200);
+      const back = new URL(denied.json<{ data: { redirect_url: string } }>().data.redirect_url);
+      expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
+      expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'access_denied', error_description: 'the user denied the authorization request', state: 's1', iss: base });
+      // Only the user of the session can decline it; a bad token is session_expired.
+      expect((await alice.post(`/api/consent/agents/${confidential.id}/deny?session_token=${encodeURIComponent(token)}`)).status).toBe(403);
+      expect((await carol.post(`/api/consent/agents/${confidential.id}/deny?session_token=garbage`)).json<{ error: string }>().error).toBe('session_expired');
+      expect((await carol.post(`/api/consent/agents/${confidential.id}/deny`)).json<{ error: string }>().error).toBe('session_expired');
+    });
+
     it('sends a user without a grant to the consent page, and the grant\'s redirect_url resumes the flow', async () => {
       const bob = new ApiClient(base, 'bob@example.com');
       const url = new URL(`${base}/oauth2/authorize`);
@@ -262,5 +279,26 @@ describe('local token claims expression', () => {
     await expect(startTestBroker({ servers: BOTH_SERVERS, config: { oauth2_authorization_server: { local: { token_claims_expression: '{"aud": ' } } } })).rejects.toThrow(
       /^config error: oauth2_authorization_server\.local\.token_claims_expression is not a valid CEL expression/,
     );
+  });
+});
+
+describe('authorize with an unexpected failure', () => {
+  it('answers 500 server_error as JSON, with only a reference', async () => {
+    const broker = await startTestBroker({ servers: BOTH_SERVERS });
+    try {
+      const admin = new ApiClient(broker.url('admin'));
+      const agent = (await admin.post('/api/agents', { display_name: 'A', redirect_uris: [REDIRECT] })).json<{ id: string }>().id;
+      await broker.broker.runtime.database.close();
+      const url = new URL(`${broker.url('enduser')}/oauth2/authorize`);
+      for (const [k, v] of Object.entries({ client_id: agent, response_type: 'code', redirect_uri: REDIRECT, code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+      const response = await http(url.toString(), { headers: { 'x-remote-user': ALICE } });
+      expect(response.status).toBe(500);
+      expect(response.headers.location).toBeUndefined();
+      const body = response.json<{ error: string; error_description: string }>();
+      expect(body.error).toBe('server_error');
+      expect(body.error_description).toMatch(/^internal error \(ref [0-9a-f]{32}\)$/);
+    } finally {
+      await broker.stop();
+    }
   });
 });

@@ -9,3 +9,4 @@ export type { TokenResponse } from './token/access-token-issuer';
 export { AUTHORIZE_STRATEGY, type AuthorizeStrategy, type AuthorizationRequest } from './authorize/authorize-strategy';
 export { JWKS_SOURCE, type JwksSource } from './metadata/jwks-source';
 export { AuthorizationServerMetadataService, type AuthorizationServerMetadata } from './metadata/authorization-server-metadata';
+export { AuthorizationDenial } from './authorize/authorization-denial';

@@ -1,6 +1,7 @@
 import { VaultModule } from '@broker/vault';
 import { Module } from '@nestjs/common';
 import { AuthorizationSessionTokens } from './authorization-session/authorization-session-tokens';
+import { AuthorizationDenial } from './authorize/authorization-denial';
 import { AUTHORIZE_STRATEGY } from './authorize/authorize-strategy';
 import { CimdClients } from './cimd/cimd-clients';
 import { ClientMetadataDocuments } from './cimd/client-metadata-documents';
@@ -31,8 +32,9 @@ import { TokenEndpoint } from './token/token-endpoint';
     ...STRATEGY_IMPLEMENTATIONS,
     TokenEndpoint,
     AuthorizationServerMetadataService,
+    AuthorizationDenial,
     ...MODE_STRATEGY_PROVIDERS,
   ],
-  exports: [SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens, TokenEndpoint, AuthorizationServerMetadataService, AUTHORIZE_STRATEGY, JWKS_SOURCE],
+  exports: [AuthorizationDenial, SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens, TokenEndpoint, AuthorizationServerMetadataService, AUTHORIZE_STRATEGY, JWKS_SOURCE],
 })
 export class OAuthServerModule {}

@@ -1,9 +1,9 @@
 import { Principal } from '@broker/auth';
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { AgentIdParam } from '../common/agent-id.param';
 import { SessionTokenQuery } from '../common/session-token.query';
-import { AgentDetailResponse, DelegationListResponse } from './consent.responses';
+import { AgentDetailResponse, DelegationListResponse, DenialResponse } from './consent.responses';
 import { ConsentService } from './consent.service';
 
 @ApiTags('consent')
@@ -25,5 +25,16 @@ export class ConsentController {
   @ApiOkResponse({ type: AgentDetailResponse })
   async detail(@Principal() principal: Principal, @Param() { agentId }: AgentIdParam, @Query() { session_token }: SessionTokenQuery): Promise<AgentDetailResponse> {
     return { data: await this.consent.agentDetail(principal, agentId, session_token) };
+  }
+
+  /**
+   * The user declines the pending authorization request (`session_token`): answers the
+   * client's redirect_uri with `error=access_denied` and its state, for the front end.
+   */
+  @Post(':agentId/deny')
+  @HttpCode(200)
+  @ApiOkResponse({ type: DenialResponse })
+  async deny(@Principal() principal: Principal, @Param() { agentId }: AgentIdParam, @Query() { session_token }: SessionTokenQuery): Promise<DenialResponse> {
+    return { data: { redirect_url: await this.consent.deny(principal, agentId, session_token) } };
   }
 }

@@ -88,3 +88,12 @@ export class AgentDetail {
 export class AgentDetailResponse {
   data!: AgentDetail;
 }
+
+export class DenialView {
+  /** Where the front end sends the user: the client's redirect_uri with error=access_denied. */
+  redirect_url!: string;
+}
+
+export class DenialResponse {
+  data!: DenialView;
+}

@@ -1,4 +1,5 @@
 import { ApiError, Clock, type Agent, type PermissionSet, type Principal, type RequirementType, type Service } from '@broker/domain';
+import { AuthorizationDenial } from '@broker/oauth-server';
 import { AgentRepository, GrantRepository, PermissionSetRepository, ServiceRepository, SessionRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionCheck } from './authorization-session.guard';
@@ -17,8 +18,17 @@ export class ConsentService {
     private readonly grants: GrantRepository,
     private readonly sessions: SessionRepository,
     private readonly sessionCheck: AuthorizationSessionCheck,
+    private readonly denial: AuthorizationDenial,
     private readonly clock: Clock,
   ) {}
+
+  /** The user declines the authorization request of the session token: where to send them. */
+  async deny(principal: Principal, agentId: string, sessionToken: string | undefined): Promise<string> {
+    if (sessionToken === undefined) throw new ApiError('session_expired', 'a session_token is required to decline an authorization request');
+    const agent = await this.agents.findById(agentId);
+    if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
+    return this.denial.redirectFor(await this.sessionCheck.assertFor(sessionToken, agent.id, principal));
+  }
 
   async delegations(principal: Principal): Promise<DelegationSummaryResponse[]> {
     return (await this.grants.summaries(principal.id, this.clock.now())).map(toDelegationSummaryResponse);

@@ -18,6 +18,8 @@ export interface CimdFetchOptions {
   readonly allowed: BlockList;
   /** Extra trusted CAs (PEM), in addition to the system's. */
   readonly ca?: string;
+  /** The resolver (default: the system's, `dns.lookup`). */
+  readonly lookup?: (hostname: string, options: { all: true }, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
 }
 
 export interface FetchedDocument {
@@ -39,7 +41,7 @@ export class CimdFetcher {
 
   constructor(private readonly options: CimdFetchOptions) {
     const guardedLookup = (hostname: string, lookupOptions: { all?: boolean }, callback: LookupCallback): void => {
-      dnsLookup(hostname, { all: true }, (error, addresses) => {
+      (options.lookup ?? dnsLookup)(hostname, { all: true }, (error, addresses) => {
         if (error) return callback(error, []);
         const bad = addresses.find((a) => isForbiddenAddress(a.address, options.allowed));
         if (bad !== undefined || addresses.length === 0) return callback(Object.assign(new Error('refused: special-use address'), { code: 'EFORBIDDEN' }), []);

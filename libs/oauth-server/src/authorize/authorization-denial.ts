@@ -1,0 +1,35 @@
+import { OAuthError } from '@broker/domain';
+import { AgentRepository } from '@broker/persistence';
+import { Injectable } from '@nestjs/common';
+import type { AuthorizationSession } from '../authorization-session/authorization-session-tokens';
+import { AccessTokenIssuer } from '../token/access-token-issuer';
+import { assertRedirectUriRegistered } from './authorize-rules';
+
+/**
+ * The user declined consent: the authorization request ends at the client's redirect_uri
+ * with `error=access_denied` and its `state` (RFC 6749 §4.1.2.1). The redirect_uri comes
+ * from the signed authorization session and is checked against the registration again.
+ */
+@Injectable()
+export class AuthorizationDenial {
+  constructor(
+    private readonly agents: AgentRepository,
+    private readonly tokens: AccessTokenIssuer,
+  ) {}
+
+  async redirectFor(session: AuthorizationSession): Promise<string> {
+    const original = new URL(session.originalUrl);
+    const redirectUri = original.searchParams.get('redirect_uri') ?? undefined;
+    const agent = await this.agents.findById(session.agentId);
+    if (agent === undefined) throw new OAuthError('invalid_client', 'the client no longer exists');
+    const validated = session.cimd !== null ? (redirectUri === session.cimd.redirect_uri ? redirectUri : undefined) : assertRedirectUriRegistered(agent, redirectUri);
+    if (validated === undefined) throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not registered for this client');
+    const target = new URL(validated);
+    target.searchParams.set('error', 'access_denied');
+    target.searchParams.set('error_description', 'the user denied the authorization request');
+    const state = original.searchParams.get('state');
+    if (state !== null) target.searchParams.set('state', state);
+    target.searchParams.set('iss', this.tokens.issuer);
+    return target.toString();
+  }
+}
