@@ -1,4 +1,3 @@
-import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
 import { CimdFetcher } from './cimd-fetcher';
 import { networkList } from './special-use-addresses';
