@@ -74,7 +74,7 @@ describe('OAuth2 server in proxy mode', () => {
 
   it('keeps its own issuer in the metadata, with the proxy grant types', async () => {
     const metadata = (await http(`${base}/.well-known/oauth-authorization-server`)).json<Record<string, unknown>>();
-    expect(metadata).toMatchObject({ issuer: base, jwks_uri: `${base}/oauth2/jwks.json`, grant_types_supported: ['authorization_code'] });
+    expect(metadata).toMatchObject({ issuer: base, jwks_uri: `${base}/oauth2/jwks.json`, grant_types_supported: ['authorization_code', 'urn:ietf:params:oauth:grant-type:token-exchange'] });
   });
 
   it('redirects authorization upstream with the agent\'s upstream client_id and PKCE; the agent id travels in a JWE state', async () => {
@@ -177,7 +177,7 @@ describe('OAuth2 server in hybrid mode', () => {
     const local = (await new ApiClient(broker.url('admin')).get('/api/oauth2-server/signing-keys')).json<{ items: { kid: string }[] }>().items;
     expect(mine.keys.map((k) => k.kid).sort()).toEqual([...local.map((k) => k.kid), ...theirs.keys.map((k) => k.kid)].sort());
     const metadata = (await http(`${base}/.well-known/oauth-authorization-server`)).json<{ grant_types_supported: string[] }>();
-    expect(metadata.grant_types_supported.sort()).toEqual(['authorization_code', 'client_credentials']);
+    expect(metadata.grant_types_supported.sort()).toEqual(['authorization_code', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange']);
   });
 
   it('dispatches per agent: an upstream client_id goes upstream, any other agent is served locally', async () => {

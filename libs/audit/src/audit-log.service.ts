@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 
 /** Audit event names (SPEC.md "Events"). Later features add theirs here. */
-export type AuditEvent = 'impersonation_decision' | 'grant_created' | 'grant_replaced' | 'grant_deleted';
+export type AuditEvent = 'impersonation_decision' | 'token_exchange' | 'grant_created' | 'grant_replaced' | 'grant_deleted';
 
 /** Values an audit record may hold: identifiers and outcomes, never credentials. */
 export type AuditValue = string | number | boolean | null | readonly string[];

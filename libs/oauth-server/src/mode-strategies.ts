@@ -12,9 +12,11 @@ import { SigningKeyService } from './signing-keys/signing-key.service';
 import { AuthorizationCodeGrant } from './token/authorization-code.grant';
 import { ClientCredentialsGrant } from './token/client-credentials.grant';
 import { GRANT_STRATEGIES, type GrantStrategy } from './token/grant-strategy';
+import { TokenExchangeGrant } from './token-exchange/token-exchange.grant';
+import { TrustAnchor } from './token-exchange/trust-anchor';
 
 /** Every strategy implementation; the factories below pick the mode's. */
-export const STRATEGY_IMPLEMENTATIONS = [LocalAuthorize, ProxyAuthorize, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder, UpstreamKeySet];
+export const STRATEGY_IMPLEMENTATIONS = [LocalAuthorize, ProxyAuthorize, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder, UpstreamKeySet, TrustAnchor, TokenExchangeGrant];
 
 /**
  * The mode is chosen once, here (STYLE.md rule 5): `AuthorizeStrategy`, the token
@@ -41,16 +43,17 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
   },
   {
     provide: GRANT_STRATEGIES,
-    inject: [BROKER_CONFIG, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder],
-    useFactory: (config: BrokerConfig, code: AuthorizationCodeGrant, credentials: ClientCredentialsGrant, forwarder: ProxyTokenForwarder): GrantStrategy[] => {
+    inject: [BROKER_CONFIG, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder, TokenExchangeGrant],
+    useFactory: (config: BrokerConfig, code: AuthorizationCodeGrant, credentials: ClientCredentialsGrant, forwarder: ProxyTokenForwarder, exchange: TokenExchangeGrant): GrantStrategy[] => {
+      // The third-party token exchange works the same in every mode.
       const mode = config.oauth2_authorization_server.mode;
       switch (mode) {
         case 'local':
-          return [code, credentials];
+          return [code, credentials, exchange];
         case 'proxy':
-          return [forwarder];
+          return [forwarder, exchange];
         case 'hybrid':
-          return [new HybridAuthorizationCodeGrant(code, forwarder), credentials];
+          return [new HybridAuthorizationCodeGrant(code, forwarder), credentials, exchange];
         default:
           return assertNever(mode, 'mode');
       }

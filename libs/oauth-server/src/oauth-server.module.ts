@@ -1,3 +1,4 @@
+import { AuditModule } from '@broker/audit';
 import { VaultModule } from '@broker/vault';
 import { Module } from '@nestjs/common';
 import { AuthorizationSessionTokens } from './authorization-session/authorization-session-tokens';
@@ -20,7 +21,7 @@ import { TokenEndpoint } from './token/token-endpoint';
  * grant strategies), JWKS and metadata, with the mode's strategies bound once at boot.
  */
 @Module({
-  imports: [VaultModule],
+  imports: [VaultModule, AuditModule],
   providers: [
     SigningKeyService,
     ClientCredentialsService,

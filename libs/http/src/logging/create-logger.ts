@@ -26,7 +26,7 @@ export function createLogger(config: Pick<BrokerConfig, 'log'>, destination?: De
     base: { service: 'agent-identity-broker' },
     timestamp: pino.stdTimeFunctions.isoTime,
     messageKey: 'msg',
-    serializers: { err: serializeError, error: serializeError },
+    serializers: { err: serializeError },
     formatters: {
       level: (label) => ({ level: label }),
       log: (object) => redactSecrets(object) as Record<string, unknown>,

@@ -57,6 +57,12 @@ export class ServiceRepository {
     return toService(service, await this.dataSource.getRepository(ServiceProtectedResourceEntity).findBy({ serviceId: id }));
   }
 
+  /** The service owning a protected resource (its normal form): one primary-key lookup. */
+  async idOwningResource(uri: string): Promise<string | undefined> {
+    const rows = await this.dataSource.query<{ service_id: string }[]>('SELECT service_id FROM service_protected_resources WHERE uri = $1', [uri]);
+    return rows[0]?.service_id;
+  }
+
   /** The ids among `ids` that name existing services. */
   async existingIds(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();

@@ -1,0 +1,40 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+
+/** A JWT issuer on loopback: its JWKS served over HTTP, tokens signed with its real key. */
+export interface TestJwtIssuer {
+  readonly issuer: string;
+  readonly jwksUri: string;
+  /** A token signed with the issuer's key (header `kid`), `exp` in `ttlSeconds`. */
+  sign(claims: JWTPayload, options?: { ttlSeconds?: number; audience?: string; iat?: number }): Promise<string>;
+  /** JWKS fetches so far (to show keys are cached). */
+  fetches(): number;
+  readonly publicJwk: JWK;
+  stop(): Promise<void>;
+}
+
+export async function startJwtIssuer(algorithm: 'ES256' | 'RS256' = 'ES256'): Promise<TestJwtIssuer> {
+  const { publicKey, privateKey } = await generateKeyPair(algorithm);
+  const publicJwk = { ...(await exportJWK(publicKey)), kid: `test-${algorithm.toLowerCase()}`, alg: algorithm, use: 'sig' };
+  let fetches = 0;
+  const server: Server = createServer((_request, response) => {
+    fetches += 1;
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [publicJwk] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    issuer: base,
+    jwksUri: `${base}/jwks`,
+    publicJwk,
+    fetches: () => fetches,
+    sign: (claims, options = {}) => {
+      const now = Math.floor(Date.now() / 1000);
+      let jwt = new SignJWT(claims).setProtectedHeader({ alg: algorithm, kid: publicJwk.kid }).setIssuer(base).setIssuedAt(options.iat ?? now).setExpirationTime(now + (options.ttlSeconds ?? 300));
+      if (options.audience !== undefined) jwt = jwt.setAudience(options.audience);
+      return jwt.sign(privateKey);
+    },
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

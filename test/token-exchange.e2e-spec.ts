@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { TokenVault } from '@broker/vault';
+import { SignJWT, generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOTH_SERVERS } from './support/servers';
+
+const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
+const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+const ALICE = 'alice@example.com';
+
+describe('RFC 8693 token exchange (third-party)', () => {
+  let issuer: TestJwtIssuer;
+  let broker: TestBroker;
+  let base: string;
+  let agent: string;
+  let service: string;
+  let set: string;
+
+  beforeAll(async () => {
+    issuer = await startJwtIssuer('ES256');
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: {
+        server: { enduser: { port, public_url: base } },
+        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } },
+      },
+    });
+    const admin = new ApiClient(broker.url('admin'));
+    service = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://mail.example.com/api'] })).json<{ id: string }>().id;
+    set = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: service, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
+    agent = (await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
+    await new ApiClient(base, ALICE).post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } });
+    await broker.broker.server('enduser').app.get(TokenVault).store(ALICE, service, { accessToken: 'third-party-access-token-1234567890', tokenType: 'Bearer', refreshToken: undefined, expiresIn: 3600, refreshTokenExpiresIn: undefined, scopes: ['mail.read'] });
+  });
+
+  afterAll(async () => {
+    await broker.stop();
+    await issuer.stop();
+  });
+
+  const assertion = (claims: Record<string, unknown> = {}, options: { audience?: string; ttlSeconds?: number; iat?: number } = {}) => issuer.sign({ sub: 'gateway-1', jti: randomUUID(), ...claims }, { audience: base, ...options });
+  const subjectToken = (claims: Record<string, unknown> = {}) => issuer.sign({ sub: ALICE, azp: agent, ...claims }, { audience: 'gateway' });
+
+  async function exchange(fields: Record<string, string | undefined>) {
+    const form = new URLSearchParams();
+    for (const [k, v] of Object.entries(fields)) if (v !== undefined) form.set(k, v);
+    return http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
+  }
+
+  async function valid(overrides: Record<string, string | undefined> = {}) {
+    return { grant_type: EXCHANGE, client_assertion_type: JWT_BEARER, client_assertion: await assertion(), subject_token: await subjectToken(), subject_token_type: ACCESS, resource: 'https://mail.example.com/api', ...overrides };
+  }
+
+  it('returns the stored third-party token exactly as SPEC.md\'s table says', async () => {
+    const response = await exchange(await valid());
+    expect(response.status, response.text).toBe(200);
+    expect(response.headers['cache-control']).toBe('no-store');
+    const body = response.json<Record<string, unknown>>();
+    expect(body).toMatchObject({ access_token: 'third-party-access-token-1234567890', token_type: 'Bearer', issued_token_type: ACCESS, scope: 'mail.read', granted_permission_sets: { [set]: [service] } });
+    expect(body.expires_in).toBeGreaterThan(3500);
+    expect(body).not.toHaveProperty('data');
+  });
+
+  it('matches the resource with a trailing slash and other host case (never a prefix)', async () => {
+    expect((await exchange(await valid({ resource: 'https://MAIL.example.com/api/' }))).status).toBe(200);
+    expect((await exchange(await valid({ resource: 'https://mail.example.com/api/inbox' }))).json<{ error: string }>().error).toBe('invalid_target');
+  });
+
+  describe('error table', () => {
+    const cases: [string, () => Promise<Record<string, string | undefined>>, number, string][] = [
+      ['missing subject_token', () => valid({ subject_token: undefined }), 400, 'invalid_request'],
+      ['missing client_assertion', () => valid({ client_assertion: undefined }), 400, 'invalid_request'],
+      ['missing resource', () => valid({ resource: undefined }), 400, 'invalid_request'],
+      ['a malformed subject token', () => valid({ subject_token: 'not.a.jwt' }), 400, 'invalid_request'],
+      ['a wrong subject_token_type', () => valid({ subject_token_type: 'urn:ietf:params:oauth:token-type:jwt' }), 400, 'invalid_request'],
+      ['a subject token without sub', async () => valid({ subject_token: await issuer.sign({ azp: agent }) }), 400, 'invalid_request'],
+      ['an invalid resource URI', () => valid({ resource: 'mail.example.com' }), 400, 'invalid_request'],
+      ['a resource no service owns', () => valid({ resource: 'https://unknown.example.com' }), 400, 'invalid_target'],
+      ['an expired client assertion', async () => valid({ client_assertion: await assertion({}, { ttlSeconds: -120 }) }), 401, 'invalid_client'],
+      ['a client assertion for another audience', async () => valid({ client_assertion: await assertion({}, { audience: 'https://elsewhere.example.com' }) }), 401, 'invalid_client'],
+      ['a client assertion issued in the future', async () => valid({ client_assertion: await assertion({}, { iat: Math.floor(Date.now() / 1000) + 600 }) }), 401, 'invalid_client'],
+      ['the authorization expression false', async () => valid({ client_assertion: await assertion({ sub: 'gateway-2' }) }), 403, 'access_denied'],
+      ['no grant for the agent', async () => valid({ subject_token: await subjectToken({ azp: randomUUID() }) }), 403, 'access_denied'],
+      ['no session with the service', async () => valid({ subject_token: await subjectToken({ sub: 'bob@example.com' }) }), 403, 'access_denied'],
+    ];
+    for (const [name, fields, status, error] of cases) {
+      it(`${name} → ${status} ${error}`, async () => {
+        const response = await exchange(await fields());
+        expect(response.status, response.text).toBe(status);
+        const body = response.json<Record<string, string>>();
+        expect(Object.keys(body).sort()).toEqual(['error', 'error_description']);
+        expect(body.error).toBe(error);
+      });
+    }
+
+    it('a client assertion with a bad signature, alg none, or HS256 with the public key → 401 invalid_client', async () => {
+      const { privateKey } = await generateKeyPair('ES256');
+      const forged = await new SignJWT({ sub: 'gateway-1' }).setProtectedHeader({ alg: 'ES256', kid: issuer.publicJwk.kid }).setIssuer(issuer.issuer).setAudience(base).setIssuedAt().setExpirationTime('5m').sign(privateKey);
+      const encode = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+      const now = Math.floor(Date.now() / 1000);
+      const none = `${encode({ alg: 'none' })}.${encode({ sub: 'gateway-1', iss: issuer.issuer, aud: base, iat: now, exp: now + 300 })}.`;
+      const hs256 = await new SignJWT({ sub: 'gateway-1' }).setProtectedHeader({ alg: 'HS256', kid: issuer.publicJwk.kid }).setIssuer(issuer.issuer).setAudience(base).setIssuedAt().setExpirationTime('5m').sign(new TextEncoder().encode(JSON.stringify(issuer.publicJwk)));
+      for (const bad of [forged, none, hs256]) {
+        const response = await exchange(await valid({ client_assertion: bad }));
+        expect(response.status).toBe(401);
+        expect(response.json<{ error: string }>().error).toBe('invalid_client');
+      }
+    });
+
+    it('an access token of the broker itself presented as the client assertion → 401 invalid_client', async () => {
+      const admin = new ApiClient(broker.url('admin'));
+      const secret = (await admin.post(`/api/agents/${agent}/client-credentials`)).json<{ client_secret: string }>().client_secret;
+      const own = (await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'client_credentials', client_id: agent, client_secret: secret }).toString() })).json<{ access_token: string }>().access_token;
+      const response = await exchange(await valid({ client_assertion: own }));
+      expect(response.status).toBe(401);
+    });
+  });
+
+  it('stops at once when the grant is revoked, leaving the session', async () => {
+    const alice = new ApiClient(base, ALICE);
+    expect((await alice.delete(`/api/consent/agents/${agent}/grants`)).status).toBe(204);
+    expect((await exchange(await valid())).json<{ error: string }>().error).toBe('access_denied');
+    expect((await alice.get(`/api/third-party/${service}/session`)).status).toBe(200);
+    await alice.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } });
+    expect((await exchange(await valid())).status).toBe(200);
+  });
+
+  it('answers invalid_grant with the reconnect error_uri when the session is gone', async () => {
+    const alice = new ApiClient(base, ALICE);
+    await alice.delete(`/api/third-party/${service}/session`);
+    const response = await exchange(await valid());
+    expect(response.status).toBe(400);
+    expect(response.json()).toEqual({ error: 'invalid_grant', error_description: 'the user has no usable session with the service: reconnect it', error_uri: `${base}/api/third-party/${service}/oauth2/authorize` });
+    await broker.broker.server('enduser').app.get(TokenVault).store(ALICE, service, { accessToken: 'third-party-access-token-1234567890', tokenType: 'Bearer', refreshToken: undefined, expiresIn: 3600, refreshTokenExpiresIn: undefined, scopes: ['mail.read'] });
+  });
+
+  it('audits every exchange without any token, and fetches the trust anchor keys once', async () => {
+    const fields = await valid();
+    await exchange(fields);
+    const records = broker.logs.records().filter((r) => r.event === 'token_exchange');
+    expect(records.length).toBeGreaterThan(10);
+    expect(records.at(-1)).toMatchObject({ audit: true, principal: ALICE, agent_id: agent, service_id: service, resource: 'https://mail.example.com/api', outcome: 'issued', error_code: null });
+    expect(broker.logs.leaked([fields.client_assertion, fields.subject_token, 'third-party-access-token-1234567890'])).toEqual([]);
+    expect(issuer.fetches()).toBe(1);
+  });
+});
