@@ -156,3 +156,39 @@ describe('Client ID Metadata Documents: SSRF guard', () => {
     });
   }
 });
+
+describe('Client ID Metadata Documents in hybrid mode', () => {
+  it('serves document clients locally at both endpoints (never sent upstream)', async () => {
+    const docs = await startHttpsDocumentServer((request, response) => {
+      const origin = `https://127.0.0.1:${(request.socket.localPort ?? 0).toString()}`;
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: `${origin}${request.url ?? ''}`, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }));
+    });
+    const origin = `https://127.0.0.1:${docs.port}`;
+    const upstream = 'http://127.0.0.1:9';
+    const broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: {
+        oauth2_authorization_server: {
+          mode: 'hybrid',
+          proxy: { upstream_authorize_endpoint: `${upstream}/auth`, upstream_token_endpoint: `${upstream}/token`, upstream_jwks_uri: `${upstream}/jwks` },
+          cimd: { enabled: true, allowed_networks: ['127.0.0.1/32'], tls_ca_file: docs.caFile },
+        },
+      },
+    });
+    try {
+      await new ApiClient(broker.url('admin')).post('/api/agents', { display_name: 'Doc', client_id: 'also-upstream', client_uris: [`${origin}/client.json`] });
+      const url = new URL(`${broker.url('enduser')}/oauth2/authorize`);
+      for (const [k, v] of Object.entries({ client_id: `${origin}/client.json`, response_type: 'code', redirect_uri: REDIRECT, code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+      const authorize = await http(url.toString(), { headers: { 'x-remote-user': ALICE } });
+      expect(authorize.status).toBe(302);
+      expect(authorize.headers.location).toContain('/agents/');
+      // A bad code for a document client is the local server's invalid_grant, not the proxy's.
+      const token = await http(`${broker.url('enduser')}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'authorization_code', code: 'nope', redirect_uri: REDIRECT, code_verifier: oauth.generateRandomCodeVerifier(), client_id: `${origin}/client.json` }).toString() });
+      expect(token.status).toBe(400);
+      expect(token.json<{ error: string }>().error).toBe('invalid_grant');
+    } finally {
+      await broker.stop();
+      await docs.stop();
+    }
+  });
+});

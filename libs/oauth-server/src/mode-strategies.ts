@@ -43,8 +43,8 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
   },
   {
     provide: GRANT_STRATEGIES,
-    inject: [BROKER_CONFIG, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder, TokenExchangeGrant],
-    useFactory: (config: BrokerConfig, code: AuthorizationCodeGrant, credentials: ClientCredentialsGrant, forwarder: ProxyTokenForwarder, exchange: TokenExchangeGrant): GrantStrategy[] => {
+    inject: [BROKER_CONFIG, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder, TokenExchangeGrant, LocalAuthorize],
+    useFactory: (config: BrokerConfig, code: AuthorizationCodeGrant, credentials: ClientCredentialsGrant, forwarder: ProxyTokenForwarder, exchange: TokenExchangeGrant, local: LocalAuthorize): GrantStrategy[] => {
       // The third-party token exchange works the same in every mode.
       const mode = config.oauth2_authorization_server.mode;
       switch (mode) {
@@ -53,7 +53,7 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
         case 'proxy':
           return [forwarder, exchange];
         case 'hybrid':
-          return [new HybridAuthorizationCodeGrant(code, forwarder), credentials, exchange];
+          return [new HybridAuthorizationCodeGrant(code, forwarder, (clientId) => local.servesLocally(clientId)), credentials, exchange];
         default:
           return assertNever(mode, 'mode');
       }

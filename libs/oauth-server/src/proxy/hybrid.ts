@@ -6,6 +6,7 @@ import type { JsonWebKeySet } from '../signing-keys/signing-key.service';
 import type { AuthorizationCodeGrant } from '../token/authorization-code.grant';
 import type { GrantStrategy, TokenOutcome, TokenRequestContext } from '../token/grant-strategy';
 import type { TokenForm } from '../token/token-form';
+import { presentedClient } from '../token/client-authentication';
 import type { ProxyAuthorize } from './proxy-authorize';
 import type { ProxyTokenForwarder } from './proxy-token-forwarder';
 import type { Principal } from '@broker/domain';
@@ -35,9 +36,12 @@ export class HybridAuthorizationCodeGrant implements GrantStrategy {
   constructor(
     private readonly local: AuthorizationCodeGrant,
     private readonly proxy: ProxyTokenForwarder,
+    /** Metadata-document clients are always local (as in `HybridAuthorize`). */
+    private readonly servesLocally: (clientId: string | undefined) => boolean,
   ) {}
 
   async handle(form: TokenForm, context: TokenRequestContext): Promise<TokenOutcome> {
+    if (this.servesLocally(presentedClient(context.authorization, form).clientId)) return this.local.handle(form, context);
     const agent = await this.proxy.agentOf(form, context);
     return agent.clientId === null ? this.local.handle(form, context) : this.proxy.forward(agent, form, context);
   }
