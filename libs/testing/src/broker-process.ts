@@ -68,6 +68,11 @@ export class BrokerProcess {
     return urls;
   }
 
+  /** The OS process id (for resource measurements). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   signal(signal: NodeJS.Signals): void {
     this.child.kill(signal);
   }

@@ -1,0 +1,45 @@
+// The reference for the token-exchange benchmark: plain node:http, no framework, one
+// process, doing exactly the broker's work per request: parse the form, verify two ES256
+// JWTs with a key imported once, one indexed SELECT on the same database, AES-256-GCM
+// decrypt, JSON out. Configuration arrives as JSON on argv[2]; prints its URL when ready.
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import { importJWK, jwtVerify } from 'jose';
+import pg from 'pg';
+
+const require = createRequire(import.meta.url);
+const { EnvelopeCipher, bindings } = require('../dist/libs/vault/src');
+
+const settings = JSON.parse(process.argv[2]);
+const key = await importJWK(settings.jwk, 'ES256');
+const cipher = new EnvelopeCipher({ encryption: { keys: [{ id: settings.kek.id, key: Buffer.from(settings.kek.key, 'base64') }], current_key_id: settings.kek.id } });
+const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 10 });
+const SQL = `SELECT s.access_token_envelope, s.token_type, s.access_token_expires_at, r.service_id
+  FROM service_protected_resources r
+  JOIN grant_delegations d ON d.service_id = r.service_id
+  JOIN grants g ON g.id = d.grant_id
+  JOIN third_party_sessions s ON s.principal = g.principal AND s.service_id = r.service_id
+ WHERE r.uri = $1 AND g.principal = $2 AND g.agent_id = $3 AND (g.valid_until IS NULL OR g.valid_until > now())
+ LIMIT 1`;
+
+const fail = (response, status, error) => response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify({ error, error_description: error }));
+
+const server = createServer((request, response) => {
+  const chunks = [];
+  request.on('data', (c) => chunks.push(c));
+  request.on('end', async () => {
+    try {
+      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+      await jwtVerify(form.get('client_assertion'), key, { issuer: settings.issuer, audience: settings.audience, algorithms: ['ES256'] });
+      const { payload } = await jwtVerify(form.get('subject_token'), key, { issuer: settings.issuer, algorithms: ['ES256'] });
+      const { rows } = await pool.query(SQL, [form.get('resource'), payload.sub, payload.azp]);
+      if (rows.length === 0) return fail(response, 403, 'access_denied');
+      const row = rows[0];
+      const token = cipher.decrypt(row.access_token_envelope, bindings.sessionToken(row.service_id, payload.sub, 'access_token')).toString('utf8');
+      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify({ access_token: token, token_type: row.token_type, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' }));
+    } catch {
+      fail(response, 400, 'invalid_request');
+    }
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: `http://127.0.0.1:${server.address().port}` })));
