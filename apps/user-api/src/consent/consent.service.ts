@@ -38,9 +38,12 @@ export class ConsentService {
     const agent = await this.agents.findById(agentId);
     if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
     const session = sessionToken === undefined ? undefined : await this.sessionCheck.assertFor(sessionToken, agent.id, principal);
-    const sets = (await Promise.all(agent.permissionSets.map((ref) => this.permissionSets.findById(ref.permissionSetId)))).filter((s): s is PermissionSet => s !== undefined);
+    const found = new Map((await this.permissionSets.findByIds(agent.permissionSets.map((ref) => ref.permissionSetId))).map((set) => [set.id, set]));
+    // In the agent's own order of assignment.
+    const sets = agent.permissionSets.map((ref) => found.get(ref.permissionSetId)).filter((s): s is PermissionSet => s !== undefined);
     const serviceIds = [...new Set(sets.flatMap((set) => set.serviceScopes.map((entry) => entry.serviceId)))];
-    const services = (await Promise.all(serviceIds.map((id) => this.services.findById(id)))).filter((s): s is Service => s !== undefined);
+    const byId = new Map((await this.services.findByIds(serviceIds)).map((service) => [service.id, service]));
+    const services = serviceIds.map((id) => byId.get(id)).filter((s): s is Service => s !== undefined);
     const connected = await this.sessions.connectedServiceIds(principal.id, serviceIds);
     return {
       agent: agentView(agent),

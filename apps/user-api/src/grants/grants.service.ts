@@ -1,5 +1,5 @@
 import { AuditLog } from '@broker/audit';
-import { ApiError, Clock, Random, type FieldIssue, type Grant, type GrantDelegation, type PermissionSet, type Principal } from '@broker/domain';
+import { ApiError, Clock, Random, type Agent, type FieldIssue, type Grant, type GrantDelegation, type PermissionSet, type Principal } from '@broker/domain';
 import { AgentRepository, GrantRepository, PermissionSetRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionCheck } from '../consent/authorization-session.guard';
@@ -32,7 +32,8 @@ export class GrantsService {
   }
 
   async write(principal: Principal, agentId: string, dto: GrantDto, sessionToken: string | undefined): Promise<GrantWrite> {
-    const agent = await this.assertAgent(agentId);
+    const found = await this.assertAgent(agentId);
+    const agent = found.id;
     const session = sessionToken === undefined ? undefined : await this.sessionCheck.assertFor(sessionToken, agent, principal);
     const now = this.clock.now();
     const requested = parseGrantedPermissionSets(dto.granted_permission_sets);
@@ -42,7 +43,7 @@ export class GrantsService {
       return { kind: 'deleted' };
     }
     const validUntil = parseValidUntil(dto.valid_until, now);
-    const delegations = await this.resolve(agent, requested);
+    const delegations = await this.resolve(found, requested);
     const { grant, created } = await this.grants.upsert(this.random.uuid(), principal.id, agent, validUntil, delegations, now);
     this.audit.record(created ? 'grant_created' : 'grant_replaced', {
       principal: principal.id,
@@ -57,7 +58,7 @@ export class GrantsService {
 
   /** Only the owner's active grant can be revoked; revoking does not end third-party sessions. */
   async revoke(principal: Principal, agentId: string): Promise<void> {
-    const agent = await this.assertAgent(agentId);
+    const agent = (await this.assertAgent(agentId)).id;
     const deleted = await this.grants.deleteActive(principal.id, agent, this.clock.now());
     if (deleted === undefined) throw new ApiError('not_found', `no grant for agent ${agent}`);
     this.audit.record('grant_deleted', {
@@ -69,10 +70,10 @@ export class GrantsService {
     });
   }
 
-  private async assertAgent(agentId: string): Promise<string> {
+  private async assertAgent(agentId: string): Promise<Agent> {
     const agent = await this.agents.findById(agentId);
     if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
-    return agent.id;
+    return agent;
   }
 
   /**
@@ -81,14 +82,14 @@ export class GrantsService {
    * least one scope (the union over the sets delegating it). The consented scopes are
    * stored with the grant, so a later edit of a permission set never widens it silently.
    */
-  private async resolve(agentId: string, requested: RequestedDelegation): Promise<GrantDelegation[]> {
-    const agent = await this.agents.findById(agentId);
-    const assigned = new Set(agent?.permissionSets.map((ref) => ref.permissionSetId) ?? []);
+  private async resolve(agent: Agent, requested: RequestedDelegation): Promise<GrantDelegation[]> {
+    const assigned = new Set(agent.permissionSets.map((ref) => ref.permissionSetId));
+    const sets = new Map((await this.permissionSets.findByIds([...requested.keys()].filter((id) => assigned.has(id)))).map((set) => [set.id, set]));
     const issues: FieldIssue[] = [];
     const delegations: GrantDelegation[] = [];
     for (const [setId, serviceIds] of requested) {
       const field = `granted_permission_sets.${setId}`;
-      const set: PermissionSet | undefined = assigned.has(setId) ? await this.permissionSets.findById(setId) : undefined;
+      const set: PermissionSet | undefined = sets.get(setId);
       if (set === undefined) {
         issues.push({ field, problem: assigned.has(setId) ? 'no such permission set' : 'permission set is not assigned to this agent' });
         continue;

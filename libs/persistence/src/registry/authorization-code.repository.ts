@@ -34,9 +34,4 @@ export class AuthorizationCodeRepository {
     if (row === undefined) return undefined;
     return { agentId: row.agent_id, principal: row.principal, redirectUri: row.redirect_uri, codeChallenge: row.code_challenge, scopes: row.scopes, expiresAt: row.expires_at };
   }
-
-  /** Removes codes that expired before `now` (housekeeping). */
-  async purgeExpired(now: Date): Promise<void> {
-    await this.dataSource.query('DELETE FROM authorization_codes WHERE expires_at < $1', [now]);
-  }
 }

@@ -51,6 +51,14 @@ export class PermissionSetRepository {
     return toPermissionSet(set, await this.dataSource.getRepository(PermissionSetServiceScopeEntity).findBy({ permissionSetId: id }));
   }
 
+  /** The sets among `ids` that exist, in two queries whatever their number. */
+  async findByIds(ids: readonly string[]): Promise<PermissionSet[]> {
+    if (ids.length === 0) return [];
+    const sets = await this.dataSource.getRepository(PermissionSetEntity).findBy({ id: In([...ids]) });
+    const rows = sets.length === 0 ? [] : await this.dataSource.getRepository(PermissionSetServiceScopeEntity).findBy({ permissionSetId: In(sets.map((s) => s.id)) });
+    return sets.map((set) => toPermissionSet(set, rows.filter((row) => row.permissionSetId === set.id)));
+  }
+
   /** The ids among `ids` that name existing permission sets. */
   async existingIds(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();

@@ -63,6 +63,14 @@ export class ServiceRepository {
     return rows[0]?.service_id;
   }
 
+  /** The services among `ids` that exist, in two queries whatever their number. */
+  async findByIds(ids: readonly string[]): Promise<Service[]> {
+    if (ids.length === 0) return [];
+    const services = await this.dataSource.getRepository(ServiceEntity).findBy({ id: In([...ids]) });
+    const resources = services.length === 0 ? [] : await this.dataSource.getRepository(ServiceProtectedResourceEntity).findBy({ serviceId: In(services.map((s) => s.id)) });
+    return services.map((service) => toService(service, resources.filter((r) => r.serviceId === service.id)));
+  }
+
   /** The ids among `ids` that name existing services. */
   async existingIds(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
