@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 
 /** A JWT issuer on loopback: its JWKS served over HTTP, tokens signed with its real key. */
 export interface TestJwtIssuer {
@@ -10,13 +10,21 @@ export interface TestJwtIssuer {
   sign(claims: JWTPayload, options?: { ttlSeconds?: number; audience?: string; iat?: number }): Promise<string>;
   /** JWKS fetches so far (to show keys are cached). */
   fetches(): number;
+  /** The current public key (changes on `rotate`). */
   readonly publicJwk: JWK;
+  /** Replaces the key pair (new `kid`); the old key disappears from the JWKS. */
+  rotate(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export async function startJwtIssuer(algorithm: 'ES256' | 'RS256' = 'ES256'): Promise<TestJwtIssuer> {
-  const { publicKey, privateKey } = await generateKeyPair(algorithm);
-  const publicJwk = { ...(await exportJWK(publicKey)), kid: `test-${algorithm.toLowerCase()}`, alg: algorithm, use: 'sig' };
+  let generation = 0;
+  const newKey = async (): Promise<{ privateKey: CryptoKey; publicJwk: JWK }> => {
+    const { publicKey, privateKey } = await generateKeyPair(algorithm);
+    generation += 1;
+    return { privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid: generation === 1 ? `test-${algorithm.toLowerCase()}` : `test-${algorithm.toLowerCase()}-${generation}`, alg: algorithm, use: 'sig' } };
+  };
+  let { privateKey, publicJwk } = await newKey();
   let fetches = 0;
   const server: Server = createServer((_request, response) => {
     fetches += 1;
@@ -27,7 +35,12 @@ export async function startJwtIssuer(algorithm: 'ES256' | 'RS256' = 'ES256'): Pr
   return {
     issuer: base,
     jwksUri: `${base}/jwks`,
-    publicJwk,
+    get publicJwk() {
+      return publicJwk;
+    },
+    rotate: async () => {
+      ({ privateKey, publicJwk } = await newKey());
+    },
     fetches: () => fetches,
     sign: (claims, options = {}) => {
       const now = Math.floor(Date.now() / 1000);

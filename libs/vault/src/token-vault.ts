@@ -68,7 +68,14 @@ export class TokenVault {
 
   /** The session's access token, refreshed first when expired or about to expire. */
   async getUsableToken(principal: string, serviceId: string): Promise<UsableToken> {
-    const session = await this.sessions.find(principal, serviceId);
+    return this.usableTokenOf(await this.sessions.find(principal, serviceId), principal, serviceId);
+  }
+
+  /**
+   * `getUsableToken` for a session row the caller has just read (the token exchange reads
+   * it together with the grant, in one query): opened when fresh, else refreshed as above.
+   */
+  async usableTokenOf(session: ThirdPartySessionRecord | undefined, principal: string, serviceId: string): Promise<UsableToken> {
     if (session === undefined) throw new TokenVaultError('no_session', 'no session with the service');
     if (session.needsReauthentication) throw new TokenVaultError('reauthentication_required', 'the provider refused the refresh token: reconnect the service');
     if (this.isFresh(session)) return this.open(session);

@@ -1,7 +1,7 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, ConfigError, type BrokerConfig } from '@broker/config';
 import { CelCompileError, Clock, compileCel, isCanonicalUuid, isUuidShaped, normaliseResourceUri, OAuthError, type CompiledExpression, type GrantDelegation } from '@broker/domain';
-import { GrantRepository, ServiceRepository } from '@broker/persistence';
+import { ExchangeLookup, type ExchangeContext } from '@broker/persistence';
 import { TokenVault, TokenVaultError, type UsableToken } from '@broker/vault';
 import { Inject, Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
@@ -26,8 +26,9 @@ function compile(key: string, expression: string, variables: string[]): Compiled
 /**
  * RFC 8693 token exchange for gateways (SPEC.md "Third-party token exchange"): the hot
  * path. Each step of the spec's processing order is one function failing with exactly the
- * error of the table; keys, expressions and prepared statements are ready before the first
- * request (trust anchor keys cached, CEL compiled at boot, two indexed lookups).
+ * error of the table. Nothing is loaded per request that could be prepared once: trust
+ * anchor keys and verified tokens are cached, CEL is compiled at boot, and the resource,
+ * grant and session are read in one indexed query.
  */
 @Injectable()
 export class TokenExchangeGrant implements GrantStrategy {
@@ -40,8 +41,7 @@ export class TokenExchangeGrant implements GrantStrategy {
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     private readonly anchor: TrustAnchor,
-    private readonly services: ServiceRepository,
-    private readonly grants: GrantRepository,
+    private readonly lookup: ExchangeLookup,
     private readonly vault: TokenVault,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
@@ -62,10 +62,10 @@ export class TokenExchangeGrant implements GrantStrategy {
       facts.principal = principal;
       facts.agent_id = agentId;
       this.assertAuthorized(assertion);
-      const serviceId = await this.resolveService(form);
-      facts.service_id = serviceId;
-      const delegations = await this.requireActiveGrant(principal, agentId, serviceId);
-      const token = await this.usableToken(principal, serviceId);
+      const context = await this.resolveService(form, principal, agentId);
+      facts.service_id = context.serviceId;
+      const delegations = this.requireActiveGrant(context);
+      const token = await this.usableToken(context, principal);
       this.audit.record('token_exchange', { ...facts, outcome: 'issued', error_code: null });
       return this.response(token, delegations, form.get('scope'));
     } catch (error) {
@@ -79,7 +79,7 @@ export class TokenExchangeGrant implements GrantStrategy {
     const assertion = required(form, 'client_assertion');
     if (form.get('client_assertion_type') !== JWT_BEARER) throw new OAuthError('invalid_request', `client_assertion_type must be ${JWT_BEARER}`);
     try {
-      return await this.anchor.verify(assertion, true);
+      return await this.anchor.verify(assertion, 'client_assertion');
     } catch (error) {
       if (error instanceof JwtRejected) throw new OAuthError('invalid_client', 'the client assertion is not valid');
       throw error;
@@ -91,7 +91,7 @@ export class TokenExchangeGrant implements GrantStrategy {
     const token = required(form, 'subject_token');
     if (form.get('subject_token_type') !== ACCESS_TOKEN_TYPE) throw new OAuthError('invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
     try {
-      return await this.anchor.verify(token, false);
+      return await this.anchor.verify(token, 'subject_token');
     } catch (error) {
       if (error instanceof JwtRejected) throw new OAuthError('invalid_request', 'the subject token is not valid');
       throw error;
@@ -125,30 +125,32 @@ export class TokenExchangeGrant implements GrantStrategy {
     if (allowed !== true) throw new OAuthError('access_denied', 'the gateway is not authorized to exchange tokens');
   }
 
-  /** Step 4: the service owning `resource` (normal form, exact match) → invalid_request / invalid_target. */
-  private async resolveService(form: TokenForm): Promise<string> {
+  /**
+   * Step 4: the service owning `resource` (normal form, exact match) → invalid_request /
+   * invalid_target. Its grant and session are read in the same round trip (steps 5-6).
+   */
+  private async resolveService(form: TokenForm, principal: string, agentId: string): Promise<ExchangeContext> {
     const resource = normaliseResourceUri(required(form, 'resource'));
     if (resource === undefined) throw new OAuthError('invalid_request', 'resource must be an absolute http(s) URI');
-    const serviceId = await this.services.idOwningResource(resource);
+    const context = await this.lookup.contextFor(resource, principal, agentId, this.clock.now());
     // RFC 8693 §2.2.2: invalid_target when no service owns the resource.
-    if (serviceId === undefined) throw new OAuthError('invalid_target', 'no service is registered for this resource');
-    return serviceId;
+    if (context === undefined) throw new OAuthError('invalid_target', 'no service is registered for this resource');
+    return context;
   }
 
   /** Step 5: an active grant of the principal for the agent that delegates the service → else 403 access_denied. */
-  private async requireActiveGrant(principal: string, agentId: string, serviceId: string): Promise<GrantDelegation[]> {
-    const delegations = await this.grants.activeDelegationsForService(principal, agentId, serviceId, this.clock.now());
-    if (delegations.length === 0) throw new OAuthError('access_denied', 'no active grant delegates this service to the agent');
-    return delegations;
+  private requireActiveGrant(context: ExchangeContext): GrantDelegation[] {
+    if (context.delegations.length === 0) throw new OAuthError('access_denied', 'no active grant delegates this service to the agent');
+    return context.delegations;
   }
 
   /** Step 6: the stored third-party token, refreshed when needed (single-flight). */
-  private async usableToken(principal: string, serviceId: string): Promise<UsableToken> {
+  private async usableToken(context: ExchangeContext, principal: string): Promise<UsableToken> {
     try {
-      return await this.vault.getUsableToken(principal, serviceId);
+      return await this.vault.usableTokenOf(context.session, principal, context.serviceId);
     } catch (error) {
       if (error instanceof TokenVaultError && error.code !== 'refresh_failed') {
-        throw new OAuthError('invalid_grant', 'the user has no usable session with the service: reconnect it', `${this.publicUrl}/api/third-party/${serviceId}/oauth2/authorize`);
+        throw new OAuthError('invalid_grant', 'the user has no usable session with the service: reconnect it', `${this.publicUrl}/api/third-party/${context.serviceId}/oauth2/authorize`);
       }
       throw new OAuthError('server_error', 'the stored token could not be refreshed');
     }

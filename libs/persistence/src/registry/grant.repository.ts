@@ -40,21 +40,6 @@ export class GrantRepository {
     return toGrant(row, await this.delegations(this.dataSource.manager, [row.id]));
   }
 
-  /**
-   * The token-exchange check: the delegations of the principal's active grant for the agent
-   * that cover the service, in one indexed query; empty when there is none.
-   */
-  async activeDelegationsForService(principal: string, agentId: string, serviceId: string, now: Date): Promise<GrantDelegation[]> {
-    const rows = await this.dataSource.query<DelegationRow[]>(
-      `SELECT d.grant_id, d.permission_set_id, d.service_id, d.scopes
-         FROM grants g JOIN grant_delegations d ON d.grant_id = g.id
-        WHERE g.principal = $1 AND g.agent_id = $2 AND d.service_id = $3 AND ${active(4)}
-        ORDER BY d.position`,
-      [principal, agentId, serviceId, now],
-    );
-    return rows.map((row) => ({ permissionSetId: row.permission_set_id, serviceId: row.service_id, scopes: row.scopes }));
-  }
-
   /** Agents the principal has an active grant for, by display name then agent id. */
   async summaries(principal: string, now: Date): Promise<DelegationSummary[]> {
     const rows = await this.dataSource.query<{ agent_id: string; display_name: string; logo_url: string | null; services: string; updated_at: Date; valid_until: Date | null }[]>(

@@ -4,6 +4,7 @@ import { AgentRepository } from './agent.repository';
 import { AuthorizationCodeRepository } from './authorization-code.repository';
 import { ClientCredentialRepository } from './client-credential.repository';
 import { EnvelopeStore } from './envelope-store';
+import { ExchangeLookup } from './exchange-lookup';
 import { GrantRepository } from './grant.repository';
 import { PermissionSetRepository } from './permission-set.repository';
 import { ServiceRepository } from './service.repository';
@@ -12,7 +13,7 @@ import { SigningKeyRepository } from './signing-key.repository';
 
 type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
 
-const REPOSITORIES: RepositoryClass[] = [AgentRepository, ServiceRepository, PermissionSetRepository, ClientCredentialRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository];
+const REPOSITORIES: RepositoryClass[] = [AgentRepository, ServiceRepository, PermissionSetRepository, ClientCredentialRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup];
 
 /** Each repository built on the process's database. */
 export const REPOSITORY_PROVIDERS: Provider[] = REPOSITORIES.map((repository) => ({

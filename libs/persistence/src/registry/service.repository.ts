@@ -57,12 +57,6 @@ export class ServiceRepository {
     return toService(service, await this.dataSource.getRepository(ServiceProtectedResourceEntity).findBy({ serviceId: id }));
   }
 
-  /** The service owning a protected resource (its normal form): one primary-key lookup. */
-  async idOwningResource(uri: string): Promise<string | undefined> {
-    const rows = await this.dataSource.query<{ service_id: string }[]>('SELECT service_id FROM service_protected_resources WHERE uri = $1', [uri]);
-    return rows[0]?.service_id;
-  }
-
   /** The services among `ids` that exist, in two queries whatever their number. */
   async findByIds(ids: readonly string[]): Promise<Service[]> {
     if (ids.length === 0) return [];

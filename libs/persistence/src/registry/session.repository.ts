@@ -27,7 +27,7 @@ export interface LockedSession {
   markNeedsReauthentication(now: Date): Promise<void>;
 }
 
-interface SessionRow {
+export interface SessionRow {
   id: string;
   principal: string;
   service_id: string;
@@ -42,7 +42,7 @@ interface SessionRow {
   needs_reauthentication: boolean;
 }
 
-function toRecord(row: SessionRow): ThirdPartySessionRecord {
+export function toRecord(row: SessionRow): ThirdPartySessionRecord {
   return {
     id: row.id,
     principal: row.principal,

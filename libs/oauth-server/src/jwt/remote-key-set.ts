@@ -1,0 +1,102 @@
+import { type Clock } from '@broker/domain';
+import { getJson, PROVIDER_LIMITS } from '@broker/vault';
+import { Logger } from '@nestjs/common';
+import { createLocalJWKSet, errors, type CryptoKey, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from 'jose';
+
+/** Refresh policy of a trusted issuer's key set. */
+export interface RemoteKeySetPolicy {
+  /** Keys are used from cache this long before a refetch is due. */
+  readonly maxAgeMs: number;
+  /** Fetch attempts are at least this far apart (an unknown `kid` triggers at most one per interval). */
+  readonly minIntervalMs: number;
+  /** Total timeout of one fetch. */
+  readonly timeoutMs: number;
+}
+
+export const TRUSTED_KEYS_POLICY: RemoteKeySetPolicy = { maxAgeMs: 10 * 60_000, minIntervalMs: 30_000, timeoutMs: 5_000 };
+
+type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
+
+/**
+ * A trusted issuer's JWK set, fetched and imported once and never per request. It is
+ * refetched when older than `maxAgeMs` (in the background when a caller only `maintain`s
+ * it) and when a token names an unknown `kid`, at most once per `minIntervalMs`; a failed
+ * fetch keeps serving the last good keys. Every change of content bumps `generation` and
+ * tells the listeners (the verified-JWT caches flush then), so a removed key stops
+ * verifying anything at once.
+ */
+export class RemoteKeySet {
+  private readonly logger = new Logger(RemoteKeySet.name);
+  private resolver: KeyResolver | undefined;
+  private content = '';
+  private fetchedAtMs = Number.NEGATIVE_INFINITY;
+  private lastAttemptMs = Number.NEGATIVE_INFINITY;
+  private inFlight: Promise<void> | undefined;
+  private readonly listeners: (() => void)[] = [];
+  /** Bumped whenever the fetched key set differs from the previous one. */
+  generation = 0;
+
+  constructor(
+    private readonly uri: string,
+    private readonly clock: Clock,
+    private readonly policy: RemoteKeySetPolicy = TRUSTED_KEYS_POLICY,
+  ) {}
+
+  /** Called after every change of the key set. */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** The key resolver for jose's `jwtVerify`, with one refetch on an unknown `kid` per interval. */
+  readonly getKey = async (header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> => {
+    if (this.resolver === undefined || this.isStale()) await this.refresh();
+    if (this.resolver === undefined) throw new errors.JWKSNoMatchingKey('the trusted key set is unavailable');
+    try {
+      return await this.resolver(header, token);
+    } catch (error) {
+      if (!(error instanceof errors.JWKSNoMatchingKey) || !this.mayFetch()) throw error;
+      await this.refresh();
+      return this.resolver(header, token);
+    }
+  };
+
+  /** Starts a background refetch when the keys are stale (callers that verified nothing, e.g. cache hits). */
+  maintain(): void {
+    if (this.isStale() && this.inFlight === undefined && this.mayFetch()) void this.refresh();
+  }
+
+  private isStale(): boolean {
+    return this.clock.nowMs() - this.fetchedAtMs >= this.policy.maxAgeMs;
+  }
+
+  private mayFetch(): boolean {
+    return this.clock.nowMs() - this.lastAttemptMs >= this.policy.minIntervalMs;
+  }
+
+  /** One fetch at a time; concurrent callers share it. Attempts inside the interval are no-ops. */
+  private refresh(): Promise<void> {
+    if (this.inFlight !== undefined) return this.inFlight;
+    if (!this.mayFetch()) return Promise.resolve();
+    this.inFlight = this.fetch().finally(() => (this.inFlight = undefined));
+    return this.inFlight;
+  }
+
+  private async fetch(): Promise<void> {
+    this.lastAttemptMs = this.clock.nowMs();
+    try {
+      const document = await getJson(this.uri, { ...PROVIDER_LIMITS, totalTimeoutMs: this.policy.timeoutMs, connectTimeoutMs: Math.min(this.policy.timeoutMs, PROVIDER_LIMITS.connectTimeoutMs) });
+      if (!Array.isArray(document.keys)) throw new Error('the document has no keys array');
+      const content = JSON.stringify(document.keys);
+      this.fetchedAtMs = this.clock.nowMs();
+      if (content === this.content && this.resolver !== undefined) return;
+      this.resolver = createLocalJWKSet(document as unknown as JSONWebKeySet);
+      const changed = this.content !== '';
+      this.content = content;
+      this.generation += 1;
+      if (changed) this.logger.log(`trusted key set changed at ${this.uri}`);
+      for (const listener of this.listeners) listener();
+    } catch (error) {
+      this.logger.warn(`trusted key set fetch failed at ${this.uri}: ${(error as Error).message}`);
+    }
+  }
+}

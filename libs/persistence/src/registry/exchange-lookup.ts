@@ -1,0 +1,44 @@
+import type { GrantDelegation } from '@broker/domain';
+import type { DataSource } from 'typeorm';
+import { toRecord, type SessionRow, type ThirdPartySessionRecord } from './session.repository';
+
+/** What the token exchange needs from the database, read at once. */
+export interface ExchangeContext {
+  /** The service owning the resource. */
+  readonly serviceId: string;
+  /** The delegations of the principal's active grant for the agent covering that service (empty: none). */
+  readonly delegations: GrantDelegation[];
+  /** The principal's session with the service, tokens still sealed. */
+  readonly session: ThirdPartySessionRecord | undefined;
+}
+
+type ContextRow = Partial<SessionRow> & { owner_service_id: string; permission_set_id: string | null; delegation_scopes: string[] | null };
+
+/**
+ * The token exchange's database work in one round trip (SPEC.md steps 4-6): the service
+ * owning the resource (primary key), the active grant's delegations for it (unique
+ * (principal, agent) then the delegation primary key) and the session (unique
+ * (principal, service)), each joined on an index; `valid_until` is compared in SQL with the
+ * caller's clock. One row per delegation, the session repeated on each.
+ */
+const SQL = `SELECT r.service_id AS owner_service_id, d.permission_set_id, d.scopes AS delegation_scopes, s.*
+  FROM service_protected_resources r
+  LEFT JOIN (grants g JOIN grant_delegations d ON d.grant_id = g.id)
+         ON d.service_id = r.service_id AND g.principal = $2 AND g.agent_id = $3 AND (g.valid_until IS NULL OR g.valid_until > $4)
+  LEFT JOIN third_party_sessions s ON s.principal = $2 AND s.service_id = r.service_id
+ WHERE r.uri = $1
+ ORDER BY d.position`;
+
+export class ExchangeLookup {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Undefined when no service owns `resource` (normal form). */
+  async contextFor(resource: string, principal: string, agentId: string, now: Date): Promise<ExchangeContext | undefined> {
+    const rows = await this.dataSource.query<ContextRow[]>(SQL, [resource, principal, agentId, now]);
+    const first = rows[0];
+    if (first === undefined) return undefined;
+    const delegations: GrantDelegation[] = [];
+    for (const row of rows) if (row.permission_set_id !== null && row.delegation_scopes !== null) delegations.push({ permissionSetId: row.permission_set_id, serviceId: row.owner_service_id, scopes: row.delegation_scopes });
+    return { serviceId: first.owner_service_id, delegations, session: typeof first.id === 'string' ? toRecord(first as SessionRow) : undefined };
+  }
+}
