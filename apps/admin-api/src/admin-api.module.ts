@@ -1,6 +1,6 @@
 import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
-import { CoreModule, type BrokerRuntime } from '@broker/http';
+import { CoreModule, HOT_ROUTES, type BrokerRuntime } from '@broker/http';
 import { OAuthServerModule } from '@broker/oauth-server';
 import { VaultModule } from '@broker/vault';
 import { Module, type DynamicModule } from '@nestjs/common';
@@ -26,7 +26,8 @@ export class AdminApiModule {
       module: AdminApiModule,
       imports: [CoreModule.forRuntime(runtime, 'admin'), AuthModule.forServer('admin'), AuditModule, VaultModule, OAuthServerModule],
       controllers: [AgentsController, ServicesController, PermissionSetsController, ClientCredentialsController, SigningKeysController],
-      providers: [AgentsService, ServicesService, PermissionSetsService, IssuerDiscovery],
+      // No hot routes: the admin plane takes the ordinary pipeline.
+      providers: [AgentsService, ServicesService, PermissionSetsService, IssuerDiscovery, { provide: HOT_ROUTES, useValue: [] }],
     };
   }
 }

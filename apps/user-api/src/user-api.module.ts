@@ -1,6 +1,6 @@
 import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
-import { CoreModule, type BrokerRuntime } from '@broker/http';
+import { CoreModule, HOT_ROUTES, type BrokerRuntime } from '@broker/http';
 import { OAuthServerModule } from '@broker/oauth-server';
 import { VaultModule } from '@broker/vault';
 import { Module, type DynamicModule } from '@nestjs/common';
@@ -11,6 +11,7 @@ import { GrantsController } from './grants/grants.controller';
 import { GrantsService } from './grants/grants.service';
 import { MeController } from './me/me.controller';
 import { OAuth2Controller } from './oauth2/oauth2.controller';
+import { JwksHotRoute, TokenHotRoute } from './oauth2/hot-routes';
 import { ConnectService } from './third-party/connect.service';
 import { SessionsService } from './third-party/sessions.service';
 import { ThirdPartyController } from './third-party/third-party.controller';
@@ -26,7 +27,7 @@ export class UserApiModule {
       module: UserApiModule,
       imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, VaultModule, OAuthServerModule],
       controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller],
-      providers: [ConsentService, GrantsService, AuthorizationSessionCheck, ConnectService, SessionsService],
+      providers: [ConsentService, GrantsService, AuthorizationSessionCheck, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
     };
   }
 }

@@ -11,6 +11,7 @@ import { shutdownGate } from './lifecycle/lifecycle';
 import { buildOpenApiDocument } from './openapi';
 import type { BrokerRuntime } from './runtime';
 import { traceMiddleware } from './trace/trace.middleware';
+import { HOT_ROUTES, installHotRoutes, type HotRoute } from './hot-routes/hot-routes';
 import { BrokerValidationPipe } from './validation/broker-validation.pipe';
 import { ApiError } from '@broker/domain';
 
@@ -19,6 +20,8 @@ import { ApiError } from '@broker/domain';
  * exercise the real thing. Order matters: the trace id comes first (every response,
  * even a 503 or a preflight, carries `traceresponse`), then the shutdown gate, CORS
  * (end-user `/api/*` only), body parsing, and finally Nest's guards, pipes and filters.
+ * The application's hot routes (`HOT_ROUTES`) answer before all of it, with the same
+ * trace, shutdown, envelope and log rules.
  */
 export function configureApp(app: NestExpressApplication, runtime: BrokerRuntime, server: ServerKind): void {
   const { config, random, lifecycle } = runtime;
@@ -46,6 +49,7 @@ export function configureApp(app: NestExpressApplication, runtime: BrokerRuntime
 
   app.useGlobalPipes(new BrokerValidationPipe());
   app.useGlobalFilters(errors);
+  installHotRoutes(app.getHttpServer(), app.get<HotRoute[]>(HOT_ROUTES), { random, lifecycle, errors, traceResponse: config.request_context.trace.response_enabled, logger: runtime.logger.child({ server }) });
 
   const document = buildOpenApiDocument(app, server, config.server[server].authentication.preauth.principal_header_name);
   express.get('/openapi.json', (_request: Request, response: Response) => {

@@ -1,9 +1,10 @@
 import { ClientAuthenticated, Principal, Public } from '@broker/auth';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { AUTHORIZE_STRATEGY, AuthorizationServerMetadataService, isRelayed, JWKS_SOURCE, TokenEndpoint, type AuthorizationServerMetadata, type AuthorizeStrategy, type JsonWebKeySet, type JwksSource } from '@broker/oauth-server';
+import { AUTHORIZE_STRATEGY, AuthorizationServerMetadataService, JWKS_SOURCE, TokenEndpoint, type AuthorizationServerMetadata, type AuthorizeStrategy, type JsonWebKeySet, type JwksSource } from '@broker/oauth-server';
 import { Controller, Get, Header, Inject, Post, Redirect, Req, Res } from '@nestjs/common';
 import { ApiFoundResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { tokenAnswer } from './hot-routes';
 
 interface RedirectTo {
   url: string;
@@ -37,16 +38,17 @@ export class OAuth2Controller {
   }
 
   /**
-   * Token endpoint (form-encoded, 256 KiB). Our answers carry `Cache-Control: no-store`
-   * (RFC 6749 §5.1); a proxied answer is relayed with only its allowed headers.
+   * Token endpoint (form-encoded, 256 KiB). Served by `TokenHotRoute` before Express; this
+   * route documents it (OpenAPI) and answers the same way when a query string makes the
+   * request miss the hot route.
    */
   @Post('oauth2/token')
   @ClientAuthenticated()
   @ApiOkResponse({ description: 'token response (no data envelope)' })
   async token(@Req() request: Request, @Res() response: Response): Promise<void> {
     const outcome = await this.tokens.handle(request.headers['content-type'], Buffer.isBuffer(request.body) ? request.body : undefined, { authorization: request.headers.authorization });
-    if (isRelayed(outcome)) response.status(outcome.status).set(outcome.headers).send(outcome.body);
-    else response.status(200).set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).json(outcome);
+    const answer = tokenAnswer(outcome);
+    response.status(answer.status).set(answer.headers).send(answer.body);
   }
 
   /** Public signing keys. */

@@ -33,10 +33,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<BrokerRequest>();
     const response = host.switchToHttp().getResponse<Response>();
     const { status, body, headers } = this.toResponse(exception, request);
-    // 503 is a deliberate answer (shutting down); any other 5xx is a failure to investigate.
-    if (status >= 500 && status !== 503) {
-      this.logger.error({ trace_id: request.traceId, err: exception, method: request.method, path: request.path }, 'request failed with a server error');
-    }
+    this.logServerError(status, exception, { traceId: request.traceId ?? 'unknown', method: request.method, path: request.path });
     if (response.headersSent) {
       response.end();
       return;
@@ -46,13 +43,18 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
   }
 
   toResponse(exception: unknown, request: BrokerRequest): ErrorResponse {
-    const context: ErrorContext = {
-      server: this.server,
-      traceId: request.traceId ?? 'unknown',
-      method: request.method,
-      path: request.path,
-    };
+    return this.present(exception, { traceId: request.traceId ?? 'unknown', method: request.method, path: request.path });
+  }
+
+  /** The envelope of `path`'s family for a thrown value (also used by the hot routes). */
+  present(exception: unknown, request: Omit<ErrorContext, 'server'>): ErrorResponse {
+    const context: ErrorContext = { server: this.server, ...request };
     const failure = classifyFailure(exception);
     return isOAuthPath(request.path) ? this.oauth.present(failure, context) : this.api.present(failure, context);
+  }
+
+  /** Server errors other than a deliberate 503 are failures to investigate: logged with their detail. */
+  logServerError(status: number, exception: unknown, request: Omit<ErrorContext, 'server'>): void {
+    if (status >= 500 && status !== 503) this.logger.error({ trace_id: request.traceId, err: exception, method: request.method, path: request.path }, 'request failed with a server error');
   }
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '@broker/domain';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 
 /** The process's phase (API.md "Health"). */
@@ -43,7 +44,7 @@ export class Lifecycle {
    * Counts a request as in flight until its response is finished or its connection
    * closes. Returns false when the request arrived during shutdown (it is not counted).
    */
-  track(request: Request, response: Response): boolean {
+  track(request: IncomingMessage, response: ServerResponse): boolean {
     if (this.phase === 'shutting_down') return false;
     this.inFlight += 1;
     let done = false;

@@ -49,6 +49,9 @@ export class HybridAuthorizationCodeGrant implements GrantStrategy {
 
 /** The union of the local and upstream key sets; a kid in both is a configuration fault (500). */
 export class HybridJwks implements JwksSource {
+  /** The last union, reused while both halves are the same objects (so its bytes are prepared once). */
+  private merged: { local: JsonWebKeySet; upstream: JsonWebKeySet; union: JsonWebKeySet } | undefined;
+
   constructor(
     private readonly local: JwksSource,
     private readonly upstream: JwksSource,
@@ -56,8 +59,10 @@ export class HybridJwks implements JwksSource {
 
   async keySet(): Promise<JsonWebKeySet> {
     const [local, upstream] = await Promise.all([this.local.keySet(), this.upstream.keySet()]);
+    if (this.merged?.local === local && this.merged.upstream === upstream) return this.merged.union;
     const kids = new Set(local.keys.map((key) => key.kid));
     if (upstream.keys.some((key) => key.kid !== undefined && kids.has(key.kid))) throw new OAuthError('server_error', 'a key id is published by both the broker and the upstream');
-    return { keys: [...local.keys, ...upstream.keys] };
+    this.merged = { local, upstream, union: { keys: [...local.keys, ...upstream.keys] } };
+    return this.merged.union;
   }
 }

@@ -1,0 +1,118 @@
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import { ApiError, type Random } from '@broker/domain';
+import type { Logger } from 'pino';
+import type { ErrorEnvelopeFilter } from '../errors/error-envelope.filter';
+import { RequestBodyError } from '../errors/request-errors';
+import type { Lifecycle } from '../lifecycle/lifecycle';
+import { formatTraceresponse, parseTraceparent } from '../trace/traceparent';
+
+/** What a hot route answers. */
+export interface HotRouteAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string | Buffer;
+}
+
+/**
+ * A route on the request hot path (the token endpoint: every agent tool call pays for
+ * it), answered straight from node:http with only the cross-cutting work it needs: trace
+ * id and `traceresponse`, the shutdown gate and in-flight tracking, a capped raw body,
+ * the error envelope of its path, and the one log line. Nothing of Express or Nest
+ * (router, guards, pipes, interceptors) runs for it.
+ */
+export interface HotRoute {
+  readonly method: string;
+  /** Exact path; a request with a query string takes the ordinary route. */
+  readonly path: string;
+  readonly bodyLimitBytes: number;
+  handle(request: IncomingMessage, body: Buffer): Promise<HotRouteAnswer>;
+}
+
+/** DI token: the hot routes an application registers (an array). */
+export const HOT_ROUTES = Symbol('HOT_ROUTES');
+
+export interface HotRouteRuntime {
+  readonly random: Random;
+  readonly lifecycle: Lifecycle;
+  readonly traceResponse: boolean;
+  readonly errors: ErrorEnvelopeFilter;
+  readonly logger: Logger;
+}
+
+/** Puts `routes` in front of the server's request listener (Express); every other request goes on to it. */
+export function installHotRoutes(server: Server, routes: readonly HotRoute[], runtime: HotRouteRuntime): void {
+  if (routes.length === 0) return;
+  const [fallback, ...others] = server.listeners('request') as RequestListener[];
+  if (fallback === undefined || others.length > 0) throw new Error('expected exactly one request listener (the Express app)');
+  const byKey = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
+  server.removeAllListeners('request');
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const route = byKey.get(`${request.method ?? ''} ${request.url ?? ''}`);
+    if (route === undefined) fallback(request, response);
+    else void serve(route, request, response, runtime);
+  });
+}
+
+async function serve(route: HotRoute, request: IncomingMessage, response: ServerResponse, runtime: HotRouteRuntime): Promise<void> {
+  const started = process.hrtime.bigint();
+  const header = request.headers.traceparent;
+  const incoming = parseTraceparent(Array.isArray(header) ? header.join(',') : header);
+  const traceId = incoming?.traceId ?? runtime.random.hex(16);
+  if (runtime.traceResponse) response.setHeader('traceresponse', formatTraceresponse(traceId, runtime.random.hex(8), incoming?.flags ?? '00'));
+  const context = { traceId, method: route.method, path: route.path };
+  let answer: HotRouteAnswer;
+  if (!runtime.lifecycle.track(request, response)) {
+    response.setHeader('Connection', 'close');
+    answer = failure(new ApiError('service unavailable', 'the server is shutting down'), context, runtime);
+  } else {
+    try {
+      answer = await route.handle(request, await readBody(request, route.bodyLimitBytes));
+    } catch (error) {
+      answer = failure(error, context, runtime);
+      // The rest of a refused body is not read: the connection cannot be reused.
+      if (error instanceof RequestBodyError) response.setHeader('Connection', 'close');
+    }
+  }
+  response.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) }).end(answer.body);
+  const level = answer.status >= 500 ? 'error' : 'info';
+  runtime.logger[level]({ trace_id: traceId, method: route.method, route: route.path, path: route.path, status: answer.status, latency_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6) }, level === 'error' ? 'request failed' : 'request completed');
+}
+
+function failure(error: unknown, context: { traceId: string; method: string; path: string }, runtime: HotRouteRuntime): HotRouteAnswer {
+  const { status, body, headers } = runtime.errors.present(error, context);
+  runtime.errors.logServerError(status, error, context);
+  return { status, headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) };
+}
+
+/** The raw body, refused past `limit` bytes (declared or streamed) before anything parses it. */
+function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+  const tooLarge = (): RequestBodyError => new RequestBodyError('too_large', `the request body is larger than ${limit / 1024} KiB`);
+  const encoding = request.headers['content-encoding'];
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return Promise.reject(new RequestBodyError('unsupported_media_type', 'content-encoding is not supported'));
+  if (Number(request.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onError = (): void => {
+      cleanup();
+      reject(new RequestBodyError('malformed', 'the request body could not be read'));
+    };
+    const cleanup = (): void => {
+      request.off('data', onData).off('end', onEnd).off('error', onError).off('aborted', onError);
+    };
+    request.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onError);
+  });
+}
