@@ -5,7 +5,7 @@
 export { Database, type StorageBackend } from './database';
 export { PersistenceModule } from './persistence.module';
 export type { Installation } from './installation/installation.repository';
-export { AgentRepository, type AgentInput } from './registry/agent.repository';
+export { AgentRepository, type AgentInput, type ClientRecord } from './registry/agent.repository';
 export { ServiceRepository, type ServiceInput, type SecretChange } from './registry/service.repository';
 export { PermissionSetRepository, type PermissionSetInput } from './registry/permission-set.repository';
 export { ClientCredentialRepository, type ClientCredentialRecord } from './registry/client-credential.repository';

@@ -25,6 +25,12 @@ function digest(secret: string): Buffer {
   return createHash('sha256').update(secret, 'utf8').digest();
 }
 
+/** Constant-time comparison of a presented secret with a stored digest. */
+export function secretMatches(storedSha256: Buffer, secret: string): boolean {
+  const presented = digest(secret);
+  return storedSha256.length === presented.length && timingSafeEqual(storedSha256, presented);
+}
+
 /**
  * Broker-issued client credentials of agents (client id = agent id). The secret is 256
  * random bits, shown once, stored only as its SHA-256 digest: with that entropy a slow
@@ -63,7 +69,7 @@ export class ClientCredentialsService {
   async verifyClientSecret(agentId: string, secret: string): Promise<boolean> {
     const record = await this.credentials.find(agentId);
     if (record === undefined) return false;
-    return timingSafeEqual(record.secretSha256, digest(secret));
+    return secretMatches(record.secretSha256, secret);
   }
 
   private async assertAgent(agentId: string): Promise<void> {

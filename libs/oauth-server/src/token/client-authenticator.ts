@@ -1,8 +1,8 @@
 import { isCanonicalUuid, OAuthError, type Agent } from '@broker/domain';
-import { AgentRepository, ClientCredentialRepository } from '@broker/persistence';
+import { AgentRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { CimdClients } from '../cimd/cimd-clients';
-import { ClientCredentialsService } from '../client-credentials/client-credentials.service';
+import { secretMatches } from '../client-credentials/client-credentials.service';
 import { presentedClient } from './client-authentication';
 import type { TokenForm } from './token-form';
 
@@ -16,13 +16,12 @@ export interface AuthenticatedClient {
  * Client authentication at the token endpoint (RFC 6749 §2.3): an agent with
  * broker-issued credentials must present its secret (Basic or post); an agent without
  * credentials is public and identified by `client_id` alone, where the grant allows it.
+ * The agent and its credential digest are read in one query.
  */
 @Injectable()
 export class ClientAuthenticator {
   constructor(
     private readonly agents: AgentRepository,
-    private readonly credentials: ClientCredentialRepository,
-    private readonly secrets: ClientCredentialsService,
     private readonly cimd: CimdClients,
   ) {}
 
@@ -35,15 +34,15 @@ export class ClientAuthenticator {
     }
     const clientId = presented.clientId?.toLowerCase();
     if (clientId === undefined || !isCanonicalUuid(clientId)) throw new OAuthError('invalid_client', 'unknown client');
-    const agent = await this.agents.findById(clientId);
-    if (agent === undefined) throw new OAuthError('invalid_client', 'unknown client');
-    const hasCredentials = (await this.credentials.find(agent.id)) !== undefined;
-    if (!hasCredentials) {
+    const client = await this.agents.findClient(clientId);
+    if (client === undefined) throw new OAuthError('invalid_client', 'unknown client');
+    const { agent, secretSha256 } = client;
+    if (secretSha256 === null) {
       if (!options.allowPublic) throw new OAuthError('invalid_client', 'client authentication failed');
       if (presented.clientSecret !== undefined) throw new OAuthError('invalid_client', 'client authentication failed');
       return { agent, confidential: false };
     }
-    if (presented.clientSecret === undefined || !(await this.secrets.verifyClientSecret(agent.id, presented.clientSecret))) {
+    if (presented.clientSecret === undefined || !secretMatches(secretSha256, presented.clientSecret)) {
       throw new OAuthError('invalid_client', 'client authentication failed');
     }
     return { agent, confidential: true };

@@ -37,9 +37,66 @@ function translate(error: unknown, input: AgentInput): never {
   throw error;
 }
 
+/** An agent as a token-endpoint client: with its credential digest when it has broker-issued credentials. */
+export interface ClientRecord {
+  readonly agent: Agent;
+  readonly secretSha256: Buffer | null;
+}
+
+interface ClientRow {
+  id: string;
+  display_name: string;
+  description: string | null;
+  canonical_id: string | null;
+  client_id: string | null;
+  logo_url: string | null;
+  governance_url: string | null;
+  user_documentation_url: string | null;
+  agent_interface_url: string | null;
+  redirect_uris: string[];
+  allowed_scopes: string[];
+  client_uris: string[];
+  created_at: Date;
+  updated_at: Date;
+  refs: { permission_set_id: string; requirement_type: string; position: number }[];
+  secret_sha256: Buffer | null;
+}
+
+/** The token endpoint's client lookup: the agent, its assignments and its credential digest in one round trip. */
+const CLIENT_SQL = `SELECT a.*, c.secret_sha256,
+       COALESCE((SELECT json_agg(json_build_object('permission_set_id', r.permission_set_id, 'requirement_type', r.requirement_type, 'position', r.position))
+                   FROM agent_permission_sets r WHERE r.agent_id = a.id), '[]'::json) AS refs
+  FROM agents a LEFT JOIN agent_client_credentials c ON c.agent_id = a.id
+ WHERE a.id = $1`;
+
 /** Agents and their assigned permission sets. */
 export class AgentRepository {
   constructor(private readonly dataSource: DataSource) {}
+
+  /** The agent with its credential digest, in one query (client authentication at the token endpoint). */
+  async findClient(id: string): Promise<ClientRecord | undefined> {
+    const rows = await this.dataSource.query<ClientRow[]>(CLIENT_SQL, [id]);
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    const entity: AgentEntity = {
+      id: row.id,
+      displayName: row.display_name,
+      description: row.description,
+      canonicalId: row.canonical_id,
+      clientId: row.client_id,
+      logoUrl: row.logo_url,
+      governanceUrl: row.governance_url,
+      userDocumentationUrl: row.user_documentation_url,
+      agentInterfaceUrl: row.agent_interface_url,
+      redirectUris: row.redirect_uris,
+      allowedScopes: row.allowed_scopes,
+      clientUris: row.client_uris,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+    const refs = row.refs.map((ref) => ({ agentId: row.id, permissionSetId: ref.permission_set_id, requirementType: ref.requirement_type, position: ref.position }));
+    return { agent: toAgent(entity, refs), secretSha256: row.secret_sha256 };
+  }
 
   async list(): Promise<Agent[]> {
     const agents = await this.dataSource.getRepository(AgentEntity).find({ order: { createdAt: 'ASC', id: 'ASC' } });
