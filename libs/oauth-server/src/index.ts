@@ -13,3 +13,4 @@ export { AuthorizationDenial } from './authorize/authorization-denial';
 export { TrustAnchor, JwtRejected, ASYMMETRIC_ALGORITHMS, CLOCK_TOLERANCE_SECONDS, type AnchorPurpose } from './token-exchange/trust-anchor';
 export { RemoteKeySet, TRUSTED_KEYS_POLICY, type RemoteKeySetPolicy } from './jwt/remote-key-set';
 export { VerifiedJwtCache, VERIFIED_JWT_CACHE_ENTRIES } from './jwt/verified-jwt-cache';
+export { GatewayCredentials, GatewayCredentialsRefused, compileConfigExpression, type GatewayRefusal, type SubjectIdentity } from './token-exchange/gateway-credentials';

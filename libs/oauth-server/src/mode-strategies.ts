@@ -14,9 +14,10 @@ import { ClientCredentialsGrant } from './token/client-credentials.grant';
 import { GRANT_STRATEGIES, type GrantStrategy } from './token/grant-strategy';
 import { TokenExchangeGrant } from './token-exchange/token-exchange.grant';
 import { TrustAnchor } from './token-exchange/trust-anchor';
+import { GatewayCredentials } from './token-exchange/gateway-credentials';
 
 /** Every strategy implementation; the factories below pick the mode's. */
-export const STRATEGY_IMPLEMENTATIONS = [LocalAuthorize, ProxyAuthorize, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder, UpstreamKeySet, TrustAnchor, TokenExchangeGrant];
+export const STRATEGY_IMPLEMENTATIONS = [LocalAuthorize, ProxyAuthorize, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder, UpstreamKeySet, TrustAnchor, GatewayCredentials, TokenExchangeGrant];
 
 /**
  * The mode is chosen once, here (STYLE.md rule 5): `AuthorizeStrategy`, the token

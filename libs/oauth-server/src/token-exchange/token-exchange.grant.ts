@@ -1,6 +1,6 @@
 import { AuditLog } from '@broker/audit';
-import { BROKER_CONFIG, ConfigError, type BrokerConfig } from '@broker/config';
-import { CelCompileError, Clock, compileCel, isCanonicalUuid, isUuidShaped, normaliseResourceUri, OAuthError, type CompiledExpression, type GrantDelegation } from '@broker/domain';
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { assertNever, Clock, normaliseResourceUri, OAuthError, type GrantDelegation } from '@broker/domain';
 import { ExchangeLookup, type ExchangeContext } from '@broker/persistence';
 import { TokenVault, TokenVaultError, type UsableToken } from '@broker/vault';
 import { Inject, Injectable } from '@nestjs/common';
@@ -8,20 +8,11 @@ import type { JWTPayload } from 'jose';
 import type { TokenResponse } from '../token/access-token-issuer';
 import type { GrantStrategy, TokenRequestContext } from '../token/grant-strategy';
 import { required, type TokenForm } from '../token/token-form';
-import { JwtRejected, TrustAnchor } from './trust-anchor';
+import { GatewayCredentials, GatewayCredentialsRefused, type SubjectIdentity } from './gateway-credentials';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
-
-function compile(key: string, expression: string, variables: string[]): CompiledExpression {
-  try {
-    return compileCel(expression, variables);
-  } catch (error) {
-    if (error instanceof CelCompileError) throw new ConfigError(key, `is not a valid CEL expression: ${error.message}`);
-    throw error;
-  }
-}
 
 /**
  * RFC 8693 token exchange for gateways (SPEC.md "Third-party token exchange"): the hot
@@ -33,23 +24,16 @@ function compile(key: string, expression: string, variables: string[]): Compiled
 @Injectable()
 export class TokenExchangeGrant implements GrantStrategy {
   readonly grantType = TOKEN_EXCHANGE;
-  private readonly principalOf: CompiledExpression;
-  private readonly agentIdOf: CompiledExpression;
-  private readonly authorizes: CompiledExpression;
   private readonly publicUrl: string;
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
-    private readonly anchor: TrustAnchor,
+    private readonly gateway: GatewayCredentials,
     private readonly lookup: ExchangeLookup,
     private readonly vault: TokenVault,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
   ) {
-    const extraction = config.token_exchange.claim_extraction;
-    this.principalOf = compile('token_exchange.claim_extraction.principal_expression', extraction.principal_expression, ['subject_token']);
-    this.agentIdOf = compile('token_exchange.claim_extraction.agent_id_expression', extraction.agent_id_expression, ['subject_token']);
-    this.authorizes = compile('token_exchange.authorization.cel.expression', config.token_exchange.authorization.cel.expression, ['client_assertion']);
     this.publicUrl = config.server.enduser.public_url;
   }
 
@@ -78,51 +62,55 @@ export class TokenExchangeGrant implements GrantStrategy {
   private async authenticateGateway(form: TokenForm): Promise<JWTPayload> {
     const assertion = required(form, 'client_assertion');
     if (form.get('client_assertion_type') !== JWT_BEARER) throw new OAuthError('invalid_request', `client_assertion_type must be ${JWT_BEARER}`);
-    try {
-      return await this.anchor.verify(assertion, 'client_assertion');
-    } catch (error) {
-      if (error instanceof JwtRejected) throw new OAuthError('invalid_client', 'the client assertion is not valid');
-      throw error;
-    }
+    return this.checked(() => this.gateway.verifyAssertion(assertion));
   }
 
-  /** Step 2: the user's subject token, verified by the same anchor (its audience is the gateway's, not ours). */
+  /** Step 2: the user's subject token, verified by the same anchor → else 400 invalid_request. */
   private async verifySubjectToken(form: TokenForm): Promise<JWTPayload> {
     const token = required(form, 'subject_token');
     if (form.get('subject_token_type') !== ACCESS_TOKEN_TYPE) throw new OAuthError('invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
-    try {
-      return await this.anchor.verify(token, 'subject_token');
-    } catch (error) {
-      if (error instanceof JwtRejected) throw new OAuthError('invalid_request', 'the subject token is not valid');
-      throw error;
-    }
+    return this.checked(() => this.gateway.verifySubject(token));
   }
 
   /** Step 2 (cont.): principal and agent id by the configured expressions → else invalid_request. */
-  private extractIdentities(subject: JWTPayload): { principal: string; agentId: string } {
-    let principal: unknown;
-    let agentId: unknown;
-    try {
-      principal = this.principalOf({ subject_token: subject });
-      agentId = this.agentIdOf({ subject_token: subject });
-    } catch {
-      throw new OAuthError('invalid_request', 'the subject token lacks the principal or agent claim');
-    }
-    if (typeof principal !== 'string' || principal.trim() === '' || principal.length > 200) throw new OAuthError('invalid_request', 'the subject token has no usable principal claim');
-    if (typeof agentId !== 'string' || !isUuidShaped(agentId)) throw new OAuthError('invalid_request', 'the subject token has no usable agent claim');
-    const agent = agentId.toLowerCase();
-    return { principal: principal.trim(), agentId: isCanonicalUuid(agent) ? agent : agentId };
+  private extractIdentities(subject: JWTPayload): SubjectIdentity {
+    return this.checkedSync(() => this.gateway.identify(subject));
   }
 
   /** Step 3: the authorization expression over the client assertion's claims → else 403 access_denied. */
   private assertAuthorized(assertion: JWTPayload): void {
-    let allowed: unknown;
-    try {
-      allowed = this.authorizes({ client_assertion: assertion });
-    } catch {
-      allowed = false;
+    this.checkedSync(() => this.gateway.assertAuthorized(assertion));
+  }
+
+  /** The exchange's errors for refused gateway credentials (SPEC.md's table). */
+  private static toOAuth(refusal: GatewayCredentialsRefused): OAuthError {
+    switch (refusal.refusal) {
+      case 'assertion_invalid':
+        return new OAuthError('invalid_client', refusal.message);
+      case 'subject_invalid':
+      case 'identity_missing':
+        return new OAuthError('invalid_request', refusal.message);
+      case 'not_authorized':
+        return new OAuthError('access_denied', 'the gateway is not authorized to exchange tokens');
+      default:
+        return assertNever(refusal.refusal, 'gateway refusal');
     }
-    if (allowed !== true) throw new OAuthError('access_denied', 'the gateway is not authorized to exchange tokens');
+  }
+
+  private async checked<T>(step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      throw error instanceof GatewayCredentialsRefused ? TokenExchangeGrant.toOAuth(error) : error;
+    }
+  }
+
+  private checkedSync<T>(step: () => T): T {
+    try {
+      return step();
+    } catch (error) {
+      throw error instanceof GatewayCredentialsRefused ? TokenExchangeGrant.toOAuth(error) : error;
+    }
   }
 
   /**
