@@ -10,7 +10,8 @@ export { AUTHORIZE_STRATEGY, type AuthorizeStrategy, type AuthorizationRequest }
 export { JWKS_SOURCE, type JwksSource } from './metadata/jwks-source';
 export { AuthorizationServerMetadataService, type AuthorizationServerMetadata } from './metadata/authorization-server-metadata';
 export { AuthorizationDenial } from './authorize/authorization-denial';
-export { TrustAnchor, JwtRejected, ASYMMETRIC_ALGORITHMS, CLOCK_TOLERANCE_SECONDS, type AnchorPurpose } from './token-exchange/trust-anchor';
+export { TrustAnchor, type AnchorPurpose } from './token-exchange/trust-anchor';
+export { JwtVerifier, JwtRejected, ASYMMETRIC_ALGORITHMS, CLOCK_TOLERANCE_SECONDS, type VerifyOptions } from './jwt/jwt-verifier';
 export { RemoteKeySet, TRUSTED_KEYS_POLICY, type RemoteKeySetPolicy } from './jwt/remote-key-set';
 export { VerifiedJwtCache, VERIFIED_JWT_CACHE_ENTRIES } from './jwt/verified-jwt-cache';
 export { GatewayCredentials, GatewayCredentialsRefused, compileConfigExpression, type GatewayRefusal, type SubjectIdentity } from './token-exchange/gateway-credentials';

@@ -2,7 +2,8 @@ import { BROKER_CONFIG, ConfigError, type BrokerConfig } from '@broker/config';
 import { CelCompileError, compileCel, isCanonicalUuid, isUuidShaped, type CompiledExpression } from '@broker/domain';
 import { Inject, Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
-import { JwtRejected, TrustAnchor } from './trust-anchor';
+import { JwtRejected } from '../jwt/jwt-verifier';
+import { TrustAnchor } from './trust-anchor';
 
 /** Why a gateway's credentials were refused; each surface maps it to its own error. */
 export type GatewayRefusal = 'assertion_invalid' | 'subject_invalid' | 'identity_missing' | 'not_authorized';

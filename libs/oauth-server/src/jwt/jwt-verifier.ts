@@ -1,0 +1,75 @@
+import type { Clock } from '@broker/domain';
+import { jwtVerify, type JWTPayload } from 'jose';
+import type { RemoteKeySet } from './remote-key-set';
+import { VerifiedJwtCache } from './verified-jwt-cache';
+
+/** Asymmetric algorithms only: never `none`, never HMAC (a public key must not become a shared secret). */
+export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+/** Leeway for `exp`, `nbf` and `iat` (SPEC.md / issue: 60 s). */
+export const CLOCK_TOLERANCE_SECONDS = 60;
+
+/** Why a JWT was not accepted (never the token itself). */
+export class JwtRejected extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'JwtRejected';
+  }
+}
+
+export interface VerifyOptions {
+  /** What the token is verified as; results are cached per purpose (never reused for another). */
+  readonly purpose: string;
+  /** Accepted audiences; undefined: the audience is not checked. */
+  readonly audience?: readonly string[];
+  readonly algorithms: readonly string[];
+}
+
+/**
+ * Verifies JWTs of one trusted issuer: signature by its cached key set (`RemoteKeySet`)
+ * with an algorithm of the allow-list, `iss`, `aud` when asked, `exp` (required), `nbf` and
+ * `iat` (60 s leeway each). Results are remembered by the hash of the token bytes until
+ * the token's `exp` (`VerifiedJwtCache`) and forgotten when the key set changes, so a
+ * reused token costs one hash, not a signature check. Claims returned are frozen and
+ * shared: never mutate them.
+ */
+export class JwtVerifier {
+  private readonly verified = new VerifiedJwtCache();
+
+  constructor(
+    readonly issuer: string,
+    private readonly keys: RemoteKeySet,
+    private readonly clock: Clock,
+  ) {
+    keys.onChange(() => this.verified.clear());
+  }
+
+  async verify(jwt: string, options: VerifyOptions): Promise<JWTPayload> {
+    const key = VerifiedJwtCache.key(options.purpose, jwt);
+    const cached = this.verified.get(key, this.clock.nowMs());
+    if (cached !== undefined) {
+      this.keys.maintain();
+      return cached;
+    }
+    const generation = this.keys.generation;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(jwt, this.keys.getKey, {
+        issuer: this.issuer,
+        audience: options.audience === undefined ? undefined : [...options.audience],
+        algorithms: [...options.algorithms],
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        currentDate: this.clock.now(),
+        requiredClaims: ['exp'],
+      }));
+    } catch (error) {
+      throw new JwtRejected((error as { code?: string }).code ?? 'invalid token');
+    }
+    const nowMs = this.clock.nowMs();
+    if (payload.iat !== undefined && payload.iat > nowMs / 1000 + CLOCK_TOLERANCE_SECONDS) throw new JwtRejected('issued in the future');
+    // Verified against keys that were replaced meanwhile: answer this once, remember nothing
+    // (generation 0 is the first load, made by this very verification).
+    if (generation === 0 || generation === this.keys.generation) this.verified.set(key, payload, nowMs);
+    return payload;
+  }
+}
