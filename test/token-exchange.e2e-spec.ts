@@ -140,10 +140,12 @@ describe('RFC 8693 token exchange (third-party)', () => {
 
   it('audits every exchange without any token, and fetches the trust anchor keys once', async () => {
     const fields = await valid();
-    await exchange(fields);
+    const form = new URLSearchParams(fields as Record<string, string>).toString();
+    const trace = '0af7651916cd43dd8448eb211c80319c';
+    expect((await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', traceparent: `00-${trace}-b7ad6b7169203331-01` }, body: form })).status).toBe(200);
     const records = broker.logs.records().filter((r) => r.event === 'token_exchange');
     expect(records.length).toBeGreaterThan(10);
-    expect(records.at(-1)).toMatchObject({ audit: true, principal: ALICE, agent_id: agent, service_id: service, resource: 'https://mail.example.com/api', outcome: 'issued', error_code: null });
+    expect(records.at(-1)).toMatchObject({ audit: true, request_id: trace, principal: ALICE, agent_id: agent, service_id: service, resource: 'https://mail.example.com/api', outcome: 'issued', error_code: null });
     expect(broker.logs.leaked([fields.client_assertion, fields.subject_token, 'third-party-access-token-1234567890'])).toEqual([]);
     expect(issuer.fetches()).toBe(1);
   });

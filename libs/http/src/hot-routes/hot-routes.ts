@@ -1,5 +1,6 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { ApiError, type Random } from '@broker/domain';
+import { storage, Store } from 'nestjs-pino/storage';
 import type { Logger } from 'pino';
 import type { ErrorEnvelopeFilter } from '../errors/error-envelope.filter';
 import { RequestBodyError } from '../errors/request-errors';
@@ -66,7 +67,9 @@ async function serve(route: HotRoute, request: IncomingMessage, response: Server
     answer = failure(new ApiError('service unavailable', 'the server is shutting down'), context, runtime);
   } else {
     try {
-      answer = await route.handle(request, await readBody(request, route.bodyLimitBytes));
+      // The same per-request logger context as pino-http gives the Nest routes (audit `request_id`).
+      const body = await readBody(request, route.bodyLimitBytes);
+      answer = await storage.run(new Store(runtime.logger.child({ trace_id: traceId })), () => route.handle(request, body));
     } catch (error) {
       answer = failure(error, context, runtime);
       // The rest of a refused body is not read: the connection cannot be reused.
