@@ -1,6 +1,7 @@
 // Benchmark harness (plain JS over the compiled dist/, so nothing is compiled while
-// measuring). Later benchmarks (token exchange, client_credentials, impersonation,
-// approvals) add scenarios with runScenario().
+// measuring) for the quick PGlite scenarios of bench/run.mjs. The PostgreSQL benchmarks
+// (token exchange, client_credentials, JWKS, later impersonation) are *.measure.ts files
+// loading with autocannon through bench/load.ts.
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { spawn } from 'node:child_process';

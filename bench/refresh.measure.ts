@@ -2,6 +2,7 @@ import { ApiClient, completeAuthorization, freePort, http, startTestBroker, star
 import { TokenVault } from '@broker/vault';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { BOTH_SERVERS } from '../test/support/servers';
+import { takeMachine } from './machine-lock';
 
 /**
  * Third-party token refresh latency: the broker's whole refresh (lock, decrypt, provider
@@ -14,8 +15,11 @@ describe('third-party token vault', () => {
   let vault: TokenVault;
   let serviceId: string;
   const principal = 'bench@example.com';
+  let releaseMachine: (() => void) | undefined;
 
   beforeAll(async () => {
+    // Not alongside the other benchmark file (vitest runs files in parallel): it may hold the machine for minutes.
+    releaseMachine = await takeMachine();
     const port = await freePort();
     const publicUrl = `http://127.0.0.1:${port}`;
     broker = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: publicUrl } }, log: { level: 'warn' } } });
@@ -28,11 +32,12 @@ describe('third-party token vault', () => {
     const start = await new ApiClient(publicUrl, principal).get(`/api/third-party/${serviceId}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${publicUrl}/done`)}`);
     await http(await completeAuthorization(start.headers.location as string, `${publicUrl}/api/third-party/${serviceId}/oauth2/callback`), { headers: { 'x-remote-user': principal } });
     vault = broker.broker.server('enduser').app.get(TokenVault);
-  }, 120_000);
+  }, 900_000);
 
   afterAll(async () => {
-    await broker.stop();
-    await provider.stop();
+    await broker?.stop();
+    await provider?.stop();
+    releaseMachine?.();
   });
 
   async function measure(name: string, iterations: number, run: () => Promise<unknown>): Promise<Record<string, string | number>> {

@@ -1,6 +1,5 @@
 // npm run bench: every scenario, one table. Numbers go to bench/RESULTS.md by hand,
 // with the machine they were measured on; tests never assert timings.
-import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { runScenario, startBroker } from './harness.mjs';
 
@@ -35,21 +34,8 @@ try {
   results.push(await runScenario('GET /api/agents (100 agents)', `${admin}/api/agents`, { requests: 2_000, headers: { 'x-remote-user': 'bench' } }));
   results.push(await runScenario('GET /api/services (50 services)', `${admin}/api/services`, { requests: 2_000, headers: { 'x-remote-user': 'bench' } }));
   results.push(await runScenario('GET /api/agents/{id}', `${admin}/api/agents/${(await (await fetch(`${admin}/api/agents`, { headers: adminHeaders })).json())[0].id}`, { requests: 5_000, headers: { 'x-remote-user': 'bench' } }));
-  // client_credentials: the broker next to oidc-provider (own process) for the same grant.
-  const agent = (await (await fetch(`${admin}/api/agents`, { headers: adminHeaders })).json())[0].id;
-  const secret = (await adminPost(`/api/agents/${agent}/client-credentials`, {})).client_secret;
-  const form = (id, key) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'client_credentials', client_id: id, client_secret: key, scope: 'read' }).toString() });
-  const reference = spawn(process.execPath, ['bench/oidc-provider-server.mjs'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const referenceUrl = await new Promise((resolve) => reference.stdout.once('data', (chunk) => resolve(JSON.parse(String(chunk)).url)));
-  try {
-    for (let round = 0; round < 2; round += 1) {
-      results.push(await runScenario(`client_credentials, broker (round ${round + 1})`, `${user}/oauth2/token`, { requests: 5_000, ...form(agent, secret) }));
-      results.push(await runScenario(`client_credentials, oidc-provider (round ${round + 1})`, `${referenceUrl}/token`, { requests: 5_000, ...form('bench', 'bench-secret-0123456789') }));
-    }
-  } finally {
-    reference.kill();
-  }
-  results.push(await runScenario('GET /oauth2/jwks.json', `${user}/oauth2/jwks.json`));
+  // client_credentials (next to oidc-provider) and GET /oauth2/jwks.json are measured on
+  // PostgreSQL by bench/token-exchange.measure.ts, not here again on PGlite.
   results.push(await runScenario('unknown route with principal -> 404', `${user}/api/nothing`, { expectStatus: 404, headers: { 'x-remote-user': 'bench@example.com' } }));
 } finally {
   await broker.stop();

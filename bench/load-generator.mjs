@@ -1,0 +1,71 @@
+// One autocannon load, run in a worker thread (started by bench/load.ts) so that the
+// load generator has its own event loop and heap, apart from the code that seeds the
+// database and signs tokens. Everything it sends is prepared before it starts: request
+// bodies arrive ready-made, so the generator only writes buffers and parses responses
+// (the machine has two cores shared by load generator, server and PostgreSQL).
+//
+// workerData: { url, method, headers, bodies, cycle, connections, warmupSeconds, durationSeconds }
+//   bodies: undefined (no body), [one body] (the same for every request) or many bodies
+//   handed out in order. cycle: true to go round them again (reuse intended); false when
+//   each body must be sent at most once: running out still goes round, but is reported.
+// Posts back one measurement (latencies of 2xx responses, in ms, at full resolution).
+import { parentPort, workerData } from 'node:worker_threads';
+import autocannon from 'autocannon';
+
+const { url, method, headers, bodies, cycle, connections, warmupSeconds, durationSeconds } = workerData;
+
+let handedOut = 0;
+const requests =
+  bodies !== undefined && bodies.length > 1
+    ? [
+        {
+          // Called once per request sent (autocannon rebuilds a request that has a
+          // setupRequest every time), in the warm-up and the measured run alike: a body
+          // handed out here is spent, whether or not its response arrives in time.
+          setupRequest: (request) => {
+            const body = bodies[handedOut % bodies.length];
+            handedOut += 1;
+            return { ...request, body };
+          },
+        },
+      ]
+    : undefined;
+
+// autocannon's own latency histogram has 1 ms resolution; the 'response' event carries
+// the exact time, so the percentiles are computed from every sample instead. The tracker
+// returned with a warm-up reports the measured run only.
+const latencies = [];
+let responses = 0;
+const tracker = autocannon({
+  url,
+  method,
+  headers,
+  body: bodies?.length === 1 ? bodies[0] : undefined,
+  requests,
+  connections,
+  duration: durationSeconds,
+  warmup: warmupSeconds > 0 ? { connections, duration: warmupSeconds } : undefined,
+});
+tracker.on('response', (_client, statusCode, _bytes, responseTime) => {
+  responses += 1;
+  if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+});
+const result = await tracker;
+
+const sorted = Float64Array.from(latencies).sort();
+const percentile = (p) => (sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]);
+const spent = bodies === undefined ? 0 : Math.min(handedOut, bodies.length);
+parentPort.postMessage({
+  requests: responses,
+  seconds: result.duration,
+  rps: responses / result.duration,
+  p50: percentile(50),
+  p95: percentile(95),
+  p99: percentile(99),
+  non2xx: result.non2xx,
+  // socket errors and timeouts (autocannon counts a timeout as an error too)
+  socketErrors: result.errors,
+  statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count])),
+  spent,
+  reusedBodies: cycle || bodies === undefined ? 0 : Math.max(0, handedOut - bodies.length),
+});
