@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CelCompileError, compileCel } from './cel';
+import { CelCompileError, celReferences, compileCel } from './cel';
 
 describe('compileCel', () => {
   it('evaluates over the declared variables, mixing map value types, returning JSON values', () => {
@@ -16,5 +16,16 @@ describe('compileCel', () => {
     } catch (error) {
       expect((error as Error).message).not.toContain('\n');
     }
+  });
+});
+
+describe('celReferences', () => {
+  it('lists variables and their first-level fields, not string literals', () => {
+    const refs = celReferences('"subject_token.email" == x && subject_token.email.endsWith("@example.com") && has(actor_token.sub)');
+    expect(refs.has('subject_token.email')).toBe(true);
+    expect(refs.has('subject_token')).toBe(true);
+    expect(refs.has('actor_token.sub')).toBe(true);
+    expect(refs.has('x')).toBe(true);
+    expect(celReferences('"subject_token" == "a"').has('subject_token')).toBe(false);
   });
 });

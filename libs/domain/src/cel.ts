@@ -40,3 +40,43 @@ function toJson(value: unknown): unknown {
   }
   return value;
 }
+
+interface CelNode {
+  readonly op: string;
+  readonly args: unknown;
+}
+
+function isNode(value: unknown): value is CelNode {
+  return value !== null && typeof value === 'object' && typeof (value as { op?: unknown }).op === 'string';
+}
+
+/**
+ * The variables and first-level fields an expression reads (`subject_token`,
+ * `subject_token.email`), from its syntax tree: string literals that merely spell a name
+ * do not count. Used to check at boot that a rule's predicate looks at what it must bind.
+ */
+export function celReferences(expression: string): Set<string> {
+  const environment = new Environment({ unlistedVariablesAreDyn: true, homogeneousAggregateLiterals: false });
+  let root: unknown;
+  try {
+    root = (environment.parse(expression) as unknown as { ast: unknown }).ast;
+  } catch (error) {
+    throw new CelCompileError(((error as Error).message.split('\n')[0] ?? 'invalid expression').trim());
+  }
+  const found = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+      return;
+    }
+    if (!isNode(value)) return;
+    if (value.op === 'id' && typeof value.args === 'string') found.add(value.args);
+    if ((value.op === '.' || value.op === '.?') && Array.isArray(value.args)) {
+      const [target, field] = value.args as [unknown, unknown];
+      if (isNode(target) && target.op === 'id' && typeof target.args === 'string' && typeof field === 'string') found.add(`${target.args}.${field}`);
+    }
+    visit(value.args);
+  };
+  visit(root);
+  return found;
+}

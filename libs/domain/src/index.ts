@@ -11,4 +11,4 @@ export { isCanonicalUuid, isUuidShaped } from './uuid';
 export * from './registry/registry.types';
 export { normaliseResourceUri, isHttpUrl, isRedirectUri, canonicalIdProblem } from './registry/resource-uri';
 export { ComponentHealth, type ComponentStatus } from './component-health';
-export { compileCel, CelCompileError, type CompiledExpression } from './cel';
+export { compileCel, celReferences, CelCompileError, type CompiledExpression } from './cel';

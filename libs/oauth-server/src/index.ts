@@ -15,3 +15,4 @@ export { JwtVerifier, JwtRejected, ASYMMETRIC_ALGORITHMS, CLOCK_TOLERANCE_SECOND
 export { RemoteKeySet, TRUSTED_KEYS_POLICY, type RemoteKeySetPolicy } from './jwt/remote-key-set';
 export { VerifiedJwtCache, VERIFIED_JWT_CACHE_ENTRIES } from './jwt/verified-jwt-cache';
 export { GatewayCredentials, GatewayCredentialsRefused, compileConfigExpression, type GatewayRefusal, type SubjectIdentity } from './token-exchange/gateway-credentials';
+export { readImpersonationSettings, type ImpersonationSettings, type ImpersonationRule } from './impersonation/impersonation-rules';

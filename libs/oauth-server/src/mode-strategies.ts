@@ -15,9 +15,10 @@ import { GRANT_STRATEGIES, type GrantStrategy } from './token/grant-strategy';
 import { TokenExchangeGrant } from './token-exchange/token-exchange.grant';
 import { TrustAnchor } from './token-exchange/trust-anchor';
 import { GatewayCredentials } from './token-exchange/gateway-credentials';
+import { ImpersonationExchange } from './impersonation/impersonation.exchange';
 
 /** Every strategy implementation; the factories below pick the mode's. */
-export const STRATEGY_IMPLEMENTATIONS = [LocalAuthorize, ProxyAuthorize, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder, UpstreamKeySet, TrustAnchor, GatewayCredentials, TokenExchangeGrant];
+export const STRATEGY_IMPLEMENTATIONS = [LocalAuthorize, ProxyAuthorize, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder, UpstreamKeySet, TrustAnchor, GatewayCredentials, ImpersonationExchange, TokenExchangeGrant];
 
 /**
  * The mode is chosen once, here (STYLE.md rule 5): `AuthorizeStrategy`, the token

@@ -8,6 +8,7 @@ import type { JWTPayload } from 'jose';
 import type { TokenResponse } from '../token/access-token-issuer';
 import type { GrantStrategy, TokenRequestContext } from '../token/grant-strategy';
 import { required, type TokenForm } from '../token/token-form';
+import { ImpersonationExchange } from '../impersonation/impersonation.exchange';
 import { GatewayCredentials, GatewayCredentialsRefused, type SubjectIdentity } from './gateway-credentials';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -29,6 +30,7 @@ export class TokenExchangeGrant implements GrantStrategy {
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     private readonly gateway: GatewayCredentials,
+    private readonly impersonation: ImpersonationExchange,
     private readonly lookup: ExchangeLookup,
     private readonly vault: TokenVault,
     private readonly audit: AuditLog,
@@ -38,6 +40,8 @@ export class TokenExchangeGrant implements GrantStrategy {
   }
 
   async handle(form: TokenForm, _context: TokenRequestContext): Promise<TokenResponse> {
+    // Impersonation is decided first (before the resource requirement), at this one dispatch point.
+    if (this.impersonation.activates(form)) return this.impersonation.handle(form);
     const facts: Record<string, string | null> = { principal: null, agent_id: null, service_id: null, resource: form.get('resource') ?? null };
     try {
       const assertion = await this.authenticateGateway(form);
@@ -50,10 +54,10 @@ export class TokenExchangeGrant implements GrantStrategy {
       facts.service_id = context.serviceId;
       const delegations = this.requireActiveGrant(context);
       const token = await this.usableToken(context, principal);
-      this.audit.record('token_exchange', { ...facts, outcome: 'issued', error_code: null });
+      this.audit.record('token_exchange', { ...facts, outcome: 'issued', oauth_error: null });
       return this.response(token, delegations, form.get('scope'));
     } catch (error) {
-      this.audit.record('token_exchange', { ...facts, outcome: 'refused', error_code: error instanceof OAuthError ? error.code : 'server_error' });
+      this.audit.record('token_exchange', { ...facts, outcome: 'refused', oauth_error: error instanceof OAuthError ? error.code : 'server_error' });
       throw error;
     }
   }

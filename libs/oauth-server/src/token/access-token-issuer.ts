@@ -22,6 +22,10 @@ export interface AccessTokenSubject {
   readonly principal: string | null;
   readonly scopes: readonly string[];
   readonly grantType: string;
+  /** Impersonation: the validated actor (RFC 8693 §4.1 `act`). */
+  readonly act?: { readonly iss: string; readonly sub: string };
+  /** Impersonation: the subject's email, when the rule binds it. */
+  readonly email?: string;
 }
 
 /** Claims the broker sets itself; the claims expression cannot override them. */
@@ -65,6 +69,8 @@ export class AccessTokenIssuer {
     const scope = subject.scopes.join(' ');
     const claims: Record<string, unknown> = { ...this.policyClaims(subject), agent_id: subject.agent.id, client_id: subject.agent.id };
     if (scope) claims.scope = scope;
+    if (subject.act !== undefined) claims.act = { iss: subject.act.iss, sub: subject.act.sub };
+    if (subject.email !== undefined) claims.email = subject.email;
     const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: key.algorithm, kid: key.kid, typ: 'at+jwt' })
       .setIssuer(this.issuer)

@@ -110,6 +110,13 @@ export class AgentRepository {
     return toAgent(agent, await this.dataSource.getRepository(AgentPermissionSetEntity).findBy({ agentId: id }));
   }
 
+  /** The agent with this `canonical_id` (unique). */
+  async findByCanonicalId(canonicalId: string): Promise<Agent | undefined> {
+    const agent = await this.dataSource.getRepository(AgentEntity).findOneBy({ canonicalId });
+    if (agent === null) return undefined;
+    return toAgent(agent, await this.dataSource.getRepository(AgentPermissionSetEntity).findBy({ agentId: agent.id }));
+  }
+
   async create(id: string, input: AgentInput, now: Date): Promise<Agent> {
     try {
       return await this.dataSource.transaction(async (manager) => {

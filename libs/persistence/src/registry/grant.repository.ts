@@ -40,6 +40,12 @@ export class GrantRepository {
     return toGrant(row, await this.delegations(this.dataSource.manager, [row.id]));
   }
 
+  /** Whether the principal has an active grant for the agent (one indexed lookup). */
+  async hasActive(principal: string, agentId: string, now: Date): Promise<boolean> {
+    const rows = await this.dataSource.query<unknown[]>(`SELECT 1 FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)}`, [principal, agentId, now]);
+    return rows.length > 0;
+  }
+
   /** Agents the principal has an active grant for, by display name then agent id. */
   async summaries(principal: string, now: Date): Promise<DelegationSummary[]> {
     const rows = await this.dataSource.query<{ agent_id: string; display_name: string; logo_url: string | null; services: string; updated_at: Date; valid_until: Date | null }[]>(
