@@ -46,6 +46,11 @@ export class GatewayIssuer {
     return this.sign({ sub: principal, azp: agentId });
   }
 
+  /** Any token of this issuer (`iss`, `iat`, `exp` in an hour and a unique `jti` added). */
+  token(claims: Record<string, string>): string {
+    return this.sign(claims);
+  }
+
   stop(): Promise<void> {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
