@@ -2,7 +2,17 @@ import { Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 
 /** Audit event names (SPEC.md "Events"). Later features add theirs here. */
-export type AuditEvent = 'impersonation_decision' | 'token_exchange' | 'grant_created' | 'grant_replaced' | 'grant_deleted';
+export type AuditEvent =
+  | 'impersonation_decision'
+  | 'token_exchange'
+  | 'grant_created'
+  | 'grant_replaced'
+  | 'grant_deleted'
+  | 'approval_created'
+  | 'approval_approved'
+  | 'approval_denied'
+  | 'approval_consumed'
+  | 'approval_revoked';
 
 /** Values an audit record may hold: identifiers and outcomes, never credentials. */
 export type AuditValue = string | number | boolean | null | readonly string[];

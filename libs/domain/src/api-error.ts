@@ -25,6 +25,11 @@ export type ApiErrorCode =
   | 'conflict'
   | 'last_key'
   | 'current_key'
+  | 'gone'
+  | 'invalid_pattern'
+  | 'not_consumable'
+  | 'not_revocable'
+  | 'rate_limited'
   | 'unsupported media type'
   | 'payload too large'
   | 'service unavailable'
@@ -47,6 +52,8 @@ export class ApiError extends Error {
     readonly code: ApiErrorCode,
     message: string,
     readonly details: readonly FieldIssue[] = [],
+    /** For `rate_limited`: seconds until a retry can succeed (sent as `Retry-After`). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'ApiError';

@@ -21,7 +21,10 @@ export function buildOpenApiDocument(app: INestApplication, server: ServerKind, 
     builder
       .addSecurity('SessionAuth', { type: 'apiKey', in: 'cookie', name: 'session_token' })
       .addSecurity('BearerSubjectToken', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
-      .addSecurity('ClientAssertion', { type: 'apiKey', in: 'header', name: 'X-Client-Assertion' });
+      .addSecurity('ClientAssertion', { type: 'apiKey', in: 'header', name: 'X-Client-Assertion' })
+      // OpenAPI has no scheme for two credentials at once: the bearer subject token, with the
+      // gateway's client assertion in the X-Client-Assertion header (SPEC.md Authentication 6).
+      .addSecurity('BearerSubjectTokenClientAssertion', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'the subject token as Authorization: Bearer, plus the client assertion in X-Client-Assertion' });
   }
   return SwaggerModule.createDocument(app, builder.build());
 }

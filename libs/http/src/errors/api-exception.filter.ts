@@ -51,7 +51,10 @@ export class ApiExceptionFilter {
         const status = apiStatus(code);
         // A 500 never carries internal detail; a deliberate 503 keeps its message.
         if (status === 500) return envelope('internal error', internalErrorMessage(context.traceId), status);
-        return envelope(code, message, status, details.length > 0 ? { details } : {});
+        const response = envelope(code, message, status, details.length > 0 ? { details } : {});
+        // RFC 9110 §10.2.3: a 429 says when a retry can succeed.
+        const retryAfter = failure.error.retryAfterSeconds;
+        return retryAfter === undefined ? response : { ...response, headers: { 'Retry-After': String(retryAfter) } };
       }
       case 'oauth':
         return envelope(failure.error.code, failure.error.description, oauthStatus(failure.error.code));

@@ -28,10 +28,18 @@ export function apiStatus(code: ApiErrorCode): number {
     case 'current_key':
     case 'refresh_unavailable':
       return 409;
+    case 'gone':
+      return 410;
     case 'payload too large':
       return 413;
     case 'unsupported media type':
       return 415;
+    case 'invalid_pattern':
+    case 'not_consumable':
+    case 'not_revocable':
+      return 422;
+    case 'rate_limited':
+      return 429;
     case 'internal error':
       return 500;
     case 'refresh_failed':

@@ -14,6 +14,7 @@ export class Lifecycle {
   private phase: LifecyclePhase = 'starting';
   private inFlight = 0;
   private idleWaiters: Array<() => void> = [];
+  private readonly shutdownListeners = new Set<() => void>();
   readonly startedAtMs: number;
 
   constructor(private readonly clock: Clock) {
@@ -37,7 +38,26 @@ export class Lifecycle {
   }
 
   beginShutdown(): void {
+    if (this.phase === 'shutting_down') return;
     this.phase = 'shutting_down';
+    for (const listener of [...this.shutdownListeners]) {
+      try {
+        listener();
+      } catch {
+        // A listener must never stop the shutdown itself.
+      }
+    }
+  }
+
+  /**
+   * Calls `listener` when shutdown begins, so requests that would otherwise hold the drain
+   * (held long-polls) can be answered at once. Returns the unsubscribe function.
+   */
+  onShutdown(listener: () => void): () => void {
+    this.shutdownListeners.add(listener);
+    return () => {
+      this.shutdownListeners.delete(listener);
+    };
   }
 
   /**
