@@ -1,4 +1,5 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { APPROVAL_PROVIDERS, APPROVAL_TOKENS } from './approvals/approval.providers';
 import { Database } from './database';
 import { REPOSITORY_PROVIDERS, REPOSITORY_TOKENS } from './registry/registry.providers';
 
@@ -13,8 +14,8 @@ export class PersistenceModule {
   static forDatabase(database: Database): DynamicModule {
     return {
       module: PersistenceModule,
-      providers: [{ provide: Database, useValue: database }, ...REPOSITORY_PROVIDERS],
-      exports: [Database, ...REPOSITORY_TOKENS],
+      providers: [{ provide: Database, useValue: database }, ...REPOSITORY_PROVIDERS, ...APPROVAL_PROVIDERS],
+      exports: [Database, ...REPOSITORY_TOKENS, ...APPROVAL_TOKENS],
     };
   }
 }

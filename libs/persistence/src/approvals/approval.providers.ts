@@ -1,0 +1,25 @@
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import type { Provider } from '@nestjs/common';
+import { Database } from '../database';
+import { ApprovalChangeFeed, PgliteApprovalChangeFeed, PostgresApprovalChangeFeed } from './approval-change-feed';
+import { ApprovalRepository } from './approval.repository';
+
+/**
+ * The approvals store and its change feed on the process's database. The feed is only
+ * built here; it connects when the approvals sync starts it (the end-user server), so the
+ * admin server holds no LISTEN connection.
+ */
+export const APPROVAL_PROVIDERS: Provider[] = [
+  { provide: ApprovalRepository, useFactory: (database: Database) => new ApprovalRepository(database.dataSource), inject: [Database] },
+  {
+    provide: ApprovalChangeFeed,
+    inject: [Database, BROKER_CONFIG],
+    useFactory: (database: Database, config: BrokerConfig): ApprovalChangeFeed => {
+      const url = config.storage.postgres.connection_url;
+      if (database.backend === 'postgres' && url !== undefined) return new PostgresApprovalChangeFeed(url);
+      return new PgliteApprovalChangeFeed(config.storage.pglite.data_dir);
+    },
+  },
+];
+
+export const APPROVAL_TOKENS = [ApprovalRepository, ApprovalChangeFeed];

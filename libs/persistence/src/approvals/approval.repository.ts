@@ -1,0 +1,301 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { ApprovalPersistence, ApprovalRecord, ApprovalStatus, CreateOutcome, CreationLimits, NewApproval, ParamsPattern, RiskLevel, SyncFilter, SyncSnapshot, SyncedApproval } from './approval.records';
+
+interface ApprovalRow {
+  id: string;
+  principal: string;
+  agent_id: string;
+  agent_display_name?: string;
+  tool_name: string;
+  arguments: string;
+  arguments_hash: string;
+  metadata: string;
+  risk_level: RiskLevel | null;
+  agent_session_id: string | null;
+  status: ApprovalStatus;
+  persistence: ApprovalPersistence | null;
+  params_pattern: string | null;
+  consumed: boolean;
+  listed: boolean;
+  created_at: Date;
+  expires_at: Date | null;
+  approved_at: Date | null;
+  denied_at: Date | null;
+  consumed_at: Date | null;
+  revoked_at: Date | null;
+}
+
+interface SyncRow {
+  version: string;
+  id: string | null;
+  principal: string;
+  agent_id: string;
+  tool_name: string;
+  arguments_hash: string;
+  params_pattern: string | null;
+  status: 'pending' | 'approved' | 'denied';
+  persistence: ApprovalPersistence | null;
+  consumed: boolean;
+  agent_session_id: string | null;
+  approved_at: Date | null;
+}
+
+/** Class id of the per-(principal, agent) advisory lock (two-key form: its own key space). */
+const PAIR_LOCK_CLASS = 9_002;
+
+/** Time-based exits from the sync state: an expired pending becomes `expired`, a one-time denial leaves. */
+const EXPIRE_DUE = `UPDATE approvals SET listed = false, status = CASE WHEN status = 'pending' THEN 'expired' ELSE status END
+                    WHERE listed AND expires_at <= $1`;
+
+const SELECT_WITH_AGENT = 'SELECT a.*, g.display_name AS agent_display_name FROM approvals a JOIN agents g ON g.id = a.agent_id';
+
+/** Rolls the create transaction back when a limit is reached. */
+class LimitReached extends Error {
+  constructor(readonly outcome: Extract<CreateOutcome, { kind: 'rate_limited' }>) {
+    super('approval creation limit reached');
+  }
+}
+
+/**
+ * TypeORM answers an UPDATE/DELETE as `[rows, count]` and anything else as `rows`, and
+ * which one depends on the statement's command tag: normalised here.
+ */
+function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return result as T[];
+}
+
+function parsePattern(text: string | null): ParamsPattern | null {
+  return text === null ? null : (JSON.parse(text) as ParamsPattern);
+}
+
+function toRecord(row: ApprovalRow): ApprovalRecord {
+  return {
+    id: row.id,
+    principal: row.principal,
+    agentId: row.agent_id,
+    ...(row.agent_display_name === undefined ? {} : { agentDisplayName: row.agent_display_name }),
+    toolName: row.tool_name,
+    arguments: JSON.parse(row.arguments) as Record<string, unknown>,
+    argumentsHash: row.arguments_hash.trim(),
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    riskLevel: row.risk_level,
+    agentSessionId: row.agent_session_id,
+    status: row.status,
+    persistence: row.persistence,
+    paramsPattern: parsePattern(row.params_pattern),
+    consumed: row.consumed,
+    listed: row.listed,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    approvedAt: row.approved_at,
+    deniedAt: row.denied_at,
+    consumedAt: row.consumed_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function toSynced(row: SyncRow & { id: string }): SyncedApproval {
+  return {
+    id: row.id,
+    principal: row.principal,
+    agentId: row.agent_id,
+    toolName: row.tool_name,
+    argumentsHash: row.arguments_hash.trim(),
+    paramsPattern: parsePattern(row.params_pattern),
+    status: row.status,
+    persistence: row.persistence,
+    consumed: row.consumed,
+    agentSessionId: row.agent_session_id,
+    approvedAt: row.approved_at,
+  };
+}
+
+/**
+ * Tool approvals. Every read and write takes the owner (principal); state changes are
+ * single conditional UPDATEs (`... WHERE status = 'pending' RETURNING`), so two racing
+ * decisions or consumes make exactly one transition. Every change bumps the sync version
+ * and notifies the replicas through the table's triggers (see the migration).
+ */
+export class ApprovalRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Creates a pending request, or returns the pending duplicate (same principal, agent,
+   * tool and arguments hash), decided by the partial unique index. Under the pair's
+   * advisory lock: stale pendings of the pair are expired first (they would otherwise
+   * hold the unique index), and the limits are counted after the insert, which is rolled
+   * back when one is exceeded, so concurrent creates can never overshoot them.
+   */
+  async create(approval: NewApproval, limits: CreationLimits, now: Date): Promise<CreateOutcome> {
+    const { principal, agentId } = approval;
+    try {
+      return await this.dataSource.transaction(async (manager): Promise<CreateOutcome> => {
+        await manager.query("SELECT pg_advisory_xact_lock($1, hashtext($2 || '/' || $3))", [PAIR_LOCK_CLASS, principal, agentId]);
+        const agent = await manager.query<{ display_name: string }[]>('SELECT display_name FROM agents WHERE id = $1 FOR KEY SHARE', [agentId]);
+        if (agent[0] === undefined) return { kind: 'agent_unknown' };
+        await manager.query(`${EXPIRE_DUE} AND principal = $2 AND agent_id = $3`, [now, principal, agentId]);
+        const inserted = rowsOf<ApprovalRow>(
+          await manager.query(
+            `INSERT INTO approvals (id, principal, agent_id, tool_name, arguments, arguments_hash, metadata, risk_level, agent_session_id, status, created_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11)
+             ON CONFLICT (principal, agent_id, tool_name, arguments_hash) WHERE status = 'pending' DO NOTHING
+             RETURNING *`,
+            [approval.id, principal, agentId, approval.toolName, approval.argumentsJson, approval.argumentsHash, approval.metadataJson, approval.riskLevel, approval.agentSessionId, now, approval.expiresAt],
+          ),
+        );
+        const created = inserted[0];
+        if (created === undefined) {
+          const existing = await manager.query<ApprovalRow[]>(
+            "SELECT * FROM approvals WHERE principal = $1 AND agent_id = $2 AND tool_name = $3 AND arguments_hash = $4 AND status = 'pending'",
+            [principal, agentId, approval.toolName, approval.argumentsHash],
+          );
+          return { kind: 'duplicate', record: toRecord({ ...(existing[0] as ApprovalRow), agent_display_name: agent[0].display_name }) };
+        }
+        await this.assertWithinLimits(manager, principal, agentId, limits, now);
+        return { kind: 'created', record: toRecord({ ...created, agent_display_name: agent[0].display_name }) };
+      });
+    } catch (error) {
+      if (error instanceof LimitReached) return error.outcome;
+      throw error;
+    }
+  }
+
+  /** The principal's approval (any state), with the agent's display name; undefined for another principal's. */
+  async find(id: string, principal: string): Promise<ApprovalRecord | undefined> {
+    const rows = await this.dataSource.query<ApprovalRow[]>(`${SELECT_WITH_AGENT} WHERE a.id = $1 AND a.principal = $2`, [id, principal]);
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+
+  /**
+   * The approval whatever its owner: only for the gateway's consume, which must tell "no
+   * such approval" (404) from "another principal's" (403, API.md) after verifying the token.
+   */
+  async findAnyOwner(id: string): Promise<ApprovalRecord | undefined> {
+    const rows = await this.dataSource.query<ApprovalRow[]>('SELECT * FROM approvals WHERE id = $1', [id]);
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+
+  /** The principal's unexpired pending requests, oldest first (a queue). */
+  async listPending(principal: string, now: Date): Promise<ApprovalRecord[]> {
+    const rows = await this.dataSource.query<ApprovalRow[]>(`${SELECT_WITH_AGENT} WHERE a.principal = $1 AND a.status = 'pending' AND a.expires_at > $2 ORDER BY a.created_at, a.id`, [principal, now]);
+    return rows.map(toRecord);
+  }
+
+  /** The principal's standing permanent approvals and denials, most recent decision first. */
+  async listPermanent(principal: string): Promise<ApprovalRecord[]> {
+    const rows = await this.dataSource.query<ApprovalRow[]>(
+      `${SELECT_WITH_AGENT} WHERE a.principal = $1 AND a.persistence = 'permanent' AND a.status IN ('approved', 'denied')
+        ORDER BY COALESCE(a.approved_at, a.denied_at) DESC, a.id`,
+      [principal],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** pending → approved, only while unexpired; undefined when the approval was not in that state. */
+  async approve(id: string, principal: string, persistence: ApprovalPersistence, pattern: ParamsPattern | null, now: Date): Promise<ApprovalRecord | undefined> {
+    return this.transition(
+      `UPDATE approvals SET status = 'approved', persistence = $3, params_pattern = $4, approved_at = $5, expires_at = NULL
+        WHERE id = $1 AND principal = $2 AND status = 'pending' AND expires_at > $5 RETURNING *`,
+      [id, principal, persistence, pattern === null ? null : JSON.stringify(pattern), now],
+    );
+  }
+
+  /**
+   * pending → denied, only while unexpired. `listedUntil`: when a one-time denial leaves the
+   * sync state (null: listed until revoked).
+   */
+  async deny(id: string, principal: string, persistence: 'once' | 'permanent', listedUntil: Date | null, now: Date): Promise<ApprovalRecord | undefined> {
+    return this.transition(
+      `UPDATE approvals SET status = 'denied', persistence = $3, denied_at = $4, expires_at = $5
+        WHERE id = $1 AND principal = $2 AND status = 'pending' AND expires_at > $4 RETURNING *`,
+      [id, principal, persistence, now, listedUntil],
+    );
+  }
+
+  /** An approved, unconsumed `once` approval of this principal and agent → consumed; undefined otherwise. */
+  async consume(id: string, principal: string, agentId: string, now: Date): Promise<ApprovalRecord | undefined> {
+    return this.transition(
+      `UPDATE approvals SET consumed = true, consumed_at = $4, listed = false
+        WHERE id = $1 AND principal = $2 AND agent_id = $3 AND status = 'approved' AND persistence = 'once' AND NOT consumed RETURNING *`,
+      [id, principal, agentId, now],
+    );
+  }
+
+  /** A permanent approval or denial → revoked (leaves the sync state); undefined otherwise. */
+  async revoke(id: string, principal: string, now: Date): Promise<ApprovalRecord | undefined> {
+    return this.transition(
+      `UPDATE approvals SET status = 'revoked', revoked_at = $3, listed = false
+        WHERE id = $1 AND principal = $2 AND persistence = 'permanent' AND status IN ('approved', 'denied') RETURNING *`,
+      [id, principal, now],
+    );
+  }
+
+  /**
+   * The sync state and its version in one statement, so the version is exactly the one
+   * of the rows returned (one snapshot).
+   */
+  async syncSnapshot(filter: SyncFilter): Promise<SyncSnapshot> {
+    const conditions = ['a.listed', "(a.persistence IS DISTINCT FROM 'session' OR a.agent_session_id = ANY($1::text[]))"];
+    const parameters: unknown[] = [filter.agentSessionIds];
+    if (filter.principal !== undefined) {
+      parameters.push(filter.principal);
+      conditions.push('a.principal = $2');
+    }
+    const rows = await this.dataSource.query<SyncRow[]>(
+      `SELECT v.version, a.id, a.principal, a.agent_id, a.tool_name, a.arguments_hash, a.params_pattern, a.status, a.persistence,
+              a.consumed, a.agent_session_id, a.approved_at
+         FROM approval_sync_version v
+         LEFT JOIN approvals a ON ${conditions.join(' AND ')}
+        ORDER BY a.principal COLLATE "C", a.agent_id, a.created_at, a.id`,
+      parameters,
+    );
+    const version = Number(rows[0]?.version ?? 0);
+    return { version, approvals: rows.filter((row): row is SyncRow & { id: string } => row.id !== null).map(toSynced) };
+  }
+
+  /** The current sync version. */
+  async syncVersion(): Promise<number> {
+    const rows = await this.dataSource.query<{ version: string }[]>('SELECT version FROM approval_sync_version');
+    return Number(rows[0]?.version ?? 0);
+  }
+
+  /**
+   * Makes the time-based exits due at `now` (idempotent: replicas sweeping at once change
+   * each row once). Returns how many records left the sync state.
+   */
+  async expireDue(now: Date): Promise<number> {
+    return rowsOf(await this.dataSource.query(`${EXPIRE_DUE} RETURNING id`, [now])).length;
+  }
+
+  /** When the next listed record leaves the sync state by time, if any. */
+  async nextExpiry(): Promise<Date | undefined> {
+    const rows = await this.dataSource.query<{ next: Date | null }[]>('SELECT min(expires_at) AS next FROM approvals WHERE listed AND expires_at IS NOT NULL');
+    return rows[0]?.next ?? undefined;
+  }
+
+  private async transition(sql: string, parameters: unknown[]): Promise<ApprovalRecord | undefined> {
+    const rows = rowsOf<ApprovalRow>(await this.dataSource.query(sql, parameters));
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+
+  private async assertWithinLimits(manager: EntityManager, principal: string, agentId: string, limits: CreationLimits, now: Date): Promise<void> {
+    const windowStart = new Date(now.getTime() - limits.windowMs);
+    const rows = await manager.query<{ pending: string; recent: string; first_expiry: Date | null; first_recent: Date | null }[]>(
+      `SELECT count(*) FILTER (WHERE status = 'pending') AS pending,
+              count(*) FILTER (WHERE created_at > $3) AS recent,
+              min(expires_at) FILTER (WHERE status = 'pending') AS first_expiry,
+              min(created_at) FILTER (WHERE created_at > $3) AS first_recent
+         FROM approvals WHERE principal = $1 AND agent_id = $2`,
+      [principal, agentId, windowStart],
+    );
+    const counts = rows[0];
+    if (counts === undefined) return;
+    if (Number(counts.pending) > limits.maxPending) {
+      throw new LimitReached({ kind: 'rate_limited', limit: 'pending', retryAfterMs: (counts.first_expiry?.getTime() ?? now.getTime()) - now.getTime() });
+    }
+    if (Number(counts.recent) > limits.maxPerWindow) {
+      throw new LimitReached({ kind: 'rate_limited', limit: 'per_window', retryAfterMs: (counts.first_recent?.getTime() ?? now.getTime()) + limits.windowMs - now.getTime() });
+    }
+  }
+}
