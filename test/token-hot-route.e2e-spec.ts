@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { ApiClient, http, startTestBroker, type TestBroker } from '@broker/testing';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -88,6 +89,40 @@ describe('token endpoint hot route', () => {
     const after = (await http(jwks)).json<{ keys: { kid: string; d?: string }[] }>().keys;
     expect(after.map((k) => k.kid).sort()).toEqual([...before, added].sort());
     expect(after.every((k) => k.d === undefined)).toBe(true);
+  });
+
+  it('signs access tokens that verify against the published JWKS under every algorithm (ES256, RS256, EdDSA)', async () => {
+    const admin = new ApiClient(broker.url('admin'));
+    for (const algorithm of ['RS256', 'EdDSA', 'ES256']) {
+      const kid = (await admin.post('/api/oauth2-server/signing-keys', { algorithm })).json<{ kid: string }>().kid;
+      expect((await admin.put(`/api/oauth2-server/signing-keys/${kid}/current`)).status).toBe(200);
+      const response = await http(token, form({ grant_type: 'client_credentials', client_id: agent, client_secret: secret }));
+      expect(response.status, response.text).toBe(200);
+      const keys = createLocalJWKSet((await http(`${broker.url('enduser')}/oauth2/jwks.json`)).json<JSONWebKeySet>());
+      const issuer = (await http(`${broker.url('enduser')}/.well-known/oauth-authorization-server`)).json<{ issuer: string }>().issuer;
+      const { payload, protectedHeader } = await jwtVerify(response.json<{ access_token: string }>().access_token, keys, { issuer, typ: 'at+jwt' });
+      expect(protectedHeader).toEqual({ alg: algorithm, kid, typ: 'at+jwt' });
+      expect(payload).toMatchObject({ sub: agent, agent_id: agent, client_id: agent });
+      expect((payload.exp ?? 0) - (payload.iat ?? 0)).toBe(3600);
+    }
+  });
+
+  it('never serves a cached client past an admin write: rotation, revocation and deletion act at once', async () => {
+    const admin = new ApiClient(broker.url('admin'));
+    const set = (await admin.get(`/api/agents/${agent}`)).json<{ permission_sets: { permission_set_id: string }[] }>().permission_sets[0]?.permission_set_id;
+    const client = (await admin.post('/api/agents', { display_name: 'Cached', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
+    const issue = async (clientSecret: string) => (await http(token, form({ grant_type: 'client_credentials', client_id: client, client_secret: clientSecret }))).status;
+    const first = (await admin.post(`/api/agents/${client}/client-credentials`, {})).json<{ client_secret: string }>().client_secret;
+    expect(await issue(first)).toBe(200);
+    const second = (await admin.post(`/api/agents/${client}/client-credentials`, {})).json<{ client_secret: string }>().client_secret;
+    expect(await issue(first)).toBe(401);
+    expect(await issue(second)).toBe(200);
+    expect((await admin.delete(`/api/agents/${client}/client-credentials`)).status).toBe(204);
+    expect(await issue(second)).toBe(401);
+    const third = (await admin.post(`/api/agents/${client}/client-credentials`, {})).json<{ client_secret: string }>().client_secret;
+    expect(await issue(third)).toBe(200);
+    expect((await admin.delete(`/api/agents/${client}`)).status).toBe(204);
+    expect(await issue(third)).toBe(401);
   });
 
   it('other methods on the path take the ordinary route', async () => {

@@ -1,7 +1,7 @@
 import { BROKER_CONFIG, ConfigError, type BrokerConfig } from '@broker/config';
 import { CelCompileError, Clock, compileCel, OAuthError, Random, type Agent, type CompiledExpression } from '@broker/domain';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { SignJWT } from 'jose';
+import { signCompactJws } from '../signing-keys/key-material';
 import { SigningKeyService } from '../signing-keys/signing-key.service';
 
 /** A token response body (RFC 6749 §5.1); no `data` envelope. */
@@ -71,14 +71,13 @@ export class AccessTokenIssuer {
     if (scope) claims.scope = scope;
     if (subject.act !== undefined) claims.act = { iss: subject.act.iss, sub: subject.act.sub };
     if (subject.email !== undefined) claims.email = subject.email;
-    const token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: key.algorithm, kid: key.kid, typ: 'at+jwt' })
-      .setIssuer(this.issuer)
-      .setSubject(subject.principal ?? subject.agent.id)
-      .setIssuedAt(now)
-      .setExpirationTime(now + this.ttlSeconds)
-      .setJti(this.random.uuid())
-      .sign(key.privateKey);
+    // Registered claims last: the claims expression cannot override them (reserved anyway).
+    const token = signCompactJws(
+      { alg: key.algorithm, kid: key.kid, typ: 'at+jwt' },
+      { ...claims, iss: this.issuer, sub: subject.principal ?? subject.agent.id, iat: now, exp: now + this.ttlSeconds, jti: this.random.uuid() },
+      key.privateKey,
+      key.algorithm,
+    );
     return scope ? { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds, scope } : { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds };
   }
 

@@ -1,6 +1,7 @@
 import { ApiError, type Agent, type RequirementType } from '@broker/domain';
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '../persistence-errors';
+import { ClientCache } from './client-cache';
 import { AgentEntity, AgentPermissionSetEntity } from './registry.entities';
 
 /** Everything of an agent an admin writes. */
@@ -73,8 +74,15 @@ const CLIENT_SQL = `SELECT a.*, c.secret_sha256,
 export class AgentRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** The agent with its credential digest, in one query (client authentication at the token endpoint). */
-  async findClient(id: string): Promise<ClientRecord | undefined> {
+  /**
+   * The agent with its credential digest, in one query (client authentication at the token
+   * endpoint), served from `ClientCache` for up to `CLIENT_CACHE_TTL_MS`.
+   */
+  findClient(id: string): Promise<ClientRecord | undefined> {
+    return ClientCache.of(this.dataSource).read(id, () => this.loadClient(id));
+  }
+
+  private async loadClient(id: string): Promise<ClientRecord | undefined> {
     const rows = await this.dataSource.query<ClientRow[]>(CLIENT_SQL, [id]);
     const row = rows[0];
     if (row === undefined) return undefined;
@@ -135,6 +143,7 @@ export class AgentRepository {
       return await this.dataSource.transaction(async (manager) => {
         const existing = await manager.findOne(AgentEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
         if (existing === null) return undefined;
+        ClientCache.of(this.dataSource).invalidate();
         const entity = manager.merge(AgentEntity, existing, { ...columns(input), updatedAt: now });
         await manager.save(AgentEntity, entity);
         await manager.delete(AgentPermissionSetEntity, { agentId: id });
@@ -142,13 +151,19 @@ export class AgentRepository {
       });
     } catch (error) {
       translate(error, input);
+    } finally {
+      ClientCache.of(this.dataSource).invalidate();
     }
   }
 
   /** Deletes the agent with its credentials and assignments (cascade); false when none. */
   async delete(id: string): Promise<boolean> {
-    const result = await this.dataSource.getRepository(AgentEntity).delete({ id });
-    return (result.affected ?? 0) > 0;
+    try {
+      const result = await this.dataSource.getRepository(AgentEntity).delete({ id });
+      return (result.affected ?? 0) > 0;
+    } finally {
+      ClientCache.of(this.dataSource).invalidate();
+    }
   }
 
   private async writeRefs(manager: EntityManager, agentId: string, input: AgentInput): Promise<AgentPermissionSetEntity[]> {

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { ClientCache } from './client-cache';
 import { AgentClientCredentialEntity } from './registry.entities';
 
 /** An agent's broker-issued client credential: only the secret's digest is stored. */
@@ -23,6 +24,8 @@ export class ClientCredentialRepository {
    * two concurrent generations cannot both "create".
    */
   async upsert(agentId: string, secretSha256: Buffer, now: Date): Promise<{ record: ClientCredentialRecord; created: boolean }> {
+    // Cleared before and after the write: no read can keep the old digest past it.
+    ClientCache.of(this.dataSource).invalidate();
     const rows = await this.dataSource.query<{ created_at: Date; rotated_at: Date | null; created: boolean }[]>(
       `INSERT INTO agent_client_credentials (agent_id, secret_sha256, created_at, rotated_at)
        VALUES ($1, $2, $3, NULL)
@@ -30,12 +33,15 @@ export class ClientCredentialRepository {
        RETURNING created_at, rotated_at, (xmax = 0) AS created`,
       [agentId, secretSha256, now],
     );
+    ClientCache.of(this.dataSource).invalidate();
     const row = rows[0] as { created_at: Date; rotated_at: Date | null; created: boolean };
     return { record: { agentId, secretSha256, createdAt: row.created_at, rotatedAt: row.rotated_at }, created: row.created };
   }
 
   async delete(agentId: string): Promise<boolean> {
+    ClientCache.of(this.dataSource).invalidate();
     const result = await this.dataSource.getRepository(AgentClientCredentialEntity).delete({ agentId });
+    ClientCache.of(this.dataSource).invalidate();
     return (result.affected ?? 0) > 0;
   }
 }
