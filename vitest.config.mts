@@ -46,6 +46,7 @@ export default defineConfig({
       '@broker/audit': lib('audit'),
       '@broker/vault': lib('vault'),
       '@broker/oauth-server': lib('oauth-server'),
+      '@broker/approvals': lib('approvals'),
       '@broker/testing': lib('testing'),
     },
   },

@@ -1,9 +1,13 @@
+import { ApprovalsModule } from '@broker/approvals';
 import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
 import { CoreModule, HOT_ROUTES, type BrokerRuntime } from '@broker/http';
 import { OAuthServerModule } from '@broker/oauth-server';
 import { VaultModule } from '@broker/vault';
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ApprovalsGatewayController } from './approvals/approvals-gateway.controller';
+import { ApprovalsController } from './approvals/approvals.controller';
+import { ApprovalsShutdown } from './approvals/approvals-shutdown';
 import { AuthorizationSessionCheck } from './consent/authorization-session.guard';
 import { ConsentController } from './consent/consent.controller';
 import { ConsentService } from './consent/consent.service';
@@ -25,9 +29,9 @@ export class UserApiModule {
   static forRuntime(runtime: BrokerRuntime): DynamicModule {
     return {
       module: UserApiModule,
-      imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, VaultModule, OAuthServerModule],
-      controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller],
-      providers: [ConsentService, GrantsService, AuthorizationSessionCheck, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
+      imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, VaultModule, OAuthServerModule, ApprovalsModule],
+      controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller, ApprovalsGatewayController, ApprovalsController],
+      providers: [ApprovalsShutdown, ConsentService, GrantsService, AuthorizationSessionCheck, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
     };
   }
 }

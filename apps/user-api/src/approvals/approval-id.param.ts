@@ -1,0 +1,6 @@
+import { IsUUID } from 'class-validator';
+
+export class ApprovalIdParam {
+  @IsUUID('all', { message: 'approval id must be a UUID' })
+  id!: string;
+}

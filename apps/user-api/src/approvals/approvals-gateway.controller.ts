@@ -1,0 +1,72 @@
+import { ApprovalPages, ApprovalRequests, ApprovalSync } from '@broker/approvals';
+import { ClientAuthenticated } from '@broker/auth';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
+import { ApiCreatedResponse, ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { ApprovalIdParam } from './approval-id.param';
+import { ConsumedResponse, CreatedApprovalResponse, ApprovalSyncResponse, toConsumedView, toCreatedView } from './approval.response';
+import { ApprovalsErrorVocabulary } from './approvals-error-vocabulary.interceptor';
+import { CreateApprovalDto } from './create-approval.dto';
+import { gatewayHeaders } from './gateway-headers';
+import { writeSyncAnswer } from './sync-answer';
+import { SyncApprovalsQuery } from './sync-approvals.query';
+
+/**
+ * The gateways' side of tool approvals (API.md "Tool approvals"): they authenticate with
+ * JWTs in headers, never the principal header. Create: subject token + client assertion;
+ * consume: subject token; sync: client assertion.
+ */
+@ApiTags('approvals')
+@Controller('api/approvals')
+@ClientAuthenticated()
+@UseInterceptors(ApprovalsErrorVocabulary)
+export class ApprovalsGatewayController {
+  constructor(
+    private readonly requests: ApprovalRequests,
+    private readonly sync: ApprovalSync,
+    private readonly pages: ApprovalPages,
+  ) {}
+
+  /** A pending approval for the subject token's user and agent: 201 new, 200 the pending duplicate. */
+  @Post()
+  @ApiSecurity('BearerSubjectTokenClientAssertion')
+  @ApiHeader({ name: 'X-Client-Assertion', required: true, description: 'the gateway\'s client assertion (JWT)' })
+  @ApiHeader({ name: 'traceparent', required: false })
+  @ApiCreatedResponse({ type: CreatedApprovalResponse })
+  @ApiOkResponse({ type: CreatedApprovalResponse, description: 'the pending duplicate' })
+  async create(@Body() body: CreateApprovalDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<CreatedApprovalResponse> {
+    const { record, created } = await this.requests.create(gatewayHeaders(request), { toolName: body.tool_name, arguments: body.arguments, metadata: body.metadata, riskLevel: body.risk_level });
+    response.status(created ? 201 : 200);
+    return { data: toCreatedView(record, this.pages.url(record.id)) };
+  }
+
+  /** Every active approval grouped by (principal, agent); long-polls with `If-None-Match`. */
+  @Get()
+  @ApiSecurity('ClientAssertion')
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'the ETag of the state the gateway holds: wait for a change' })
+  @ApiHeader({ name: 'X-Long-Poll-Timeout', required: false, description: 'seconds to wait, integer 1-120 (default approvals.sync.default_timeout)' })
+  @ApiOkResponse({ type: ApprovalSyncResponse, description: 'the state, with ETag "v<N>"' })
+  @ApiNotModifiedResponse({ description: 'nothing changed before the timeout' })
+  async state(@Query() query: SyncApprovalsQuery, @Req() request: Request, @Res() response: Response): Promise<void> {
+    const gone = new AbortController();
+    response.once('close', () => gone.abort());
+    const answer = await this.sync.sync({
+      credentials: gatewayHeaders(request),
+      principal: query.principal,
+      agentSessionIds: query.agent_session_id ?? [],
+      ifNoneMatch: request.headers['if-none-match'],
+      longPollTimeout: request.headers['x-long-poll-timeout'] as string | undefined,
+      signal: gone.signal,
+    });
+    writeSyncAnswer(response, answer);
+  }
+
+  /** An approved one-time approval becomes consumed; idempotent. */
+  @Post(':id/consume')
+  @HttpCode(200)
+  @ApiSecurity('BearerSubjectToken')
+  @ApiOkResponse({ type: ConsumedResponse })
+  async consume(@Param() { id }: ApprovalIdParam, @Req() request: Request): Promise<ConsumedResponse> {
+    return { data: toConsumedView(await this.requests.consume(gatewayHeaders(request), id)) };
+  }
+}

@@ -1,0 +1,82 @@
+import { ApprovalDecisions, ApprovalPages } from '@broker/approvals';
+import { Principal } from '@broker/auth';
+import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
+import { ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApprovalIdParam } from './approval-id.param';
+import {
+  ApprovalListResponse,
+  ApprovalResponse,
+  ApprovedResponse,
+  DeniedResponse,
+  RevokedResponse,
+  ScopePreviewResponse,
+  toApprovalView,
+  toApprovedView,
+  toDeniedView,
+  toRevokedView,
+  toScopePreviewView,
+} from './approval.response';
+import { ApprovalsErrorVocabulary } from './approvals-error-vocabulary.interceptor';
+import { ApproveApprovalDto, DenyApprovalDto, ScopePreviewDto } from './decide-approval.dto';
+
+/** The user's side of tool approvals (principal header, or the session cookie of the consent UI). */
+@ApiTags('approvals')
+@Controller('api/approvals')
+@ApiSecurity('PrincipalHeader')
+@UseInterceptors(ApprovalsErrorVocabulary)
+export class ApprovalsController {
+  constructor(
+    private readonly decisions: ApprovalDecisions,
+    private readonly pages: ApprovalPages,
+  ) {}
+
+  /** The caller's unexpired pending approvals, oldest first. */
+  @Get('pending')
+  @ApiOkResponse({ type: ApprovalListResponse })
+  async pending(@Principal() principal: Principal): Promise<ApprovalListResponse> {
+    return { data: (await this.decisions.pending(principal)).map((record) => toApprovalView(record, this.pages.url(record.id))) };
+  }
+
+  /** The caller's standing permanent approvals and denials, most recent first. */
+  @Get('permanent')
+  @ApiOkResponse({ type: ApprovalListResponse })
+  async permanent(@Principal() principal: Principal): Promise<ApprovalListResponse> {
+    return { data: (await this.decisions.permanent(principal)).map((record) => toApprovalView(record, this.pages.url(record.id))) };
+  }
+
+  @Get(':id')
+  @ApiOkResponse({ type: ApprovalResponse })
+  async get(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam): Promise<ApprovalResponse> {
+    return { data: toApprovalView(await this.decisions.get(principal, id), this.pages.url(id)) };
+  }
+
+  @Post(':id/approve')
+  @HttpCode(200)
+  @ApiOkResponse({ type: ApprovedResponse })
+  async approve(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: ApproveApprovalDto): Promise<ApprovedResponse> {
+    return { data: toApprovedView(await this.decisions.approve(principal, id, { persistence: body.persistence, paramsPattern: body.params_pattern })) };
+  }
+
+  /** What an approval with this pattern would cover; changes nothing. */
+  @Post(':id/scope-preview')
+  @HttpCode(200)
+  @ApiOkResponse({ type: ScopePreviewResponse })
+  async preview(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: ScopePreviewDto): Promise<ScopePreviewResponse> {
+    return { data: toScopePreviewView(await this.decisions.preview(principal, id, body.params_pattern)) };
+  }
+
+  @Post(':id/deny')
+  @HttpCode(200)
+  @ApiOkResponse({ type: DeniedResponse })
+  async deny(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: DenyApprovalDto): Promise<DeniedResponse> {
+    return { data: toDeniedView(await this.decisions.deny(principal, id, body.persistence)) };
+  }
+
+  /** Revokes a permanent approval or denial; it leaves the gateways' sync state. */
+  @Post(':id/revoke')
+  @HttpCode(200)
+  @ApiOkResponse({ type: RevokedResponse })
+  async revoke(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam): Promise<RevokedResponse> {
+    return { data: toRevokedView(await this.decisions.revoke(principal, id)) };
+  }
+}

@@ -1,0 +1,34 @@
+import { ApiError } from '@broker/domain';
+import type { ApprovalRecord } from '@broker/persistence';
+
+/** Issue 9 limits per (principal, agent): pending requests at once, creations per minute. */
+export const MAX_PENDING_PER_PAIR = 50;
+export const MAX_CREATIONS_PER_MINUTE = 10;
+export const CREATION_WINDOW_MS = 60_000;
+
+/** The wire status of a record (API.md); an expired pending is never shown (410). */
+export type ShownStatus = 'pending' | 'approved' | 'denied' | 'revoked';
+
+/** A pending request past `approvals.pending_ttl`, swept or not yet. */
+export function isExpiredPending(record: ApprovalRecord, now: Date): boolean {
+  return record.status === 'expired' || (record.status === 'pending' && record.expiresAt !== null && record.expiresAt.getTime() <= now.getTime());
+}
+
+/** Issue 9: a pending approval past its TTL answers 410 `gone` on every later operation. */
+export function assertNotExpired(record: ApprovalRecord, now: Date): void {
+  if (isExpiredPending(record, now)) throw new ApiError('gone', `approval ${record.id} expired before it was decided`);
+}
+
+/** SPEC.md "Approval": only a pending approval can be approved or denied (else 409 `conflict`). */
+export function assertPending(record: ApprovalRecord): void {
+  if (record.status !== 'pending') throw new ApiError('conflict', `approval ${record.id} is not pending (it was already decided)`);
+}
+
+/** The status as the API shows it. */
+export function shownStatus(record: ApprovalRecord): ShownStatus {
+  return record.status === 'expired' ? 'pending' : record.status;
+}
+
+export function notFound(id: string): ApiError {
+  return new ApiError('not_found', `no approval ${id}`);
+}

@@ -1,0 +1,24 @@
+import { AuditModule } from '@broker/audit';
+import { GatewayCredentials, TrustAnchor } from '@broker/oauth-server';
+import { Module } from '@nestjs/common';
+import { ApprovalDecisions } from './decisions/approval-decisions.service';
+import { ApprovalGatewayAuth } from './gateway/approval-gateway-auth';
+import { ApprovalPages } from './approval-pages';
+import { ApprovalRequests } from './requests/approval-requests.service';
+import { ApprovalSync } from './sync/approval-sync.service';
+import { ExpirySweeper } from './sync/expiry-sweeper';
+import { LongPollHub } from './sync/long-poll-hub';
+
+/**
+ * Tool approvals (SPEC.md "Tool approval", issue 9): the gateway side (create, consume,
+ * long-poll sync) and the user side (list, decide, preview, revoke). The gateway's JWTs are
+ * verified by `GatewayCredentials` of `@broker/oauth-server`, the same verifier the token
+ * exchange uses; `OAuthServerModule` does not export its instance, so this module holds its
+ * own (same trust anchor, its own key and verified-token cache).
+ */
+@Module({
+  imports: [AuditModule],
+  providers: [TrustAnchor, GatewayCredentials, ApprovalGatewayAuth, ApprovalPages, LongPollHub, ExpirySweeper, ApprovalRequests, ApprovalDecisions, ApprovalSync],
+  exports: [ApprovalPages, ApprovalRequests, ApprovalDecisions, ApprovalSync, LongPollHub],
+})
+export class ApprovalsModule {}

@@ -1,0 +1,136 @@
+import { AuditLog } from '@broker/audit';
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { ApiError, Clock, Random } from '@broker/domain';
+import { ApprovalRepository, type ApprovalRecord, type RiskLevel } from '@broker/persistence';
+import { Inject, Injectable } from '@nestjs/common';
+import { ApprovalGatewayAuth, type GatewayHeaders } from '../gateway/approval-gateway-auth';
+import { argumentsHash } from '../patterns/canonical-json';
+import { assertNotExpired, CREATION_WINDOW_MS, MAX_CREATIONS_PER_MINUTE, MAX_PENDING_PER_PAIR, notFound } from '../approval-rules';
+
+/** A gateway's request for a human decision, after the DTO's shape checks. */
+export interface ApprovalRequestInput {
+  readonly toolName: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly riskLevel: RiskLevel | undefined;
+}
+
+/** The outcome of a create: a new pending request (201) or the pending duplicate (200). */
+export interface CreatedApproval {
+  readonly record: ApprovalRecord;
+  readonly created: boolean;
+}
+
+const AGENT_SESSION_ID_MAX = 255;
+
+/** C0/C1 controls and lone surrogates: never part of a tool name or session id (storage and log safety). */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\p{Cs}]/u;
+
+function badRequest(field: string, problem: string): ApiError {
+  return new ApiError('bad request', `${field}: ${problem}`, [{ field, problem }]);
+}
+
+/**
+ * The gateway side of an approval's life (SPEC.md "Approval"): create a pending request,
+ * consume an approved one-time approval. Audit records name principal, agent, tool and
+ * outcome, never arguments, metadata or credentials.
+ */
+@Injectable()
+export class ApprovalRequests {
+  private readonly pendingTtlMs: number;
+
+  constructor(
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+    private readonly approvals: ApprovalRepository,
+    private readonly gateway: ApprovalGatewayAuth,
+    private readonly audit: AuditLog,
+    private readonly clock: Clock,
+    private readonly random: Random,
+  ) {
+    this.pendingTtlMs = config.approvals.pending_ttl;
+  }
+
+  /**
+   * Creates a pending request for the subject token's principal and agent, or returns the
+   * pending duplicate (same principal, agent, tool name and arguments hash). At most
+   * 50 pending and 10 creations per minute per (principal, agent): else 429 with Retry-After.
+   */
+  async create(credentials: GatewayHeaders, input: ApprovalRequestInput): Promise<CreatedApproval> {
+    const { principal, agentId } = await this.gateway.forCreate(credentials);
+    if (UNSAFE_TEXT.test(input.toolName)) throw badRequest('tool_name', 'must not contain control characters');
+    const agentSessionId = this.agentSessionId(input.metadata);
+    const now = this.clock.now();
+    const outcome = await this.approvals.create(
+      {
+        id: this.random.uuid(),
+        principal,
+        agentId,
+        toolName: input.toolName,
+        argumentsJson: JSON.stringify(input.arguments),
+        argumentsHash: argumentsHash(input.arguments),
+        metadataJson: JSON.stringify(input.metadata),
+        riskLevel: input.riskLevel ?? null,
+        agentSessionId,
+        expiresAt: new Date(now.getTime() + this.pendingTtlMs),
+      },
+      { maxPending: MAX_PENDING_PER_PAIR, maxPerWindow: MAX_CREATIONS_PER_MINUTE, windowMs: CREATION_WINDOW_MS },
+      now,
+    );
+    const facts = { principal, agent_id: agentId, tool_name: input.toolName, risk_level: input.riskLevel ?? null };
+    switch (outcome.kind) {
+      case 'agent_unknown':
+        this.audit.record('approval_created', { ...facts, approval_id: null, outcome: 'refused_unknown_agent' });
+        throw new ApiError('forbidden', 'the agent named by the subject token is not registered');
+      case 'rate_limited': {
+        this.audit.record('approval_created', { ...facts, approval_id: null, outcome: `refused_${outcome.limit}_limit` });
+        const message =
+          outcome.limit === 'pending'
+            ? `at most ${MAX_PENDING_PER_PAIR} approvals may be pending for one user and agent`
+            : `at most ${MAX_CREATIONS_PER_MINUTE} approvals may be requested per minute for one user and agent`;
+        throw new ApiError('rate_limited', message, [], Math.max(1, Math.ceil(outcome.retryAfterMs / 1000)));
+      }
+      case 'duplicate':
+        this.audit.record('approval_created', { ...facts, approval_id: outcome.record.id, outcome: 'duplicate_of_pending' });
+        return { record: outcome.record, created: false };
+      case 'created':
+        this.audit.record('approval_created', { ...facts, approval_id: outcome.record.id, outcome: 'created' });
+        return { record: outcome.record, created: true };
+    }
+  }
+
+  /**
+   * SPEC.md "Approval": an approved `once` approval becomes consumed; consuming it again is
+   * 200 with the first consumption's time (two racing consumes: one transition, both 200).
+   * Precedence: 404 unknown, 403 another principal's or agent's (API.md), 410 an expired
+   * pending, 422 `not_consumable` for anything else.
+   */
+  async consume(credentials: GatewayHeaders, id: string): Promise<ApprovalRecord> {
+    const { principal, agentId } = await this.gateway.forConsume(credentials);
+    const now = this.clock.now();
+    const consumed = await this.approvals.consume(id, principal, agentId, now);
+    if (consumed !== undefined) {
+      this.audit.record('approval_consumed', { approval_id: id, principal, agent_id: agentId, tool_name: consumed.toolName, outcome: 'consumed' });
+      return consumed;
+    }
+    const record = await this.approvals.findAnyOwner(id);
+    if (record === undefined) throw notFound(id);
+    if (record.principal !== principal) throw new ApiError('forbidden', 'the approval belongs to another principal');
+    // The approval was for one agent's call; another agent of the same user cannot use it.
+    if (record.agentId !== agentId) throw new ApiError('forbidden', 'the approval belongs to another agent');
+    if (record.consumed) return record;
+    assertNotExpired(record, now);
+    throw new ApiError('not_consumable', 'only an approved one-time (persistence once) approval can be consumed');
+  }
+
+  /** `metadata.agent_session_id` (optional) scopes a `session` approval (API.md). */
+  private agentSessionId(metadata: Readonly<Record<string, unknown>>): string | null {
+    if (!Object.prototype.hasOwnProperty.call(metadata, 'agent_session_id')) return null;
+    const value = metadata.agent_session_id;
+    if (value === null) return null;
+    if (typeof value !== 'string' || value.length === 0 || value.length > AGENT_SESSION_ID_MAX || UNSAFE_TEXT.test(value)) {
+      throw badRequest('metadata.agent_session_id', `must be a string of 1-${AGENT_SESSION_ID_MAX} characters without control characters`);
+    }
+    return value;
+  }
+}
