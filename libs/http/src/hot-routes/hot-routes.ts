@@ -50,7 +50,13 @@ export function installHotRoutes(server: Server, routes: readonly HotRoute[], ru
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const route = byKey.get(`${request.method ?? ''} ${request.url ?? ''}`);
     if (route === undefined) fallback(request, response);
-    else void serve(route, request, response, runtime);
+    else
+      serve(route, request, response, runtime).catch((error: unknown) => {
+        // Only a failure of the error path itself lands here: answer 500 once, never hang.
+        runtime.logger.error({ err: error, method: route.method, path: route.path }, 'hot route failed');
+        if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end('{"error":"server_error","error_description":"internal error"}');
+        else response.end();
+      });
   });
 }
 
