@@ -1,8 +1,9 @@
 import { ApprovalPages, ApprovalRequests, ApprovalSync } from '@broker/approvals';
 import { ClientAuthenticated } from '@broker/auth';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
-import { ApiCreatedResponse, ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { parseCreateApprovalBody } from './approval-bodies';
 import { ApprovalIdParam } from './approval-id.param';
 import { ConsumedResponse, CreatedApprovalResponse, ApprovalSyncResponse, toConsumedView, toCreatedView } from './approval.response';
 import { ApprovalsErrorVocabulary } from './approvals-error-vocabulary.interceptor';
@@ -34,8 +35,9 @@ export class ApprovalsGatewayController {
   @ApiHeader({ name: 'traceparent', required: false })
   @ApiCreatedResponse({ type: CreatedApprovalResponse })
   @ApiOkResponse({ type: CreatedApprovalResponse, description: 'the pending duplicate' })
-  async create(@Body() body: CreateApprovalDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<CreatedApprovalResponse> {
-    const { record, created } = await this.requests.create(gatewayHeaders(request), { toolName: body.tool_name, arguments: body.arguments, metadata: body.metadata, riskLevel: body.risk_level });
+  @ApiBody({ type: CreateApprovalDto })
+  async create(@Body() body: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<CreatedApprovalResponse> {
+    const { record, created } = await this.requests.create(gatewayHeaders(request), parseCreateApprovalBody(body));
     response.status(created ? 201 : 200);
     return { data: toCreatedView(record, this.pages.url(record.id)) };
   }

@@ -1,7 +1,8 @@
 import { ApprovalDecisions, ApprovalPages } from '@broker/approvals';
 import { Principal } from '@broker/auth';
 import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
-import { ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { parseApproveBody, parseScopePreviewBody } from './approval-bodies';
 import { ApprovalIdParam } from './approval-id.param';
 import {
   ApprovalListResponse,
@@ -53,16 +54,18 @@ export class ApprovalsController {
   @Post(':id/approve')
   @HttpCode(200)
   @ApiOkResponse({ type: ApprovedResponse })
-  async approve(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: ApproveApprovalDto): Promise<ApprovedResponse> {
-    return { data: toApprovedView(await this.decisions.approve(principal, id, { persistence: body.persistence, paramsPattern: body.params_pattern })) };
+  @ApiBody({ type: ApproveApprovalDto })
+  async approve(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: unknown): Promise<ApprovedResponse> {
+    return { data: toApprovedView(await this.decisions.approve(principal, id, parseApproveBody(body))) };
   }
 
   /** What an approval with this pattern would cover; changes nothing. */
   @Post(':id/scope-preview')
   @HttpCode(200)
   @ApiOkResponse({ type: ScopePreviewResponse })
-  async preview(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: ScopePreviewDto): Promise<ScopePreviewResponse> {
-    return { data: toScopePreviewView(await this.decisions.preview(principal, id, body.params_pattern)) };
+  @ApiBody({ type: ScopePreviewDto, required: false })
+  async preview(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: unknown): Promise<ScopePreviewResponse> {
+    return { data: toScopePreviewView(await this.decisions.preview(principal, id, parseScopePreviewBody(body))) };
   }
 
   @Post(':id/deny')

@@ -1,31 +1,19 @@
 import type { RiskLevel } from '@broker/persistence';
-import { Transform } from 'class-transformer';
-import { IsDefined, IsIn, IsObject, IsOptional, IsString, Length } from 'class-validator';
 
-/** The parsed JSON value exactly as sent (not a copy rebuilt by the transformer). */
-const AsSent = (): PropertyDecorator => Transform(({ obj, key }) => (obj as Record<string, unknown>)[key]);
-
-/** Body of `POST /api/approvals` (API.md "Tool approvals"). */
+/**
+ * Body of `POST /api/approvals` (API.md "Tool approvals"), for the OpenAPI contract. It is
+ * parsed by `parseCreateApprovalBody`, so `arguments` and `metadata` stay exactly as sent.
+ */
 export class CreateApprovalDto {
   /** Context shown to the reviewer; `agent_session_id` (optional string) scopes a `session` approval. */
-  @IsDefined()
-  @IsObject()
-  @AsSent()
   metadata!: Record<string, unknown>;
 
-  /** The intercepted tool (1-255 characters). */
-  @IsDefined()
-  @IsString()
-  @Length(1, 255)
+  /** The intercepted tool, 1-255 characters. */
   tool_name!: string;
 
-  /** The tool call's arguments, as the gateway intercepted them. */
-  @IsDefined()
-  @IsObject()
-  @AsSent()
+  /** The tool call's arguments, as the gateway intercepted them (at most 64 levels deep). */
   arguments!: Record<string, unknown>;
 
-  @IsOptional()
-  @IsIn(['low', 'medium', 'critical'])
+  /** low, medium or critical. */
   risk_level?: RiskLevel;
 }

@@ -1,29 +1,22 @@
 import type { ApprovalPersistence } from '@broker/persistence';
-import { Transform } from 'class-transformer';
-import { IsDefined, IsIn, IsObject, IsOptional } from 'class-validator';
+import { IsIn, IsOptional } from 'class-validator';
 
-const AsSent = (): PropertyDecorator => Transform(({ obj, key }) => (obj as Record<string, unknown>)[key]);
-
-/** Body of `POST /api/approvals/{id}/approve`. */
+/**
+ * Body of `POST /api/approvals/{id}/approve`, for the OpenAPI contract (parsed by
+ * `parseApproveBody`, so pattern keys stay exactly as sent).
+ */
 export class ApproveApprovalDto {
-  @IsDefined()
-  @IsIn(['once', 'session', 'permanent'])
+  /** once, session or permanent. */
   persistence!: ApprovalPersistence;
 
   /** Argument name → glob (README "Tool approvals"). Omitted: only the reviewed values. Not with `once`. */
-  @IsOptional()
-  @IsObject()
-  @AsSent()
-  params_pattern?: Record<string, unknown> | null;
+  params_pattern?: Record<string, string> | null;
 }
 
-/** Body of `POST /api/approvals/{id}/scope-preview`. */
+/** Body of `POST /api/approvals/{id}/scope-preview`, for the OpenAPI contract (parsed by `parseScopePreviewBody`). */
 export class ScopePreviewDto {
   /** Omitted: only the reviewed values; `{}`: every argument unconstrained. */
-  @IsOptional()
-  @IsObject()
-  @AsSent()
-  params_pattern?: Record<string, unknown> | null;
+  params_pattern?: Record<string, string> | null;
 }
 
 /** Body of `POST /api/approvals/{id}/deny` (optional). */

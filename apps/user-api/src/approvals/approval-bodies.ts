@@ -1,0 +1,121 @@
+import type { ApprovalRequestInput, ApproveInput } from '@broker/approvals';
+import { ApiError, type FieldIssue } from '@broker/domain';
+import type { ApprovalPersistence, RiskLevel } from '@broker/persistence';
+
+/**
+ * The approvals API's JSON bodies, parsed by hand rather than by Nest's validation pipe:
+ * that pipe deletes keys named `__proto__`, `constructor` and `prototype` at every depth
+ * and recurses without bound, and a gateway's `arguments` (and a user's `params_pattern`)
+ * must be kept exactly as sent, or `arguments_hash` would not match the gateway's.
+ * Failures are 400 `bad request` naming each field (API.md "Tool approvals").
+ */
+
+/** Nesting allowed in `arguments` and `metadata` (deeper JSON cannot be serialised safely). */
+export const MAX_JSON_DEPTH = 64;
+
+const TOOL_NAME_MAX = 255;
+const RISK_LEVELS: readonly RiskLevel[] = ['low', 'medium', 'critical'];
+const PERSISTENCES: readonly ApprovalPersistence[] = ['once', 'session', 'permanent'];
+
+type JsonObject = Record<string, unknown>;
+
+function isJsonObject(value: unknown): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function has(object: JsonObject, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(object, key);
+}
+
+/** Depth of nested objects and arrays, measured without recursion (a 1 MiB body can nest 500,000 levels). */
+function depthOf(root: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop() as [unknown, number];
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > deepest) deepest = depth;
+    if (deepest > MAX_JSON_DEPTH) return deepest;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+class BodyIssues {
+  readonly issues: FieldIssue[] = [];
+
+  add(field: string, problem: string): void {
+    this.issues.push({ field, problem });
+  }
+
+  throwIfAny(): void {
+    if (this.issues.length > 0) throw new ApiError('bad request', this.issues.map((issue) => `${issue.field} ${issue.problem}`).join('; '), this.issues);
+  }
+}
+
+function body(raw: unknown): JsonObject {
+  if (raw === undefined) return {};
+  if (!isJsonObject(raw)) throw new ApiError('bad request', 'the request body must be a JSON object', [{ field: 'body', problem: 'must be a JSON object' }]);
+  return raw;
+}
+
+function onlyFields(object: JsonObject, allowed: readonly string[], issues: BodyIssues): void {
+  for (const key of Object.keys(object)) if (!allowed.includes(key)) issues.add(key, 'is not a known field');
+}
+
+function jsonObjectField(object: JsonObject, field: string, issues: BodyIssues): JsonObject {
+  const value = object[field];
+  if (!has(object, field) || value === undefined) issues.add(field, 'is required');
+  else if (!isJsonObject(value)) issues.add(field, 'must be a JSON object');
+  else if (depthOf(value) > MAX_JSON_DEPTH) issues.add(field, `must not nest deeper than ${MAX_JSON_DEPTH} levels`);
+  else return value;
+  return {};
+}
+
+/** `POST /api/approvals`: `metadata` (object), `tool_name` (1-255 characters), `arguments` (object), optional `risk_level`. */
+export function parseCreateApprovalBody(raw: unknown): ApprovalRequestInput {
+  const object = body(raw);
+  const issues = new BodyIssues();
+  onlyFields(object, ['metadata', 'tool_name', 'arguments', 'risk_level'], issues);
+  const metadata = jsonObjectField(object, 'metadata', issues);
+  const args = jsonObjectField(object, 'arguments', issues);
+  const toolName = object.tool_name;
+  if (typeof toolName !== 'string') issues.add('tool_name', 'is required and must be a string');
+  else if (toolName.length === 0 || [...toolName].length > TOOL_NAME_MAX) issues.add('tool_name', `must be 1-${TOOL_NAME_MAX} characters`);
+  const risk = object.risk_level;
+  if (risk !== undefined && risk !== null && !RISK_LEVELS.includes(risk as RiskLevel)) issues.add('risk_level', `must be one of ${RISK_LEVELS.join(', ')}`);
+  issues.throwIfAny();
+  return { toolName: toolName as string, arguments: args, metadata, riskLevel: risk === null || risk === undefined ? undefined : (risk as RiskLevel) };
+}
+
+function paramsPatternField(object: JsonObject, issues: BodyIssues): JsonObject | null | undefined {
+  const value = object.params_pattern;
+  if (value === undefined || value === null) return value;
+  if (!isJsonObject(value)) {
+    issues.add('params_pattern', 'must be an object of argument name to glob');
+    return undefined;
+  }
+  return value;
+}
+
+/** `POST /api/approvals/{id}/approve`: `persistence` (once, session, permanent), optional `params_pattern`. */
+export function parseApproveBody(raw: unknown): ApproveInput {
+  const object = body(raw);
+  const issues = new BodyIssues();
+  onlyFields(object, ['persistence', 'params_pattern'], issues);
+  const persistence = object.persistence;
+  if (!PERSISTENCES.includes(persistence as ApprovalPersistence)) issues.add('persistence', `is required: one of ${PERSISTENCES.join(', ')}`);
+  const paramsPattern = paramsPatternField(object, issues);
+  issues.throwIfAny();
+  return { persistence: persistence as ApprovalPersistence, paramsPattern };
+}
+
+/** `POST /api/approvals/{id}/scope-preview`: optional `params_pattern`. */
+export function parseScopePreviewBody(raw: unknown): JsonObject | null | undefined {
+  const object = body(raw);
+  const issues = new BodyIssues();
+  onlyFields(object, ['params_pattern'], issues);
+  const paramsPattern = paramsPatternField(object, issues);
+  issues.throwIfAny();
+  return paramsPattern;
+}

@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { ApiClient, FrozenClock, freePort, http, startJwtIssuer, startTestBroker, type HttpResponse, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOTH_SERVERS } from './support/servers';
+
+const ALICE = 'alice@example.com';
+const TTL_MS = 10 * 60_000;
+
+/**
+ * Time-dependent rules on an injected frozen clock: pending expiry (410 gone) and the
+ * creation limits (429 with Retry-After). The gateway's JWTs are signed for an hour so
+ * that moving the clock never expires them.
+ */
+describe('approvals over time (frozen clock)', () => {
+  let issuer: TestJwtIssuer;
+  let broker: TestBroker;
+  let base: string;
+  let admin: ApiClient;
+  const clock = new FrozenClock(new Date());
+
+  beforeAll(async () => {
+    issuer = await startJwtIssuer('ES256');
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      clock,
+      config: { server: { enduser: { port, public_url: base } }, token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } } },
+    });
+    admin = new ApiClient(broker.url('admin'));
+  });
+
+  afterAll(async () => {
+    await broker?.stop();
+    await issuer?.stop();
+  });
+
+  const newAgent = async (): Promise<string> => (await admin.post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
+  const subject = (agentId: string) => issuer.sign({ sub: ALICE, azp: agentId }, { audience: 'gateway', ttlSeconds: 3600 });
+
+  async function create(agentId: string, tool: string, args: Record<string, unknown>): Promise<HttpResponse> {
+    return http(`${base}/api/approvals`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await subject(agentId)}`, 'x-client-assertion': await issuer.sign({ sub: 'gateway', jti: randomUUID() }, { audience: base, ttlSeconds: 3600 }) },
+      body: JSON.stringify({ metadata: {}, tool_name: tool, arguments: args }),
+    });
+  }
+
+  async function sync(): Promise<HttpResponse> {
+    return http(`${base}/api/approvals?principal=${encodeURIComponent(ALICE)}`, { headers: { 'x-client-assertion': await issuer.sign({ sub: 'gateway', jti: randomUUID() }, { audience: base, ttlSeconds: 3600 }) } });
+  }
+
+  it('expires a pending approval after approvals.pending_ttl: 410 gone on every later operation, and a new request may be made', async () => {
+    const agent = await newAgent();
+    const first = await create(agent, 'ttl_tool', { a: 1 });
+    expect(first.status).toBe(201);
+    const id = first.json<{ data: { id: string } }>().data.id;
+    const approvedLater = (await create(agent, 'ttl_tool', { a: 2 })).json<{ data: { id: string } }>().data.id;
+    const alice = new ApiClient(base, ALICE);
+    expect((await alice.post(`/api/approvals/${approvedLater}/approve`, { persistence: 'permanent' })).status).toBe(200);
+    const before = await sync();
+
+    clock.advance(TTL_MS - 1_000);
+    expect((await alice.get(`/api/approvals/${id}`)).json<{ data: { status: string } }>().data.status).toBe('pending');
+    clock.advance(1_000);
+
+    const operations: [string, Promise<HttpResponse>][] = [
+      ['get', alice.get(`/api/approvals/${id}`)],
+      ['approve', alice.post(`/api/approvals/${id}/approve`, { persistence: 'once' })],
+      ['deny', alice.post(`/api/approvals/${id}/deny`)],
+      ['scope-preview', alice.post(`/api/approvals/${id}/scope-preview`, {})],
+      ['revoke', alice.post(`/api/approvals/${id}/revoke`)],
+      ['consume', http(`${base}/api/approvals/${id}/consume`, { method: 'POST', headers: { authorization: `Bearer ${await subject(agent)}` } })],
+    ];
+    for (const [name, pending] of operations) {
+      const response = await pending;
+      expect(response.status, `${name} ${response.text}`).toBe(410);
+      expect(response.json<{ error: string }>().error).toBe('gone');
+    }
+    expect((await alice.get('/api/approvals/pending')).json<{ data: { id: string }[] }>().data.map((a) => a.id)).not.toContain(id);
+
+    // The sync sweeps first: the expired request is gone from the state, under a new version.
+    const after = await sync();
+    expect(after.headers.etag).not.toBe(before.headers.etag);
+    const listed = after.json<{ data: { pairs: { approvals: { id: string }[] }[] } }>().data.pairs.flatMap((pair) => pair.approvals.map((a) => a.id));
+    expect(listed).toEqual([approvedLater]);
+
+    const again = await create(agent, 'ttl_tool', { a: 1 });
+    expect(again.status).toBe(201);
+    expect(again.json<{ data: { id: string } }>().data.id).not.toBe(id);
+  });
+
+  it('allows 10 creations per minute per user and agent, then 429 with Retry-After; a duplicate is still answered', async () => {
+    const agent = await newAgent();
+    const other = await newAgent();
+    for (let i = 0; i < 10; i += 1) expect((await create(agent, 'burst_tool', { i })).status).toBe(201);
+    clock.advance(15_000);
+    const limited = await create(agent, 'burst_tool', { i: 10 });
+    expect(limited.status, limited.text).toBe(429);
+    expect(limited.json()).toEqual({ error: 'rate_limited', message: 'at most 10 approvals may be requested per minute for one user and agent' });
+    expect(limited.headers['retry-after']).toBe('45');
+    expect((await create(agent, 'burst_tool', { i: 3 })).status).toBe(200);
+    expect((await create(other, 'burst_tool', { i: 10 })).status).toBe(201);
+    clock.advance(45_000);
+    expect((await create(agent, 'burst_tool', { i: 10 })).status).toBe(201);
+  });
+
+  it('allows 50 pending approvals per user and agent, then 429 until the oldest expires or is decided', async () => {
+    const agent = await newAgent();
+    let firstId = '';
+    for (let i = 0; i < 50; i += 1) {
+      if (i > 0 && i % 10 === 0) clock.advance(61_000);
+      const response = await create(agent, 'pending_tool', { i });
+      expect(response.status, response.text).toBe(201);
+      if (i === 0) firstId = response.json<{ data: { id: string } }>().data.id;
+    }
+    clock.advance(61_000);
+    const limited = await create(agent, 'pending_tool', { i: 50 });
+    expect(limited.status).toBe(429);
+    expect(limited.json<{ message: string }>().message).toBe('at most 50 approvals may be pending for one user and agent');
+    // The oldest pending was created 5 × 61 s ago and expires 10 minutes after its creation.
+    expect(limited.headers['retry-after']).toBe(String((TTL_MS - 5 * 61_000) / 1000));
+    expect((await new ApiClient(base, ALICE).post(`/api/approvals/${firstId}/deny`)).status).toBe(200);
+    expect((await create(agent, 'pending_tool', { i: 50 })).status).toBe(201);
+  });
+});

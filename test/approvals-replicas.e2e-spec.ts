@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { ApiClient, BrokerProcess, createPostgresDatabase, http, postgresServerUrl, startJwtIssuer, testKey, writeConfigFile, type HttpResponse, type TestJwtIssuer } from '@broker/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ALICE = 'alice@example.com';
+/** The broker's public URL as both replicas are configured (the audience of the gateway's assertions). */
+const PUBLIC_URL = 'http://broker.replicas.test';
+
+/**
+ * Issue 9 item 6: two broker processes on one PostgreSQL. The version counter lives in the
+ * database; each process holds one LISTEN connection, so an approval decided on one replica
+ * wakes the long-poll held by the other.
+ */
+describe.runIf(postgresServerUrl())('approvals across broker processes on one PostgreSQL', () => {
+  let issuer: TestJwtIssuer;
+  const replicas: BrokerProcess[] = [];
+  const urls: Record<string, string>[] = [];
+
+  beforeAll(async () => {
+    issuer = await startJwtIssuer('ES256');
+    const { file } = writeConfigFile({
+      server: { enduser: { port: 0, public_url: PUBLIC_URL }, admin: { port: 0 }, shutdown: { timeout: '30s' } },
+      storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
+      encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' },
+      third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] },
+      token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } },
+    });
+    for (let i = 0; i < 2; i += 1) {
+      const replica = new BrokerProcess('broker', ['--config', file]);
+      replicas.push(replica);
+      urls.push(await replica.listening(['enduser', 'admin']));
+    }
+  });
+
+  afterAll(async () => {
+    for (const replica of replicas) {
+      replica.signal('SIGTERM');
+      await replica.exited;
+    }
+    await issuer?.stop();
+  });
+
+  const assertion = () => issuer.sign({ sub: 'gateway', jti: randomUUID() }, { audience: PUBLIC_URL });
+  const sync = async (replica: number, headers: Record<string, string> = {}): Promise<HttpResponse> =>
+    http(`${urls[replica]?.enduser}/api/approvals?principal=${encodeURIComponent(ALICE)}`, { headers: { 'x-client-assertion': await assertion(), ...headers } });
+
+  it('wakes a waiter on replica B in under 1 s when an approval is decided on replica A', async () => {
+    const [a, b] = urls as [Record<string, string>, Record<string, string>];
+    const agent = (await new ApiClient(a.admin as string).post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
+    const created = await http(`${a.enduser}/api/approvals`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await issuer.sign({ sub: ALICE, azp: agent }, { audience: 'gateway' })}`, 'x-client-assertion': await assertion() },
+      body: JSON.stringify({ metadata: {}, tool_name: 'deploy', arguments: { env: 'prod' } }),
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = created.json<{ data: { id: string } }>().data.id;
+
+    const before = await sync(1);
+    expect(before.json<{ data: { pairs: { approvals: { id: string; status: string }[] }[] } }>().data.pairs[0]?.approvals).toEqual([expect.objectContaining({ id, status: 'pending' })]);
+    let answered = false;
+    const waiting = sync(1, { 'if-none-match': before.headers.etag as string, 'x-long-poll-timeout': '60' }).finally(() => {
+      answered = true;
+    });
+    // B holds the request: it has not answered half a second later.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(answered).toBe(false);
+
+    const decidedAt = performance.now();
+    const approved = await new ApiClient(a.enduser as string, ALICE).post(`/api/approvals/${id}/approve`, { persistence: 'once' });
+    expect(approved.status).toBe(200);
+    const response = await waiting;
+    const wokeAfterMs = performance.now() - decidedAt;
+    expect(response.status).toBe(200);
+    expect(response.headers.etag).not.toBe(before.headers.etag);
+    expect(response.json<{ data: { pairs: { approvals: { id: string; status: string }[] }[] } }>().data.pairs[0]?.approvals).toEqual([expect.objectContaining({ id, status: 'approved' })]);
+    expect(wokeAfterMs).toBeLessThan(1_000);
+
+    // And the other way round: consumed through B, A's waiter wakes.
+    const onA = await sync(0);
+    const waitingOnA = sync(0, { 'if-none-match': onA.headers.etag as string, 'x-long-poll-timeout': '60' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const consumedAt = performance.now();
+    const consumed = await http(`${b.enduser}/api/approvals/${id}/consume`, { method: 'POST', headers: { authorization: `Bearer ${await issuer.sign({ sub: ALICE, azp: agent }, { audience: 'gateway' })}` } });
+    expect(consumed.status).toBe(200);
+    const woken = await waitingOnA;
+    expect(performance.now() - consumedAt).toBeLessThan(1_000);
+    expect(woken.status).toBe(200);
+    expect(woken.json<{ data: { pairs: unknown[] } }>().data.pairs).toEqual([]);
+  });
+
+  it('answers a held waiter at once on SIGTERM (304, connection closing) and exits 0', async () => {
+    const current = await sync(1);
+    const held = sync(1, { 'if-none-match': current.headers.etag as string, 'x-long-poll-timeout': '120' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const replica = replicas[1] as BrokerProcess;
+    replica.signal('SIGTERM');
+    const response = await held;
+    expect(response.status).toBe(304);
+    expect(response.headers.connection).toBe('close');
+    expect((await replica.exited).code).toBe(0);
+    expect(replica.stdout.join('\n')).not.toContain('shutdown timeout reached');
+  });
+});
