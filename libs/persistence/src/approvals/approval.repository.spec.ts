@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '@broker/http';
+import { LogCapture, testBackends, testConfig } from '@broker/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../database';
+import { PgliteApprovalChangeFeed, PostgresApprovalChangeFeed, type ApprovalChangeFeed } from './approval-change-feed';
+import type { CreationLimits, NewApproval } from './approval.records';
+import { ApprovalRepository } from './approval.repository';
+
+const LIMITS: CreationLimits = { maxPending: 50, maxPerWindow: 10, windowMs: 60_000 };
+
+describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
+  let database: Database;
+  let approvals: ApprovalRepository;
+  let feed: ApprovalChangeFeed;
+  const announced: number[] = [];
+  const now = new Date('2026-03-01T10:00:00Z');
+
+  beforeAll(async () => {
+    const storage = await backend.storage();
+    const config = testConfig({ storage });
+    database = await Database.open(config, createLogger(config, new LogCapture()));
+    approvals = new ApprovalRepository(database.dataSource);
+    feed = backend.name === 'postgres' ? new PostgresApprovalChangeFeed(config.storage.postgres.connection_url as string) : new PgliteApprovalChangeFeed(config.storage.pglite.data_dir);
+    await feed.start({ changed: (version) => announced.push(version), resync: () => undefined, lost: () => undefined });
+  });
+
+  afterAll(async () => {
+    await feed?.stop();
+    await database?.close();
+  });
+
+  async function newAgent(): Promise<string> {
+    const id = randomUUID();
+    await database.dataSource.query("INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Agent', now(), now())", [id]);
+    return id;
+  }
+
+  function approval(agentId: string, overrides: Partial<NewApproval> = {}): NewApproval {
+    return { id: randomUUID(), principal: 'alice', agentId, toolName: 'tool', argumentsJson: '{"a":1}', argumentsHash: 'a'.repeat(64), metadataJson: '{}', riskLevel: null, agentSessionId: null, expiresAt: new Date(now.getTime() + 600_000), ...overrides };
+  }
+
+  async function until(condition: () => boolean): Promise<void> {
+    for (let i = 0; i < 200 && !condition(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+
+  it('bumps the sync version with every change, in the same transaction, and announces it through the feed', async () => {
+    const agent = await newAgent();
+    const before = await approvals.syncVersion();
+    const created = await approvals.create(approval(agent), LIMITS, now);
+    expect(created.kind).toBe('created');
+    const afterCreate = await approvals.syncVersion();
+    expect(afterCreate).toBe(before + 1);
+    await until(() => announced.includes(afterCreate));
+    expect(announced).toContain(afterCreate);
+
+    // A statement that changes nothing bumps nothing.
+    expect(await approvals.revoke(randomUUID(), 'alice', now)).toBeUndefined();
+    expect(await approvals.syncVersion()).toBe(afterCreate);
+
+    const id = created.kind === 'created' ? created.record.id : '';
+    expect(await approvals.approve(id, 'alice', 'permanent', { a: '*' }, now)).toMatchObject({ status: 'approved', paramsPattern: { a: '*' } });
+    expect(await approvals.syncVersion()).toBe(afterCreate + 1);
+    const snapshot = await approvals.syncSnapshot({ principal: 'alice', agentSessionIds: [] });
+    expect(snapshot.version).toBe(afterCreate + 1);
+    expect(snapshot.approvals.map((a) => a.id)).toContain(id);
+  });
+
+  it('keeps another principal\'s approval invisible to find', async () => {
+    const created = await approvals.create(approval(await newAgent()), LIMITS, now);
+    const id = created.kind === 'created' ? created.record.id : '';
+    expect(await approvals.find(id, 'alice')).toMatchObject({ id, agentDisplayName: 'Agent' });
+    expect(await approvals.find(id, 'mallory')).toBeUndefined();
+    expect(await approvals.approve(id, 'mallory', 'once', null, now)).toBeUndefined();
+  });
+
+  it('decides concurrent duplicates by the unique index and concurrent consumes by one transition', async () => {
+    const agent = await newAgent();
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => approvals.create(approval(agent), LIMITS, now)));
+    expect(outcomes.map((o) => o.kind).sort()).toEqual(['created', 'duplicate', 'duplicate', 'duplicate', 'duplicate']);
+    const ids = new Set(outcomes.map((o) => (o.kind === 'created' || o.kind === 'duplicate' ? o.record.id : '')));
+    expect(ids.size).toBe(1);
+    const [id] = [...ids] as [string];
+    await approvals.approve(id, 'alice', 'once', null, now);
+    const consumes = await Promise.all(Array.from({ length: 5 }, () => approvals.consume(id, 'alice', agent, now)));
+    expect(consumes.filter((record) => record !== undefined)).toHaveLength(1);
+  });
+
+  it('never overshoots the limits under concurrent creates (the pair lock), and rolls back the refused insert', async () => {
+    const agent = await newAgent();
+    const outcomes = await Promise.all(Array.from({ length: 14 }, (_, i) => approvals.create(approval(agent, { argumentsHash: String(i).padStart(64, '0') }), LIMITS, now)));
+    expect(outcomes.filter((o) => o.kind === 'created')).toHaveLength(10);
+    const limited = outcomes.filter((o) => o.kind === 'rate_limited');
+    expect(limited).toHaveLength(4);
+    expect(limited[0]).toMatchObject({ limit: 'per_window', retryAfterMs: 60_000 });
+    const rows = await database.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM approvals WHERE agent_id = $1', [agent]);
+    expect(Number(rows[0]?.n)).toBe(10);
+  });
+
+  it('expires due records once, whoever sweeps, and reports the next expiry', async () => {
+    const agent = await newAgent();
+    const created = await approvals.create(approval(agent, { expiresAt: new Date(now.getTime() - 1) }), LIMITS, new Date(now.getTime() - 600_000));
+    expect(created.kind).toBe('created');
+    const swept = await Promise.all([approvals.expireDue(now), approvals.expireDue(now)]);
+    expect(swept.reduce((sum, n) => sum + n, 0)).toBe(1);
+    expect(await approvals.expireDue(now)).toBe(0);
+    const id = created.kind === 'created' ? created.record.id : '';
+    expect(await approvals.find(id, 'alice')).toMatchObject({ status: 'expired', listed: false });
+    const next = await approvals.nextExpiry();
+    expect(next === undefined || next.getTime() > now.getTime()).toBe(true);
+  });
+});
