@@ -109,4 +109,21 @@ describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
     const next = await approvals.nextExpiry();
     expect(next === undefined || next.getTime() > now.getTime()).toBe(true);
   });
+
+  it.runIf(backend.name === 'postgres')('re-establishes a lost LISTEN connection, asks for a resync, and hears changes again', async () => {
+    const events: string[] = [];
+    const own = new PostgresApprovalChangeFeed((database.dataSource.options as { url: string }).url);
+    await own.start({ changed: (version) => events.push(`changed ${version}`), resync: () => events.push('resync'), lost: () => events.push('lost') });
+    try {
+      await database.dataSource.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()");
+      await until(() => events.includes('resync'));
+      expect(events.slice(0, 2)).toEqual(['lost', 'resync']);
+      await approvals.create(approval(await newAgent()), LIMITS, now);
+      const version = await approvals.syncVersion();
+      await until(() => events.includes(`changed ${version}`));
+      expect(events).toContain(`changed ${version}`);
+    } finally {
+      await own.stop();
+    }
+  });
 });
