@@ -95,6 +95,9 @@ describe('tool approvals', () => {
     expect(Object.keys(created).sort()).toEqual(['approval_url', 'created_at', 'id', 'status']);
     expect(created.status).toBe('pending');
     expect(created.approval_url).toBe(`${CONSENT_UI}/approvals/${created.id}`);
+    expect(response.headers.traceresponse).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-/);
+    const audit = broker.logs.records().find((r) => r.event === 'approval_created' && r.approval_id === created.id);
+    expect(audit).toMatchObject({ request_id: '0af7651916cd43dd8448eb211c80319c', principal: ALICE, agent_id: agent, tool_name: 'send_email', outcome: 'created' });
 
     const record = (await user().get(`/api/approvals/${created.id}`)).json<{ data: Record<string, unknown> }>().data;
     expect(record).toEqual({
