@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@broker/http';
-import { LogCapture, testBackends, testConfig } from '@broker/testing';
+import { createPostgresDatabase, LogCapture, postgresServerUrl, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
 import { PgliteApprovalChangeFeed, PostgresApprovalChangeFeed, type ApprovalChangeFeed } from './approval-change-feed';
@@ -109,16 +109,39 @@ describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
     const next = await approvals.nextExpiry();
     expect(next === undefined || next.getTime() > now.getTime()).toBe(true);
   });
+});
 
-  it.runIf(backend.name === 'postgres')('re-establishes a lost LISTEN connection, asks for a resync, and hears changes again', async () => {
+describe.runIf(postgresServerUrl())('PostgresApprovalChangeFeed', () => {
+  let database: Database;
+  let approvals: ApprovalRepository;
+  let url: string;
+
+  beforeAll(async () => {
+    url = await createPostgresDatabase();
+    const config = testConfig({ storage: { backend: 'postgres', postgres: { connection_url: url } } });
+    database = await Database.open(config, createLogger(config, new LogCapture()));
+    approvals = new ApprovalRepository(database.dataSource);
+  });
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  async function until(condition: () => boolean): Promise<void> {
+    for (let i = 0; i < 200 && !condition(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+
+  it('re-establishes a lost LISTEN connection, asks for a resync, and hears changes again', async () => {
     const events: string[] = [];
-    const own = new PostgresApprovalChangeFeed((database.dataSource.options as { url: string }).url);
+    const own = new PostgresApprovalChangeFeed(url);
     await own.start({ changed: (version) => events.push(`changed ${version}`), resync: () => events.push('resync'), lost: () => events.push('lost') });
     try {
       await database.dataSource.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()");
       await until(() => events.includes('resync'));
       expect(events.slice(0, 2)).toEqual(['lost', 'resync']);
-      await approvals.create(approval(await newAgent()), LIMITS, now);
+      const agent = randomUUID();
+      await database.dataSource.query("INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Agent', now(), now())", [agent]);
+      await approvals.create({ id: randomUUID(), principal: 'alice', agentId: agent, toolName: 'tool', argumentsJson: '{}', argumentsHash: 'b'.repeat(64), metadataJson: '{}', riskLevel: null, agentSessionId: null, expiresAt: new Date(Date.now() + 600_000) }, LIMITS, new Date());
       const version = await approvals.syncVersion();
       await until(() => events.includes(`changed ${version}`));
       expect(events).toContain(`changed ${version}`);
