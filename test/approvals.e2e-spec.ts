@@ -431,4 +431,13 @@ describe('tool approvals', () => {
     }
     expect(Object.keys(document.components.securitySchemes)).toEqual(expect.arrayContaining(['PrincipalHeader', 'BearerSubjectToken', 'ClientAssertion', 'BearerSubjectTokenClientAssertion']));
   });
+
+  it('stops start-up naming the key for a default long-poll timeout outside 1-120 s or a bad sync expression', async () => {
+    await expect(startTestBroker({ servers: BOTH_SERVERS, config: { approvals: { sync: { default_timeout: '121s' } } } })).rejects.toThrow(
+      'config error: approvals.sync.default_timeout must be a whole number of seconds from 1s to 120s (the X-Long-Poll-Timeout range)',
+    );
+    await expect(startTestBroker({ servers: BOTH_SERVERS, config: { approvals: { sync: { authorization: { cel: { expression: 'client_assertion.sub ==' } } } } } })).rejects.toThrow(
+      'config error: approvals.sync.authorization.cel.expression is not a valid CEL expression',
+    );
+  });
 });
