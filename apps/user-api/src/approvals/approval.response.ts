@@ -188,18 +188,24 @@ export function toCreatedView(record: ApprovalRecord, approvalUrl: string): Crea
   return { id: record.id, status: 'pending', approval_url: approvalUrl, created_at: record.createdAt.toISOString() };
 }
 
+/** A transition's time and persistence are set by the transition itself: their absence is a bug, not a value. */
+function set<T>(value: T | null, field: string): T {
+  if (value === null) throw new Error(`approval ${field} missing after its transition`);
+  return value;
+}
+
 export function toApprovedView(record: ApprovalRecord): ApprovedView {
-  return { id: record.id, status: 'approved', persistence: record.persistence ?? 'once', approved_at: (record.approvedAt ?? record.createdAt).toISOString() };
+  return { id: record.id, status: 'approved', persistence: set(record.persistence, 'persistence'), approved_at: set(record.approvedAt, 'approved_at').toISOString() };
 }
 
 export function toDeniedView(record: ApprovalRecord): DeniedView {
-  return { id: record.id, status: 'denied', persistence: record.persistence === 'permanent' ? 'permanent' : 'once', denied_at: (record.deniedAt ?? record.createdAt).toISOString() };
+  return { id: record.id, status: 'denied', persistence: record.persistence === 'permanent' ? 'permanent' : 'once', denied_at: set(record.deniedAt, 'denied_at').toISOString() };
 }
 
 export function toConsumedView(record: ApprovalRecord): ConsumedView {
-  return { id: record.id, consumed: true, consumed_at: (record.consumedAt ?? record.createdAt).toISOString() };
+  return { id: record.id, consumed: true, consumed_at: set(record.consumedAt, 'consumed_at').toISOString() };
 }
 
 export function toRevokedView(record: ApprovalRecord): RevokedView {
-  return { id: record.id, status: 'revoked', revoked_at: (record.revokedAt ?? record.createdAt).toISOString() };
+  return { id: record.id, status: 'revoked', revoked_at: set(record.revokedAt, 'revoked_at').toISOString() };
 }

@@ -48,7 +48,8 @@ export class ApprovalsController {
   @Get(':id')
   @ApiOkResponse({ type: ApprovalResponse })
   async get(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam): Promise<ApprovalResponse> {
-    return { data: toApprovalView(await this.decisions.get(principal, id), this.pages.url(id)) };
+    const record = await this.decisions.get(principal, id);
+    return { data: toApprovalView(record, this.pages.url(record.id)) };
   }
 
   @Post(':id/approve')
