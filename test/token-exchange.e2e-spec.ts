@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, testBackends, type TestBroker, type TestJwtIssuer } from '@broker/testing';
 import { TokenVault } from '@broker/vault';
 import { SignJWT, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,8 @@ const ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
 const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const ALICE = 'alice@example.com';
 
-describe('RFC 8693 token exchange (third-party)', () => {
+// The hot path runs on PostgreSQL in production (prepared statements there): both backends.
+describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', (backend) => {
   let issuer: TestJwtIssuer;
   let broker: TestBroker;
   let base: string;
@@ -25,6 +26,7 @@ describe('RFC 8693 token exchange (third-party)', () => {
     broker = await startTestBroker({
       servers: BOTH_SERVERS,
       config: {
+        storage: await backend.storage(),
         server: { enduser: { port, public_url: base } },
         token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } },
       },

@@ -1,5 +1,5 @@
 import { AuditModule } from '@broker/audit';
-import { GatewayCredentials, TrustAnchor } from '@broker/oauth-server';
+import { OAuthServerModule } from '@broker/oauth-server';
 import { Module } from '@nestjs/common';
 import { ApprovalDecisions } from './decisions/approval-decisions.service';
 import { ApprovalGatewayAuth } from './gateway/approval-gateway-auth';
@@ -12,13 +12,12 @@ import { LongPollHub } from './sync/long-poll-hub';
 /**
  * Tool approvals (SPEC.md "Tool approval", issue 9): the gateway side (create, consume,
  * long-poll sync) and the user side (list, decide, preview, revoke). The gateway's JWTs are
- * verified by `GatewayCredentials` of `@broker/oauth-server`, the same verifier the token
- * exchange uses; `OAuthServerModule` does not export its instance, so this module holds its
- * own (same trust anchor, its own key and verified-token cache).
+ * verified by `GatewayCredentials` of `@broker/oauth-server`, the very instance the token
+ * exchange uses (one key set and verified-token cache).
  */
 @Module({
-  imports: [AuditModule],
-  providers: [TrustAnchor, GatewayCredentials, ApprovalGatewayAuth, ApprovalPages, LongPollHub, ExpirySweeper, ApprovalRequests, ApprovalDecisions, ApprovalSync],
+  imports: [AuditModule, OAuthServerModule],
+  providers: [ApprovalGatewayAuth, ApprovalPages, LongPollHub, ExpirySweeper, ApprovalRequests, ApprovalDecisions, ApprovalSync],
   exports: [ApprovalPages, ApprovalRequests, ApprovalDecisions, ApprovalSync, LongPollHub],
 })
 export class ApprovalsModule {}

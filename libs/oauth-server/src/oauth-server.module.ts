@@ -14,11 +14,14 @@ import { SigningKeyService } from './signing-keys/signing-key.service';
 import { AccessTokenIssuer } from './token/access-token-issuer';
 import { ClientAuthenticator } from './token/client-authenticator';
 import { TokenEndpoint } from './token/token-endpoint';
+import { GatewayCredentials } from './token-exchange/gateway-credentials';
 
 /**
  * The broker's OAuth2 authorization server: signing keys, client credentials,
  * authorization session tokens, `/oauth2/authorize`, `/oauth2/token` (a dispatcher over
  * grant strategies), JWKS and metadata, with the mode's strategies bound once at boot.
+ * `GatewayCredentials` is exported so the approvals API verifies gateways with the same
+ * instance (one trust-anchor key set and verified-token cache per process application).
  */
 @Module({
   imports: [VaultModule, AuditModule],
@@ -36,6 +39,6 @@ import { TokenEndpoint } from './token/token-endpoint';
     AuthorizationDenial,
     ...MODE_STRATEGY_PROVIDERS,
   ],
-  exports: [AuthorizationDenial, SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens, TokenEndpoint, AuthorizationServerMetadataService, AUTHORIZE_STRATEGY, JWKS_SOURCE],
+  exports: [AuthorizationDenial, GatewayCredentials, SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens, TokenEndpoint, AuthorizationServerMetadataService, AUTHORIZE_STRATEGY, JWKS_SOURCE],
 })
 export class OAuthServerModule {}

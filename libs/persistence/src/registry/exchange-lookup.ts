@@ -1,5 +1,6 @@
 import type { GrantDelegation } from '@broker/domain';
 import type { DataSource } from 'typeorm';
+import { preparedQuery } from '../prepared-query';
 import { toRecord, type SessionRow, type ThirdPartySessionRecord } from './session.repository';
 
 /** What the token exchange needs from the database, read at once. */
@@ -19,7 +20,8 @@ type ContextRow = Partial<SessionRow> & { owner_service_id: string; permission_s
  * owning the resource (primary key), the active grant's delegations for it (unique
  * (principal, agent) then the delegation primary key) and the session (unique
  * (principal, service)), each joined on an index; `valid_until` is compared in SQL with the
- * caller's clock. One row per delegation, the session repeated on each.
+ * caller's clock. One row per delegation, the session repeated on each. Prepared once per
+ * connection (`preparedQuery`).
  */
 const SQL = `SELECT r.service_id AS owner_service_id, d.permission_set_id, d.scopes AS delegation_scopes, s.*
   FROM service_protected_resources r
@@ -30,11 +32,15 @@ const SQL = `SELECT r.service_id AS owner_service_id, d.permission_set_id, d.sco
  ORDER BY d.position`;
 
 export class ExchangeLookup {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly query: (values: readonly unknown[]) => Promise<ContextRow[]>;
+
+  constructor(dataSource: DataSource) {
+    this.query = preparedQuery<ContextRow>(dataSource, 'broker_exchange_lookup', SQL);
+  }
 
   /** Undefined when no service owns `resource` (normal form). */
   async contextFor(resource: string, principal: string, agentId: string, now: Date): Promise<ExchangeContext | undefined> {
-    const rows = await this.dataSource.query<ContextRow[]>(SQL, [resource, principal, agentId, now]);
+    const rows = await this.query([resource, principal, agentId, now]);
     const first = rows[0];
     if (first === undefined) return undefined;
     const delegations: GrantDelegation[] = [];
