@@ -79,23 +79,37 @@ describe('trust anchor: cached keys and verified tokens', () => {
 
 describe('VerifiedJwtCache', () => {
   const payload = (exp: number | undefined) => ({ sub: 's', exp });
+  /** Admission is on second sight: the first verification is only remembered as seen. */
+  const admit = (cache: VerifiedJwtCache, key: string, exp: number | undefined, now: number) => {
+    cache.set(key, payload(exp), now);
+    cache.set(key, payload(exp), now);
+  };
+
+  it('stores a token only the second time it is verified', () => {
+    const cache = new VerifiedJwtCache(10);
+    cache.set('a', payload(100), 0);
+    expect(cache.get('a', 0)).toBeUndefined();
+    expect(cache.size).toBe(0);
+    cache.set('a', payload(100), 0);
+    expect(cache.get('a', 0)?.sub).toBe('s');
+  });
 
   it('expires an entry at the token exp (no leeway), and never stores a token without exp', () => {
     const cache = new VerifiedJwtCache(10);
-    cache.set('a', payload(100), 50_000);
+    admit(cache, 'a', 100, 50_000);
     expect(cache.get('a', 99_999)?.sub).toBe('s');
     expect(cache.get('a', 100_000)).toBeUndefined();
-    cache.set('b', payload(undefined), 0);
+    admit(cache, 'b', undefined, 0);
     expect(cache.get('b', 0)).toBeUndefined();
-    cache.set('c', payload(10), 10_000);
+    admit(cache, 'c', 10, 10_000);
     expect(cache.size).toBe(0);
   });
 
   it('is bounded: the oldest entry goes first', () => {
     const cache = new VerifiedJwtCache(2);
-    cache.set('a', payload(100), 0);
-    cache.set('b', payload(100), 0);
-    cache.set('c', payload(100), 0);
+    admit(cache, 'a', 100, 0);
+    admit(cache, 'b', 100, 0);
+    admit(cache, 'c', 100, 0);
     expect(cache.size).toBe(2);
     expect(cache.get('a', 0)).toBeUndefined();
     expect(cache.get('c', 0)?.sub).toBe('s');

@@ -17,9 +17,15 @@ interface Entry {
  * is never kept. An entry expires no later than the token's `exp` (without the leeway the
  * verification allowed) and the owner clears everything when the trusted keys change.
  * When full, the oldest entry is evicted (insertion order: no bookkeeping on hits).
+ *
+ * Admission on second sight: a token is only stored the second time it is verified (a
+ * bounded set of recently seen hashes remembers the first). Tokens used once (a gateway
+ * minting a fresh assertion per call) then cost no cache churn and no long-lived decoded
+ * claims for the garbage collector to promote; reused tokens pay one extra verification.
  */
 export class VerifiedJwtCache {
   private readonly entries = new Map<string, Entry>();
+  private readonly seenOnce = new Set<string>();
 
   constructor(private readonly capacity = VERIFIED_JWT_CACHE_ENTRIES) {}
 
@@ -40,6 +46,11 @@ export class VerifiedJwtCache {
   /** Stores a verified payload (frozen: callers share it); tokens without `exp` are not cached. */
   set(key: string, payload: JWTPayload, nowMs: number): void {
     if (typeof payload.exp !== 'number' || payload.exp * 1000 <= nowMs || this.capacity <= 0) return;
+    if (!this.seenOnce.delete(key)) {
+      if (this.seenOnce.size >= this.capacity) this.seenOnce.clear();
+      this.seenOnce.add(key);
+      return;
+    }
     if (this.entries.size >= this.capacity) {
       const oldest = this.entries.keys().next();
       if (oldest.done !== true) this.entries.delete(oldest.value);
@@ -49,6 +60,7 @@ export class VerifiedJwtCache {
 
   clear(): void {
     this.entries.clear();
+    this.seenOnce.clear();
   }
 
   get size(): number {
