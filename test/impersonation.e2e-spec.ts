@@ -272,9 +272,9 @@ describe('user impersonation (local mode)', () => {
 
   it('logs one impersonation_decision per request, with the decision and no credential', () => {
     const decisions = broker.logs.records().filter((r) => r.event === 'impersonation_decision');
-    // The two-audiences request is refused while parsing the form (a repeated parameter,
-    // RFC 6749 §3.2), before impersonation is activated: it is no impersonation decision.
-    expect(decisions).toHaveLength(requests - 1);
+    expect(decisions).toHaveLength(requests);
+    // Even the two-audiences request, refused while reading the form (RFC 6749 §3.2), is recorded.
+    expect(decisions.find((d) => d.failure === 'repeated_parameter')).toMatchObject({ outcome: 'refused', oauth_error: 'invalid_request', routing_audience: `${prefix}/${target}` });
     const issued = decisions.find((d) => d.outcome === 'issued' && d.rule === 'gateway-signed-subject');
     expect(issued).toMatchObject({ audit: true, routing_audience: `${prefix}/${target}`, target_agent_id: target, client_issuer: gateway.issuer, actor_issuer: idp.issuer, subject_issuer: idp.issuer, roles: ['client_assertion', 'actor', 'subject'], client_id: 'gateway', actor: 'ops-1', subject: 'alice', oauth_error: null });
     expect(issued?.request_id).toMatch(/^[0-9a-f]{32}$/);

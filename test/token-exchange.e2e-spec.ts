@@ -140,6 +140,17 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
     await broker.broker.server('enduser').app.get(TokenVault).store(ALICE, service, { accessToken: 'third-party-access-token-1234567890', tokenType: 'Bearer', refreshToken: undefined, expiresIn: 3600, refreshTokenExpiresIn: undefined, scopes: ['mail.read'] });
   });
 
+  it('refuses a repeated parameter with invalid_request and still audits the refusal', async () => {
+    const form = `${new URLSearchParams((await valid()) as Record<string, string>).toString()}&resource=${encodeURIComponent('https://mail.example.com/api')}`;
+    const before = broker.logs.records().filter((r) => r.event === 'token_exchange').length;
+    const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+    expect(response.status).toBe(400);
+    expect(response.json()).toEqual({ error: 'invalid_request', error_description: 'parameter resource is repeated' });
+    const records = broker.logs.records().filter((r) => r.event === 'token_exchange');
+    expect(records).toHaveLength(before + 1);
+    expect(records.at(-1)).toMatchObject({ outcome: 'refused', oauth_error: 'invalid_request', resource: 'https://mail.example.com/api' });
+  });
+
   it('audits every exchange without any token, and fetches the trust anchor keys once', async () => {
     const fields = await valid();
     const form = new URLSearchParams(fields as Record<string, string>).toString();

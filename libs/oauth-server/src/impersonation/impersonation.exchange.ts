@@ -104,8 +104,17 @@ export class ImpersonationExchange {
     return prefix !== undefined && audience !== undefined && (audience === prefix || audience.startsWith(`${prefix}/`));
   }
 
+  /** The decision record of a request refused before `handle` (a repeated parameter). */
+  recordRefusal(form: TokenForm, error: OAuthError, failure: string): void {
+    this.audit.record('impersonation_decision', { ...this.undecided(form), outcome: 'refused', oauth_error: error.code, failure });
+  }
+
+  private undecided(form: TokenForm): Decision {
+    return { routing_audience: form.get('audience') ?? null, target_agent_id: null, rule: null, client_issuer: null, actor_issuer: null, subject_issuer: null, roles: [], client_id: null, actor: null, subject: null };
+  }
+
   async handle(form: TokenForm): Promise<TokenResponse> {
-    const decision: Decision = { routing_audience: form.get('audience') ?? null, target_agent_id: null, rule: null, client_issuer: null, actor_issuer: null, subject_issuer: null, roles: [], client_id: null, actor: null, subject: null };
+    const decision = this.undecided(form);
     try {
       // API.md: proxy and hybrid refuse impersonation, never forwarding it upstream.
       if (!this.local) throw new Refusal('invalid_target', 'impersonation is available only in local mode', 'mode');

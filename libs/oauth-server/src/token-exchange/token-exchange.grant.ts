@@ -62,6 +62,12 @@ export class TokenExchangeGrant implements GrantStrategy {
     }
   }
 
+  /** A refused request still leaves its one audit record (impersonation or exchange). */
+  refusedBeforeHandling(form: TokenForm, error: OAuthError): void {
+    if (this.impersonation.activates(form)) this.impersonation.recordRefusal(form, error, 'repeated_parameter');
+    else this.audit.record('token_exchange', { principal: null, agent_id: null, service_id: null, resource: form.get('resource') ?? null, outcome: 'refused', oauth_error: error.code });
+  }
+
   /** Step 1: the gateway's client assertion (RFC 7523) against the trust anchor → else 401 invalid_client. */
   private async authenticateGateway(form: TokenForm): Promise<JWTPayload> {
     const assertion = required(form, 'client_assertion');

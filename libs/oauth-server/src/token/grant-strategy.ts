@@ -1,4 +1,5 @@
 import type { TokenResponse } from './access-token-issuer';
+import type { OAuthError } from '@broker/domain';
 import type { TokenForm } from './token-form';
 
 /** What a grant strategy gets besides the form. */
@@ -26,6 +27,8 @@ export function isRelayed(outcome: TokenOutcome): outcome is RelayedResponse {
 export interface GrantStrategy {
   readonly grantType: string;
   handle(form: TokenForm, context: TokenRequestContext): Promise<TokenOutcome>;
+  /** Told when a request for this grant is refused before `handle` (a repeated parameter), to record it. */
+  refusedBeforeHandling?(form: TokenForm, error: OAuthError): void;
 }
 
 /** Injection token of the grant strategies bound for the configured mode. */

@@ -1,9 +1,13 @@
 import { OAuthError } from '@broker/domain';
 import { Inject, Injectable } from '@nestjs/common';
 import { GRANT_STRATEGIES, type GrantStrategy, type TokenOutcome, type TokenRequestContext } from './grant-strategy';
-import { parseTokenForm, required } from './token-form';
+import { readTokenForm, repeatedParameter, required } from './token-form';
 
-/** `POST /oauth2/token`: parses the form and dispatches on `grant_type` to the mode's strategies. */
+/**
+ * `POST /oauth2/token`: parses the form and dispatches on `grant_type` to the mode's
+ * strategies. A repeated parameter (RFC 6749 §3.2) is refused before the grant runs, after
+ * the grant has recorded the refusal.
+ */
 @Injectable()
 export class TokenEndpoint {
   private readonly strategies: ReadonlyMap<string, GrantStrategy>;
@@ -18,10 +22,17 @@ export class TokenEndpoint {
   }
 
   handle(contentType: string | undefined, body: Buffer | undefined, context: TokenRequestContext): Promise<TokenOutcome> {
-    const form = parseTokenForm(contentType, body);
+    const { form, repeated } = readTokenForm(contentType, body);
+    if (repeated.includes('grant_type')) throw repeatedParameter('grant_type');
     const grantType = required(form, 'grant_type');
     const strategy = this.strategies.get(grantType);
     if (strategy === undefined) throw new OAuthError('unsupported_grant_type', 'this grant type is not supported');
+    const first = repeated[0];
+    if (first !== undefined) {
+      const error = repeatedParameter(first);
+      strategy.refusedBeforeHandling?.(form, error);
+      throw error;
+    }
     return strategy.handle(form, context);
   }
 }
