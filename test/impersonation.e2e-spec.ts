@@ -316,6 +316,36 @@ describe('impersonation in proxy mode', () => {
   });
 });
 
+describe('upstream key set (proxy mode)', () => {
+  let upstream: Server;
+  let fetches = 0;
+  let broker: TestBroker;
+
+  beforeAll(async () => {
+    upstream = createServer((_request, response) => {
+      fetches += 1;
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [{ kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0', kid: 'up-1', d: 'private-member' }] }));
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const up = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { oauth2_authorization_server: { mode: 'proxy', proxy: { upstream_issuer_uri: up, upstream_authorize_endpoint: `${up}/auth`, upstream_token_endpoint: `${up}/token`, upstream_jwks_uri: `${up}/jwks` } } } });
+  });
+
+  afterAll(async () => {
+    await broker.stop();
+    await new Promise<void>((resolve) => upstream.close(() => resolve()));
+  });
+
+  it('is fetched once, not per request, and republished without private members', async () => {
+    for (let i = 0; i < 5; i += 1) {
+      const response = await http(`${broker.url('enduser')}/oauth2/jwks.json`);
+      expect(response.status).toBe(200);
+      expect(response.json()).toEqual({ keys: [{ kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0', kid: 'up-1' }] });
+    }
+    expect(fetches).toBe(1);
+  });
+});
+
 describe('impersonation configuration is validated at start-up', () => {
   const issuer = { issuer_uri: 'https://idp.example.com', jwks_uri: 'https://idp.example.com/jwks', signs_roles: ['client_assertion', 'actor', 'subject'] };
   const rule = (overrides: Record<string, unknown> = {}) => ({ name: 'r', roles: {}, trusted_issuers: [issuer], authorization: { cel: { expression: 'true' } }, ...overrides });

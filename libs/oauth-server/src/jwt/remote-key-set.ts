@@ -18,16 +18,19 @@ export const TRUSTED_KEYS_POLICY: RemoteKeySetPolicy = { maxAgeMs: 10 * 60_000, 
 type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
 
 /**
- * A trusted issuer's JWK set, fetched and imported once and never per request. It is
- * refetched when older than `maxAgeMs` (in the background when a caller only `maintain`s
- * it) and when a token names an unknown `kid`, at most once per `minIntervalMs`; a failed
- * fetch keeps serving the last good keys. Every change of content bumps `generation` and
- * tells the listeners (the verified-JWT caches flush then), so a removed key stops
- * verifying anything at once.
+ * A remote JWK set (a trusted issuer's, or the upstream authorization server's), fetched
+ * and imported once and never per request. It is refetched when older than `maxAgeMs` (in
+ * the background when a caller only `maintain`s it) and when a token names an unknown
+ * `kid`, at most once per `minIntervalMs`, one fetch at a time; a failed fetch keeps
+ * serving the last good keys (and is logged once per outage). Every change of content bumps
+ * `generation` and tells the listeners (the verified-JWT caches flush then), so a removed
+ * key stops verifying anything at once.
  */
 export class RemoteKeySet {
   private readonly logger = new Logger(RemoteKeySet.name);
   private resolver: KeyResolver | undefined;
+  private document: JSONWebKeySet | undefined;
+  private failing = false;
   private content = '';
   private fetchedAtMs = Number.NEGATIVE_INFINITY;
   private lastAttemptMs = Number.NEGATIVE_INFINITY;
@@ -60,6 +63,20 @@ export class RemoteKeySet {
     }
   };
 
+  /**
+   * The last good document (the same object until its content changes), refetched first
+   * when stale; undefined while none could ever be fetched.
+   */
+  async current(): Promise<JSONWebKeySet | undefined> {
+    if (this.document === undefined || this.isStale()) await this.refresh();
+    return this.document;
+  }
+
+  /** False while the last fetch failed or none succeeded yet (health). */
+  get healthy(): boolean {
+    return !this.failing && this.document !== undefined;
+  }
+
   /** Starts a background refetch when the keys are stale (callers that verified nothing, e.g. cache hits). */
   maintain(): void {
     if (this.isStale() && this.inFlight === undefined && this.mayFetch()) void this.refresh();
@@ -88,15 +105,19 @@ export class RemoteKeySet {
       if (!Array.isArray(document.keys)) throw new Error('the document has no keys array');
       const content = JSON.stringify(document.keys);
       this.fetchedAtMs = this.clock.nowMs();
+      if (this.failing) this.logger.log(`key set available again at ${this.uri}`);
+      this.failing = false;
       if (content === this.content && this.resolver !== undefined) return;
-      this.resolver = createLocalJWKSet(document as unknown as JSONWebKeySet);
+      this.document = document as unknown as JSONWebKeySet;
+      this.resolver = createLocalJWKSet(this.document);
       const changed = this.content !== '';
       this.content = content;
       this.generation += 1;
-      if (changed) this.logger.log(`trusted key set changed at ${this.uri}`);
+      if (changed) this.logger.log(`key set changed at ${this.uri}`);
       for (const listener of this.listeners) listener();
     } catch (error) {
-      this.logger.warn(`trusted key set fetch failed at ${this.uri}: ${(error as Error).message}`);
+      if (!this.failing) this.logger.warn(`key set fetch failed at ${this.uri}: ${(error as Error).message}`);
+      this.failing = true;
     }
   }
 }
