@@ -3,6 +3,8 @@ import { acquirePglite, releasePglite, type SharedPglite } from '../pglite/pglit
 
 /** The channel the approvals triggers notify on (payload: the new sync version). */
 export const APPROVALS_CHANNEL = 'approvals_changed';
+/** The channel of committed token-endpoint client changes (agents, assignments, secrets). */
+export const REGISTRY_CHANNEL = 'registry_changed';
 
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
@@ -39,9 +41,10 @@ function deliver(listener: ApprovalChangeListener | undefined, payload: string |
 }
 
 /**
- * PostgreSQL: one dedicated `pg.Client` outside the pool holds `LISTEN approvals_changed`.
- * When it fails it is re-established with backoff (100 ms doubling to 5 s); after a
- * reconnect the listener is told to resync, since notifications sent meanwhile are lost.
+ * PostgreSQL: one dedicated `pg.Client` outside the pool holds `LISTEN approvals_changed`
+ * and `LISTEN registry_changed` (the process's one notification connection). When it fails
+ * it is re-established with backoff (100 ms doubling to 5 s); after a reconnect the listener
+ * is told to resync and `registryChanged` runs, since notifications sent meanwhile are lost.
  */
 export class PostgresApprovalChangeFeed extends ApprovalChangeFeed {
   private client: Client | undefined;
@@ -51,7 +54,11 @@ export class PostgresApprovalChangeFeed extends ApprovalChangeFeed {
   private retry: NodeJS.Timeout | undefined;
   private everConnected = false;
 
-  constructor(private readonly connectionUrl: string) {
+  /** `registryChanged`: another replica changed a client (or notifications were missed). */
+  constructor(
+    private readonly connectionUrl: string,
+    private readonly registryChanged: () => void = () => undefined,
+  ) {
     super();
   }
 
@@ -86,10 +93,11 @@ export class PostgresApprovalChangeFeed extends ApprovalChangeFeed {
     client.on('end', () => lose(new Error('the approvals LISTEN connection ended')));
     client.on('notification', (message: Notification) => {
       if (message.channel === APPROVALS_CHANNEL) deliver(this.listener, message.payload);
+      else if (message.channel === REGISTRY_CHANNEL) this.registryChanged();
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${APPROVALS_CHANNEL}`);
+      await client.query(`LISTEN ${APPROVALS_CHANNEL}; LISTEN ${REGISTRY_CHANNEL}`);
     } catch (error) {
       lose(error instanceof Error ? error : new Error(String(error)));
       return;
@@ -103,7 +111,10 @@ export class PostgresApprovalChangeFeed extends ApprovalChangeFeed {
     this.attempt = 0;
     const reconnected = this.everConnected;
     this.everConnected = true;
-    if (reconnected) this.listener?.resync();
+    if (reconnected) {
+      this.registryChanged();
+      this.listener?.resync();
+    }
   }
 
   private scheduleReconnect(): void {

@@ -3,6 +3,7 @@ import type { Provider } from '@nestjs/common';
 import { Database } from '../database';
 import { ApprovalChangeFeed, PgliteApprovalChangeFeed, PostgresApprovalChangeFeed } from './approval-change-feed';
 import { ApprovalRepository } from './approval.repository';
+import { ClientCache } from '../registry/client-cache';
 
 /**
  * The approvals store and its change feed on the process's database. The feed is only
@@ -16,7 +17,8 @@ export const APPROVAL_PROVIDERS: Provider[] = [
     inject: [Database, BROKER_CONFIG],
     useFactory: (database: Database, config: BrokerConfig): ApprovalChangeFeed => {
       const url = config.storage.postgres.connection_url;
-      if (database.backend === 'postgres' && url !== undefined) return new PostgresApprovalChangeFeed(url);
+      // Replicas share PostgreSQL: their client writes reach this process's client cache too.
+      if (database.backend === 'postgres' && url !== undefined) return new PostgresApprovalChangeFeed(url, () => ClientCache.of(database.dataSource).invalidate());
       return new PgliteApprovalChangeFeed(config.storage.pglite.data_dir);
     },
   },

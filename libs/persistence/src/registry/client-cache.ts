@@ -4,7 +4,9 @@ import type { ClientRecord } from './agent.repository';
 /**
  * How long a token-endpoint client (agent + credential digest) is served from memory.
  * Writes through this process (agent replaced or deleted, credential created, rotated or
- * deleted) clear it at once; another replica's admin write is seen within this bound.
+ * deleted) clear it at once; on PostgreSQL another replica's write clears it when its
+ * `NOTIFY registry_changed` arrives (triggers, migration RegistryNotifications), and after
+ * the notification connection was lost. This bound is the backstop, not the mechanism.
  */
 export const CLIENT_CACHE_TTL_MS = 5_000;
 const CLIENT_CACHE_ENTRIES = 10_000;
