@@ -14,5 +14,6 @@ export { TrustAnchor, type AnchorPurpose } from './token-exchange/trust-anchor';
 export { JwtVerifier, JwtRejected, ASYMMETRIC_ALGORITHMS, CLOCK_TOLERANCE_SECONDS, type VerifyOptions } from './jwt/jwt-verifier';
 export { RemoteKeySet, TRUSTED_KEYS_POLICY, type RemoteKeySetPolicy } from './jwt/remote-key-set';
 export { VerifiedJwtCache, VERIFIED_JWT_CACHE_ENTRIES } from './jwt/verified-jwt-cache';
-export { GatewayCredentials, GatewayCredentialsRefused, compileConfigExpression, type GatewayRefusal, type SubjectIdentity } from './token-exchange/gateway-credentials';
+export { GatewayCredentials, GatewayCredentialsRefused, type GatewayRefusal, type SubjectIdentity } from './token-exchange/gateway-credentials';
+export { compileConfigExpression } from './token/config-expression';
 export { readImpersonationSettings, type ImpersonationSettings, type ImpersonationRule } from './impersonation/impersonation-rules';

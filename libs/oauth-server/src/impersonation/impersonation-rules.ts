@@ -1,13 +1,13 @@
 import { ConfigError, type BrokerConfig } from '@broker/config';
-import { celReferences, CelCompileError, compileCel, type CompiledExpression } from '@broker/domain';
+import { celReferences, type CompiledExpression } from '@broker/domain';
+import { ASYMMETRIC_ALGORITHMS } from '../jwt/jwt-verifier';
+import { compileConfigExpression } from '../token/config-expression';
 import { z } from 'zod';
 
 /** The credential roles of an impersonation request. */
 export const ROLES = ['client_assertion', 'actor', 'subject'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** Signature algorithms a trusted issuer may use (RS/PS/ES 256-512, EdDSA): never `none`, never HMAC. */
-export const IMPERSONATION_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
 
 /** The CEL variable each role's token is bound to. */
 export const ROLE_VARIABLE: Readonly<Record<Role, string>> = { client_assertion: 'client_assertion', actor: 'actor_token', subject: 'subject_token' };
@@ -47,7 +47,7 @@ const ruleSchema = z.strictObject({
       z.strictObject({
         issuer_uri: httpUri,
         jwks_uri: httpUri,
-        allowed_algorithms: z.array(z.enum(IMPERSONATION_ALGORITHMS)).min(1).default(['ES256', 'RS256']),
+        allowed_algorithms: z.array(z.enum(ASYMMETRIC_ALGORITHMS)).min(1).default(['ES256', 'RS256']),
         signs_roles: z.array(z.enum(ROLES)).min(1),
       }),
     )
@@ -87,15 +87,6 @@ export interface ImpersonationSettings {
 
 function fail(key: string, message: string): never {
   throw new ConfigError(key, message);
-}
-
-function compile(key: string, expression: string, variables: string[]): CompiledExpression {
-  try {
-    return compileCel(expression, variables);
-  } catch (error) {
-    if (error instanceof CelCompileError) fail(key, `is not a valid CEL expression: ${error.message}`);
-    throw error;
-  }
 }
 
 /** `audience_prefix`: absolute http(s) with a host; no query, fragment, userinfo or trailing slash. */
@@ -155,7 +146,7 @@ export function readImpersonationSettings(config: BrokerConfig, brokerIssuer: st
       if (unverified && issuer.signs_roles.includes('subject')) fail(`${label}.trusted_issuers[${i}].signs_roles`, 'a verification: none rule has no signed subject');
     });
     const predicateKey = `${label}.authorization.cel.expression`;
-    const predicate = compile(predicateKey, rule.authorization.cel.expression, PREDICATE_VARIABLES);
+    const predicate = compileConfigExpression(predicateKey, rule.authorization.cel.expression, PREDICATE_VARIABLES);
     const references = celReferences(rule.authorization.cel.expression);
     const subject = rule.roles.subject;
     let emailExpression: string | undefined = subject.email_expression ?? DEFAULT_EMAIL_EXPRESSION;
@@ -169,7 +160,7 @@ export function readImpersonationSettings(config: BrokerConfig, brokerIssuer: st
     }
     const role = (name: Role, shape: { expected_audience?: string | undefined; principal_expression?: string | undefined }): RoleRule => ({
       expectedAudience: shape.expected_audience,
-      principalOf: compile(`${label}.roles.${name}.principal_expression`, shape.principal_expression ?? `${ROLE_VARIABLE[name]}.sub`, [ROLE_VARIABLE[name]]),
+      principalOf: compileConfigExpression(`${label}.roles.${name}.principal_expression`, shape.principal_expression ?? `${ROLE_VARIABLE[name]}.sub`, [ROLE_VARIABLE[name]]),
     });
     return {
       index,
@@ -179,7 +170,7 @@ export function readImpersonationSettings(config: BrokerConfig, brokerIssuer: st
       subject: {
         ...role('subject', subject),
         verification: subject.verification,
-        emailOf: emailExpression === undefined ? undefined : compile(`${label}.roles.subject.email_expression`, emailExpression, ['subject_token']),
+        emailOf: emailExpression === undefined ? undefined : compileConfigExpression(`${label}.roles.subject.email_expression`, emailExpression, ['subject_token']),
       },
       issuers: rule.trusted_issuers.map((issuer) => ({ issuer: issuer.issuer_uri, jwksUri: issuer.jwks_uri, algorithms: issuer.allowed_algorithms, roles: new Set(issuer.signs_roles) })),
       predicate,

@@ -9,12 +9,9 @@ import { RemoteKeySet } from '../jwt/remote-key-set';
 import { AccessTokenIssuer, type TokenResponse } from '../token/access-token-issuer';
 import { parseScope } from '../token/scopes';
 import type { TokenForm } from '../token/token-form';
+import { ACCESS_TOKEN_TYPE, JWT_BEARER, JWT_TOKEN_TYPE, TOKEN_EXCHANGE } from '../token-exchange/token-types';
 import { readImpersonationSettings, type ImpersonationRule, type ImpersonationSettings, type Role } from './impersonation-rules';
 
-const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
-const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
-const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 /** Always permitted, whatever the target's allowed_scopes (SPEC.md "Scope rule"). */
 const RESERVED_SCOPES = new Set(['offline', 'offline_access']);
 

@@ -4,7 +4,7 @@ import type { RemoteKeySet } from './remote-key-set';
 import { VerifiedJwtCache } from './verified-jwt-cache';
 
 /** Asymmetric algorithms only: never `none`, never HMAC (a public key must not become a shared secret). */
-export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
 
 /** Leeway for `exp`, `nbf` and `iat` (SPEC.md / issue: 60 s). */
 export const CLOCK_TOLERANCE_SECONDS = 60;

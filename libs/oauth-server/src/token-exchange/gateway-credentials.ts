@@ -1,8 +1,9 @@
-import { BROKER_CONFIG, ConfigError, type BrokerConfig } from '@broker/config';
-import { CelCompileError, compileCel, isCanonicalUuid, isUuidShaped, type CompiledExpression } from '@broker/domain';
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { isCanonicalUuid, isUuidShaped, type CompiledExpression } from '@broker/domain';
 import { Inject, Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
 import { JwtRejected } from '../jwt/jwt-verifier';
+import { compileConfigExpression } from '../token/config-expression';
 import { TrustAnchor } from './trust-anchor';
 
 /** Why a gateway's credentials were refused; each surface maps it to its own error. */
@@ -22,15 +23,6 @@ export class GatewayCredentialsRefused extends Error {
 export interface SubjectIdentity {
   readonly principal: string;
   readonly agentId: string;
-}
-
-export function compileConfigExpression(key: string, expression: string, variables: string[]): CompiledExpression {
-  try {
-    return compileCel(expression, variables);
-  } catch (error) {
-    if (error instanceof CelCompileError) throw new ConfigError(key, `is not a valid CEL expression: ${error.message}`);
-    throw error;
-  }
 }
 
 /**

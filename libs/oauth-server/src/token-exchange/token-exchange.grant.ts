@@ -9,11 +9,9 @@ import type { TokenResponse } from '../token/access-token-issuer';
 import type { GrantStrategy, TokenRequestContext } from '../token/grant-strategy';
 import { required, type TokenForm } from '../token/token-form';
 import { ImpersonationExchange } from '../impersonation/impersonation.exchange';
+import { ACCESS_TOKEN_TYPE, JWT_BEARER, TOKEN_EXCHANGE } from './token-types';
 import { GatewayCredentials, GatewayCredentialsRefused, type SubjectIdentity } from './gateway-credentials';
 
-export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
-const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
 /**
  * RFC 8693 token exchange for gateways (SPEC.md "Third-party token exchange"): the hot

@@ -1,7 +1,8 @@
-import { BROKER_CONFIG, ConfigError, type BrokerConfig } from '@broker/config';
-import { CelCompileError, Clock, compileCel, OAuthError, Random, type Agent, type CompiledExpression } from '@broker/domain';
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { Clock, OAuthError, Random, type Agent, type CompiledExpression } from '@broker/domain';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { signCompactJws } from '../signing-keys/key-material';
+import { compileConfigExpression } from './config-expression';
 import { SigningKeyService } from '../signing-keys/signing-key.service';
 
 /** A token response body (RFC 6749 §5.1); no `data` envelope. */
@@ -54,12 +55,7 @@ export class AccessTokenIssuer {
     this.issuer = config.oauth2_authorization_server.local.issuer_uri ?? config.server.enduser.public_url;
     this.ttlSeconds = Math.floor(config.oauth2_authorization_server.local.token_ttl / 1000);
     const expression = config.oauth2_authorization_server.local.token_claims_expression;
-    try {
-      this.claimsExpression = expression === undefined ? undefined : compileCel(expression, ['agent', 'principal', 'request']);
-    } catch (error) {
-      if (error instanceof CelCompileError) throw new ConfigError('oauth2_authorization_server.local.token_claims_expression', `is not a valid CEL expression: ${error.message}`);
-      throw error;
-    }
+    this.claimsExpression = expression === undefined ? undefined : compileConfigExpression('oauth2_authorization_server.local.token_claims_expression', expression, ['agent', 'principal', 'request']);
   }
 
   async issue(subject: AccessTokenSubject): Promise<TokenResponse> {
