@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration';
+import { oneOrMany } from './one-or-many';
 
 /**
  * The configuration schema: API.md "Configuration" with its defaults. Every object is
@@ -27,6 +28,14 @@ const port = (fallback: number) =>
     .int('must be a whole port number')
     .min(0, 'must be a port number between 0 and 65535')
     .max(65535, 'must be a port number between 0 and 65535')
+    .default(fallback);
+
+const positiveInt = (fallback: number, max: number) =>
+  z.coerce
+    .number({ error: `must be a whole number between 1 and ${max}` })
+    .int(`must be a whole number between 1 and ${max}`)
+    .min(1, `must be a whole number between 1 and ${max}`)
+    .max(max, `must be a whole number between 1 and ${max}`)
     .default(fallback);
 
 const bool = (fallback: boolean) =>
@@ -62,11 +71,9 @@ function isCidr(value: string): boolean {
 }
 
 const cidrList = (fallback: string[]) =>
-  z
-    .array(z.string().refine(isCidr, { message: 'must be a CIDR such as 10.0.0.0/8 or ::1/128' }), {
-      error: 'must be a list of CIDRs',
-    })
-    .default(fallback);
+  oneOrMany(z.string().refine(isCidr, { message: 'must be a CIDR such as 10.0.0.0/8 or ::1/128' }), 'must be a CIDR or a list of CIDRs').default(fallback);
+
+
 
 const symmetricKey = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -'),
@@ -76,6 +83,8 @@ const symmetricKey = z.strictObject({
       message: 'must be 32 random bytes in base64 (generate one with: openssl rand -base64 32)',
     }),
 });
+
+const symmetricKeys = () => oneOrMany(symmetricKey, 'must be a key {id, key} or a list of them').default([]);
 
 const preauth = z
   .strictObject({
@@ -104,7 +113,7 @@ export const configSchema = z
             public_url: httpUrl().default('http://localhost:8000'),
             consent_ui_url: httpUrl().optional(),
             authentication,
-            cors: z.strictObject({ allowed_origins: z.array(httpUrl()).optional() }).prefault({}),
+            cors: z.strictObject({ allowed_origins: oneOrMany(httpUrl(), 'must be an origin or a list of origins').optional() }).prefault({}),
             session: z.strictObject({ ttl: duration('12h') }).prefault({}),
           })
           .prefault({}),
@@ -134,13 +143,13 @@ export const configSchema = z
       .prefault({}),
     encryption: z
       .strictObject({
-        keys: z.array(symmetricKey).default([]),
+        keys: symmetricKeys(),
         current_key_id: z.string().optional(),
       })
       .prefault({}),
     third_party_oauth2: z
       .strictObject({
-        jwe_keys: z.array(symmetricKey).default([]),
+        jwe_keys: symmetricKeys(),
         state_token_ttl: duration('10m'),
       })
       .prefault({}),
@@ -179,7 +188,7 @@ export const configSchema = z
           .strictObject({
             audience_prefix: z.string().optional(),
             // Rule contents are validated by the impersonation module at start-up.
-            rules: z.array(z.record(z.string(), z.unknown())).default([]),
+            rules: oneOrMany(z.record(z.string(), z.unknown()), 'must be a rule or a list of rules').default([]),
           })
           .prefault({}),
       })
@@ -190,7 +199,7 @@ export const configSchema = z
           .strictObject({
             issuer_uri: httpUrl().optional(),
             jwks_uri: httpUrl().optional(),
-            audience: z.array(z.string().min(1)).optional(),
+            audience: oneOrMany(z.string().min(1), 'must be an audience or a list of audiences').optional(),
           })
           .prefault({}),
         claim_extraction: z
@@ -205,6 +214,13 @@ export const configSchema = z
     approvals: z
       .strictObject({
         pending_ttl: duration('10m'),
+        // Per (principal, agent) pair: pending approvals at once, creations per rolling minute.
+        rate_limit: z
+          .strictObject({
+            max_pending_per_pair: positiveInt(50, 100_000),
+            max_requests_per_minute: positiveInt(10, 100_000),
+          })
+          .prefault({}),
         sync: z
           .strictObject({
             default_timeout: duration('30s'),

@@ -8,4 +8,5 @@ export type { BrokerConfig, ServerKind, SymmetricKey } from './config.types';
 export { loadConfig, parseConfig, CONFIG_PATH_ENV, type LoadedConfig } from './load-config';
 export { redactConfig } from './redact-config';
 export { parseDuration } from './duration';
+export { oneOrMany, writtenPath } from './one-or-many';
 export { readTestEnvironment, type TestEnvironment } from './test-environment';

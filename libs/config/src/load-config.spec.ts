@@ -72,6 +72,54 @@ describe('loadConfig', () => {
     );
   });
 
+  it('takes a single value wherever a list-valued key has a natural single-value form', () => {
+    const file = writeYaml(
+      [
+        'token_exchange.client_assertion:',
+        '  issuer_uri: https://gateway.example.com',
+        '  jwks_uri: https://gateway.example.com/jwks',
+        '  audience: https://broker.example.com',
+        'server.enduser.authentication.preauth.trusted_sources: 10.0.0.0/8',
+        'server.admin.authentication.preauth.trusted_sources: ::1/128',
+        'server.enduser.cors.allowed_origins: https://console.example.com',
+        'oauth2_authorization_server.cimd.allowed_networks: 192.0.2.0/24',
+        `encryption.keys: {id: k1, key: "${KEY}"}`,
+        `third_party_oauth2.jwe_keys: {id: j1, key: "${KEY}"}`,
+        '',
+      ].join('\n'),
+    );
+    const { config } = loadConfig(['--config', file], {});
+    expect(config.token_exchange.client_assertion.audience).toEqual(['https://broker.example.com']);
+    expect(config.server.enduser.authentication.preauth.trusted_sources).toEqual(['10.0.0.0/8']);
+    expect(config.server.admin.authentication.preauth.trusted_sources).toEqual(['::1/128']);
+    expect(config.server.enduser.cors.allowed_origins).toEqual(['https://console.example.com']);
+    expect(config.oauth2_authorization_server.cimd.allowed_networks).toEqual(['192.0.2.0/24']);
+    expect(config.encryption.keys.map((k) => k.id)).toEqual(['k1']);
+    expect(config.third_party_oauth2.jwe_keys.map((k) => k.id)).toEqual(['j1']);
+    // The list form still works, and a bad single value is named at the key itself.
+    expect(parseConfig({ ...KEYS, token_exchange: { client_assertion: { audience: ['a', 'b'] } } }, {}).config.token_exchange.client_assertion.audience).toEqual(['a', 'b']);
+    expect(configError(() => parseConfig({ ...KEYS, server: { enduser: { authentication: { preauth: { trusted_sources: '10.0.0.0/33' } } } } }, {}))).toBe(
+      'config error: server.enduser.authentication.preauth.trusted_sources must be a CIDR such as 10.0.0.0/8 or ::1/128',
+    );
+    expect(configError(() => parseConfig({ ...KEYS, encryption: { keys: { id: 'k1', key: 'c2hvcnQ=' } } }, {}))).toMatch(/^config error: encryption\.keys\.key must be 32 random bytes/);
+    expect(configError(() => parseConfig({ ...KEYS, token_exchange: { client_assertion: { audience: 42 } } }, {}))).toMatch(/^config error: token_exchange\.client_assertion\.audience must be a string \(got 42\)/);
+  });
+
+  it('reads approvals.rate_limit with the defaults 50 pending and 10 a minute, validated', () => {
+    expect(parseConfig(KEYS, {}).config.approvals.rate_limit).toEqual({ max_pending_per_pair: 50, max_requests_per_minute: 10 });
+    expect(parseConfig({ ...KEYS, approvals: { rate_limit: { max_pending_per_pair: 5, max_requests_per_minute: '3' } } }, {}).config.approvals.rate_limit).toEqual({
+      max_pending_per_pair: 5,
+      max_requests_per_minute: 3,
+    });
+    expect(configError(() => parseConfig({ ...KEYS, approvals: { rate_limit: { max_pending_per_pair: 0 } } }, {}))).toBe(
+      'config error: approvals.rate_limit.max_pending_per_pair must be a whole number between 1 and 100000',
+    );
+    expect(configError(() => parseConfig({ ...KEYS, approvals: { rate_limit: { max_requests_per_minute: 2.5 } } }, {}))).toBe(
+      'config error: approvals.rate_limit.max_requests_per_minute must be an int (got 2.5)',
+    );
+    expect(configError(() => parseConfig({ ...KEYS, approvals: { rate_limit: { per_minute: 2 } } }, {}))).toMatch(/^config error: approvals\.rate_limit\.per_minute is not a known key/);
+  });
+
   it('requires a connection URL for the postgres backend', () => {
     expect(configError(() => parseConfig({ ...KEYS, storage: { backend: 'postgres' } }, {}))).toMatch(/^config error: storage\.postgres\.connection_url is required/);
   });

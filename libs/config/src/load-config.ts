@@ -7,6 +7,7 @@ import { configSchema, type ParsedConfig } from './config.schema';
 import type { BrokerConfig, SymmetricKey } from './config.types';
 import { loadOrCreateDevelopmentKeys } from './development-keys';
 import { substituteEnv } from './env-substitution';
+import { valueAt, writtenPath } from './one-or-many';
 
 /** Environment variable naming the config file when `--config` is not given. */
 export const CONFIG_PATH_ENV = 'IDENTITY_BROKER_CONFIG_PATH';
@@ -100,15 +101,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let node: unknown = root;
-  for (const key of path) {
-    if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<PropertyKey, unknown>)[key];
-  }
-  return node;
-}
-
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   const text = JSON.stringify(value);
@@ -118,8 +110,9 @@ function describe(value: unknown): string {
 function toConfigError(error: z.ZodError, input: unknown): ConfigError {
   const issue = error.issues[0];
   if (issue === undefined) return new ConfigError('', 'is invalid');
-  const key = issue.path.map(String).join('.');
-  const got = valueAt(input, issue.path);
+  const path = writtenPath(input, issue.path);
+  const key = path.map(String).join('.');
+  const got = valueAt(input, path);
   switch (issue.code) {
     case 'unrecognized_keys': {
       const unknownKey = [key, issue.keys[0]].filter(Boolean).join('.');

@@ -1,4 +1,4 @@
-import { ConfigError, type BrokerConfig } from '@broker/config';
+import { ConfigError, oneOrMany, writtenPath, type BrokerConfig } from '@broker/config';
 import { celReferences, type CompiledExpression } from '@broker/domain';
 import { ASYMMETRIC_ALGORITHMS } from '../jwt/jwt-verifier';
 import { compileConfigExpression } from '../token/config-expression';
@@ -42,16 +42,17 @@ const ruleSchema = z.strictObject({
     actor: z.strictObject(roleShape).prefault({}),
     subject: z.strictObject({ ...roleShape, email_expression: z.string().min(1).optional(), verification: z.enum(['jwks', 'none']).default('jwks') }).prefault({}),
   }),
-  trusted_issuers: z
-    .array(
-      z.strictObject({
-        issuer_uri: httpUri,
-        jwks_uri: httpUri,
-        allowed_algorithms: z.array(z.enum(ASYMMETRIC_ALGORITHMS)).min(1).default(['ES256', 'RS256']),
-        signs_roles: z.array(z.enum(ROLES)).min(1),
-      }),
-    )
-    .min(1),
+  trusted_issuers: oneOrMany(
+    z.strictObject({
+      issuer_uri: httpUri,
+      jwks_uri: httpUri,
+      allowed_algorithms: oneOrMany(z.enum(ASYMMETRIC_ALGORITHMS), `must be one or a list of ${ASYMMETRIC_ALGORITHMS.join(', ')}`)
+        .refine((list) => list.length > 0, 'must name at least one algorithm')
+        .default(['ES256', 'RS256']),
+      signs_roles: oneOrMany(z.enum(ROLES), `must be one or a list of ${ROLES.join(', ')}`).refine((list) => list.length > 0, 'must name at least one role'),
+    }),
+    'must be a trusted issuer or a list of them',
+  ).refine((list) => list.length > 0, 'must name at least one trusted issuer'),
   authorization: z.strictObject({ cel: z.strictObject({ expression: z.string().min(1) }) }),
 });
 
@@ -130,7 +131,7 @@ export function readImpersonationSettings(config: BrokerConfig, brokerIssuer: st
     const parsed = ruleSchema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      const path = issue?.path.map((segment) => (typeof segment === 'number' ? `[${segment}]` : `.${String(segment)}`)).join('') ?? '';
+      const path = writtenPath(raw, issue?.path ?? []).map((segment) => (typeof segment === 'number' ? `[${segment}]` : `.${String(segment)}`)).join('');
       fail(`${label}${path}`, issue?.message ?? 'is invalid');
     }
     const rule = parsed.data;
