@@ -124,3 +124,56 @@ describe('approvals over time (frozen clock)', () => {
     expect((await create(agent, 'pending_tool', { i: 50 })).status).toBe(201);
   });
 });
+
+describe('approvals.rate_limit configured', () => {
+  let issuer: TestJwtIssuer;
+  let broker: TestBroker;
+  let base: string;
+  const clock = new FrozenClock(new Date());
+
+  beforeAll(async () => {
+    issuer = await startJwtIssuer('ES256');
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      clock,
+      config: {
+        server: { enduser: { port, public_url: base } },
+        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } },
+        approvals: { rate_limit: { max_pending_per_pair: 3, max_requests_per_minute: 2 } },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await broker?.stop();
+    await issuer?.stop();
+  });
+
+  async function create(agentId: string, args: Record<string, unknown>): Promise<HttpResponse> {
+    return http(`${base}/api/approvals`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await issuer.sign({ sub: ALICE, azp: agentId }, { audience: 'gateway', ttlSeconds: 3600 })}`,
+        'x-client-assertion': await issuer.sign({ sub: 'gateway', jti: randomUUID() }, { audience: base, ttlSeconds: 3600 }),
+      },
+      body: JSON.stringify({ metadata: {}, tool_name: 'tuned_tool', arguments: args }),
+    });
+  }
+
+  it('applies max_requests_per_minute and max_pending_per_pair from the configuration', async () => {
+    const agent = (await new ApiClient(broker.url('admin')).post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
+    expect((await create(agent, { i: 0 })).status).toBe(201);
+    expect((await create(agent, { i: 1 })).status).toBe(201);
+    const perMinute = await create(agent, { i: 2 });
+    expect(perMinute.status).toBe(429);
+    expect(perMinute.json()).toEqual({ error: 'rate_limited', message: 'at most 2 approvals may be requested per minute for one user and agent' });
+    clock.advance(61_000);
+    expect((await create(agent, { i: 2 })).status).toBe(201);
+    const pending = await create(agent, { i: 3 });
+    expect(pending.status).toBe(429);
+    expect(pending.json()).toEqual({ error: 'rate_limited', message: 'at most 3 approvals may be pending for one user and agent' });
+  });
+});

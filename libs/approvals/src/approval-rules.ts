@@ -1,9 +1,7 @@
 import { ApiError } from '@broker/domain';
 import type { ApprovalRecord } from '@broker/persistence';
 
-/** Issue 9 limits per (principal, agent): pending requests at once, creations per minute. */
-export const MAX_PENDING_PER_PAIR = 50;
-export const MAX_CREATIONS_PER_MINUTE = 10;
+/** The window of `approvals.rate_limit.max_requests_per_minute`. */
 export const CREATION_WINDOW_MS = 60_000;
 
 /** The wire status of a record (API.md); an expired pending is never shown (410). */

@@ -5,7 +5,7 @@ import { ApprovalRepository, type ApprovalRecord, type RiskLevel } from '@broker
 import { Inject, Injectable } from '@nestjs/common';
 import { ApprovalGatewayAuth, type GatewayHeaders } from '../gateway/approval-gateway-auth';
 import { argumentsHash } from '../patterns/canonical-json';
-import { assertNotExpired, CREATION_WINDOW_MS, MAX_CREATIONS_PER_MINUTE, MAX_PENDING_PER_PAIR, notFound } from '../approval-rules';
+import { assertNotExpired, CREATION_WINDOW_MS, notFound } from '../approval-rules';
 
 /** A gateway's request for a human decision, after the DTO's shape checks. */
 export interface ApprovalRequestInput {
@@ -39,6 +39,8 @@ function badRequest(field: string, problem: string): ApiError {
 @Injectable()
 export class ApprovalRequests {
   private readonly pendingTtlMs: number;
+  private readonly maxPending: number;
+  private readonly maxPerMinute: number;
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
@@ -49,12 +51,15 @@ export class ApprovalRequests {
     private readonly random: Random,
   ) {
     this.pendingTtlMs = config.approvals.pending_ttl;
+    this.maxPending = config.approvals.rate_limit.max_pending_per_pair;
+    this.maxPerMinute = config.approvals.rate_limit.max_requests_per_minute;
   }
 
   /**
    * Creates a pending request for the subject token's principal and agent, or returns the
    * pending duplicate (same principal, agent, tool name and arguments hash). At most
-   * 50 pending and 10 creations per minute per (principal, agent): else 429 with Retry-After.
+   * `approvals.rate_limit.max_pending_per_pair` pending and `max_requests_per_minute`
+   * creations per minute per (principal, agent): else 429 with Retry-After.
    */
   async create(credentials: GatewayHeaders, input: ApprovalRequestInput): Promise<CreatedApproval> {
     const { principal, agentId } = await this.gateway.forCreate(credentials);
@@ -74,7 +79,7 @@ export class ApprovalRequests {
         agentSessionId,
         expiresAt: new Date(now.getTime() + this.pendingTtlMs),
       },
-      { maxPending: MAX_PENDING_PER_PAIR, maxPerWindow: MAX_CREATIONS_PER_MINUTE, windowMs: CREATION_WINDOW_MS },
+      { maxPending: this.maxPending, maxPerWindow: this.maxPerMinute, windowMs: CREATION_WINDOW_MS },
       now,
     );
     const facts = { principal, agent_id: agentId, tool_name: input.toolName, risk_level: input.riskLevel ?? null };
@@ -86,8 +91,8 @@ export class ApprovalRequests {
         this.audit.record('approval_created', { ...facts, approval_id: null, outcome: `refused_${outcome.limit}_limit` });
         const message =
           outcome.limit === 'pending'
-            ? `at most ${MAX_PENDING_PER_PAIR} approvals may be pending for one user and agent`
-            : `at most ${MAX_CREATIONS_PER_MINUTE} approvals may be requested per minute for one user and agent`;
+            ? `at most ${this.maxPending} approvals may be pending for one user and agent`
+            : `at most ${this.maxPerMinute} approvals may be requested per minute for one user and agent`;
         throw new ApiError('rate_limited', message, [], Math.max(1, Math.ceil(outcome.retryAfterMs / 1000)));
       }
       case 'duplicate':
