@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError } from '@broker/config';
+import { ConfigError, loadConfig } from '@broker/config';
 import { readImpersonationSettings } from '@broker/oauth-server';
 import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, testConfig, type TestBroker, type TestJwtIssuer } from '@broker/testing';
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
@@ -185,6 +185,32 @@ describe('user impersonation (local mode)', () => {
         const response = await impersonate(change(await signedFields()), extra);
         expect(response.status, response.text).toBe(400);
         expect(response.json<{ error: string }>().error).toBe('invalid_request');
+      });
+    }
+  });
+
+  describe('every malformed audience is 400 invalid_request, recorded as an impersonation_decision', () => {
+    const cases: [string, () => string | undefined, string][] = [
+      ['the bare prefix', () => prefix, 'audience_bare_prefix'],
+      ['the prefix with an empty suffix', () => `${prefix}/`, 'audience_bare_prefix'],
+      ['a bare UUID suffix without the prefix', () => target, 'audience_bare_suffix'],
+      ['a bare canonical_id suffix without the prefix', () => 'calendar-agent', 'audience_bare_suffix'],
+      ['an upper-case UUID suffix', () => `${prefix}/${target.toUpperCase()}`, 'audience_uuid_not_canonical'],
+      ['extra path segments', () => `${prefix}/${target}/more`, 'audience_extra_segments'],
+      ['a suffix neither UUID nor canonical_id', () => `${prefix}/has%20space`, 'audience_suffix_malformed'],
+      ['a look-alike of the prefix', () => `${prefix}x/${target}`, 'audience_outside_prefix'],
+      ['a foreign audience', () => 'https://other.example.com/api', 'audience_outside_prefix'],
+      ['no audience at all', () => undefined, 'audience_missing'],
+    ];
+    for (const [name, audience, failure] of cases) {
+      it(`${name} → ${failure}`, async () => {
+        const response = await impersonate(await signedFields({ audience: audience() }));
+        expect(response.status, response.text).toBe(400);
+        expect(response.json<{ error: string }>().error).toBe('invalid_request');
+        expect(response.text).not.toContain(prefix);
+        const decision = broker.logs.records().filter((r) => r.event === 'impersonation_decision').at(-1);
+        expect(decision).toMatchObject({ outcome: 'refused', oauth_error: 'invalid_request', failure, routing_audience: audience() ?? null, target_agent_id: null });
+        expect(decision?.request_id).toBe(String(response.headers.traceresponse).split('-')[1]);
       });
     }
   });
@@ -377,6 +403,37 @@ describe('impersonation configuration is validated at start-up', () => {
       expect(attempt).toThrow(message);
     });
   }
+
+  it('takes one value where a list has a natural single form (trusted_issuers, allowed_algorithms, signs_roles)', () => {
+    const single = { issuer_uri: issuer.issuer_uri, jwks_uri: issuer.jwks_uri, allowed_algorithms: 'ES256', signs_roles: 'client_assertion' };
+    const other = { issuer_uri: 'https://idp2.example.com', jwks_uri: 'https://idp2.example.com/jwks', allowed_algorithms: ['RS256'], signs_roles: ['actor', 'subject'] };
+    const [first] = read({ audience_prefix: prefix, rules: rule({ trusted_issuers: [single, other] }) })().rules;
+    expect(first?.issuers.map((i) => ({ algorithms: i.algorithms, roles: [...i.roles] }))).toEqual([
+      { algorithms: ['ES256'], roles: ['client_assertion'] },
+      { algorithms: ['RS256'], roles: ['actor', 'subject'] },
+    ]);
+    const [lone] = read({ audience_prefix: prefix, rules: [rule({ trusted_issuers: issuer })] })().rules;
+    expect(lone?.issuers).toHaveLength(1);
+    expect(read({ audience_prefix: prefix, rules: [rule({ trusted_issuers: { ...issuer, allowed_algorithms: 'HS256' } })] })).toThrow(/rules\[0\] \(r\)\.trusted_issuers\.allowed_algorithms Invalid option: expected one of/);
+  });
+
+  it('examples/config/impersonation.yaml loads and passes every start-up check (signed and unverified-subject profiles)', () => {
+    const key = Buffer.alloc(32, 3).toString('base64');
+    const { config } = loadConfig(['--config', 'examples/config/impersonation.yaml'], { BROKER_KEK_1: key, BROKER_JWE_KEY_1: key });
+    const settings = readImpersonationSettings(config, config.oauth2_authorization_server.local.issuer_uri ?? '');
+    expect(settings.audiencePrefix).toBe('https://broker.example.com/impersonation');
+    expect(settings.rules.map((r) => [r.name, r.subject.verification, r.subject.emailOf !== undefined])).toEqual([
+      ['support-console', 'jwks', true],
+      ['kiosk-unverified-subject', 'none', true],
+    ]);
+    expect(settings.rules[0]?.issuers.map((i) => [i.issuer, [...i.roles]])).toEqual([
+      ['https://gateway.example.com', ['client_assertion']],
+      ['https://login.example.com', ['actor', 'subject']],
+    ]);
+    const predicate = settings.rules[0]?.predicate;
+    expect(predicate?.({ client_assertion: { sub: 'support-gateway' }, actor_token: { sub: 'eve', groups: ['support-agents'] }, subject_token: { sub: 'alice' } })).toBe(true);
+    expect(predicate?.({ client_assertion: { sub: 'support-gateway' }, actor_token: { sub: 'eve', groups: ['support-agents'] }, subject_token: { sub: 'eve' } })).toBe(false);
+  });
 
   it('stops the broker itself', async () => {
     await expect(startTestBroker({ servers: BOTH_SERVERS, config: { oauth2_authorization_server: { impersonation: { audience_prefix: `${prefix}/`, rules: [] } } } })).rejects.toThrow(/audience_prefix must not end with a slash/);

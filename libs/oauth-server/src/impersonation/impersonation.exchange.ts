@@ -90,15 +90,21 @@ export class ImpersonationExchange {
 
   /**
    * Whether the request asks for impersonation, decided before the third-party `resource`
-   * requirement. Local mode: an `audience` under the configured prefix. Other modes (where
-   * impersonation cannot be configured): any impersonation-shaped request (an actor
-   * token, a JWT-typed subject, or an audience without a resource) is one, to be refused.
+   * requirement. Local mode with impersonation configured: an `audience` under the
+   * configured prefix, or a request shaped like impersonation (an actor token and a
+   * JWT-typed subject, no `resource`) whatever its audience, so that a bare suffix or a
+   * foreign audience is impersonation's `invalid_request` (SPEC.md impersonation errors),
+   * not a third-party exchange's `invalid_client`. Other modes (where impersonation cannot
+   * be configured): any impersonation-shaped request (an actor token, a JWT-typed
+   * subject, or an audience without a resource) is one, to be refused.
    */
   activates(form: TokenForm): boolean {
     const audience = form.get('audience');
     if (!this.local) return form.has('actor_token') || form.get('subject_token_type') === JWT_TOKEN_TYPE || (audience !== undefined && !form.has('resource'));
     const prefix = this.settings.audiencePrefix;
-    return prefix !== undefined && audience !== undefined && (audience === prefix || audience.startsWith(`${prefix}/`));
+    if (prefix === undefined) return false;
+    if (audience !== undefined && isUnderPrefix(audience, prefix)) return true;
+    return form.has('actor_token') && form.get('subject_token_type') === JWT_TOKEN_TYPE && !form.has('resource');
   }
 
   /** The decision record of a request refused before `handle` (a repeated parameter). */
@@ -115,7 +121,7 @@ export class ImpersonationExchange {
     try {
       // API.md: proxy and hybrid refuse impersonation, never forwarding it upstream.
       if (!this.local) throw new Refusal('invalid_target', 'impersonation is available only in local mode', 'mode');
-      const suffix = this.targetSuffix(form.get('audience') ?? '');
+      const suffix = this.targetSuffix(form.get('audience'));
       this.checkRequestShape(form);
       const credentials = this.presentedCredentials(form);
       decision.roles = ['client_assertion', 'actor', 'subject'];
@@ -145,9 +151,23 @@ export class ImpersonationExchange {
     }
   }
 
-  /** `<prefix>/<suffix>`: one segment, a lower-case canonical UUID or a well-formed canonical_id. */
-  private targetSuffix(audience: string): string {
+  /**
+   * `<prefix>/<suffix>`: one segment, a lower-case canonical UUID or a well-formed
+   * canonical_id. Every other audience is `invalid_request` (SPEC.md: bare prefix, bare
+   * suffix, suffix matching neither identifier form); the description never names the
+   * configured prefix.
+   */
+  private targetSuffix(audience: string | undefined): string {
     const prefix = this.settings.audiencePrefix ?? '';
+    if (audience === undefined || audience === '') throw new Refusal('invalid_request', 'audience is required: the impersonation prefix followed by /<agent id or canonical_id>', 'audience_missing');
+    if (!isUnderPrefix(audience, prefix)) {
+      const bareSuffix = isUuidShaped(audience) || canonicalIdProblem(audience) === undefined;
+      throw new Refusal(
+        'invalid_request',
+        bareSuffix ? 'the audience names an agent without the impersonation prefix' : 'the audience is not an impersonation audience',
+        bareSuffix ? 'audience_bare_suffix' : 'audience_outside_prefix',
+      );
+    }
     const suffix = audience.slice(prefix.length + 1);
     if (audience === prefix || suffix === '') throw new Refusal('invalid_request', 'the audience names no target agent', 'audience_bare_prefix');
     if (suffix.includes('/')) throw new Refusal('invalid_request', 'the audience suffix must be one path segment', 'audience_extra_segments');
@@ -307,4 +327,9 @@ export class ImpersonationExchange {
 
 function stringClaim(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value.slice(0, 512) : null;
+}
+
+/** `audience` is the impersonation prefix itself or lies under it (`<prefix>/...`). */
+function isUnderPrefix(audience: string, prefix: string): boolean {
+  return audience === prefix || audience.startsWith(`${prefix}/`);
 }
