@@ -131,8 +131,9 @@ describe('third-party connections', () => {
       expect((await finish(elsewhere, ALICE)).searchParams.get('error')).toBe('service_id_mismatch');
     });
 
-    it('a provider error: its code, sanitised and capped', async () => {
-      const url = new URL(`${publicUrl}/api/third-party/${serviceId}/oauth2/callback`);
+    it('a provider error with a valid state: its code, sanitised and capped', async () => {
+      const url = await providerCallback(alice);
+      url.searchParams.delete('code');
       url.searchParams.set('error', 'access_denied');
       url.searchParams.set('error_description', `<script>alert(1)</script>\n${'x'.repeat(500)}`);
       const landed = await finish(url, ALICE);
@@ -140,6 +141,39 @@ describe('third-party connections', () => {
       const description = landed.searchParams.get('error_description') as string;
       expect(description.length).toBeLessThanOrEqual(200);
       expect(description).not.toMatch(/[\n\r]/);
+    });
+
+    describe('a provider error is believed only after the state is verified', () => {
+      const planted = 'Your account is locked: call +1 555 0100';
+      const cases: [string, () => Promise<[URL, string | null]>, string][] = [
+        ['no state', async () => [new URL(`${publicUrl}/api/third-party/${serviceId}/oauth2/callback`), ALICE], 'invalid_state'],
+        ['a forged state', async () => [new URL(`${publicUrl}/api/third-party/${serviceId}/oauth2/callback?state=eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..AAAA.BBBB.CCCC`), ALICE], 'invalid_state'],
+        ['a tampered state', async () => {
+          const url = await providerCallback(alice);
+          url.searchParams.set('state', `${(url.searchParams.get('state') as string).slice(0, -5)}AAAAA`);
+          return [url, ALICE];
+        }, 'invalid_state'],
+        ['an expired state', async () => {
+          const url = await providerCallback(alice);
+          clock.advance(10 * 60_000 + 1_000);
+          return [url, ALICE];
+        }, 'invalid_state'],
+        ['another principal\'s state', async () => [await providerCallback(alice), BOB], 'forbidden'],
+        ['a state for another service', async () => [new URL((await providerCallback(alice)).toString().replace(serviceId, otherServiceId)), ALICE], 'service_id_mismatch'],
+      ];
+      for (const [name, callback, code] of cases) {
+        it(`${name} with error=… → error=${code}, the provider's text never shown`, async () => {
+          const [url, principal] = await callback();
+          url.searchParams.delete('code');
+          url.searchParams.set('error', 'account_locked');
+          url.searchParams.set('error_description', planted);
+          const landed = await finish(url, principal);
+          expect(`${landed.origin}${landed.pathname}`).toBe(failurePage);
+          expect(landed.searchParams.get('error')).toBe(code);
+          expect(landed.toString()).not.toContain('account_locked');
+          expect(landed.searchParams.get('error_description')).not.toContain('locked');
+        });
+      }
     });
 
     it('a code the provider refuses: error=token_exchange_failed', async () => {

@@ -96,14 +96,17 @@ export class ConnectService {
   }
 
   private async complete(principal: Principal | undefined, serviceId: string, query: CallbackQuery): Promise<StateClaims> {
-    // A provider error ends the flow; its text is sanitised and capped (never echoed raw).
-    if (query.error !== undefined) {
-      throw new CallbackFailure(sanitiseProviderText(query.error, 64) || 'access_denied', sanitiseProviderText(query.error_description) || 'the provider did not authorize the connection');
-    }
+    // SPEC.md "Third-party callback rules": the state is verified before anything else in
+    // the query is believed, so a link with a forged, expired or foreign state cannot put
+    // a provider "error" of its author's choosing on the person's connections page.
     const claims = await this.openState(query.state);
     // CSRF: the state must have been issued to the user completing the flow.
     if (principal === undefined || claims.principal !== principal.id) throw new CallbackFailure('forbidden', 'this connection was started by another user');
     if (claims.serviceId !== serviceId.toLowerCase()) throw new CallbackFailure('service_id_mismatch', 'the callback does not belong to this service');
+    // RFC 6749 §4.1.2.1: a provider error ends the flow; its text is sanitised and capped (never echoed raw).
+    if (query.error !== undefined) {
+      throw new CallbackFailure(sanitiseProviderText(query.error, 64) || 'access_denied', sanitiseProviderText(query.error_description) || 'the provider did not authorize the connection');
+    }
     if (typeof query.code !== 'string' || query.code.length === 0) throw new CallbackFailure('invalid_request', 'the provider sent no authorization code');
     const service = await this.services.findById(claims.serviceId);
     if (service === undefined) throw new CallbackFailure('invalid_state', 'the service no longer exists');
