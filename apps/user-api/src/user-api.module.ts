@@ -2,7 +2,7 @@ import { ApprovalsModule } from '@broker/approvals';
 import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
 import { CoreModule, HOT_ROUTES, type BrokerRuntime } from '@broker/http';
-import { OAuthServerModule } from '@broker/oauth-server';
+import { AuthorizationCodePurge, OAuthServerModule } from '@broker/oauth-server';
 import { VaultModule } from '@broker/vault';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ApprovalsGatewayController } from './approvals/approvals-gateway.controller';
@@ -31,7 +31,7 @@ export class UserApiModule {
       module: UserApiModule,
       imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, VaultModule, OAuthServerModule, ApprovalsModule],
       controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller, ApprovalsGatewayController, ApprovalsController],
-      providers: [ApprovalsShutdown, ConsentService, GrantsService, AuthorizationSessionCheck, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
+      providers: [ApprovalsShutdown, AuthorizationCodePurge, ConsentService, GrantsService, AuthorizationSessionCheck, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
     };
   }
 }

@@ -34,4 +34,20 @@ export class AuthorizationCodeRepository {
     if (row === undefined) return undefined;
     return { agentId: row.agent_id, principal: row.principal, redirectUri: row.redirect_uri, codeChallenge: row.code_challenge, scopes: row.scopes, expiresAt: row.expires_at };
   }
+
+  /**
+   * Deletes at most `limit` codes whose expiry has passed at `now` (the same `<=` as the
+   * grant's expiry check: such a code can never be redeemed) and returns how many went.
+   * The batch is found through `authorization_codes_expires_idx`; `SKIP LOCKED` lets
+   * replicas purging at the same moment, and a redemption deleting the same row, pass
+   * each other instead of waiting. Redeemed codes are never here: redemption deletes them.
+   */
+  async purgeExpired(now: Date, limit: number): Promise<number> {
+    const result = await this.dataSource.query<[unknown[], number]>(
+      `DELETE FROM authorization_codes WHERE code_sha256 IN (
+         SELECT code_sha256 FROM authorization_codes WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [now, limit],
+    );
+    return result[1];
+  }
 }
