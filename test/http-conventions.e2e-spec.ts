@@ -75,9 +75,21 @@ describe('HTTP conventions', () => {
       expect(response.headers.vary).toContain('Origin');
     });
 
-    it('gives no allow-origin to other origins', async () => {
-      const response = await http(`${user}/api/probe/echo`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
-      expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    it('answers a preflight from any other origin 204 without grant headers (a clear CORS refusal, not a 404)', async () => {
+      for (const path of ['/api/probe/echo', '/api/consent/agents', '/api/no-such-route']) {
+        for (const origin of ['https://evil.example', 'null']) {
+          const response = await http(`${user}${path}`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+          expect(response.status, `${path} from ${origin}`).toBe(204);
+          expect(response.text).toBe('');
+          expect(response.headers['access-control-allow-origin']).toBeUndefined();
+          expect(response.headers['access-control-allow-credentials']).toBeUndefined();
+          expect(response.headers['access-control-allow-methods']).toBeUndefined();
+          expect(response.headers.vary).toContain('Origin');
+          expect(response.headers.traceresponse).toBeDefined();
+        }
+      }
+      // A plain OPTIONS (no Access-Control-Request-Method) is no preflight: routed as usual.
+      expect((await http(`${user}/api/probe/echo`, { method: 'OPTIONS', headers: { origin: 'https://evil.example' } })).status).toBe(404);
     });
 
     it('sends no CORS headers on the admin server', async () => {
