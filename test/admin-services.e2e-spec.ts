@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ApiClient, startOidcProvider, startTestBroker, testBackends, type TestBroker, type TestOidcProvider } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
@@ -109,6 +111,41 @@ describe('admin: services', () => {
     const body = response.json<{ error: string; message: string }>();
     expect(body.error).toBe('validation failed');
     expect(body.message).toContain(`could not discover the endpoints of ${issuer}`);
+  });
+
+  it('stops reading an oversized metadata document at the cap (256 KiB) instead of buffering it', async () => {
+    // A hostile issuer streams an endless document without Content-Length, with backpressure.
+    const written: number[] = [];
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const hostile: Server = createServer((_request, response) => {
+      const index = written.push(0) - 1;
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"issuer":"');
+      const pump = (): void => {
+        while (!response.destroyed && (written[index] ?? 0) < 64 * 1024 * 1024) {
+          written[index] = (written[index] ?? 0) + chunk.length;
+          if (!response.write(chunk)) return void response.once('drain', pump);
+        }
+        response.end('"}');
+      };
+      response.on('close', () => response.destroy());
+      pump();
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const issuer = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+      const response = await admin.post('/api/services', service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
+      expect(response.status).toBe(400);
+      const body = response.json<{ error: string; message: string }>();
+      expect(body.error).toBe('validation failed');
+      expect(body.message).toContain('answer larger than 262144 bytes');
+      // Both metadata locations were tried; each connection was dropped long before 64 MiB.
+      expect(written).toHaveLength(2);
+      for (const bytes of written) expect(bytes).toBeLessThan(16 * 1024 * 1024);
+    } finally {
+      hostile.closeAllConnections();
+      await new Promise<void>((resolve) => hostile.close(() => resolve()));
+    }
   });
 
   it('deletes a service (204, then 404) and refuses while a permission set covers it (409)', async () => {

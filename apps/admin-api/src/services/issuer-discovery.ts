@@ -1,4 +1,5 @@
 import { ApiError, isHttpUrl } from '@broker/domain';
+import { getJson, PROVIDER_LIMITS, type ProviderLimits } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
 
 /** The endpoints the broker needs from a third party's metadata. */
@@ -7,8 +8,8 @@ export interface DiscoveredEndpoints {
   readonly tokenEndpoint: string;
 }
 
-const TIMEOUT_MS = 3_000;
-const MAX_BYTES = 256 * 1024;
+/** 3 s in all, 256 KiB at most: the cap is enforced while reading, so a hostile issuer cannot make us buffer more. */
+const DISCOVERY_LIMITS: ProviderLimits = { ...PROVIDER_LIMITS, connectTimeoutMs: 3_000, totalTimeoutMs: 3_000, maxResponseBytes: 256 * 1024 };
 
 /**
  * Metadata locations of an issuer, in the order tried: RFC 8414 §3.1 (the well-known
@@ -46,16 +47,8 @@ export class IssuerDiscovery {
   }
 
   private async fetchMetadata(url: string, issuer: string): Promise<DiscoveredEndpoints> {
-    const response = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS), headers: { accept: 'application/json' } });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    const text = await response.text();
-    if (text.length > MAX_BYTES) throw new Error('metadata document too large');
-    let metadata: Record<string, unknown>;
-    try {
-      metadata = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      throw new Error('metadata is not JSON');
-    }
+    // The vault's outbound client: no redirects, timeouts, the size cap while reading, a JSON object or a failure.
+    const metadata = await getJson(url, DISCOVERY_LIMITS);
     if (typeof metadata.issuer !== 'string' || metadata.issuer.replace(/\/+$/, '') !== issuer.replace(/\/+$/, '')) {
       throw new Error('metadata issuer does not match issuer_uri');
     }
