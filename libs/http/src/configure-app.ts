@@ -8,6 +8,7 @@ import { jsonBodyMiddleware } from './body/json-body.middleware';
 import { corsMiddleware } from './cors.middleware';
 import { ErrorEnvelopeFilter, isOAuthPath } from './errors/error-envelope.filter';
 import { shutdownGate } from './lifecycle/lifecycle';
+import { queryCountMiddleware } from './logging/query-count.middleware';
 import { buildOpenApiDocument } from './openapi';
 import type { BrokerRuntime } from './runtime';
 import { traceMiddleware } from './trace/trace.middleware';
@@ -19,7 +20,8 @@ import { ApiError } from '@broker/domain';
  * The whole HTTP wiring of one server, shared by `main.ts` and the tests so tests
  * exercise the real thing. Order matters: the trace id comes first (every response,
  * even a 503 or a preflight, carries `traceresponse`), then the shutdown gate, CORS
- * (end-user `/api/*` only), body parsing, and finally Nest's guards, pipes and filters.
+ * (end-user `/api/*` only), body parsing, the request's database statement counter, and
+ * finally Nest's guards, pipes and filters.
  * The application's hot routes (`HOT_ROUTES`) answer before all of it, with the same
  * trace, shutdown, envelope and log rules.
  */
@@ -46,6 +48,8 @@ export function configureApp(app: NestExpressApplication, runtime: BrokerRuntime
   // OAuth2 endpoints parse their own bodies: the token endpoint takes a form of at most 256 KiB.
   if (server === 'enduser') app.use('/oauth2/token', tokenBodyMiddleware());
   app.use(jsonBodyMiddleware((request) => isOAuthPath(request.path)));
+  // Last before Nest's pipeline: every statement from here on counts for the request's log line.
+  app.use(queryCountMiddleware());
 
   app.useGlobalPipes(new BrokerValidationPipe());
   app.useGlobalFilters(errors);

@@ -4,6 +4,7 @@
  */
 export { Database, type StorageBackend } from './database';
 export { PersistenceModule } from './persistence.module';
+export { runCountingQueries, type QueryCount } from './query-count';
 export type { Installation } from './installation/installation.repository';
 export { AgentRepository, type AgentInput, type ClientRecord } from './registry/agent.repository';
 export { ServiceRepository, type ServiceInput, type SecretChange } from './registry/service.repository';

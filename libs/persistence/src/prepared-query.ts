@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { PglitePool } from './pglite/pglite-pool';
+import { countQuery } from './query-count';
 
 interface PgPool {
   query(config: { name: string; text: string; values: readonly unknown[] }): Promise<{ rows: unknown[] }>;
@@ -15,7 +16,11 @@ interface PgPool {
 export function preparedQuery<Row>(dataSource: DataSource, name: string, text: string): (values: readonly unknown[]) => Promise<Row[]> {
   const pool = (dataSource.driver as unknown as { master?: unknown }).master;
   if (isPgPool(pool) && !(pool instanceof PglitePool)) {
-    return async (values) => (await pool.query({ name, text, values })).rows as Row[];
+    return async (values) => {
+      // Straight on the pool, past TypeORM's logger: counted here instead.
+      countQuery();
+      return (await pool.query({ name, text, values })).rows as Row[];
+    };
   }
   return (values) => dataSource.query<Row[]>(text, [...values]);
 }

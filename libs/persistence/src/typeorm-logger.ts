@@ -1,14 +1,19 @@
 import type { Logger as PinoLogger } from 'pino';
 import type { Logger as TypeOrmLogger } from 'typeorm';
+import { countQuery } from './query-count';
 
 /**
  * Routes TypeORM's own messages to the broker's logger. Query text and parameters are
  * never logged: parameters can hold ciphertexts, hashes and other sensitive values.
+ * `logQuery` (which TypeORM's postgres query runner calls for every statement, on PGlite
+ * too, whatever the `logging` option) counts the statement for the current request.
  */
 export class TypeOrmPinoLogger implements TypeOrmLogger {
   constructor(private readonly logger: PinoLogger) {}
 
-  logQuery(): void {}
+  logQuery(): void {
+    countQuery();
+  }
 
   logQueryError(error: string | Error): void {
     const message = typeof error === 'string' ? error : error.message;

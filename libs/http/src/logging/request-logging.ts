@@ -2,11 +2,13 @@ import type { BrokerRequest } from '@broker/auth';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import type { Options } from 'pino-http';
+import { queryCountOf } from './query-count.middleware';
 
 /**
  * pino-http options for the one log line per request: trace id, method, route (the
- * matched pattern, never the query string), status and latency. Bodies and headers
- * are never logged.
+ * matched pattern, never the query string), status, latency and `db_queries` (database
+ * statements the request sent, transaction control included; null when it was answered
+ * before reaching the counter). Bodies and headers are never logged.
  */
 export function requestLoggingOptions(logger: Logger): Options {
   return {
@@ -32,5 +34,6 @@ function describe(request: BrokerRequest, response: Response, value: { latency_m
     path: request.path,
     status: response.statusCode,
     latency_ms: value.latency_ms,
+    db_queries: queryCountOf(request) ?? null,
   };
 }
