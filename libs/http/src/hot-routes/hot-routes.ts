@@ -2,6 +2,8 @@ import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'n
 import { ApiError, type Random } from '@broker/domain';
 import { storage, Store } from 'nestjs-pino/storage';
 import type { Logger } from 'pino';
+import { closeAfterRefusedBody } from '../body/close-after-refused-body';
+import { readCappedBody } from '../body/read-capped-body';
 import type { ErrorEnvelopeFilter } from '../errors/error-envelope.filter';
 import { RequestBodyError } from '../errors/request-errors';
 import type { Lifecycle } from '../lifecycle/lifecycle';
@@ -74,12 +76,12 @@ async function serve(route: HotRoute, request: IncomingMessage, response: Server
   } else {
     try {
       // The same per-request logger context as pino-http gives the Nest routes (audit `request_id`).
-      const body = await readBody(request, route.bodyLimitBytes);
+      const body = await readCappedBody(request, route.bodyLimitBytes);
       answer = await storage.run(new Store(runtime.logger.child({ trace_id: traceId })), () => route.handle(request, body));
     } catch (error) {
+      // A refused body is left unread: answer first, then drain and close the connection.
+      if (error instanceof RequestBodyError) closeAfterRefusedBody(request, response);
       answer = failure(error, context, runtime);
-      // The rest of a refused body is not read: the connection cannot be reused.
-      if (error instanceof RequestBodyError) response.setHeader('Connection', 'close');
     }
   }
   response.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) }).end(answer.body);
@@ -91,37 +93,4 @@ function failure(error: unknown, context: { traceId: string; method: string; pat
   const { status, body, headers } = runtime.errors.present(error, context);
   runtime.errors.logServerError(status, error, context);
   return { status, headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) };
-}
-
-/** The raw body, refused past `limit` bytes (declared or streamed) before anything parses it. */
-function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
-  const tooLarge = (): RequestBodyError => new RequestBodyError('too_large', `the request body is larger than ${limit / 1024} KiB`);
-  const encoding = request.headers['content-encoding'];
-  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return Promise.reject(new RequestBodyError('unsupported_media_type', 'content-encoding is not supported'));
-  if (Number(request.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-    };
-    const onError = (): void => {
-      cleanup();
-      reject(new RequestBodyError('malformed', 'the request body could not be read'));
-    };
-    const cleanup = (): void => {
-      request.off('data', onData).off('end', onEnd).off('error', onError).off('aborted', onError);
-    };
-    request.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onError);
-  });
 }
