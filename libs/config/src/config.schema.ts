@@ -9,18 +9,19 @@ import { oneOrMany } from './one-or-many';
  * Durations are written `30s`, `10m`, `1h` and become milliseconds.
  */
 
-const duration = (fallback: string) =>
-  z
-    .union([z.string(), z.number()])
-    .default(fallback)
-    .transform((value, ctx) => {
-      const ms = parseDuration(value);
-      if (ms === undefined) {
-        ctx.addIssue({ code: 'custom', message: `must be a duration such as 500ms, 30s, 10m or 1h (got ${JSON.stringify(value)})` });
-        return z.NEVER;
-      }
-      return ms;
-    });
+const toMilliseconds = (value: string | number, ctx: z.RefinementCtx): number => {
+  const ms = parseDuration(value);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: `must be a duration such as 500ms, 30s, 10m or 1h (got ${JSON.stringify(value)})` });
+    return z.NEVER;
+  }
+  return ms;
+};
+
+const duration = (fallback: string) => z.union([z.string(), z.number()]).default(fallback).transform(toMilliseconds);
+
+/** A duration that is off (undefined) unless set. */
+const optionalDuration = () => z.union([z.string(), z.number()]).optional().transform((value, ctx) => (value === undefined ? undefined : toMilliseconds(value, ctx)));
 
 const port = (fallback: number) =>
   z.coerce
@@ -122,6 +123,8 @@ export const configSchema = z
             port: port(14000),
             bind: z.string().min(1).default(LOOPBACK),
             public_url: httpUrl().default('http://localhost:14000'),
+            // Origins besides public_url's whose pages may send unsafe requests (an admin console elsewhere).
+            allowed_origins: oneOrMany(httpUrl(), 'must be an origin or a list of origins').default([]),
             authentication,
           })
           .prefault({}),
@@ -151,6 +154,8 @@ export const configSchema = z
       .strictObject({
         jwe_keys: symmetricKeys(),
         state_token_ttl: duration('10m'),
+        // Issuer discovery (admin API) refuses special-use addresses unless listed here, as CIMD does.
+        discovery: z.strictObject({ allowed_networks: cidrList([]) }).prefault({}),
       })
       .prefault({}),
     oauth2_authorization_server: z
@@ -177,7 +182,16 @@ export const configSchema = z
             enabled: bool(false),
             fetch_timeout: duration('1s'),
             max_response_bytes: z.coerce.number().int().min(256).default(5120),
-            cache: z.strictObject({ min_ttl: duration('60s'), max_ttl: duration('1h') }).prefault({}),
+            cache: z
+              .strictObject({
+                min_ttl: duration('60s'),
+                max_ttl: duration('1h'),
+                // Least recently used documents are evicted past this many entries.
+                max_entries: positiveInt(1000, 1_000_000),
+                // How long a failed fetch is remembered (answered without fetching again).
+                failure_ttl: duration('30s'),
+              })
+              .prefault({}),
             // Special-use networks exempt from the SSRF guard (tests only; empty in production).
             allowed_networks: cidrList([]),
             // PEM file of extra trusted CAs for document hosts (private PKI, tests).
@@ -199,6 +213,16 @@ export const configSchema = z
           .strictObject({
             issuer_uri: httpUrl().optional(),
             jwks_uri: httpUrl().optional(),
+            audience: oneOrMany(z.string().min(1), 'must be an audience or a list of audiences').optional(),
+            // Optional (off by default): refuse an `exp` further ahead than this.
+            max_lifetime: optionalDuration(),
+            // Optional (off by default): RFC 7523 §3 replay refusal of a `jti` seen before within its lifetime.
+            single_use: bool(false),
+          })
+          .prefault({}),
+        subject_token: z
+          .strictObject({
+            // Default: the client assertion's audience list.
             audience: oneOrMany(z.string().min(1), 'must be an audience or a list of audiences').optional(),
           })
           .prefault({}),
