@@ -16,16 +16,10 @@ export class SessionsService {
     private readonly clock: Clock,
   ) {}
 
-  /** Every configured service, with the caller's session or null. */
+  /** Every configured service, with the caller's session or null (one query whatever the number of services). */
   async list(principal: Principal): Promise<SessionListItem[]> {
-    const [services, sessions] = await Promise.all([this.services.list(), this.sessions.listForPrincipal(principal.id)]);
-    const byService = new Map(sessions.map((s) => [s.serviceId, s]));
-    return Promise.all(
-      services.map(async (service) => {
-        const session = byService.get(service.id);
-        return { service: serviceView(service), session: session ? this.view(session, (await this.dependents(principal, service.id)).length) : null };
-      }),
-    );
+    const overview = await this.sessions.overview(principal.id, this.clock.now());
+    return overview.map(({ service, session, dependentAgentCount }) => ({ service: serviceView(service), session: session ? this.view(session, dependentAgentCount) : null }));
   }
 
   async detail(principal: Principal, serviceId: string): Promise<SessionDetail> {
@@ -109,6 +103,6 @@ export class SessionsService {
   }
 }
 
-function serviceView(service: Service): SessionServiceView {
+function serviceView(service: Pick<Service, 'id' | 'displayName' | 'logoUrl' | 'scopes'>): SessionServiceView {
   return { id: service.id, display_name: service.displayName, logo_url: service.logoUrl, scopes: service.scopes.map((s) => ({ scope: s.scope, description: s.description })) };
 }

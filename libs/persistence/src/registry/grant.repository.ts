@@ -20,7 +20,8 @@ interface DelegationRow {
 /** `valid_until` compared in SQL with the caller's clock, never filtered in memory. */
 const ACTIVE = '(g.valid_until IS NULL OR g.valid_until > $NOW)';
 
-function active(nowParam: number): string {
+/** The active-grant condition on alias `g`, with `now` as parameter `$nowParam` (shared with the sessions overview). */
+export function active(nowParam: number): string {
   return ACTIVE.replace('$NOW', `$${nowParam}`);
 }
 

@@ -1,5 +1,7 @@
+import type { Service } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
 import { ExclusiveLock } from '../pglite/exclusive-lock';
+import { active } from './grant.repository';
 
 /** A stored third-party session; tokens stay sealed. */
 export interface ThirdPartySessionRecord {
@@ -61,6 +63,36 @@ export function toRecord(row: SessionRow): ThirdPartySessionRecord {
 
 const SELECT = 'SELECT * FROM third_party_sessions WHERE principal = $1 AND service_id = $2';
 
+/** One configured service on the caller's sessions page: its session (if any) and the agents depending on it. */
+export interface SessionOverview {
+  readonly service: Pick<Service, 'id' | 'displayName' | 'logoUrl' | 'scopes'>;
+  readonly session: ThirdPartySessionRecord | undefined;
+  /** Agents whose active grant from the principal delegates the service (as `GrantRepository.agentsDelegatingService`). */
+  readonly dependentAgentCount: number;
+}
+
+type OverviewRow = { s_id: string; s_display_name: string; s_logo_url: string | null; s_scopes: { scope: string; description: string }[]; dependent_agent_count: number | null } & {
+  [K in keyof SessionRow]: SessionRow[K] | null;
+};
+
+/**
+ * Every service, oldest first (as `ServiceRepository.list`), with the principal's session
+ * and, when there is one, the count of the principal's agents delegating the service under
+ * an active grant: one statement whatever the number of services. Another principal's
+ * sessions and grants never join.
+ */
+const OVERVIEW_SQL = `
+SELECT s.id AS s_id, s.display_name AS s_display_name, s.logo_url AS s_logo_url, s.scopes AS s_scopes,
+       t.id, t.principal, t.service_id, t.access_token_envelope, t.refresh_token_envelope, t.token_type, t.scopes,
+       t.access_token_expires_at, t.refresh_token_expires_at, t.initiated_at, t.updated_at, t.needs_reauthentication,
+       CASE WHEN t.id IS NULL THEN NULL ELSE (
+         SELECT count(DISTINCT a.id)::int
+           FROM grants g JOIN grant_delegations d ON d.grant_id = g.id JOIN agents a ON a.id = g.agent_id
+          WHERE g.principal = $1 AND d.service_id = s.id AND ${active(2)}) END AS dependent_agent_count
+  FROM services s
+  LEFT JOIN third_party_sessions t ON t.service_id = s.id AND t.principal = $1
+ ORDER BY s.created_at ASC, s.id ASC`;
+
 /**
  * Third-party sessions, one per (principal, service). Writes after a refresh are
  * UPDATEs of the locked row, never upserts, so a DELETE that wins a race with a refresh
@@ -80,9 +112,14 @@ export class SessionRepository {
     return rows[0] ? toRecord(rows[0]) : undefined;
   }
 
-  async listForPrincipal(principal: string): Promise<ThirdPartySessionRecord[]> {
-    const rows = await this.dataSource.query<SessionRow[]>('SELECT * FROM third_party_sessions WHERE principal = $1', [principal]);
-    return rows.map(toRecord);
+  /** Every configured service with the principal's session and its dependent agent count, in one statement. */
+  async overview(principal: string, now: Date): Promise<SessionOverview[]> {
+    const rows = await this.dataSource.query<OverviewRow[]>(OVERVIEW_SQL, [principal, now]);
+    return rows.map((row) => ({
+      service: { id: row.s_id, displayName: row.s_display_name, logoUrl: row.s_logo_url, scopes: row.s_scopes },
+      session: row.id === null ? undefined : toRecord(row as SessionRow),
+      dependentAgentCount: row.dependent_agent_count ?? 0,
+    }));
   }
 
   /** Which of `serviceIds` the principal has a stored session with. */
