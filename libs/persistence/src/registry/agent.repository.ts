@@ -1,5 +1,5 @@
 import { ApiError, type Agent, type RequirementType } from '@broker/domain';
-import { In, type DataSource, type EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '../persistence-errors';
 import { ClientCache } from './client-cache';
 import { AgentEntity, AgentPermissionSetEntity } from './registry.entities';
@@ -44,7 +44,7 @@ export interface ClientRecord {
   readonly secretSha256: Buffer | null;
 }
 
-interface ClientRow {
+interface AgentRow {
   id: string;
   display_name: string;
   description: string | null;
@@ -60,15 +60,53 @@ interface ClientRow {
   created_at: Date;
   updated_at: Date;
   refs: { permission_set_id: string; requirement_type: string; position: number }[];
+}
+
+interface ClientRow extends AgentRow {
   secret_sha256: Buffer | null;
 }
 
+/** The agent's permission-set assignments as one JSON array per agent row. */
+const REFS_SQL = `COALESCE((SELECT json_agg(json_build_object('permission_set_id', r.permission_set_id, 'requirement_type', r.requirement_type, 'position', r.position))
+                   FROM agent_permission_sets r WHERE r.agent_id = a.id), '[]'::json)`;
+
+function rowToAgent(row: AgentRow): Agent {
+  const entity: AgentEntity = {
+    id: row.id,
+    displayName: row.display_name,
+    description: row.description,
+    canonicalId: row.canonical_id,
+    clientId: row.client_id,
+    logoUrl: row.logo_url,
+    governanceUrl: row.governance_url,
+    userDocumentationUrl: row.user_documentation_url,
+    agentInterfaceUrl: row.agent_interface_url,
+    redirectUris: row.redirect_uris,
+    allowedScopes: row.allowed_scopes,
+    clientUris: row.client_uris,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  const refs = row.refs.map((ref) => ({ agentId: row.id, permissionSetId: ref.permission_set_id, requirementType: ref.requirement_type, position: ref.position }));
+  return toAgent(entity, refs);
+}
+
 /** The token endpoint's client lookup: the agent, its assignments and its credential digest in one round trip. */
-const CLIENT_SQL = `SELECT a.*, c.secret_sha256,
-       COALESCE((SELECT json_agg(json_build_object('permission_set_id', r.permission_set_id, 'requirement_type', r.requirement_type, 'position', r.position))
-                   FROM agent_permission_sets r WHERE r.agent_id = a.id), '[]'::json) AS refs
+const CLIENT_SQL = `SELECT a.*, c.secret_sha256, ${REFS_SQL} AS refs
   FROM agents a LEFT JOIN agent_client_credentials c ON c.agent_id = a.id
  WHERE a.id = $1`;
+
+/**
+ * Every agent with its assignments, oldest first, as one JSON array in one row: one
+ * statement whatever the number of agents, and one value to decode rather than a column
+ * per agent (on PGlite the per-column decoding dominated a 100-agent list). `row_to_json`
+ * names every column, so a new column needs no change here.
+ */
+const LIST_SQL = `SELECT COALESCE(json_agg(json_build_object('agent', row_to_json(a), 'refs', ${REFS_SQL}) ORDER BY a.created_at, a.id), '[]'::json) AS agents
+  FROM agents a`;
+
+/** An agent row as JSON: timestamps are ISO 8601 strings. */
+type JsonAgentRow = Omit<AgentRow, 'created_at' | 'updated_at' | 'refs'> & { created_at: string; updated_at: string };
 
 /** Agents and their assigned permission sets. */
 export class AgentRepository {
@@ -86,30 +124,13 @@ export class AgentRepository {
     const rows = await this.dataSource.query<ClientRow[]>(CLIENT_SQL, [id]);
     const row = rows[0];
     if (row === undefined) return undefined;
-    const entity: AgentEntity = {
-      id: row.id,
-      displayName: row.display_name,
-      description: row.description,
-      canonicalId: row.canonical_id,
-      clientId: row.client_id,
-      logoUrl: row.logo_url,
-      governanceUrl: row.governance_url,
-      userDocumentationUrl: row.user_documentation_url,
-      agentInterfaceUrl: row.agent_interface_url,
-      redirectUris: row.redirect_uris,
-      allowedScopes: row.allowed_scopes,
-      clientUris: row.client_uris,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
-    const refs = row.refs.map((ref) => ({ agentId: row.id, permissionSetId: ref.permission_set_id, requirementType: ref.requirement_type, position: ref.position }));
-    return { agent: toAgent(entity, refs), secretSha256: row.secret_sha256 };
+    return { agent: rowToAgent(row), secretSha256: row.secret_sha256 };
   }
 
+  /** Every agent with its assignments, oldest first (one statement). */
   async list(): Promise<Agent[]> {
-    const agents = await this.dataSource.getRepository(AgentEntity).find({ order: { createdAt: 'ASC', id: 'ASC' } });
-    const refs = agents.length === 0 ? [] : await this.dataSource.getRepository(AgentPermissionSetEntity).findBy({ agentId: In(agents.map((a) => a.id)) });
-    return agents.map((agent) => toAgent(agent, refs.filter((ref) => ref.agentId === agent.id)));
+    const rows = await this.dataSource.query<{ agents: { agent: JsonAgentRow; refs: AgentRow['refs'] }[] }[]>(LIST_SQL);
+    return (rows[0]?.agents ?? []).map(({ agent, refs }) => rowToAgent({ ...agent, refs, created_at: new Date(agent.created_at), updated_at: new Date(agent.updated_at) }));
   }
 
   async findById(id: string): Promise<Agent | undefined> {

@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '@broker/http';
+import { LogCapture, testBackends, testConfig } from '@broker/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../database';
+import { AgentRepository } from './agent.repository';
+
+describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
+  let database: Database;
+  let agents: AgentRepository;
+
+  beforeAll(async () => {
+    const config = testConfig({ storage: await backend.storage() });
+    database = await Database.open(config, createLogger(config, new LogCapture()));
+    agents = new AgentRepository(database.dataSource);
+  });
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('lists every agent oldest first, each exactly as findById reads it (assignments in order, timestamps, JSON columns)', async () => {
+    const sets = [randomUUID(), randomUUID(), randomUUID()];
+    for (const id of sets) await database.dataSource.query('INSERT INTO permission_sets (id, name) VALUES ($1, $2)', [id, `set ${id}`]);
+    const created = new Date('2026-03-01T10:00:00.123Z');
+    const full = await agents.create(
+      randomUUID(),
+      {
+        displayName: 'Full',
+        description: 'Every field',
+        canonicalId: 'full-agent',
+        clientId: 'upstream',
+        logoUrl: 'https://cdn.example.com/a.png',
+        governanceUrl: 'https://example.com/g',
+        userDocumentationUrl: 'https://example.com/d',
+        agentInterfaceUrl: 'https://agent.example.com',
+        redirectUris: ['https://agent.example.com/cb', 'http://127.0.0.1/cb'],
+        allowedScopes: ['a', 'b'],
+        clientUris: ['https://agent.example.com'],
+        permissionSets: [
+          { permissionSetId: sets[2] as string, requirementType: 'optional' },
+          { permissionSetId: sets[0] as string, requirementType: 'mandatory' },
+          { permissionSetId: sets[1] as string, requirementType: 'require_all_scopes' },
+        ],
+      },
+      created,
+    );
+    // Same creation time: ordered by id. Microseconds from SQL's clock read as milliseconds, as findById does.
+    const [later, earlierId] = ['00000000-0000-4000-8000-00000000000b', '00000000-0000-4000-8000-00000000000a'];
+    for (const id of [later, earlierId]) {
+      await database.dataSource.query("INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Bare', '2026-03-01T09:00:00.456789Z', '2026-03-02T00:00:00.999999Z')", [id]);
+    }
+
+    const listed = await agents.list();
+    expect(listed.map((agent) => agent.id)).toEqual([earlierId, later, full.id]);
+    for (const agent of listed) expect(agent).toEqual(await agents.findById(agent.id));
+    expect(listed[2]).toEqual(full);
+    expect(listed[0]).toMatchObject({ permissionSets: [], redirectUris: [], createdAt: new Date('2026-03-01T09:00:00.456Z'), updatedAt: new Date('2026-03-02T00:00:00.999Z') });
+  });
+
+  it('lists nothing when there are no agents', async () => {
+    await database.dataSource.query('DELETE FROM agents');
+    expect(await agents.list()).toEqual([]);
+  });
+});
