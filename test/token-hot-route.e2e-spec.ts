@@ -37,7 +37,13 @@ describe('token endpoint hot route', () => {
     expect(response.headers['traceresponse']).toMatch(new RegExp(`^00-${trace}-[0-9a-f]{16}-01$`));
     const lines = broker.logs.records().slice(before).filter((r) => r.msg === 'request completed');
     expect(lines).toEqual([expect.objectContaining({ trace_id: trace, method: 'POST', route: '/oauth2/token', path: '/oauth2/token', status: 200, server: 'enduser' })]);
+    // The client was just written by the admin API, so this request read it from the database.
+    expect(lines[0]?.db_queries).toBeGreaterThanOrEqual(1);
     expect(broker.logs.leaked([secret, response.json<{ access_token: string }>().access_token])).toEqual([]);
+    // The same client again within the cache's lifetime: no statement at all on the hot path.
+    const again = broker.logs.lines.length;
+    expect((await http(token, form({ grant_type: 'client_credentials', client_id: agent, client_secret: secret }))).status).toBe(200);
+    expect(broker.logs.records().slice(again).filter((r) => r.msg === 'request completed')).toEqual([expect.objectContaining({ route: '/oauth2/token', status: 200, db_queries: 0 })]);
   });
 
   it('answers errors in the OAuth envelope with a minted trace id', async () => {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { ApiError, type Random } from '@broker/domain';
+import { runCountingQueries, type QueryCount } from '@broker/persistence';
 import { storage, Store } from 'nestjs-pino/storage';
 import type { Logger } from 'pino';
 import { closeAfterRefusedBody } from '../body/close-after-refused-body';
@@ -69,6 +70,7 @@ async function serve(route: HotRoute, request: IncomingMessage, response: Server
   const traceId = incoming?.traceId ?? runtime.random.hex(16);
   if (runtime.traceResponse) response.setHeader('traceresponse', formatTraceresponse(traceId, runtime.random.hex(8), incoming?.flags ?? '00'));
   const context = { traceId, method: route.method, path: route.path };
+  const queries: QueryCount = { queries: 0 };
   let answer: HotRouteAnswer;
   if (!runtime.lifecycle.track(request, response)) {
     response.setHeader('Connection', 'close');
@@ -77,7 +79,7 @@ async function serve(route: HotRoute, request: IncomingMessage, response: Server
     try {
       // The same per-request logger context as pino-http gives the Nest routes (audit `request_id`).
       const body = await readCappedBody(request, route.bodyLimitBytes);
-      answer = await storage.run(new Store(runtime.logger.child({ trace_id: traceId })), () => route.handle(request, body));
+      answer = await storage.run(new Store(runtime.logger.child({ trace_id: traceId })), () => runCountingQueries(queries, () => route.handle(request, body)));
     } catch (error) {
       // A refused body is left unread: answer first, then drain and close the connection.
       if (error instanceof RequestBodyError) closeAfterRefusedBody(request, response);
@@ -86,7 +88,7 @@ async function serve(route: HotRoute, request: IncomingMessage, response: Server
   }
   response.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) }).end(answer.body);
   const level = answer.status >= 500 ? 'error' : 'info';
-  runtime.logger[level]({ trace_id: traceId, method: route.method, route: route.path, path: route.path, status: answer.status, latency_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6) }, level === 'error' ? 'request failed' : 'request completed');
+  runtime.logger[level]({ trace_id: traceId, method: route.method, route: route.path, path: route.path, status: answer.status, latency_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6), db_queries: queries.queries }, level === 'error' ? 'request failed' : 'request completed');
 }
 
 function failure(error: unknown, context: { traceId: string; method: string; path: string }, runtime: HotRouteRuntime): HotRouteAnswer {
