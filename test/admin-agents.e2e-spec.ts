@@ -118,6 +118,40 @@ describe('admin: agents', () => {
       });
     }
 
+    // Issue 19 item 6: a redirect or logo URL the consent page would navigate to or load on the broker's origin.
+    const unsafe: [string, Record<string, unknown>, string][] = [
+      ['javascript: redirect_uri', { redirect_uris: ['https://a.example.com/cb', 'javascript:alert(document.domain)//x'] }, 'redirect_uris'],
+      ['data: redirect_uri', { redirect_uris: ['data:text/html,<script>alert(1)</script>'] }, 'redirect_uris'],
+      ['vbscript: redirect_uri', { redirect_uris: ['vbscript:msgbox(1)'] }, 'redirect_uris'],
+      ['file: redirect_uri', { redirect_uris: ['file:///etc/passwd'] }, 'redirect_uris'],
+      ['plain-http redirect_uri off loopback', { redirect_uris: ['http://agent.example.com/cb'] }, 'redirect_uris'],
+      ['private-use scheme without a dot', { redirect_uris: ['myapp:/cb'] }, 'redirect_uris'],
+      ['javascript: logo_url', { logo_url: 'javascript:alert(1)' }, 'logo_url'],
+      ['data: logo_url', { logo_url: 'data:image/svg+xml,<svg onload=alert(1)>' }, 'logo_url'],
+      ['plain-http logo_url off loopback', { logo_url: 'http://cdn.example.com/x.png' }, 'logo_url'],
+      ['javascript: agent_interface_url', { agent_interface_url: 'javascript:alert(1)' }, 'agent_interface_url'],
+    ];
+    for (const [name, fields, field] of unsafe) {
+      it(`rejects a ${name} with 400 validation failed naming ${field}, on create and replace`, async () => {
+        const created = await admin.post('/api/agents', { display_name: 'safe' });
+        const id = created.json<{ id: string }>().id;
+        for (const response of [await admin.post('/api/agents', { display_name: 'x', ...fields }), await admin.put(`/api/agents/${id}`, { display_name: 'x', ...fields })]) {
+          expect(response.status).toBe(400);
+          const payload = response.json<{ error: string; message: string; details: { field: string }[] }>();
+          expect(payload.error).toBe('validation failed');
+          expect(payload.message).toContain(field);
+          expect(payload.details.map((detail) => detail.field)).toContainEqual(expect.stringContaining(field));
+        }
+      });
+    }
+
+    it('accepts https, loopback http and private-use redirect URIs', async () => {
+      const redirects = ['https://a.example.com/cb', 'http://127.0.0.1:8123/cb', 'http://[::1]/cb', 'http://localhost:3000/cb', 'com.example.app:/oauth2redirect'];
+      const response = await admin.post('/api/agents', { display_name: 'native', redirect_uris: redirects, logo_url: 'http://127.0.0.1:8123/logo.png' });
+      expect(response.status, response.text).toBe(201);
+      expect(response.json()).toMatchObject({ redirect_uris: redirects });
+    });
+
     it('rejects malformed JSON with 400 invalid request body', async () => {
       const response = await http(`${broker.url('admin')}/api/agents`, { method: 'POST', headers: { 'x-remote-user': 'a', 'content-type': 'application/json' }, body: '{' });
       expect(response.status).toBe(400);

@@ -9,6 +9,6 @@ export { Random, CryptoRandom } from './random';
 export { type Principal, type PrincipalProblem, PRINCIPAL_MAX_LENGTH, normalisePrincipal } from './principal';
 export { isCanonicalUuid, isUuidShaped } from './uuid';
 export * from './registry/registry.types';
-export { normaliseResourceUri, isHttpUrl, isRedirectUri, canonicalIdProblem } from './registry/resource-uri';
+export { normaliseResourceUri, isHttpUrl, isHttpsOrLoopbackUrl, isRedirectUri, canonicalIdProblem } from './registry/resource-uri';
 export { ComponentHealth, type ComponentStatus } from './component-health';
 export { compileCel, celReferences, CelCompileError, type CompiledExpression } from './cel';

@@ -13,6 +13,6 @@ export { redactSecrets, isSecretField, REDACTED } from './logging/redact';
 export { buildOpenApiDocument } from './openapi';
 export { RequestValidationError, RequestBodyError } from './errors/request-errors';
 export { parseTraceparent } from './trace/traceparent';
-export { IsHttpUrl, IsRedirectUri, IsScopeToken } from './validation/validators';
+export { IsHttpUrl, IsHttpsOrLoopbackUrl, IsRedirectUri, IsScopeToken } from './validation/validators';
 export { HOT_ROUTES, type HotRoute, type HotRouteAnswer } from './hot-routes/hot-routes';
 export { TOKEN_BODY_LIMIT_BYTES } from './body/form-body.middleware';

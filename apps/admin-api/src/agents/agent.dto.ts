@@ -1,5 +1,5 @@
 import { REQUIREMENT_TYPES, type RequirementType } from '@broker/domain';
-import { IsHttpUrl, IsRedirectUri, IsScopeToken } from '@broker/http';
+import { IsHttpsOrLoopbackUrl, IsHttpUrl, IsRedirectUri, IsScopeToken } from '@broker/http';
 import { Type } from 'class-transformer';
 import { IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
 
@@ -36,21 +36,22 @@ export class AgentDto {
   client_id?: string | null;
 
   @IsOptional()
-  @IsHttpUrl()
+  @IsHttpsOrLoopbackUrl()
   logo_url?: string | null;
 
   @IsOptional()
-  @IsHttpUrl()
+  @IsHttpsOrLoopbackUrl()
   governance_url?: string | null;
 
   @IsOptional()
-  @IsHttpUrl()
+  @IsHttpsOrLoopbackUrl()
   user_documentation_url?: string | null;
 
   @IsOptional()
-  @IsHttpUrl()
+  @IsHttpsOrLoopbackUrl()
   agent_interface_url?: string | null;
 
+  /** https, http on loopback, or an RFC 8252 private-use scheme; never javascript:, data:, file:… */
   @IsOptional()
   @IsArray()
   @IsRedirectUri({ each: true })

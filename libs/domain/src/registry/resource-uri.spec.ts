@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalIdProblem, isRedirectUri, normaliseResourceUri } from './resource-uri';
+import { canonicalIdProblem, isHttpsOrLoopbackUrl, isRedirectUri, normaliseResourceUri } from './resource-uri';
 
 describe('normaliseResourceUri', () => {
   it('strips trailing slashes and lower-cases scheme and host, keeping path case', () => {
@@ -35,5 +35,45 @@ describe('isRedirectUri', () => {
     expect(isRedirectUri('com.example.app:/oauth2redirect')).toBe(true);
     expect(isRedirectUri('https://app.example.com/cb#x')).toBe(false);
     expect(isRedirectUri('/cb')).toBe(false);
+  });
+});
+
+describe('isRedirectUri: schemes a browser may be sent to', () => {
+  it('accepts https, http on loopback only, and RFC 8252 private-use (reverse-domain) schemes', () => {
+    for (const good of ['https://app.example.com/cb?x=1', 'http://127.0.0.1/cb', 'http://127.8.9.10:8080/cb', 'http://[::1]:9000/cb', 'http://localhost:3000/cb', 'com.example.app:/oauth2redirect', 'com.example.app://cb']) {
+      expect(isRedirectUri(good), good).toBe(true);
+    }
+  });
+
+  it('refuses javascript:, data:, vbscript:, file: and other schemes without a dot, and http off loopback', () => {
+    const bad = [
+      'javascript:alert(document.domain)//x',
+      'JavaScript:alert(1)',
+      'javascript://app.example.com/%0aalert(1)',
+      'data:text/html,<script>alert(1)</script>',
+      'vbscript:msgbox(1)',
+      'file:///etc/passwd',
+      'blob:https://app.example.com/x',
+      'about:blank',
+      'mailto:a@example.com',
+      'myapp:/cb',
+      'http://app.example.com/cb',
+      'http://127.0.0.1.evil.example/cb',
+      'http://localhost.evil.example/cb',
+      'https://app.example.com/c\nb',
+    ];
+    for (const value of bad) expect(isRedirectUri(value), value).toBe(false);
+  });
+});
+
+describe('isHttpsOrLoopbackUrl (logos, documentation links)', () => {
+  it('accepts https anywhere and http on loopback only', () => {
+    for (const good of ['https://cdn.example.com/logo.png', 'http://127.0.0.1:8080/logo.png', 'http://localhost/logo.png', 'http://[::1]/logo.png']) expect(isHttpsOrLoopbackUrl(good), good).toBe(true);
+  });
+
+  it('refuses javascript:, data:, vbscript:, file:, private-use schemes and http off loopback', () => {
+    for (const bad of ['javascript:alert(1)', 'data:image/svg+xml,<svg onload=alert(1)>', 'vbscript:x', 'file:///etc/passwd', 'com.example.app:/logo', 'http://cdn.example.com/logo.png', '/logo.png', '']) {
+      expect(isHttpsOrLoopbackUrl(bad), bad).toBe(false);
+    }
   });
 });

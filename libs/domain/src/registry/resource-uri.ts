@@ -29,15 +29,57 @@ export function isHttpUrl(value: string): boolean {
   }
 }
 
-/** A redirect URI: absolute, any scheme (native apps use private-use schemes, RFC 8252), no fragment (RFC 6749 §3.1.2). */
+/** White space or a control character: the URL parser would drop or encode it, so the stored string and the target differ. */
+function hasSpaceOrControl(value: string): boolean {
+  return /\s/.test(value) || [...value].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+}
+
+/** A loopback host: `localhost`, an IPv4 literal in 127.0.0.0/8, or `[::1]` (WHATWG URL forms). */
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/**
+ * RFC 8252 §7.1: a private-use scheme is a reverse-domain name, so it contains a dot
+ * (`com.example.app`). Schemes without one (`javascript`, `data`, `vbscript`, `file`,
+ * `blob`, `about`, `mailto`…) are the browser's or the system's, never an app's callback.
+ */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
+
+/**
+ * A redirect URI the broker may send a browser to (RFC 6749 §3.1.2, RFC 8252 §7, OAuth 2.1
+ * §2.3.1): absolute, no fragment, and either `https:`, `http:` on a loopback host only, or
+ * an RFC 8252 private-use scheme. Anything a browser would run or read locally
+ * (`javascript:`, `data:`, `vbscript:`, `file:`…) is refused.
+ */
 export function isRedirectUri(value: string): boolean {
-  if (value.includes('#') || /\s/.test(value)) return false;
+  if (value.includes('#') || hasSpaceOrControl(value)) return false;
+  let url: URL;
   try {
-    const url = new URL(value);
-    return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol);
+    url = new URL(value);
   } catch {
     return false;
   }
+  if (url.protocol === 'https:') return url.hostname !== '';
+  if (url.protocol === 'http:') return isLoopbackHost(url.hostname);
+  return PRIVATE_USE_SCHEME.test(url.protocol);
+}
+
+/**
+ * A URL shown or loaded by the consent page (a logo, documentation, the agent's interface):
+ * `https:`, or `http:` on a loopback host (development). Nothing else becomes an `href` or
+ * `src`.
+ */
+export function isHttpsOrLoopbackUrl(value: string): boolean {
+  if (hasSpaceOrControl(value)) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  if (url.protocol === 'https:') return url.hostname !== '';
+  return url.protocol === 'http:' && isLoopbackHost(url.hostname);
 }
 
 const CANONICAL_ID = /^[A-Za-z0-9._-]{1,128}$/;
