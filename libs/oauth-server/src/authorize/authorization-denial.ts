@@ -3,7 +3,7 @@ import { AgentRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import type { AuthorizationSession } from '../authorization-session/authorization-session-tokens';
 import { AccessTokenIssuer } from '../token/access-token-issuer';
-import { assertRedirectUriRegistered } from './authorize-rules';
+import { assertRedirectUriRegistered, clientRedirect } from './authorize-rules';
 
 /**
  * The user declined consent: the authorization request ends at the client's redirect_uri
@@ -24,12 +24,11 @@ export class AuthorizationDenial {
     if (agent === undefined) throw new OAuthError('invalid_client', 'the client no longer exists');
     const validated = session.cimd !== null ? (redirectUri === session.cimd.redirect_uri ? redirectUri : undefined) : assertRedirectUriRegistered(agent, redirectUri);
     if (validated === undefined) throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not registered for this client');
-    const target = new URL(validated);
-    target.searchParams.set('error', 'access_denied');
-    target.searchParams.set('error_description', 'the user denied the authorization request');
-    const state = original.searchParams.get('state');
-    if (state !== null) target.searchParams.set('state', state);
-    target.searchParams.set('iss', this.tokens.issuer);
-    return target.toString();
+    return clientRedirect(validated, {
+      error: 'access_denied',
+      error_description: 'the user denied the authorization request',
+      state: original.searchParams.get('state') ?? undefined,
+      iss: this.tokens.issuer,
+    });
   }
 }

@@ -1,6 +1,6 @@
 import type { Agent } from '@broker/domain';
 import { describe, expect, it } from 'vitest';
-import { assertPkceS256Challenge, assertRedirectUriRegistered } from './authorize-rules';
+import { assertPkceS256Challenge, assertRedirectUriRegistered, clientRedirect } from './authorize-rules';
 
 const agent = { redirectUris: ['https://app.example.com/cb', 'http://127.0.0.1/native', 'http://[::1]:8080/cb'] } as unknown as Agent;
 
@@ -29,6 +29,22 @@ describe('assertRedirectUriRegistered', () => {
     ]) {
       expect(() => assertRedirectUriRegistered(agent, uri), String(uri)).toThrow(expect.objectContaining({ code: 'invalid_redirect_uri' }) as Error);
     }
+  });
+});
+
+describe('redirect URI scheme checked again before redirecting (issue 19)', () => {
+  const legacy = { redirectUris: ['javascript:alert(document.domain)//x', 'data:text/html,x', 'http://agent.example.com/cb', 'com.example.app:/cb'] } as unknown as Agent;
+
+  it('refuses a registered javascript:, data: or off-loopback http redirect URI (stored before the rule)', () => {
+    for (const uri of ['javascript:alert(document.domain)//x', 'data:text/html,x', 'http://agent.example.com/cb']) {
+      expect(() => assertRedirectUriRegistered(legacy, uri), uri).toThrow(expect.objectContaining({ code: 'invalid_redirect_uri' }) as Error);
+    }
+    expect(assertRedirectUriRegistered(legacy, 'com.example.app:/cb')).toBe('com.example.app:/cb');
+  });
+
+  it('builds the redirect only to an allowed scheme', () => {
+    expect(clientRedirect('https://app.example.com/cb?a=1', { code: 'c', state: undefined })).toBe('https://app.example.com/cb?a=1&code=c');
+    expect(() => clientRedirect('javascript:alert(1)//', { error: 'access_denied' })).toThrow(expect.objectContaining({ code: 'invalid_redirect_uri' }) as Error);
   });
 });
 

@@ -1,4 +1,4 @@
-import { isCanonicalUuid, isUuidShaped, OAuthError, type Agent } from '@broker/domain';
+import { isCanonicalUuid, isRedirectUri, isUuidShaped, OAuthError, type Agent } from '@broker/domain';
 
 /** A query parameter given once; repeated parameters are treated as invalid (RFC 6749 §3.1). */
 export function single(query: Readonly<Record<string, unknown>>, name: string): string | undefined {
@@ -24,12 +24,30 @@ function loopbackWithoutPort(uri: string): string | undefined {
 }
 
 /**
+ * Checked again before every redirect to a client (issue 19): an agent stored before the
+ * rule (or written to the database directly) with a `javascript:`, `data:` or other
+ * forbidden redirect URI is answered with JSON `invalid_redirect_uri`, never sent there.
+ */
+export function assertRedirectUriScheme(redirectUri: string): void {
+  if (!isRedirectUri(redirectUri)) throw new OAuthError('invalid_redirect_uri', 'redirect_uri must be https, http on loopback or a private-use scheme');
+}
+
+/** The redirect to a client's (validated) redirect_uri with `params` added, checked once more right before it is issued. */
+export function clientRedirect(redirectUri: string, params: Readonly<Record<string, string | undefined>>): string {
+  assertRedirectUriScheme(redirectUri);
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
+  return url.toString();
+}
+
+/**
  * RFC 6749 §3.1.2.3: the redirect_uri must be one the agent registered, compared as exact
  * strings (no normalisation: `/cb/../x`, other case, an added query or user info all fail),
  * except the port of a loopback IP literal (RFC 8252).
  */
 export function assertRedirectUriRegistered(agent: Agent, redirectUri: string | undefined): string {
   if (redirectUri === undefined || redirectUri === '') throw new OAuthError('invalid_redirect_uri', 'redirect_uri is required');
+  assertRedirectUriScheme(redirectUri);
   if (agent.redirectUris.includes(redirectUri)) return redirectUri;
   const asked = loopbackWithoutPort(redirectUri);
   if (asked !== undefined && agent.redirectUris.some((registered) => loopbackWithoutPort(registered) === asked)) return redirectUri;

@@ -7,7 +7,7 @@ import { CimdClients } from '../cimd/cimd-clients';
 import { codeDigest } from '../token/authorization-code.grant';
 import { AccessTokenIssuer } from '../token/access-token-issuer';
 import { parseScope } from '../token/scopes';
-import { assertClientIdShape, assertPkceS256Challenge, assertRedirectUriRegistered, assertResponseTypeCode, single } from './authorize-rules';
+import { assertClientIdShape, assertPkceS256Challenge, assertRedirectUriRegistered, assertResponseTypeCode, clientRedirect, single } from './authorize-rules';
 import type { AuthorizationRequest, AuthorizeStrategy } from './authorize-strategy';
 
 /** Authorization codes live 60 seconds. */
@@ -55,7 +55,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
     const state = single(query, 'state');
     const scopes = parseScope(single(query, 'scope'));
     if (agent.allowedScopes.length > 0 && scopes.some((scope) => !agent.allowedScopes.includes(scope))) {
-      return this.redirect(redirectUri, { error: 'invalid_scope', error_description: 'a requested scope is not allowed for this client', state });
+      return clientRedirect(redirectUri, { error: 'invalid_scope', error_description: 'a requested scope is not allowed for this client', state });
     }
     const now = this.clock.now();
     if ((await this.grants.findActive(principal.id, agent.id, now)) === undefined) {
@@ -65,17 +65,11 @@ export class LocalAuthorize implements AuthorizeStrategy {
     const code = this.random.token(32);
     await this.codes.store(codeDigest(code), { agentId: agent.id, principal: principal.id, redirectUri, codeChallenge: challenge, scopes, expiresAt: new Date(now.getTime() + CODE_TTL_MS) }, now);
     // RFC 9207: name the issuer in the response.
-    return this.redirect(redirectUri, { code, state, iss: this.tokens.issuer });
+    return clientRedirect(redirectUri, { code, state, iss: this.tokens.issuer });
   }
 
   /** True when this strategy (not a proxy) must serve the client_id: a metadata document URL. */
   servesLocally(clientId: string | undefined): boolean {
     return this.cimd.accepts(clientId);
-  }
-
-  private redirect(redirectUri: string, params: Record<string, string | undefined>): string {
-    const url = new URL(redirectUri);
-    for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
-    return url.toString();
   }
 }
