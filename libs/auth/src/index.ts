@@ -1,8 +1,10 @@
 /**
- * Authentication guards: the trusted principal header, the session cookie, and the
- * route markers that opt out of principal authentication.
+ * Authentication guards: the trusted principal header, the session cookie, the
+ * cross-site request policy, and the route markers that opt out of principal
+ * authentication.
  */
 export { AuthModule } from './auth.module';
+export { CrossSiteRequestPolicy, allowedOrigins } from './cross-site-policy';
 export type { BrokerRequest } from './broker-request';
 export { Principal, MaybePrincipal } from './principal.decorator';
 export { Public, ClientAuthenticated, OptionalPrincipal } from './public.decorator';

@@ -5,11 +5,10 @@ import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
 import type { BrokerRequest } from './broker-request';
 import { readCookie } from './cookies';
+import { CrossSiteRequestPolicy } from './cross-site-policy';
 import { CLIENT_AUTHENTICATED_ROUTE, OPTIONAL_PRINCIPAL_ROUTE, PUBLIC_ROUTE } from './public.decorator';
 import { SESSION_COOKIE_NAME, SessionCookieService } from './session-cookie.service';
 import { TrustedSources } from './trusted-sources';
-
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * Deny by default (STYLE.md rule 8): every route needs a principal unless marked
@@ -22,7 +21,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export class PrincipalGuard implements CanActivate {
   private readonly headerName: string;
   private readonly trusted: TrustedSources;
-  private readonly allowedOrigins: ReadonlySet<string>;
+  private readonly crossSite: CrossSiteRequestPolicy;
 
   constructor(
     private readonly reflector: Reflector,
@@ -34,7 +33,7 @@ export class PrincipalGuard implements CanActivate {
     const preauth = config.server[kind].authentication.preauth;
     this.headerName = preauth.principal_header_name.toLowerCase();
     this.trusted = new TrustedSources(preauth.trusted_sources);
-    this.allowedOrigins = new Set([new URL(config.server.enduser.public_url).origin, new URL(config.server.enduser.consent_ui_url).origin]);
+    this.crossSite = CrossSiteRequestPolicy.forServer(config, kind);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -63,7 +62,8 @@ export class PrincipalGuard implements CanActivate {
       return { id: fromHeader, source: 'header' };
     }
     if (session !== undefined) {
-      this.assertCookieRequestOrigin(request);
+      // Only a browser holds the cookie, and a browser always sends Origin on unsafe requests.
+      this.crossSite.assertAllowed(request.method, request.headers, true);
       return { id: session.principal, source: 'session_cookie' };
     }
     throw new ApiError('unauthorized', 'authentication required');
@@ -85,18 +85,6 @@ export class PrincipalGuard implements CanActivate {
         throw new ApiError('bad request', `the ${this.headerName} header is longer than 200 characters`);
       case 'control_characters':
         throw new ApiError('bad request', `the ${this.headerName} header contains control characters`);
-    }
-  }
-
-  /**
-   * A cookie rides along on cross-site requests; a mutating request authenticated only
-   * by it must come from the broker's own or the consent UI's origin (CSRF).
-   */
-  private assertCookieRequestOrigin(request: BrokerRequest): void {
-    if (SAFE_METHODS.has(request.method)) return;
-    const origin = request.headers.origin;
-    if (origin === undefined || !this.allowedOrigins.has(origin)) {
-      throw new ApiError('forbidden', 'a request authenticated by the session cookie must come from the consent UI origin');
     }
   }
 }

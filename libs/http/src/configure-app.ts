@@ -1,4 +1,4 @@
-import type { BrokerRequest } from '@broker/auth';
+import { CrossSiteRequestPolicy, type BrokerRequest } from '@broker/auth';
 import type { ServerKind } from '@broker/config';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
@@ -6,6 +6,7 @@ import { Logger } from 'nestjs-pino';
 import { tokenBodyMiddleware } from './body/form-body.middleware';
 import { jsonBodyMiddleware } from './body/json-body.middleware';
 import { corsMiddleware } from './cors.middleware';
+import { crossSiteMiddleware } from './cross-site.middleware';
 import { ErrorEnvelopeFilter, isOAuthPath } from './errors/error-envelope.filter';
 import { shutdownGate } from './lifecycle/lifecycle';
 import { queryCountMiddleware } from './logging/query-count.middleware';
@@ -20,8 +21,8 @@ import { ApiError } from '@broker/domain';
  * The whole HTTP wiring of one server, shared by `main.ts` and the tests so tests
  * exercise the real thing. Order matters: the trace id comes first (every response,
  * even a 503 or a preflight, carries `traceresponse`), then the shutdown gate, CORS
- * (end-user `/api/*` only), body parsing, the request's database statement counter, and
- * finally Nest's guards, pipes and filters.
+ * (end-user `/api/*` only), the cross-site request refusal, body parsing, the request's
+ * database statement counter, and finally Nest's guards, pipes and filters.
  * The application's hot routes (`HOT_ROUTES`) answer before all of it, with the same
  * trace, shutdown, envelope and log rules.
  */
@@ -45,6 +46,8 @@ export function configureApp(app: NestExpressApplication, runtime: BrokerRuntime
     }),
   );
   if (server === 'enduser') app.use('/api', corsMiddleware(config.server.enduser.cors.allowed_origins));
+  // CSRF: an unsafe request from a foreign page is refused before anything parses or changes; the OAuth2 endpoints are cross-origin by design.
+  app.use(crossSiteMiddleware(CrossSiteRequestPolicy.forServer(config, server), (request) => isOAuthPath(request.path)));
   // OAuth2 endpoints parse their own bodies: the token endpoint takes a form of at most 256 KiB.
   if (server === 'enduser') app.use('/oauth2/token', tokenBodyMiddleware());
   app.use(jsonBodyMiddleware((request) => isOAuthPath(request.path)));
