@@ -19,12 +19,14 @@ export function readTokenForm(contentType: string | undefined, body: Buffer | un
   const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded') throw new OAuthError('invalid_request', 'the token request must be application/x-www-form-urlencoded');
   const form = new Map<string, string>();
-  const repeated: string[] = [];
+  // A Set, not `repeated.includes`: a 256 KiB form of distinct names each sent twice made
+  // that lookup quadratic, about a second of blocked event loop per unauthenticated request.
+  const repeated = new Set<string>();
   for (const [name, value] of new URLSearchParams((body ?? Buffer.alloc(0)).toString('utf8'))) {
     if (!form.has(name)) form.set(name, value);
-    else if (!repeated.includes(name)) repeated.push(name);
+    else repeated.add(name);
   }
-  return { form, repeated };
+  return { form, repeated: [...repeated] };
 }
 
 /** RFC 6749 §3.2: a parameter sent twice is `invalid_request`. */
