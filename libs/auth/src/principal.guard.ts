@@ -6,6 +6,7 @@ import type { Response } from 'express';
 import type { BrokerRequest } from './broker-request';
 import { readCookie } from './cookies';
 import { CrossSiteRequestPolicy } from './cross-site-policy';
+import { decodeHeaderUtf8 } from './header-utf8';
 import { CLIENT_AUTHENTICATED_ROUTE, OPTIONAL_PRINCIPAL_ROUTE, PUBLIC_ROUTE } from './public.decorator';
 import { SESSION_COOKIE_NAME, SessionCookieService } from './session-cookie.service';
 import { TrustedSources } from './trusted-sources';
@@ -76,7 +77,10 @@ export class PrincipalGuard implements CanActivate {
     // From anywhere else the header is ignored: only the proxy may assert identities.
     if (!this.trusted.includes(request.socket.remoteAddress)) return undefined;
     if (values.length > 1) throw new ApiError('bad request', `the ${this.headerName} header must be sent once`);
-    const checked = normalisePrincipal(values[0] as string);
+    // Node reads header bytes as Latin-1; the proxy sends UTF-8 (`café`, not `cafÃ©`).
+    const decoded = decodeHeaderUtf8(values[0] as string);
+    if (decoded === undefined) throw new ApiError('bad request', `the ${this.headerName} header is not valid UTF-8`);
+    const checked = normalisePrincipal(decoded);
     if (checked.ok) return checked.value;
     switch (checked.problem) {
       case 'empty':
