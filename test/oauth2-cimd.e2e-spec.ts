@@ -1,6 +1,7 @@
 import { ApiClient, freePort, http, startHttpsDocumentServer, startTestBroker, type HttpsDocumentServer, type TestBroker } from '@broker/testing';
+import { AgentRepository } from '@broker/persistence';
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
 const REDIRECT = 'https://agent.example.com/cb';
@@ -33,6 +34,18 @@ describe('Client ID Metadata Documents', () => {
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(document('/client.json')));
         return;
       }
+      if (url === '/javascript-redirect.json') {
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(document(url, { redirect_uris: [REDIRECT, 'javascript:alert(document.domain)//x'] })));
+        return;
+      }
+      if (url === '/javascript-logo.json') {
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(document(url, { logo_uri: 'javascript:alert(document.domain)' })));
+        return;
+      }
+      if (url === '/data-logo.json') {
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(document(url, { logo_uri: 'data:image/svg+xml,<svg onload=alert(1)>' })));
+        return;
+      }
       if (url === '/secret.json') {
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(document('/secret.json', { token_endpoint_auth_method: 'client_secret_basic' })));
         return;
@@ -50,7 +63,7 @@ describe('Client ID Metadata Documents', () => {
       },
     });
     const admin = new ApiClient(broker.url('admin'));
-    await admin.post('/api/agents', { display_name: 'Doc Agent', client_uris: [`${origin}/client.json`, `${origin}/slow.json`, `${origin}/redirect.json`, `${origin}/huge.json`, `${origin}/other-id.json`, `${origin}/secret.json`] });
+    await admin.post('/api/agents', { display_name: 'Doc Agent', client_uris: [`${origin}/client.json`, `${origin}/slow.json`, `${origin}/redirect.json`, `${origin}/huge.json`, `${origin}/other-id.json`, `${origin}/secret.json`, `${origin}/javascript-redirect.json`, `${origin}/javascript-logo.json`, `${origin}/data-logo.json`] });
     await admin.post('/api/agents', { display_name: 'Pattern Agent', client_uris: [`${origin}/tenants/*/client.json`] });
     await admin.post('/api/agents', { display_name: 'Shared A', client_uris: [`${origin}/shared/*/client.json`] });
     await admin.post('/api/agents', { display_name: 'Shared B', client_uris: [`${origin}/shared/*/client.json`] });
@@ -96,6 +109,36 @@ describe('Client ID Metadata Documents', () => {
     expect(tokenResponse.json<{ access_token: string }>().access_token.split('.')).toHaveLength(3);
   });
 
+  it('binds a code to its agent: a document URL of another agent cannot redeem it (invalid_grant)', async () => {
+    const verifier = oauth.generateRandomCodeVerifier();
+    const issued = await authorize(`${origin}/client.json`, verifier);
+    const code = new URL(issued.headers.location as string).searchParams.get('code') as string;
+    expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const form = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: `${origin}/tenants/acme/client.json` };
+    const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+    expect(response.status).toBe(400);
+    expect(response.json()).toEqual({ error: 'invalid_grant', error_description: 'the authorization code was issued to another client' });
+  });
+
+  it('answers an unauthenticated authorization_code request with a URL client_id without scanning every agent', async () => {
+    const list = vi.spyOn(AgentRepository.prototype, 'list');
+    try {
+      const mark = broker.logs.lines.length;
+      for (const clientId of [`${origin}/nobody.json`, `${origin}/client.json`, `${origin}/tenants/x/client.json`]) {
+        const form = { grant_type: 'authorization_code', code: 'not-a-code', redirect_uri: REDIRECT, code_verifier: oauth.generateRandomCodeVerifier(), client_id: clientId };
+        const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+        expect(response.status).toBe(400);
+        expect(response.json<{ error: string }>().error).toBe('invalid_grant');
+      }
+      expect(list).not.toHaveBeenCalled();
+      // One statement each: the code lookup (by its digest, indexed).
+      const lines = broker.logs.records().slice(mark).filter((record) => record.route === '/oauth2/token');
+      expect(lines.map((record) => record.db_queries)).toEqual([1, 1, 1]);
+    } finally {
+      list.mockRestore();
+    }
+  });
+
   it('serves a cached document without refetching it', async () => {
     const before = docs.hits.get('/client.json') ?? 0;
     await authorize(`${origin}/client.json`);
@@ -123,6 +166,9 @@ describe('Client ID Metadata Documents', () => {
     ['a document naming another client_id', '/other-id.json', 'invalid_client'],
     ['a document with a shared-secret auth method', '/secret.json', 'invalid_client'],
     ['an unregistered document URL', '/nobody.json', 'invalid_client'],
+    ['a document listing a javascript: redirect_uri', '/javascript-redirect.json', 'invalid_client'],
+    ['a document with a javascript: logo_uri', '/javascript-logo.json', 'invalid_client'],
+    ['a document with a data: logo_uri', '/data-logo.json', 'invalid_client'],
   ];
   for (const [name, path, error] of refusals) {
     it(`refuses ${name} with 400 ${error}`, async () => {
@@ -131,6 +177,12 @@ describe('Client ID Metadata Documents', () => {
       expect(response.json<{ error: string }>().error).toBe(error);
     });
   }
+  it('remembers a refused document for a while instead of fetching it on every request (cimd.cache.failure_ttl)', async () => {
+    const before = docs.hits.get('/javascript-logo.json') ?? 0;
+    expect(before).toBe(1);
+    for (let i = 0; i < 3; i += 1) expect((await authorize(`${origin}/javascript-logo.json`)).json<{ error: string }>().error).toBe('invalid_client');
+    expect(docs.hits.get('/javascript-logo.json')).toBe(before);
+  });
 });
 
 describe('Client ID Metadata Documents: SSRF guard', () => {

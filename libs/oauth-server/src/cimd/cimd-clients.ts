@@ -1,13 +1,12 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { OAuthError, type Agent } from '@broker/domain';
 import { AgentRepository } from '@broker/persistence';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { CimdSnapshot } from '../authorization-session/authorization-session-tokens';
+import { assertRedirectUriScheme } from '../authorize/authorize-rules';
 import { CimdFetchError } from './cimd-fetcher';
+import type { ClientMetadata } from './client-metadata';
 import { ClientMetadataDocuments } from './client-metadata-documents';
-
-/** Shared-secret methods a metadata-document client may not declare (it has no secret with us). */
-const SHARED_SECRET_METHODS = new Set(['client_secret_basic', 'client_secret_post', 'client_secret_jwt']);
 
 /** A client identified by its metadata document URL, validated for one authorization request. */
 export interface CimdClient {
@@ -23,16 +22,19 @@ function matchesPattern(pattern: string, url: string): boolean {
   return a.length === b.length && a.every((segment, i) => segment === b[i] || (segment === '*' && (b[i] ?? '') !== ''));
 }
 
+/** True when `agent` lists `url` among its `client_uris`, exactly or by a `*` pattern. */
+export function listsClientUri(agent: Agent, url: string): boolean {
+  return agent.clientUris.some((pattern) => pattern === url || (pattern.includes('*') && matchesPattern(pattern, url)));
+}
+
 /**
  * Client ID Metadata Documents (local and hybrid, `cimd.enabled`): an HTTPS `client_id`
  * names a document; the agent is the one whose `client_uris` list the URL (exact, then
- * `*` whole-segment patterns; ambiguous or none is `invalid_client`); the document's
- * `client_id` must equal the URL, its `redirect_uris` must contain the request's, and it
- * may not declare a shared-secret authentication method.
+ * `*` whole-segment patterns; ambiguous or none is `invalid_client`); the document must
+ * pass `validateClientMetadata` and its `redirect_uris` must contain the request's.
  */
 @Injectable()
 export class CimdClients {
-  private readonly logger = new Logger(CimdClients.name);
   private readonly enabled: boolean;
 
   constructor(
@@ -48,7 +50,10 @@ export class CimdClients {
     return this.enabled && clientId !== undefined && clientId.startsWith('https://');
   }
 
-  /** The agent a document URL belongs to (no fetch): used by the token endpoint too. */
+  /**
+   * The agent a document URL belongs to (no fetch), for an authorization request (a signed-in
+   * user's). The token endpoint never calls this: it reads the code's agent instead.
+   */
   async agentFor(url: string): Promise<Agent> {
     const agents = await this.agents.list();
     let matches = agents.filter((agent) => agent.clientUris.includes(url));
@@ -59,20 +64,17 @@ export class CimdClients {
 
   async forAuthorization(url: string, redirectUri: string | undefined): Promise<CimdClient> {
     const agent = await this.agentFor(url);
-    let document: Record<string, unknown>;
+    let metadata: ClientMetadata;
     try {
-      document = await this.documents.get(url);
+      // Validated (client_id, authentication method, redirect and logo URIs) before it was cached.
+      metadata = await this.documents.get(url);
     } catch (error) {
       if (!(error instanceof CimdFetchError)) throw error;
-      this.logger.warn(`client metadata document refused: ${error.message}`);
       throw new OAuthError('invalid_client', error.message);
     }
-    if (document.client_id !== url) throw new OAuthError('invalid_client', 'the client metadata document names another client_id');
-    const method = document.token_endpoint_auth_method;
-    if (typeof method === 'string' && SHARED_SECRET_METHODS.has(method)) throw new OAuthError('invalid_client', 'the client metadata document declares a shared-secret authentication method');
-    const registered = Array.isArray(document.redirect_uris) ? document.redirect_uris.filter((u): u is string => typeof u === 'string') : [];
-    if (redirectUri === undefined || !registered.includes(redirectUri)) throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not listed in the client metadata document');
-    const logo = typeof document.logo_uri === 'string' ? document.logo_uri : null;
+    if (redirectUri === undefined || !metadata.redirectUris.includes(redirectUri)) throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not listed in the client metadata document');
+    assertRedirectUriScheme(redirectUri);
+    const logo = metadata.logoUri;
     return {
       agent,
       redirectUri,

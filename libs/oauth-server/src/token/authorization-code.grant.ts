@@ -3,6 +3,7 @@ import { Clock, OAuthError } from '@broker/domain';
 import { AuthorizationCodeRepository, type AuthorizationCodeRecord } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { AccessTokenIssuer, type TokenResponse } from './access-token-issuer';
+import { presentedClient } from './client-authentication';
 import { ClientAuthenticator } from './client-authenticator';
 import type { GrantStrategy, TokenRequestContext } from './grant-strategy';
 import { required, type TokenForm } from './token-form';
@@ -45,7 +46,9 @@ export class AuthorizationCodeGrant implements GrantStrategy {
   ) {}
 
   async handle(form: TokenForm, context: TokenRequestContext): Promise<TokenResponse> {
-    const { agent } = await this.clients.authenticate(context.authorization, form, { allowPublic: true });
+    const presented = presentedClient(context.authorization, form);
+    const documentUrl = this.clients.documentUrl(presented);
+    const client = documentUrl === undefined ? await this.clients.authenticatePresented(presented, { allowPublic: true }) : undefined;
     const code = required(form, 'code');
     const redirectUri = required(form, 'redirect_uri');
     const verifier = required(form, 'code_verifier');
@@ -53,6 +56,8 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     // Consumed whatever happens next: a failed redemption cannot be retried (RFC 6749 §4.1.2).
     const record = await this.codes.redeem(codeDigest(code));
     if (record === undefined) throw new OAuthError('invalid_grant', 'the authorization code is invalid or was already used');
+    // A metadata-document client is resolved through the code's agent, never by scanning every agent.
+    const agent = client?.agent ?? (await this.clients.documentClientAgent(record.agentId, documentUrl as string));
     assertCodeBinding(record, agent.id, redirectUri, this.clock.now());
     assertPkceS256(verifier, record.codeChallenge);
     return this.tokens.issue({ agent, principal: record.principal, scopes: record.scopes, grantType: this.grantType });

@@ -1,9 +1,9 @@
 import { isCanonicalUuid, OAuthError, type Agent } from '@broker/domain';
 import { AgentRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
-import { CimdClients } from '../cimd/cimd-clients';
+import { CimdClients, listsClientUri } from '../cimd/cimd-clients';
 import { secretMatches } from '../client-credentials/client-credentials.service';
-import { presentedClient } from './client-authentication';
+import { presentedClient, type PresentedClient } from './client-authentication';
 import type { TokenForm } from './token-form';
 
 /** An authenticated (or, for public agents, identified) client of the token endpoint. */
@@ -26,12 +26,34 @@ export class ClientAuthenticator {
   ) {}
 
   async authenticate(authorization: string | undefined, form: TokenForm, options: { allowPublic: boolean }): Promise<AuthenticatedClient> {
-    const presented = presentedClient(authorization, form);
-    if (this.cimd.accepts(presented.clientId)) {
-      // A metadata-document client has no secret with the broker: public, PKCE-bound.
-      if (!options.allowPublic || presented.clientSecret !== undefined) throw new OAuthError('invalid_client', 'client authentication failed');
-      return { agent: await this.cimd.agentFor(presented.clientId as string), confidential: false };
-    }
+    return this.authenticatePresented(presentedClient(authorization, form), options);
+  }
+
+  /**
+   * The metadata document URL when the presented client is one (else undefined). Such a
+   * client has no secret with the broker: public, PKCE-bound, and only for the grant that
+   * names its agent (`documentClientAgent`), so it is never looked up among all agents here.
+   */
+  documentUrl(presented: PresentedClient): string | undefined {
+    if (!this.cimd.accepts(presented.clientId)) return undefined;
+    if (presented.clientSecret !== undefined) throw new OAuthError('invalid_client', 'client authentication failed');
+    return presented.clientId;
+  }
+
+  /**
+   * The agent an authorization code was issued to, when it lists the presenting document
+   * URL among its `client_uris`: one cached read by id instead of a scan of every agent
+   * (an unauthenticated request can name any URL).
+   */
+  async documentClientAgent(agentId: string, url: string): Promise<Agent> {
+    const agent = (await this.agents.findClient(agentId))?.agent;
+    if (agent === undefined || !listsClientUri(agent, url)) throw new OAuthError('invalid_grant', 'the authorization code was issued to another client');
+    return agent;
+  }
+
+  async authenticatePresented(presented: PresentedClient, options: { allowPublic: boolean }): Promise<AuthenticatedClient> {
+    // Metadata-document clients are identified through documentUrl, by the grants that allow them.
+    if (this.cimd.accepts(presented.clientId)) throw new OAuthError('invalid_client', 'client authentication failed');
     const clientId = presented.clientId?.toLowerCase();
     if (clientId === undefined || !isCanonicalUuid(clientId)) throw new OAuthError('invalid_client', 'unknown client');
     const client = await this.agents.findClient(clientId);
