@@ -16,6 +16,7 @@ export { ExchangeLookup, type ExchangeContext } from './registry/exchange-lookup
 export { SessionRepository, type ThirdPartySessionRecord, type SessionOverview } from './registry/session.repository';
 export { EnvelopeStore, ENVELOPE_COLUMNS, type EnvelopeColumn, type StoredEnvelope } from './registry/envelope-store';
 export { AuthorizationCodeRepository, type AuthorizationCodeRecord } from './registry/authorization-code.repository';
+export { ClientAssertionReplayRepository } from './registry/client-assertion-replay.repository';
 export { ApprovalRepository } from './approvals/approval.repository';
 export { ApprovalChangeFeed, APPROVALS_CHANNEL, type ApprovalChangeListener } from './approvals/approval-change-feed';
 export type { ApprovalRecord, ApprovalStatus, ApprovalPersistence, RiskLevel, ParamsPattern, NewApproval, CreationLimits, CreateOutcome, SyncedApproval, SyncSnapshot, SyncFilter } from './approvals/approval.records';

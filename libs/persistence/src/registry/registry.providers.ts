@@ -2,6 +2,7 @@ import type { Provider } from '@nestjs/common';
 import { Database } from '../database';
 import { AgentRepository } from './agent.repository';
 import { AuthorizationCodeRepository } from './authorization-code.repository';
+import { ClientAssertionReplayRepository } from './client-assertion-replay.repository';
 import { ClientCredentialRepository } from './client-credential.repository';
 import { EnvelopeStore } from './envelope-store';
 import { ExchangeLookup } from './exchange-lookup';
@@ -13,7 +14,7 @@ import { SigningKeyRepository } from './signing-key.repository';
 
 type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
 
-const REPOSITORIES: RepositoryClass[] = [AgentRepository, ServiceRepository, PermissionSetRepository, ClientCredentialRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup];
+const REPOSITORIES: RepositoryClass[] = [AgentRepository, ServiceRepository, PermissionSetRepository, ClientCredentialRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup, ClientAssertionReplayRepository];
 
 /** Each repository built on the process's database. */
 export const REPOSITORY_PROVIDERS: Provider[] = REPOSITORIES.map((repository) => ({

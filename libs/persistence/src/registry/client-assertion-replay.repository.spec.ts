@@ -1,0 +1,64 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createLogger } from '@broker/http';
+import { LogCapture, testBackends, testConfig } from '@broker/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../database';
+import { ClientAssertionReplayRepository, REPLAY_PURGE_PER_CLAIM } from './client-assertion-replay.repository';
+
+const jti = (): Buffer => createHash('sha256').update(randomUUID()).digest();
+
+describe.each(testBackends())('ClientAssertionReplayRepository on $name', (backend) => {
+  let database: Database;
+  let replays: ClientAssertionReplayRepository;
+  const now = new Date('2026-03-01T10:00:00Z');
+  const later = (ms: number): Date => new Date(now.getTime() + ms);
+
+  beforeAll(async () => {
+    const config = testConfig({ storage: await backend.storage() });
+    database = await Database.open(config, createLogger(config, new LogCapture()));
+    replays = new ClientAssertionReplayRepository(database.dataSource);
+  });
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  const records = async (): Promise<number> => Number((await database.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM client_assertion_replays'))[0]?.n);
+
+  it('accepts a jti once while its record lives', async () => {
+    const id = jti();
+    expect(await replays.claimFirstUse(id, later(60_000), now)).toBe(true);
+    expect(await replays.claimFirstUse(id, later(60_000), now)).toBe(false);
+    expect(await replays.claimFirstUse(id, later(120_000), later(59_999))).toBe(false);
+    expect(await replays.claimFirstUse(jti(), later(60_000), now)).toBe(true);
+  });
+
+  it('lets exactly one of many concurrent claims of a jti win', async () => {
+    const id = jti();
+    const outcomes = await Promise.all(Array.from({ length: 8 }, () => replays.claimFirstUse(id, later(60_000), now)));
+    expect(outcomes.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('takes over a record that outlived its assertion: the jti may be used again', async () => {
+    const id = jti();
+    expect(await replays.claimFirstUse(id, later(60_000), now)).toBe(true);
+    expect(await replays.claimFirstUse(id, later(180_000), later(60_000))).toBe(true);
+    expect(await replays.claimFirstUse(id, later(180_000), later(61_000))).toBe(false);
+  });
+
+  it('removes expired records as claims go by, never live ones', async () => {
+    await database.dataSource.query('DELETE FROM client_assertion_replays');
+    const start = later(10 * 60_000);
+    for (let i = 0; i < 5; i += 1) await replays.claimFirstUse(jti(), new Date(start.getTime() + 1_000), start);
+    const live = jti();
+    await replays.claimFirstUse(live, new Date(start.getTime() + 600_000), start);
+    expect(await records()).toBe(6);
+    // Past the five short records: each claim removes up to REPLAY_PURGE_PER_CLAIM of them.
+    const after = new Date(start.getTime() + 2_000);
+    await replays.claimFirstUse(jti(), new Date(after.getTime() + 600_000), after);
+    expect(await records()).toBe(7 - REPLAY_PURGE_PER_CLAIM);
+    for (let i = 0; i < 3; i += 1) await replays.claimFirstUse(jti(), new Date(after.getTime() + 600_000), after);
+    expect(await records()).toBe(5);
+    expect(await replays.claimFirstUse(live, new Date(after.getTime() + 600_000), after)).toBe(false);
+  });
+});
