@@ -1,5 +1,5 @@
 import { ServiceRepository, SessionRepository } from '@broker/persistence';
-import { ApiClient, completeAuthorization, FrozenClock, freePort, http, startTestBroker, startThirdPartyProvider, type TestBroker, type ThirdPartyProvider } from '@broker/testing';
+import { ApiClient, completeAuthorization, FrozenClock, freePort, http, startTestBroker, startThirdPartyProvider, testBackends, type TestBroker, type ThirdPartyProvider } from '@broker/testing';
 import { bindings, EnvelopeCipher, TokenVault } from '@broker/vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
@@ -7,7 +7,7 @@ import { BOTH_SERVERS } from './support/servers';
 const ALICE = 'alice@example.com';
 const BOB = 'bob@example.com';
 
-describe('third-party connections', () => {
+describe.each(testBackends())('third-party connections on $name', (backend) => {
   let broker: TestBroker;
   let provider: ThirdPartyProvider;
   let admin: ApiClient;
@@ -20,7 +20,7 @@ describe('third-party connections', () => {
   beforeAll(async () => {
     const port = await freePort();
     publicUrl = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({ servers: BOTH_SERVERS, clock, config: { server: { enduser: { port, public_url: publicUrl, consent_ui_url: 'https://consent.example.com' } } } });
+    broker = await startTestBroker({ servers: BOTH_SERVERS, clock, config: { storage: await backend.storage(), server: { enduser: { port, public_url: publicUrl, consent_ui_url: 'https://consent.example.com' } } } });
     admin = new ApiClient(broker.url('admin'));
     alice = new ApiClient(publicUrl, ALICE);
     // The callback URL contains the service id, so the service is registered first and the provider learns it after.

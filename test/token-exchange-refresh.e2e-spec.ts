@@ -1,22 +1,25 @@
-import { ApiClient, completeAuthorization, freePort, http, startJwtIssuer, startTestBroker, startThirdPartyProvider, type TestBroker, type TestJwtIssuer, type ThirdPartyProvider } from '@broker/testing';
+import { SessionRepository } from '@broker/persistence';
+import { ApiClient, completeAuthorization, freePort, http, startJwtIssuer, startTestBroker, startThirdPartyProvider, testBackends, type TestBroker, type TestJwtIssuer, type ThirdPartyProvider } from '@broker/testing';
+import { bindings, EnvelopeCipher } from '@broker/vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
 const ALICE = 'alice@example.com';
 
-describe('token exchange with an expired third-party access token', () => {
+describe.each(testBackends())('token exchange with an expired third-party access token on $name', (backend) => {
   let issuer: TestJwtIssuer;
   let provider: ThirdPartyProvider;
   let broker: TestBroker;
   let base: string;
   let agent: string;
   let service: string;
+  let alice: ApiClient;
 
   beforeAll(async () => {
     issuer = await startJwtIssuer('RS256');
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: base } }, token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } } } });
+    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { storage: await backend.storage(), server: { enduser: { port, public_url: base } }, token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } } } });
     const admin = new ApiClient(broker.url('admin'));
     const p = 'https://placeholder.example.com';
     service = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'x', client_secret: 'x', issuer_uri: p, authorization_endpoint: `${p}/a`, token_endpoint: `${p}/t`, protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
@@ -24,35 +27,70 @@ describe('token exchange with an expired third-party access token', () => {
     await admin.put(`/api/services/${service}`, { display_name: 'Mail', client_id: provider.clientId, client_secret: provider.clientSecret, issuer_uri: provider.issuer, protected_resources: ['https://mail.example.com'] });
     const set = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: service, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
     agent = (await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
-    const alice = new ApiClient(base, ALICE);
+    alice = new ApiClient(base, ALICE);
     await alice.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } });
-    const start = await alice.get(`/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`);
-    const callback = await completeAuthorization(start.headers.location as string, `${base}/api/third-party/${service}/oauth2/callback`);
-    expect((await http(callback, { headers: { 'x-remote-user': ALICE } })).headers.location).toContain('success=true');
+    await connect();
   });
 
   afterAll(async () => {
-    await broker.stop();
-    await provider.stop();
-    await issuer.stop();
+    await broker?.stop();
+    await provider?.stop();
+    await issuer?.stop();
   });
 
-  it('refreshes it transparently (one provider refresh) and returns the new token; no token reaches the log', async () => {
-    const exchange = async (): Promise<{ status: number; body: { access_token: string }; fields: Record<string, string> }> => {
-      const fields = {
-        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-        client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-        client_assertion: await issuer.sign({ sub: 'gateway' }, { audience: base }),
-        subject_token: await issuer.sign({ sub: ALICE, azp: agent }),
-        subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
-        resource: 'https://mail.example.com',
-      };
-      const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
-      return { status: response.status, body: response.json(), fields };
+  /** The whole connect flow (a reconnect when a session exists); resolves when the broker has answered the callback. */
+  async function connect(): Promise<void> {
+    const start = await alice.get(`/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`);
+    const callback = await completeAuthorization(start.headers.location as string, `${base}/api/third-party/${service}/oauth2/callback`);
+    expect((await http(callback, { headers: { 'x-remote-user': ALICE } })).headers.location).toContain('success=true');
+  }
+
+  async function exchange(): Promise<{ status: number; body: { access_token?: string; error?: string; error_uri?: string }; fields: Record<string, string> }> {
+    const fields = {
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: await issuer.sign({ sub: 'gateway' }, { audience: base }),
+      subject_token: await issuer.sign({ sub: ALICE, azp: agent }, { audience: base }),
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      resource: 'https://mail.example.com',
     };
+    const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+    return { status: response.status, body: response.json(), fields };
+  }
+
+  async function expireAccessToken(): Promise<void> {
+    await broker.broker.runtime.database.dataSource.query("UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2", [ALICE, service]);
+  }
+
+  /** The stored session's tokens, decrypted. */
+  async function stored(): Promise<{ accessToken: string; refreshToken: string; needsReauthentication: boolean }> {
+    const app = broker.broker.server('enduser').app;
+    const record = await app.get(SessionRepository).find(ALICE, service);
+    if (record === undefined) throw new Error('no stored session');
+    const cipher = app.get(EnvelopeCipher);
+    return {
+      accessToken: cipher.decrypt(record.accessTokenEnvelope, bindings.sessionToken(service, ALICE, 'access_token')).toString(),
+      refreshToken: cipher.decrypt(record.refreshTokenEnvelope as Buffer, bindings.sessionToken(service, ALICE, 'refresh_token')).toString(),
+      needsReauthentication: record.needsReauthentication === true,
+    };
+  }
+
+  /** Uses (and so rotates away) the stored refresh token behind the broker's back. */
+  async function stealRefreshToken(): Promise<string> {
+    const { refreshToken } = await stored();
+    const stolen = await fetch(`${provider.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${provider.clientId}:${provider.clientSecret}`).toString('base64')}` },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+    });
+    expect(stolen.status).toBe(200);
+    return refreshToken;
+  }
+
+  it('refreshes it transparently (one provider refresh) and returns the new token; no token reaches the log', async () => {
     const before = await exchange();
     expect(before.status).toBe(200);
-    await broker.broker.runtime.database.dataSource.query("UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute'");
+    await expireAccessToken();
     const refreshes = provider.refreshes();
     const after = await exchange();
     expect(after.status).toBe(200);
@@ -61,6 +99,30 @@ describe('token exchange with an expired third-party access token', () => {
     // The refreshed token is now served without another refresh.
     expect((await exchange()).body.access_token).toBe(after.body.access_token);
     expect(provider.refreshes()).toBe(refreshes + 1);
-    expect(broker.logs.leaked([before.body.access_token, after.body.access_token, after.fields.client_assertion as string, after.fields.subject_token as string, provider.clientSecret])).toEqual([]);
+    expect(broker.logs.leaked([before.body.access_token as string, after.body.access_token as string, after.fields.client_assertion as string, after.fields.subject_token as string, provider.clientSecret])).toEqual([]);
+  });
+
+  it('a refresh token the provider refused: 400 invalid_grant with the reconnect error_uri, the provider asked once (not on every exchange) until the person reconnects', async () => {
+    await connect();
+    const dead = await stealRefreshToken();
+    await expireAccessToken();
+    const [refused, refreshes] = [provider.refusedRefreshes(), provider.refreshes()];
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const response = await exchange();
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ error: 'invalid_grant', error_uri: `${base}/api/third-party/${service}/oauth2/authorize` });
+    }
+    // The refusal is remembered (committed): the dead token went to the provider once.
+    expect(provider.refusedRefreshes()).toBe(refused + 1);
+    expect(provider.refreshes()).toBe(refreshes);
+    expect((await alice.get(`/api/third-party/${service}/session`)).json<{ data: { session: { needs_reauthentication: boolean } } }>().data.session.needs_reauthentication).toBe(true);
+    // Reconnecting clears the mark; the new session is served without a refresh.
+    await connect();
+    const reconnected = await exchange();
+    expect(reconnected.status).toBe(200);
+    expect(reconnected.body.access_token).toBe((await stored()).accessToken);
+    expect(provider.refusedRefreshes()).toBe(refused + 1);
+    expect((await alice.get(`/api/third-party/${service}/session`)).json<{ data: { session: { needs_reauthentication: boolean } } }>().data.session.needs_reauthentication).toBe(false);
+    expect(broker.logs.leaked([dead, reconnected.body.access_token as string])).toEqual([]);
   });
 });

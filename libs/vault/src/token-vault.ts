@@ -1,5 +1,5 @@
 import { Clock, Random, type Service } from '@broker/domain';
-import { ServiceRepository, SessionRepository, type ThirdPartySessionRecord } from '@broker/persistence';
+import { ServiceRepository, SessionRepository, type LockedSession, type ThirdPartySessionRecord } from '@broker/persistence';
 import { Injectable, Logger } from '@nestjs/common';
 import { bindings } from './bindings';
 import { EnvelopeCipher } from './envelope-cipher';
@@ -26,6 +26,15 @@ export interface UsableToken {
   readonly scopes: readonly string[];
 }
 
+/** What a refresh under the lock produced; failures are returned, so the lock's transaction commits what they wrote. */
+type RefreshOutcome = { readonly token: UsableToken } | { readonly failure: TokenVaultError };
+
+const REAUTHENTICATE = 'the provider refused the refresh token: reconnect the service';
+
+function failed(code: TokenVaultFailure, message: string): RefreshOutcome {
+  return { failure: new TokenVaultError(code, message) };
+}
+
 /** Refresh when the access token expires within this margin. */
 export const REFRESH_MARGIN_MS = 30_000;
 
@@ -34,7 +43,10 @@ export const REFRESH_MARGIN_MS = 30_000;
  * token exchange (`getUsableToken`) and the forced refresh. Refresh is single-flight:
  * concurrent callers in this process share one refresh; across replicas the session's
  * refresh lock (row lock, re-read after acquiring) lets exactly one refresh happen and
- * the others read its result, so a rotating refresh token is used once.
+ * the others read its result, so a rotating refresh token is used once. A refresh token
+ * the provider refused marks the session (committed), and a marked session is answered
+ * `reauthentication_required` without calling the provider again until the person
+ * reconnects.
  */
 @Injectable()
 export class TokenVault {
@@ -77,7 +89,8 @@ export class TokenVault {
    */
   async usableTokenOf(session: ThirdPartySessionRecord | undefined, principal: string, serviceId: string): Promise<UsableToken> {
     if (session === undefined) throw new TokenVaultError('no_session', 'no session with the service');
-    if (session.needsReauthentication) throw new TokenVaultError('reauthentication_required', 'the provider refused the refresh token: reconnect the service');
+    // The mark stops the dead refresh token from reaching the provider on every exchange.
+    if (session.needsReauthentication) throw new TokenVaultError('reauthentication_required', REAUTHENTICATE);
     if (this.isFresh(session)) return this.open(session);
     return this.singleFlight(principal, serviceId, () => this.refreshLocked(principal, serviceId, { force: false, seenUpdatedAt: session.updatedAt }));
   }
@@ -103,40 +116,46 @@ export class TokenVault {
     return flight;
   }
 
-  private refreshLocked(principal: string, serviceId: string, intent: { force: boolean; seenUpdatedAt: Date }): Promise<UsableToken> {
-    return this.sessions.withRefreshLock(principal, serviceId, async (locked) => {
-      const current = locked.current;
-      // Deleted meanwhile: never resurrected.
-      if (current === undefined) throw new TokenVaultError('no_session', 'no session with the service');
-      // Another caller (this process or a replica) refreshed while we waited: use its result.
-      if (current.updatedAt.getTime() > intent.seenUpdatedAt.getTime() && !current.needsReauthentication) return this.open(current);
-      if (!intent.force && this.isFresh(current)) return this.open(current);
-      if (current.needsReauthentication) throw new TokenVaultError('reauthentication_required', 'the provider refused the refresh token: reconnect the service');
-      const now = this.clock.now();
-      if (current.refreshTokenEnvelope === null || (current.refreshTokenExpiresAt !== null && current.refreshTokenExpiresAt.getTime() <= now.getTime())) {
-        throw new TokenVaultError('refresh_unavailable', 'the session has no usable refresh token: reconnect the service');
+  private async refreshLocked(principal: string, serviceId: string, intent: { force: boolean; seenUpdatedAt: Date }): Promise<UsableToken> {
+    // Failures are returned through the lock, not thrown inside it: on PostgreSQL a throw
+    // would roll back the re-authentication mark with the lock's transaction.
+    const outcome = await this.sessions.withRefreshLock(principal, serviceId, (locked) => this.refreshUnderLock(locked, principal, serviceId, intent));
+    if ('failure' in outcome) throw outcome.failure;
+    return outcome.token;
+  }
+
+  private async refreshUnderLock(locked: LockedSession, principal: string, serviceId: string, intent: { force: boolean; seenUpdatedAt: Date }): Promise<RefreshOutcome> {
+    const current = locked.current;
+    // Deleted meanwhile: never resurrected.
+    if (current === undefined) return failed('no_session', 'no session with the service');
+    // Another caller (this process or a replica) refreshed while we waited: use its result.
+    if (current.updatedAt.getTime() > intent.seenUpdatedAt.getTime() && current.needsReauthentication !== true) return { token: this.open(current) };
+    if (!intent.force && this.isFresh(current)) return { token: this.open(current) };
+    if (current.needsReauthentication === true) return failed('reauthentication_required', REAUTHENTICATE);
+    const now = this.clock.now();
+    if (current.refreshTokenEnvelope === null || (current.refreshTokenExpiresAt !== null && current.refreshTokenExpiresAt.getTime() <= now.getTime())) {
+      return failed('refresh_unavailable', 'the session has no usable refresh token: reconnect the service');
+    }
+    const service = await this.services.findById(serviceId);
+    if (service === undefined) return failed('no_session', 'the service no longer exists');
+    const refreshToken = this.cipher.decrypt(current.refreshTokenEnvelope, bindings.sessionToken(serviceId, principal, 'refresh_token')).toString('utf8');
+    const started = this.clock.nowMs();
+    let tokens: ProviderTokens;
+    try {
+      tokens = await this.client.refresh(service, await this.clientSecret(service), refreshToken);
+    } catch (error) {
+      if (error instanceof ProviderRefused && error.code === 'invalid_grant') {
+        await locked.markNeedsReauthentication(now);
+        this.logger.warn(`refresh refused by the provider (invalid_grant) for service ${serviceId}: the user must reconnect`);
+        return failed('reauthentication_required', REAUTHENTICATE);
       }
-      const service = await this.services.findById(serviceId);
-      if (service === undefined) throw new TokenVaultError('no_session', 'the service no longer exists');
-      const refreshToken = this.cipher.decrypt(current.refreshTokenEnvelope, bindings.sessionToken(serviceId, principal, 'refresh_token')).toString('utf8');
-      const started = this.clock.nowMs();
-      let tokens: ProviderTokens;
-      try {
-        tokens = await this.client.refresh(service, await this.clientSecret(service), refreshToken);
-      } catch (error) {
-        if (error instanceof ProviderRefused && error.code === 'invalid_grant') {
-          await locked.markNeedsReauthentication(now);
-          this.logger.warn(`refresh refused by the provider (invalid_grant) for service ${serviceId}: the user must reconnect`);
-          throw new TokenVaultError('reauthentication_required', 'the provider refused the refresh token: reconnect the service');
-        }
-        this.logger.warn(`refresh failed for service ${serviceId}: ${error instanceof ProviderRefused ? `provider error ${error.code}` : (error as Error).message}`);
-        throw new TokenVaultError('refresh_failed', 'the provider could not refresh the session');
-      }
-      const sealed = this.seal(principal, serviceId, tokens, current, this.clock.now());
-      await locked.save({ ...sealed, updatedAt: this.clock.now() });
-      this.logger.log(`refreshed the session with service ${serviceId} in ${this.clock.nowMs() - started} ms`);
-      return { accessToken: tokens.accessToken, tokenType: tokens.tokenType, expiresAt: sealed.accessTokenExpiresAt, scopes: sealed.scopes };
-    });
+      this.logger.warn(`refresh failed for service ${serviceId}: ${error instanceof ProviderRefused ? `provider error ${error.code}` : (error as Error).message}`);
+      return failed('refresh_failed', 'the provider could not refresh the session');
+    }
+    const sealed = this.seal(principal, serviceId, tokens, current, this.clock.now());
+    await locked.save({ ...sealed, updatedAt: this.clock.now() });
+    this.logger.log(`refreshed the session with service ${serviceId} in ${this.clock.nowMs() - started} ms`);
+    return { token: { accessToken: tokens.accessToken, tokenType: tokens.tokenType, expiresAt: sealed.accessTokenExpiresAt, scopes: sealed.scopes } };
   }
 
   private async clientSecret(service: Service): Promise<string | null> {
