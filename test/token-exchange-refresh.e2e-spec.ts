@@ -1,10 +1,36 @@
 import { SessionRepository } from '@broker/persistence';
 import { ApiClient, completeAuthorization, freePort, http, startJwtIssuer, startTestBroker, startThirdPartyProvider, testBackends, type TestBroker, type TestJwtIssuer, type ThirdPartyProvider } from '@broker/testing';
 import { bindings, EnvelopeCipher } from '@broker/vault';
+import type { KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
 const ALICE = 'alice@example.com';
+
+/** Tokens the provider's token endpoint answered with, by grant type. */
+interface Issued {
+  readonly grantType: string;
+  readonly accessToken: string | undefined;
+  readonly refreshToken: string | undefined;
+}
+
+/** Holds the provider's answers to refresh-token grants until the test releases them. */
+class RefreshGate {
+  private arrive!: () => void;
+  private open!: () => void;
+  /** Resolves once the provider has handled a refresh-token grant whose answer is now held. */
+  readonly arrived = new Promise<void>((resolve) => (this.arrive = resolve));
+  readonly released = new Promise<void>((resolve) => (this.open = resolve));
+
+  hold(): Promise<void> {
+    this.arrive();
+    return this.released;
+  }
+
+  release(): void {
+    this.open();
+  }
+}
 
 describe.each(testBackends())('token exchange with an expired third-party access token on $name', (backend) => {
   let issuer: TestJwtIssuer;
@@ -14,6 +40,8 @@ describe.each(testBackends())('token exchange with an expired third-party access
   let agent: string;
   let service: string;
   let alice: ApiClient;
+  const issued: Issued[] = [];
+  let gate: RefreshGate | undefined;
 
   beforeAll(async () => {
     issuer = await startJwtIssuer('RS256');
@@ -24,6 +52,15 @@ describe.each(testBackends())('token exchange with an expired third-party access
     const p = 'https://placeholder.example.com';
     service = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'x', client_secret: 'x', issuer_uri: p, authorization_endpoint: `${p}/a`, token_endpoint: `${p}/t`, protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
     provider = await startThirdPartyProvider({ redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`], scopes: ['mail.read'] });
+    // Records every token answer; a refresh answer waits for the gate when one is set.
+    provider.provider.use(async (ctx: KoaContextWithOIDC, next) => {
+      await next();
+      const grantType = ctx.path === '/token' ? (ctx.oidc as KoaContextWithOIDC['oidc'] | undefined)?.params?.grant_type : undefined;
+      if (typeof grantType !== 'string') return;
+      const body = (ctx.body ?? {}) as { access_token?: string; refresh_token?: string };
+      issued.push({ grantType, accessToken: body.access_token, refreshToken: body.refresh_token });
+      if (grantType === 'refresh_token' && gate !== undefined) await gate.hold();
+    });
     await admin.put(`/api/services/${service}`, { display_name: 'Mail', client_id: provider.clientId, client_secret: provider.clientSecret, issuer_uri: provider.issuer, protected_resources: ['https://mail.example.com'] });
     const set = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: service, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
     agent = (await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
@@ -87,6 +124,25 @@ describe.each(testBackends())('token exchange with an expired third-party access
     return refreshToken;
   }
 
+  /**
+   * Reconnects while a refresh is held at the provider. PGlite: the reconnect completes.
+   * PostgreSQL: the refresh holds the session's row lock, so the reconnect's write waits
+   * for it; returns once that write is waiting on the lock (the reconnect still pending).
+   */
+  async function reconnectDuringRefresh(): Promise<{ reconnected: Promise<void> }> {
+    const reconnected = connect();
+    if (backend.name === 'pglite') {
+      await reconnected;
+      return { reconnected };
+    }
+    const database = broker.broker.runtime.database.dataSource;
+    for (;;) {
+      const [waiting] = await database.query<{ n: number }[]>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+      if ((waiting?.n ?? 0) > 0) return { reconnected };
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   it('refreshes it transparently (one provider refresh) and returns the new token; no token reaches the log', async () => {
     const before = await exchange();
     expect(before.status).toBe(200);
@@ -124,5 +180,53 @@ describe.each(testBackends())('token exchange with an expired third-party access
     expect(provider.refusedRefreshes()).toBe(refused + 1);
     expect((await alice.get(`/api/third-party/${service}/session`)).json<{ data: { session: { needs_reauthentication: boolean } } }>().data.session.needs_reauthentication).toBe(false);
     expect(broker.logs.leaked([dead, reconnected.body.access_token as string])).toEqual([]);
+  });
+
+  it('a reconnect that lands while a refresh is in flight is kept: the refresh answer never overwrites it', async () => {
+    await connect();
+    await expireAccessToken();
+    gate = new RefreshGate();
+    try {
+      const refreshing = exchange();
+      await gate.arrived;
+      const { reconnected } = await reconnectDuringRefresh();
+      gate.release();
+      const [response] = await Promise.all([refreshing, reconnected]);
+      expect(response.status).toBe(200);
+    } finally {
+      gate.release();
+      gate = undefined;
+    }
+    const byCode = issued.filter((i) => i.grantType === 'authorization_code').at(-1);
+    const byRefresh = issued.filter((i) => i.grantType === 'refresh_token').at(-1);
+    const session = await stored();
+    expect(session.accessToken).not.toBe(byRefresh?.accessToken);
+    expect(session).toEqual({ accessToken: byCode?.accessToken, refreshToken: byCode?.refreshToken, needsReauthentication: false });
+    // And the gateway is served the reconnected session.
+    expect((await exchange()).body.access_token).toBe(session.accessToken);
+  });
+
+  it('a refusal that lands after a reconnect does not mark the reconnected session', async () => {
+    await connect();
+    await stealRefreshToken();
+    await expireAccessToken();
+    const refused = provider.refusedRefreshes();
+    gate = new RefreshGate();
+    try {
+      const refreshing = exchange();
+      await gate.arrived;
+      const { reconnected } = await reconnectDuringRefresh();
+      gate.release();
+      await Promise.all([refreshing, reconnected]);
+    } finally {
+      gate.release();
+      gate = undefined;
+    }
+    expect(provider.refusedRefreshes()).toBe(refused + 1);
+    const byCode = issued.filter((i) => i.grantType === 'authorization_code').at(-1);
+    expect(await stored()).toEqual({ accessToken: byCode?.accessToken, refreshToken: byCode?.refreshToken, needsReauthentication: false });
+    const after = await exchange();
+    expect(after.status).toBe(200);
+    expect(after.body.access_token).toBe(byCode?.accessToken);
   });
 });

@@ -46,7 +46,8 @@ export const REFRESH_MARGIN_MS = 30_000;
  * the others read its result, so a rotating refresh token is used once. A refresh token
  * the provider refused marks the session (committed), and a marked session is answered
  * `reauthentication_required` without calling the provider again until the person
- * reconnects.
+ * reconnects. A refresh writes back only over the session version it read: a reconnect or
+ * a deletion that lands while the provider answers wins, and the refresh answer is dropped.
  */
 @Injectable()
 export class TokenVault {
@@ -92,14 +93,14 @@ export class TokenVault {
     // The mark stops the dead refresh token from reaching the provider on every exchange.
     if (session.needsReauthentication) throw new TokenVaultError('reauthentication_required', REAUTHENTICATE);
     if (this.isFresh(session)) return this.open(session);
-    return this.singleFlight(principal, serviceId, () => this.refreshLocked(principal, serviceId, { force: false, seenUpdatedAt: session.updatedAt }));
+    return this.singleFlight(principal, serviceId, () => this.refreshLocked(principal, serviceId, { force: false, seenVersion: session.version }));
   }
 
   /** Refreshes even when the access token is still valid (needs a usable refresh token). */
   async forceRefresh(principal: string, serviceId: string): Promise<UsableToken> {
     const session = await this.sessions.find(principal, serviceId);
     if (session === undefined) throw new TokenVaultError('no_session', 'no session with the service');
-    return this.singleFlight(principal, serviceId, () => this.refreshLocked(principal, serviceId, { force: true, seenUpdatedAt: session.updatedAt }));
+    return this.singleFlight(principal, serviceId, () => this.refreshLocked(principal, serviceId, { force: true, seenVersion: session.version }));
   }
 
   /** True when the session's access token is not within the refresh margin of expiry. */
@@ -116,7 +117,7 @@ export class TokenVault {
     return flight;
   }
 
-  private async refreshLocked(principal: string, serviceId: string, intent: { force: boolean; seenUpdatedAt: Date }): Promise<UsableToken> {
+  private async refreshLocked(principal: string, serviceId: string, intent: { force: boolean; seenVersion: number }): Promise<UsableToken> {
     // Failures are returned through the lock, not thrown inside it: on PostgreSQL a throw
     // would roll back the re-authentication mark with the lock's transaction.
     const outcome = await this.sessions.withRefreshLock(principal, serviceId, (locked) => this.refreshUnderLock(locked, principal, serviceId, intent));
@@ -124,12 +125,12 @@ export class TokenVault {
     return outcome.token;
   }
 
-  private async refreshUnderLock(locked: LockedSession, principal: string, serviceId: string, intent: { force: boolean; seenUpdatedAt: Date }): Promise<RefreshOutcome> {
+  private async refreshUnderLock(locked: LockedSession, principal: string, serviceId: string, intent: { force: boolean; seenVersion: number }): Promise<RefreshOutcome> {
     const current = locked.current;
     // Deleted meanwhile: never resurrected.
     if (current === undefined) return failed('no_session', 'no session with the service');
-    // Another caller (this process or a replica) refreshed while we waited: use its result.
-    if (current.updatedAt.getTime() > intent.seenUpdatedAt.getTime() && current.needsReauthentication !== true) return { token: this.open(current) };
+    // Another caller (this process or a replica) refreshed, or the person reconnected, while we waited: use its result.
+    if (current.version !== intent.seenVersion && current.needsReauthentication !== true) return { token: this.open(current) };
     if (!intent.force && this.isFresh(current)) return { token: this.open(current) };
     if (current.needsReauthentication === true) return failed('reauthentication_required', REAUTHENTICATE);
     const now = this.clock.now();
@@ -145,7 +146,8 @@ export class TokenVault {
       tokens = await this.client.refresh(service, await this.clientSecret(service), refreshToken);
     } catch (error) {
       if (error instanceof ProviderRefused && error.code === 'invalid_grant') {
-        await locked.markNeedsReauthentication(now);
+        const marked = await locked.markNeedsReauthentication(now);
+        if (!marked.written) return this.superseded(marked.current, serviceId);
         this.logger.warn(`refresh refused by the provider (invalid_grant) for service ${serviceId}: the user must reconnect`);
         return failed('reauthentication_required', REAUTHENTICATE);
       }
@@ -153,9 +155,21 @@ export class TokenVault {
       return failed('refresh_failed', 'the provider could not refresh the session');
     }
     const sealed = this.seal(principal, serviceId, tokens, current, this.clock.now());
-    await locked.save({ ...sealed, updatedAt: this.clock.now() });
+    const saved = await locked.save({ ...sealed, updatedAt: this.clock.now() });
+    if (!saved.written) return this.superseded(saved.current, serviceId);
     this.logger.log(`refreshed the session with service ${serviceId} in ${this.clock.nowMs() - started} ms`);
     return { token: { accessToken: tokens.accessToken, tokenType: tokens.tokenType, expiresAt: sealed.accessTokenExpiresAt, scopes: sealed.scopes } };
+  }
+
+  /**
+   * The session changed while the provider answered (a reconnect or a deletion; PGlite's
+   * lock does not hold the row): the newer row wins and the refresh answer is dropped.
+   */
+  private superseded(current: ThirdPartySessionRecord | undefined, serviceId: string): RefreshOutcome {
+    this.logger.log(`refresh result for service ${serviceId} dropped: the session was ${current === undefined ? 'deleted' : 'replaced'} meanwhile`);
+    if (current === undefined) return failed('no_session', 'no session with the service');
+    if (current.needsReauthentication === true) return failed('reauthentication_required', REAUTHENTICATE);
+    return { token: this.open(current) };
   }
 
   private async clientSecret(service: Service): Promise<string | null> {

@@ -17,16 +17,31 @@ export interface ThirdPartySessionRecord {
   readonly initiatedAt: Date;
   readonly updatedAt: Date;
   readonly needsReauthentication?: boolean;
+  /** Bumped by every write; a refresh writes back only over the version it read. */
+  readonly version: number;
 }
+
+/** A session as a connect stores it (a new row, or a reconnect replacing the row in place). */
+export type NewThirdPartySession = Omit<ThirdPartySessionRecord, 'needsReauthentication' | 'version'>;
 
 /** What a refresh writes back. */
 export type RefreshedTokens = Pick<ThirdPartySessionRecord, 'accessTokenEnvelope' | 'refreshTokenEnvelope' | 'tokenType' | 'scopes' | 'accessTokenExpiresAt' | 'refreshTokenExpiresAt' | 'updatedAt'>;
 
-/** The locked session during a refresh: re-read after the lock, written back through it. */
+/**
+ * A write through the refresh lock: done, or not done because the row is no longer the
+ * version read (a reconnect or a deletion landed meanwhile); then the row as it is now
+ * (undefined once deleted).
+ */
+export type LockedWrite = { readonly written: true } | { readonly written: false; readonly current: ThirdPartySessionRecord | undefined };
+
+/**
+ * The locked session during a refresh: re-read after the lock, written back through it.
+ * Both writes are conditional on the version of `current`, on both backends.
+ */
 export interface LockedSession {
   readonly current: ThirdPartySessionRecord | undefined;
-  save(tokens: RefreshedTokens): Promise<void>;
-  markNeedsReauthentication(now: Date): Promise<void>;
+  save(tokens: RefreshedTokens): Promise<LockedWrite>;
+  markNeedsReauthentication(now: Date): Promise<LockedWrite>;
 }
 
 export interface SessionRow {
@@ -42,6 +57,7 @@ export interface SessionRow {
   initiated_at: Date;
   updated_at: Date;
   needs_reauthentication: boolean;
+  version: number;
 }
 
 export function toRecord(row: SessionRow): ThirdPartySessionRecord {
@@ -58,6 +74,7 @@ export function toRecord(row: SessionRow): ThirdPartySessionRecord {
     initiatedAt: row.initiated_at,
     updatedAt: row.updated_at,
     needsReauthentication: row.needs_reauthentication,
+    version: row.version,
   };
 }
 
@@ -84,7 +101,7 @@ type OverviewRow = { s_id: string; s_display_name: string; s_logo_url: string | 
 const OVERVIEW_SQL = `
 SELECT s.id AS s_id, s.display_name AS s_display_name, s.logo_url AS s_logo_url, s.scopes AS s_scopes,
        t.id, t.principal, t.service_id, t.access_token_envelope, t.refresh_token_envelope, t.token_type, t.scopes,
-       t.access_token_expires_at, t.refresh_token_expires_at, t.initiated_at, t.updated_at, t.needs_reauthentication,
+       t.access_token_expires_at, t.refresh_token_expires_at, t.initiated_at, t.updated_at, t.needs_reauthentication, t.version,
        CASE WHEN t.id IS NULL THEN NULL ELSE (
          SELECT count(DISTINCT a.id)::int
            FROM grants g JOIN grant_delegations d ON d.grant_id = g.id JOIN agents a ON a.id = g.agent_id
@@ -95,8 +112,8 @@ SELECT s.id AS s_id, s.display_name AS s_display_name, s.logo_url AS s_logo_url,
 
 /**
  * Third-party sessions, one per (principal, service). Writes after a refresh are
- * UPDATEs of the locked row, never upserts, so a DELETE that wins a race with a refresh
- * is never undone.
+ * UPDATEs of the locked row at the version read, never upserts, so a DELETE or a
+ * reconnect that wins a race with a refresh is never undone.
  */
 export class SessionRepository {
   /** PGlite: one process owns the database, so an in-process lock per session suffices. */
@@ -129,8 +146,8 @@ export class SessionRepository {
     return new Set(rows.map((row) => row.service_id));
   }
 
-  /** Stores the session, replacing the principal's previous one for the service in place (a reconnect). */
-  async upsert(session: ThirdPartySessionRecord): Promise<void> {
+  /** Stores the session, replacing the principal's previous one for the service in place (a reconnect, a new version). */
+  async upsert(session: NewThirdPartySession): Promise<void> {
     await this.dataSource.query(
       `INSERT INTO third_party_sessions (id, principal, service_id, access_token_envelope, refresh_token_envelope, token_type, scopes, access_token_expires_at, refresh_token_expires_at, initiated_at, updated_at, needs_reauthentication)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false)
@@ -138,7 +155,7 @@ export class SessionRepository {
          access_token_envelope = EXCLUDED.access_token_envelope, refresh_token_envelope = EXCLUDED.refresh_token_envelope,
          token_type = EXCLUDED.token_type, scopes = EXCLUDED.scopes, access_token_expires_at = EXCLUDED.access_token_expires_at,
          refresh_token_expires_at = EXCLUDED.refresh_token_expires_at, initiated_at = EXCLUDED.initiated_at, updated_at = EXCLUDED.updated_at,
-         needs_reauthentication = false`,
+         needs_reauthentication = false, version = third_party_sessions.version + 1`,
       [
         session.id,
         session.principal,
@@ -164,9 +181,12 @@ export class SessionRepository {
   /**
    * Runs `work` holding the session's refresh lock, with the session re-read after the
    * lock is acquired. PostgreSQL: a row lock (`SELECT ... FOR UPDATE` in a transaction),
-   * so across replicas exactly one refresh runs and the others see its result. PGlite
+   * so across replicas exactly one refresh runs and the others see its result; the
+   * transaction commits when `work` returns and rolls back when it throws, so a write that
+   * must stay (the re-authentication mark) is followed by a return, never a throw. PGlite
    * (one process by construction): an in-process lock, so its single connection is not
-   * held while the provider answers.
+   * held while the provider answers; a reconnect or delete can land meanwhile, which the
+   * version check of the writes detects.
    */
   async withRefreshLock<T>(principal: string, serviceId: string, work: (locked: LockedSession) => Promise<T>): Promise<T> {
     if (this.backend === 'postgres') {
@@ -188,20 +208,23 @@ export class SessionRepository {
   }
 
   private locked(manager: EntityManager, current: ThirdPartySessionRecord | undefined): LockedSession {
+    const write = async (sql: string, values: readonly unknown[]): Promise<LockedWrite> => {
+      if (current === undefined) return { written: false, current: undefined };
+      const [, count] = await manager.query<[unknown[], number]>(sql, [current.id, current.version, ...values]);
+      if (count > 0) return { written: true };
+      const rows = await manager.query<SessionRow[]>(SELECT, [current.principal, current.serviceId]);
+      return { written: false, current: rows[0] ? toRecord(rows[0]) : undefined };
+    };
     return {
       current,
-      save: async (tokens) => {
-        if (current === undefined) return;
-        await manager.query(
-          `UPDATE third_party_sessions SET access_token_envelope = $2, refresh_token_envelope = $3, token_type = $4, scopes = $5,
-             access_token_expires_at = $6, refresh_token_expires_at = $7, updated_at = $8, needs_reauthentication = false WHERE id = $1`,
-          [current.id, tokens.accessTokenEnvelope, tokens.refreshTokenEnvelope, tokens.tokenType, JSON.stringify(tokens.scopes), tokens.accessTokenExpiresAt, tokens.refreshTokenExpiresAt, tokens.updatedAt],
-        );
-      },
-      markNeedsReauthentication: async (now) => {
-        if (current === undefined) return;
-        await manager.query('UPDATE third_party_sessions SET needs_reauthentication = true, updated_at = $2 WHERE id = $1', [current.id, now]);
-      },
+      save: (tokens) =>
+        write(
+          `UPDATE third_party_sessions SET access_token_envelope = $3, refresh_token_envelope = $4, token_type = $5, scopes = $6,
+             access_token_expires_at = $7, refresh_token_expires_at = $8, updated_at = $9, needs_reauthentication = false, version = version + 1
+           WHERE id = $1 AND version = $2`,
+          [tokens.accessTokenEnvelope, tokens.refreshTokenEnvelope, tokens.tokenType, JSON.stringify(tokens.scopes), tokens.accessTokenExpiresAt, tokens.refreshTokenExpiresAt, tokens.updatedAt],
+        ),
+      markNeedsReauthentication: (now) => write('UPDATE third_party_sessions SET needs_reauthentication = true, updated_at = $3, version = version + 1 WHERE id = $1 AND version = $2', [now]),
     };
   }
 }
