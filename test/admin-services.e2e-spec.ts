@@ -26,7 +26,8 @@ describe('admin: services', () => {
   let idp: TestOidcProvider;
 
   beforeAll(async () => {
-    [broker, idp] = await Promise.all([startTestBroker({ servers: BOTH_SERVERS }), startOidcProvider()]);
+    // The issuers of these tests listen on loopback, which the discovery guard refuses unless allow-listed.
+    [broker, idp] = await Promise.all([startTestBroker({ servers: BOTH_SERVERS, config: { third_party_oauth2: { discovery: { allowed_networks: ['127.0.0.0/8'] } } } }), startOidcProvider()]);
     admin = new ApiClient(broker.url('admin'));
   });
 
@@ -134,11 +135,17 @@ describe('admin: services', () => {
     await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
     try {
       const issuer = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+      const mark = broker.logs.lines.length;
       const response = await admin.post('/api/services', service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
       expect(response.status).toBe(400);
       const body = response.json<{ error: string; message: string }>();
       expect(body.error).toBe('validation failed');
-      expect(body.message).toContain('answer larger than 262144 bytes');
+      // One generic reason in the answer; the detail (the cap, at each location) only in the log.
+      expect(body.message).toContain(`could not discover the endpoints of ${issuer} (no usable authorization server metadata; the reason is in the broker's log)`);
+      expect(body.message).not.toContain('262144');
+      const logged = broker.logs.lines.slice(mark).join('\n');
+      expect(logged).toContain(`${issuer}/.well-known/oauth-authorization-server: answer larger than 262144 bytes`);
+      expect(logged).toContain(`${issuer}/.well-known/openid-configuration: answer larger than 262144 bytes`);
       // Both metadata locations were tried; each connection was dropped long before 64 MiB.
       expect(written).toHaveLength(2);
       for (const bytes of written) expect(bytes).toBeLessThan(16 * 1024 * 1024);
@@ -146,6 +153,22 @@ describe('admin: services', () => {
       hostile.closeAllConnections();
       await new Promise<void>((resolve) => hostile.close(() => resolve()));
     }
+  });
+
+  it('answers every discovery failure with the same generic reason, the detail only in the log', async () => {
+    const answers: string[] = [];
+    for (const issuer of ['http://127.0.0.1:9/refused', `${idp.issuer}/no-such-tenant`]) {
+      const mark = broker.logs.lines.length;
+      const response = await admin.post('/api/services', service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
+      expect(response.status).toBe(400);
+      const body = response.json<{ message: string; details: unknown }>();
+      expect(body.details).toEqual([{ field: 'issuer_uri', problem: `discovery of ${issuer} failed` }]);
+      answers.push(body.message.replace(issuer, '<issuer>'));
+      expect(broker.logs.lines.slice(mark).join('\n')).toContain(`issuer discovery of ${issuer} failed (${issuer.replace(/\/[^/]*$/, '')}`);
+    }
+    // A refused connection and a 404 cannot be told apart from the answer.
+    expect(answers[0]).toBe(answers[1]);
+    expect(answers[0]).not.toMatch(/ECONNREFUSED|unreachable|answered 404/);
   });
 
   it('deletes a service (204, then 404) and refuses while a permission set covers it (409)', async () => {
@@ -215,6 +238,58 @@ describe.each(testBackends())('admin: concurrent duplicate protected resources o
       expect(responses.map((r) => r.status).sort()).toEqual([201, 409]);
       const owners = ((await admin.get('/api/services')).json<unknown>() as { protected_resources: string[] }[]).filter((s) => s.protected_resources.includes(uri));
       expect(owners).toHaveLength(1);
+    }
+  });
+});
+
+describe('admin: issuer discovery address guard (issue 19 item 10)', () => {
+  let broker: TestBroker;
+  let issuerServer: Server;
+  let issuer: string;
+  let requests = 0;
+
+  beforeAll(async () => {
+    // Valid metadata on loopback: without the guard, discovery from it would succeed.
+    issuerServer = createServer((request, response) => {
+      requests += 1;
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token` }));
+    });
+    await new Promise<void>((resolve) => issuerServer.listen(0, '127.0.0.1', resolve));
+    issuer = `http://127.0.0.1:${(issuerServer.address() as AddressInfo).port}`;
+    // Default configuration: third_party_oauth2.discovery.allowed_networks is empty.
+    broker = await startTestBroker({ servers: BOTH_SERVERS });
+  });
+
+  afterAll(async () => {
+    await broker.stop();
+    issuerServer.closeAllConnections();
+    await new Promise<void>((resolve) => issuerServer.close(() => resolve()));
+  });
+
+  it('refuses to fetch metadata from loopback, private, link-local and other special-use addresses, before connecting', async () => {
+    const admin = new ApiClient(broker.url('admin'));
+    const port = new URL(issuer).port;
+    for (const target of [issuer, `http://localhost:${port}`, `http://[::ffff:127.0.0.1]:${port}`, 'http://169.254.169.254/latest', 'http://10.0.0.8', 'http://[::1]:9', 'https://192.168.1.1/idp']) {
+      const mark = broker.logs.lines.length;
+      const response = await admin.post('/api/services', service({ issuer_uri: target, authorization_endpoint: undefined, token_endpoint: undefined }));
+      expect(response.status, target).toBe(400);
+      const body = response.json<{ error: string; message: string }>();
+      expect(body.error).toBe('validation failed');
+      expect(body.message).toContain('no usable authorization server metadata');
+      expect(body.message).not.toContain('special-use');
+      expect(broker.logs.lines.slice(mark).join('\n'), target).toContain('special-use address');
+    }
+    expect(requests).toBe(0);
+  });
+
+  it('discovers from a special-use network listed in third_party_oauth2.discovery.allowed_networks', async () => {
+    const allowed = await startTestBroker({ servers: BOTH_SERVERS, config: { third_party_oauth2: { discovery: { allowed_networks: '127.0.0.1/32' } } } });
+    try {
+      const response = await new ApiClient(allowed.url('admin')).post('/api/services', service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
+      expect(response.status, response.text).toBe(201);
+      expect(response.json()).toMatchObject({ authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token` });
+    } finally {
+      await allowed.stop();
     }
   });
 });

@@ -1,6 +1,7 @@
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApiError, isHttpUrl } from '@broker/domain';
-import { getJson, PROVIDER_LIMITS, type ProviderLimits } from '@broker/vault';
-import { Injectable } from '@nestjs/common';
+import { GuardedHttp, networkList } from '@broker/oauth-server';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 
 /** The endpoints the broker needs from a third party's metadata. */
 export interface DiscoveredEndpoints {
@@ -9,7 +10,8 @@ export interface DiscoveredEndpoints {
 }
 
 /** 3 s in all, 256 KiB at most: the cap is enforced while reading, so a hostile issuer cannot make us buffer more. */
-const DISCOVERY_LIMITS: ProviderLimits = { ...PROVIDER_LIMITS, connectTimeoutMs: 3_000, totalTimeoutMs: 3_000, maxResponseBytes: 256 * 1024 };
+const DISCOVERY_TIMEOUT_MS = 3_000;
+const DISCOVERY_MAX_BYTES = 256 * 1024;
 
 /**
  * Metadata locations of an issuer, in the order tried: RFC 8414 §3.1 (the well-known
@@ -26,10 +28,21 @@ export function metadataUrls(issuer: string): string[] {
  * Discovers a third party's authorization and token endpoints from its issuer, with a
  * short timeout, a size cap, no redirects, and the metadata's `issuer` required to equal
  * the configured one (RFC 8414 §3.3), so a service cannot be pointed at another issuer's
- * endpoints by mistake or by a hostile redirect.
+ * endpoints by mistake or by a hostile redirect. The admin types the URL, so it goes through
+ * the same SSRF guard as client metadata documents (special-use addresses refused unless in
+ * `third_party_oauth2.discovery.allowed_networks`), and a failure is answered with one
+ * generic reason: what went wrong at which URL is logged, never sent, so the admin API
+ * cannot be used to probe the broker's network.
  */
 @Injectable()
 export class IssuerDiscovery {
+  private readonly logger = new Logger(IssuerDiscovery.name);
+  private readonly http: GuardedHttp;
+
+  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig) {
+    this.http = new GuardedHttp({ timeoutMs: DISCOVERY_TIMEOUT_MS, maxBytes: DISCOVERY_MAX_BYTES, allowed: networkList(config.third_party_oauth2.discovery.allowed_networks) });
+  }
+
   async discover(issuer: string): Promise<DiscoveredEndpoints> {
     const problems: string[] = [];
     for (const url of metadataUrls(issuer)) {
@@ -39,16 +52,17 @@ export class IssuerDiscovery {
         problems.push(`${url}: ${(error as Error).message}`);
       }
     }
+    this.logger.warn(`issuer discovery of ${issuer} failed (${problems.join('; ')})`);
     throw new ApiError(
       'validation failed',
-      `issuer_uri: could not discover the endpoints of ${issuer} (${problems.join('; ')}); give authorization_endpoint and token_endpoint or fix issuer_uri`,
+      `issuer_uri: could not discover the endpoints of ${issuer} (no usable authorization server metadata; the reason is in the broker's log); give authorization_endpoint and token_endpoint or fix issuer_uri`,
       [{ field: 'issuer_uri', problem: `discovery of ${issuer} failed` }],
     );
   }
 
   private async fetchMetadata(url: string, issuer: string): Promise<DiscoveredEndpoints> {
-    // The vault's outbound client: no redirects, timeouts, the size cap while reading, a JSON object or a failure.
-    const metadata = await getJson(url, DISCOVERY_LIMITS);
+    // The guarded outbound client: special-use addresses refused at connect time, no redirects, timeouts, the size cap while reading.
+    const { json: metadata } = await this.http.getJson(url);
     if (typeof metadata.issuer !== 'string' || metadata.issuer.replace(/\/+$/, '') !== issuer.replace(/\/+$/, '')) {
       throw new Error('metadata issuer does not match issuer_uri');
     }
