@@ -74,7 +74,7 @@ describe('approvals long-poll sync', () => {
     agentId = (await http(`${broker.adminUrl}/api/agents`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-remote-user': 'admin' }, body: JSON.stringify({ display_name: 'Bench' }) })).json<{ id: string }>().id;
     const created = await http(`${broker.enduserUrl}/api/approvals`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await issuer.sign({ sub: PRINCIPAL, azp: agentId }, { audience: 'gateway', ttlSeconds: 3600 })}`, 'x-client-assertion': assertion },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await issuer.sign({ sub: PRINCIPAL, azp: agentId }, { audience: publicUrl, ttlSeconds: 3600 })}`, 'x-client-assertion': assertion },
       body: JSON.stringify({ metadata: {}, tool_name: 'bench_tool', arguments: { n: 1 } }),
     });
     if (created.status !== 201) throw new Error(`create failed: ${created.status} ${created.text}`);

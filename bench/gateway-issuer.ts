@@ -41,9 +41,12 @@ export class GatewayIssuer {
     return this.sign({ sub: 'bench-gateway', aud: audience });
   }
 
-  /** A user's access token as the gateway forwards it: `sub` the principal, `azp` the agent. */
-  subjectToken(principal: string, agentId: string): string {
-    return this.sign({ sub: principal, azp: agentId });
+  /**
+   * A user's access token as the gateway forwards it: `sub` the principal, `azp` the agent,
+   * `aud` the broker at `audience` (the default of `token_exchange.subject_token.audience`).
+   */
+  subjectToken(principal: string, agentId: string, audience: string): string {
+    return this.sign({ sub: principal, azp: agentId, aud: audience });
   }
 
   /** Any token of this issuer (`iss`, `iat`, `exp` in an hour and a unique `jti` added). */

@@ -31,7 +31,7 @@ const server = createServer((request, response) => {
     try {
       const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
       await jwtVerify(form.get('client_assertion'), key, { issuer: settings.issuer, audience: settings.audience, algorithms: ['ES256'] });
-      const { payload } = await jwtVerify(form.get('subject_token'), key, { issuer: settings.issuer, algorithms: ['ES256'] });
+      const { payload } = await jwtVerify(form.get('subject_token'), key, { issuer: settings.issuer, audience: settings.audience, algorithms: ['ES256'] });
       // A named statement, prepared once per connection, as the broker's hot query is.
       const { rows } = await pool.query({ name: 'reference_lookup', text: SQL, values: [form.get('resource'), payload.sub, payload.azp] });
       if (rows.length === 0) return fail(response, 403, 'access_denied');

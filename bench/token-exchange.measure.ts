@@ -199,7 +199,7 @@ async function deploy(cluster: PostgresCluster, issuer: GatewayIssuer, dataset: 
   const databaseUrl = await createPostgresDatabase(cluster.url);
   const kek = { id: 'bench-kek', key: testKey() };
   const port = await freePort();
-  // The broker's issuer: the audience of the gateway's client assertions.
+  // The broker's issuer: the audience of the gateway's client assertions and of users' subject tokens.
   const audience = `http://127.0.0.1:${port}`;
   const broker = await startBroker({
     server: { enduser: { port, public_url: audience } },
@@ -230,12 +230,12 @@ async function deploy(cluster: PostgresCluster, issuer: GatewayIssuer, dataset: 
     const users = benchUsers(dataset);
     const body = (assertion: string, subject: string): string => `${EXCHANGE_FORM}&client_assertion=${assertion}&subject_token=${subject}`;
     const assertion = issuer.clientAssertion(audience);
-    const reusedBodies = users.map((user) => body(assertion, issuer.subjectToken(user, agentId)));
-    const fresh = new FreshBodies((n) => body(issuer.clientAssertion(audience), issuer.subjectToken(users[n % USERS] as string, agentId)));
+    const reusedBodies = users.map((user) => body(assertion, issuer.subjectToken(user, agentId, audience)));
+    const fresh = new FreshBodies((n) => body(issuer.clientAssertion(audience), issuer.subjectToken(users[n % USERS] as string, agentId, audience)));
     // Both answer a token exchange before anything is measured (with tokens of their own,
     // so the fresh pool stays unsent).
     for (const url of [`${broker.enduserUrl}/oauth2/token`, `${reference.url}/token`]) {
-      await expectOk(url, body(issuer.clientAssertion(audience), issuer.subjectToken(users[USERS - 1] as string, agentId)));
+      await expectOk(url, body(issuer.clientAssertion(audience), issuer.subjectToken(users[USERS - 1] as string, agentId, audience)));
     }
     const { stop: stopReference } = reference;
     const stop = async (): Promise<void> => {

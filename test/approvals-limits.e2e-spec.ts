@@ -25,7 +25,7 @@ describe('approvals over time (frozen clock)', () => {
     broker = await startTestBroker({
       servers: BOTH_SERVERS,
       clock,
-      config: { server: { enduser: { port, public_url: base } }, token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } } },
+      config: { server: { enduser: { port, public_url: base } }, token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' } } },
     });
     admin = new ApiClient(broker.url('admin'));
   });
@@ -140,7 +140,7 @@ describe('approvals.rate_limit configured', () => {
       clock,
       config: {
         server: { enduser: { port, public_url: base } },
-        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } },
+        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' } },
         approvals: { rate_limit: { max_pending_per_pair: 3, max_requests_per_minute: 2 } },
       },
     });

@@ -23,7 +23,7 @@ describe.runIf(postgresServerUrl())('approvals across broker processes on one Po
       storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
       encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' },
       third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] },
-      token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } },
+      token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' } },
     });
     for (let i = 0; i < 2; i += 1) {
       const replica = new BrokerProcess('broker', ['--config', file]);

@@ -43,7 +43,7 @@ async function approvalsBroker(issuer: TestJwtIssuer, config: { approvals?: Reco
     servers: BOTH_SERVERS,
     config: {
       server: { enduser: { port, public_url: base }, shutdown: { timeout: config.shutdownTimeout ?? '5s' } },
-      token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } },
+      token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' } },
       approvals: config.approvals ?? { sync: { authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } } },
     },
   });

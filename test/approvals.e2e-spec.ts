@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, type HttpResponse, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, type HttpResponse, type SignOptions, type TestBroker, type TestJwtIssuer } from '@broker/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -32,7 +32,8 @@ describe('tool approvals', () => {
       servers: BOTH_SERVERS,
       config: {
         server: { enduser: { port, public_url: base, consent_ui_url: CONSENT_UI } },
-        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } },
+        // Users' tokens are addressed to the gateway here (the default would be the broker's issuer).
+        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' }, authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } },
         approvals: { sync: { authorization: { cel: { expression: 'client_assertion.sub in ["gateway-1", "sync-only"]' } } } },
       },
     });
@@ -49,14 +50,14 @@ describe('tool approvals', () => {
     await issuer?.stop();
   });
 
-  async function assertion(sub = 'gateway-1', options: { audience?: string; ttlSeconds?: number } = {}): Promise<string> {
+  async function assertion(sub = 'gateway-1', options: SignOptions = {}): Promise<string> {
     const jwt = await issuer.sign({ sub, jti: randomUUID() }, { audience: base, ...options });
     sentTokens.push(jwt);
     return jwt;
   }
 
-  async function subject(principal: string, agentId: string, ttlSeconds?: number): Promise<string> {
-    const jwt = await issuer.sign({ sub: principal, azp: agentId }, { audience: 'gateway', ttlSeconds });
+  async function subject(principal: string, agentId: string, ttlSeconds?: number, audience = 'gateway'): Promise<string> {
+    const jwt = await issuer.sign({ sub: principal, azp: agentId }, { audience, ttlSeconds });
     sentTokens.push(jwt);
     return jwt;
   }
@@ -199,6 +200,10 @@ describe('tool approvals', () => {
         [create(body, { headers: { 'x-client-assertion': 'not.a.jwt' } }), 401, 'unauthorized'],
         [create(body, { headers: { authorization: `Bearer ${await subject(ALICE, agent, -600)}` } }), 401, 'unauthorized'],
         [create(body, { headers: { authorization: `Bearer ${await issuer.sign({ sub: ALICE }, { audience: 'gateway' })}` } }), 401, 'unauthorized'],
+        [create(body, { headers: { authorization: `Bearer ${await subject(ALICE, agent, undefined, base)}` } }), 401, 'unauthorized'],
+        [create(body, { headers: { authorization: `Bearer ${await subject(ALICE, agent, undefined, 'https://other-api.example.com')}` } }), 401, 'unauthorized'],
+        [create(body, { headers: { 'x-client-assertion': await assertion('gateway-1', { typ: 'at+jwt' }) } }), 401, 'unauthorized'],
+        [create(body, { headers: { 'x-client-assertion': await assertion('gateway-1', { ttlSeconds: null }) } }), 401, 'unauthorized'],
         [create(body, { assertionSub: 'gateway-2' }), 403, 'forbidden'],
         [create(body, { agentId: randomUUID() }), 403, 'forbidden'],
       ];
@@ -379,6 +384,18 @@ describe('tool approvals', () => {
       expect(new Set(responses.map((r) => r.json<{ data: { consumed_at: string } }>().data.consumed_at)).size).toBe(1);
       const transitions = broker.logs.records().filter((r) => r.event === 'approval_consumed' && r.approval_id === id);
       expect(transitions).toHaveLength(1);
+    });
+
+    it('refuses a subject token addressed to another application or API (401) and consumes nothing', async () => {
+      const id = await pending('consume_audience');
+      await user().post(`/api/approvals/${id}/approve`, { persistence: 'once' });
+      for (const audience of ['https://other-api.example.com', 'another-app', base]) {
+        const response = await http(`${base}/api/approvals/${id}/consume`, { method: 'POST', headers: { authorization: `Bearer ${await subject(ALICE, agent, undefined, audience)}` } });
+        expect(response.status, audience).toBe(401);
+        expect(response.json()).toEqual({ error: 'unauthorized', message: 'the subject token is not valid' });
+      }
+      expect((await user().get(`/api/approvals/${id}`)).json<{ data: Record<string, unknown> }>().data).toMatchObject({ status: 'approved', consumed: false, consumed_at: null });
+      expect((await consume(id)).status).toBe(200);
     });
 
     it('refuses what is not an approved one-time approval (422 not_consumable), another user\'s or agent\'s (403), an unknown id (404), no token (401)', async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, testBackends, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, testBackends, type SignOptions, type TestBroker, type TestJwtIssuer } from '@broker/testing';
 import { TokenVault } from '@broker/vault';
 import { SignJWT, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,23 @@ const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
 const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const ALICE = 'alice@example.com';
+
+/** A service, a permission set, an agent, Alice's grant to it and her stored third-party token. */
+async function provision(broker: TestBroker, base: string): Promise<{ agent: string; service: string; set: string }> {
+  const admin = new ApiClient(broker.url('admin'));
+  const service = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://mail.example.com/api'] })).json<{ id: string }>().id;
+  const set = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: service, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
+  const agent = (await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
+  await new ApiClient(base, ALICE).post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } });
+  await broker.broker.server('enduser').app.get(TokenVault).store(ALICE, service, { accessToken: 'third-party-access-token-1234567890', tokenType: 'Bearer', refreshToken: undefined, expiresIn: 3600, refreshTokenExpiresIn: undefined, scopes: ['mail.read'] });
+  return { agent, service, set };
+}
+
+async function postForm(url: string, fields: Record<string, string | undefined>) {
+  const form = new URLSearchParams();
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) form.set(k, v);
+  return http(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
+}
 
 // The hot path runs on PostgreSQL in production (prepared statements there): both backends.
 describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', (backend) => {
@@ -31,12 +48,7 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
         token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } },
       },
     });
-    const admin = new ApiClient(broker.url('admin'));
-    service = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://mail.example.com/api'] })).json<{ id: string }>().id;
-    set = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: service, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-    agent = (await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
-    await new ApiClient(base, ALICE).post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } });
-    await broker.broker.server('enduser').app.get(TokenVault).store(ALICE, service, { accessToken: 'third-party-access-token-1234567890', tokenType: 'Bearer', refreshToken: undefined, expiresIn: 3600, refreshTokenExpiresIn: undefined, scopes: ['mail.read'] });
+    ({ agent, service, set } = await provision(broker, base));
   });
 
   afterAll(async () => {
@@ -44,14 +56,11 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
     await issuer.stop();
   });
 
-  const assertion = (claims: Record<string, unknown> = {}, options: { audience?: string; ttlSeconds?: number; iat?: number } = {}) => issuer.sign({ sub: 'gateway-1', jti: randomUUID(), ...claims }, { audience: base, ...options });
-  const subjectToken = (claims: Record<string, unknown> = {}) => issuer.sign({ sub: ALICE, azp: agent, ...claims }, { audience: 'gateway' });
+  const assertion = (claims: Record<string, unknown> = {}, options: SignOptions = {}) => issuer.sign({ sub: 'gateway-1', jti: randomUUID(), ...claims }, { audience: base, ...options });
+  // By default a subject token is for the client assertion's audience: the broker's issuer.
+  const subjectToken = (claims: Record<string, unknown> = {}, options: SignOptions = {}) => issuer.sign({ sub: ALICE, azp: agent, ...claims }, { audience: base, ...options });
 
-  async function exchange(fields: Record<string, string | undefined>) {
-    const form = new URLSearchParams();
-    for (const [k, v] of Object.entries(fields)) if (v !== undefined) form.set(k, v);
-    return http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
-  }
+  const exchange = (fields: Record<string, string | undefined>) => postForm(`${base}/oauth2/token`, fields);
 
   async function valid(overrides: Record<string, string | undefined> = {}) {
     return { grant_type: EXCHANGE, client_assertion_type: JWT_BEARER, client_assertion: await assertion(), subject_token: await subjectToken(), subject_token_type: ACCESS, resource: 'https://mail.example.com/api', ...overrides };
@@ -79,12 +88,19 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
       ['missing resource', () => valid({ resource: undefined }), 400, 'invalid_request'],
       ['a malformed subject token', () => valid({ subject_token: 'not.a.jwt' }), 400, 'invalid_request'],
       ['a wrong subject_token_type', () => valid({ subject_token_type: 'urn:ietf:params:oauth:token-type:jwt' }), 400, 'invalid_request'],
-      ['a subject token without sub', async () => valid({ subject_token: await issuer.sign({ azp: agent }) }), 400, 'invalid_request'],
+      ['a subject token without sub', async () => valid({ subject_token: await issuer.sign({ azp: agent }, { audience: base }) }), 400, 'invalid_request'],
+      ['a subject token for another API', async () => valid({ subject_token: await subjectToken({}, { audience: 'https://calendar-api.example.com' }) }), 400, 'invalid_request'],
+      ['an ID token of another application as the subject token', async () => valid({ subject_token: await subjectToken({ nonce: 'n-1' }, { audience: 'other-app-client-id', typ: 'JWT' }) }), 400, 'invalid_request'],
+      ['a subject token without aud', async () => valid({ subject_token: await issuer.sign({ sub: ALICE, azp: agent }) }), 400, 'invalid_request'],
+      ['a subject token without exp', async () => valid({ subject_token: await subjectToken({}, { ttlSeconds: null }) }), 400, 'invalid_request'],
       ['an invalid resource URI', () => valid({ resource: 'mail.example.com' }), 400, 'invalid_request'],
       ['a resource no service owns', () => valid({ resource: 'https://unknown.example.com' }), 400, 'invalid_target'],
       ['an expired client assertion', async () => valid({ client_assertion: await assertion({}, { ttlSeconds: -120 }) }), 401, 'invalid_client'],
       ['a client assertion for another audience', async () => valid({ client_assertion: await assertion({}, { audience: 'https://elsewhere.example.com' }) }), 401, 'invalid_client'],
       ['a client assertion issued in the future', async () => valid({ client_assertion: await assertion({}, { iat: Math.floor(Date.now() / 1000) + 600 }) }), 401, 'invalid_client'],
+      ['a client assertion without exp', async () => valid({ client_assertion: await assertion({}, { ttlSeconds: null }) }), 401, 'invalid_client'],
+      ['an access token (typ at+jwt) for the broker as the client assertion', async () => valid({ client_assertion: await assertion({}, { typ: 'at+jwt' }) }), 401, 'invalid_client'],
+      ['an ID token for the broker as the client assertion', async () => valid({ client_assertion: await assertion({ nonce: 'n-1', at_hash: 'x' }, { typ: 'JWT' }) }), 401, 'invalid_client'],
       ['the authorization expression false', async () => valid({ client_assertion: await assertion({ sub: 'gateway-2' }) }), 403, 'access_denied'],
       ['no grant for the agent', async () => valid({ subject_token: await subjectToken({ azp: randomUUID() }) }), 403, 'access_denied'],
       ['no session with the service', async () => valid({ subject_token: await subjectToken({ sub: 'bob@example.com' }) }), 403, 'access_denied'],
@@ -120,6 +136,26 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
       const response = await exchange(await valid({ client_assertion: own }));
       expect(response.status).toBe(401);
     });
+  });
+
+  it('accepts an access token typed at+jwt as the subject token, and an explicitly typed client assertion', async () => {
+    const response = await exchange(await valid({ client_assertion: await assertion({}, { typ: 'client-authentication+jwt' }), subject_token: await subjectToken({}, { typ: 'at+jwt' }) }));
+    expect(response.status, response.text).toBe(200);
+  });
+
+  it('lets a gateway reuse one client assertion for many exchanges by default', async () => {
+    const reused = await assertion();
+    for (let i = 0; i < 3; i += 1) expect((await exchange(await valid({ client_assertion: reused }))).status).toBe(200);
+  });
+
+  it('audits a subject token for another audience as a refusal, without the token', async () => {
+    const fields = await valid({ subject_token: await subjectToken({}, { audience: 'https://calendar-api.example.com' }) });
+    const before = broker.logs.records().filter((r) => r.event === 'token_exchange').length;
+    expect((await exchange(fields)).json()).toEqual({ error: 'invalid_request', error_description: 'the subject token is not valid' });
+    const records = broker.logs.records().filter((r) => r.event === 'token_exchange');
+    expect(records).toHaveLength(before + 1);
+    expect(records.at(-1)).toMatchObject({ principal: null, agent_id: null, outcome: 'refused', oauth_error: 'invalid_request', resource: 'https://mail.example.com/api' });
+    expect(broker.logs.leaked([fields.client_assertion, fields.subject_token])).toEqual([]);
   });
 
   it('stops at once when the grant is revoked, leaving the session', async () => {
@@ -163,5 +199,15 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
     expect(records.at(-1)).toMatchObject({ audit: true, request_id: trace, principal: ALICE, agent_id: agent, service_id: service, resource: 'https://mail.example.com/api', outcome: 'issued', oauth_error: null });
     expect(broker.logs.leaked([fields.client_assertion, fields.subject_token, 'third-party-access-token-1234567890'])).toEqual([]);
     expect(issuer.fetches()).toBe(1);
+  });
+});
+
+describe("the gateway's trust anchor at start-up", () => {
+  it("refuses the broker's own issuer, naming the key", async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    await expect(startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: base } }, token_exchange: { client_assertion: { issuer_uri: base, jwks_uri: `${base}/oauth2/jwks.json` } } } })).rejects.toThrow(
+      /^config error: token_exchange\.client_assertion\.issuer_uri is the broker's own issuer/,
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { ConfigError } from '@broker/config';
 import { JwtRejected, TrustAnchor, VerifiedJwtCache } from '@broker/oauth-server';
 import { FrozenClock, startJwtIssuer, testConfig, type TestJwtIssuer } from '@broker/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -22,13 +23,14 @@ describe('trust anchor: cached keys and verified tokens', () => {
   const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 100));
 
   it('verifies a reused token once and fetches the keys once', async () => {
-    const token = await issuer.sign({ sub: 'user-1' }, { ttlSeconds: 3600 });
+    const token = await issuer.sign({ sub: 'user-1' }, { audience, ttlSeconds: 3600 });
     for (let i = 0; i < 5; i += 1) expect((await anchor.verify(token, 'subject_token')).sub).toBe('user-1');
     expect(issuer.fetches()).toBe(1);
   });
 
-  it('keeps what a token was verified for apart: a cached subject token is no client assertion', async () => {
-    const token = await issuer.sign({ sub: 'user-1' }, { ttlSeconds: 3600 });
+  it('keeps what a token was verified for apart: a cached subject token (at+jwt) is no client assertion', async () => {
+    const token = await issuer.sign({ sub: 'user-1' }, { audience, ttlSeconds: 3600, typ: 'at+jwt' });
+    await anchor.verify(token, 'subject_token');
     await anchor.verify(token, 'subject_token');
     await expect(anchor.verify(token, 'client_assertion')).rejects.toBeInstanceOf(JwtRejected);
   });
@@ -51,15 +53,15 @@ describe('trust anchor: cached keys and verified tokens', () => {
   });
 
   it('refetches on an unknown kid at most once per 30 s', async () => {
-    await anchor.verify(await issuer.sign({ sub: 'user-1' }, { ttlSeconds: 3600 }), 'subject_token');
+    await anchor.verify(await issuer.sign({ sub: 'user-1' }, { audience, ttlSeconds: 3600 }), 'subject_token');
     clock.advance(31_000);
     await issuer.rotate();
     // Unknown kid: one refetch, and the new key verifies.
-    expect((await anchor.verify(await issuer.sign({ sub: 'user-2' }, { ttlSeconds: 3600 }), 'subject_token')).sub).toBe('user-2');
+    expect((await anchor.verify(await issuer.sign({ sub: 'user-2' }, { audience, ttlSeconds: 3600 }), 'subject_token')).sub).toBe('user-2');
     expect(issuer.fetches()).toBe(2);
     // Another unknown kid within the interval: no fetch, rejected.
     await issuer.rotate();
-    const next = await issuer.sign({ sub: 'user-3' }, { ttlSeconds: 3600 });
+    const next = await issuer.sign({ sub: 'user-3' }, { audience, ttlSeconds: 3600 });
     await expect(anchor.verify(next, 'subject_token')).rejects.toThrow(JwtRejected);
     await expect(anchor.verify(next, 'subject_token')).rejects.toThrow(JwtRejected);
     expect(issuer.fetches()).toBe(2);
@@ -69,11 +71,109 @@ describe('trust anchor: cached keys and verified tokens', () => {
   });
 
   it('does not serve a cached token past its exp', async () => {
-    const token = await issuer.sign({ sub: 'user-1' }, { ttlSeconds: 30 });
+    const token = await issuer.sign({ sub: 'user-1' }, { audience, ttlSeconds: 30 });
     await anchor.verify(token, 'subject_token');
     // Past exp + the 60 s leeway: verified again, and refused.
     clock.advance(91_000);
     await expect(anchor.verify(token, 'subject_token')).rejects.toThrow(JwtRejected);
+  });
+});
+
+/**
+ * Issue 19 items 2 and 3: a subject token is checked for its audience like the client
+ * assertion, and a client assertion is told apart from other JWTs of the same issuer.
+ */
+describe('trust anchor: what each token is for', () => {
+  let issuer: TestJwtIssuer;
+  let clock: FrozenClock;
+  const broker = 'https://broker.example.com';
+  const anchorFor = (tokenExchange: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): TrustAnchor => {
+    const { client_assertion: assertion = {}, ...rest } = tokenExchange as { client_assertion?: Record<string, unknown> };
+    return new TrustAnchor(testConfig({ server: { enduser: { public_url: broker } }, token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri, ...assertion }, ...rest }, ...extra }), clock);
+  };
+
+  beforeEach(async () => {
+    issuer = await startJwtIssuer('ES256');
+    clock = new FrozenClock(new Date());
+  });
+  afterEach(() => issuer.stop());
+
+  it('refuses a subject token for another application or API, or for no audience (default: the client assertion audiences)', async () => {
+    const anchor = anchorFor();
+    expect((await anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker }), 'subject_token')).sub).toBe('alice');
+    await expect(anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: 'https://other-api.example.com' }), 'subject_token')).rejects.toThrow(JwtRejected);
+    await expect(anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: 'another-app-client-id' }), 'subject_token')).rejects.toThrow(JwtRejected);
+    await expect(anchor.verify(await issuer.sign({ sub: 'alice' }), 'subject_token')).rejects.toThrow(JwtRejected);
+  });
+
+  it('defaults the subject audience to a configured client assertion audience list', async () => {
+    const anchor = anchorFor({ client_assertion: { audience: ['https://a.example.com', 'https://b.example.com'] } });
+    expect((await anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: 'https://b.example.com' }), 'subject_token')).sub).toBe('alice');
+    await expect(anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker }), 'subject_token')).rejects.toThrow(JwtRejected);
+  });
+
+  it('checks token_exchange.subject_token.audience when configured (one value or a list), and only for subject tokens', async () => {
+    const one = anchorFor({ subject_token: { audience: 'gateway' } });
+    expect((await one.verify(await issuer.sign({ sub: 'alice' }, { audience: 'gateway' }), 'subject_token')).sub).toBe('alice');
+    await expect(one.verify(await issuer.sign({ sub: 'alice' }, { audience: broker }), 'subject_token')).rejects.toThrow(JwtRejected);
+    // The client assertion keeps its own audience.
+    expect((await one.verify(await issuer.sign({ sub: 'gw' }, { audience: broker }), 'client_assertion')).sub).toBe('gw');
+    await expect(one.verify(await issuer.sign({ sub: 'gw' }, { audience: 'gateway' }), 'client_assertion')).rejects.toThrow(JwtRejected);
+    const list = anchorFor({ subject_token: { audience: ['gateway', 'https://mcp.example.com'] } });
+    expect((await list.verify(await issuer.sign({ sub: 'alice' }, { audience: ['https://mcp.example.com', 'x'] }), 'subject_token')).sub).toBe('alice');
+  });
+
+  it('refuses a client assertion whose typ marks another kind of token (RFC 8725 §3.11), and accepts none, JWT and client-authentication+jwt', async () => {
+    const anchor = anchorFor();
+    for (const typ of ['at+jwt', 'application/at+jwt', 'AT+JWT', 'logout+jwt', 'secevent+jwt', 'dpop+jwt', 'id_token+jwt']) {
+      await expect(anchor.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, typ }), 'client_assertion'), typ).rejects.toThrow(JwtRejected);
+    }
+    for (const typ of [undefined, 'JWT', 'jwt', 'application/jwt', 'client-authentication+jwt']) {
+      expect((await anchor.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, typ }), 'client_assertion')).sub, String(typ)).toBe('gw');
+    }
+  });
+
+  it('refuses an ID token where a client assertion is expected (nonce, at_hash or c_hash), whatever its typ', async () => {
+    const anchor = anchorFor();
+    for (const claims of [{ nonce: 'n-0S6_WzA2Mj' }, { at_hash: 'HK6E_P6Dh8Y93mRNtsDB1Q' }, { c_hash: 'LDktKdoQak3Pk0cnXxCltA' }]) {
+      await expect(anchor.verify(await issuer.sign({ sub: 'gw', ...claims }, { audience: broker, typ: 'JWT' }), 'client_assertion'), Object.keys(claims)[0]).rejects.toThrow(JwtRejected);
+    }
+  });
+
+  it('accepts an access token (at+jwt, JWT or untyped) as the subject token, and refuses other explicit types', async () => {
+    const anchor = anchorFor();
+    for (const typ of [undefined, 'at+jwt', 'application/at+jwt', 'JWT']) {
+      expect((await anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker, typ }), 'subject_token')).sub, String(typ)).toBe('alice');
+    }
+    for (const typ of ['client-authentication+jwt', 'logout+jwt']) {
+      await expect(anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker, typ }), 'subject_token'), typ).rejects.toThrow(JwtRejected);
+    }
+  });
+
+  it('requires exp on a client assertion and on a subject token', async () => {
+    const anchor = anchorFor();
+    await expect(anchor.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: null }), 'client_assertion')).rejects.toThrow(JwtRejected);
+    await expect(anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker, ttlSeconds: null }), 'subject_token')).rejects.toThrow(JwtRejected);
+  });
+
+  it('refuses a client assertion living longer than max_lifetime (60 s leeway); no bound by default', async () => {
+    const bounded = anchorFor({ client_assertion: { max_lifetime: '5m' } });
+    expect((await bounded.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 300 }), 'client_assertion')).sub).toBe('gw');
+    expect((await bounded.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 355 }), 'client_assertion')).sub).toBe('gw');
+    await expect(bounded.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 365 }), 'client_assertion')).rejects.toThrow(JwtRejected);
+    await expect(bounded.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 86_400 }), 'client_assertion')).rejects.toThrow(JwtRejected);
+    // Subject tokens are the user's, with the lifetime their issuer chose.
+    expect((await bounded.verify(await issuer.sign({ sub: 'alice' }, { audience: broker, ttlSeconds: 86_400 }), 'subject_token')).sub).toBe('alice');
+    expect((await anchorFor().verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 86_400 }), 'client_assertion')).sub).toBe('gw');
+  });
+
+  it("refuses at start-up a trust anchor whose issuer is the broker's own, naming the key", () => {
+    const attempt = (extra: Record<string, unknown>, issuerUri: string) => () => new TrustAnchor(testConfig({ server: { enduser: { public_url: broker } }, token_exchange: { client_assertion: { issuer_uri: issuerUri, jwks_uri: `${broker}/oauth2/jwks.json` } }, ...extra }), clock);
+    expect(attempt({}, broker)).toThrow(ConfigError);
+    expect(attempt({}, `${broker}/`)).toThrow(/^config error: token_exchange\.client_assertion\.issuer_uri is the broker's own issuer \(https:\/\/broker\.example\.com\)/);
+    const local = { oauth2_authorization_server: { local: { issuer_uri: 'https://issuer.example.com' } } };
+    expect(attempt(local, 'https://issuer.example.com')).toThrow(/token_exchange\.client_assertion\.issuer_uri is the broker's own issuer/);
+    expect(attempt(local, broker)).not.toThrow();
   });
 });
 

@@ -11,4 +11,4 @@ export { ApiClient } from './api-client';
 export { startOidcProvider, type TestOidcProvider } from './oidc-provider';
 export { startThirdPartyProvider, completeAuthorization, type ThirdPartyProvider } from './third-party-provider';
 export { startHttpsDocumentServer, type HttpsDocumentServer } from './https-document-server';
-export { startJwtIssuer, type TestJwtIssuer } from './jwt-issuer';
+export { startJwtIssuer, type TestJwtIssuer, type SignOptions } from './jwt-issuer';

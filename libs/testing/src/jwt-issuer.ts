@@ -2,12 +2,21 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 
+export interface SignOptions {
+  /** `exp` this far ahead (default 300 s); null: no `exp` at all. */
+  readonly ttlSeconds?: number | null;
+  readonly audience?: string | string[];
+  readonly iat?: number;
+  /** The header's `typ` (default none). */
+  readonly typ?: string;
+}
+
 /** A JWT issuer on loopback: its JWKS served over HTTP, tokens signed with its real key. */
 export interface TestJwtIssuer {
   readonly issuer: string;
   readonly jwksUri: string;
   /** A token signed with the issuer's key (header `kid`), `exp` in `ttlSeconds`. */
-  sign(claims: JWTPayload, options?: { ttlSeconds?: number; audience?: string; iat?: number }): Promise<string>;
+  sign(claims: JWTPayload, options?: SignOptions): Promise<string>;
   /** JWKS fetches so far (to show keys are cached). */
   fetches(): number;
   /** The current public key (changes on `rotate`). */
@@ -44,7 +53,8 @@ export async function startJwtIssuer(algorithm: 'ES256' | 'RS256' = 'ES256'): Pr
     fetches: () => fetches,
     sign: (claims, options = {}) => {
       const now = Math.floor(Date.now() / 1000);
-      let jwt = new SignJWT(claims).setProtectedHeader({ alg: algorithm, kid: publicJwk.kid }).setIssuer(base).setIssuedAt(options.iat ?? now).setExpirationTime(now + (options.ttlSeconds ?? 300));
+      let jwt = new SignJWT(claims).setProtectedHeader({ alg: algorithm, kid: publicJwk.kid, ...(options.typ === undefined ? {} : { typ: options.typ }) }).setIssuer(base).setIssuedAt(options.iat ?? now);
+      if (options.ttlSeconds !== null) jwt = jwt.setExpirationTime(now + (options.ttlSeconds ?? 300));
       if (options.audience !== undefined) jwt = jwt.setAudience(options.audience);
       return jwt.sign(privateKey);
     },

@@ -1,5 +1,5 @@
 import type { Clock } from '@broker/domain';
-import { jwtVerify, type JWTPayload } from 'jose';
+import { jwtVerify, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import type { RemoteKeySet } from './remote-key-set';
 import { VerifiedJwtCache } from './verified-jwt-cache';
 
@@ -23,15 +23,22 @@ export interface VerifyOptions {
   /** Accepted audiences; undefined: the audience is not checked. */
   readonly audience?: readonly string[];
   readonly algorithms: readonly string[];
+  /**
+   * Rules of the purpose over the verified header and claims (RFC 8725 §3.11 explicit
+   * typing, lifetime bounds): a refusal reason, or undefined to accept. They run on a full
+   * verification only, never on a cache hit, so a rule may depend on the token and on time
+   * only in a way that stays true once true (the clock moves forward).
+   */
+  readonly accepts?: (header: JWTHeaderParameters, payload: JWTPayload, nowMs: number) => string | undefined;
 }
 
 /**
  * Verifies JWTs of one trusted issuer: signature by its cached key set (`RemoteKeySet`)
  * with an algorithm of the allow-list, `iss`, `aud` when asked, `exp` (required), `nbf` and
- * `iat` (60 s leeway each). Results are remembered by the hash of the token bytes until
- * the token's `exp` (`VerifiedJwtCache`) and forgotten when the key set changes, so a
- * reused token costs one hash, not a signature check. Claims returned are frozen and
- * shared: never mutate them.
+ * `iat` (60 s leeway each), then the purpose's own rules (`accepts`). Results are
+ * remembered by the hash of the token bytes until the token's `exp` (`VerifiedJwtCache`)
+ * and forgotten when the key set changes, so a reused token costs one hash, not a
+ * signature check. Claims returned are frozen and shared: never mutate them.
  */
 export class JwtVerifier {
   private readonly verified = new VerifiedJwtCache();
@@ -53,8 +60,9 @@ export class JwtVerifier {
     }
     const generation = this.keys.generation;
     let payload: JWTPayload;
+    let header: JWTHeaderParameters;
     try {
-      ({ payload } = await jwtVerify(jwt, this.keys.getKey, {
+      ({ payload, protectedHeader: header } = await jwtVerify(jwt, this.keys.getKey, {
         issuer: this.issuer,
         audience: options.audience === undefined ? undefined : [...options.audience],
         algorithms: [...options.algorithms],
@@ -67,6 +75,8 @@ export class JwtVerifier {
     }
     const nowMs = this.clock.nowMs();
     if (payload.iat !== undefined && payload.iat > nowMs / 1000 + CLOCK_TOLERANCE_SECONDS) throw new JwtRejected('issued in the future');
+    const refusal = options.accepts?.(header, payload, nowMs);
+    if (refusal !== undefined) throw new JwtRejected(refusal);
     // Verified against keys that were replaced meanwhile: answer this once, remember nothing
     // (generation 0 is the first load, made by this very verification).
     if (generation === 0 || generation === this.keys.generation) this.verified.set(key, payload, nowMs);

@@ -58,7 +58,7 @@ export class GatewayCredentials {
     }
   }
 
-  /** The user's subject token, verified by the same anchor (its audience is the gateway's, not ours). */
+  /** The user's subject token, verified by the same anchor for `token_exchange.subject_token.audience`. */
   async verifySubject(token: string): Promise<JWTPayload> {
     try {
       return await this.anchor.verify(token, 'subject_token');
