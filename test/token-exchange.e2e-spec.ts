@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, testBackends, type SignOptions, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, testBackends, testKey, type SignOptions, type TestBroker, type TestJwtIssuer } from '@broker/testing';
 import { TokenVault } from '@broker/vault';
 import { SignJWT, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -199,6 +199,90 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
     expect(records.at(-1)).toMatchObject({ audit: true, request_id: trace, principal: ALICE, agent_id: agent, service_id: service, resource: 'https://mail.example.com/api', outcome: 'issued', oauth_error: null });
     expect(broker.logs.leaked([fields.client_assertion, fields.subject_token, 'third-party-access-token-1234567890'])).toEqual([]);
     expect(issuer.fetches()).toBe(1);
+  });
+});
+
+/**
+ * Issue 19 item 3, the options: `single_use` (RFC 7523 §3, a `jti` accepted once, recorded in
+ * the database so every replica shares it) and `max_lifetime`.
+ */
+describe.each(testBackends())('token exchange with single-use, short-lived client assertions on $name', (backend) => {
+  let issuer: TestJwtIssuer;
+  const brokers: TestBroker[] = [];
+  let base: string;
+  let agent: string;
+  let storage: Record<string, unknown>;
+  const keys = { encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' }, third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] } };
+  const startReplica = async (port: number): Promise<TestBroker> => {
+    const replica = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: { ...keys, storage, server: { enduser: { port, public_url: base } }, token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri, single_use: true, max_lifetime: '5m' } } },
+    });
+    brokers.push(replica);
+    return replica;
+  };
+
+  beforeAll(async () => {
+    issuer = await startJwtIssuer('ES256');
+    storage = await backend.storage();
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    ({ agent } = await provision(await startReplica(port), base));
+  });
+
+  afterAll(async () => {
+    for (const broker of brokers) await broker.stop();
+    await issuer?.stop();
+  });
+
+  const assertion = (claims: Record<string, unknown> = {}, options: SignOptions = {}) => issuer.sign({ sub: 'gateway-1', jti: randomUUID(), ...claims }, { audience: base, ...options });
+  const fields = async (clientAssertion: string) => ({ grant_type: EXCHANGE, client_assertion_type: JWT_BEARER, client_assertion: clientAssertion, subject_token: await issuer.sign({ sub: ALICE, azp: agent }, { audience: base, ttlSeconds: 3600 }), subject_token_type: ACCESS, resource: 'https://mail.example.com/api' });
+  const exchange = async (clientAssertion: string, at = base) => postForm(`${at}/oauth2/token`, await fields(clientAssertion));
+
+  it('accepts a client assertion once: every later presentation (a cached verification too) is 401 invalid_client, and audited', async () => {
+    const once = await assertion();
+    expect((await exchange(once)).status).toBe(200);
+    for (let i = 0; i < 3; i += 1) {
+      const replay = await exchange(once);
+      expect(replay.status).toBe(401);
+      expect(replay.json()).toEqual({ error: 'invalid_client', error_description: 'the client assertion was already used' });
+    }
+    const records = brokers[0]?.logs.records().filter((r) => r.event === 'token_exchange') ?? [];
+    expect(records.at(-1)).toMatchObject({ outcome: 'refused', oauth_error: 'invalid_client' });
+    expect(brokers[0]?.logs.leaked([once])).toEqual([]);
+    // A fresh assertion is accepted.
+    expect((await exchange(await assertion())).status).toBe(200);
+  });
+
+  it('accepts one of many concurrent presentations of an assertion', async () => {
+    const once = await assertion();
+    const statuses = await Promise.all(Array.from({ length: 6 }, () => exchange(once).then((r) => r.status)));
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(5);
+  });
+
+  it('refuses a client assertion without jti', async () => {
+    const response = await exchange(await issuer.sign({ sub: 'gateway-1' }, { audience: base }));
+    expect(response.status).toBe(401);
+    expect(response.json()).toEqual({ error: 'invalid_client', error_description: 'the client assertion has no jti (single use is required)' });
+  });
+
+  it('refuses a client assertion living longer than max_lifetime', async () => {
+    expect((await exchange(await assertion({}, { ttlSeconds: 3600 }))).json<{ error: string }>().error).toBe('invalid_client');
+    expect((await exchange(await assertion({}, { ttlSeconds: 240 }))).status).toBe(200);
+  });
+
+  // Replicas share a database only on PostgreSQL (PGlite is one process by construction).
+  if (backend.name === 'postgres') it('shares the replay record between replicas: an assertion used on one is refused on the other', async () => {
+    const port = await freePort();
+    const other = `http://127.0.0.1:${port}`;
+    await startReplica(port);
+    const once = await assertion();
+    expect((await exchange(once)).status).toBe(200);
+    expect((await exchange(once, other)).status).toBe(401);
+    const second = await assertion();
+    expect((await exchange(second, other)).status).toBe(200);
+    expect((await exchange(second)).status).toBe(401);
   });
 });
 
