@@ -18,6 +18,6 @@ import { LongPollHub } from './sync/long-poll-hub';
 @Module({
   imports: [AuditModule, OAuthServerModule],
   providers: [ApprovalGatewayAuth, ApprovalPages, LongPollHub, ExpirySweeper, ApprovalRequests, ApprovalDecisions, ApprovalSync],
-  exports: [ApprovalPages, ApprovalRequests, ApprovalDecisions, ApprovalSync, LongPollHub],
+  exports: [ApprovalGatewayAuth, ApprovalPages, ApprovalRequests, ApprovalDecisions, ApprovalSync, LongPollHub],
 })
 export class ApprovalsModule {}

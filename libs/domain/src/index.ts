@@ -8,6 +8,8 @@ export { Clock, SystemClock } from './clock';
 export { Random, CryptoRandom } from './random';
 export { type Principal, type PrincipalProblem, PRINCIPAL_MAX_LENGTH, normalisePrincipal } from './principal';
 export { isCanonicalUuid, isUuidShaped } from './uuid';
+export { textProblem, type TextProblem } from './text';
+export { parseRfc3339DateTime } from './date-time';
 export * from './registry/registry.types';
 export { normaliseResourceUri, isHttpUrl, isHttpsOrLoopbackUrl, isRedirectUri, canonicalIdProblem } from './registry/resource-uri';
 export { ComponentHealth, type ComponentStatus } from './component-health';

@@ -1,3 +1,4 @@
+import { NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { AgentIdParam } from '../common/id-params';
@@ -39,6 +40,7 @@ export class AgentsController {
 
   /** Irreversible: removes the agent's grants and client credentials with it. */
   @Delete(':agentId')
+  @NoBody()
   @HttpCode(204)
   @ApiNoContentResponse()
   remove(@Param() { agentId }: AgentIdParam): Promise<void> {

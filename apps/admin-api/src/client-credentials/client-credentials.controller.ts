@@ -1,4 +1,5 @@
 import { ClientCredentialsService, type IssuedClientCredentials } from '@broker/oauth-server';
+import { NoBody } from '@broker/http';
 import { Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -33,6 +34,7 @@ export class ClientCredentialsController {
 
   /** First call 201 with the secret; later calls rotate (200, previous_invalidated_at). */
   @Post()
+  @NoBody()
   @ApiCreatedResponse({ type: IssuedClientCredentialsResponse, description: 'first credentials' })
   @ApiOkResponse({ type: IssuedClientCredentialsResponse, description: 'rotated; previous_invalidated_at set' })
   async generate(@Param() { agentId }: AgentIdParam, @Res({ passthrough: true }) response: Response): Promise<IssuedClientCredentialsResponse> {
@@ -51,6 +53,7 @@ export class ClientCredentialsController {
 
   /** Irreversible. */
   @Delete()
+  @NoBody()
   @HttpCode(204)
   @ApiNoContentResponse()
   revoke(@Param() { agentId }: AgentIdParam): Promise<void> {

@@ -1,13 +1,14 @@
 import { REQUIREMENT_TYPES, type RequirementType } from '@broker/domain';
-import { IsScopeToken } from '@broker/http';
+import { IsPlainText, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
 import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
 
 export class ServiceScopesDto {
   @IsUUID('all')
   service_id!: string;
 
   @IsArray()
+  @ArrayMaxSize(MAX_LIST_ENTRIES)
   @IsScopeToken({ each: true })
   scopes!: string[];
 
@@ -21,14 +22,17 @@ export class ServiceScopesDto {
 export class PermissionSetDto {
   @IsString()
   @Length(1, 255)
+  @IsPlainText()
   name!: string;
 
   @IsOptional()
   @IsString()
   @Length(0, 4000)
+  @IsPlainText({ lines: true })
   description?: string;
 
   @IsArray()
+  @ArrayMaxSize(MAX_LIST_ENTRIES)
   @ValidateNested({ each: true })
   @Type(() => ServiceScopesDto)
   service_scopes!: ServiceScopesDto[];

@@ -1,3 +1,4 @@
+import { NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { PermissionSetIdParam } from '../common/id-params';
@@ -37,6 +38,7 @@ export class PermissionSetsController {
   }
 
   @Delete(':permissionSetId')
+  @NoBody()
   @HttpCode(204)
   @ApiNoContentResponse()
   remove(@Param() { permissionSetId }: PermissionSetIdParam): Promise<void> {

@@ -1,7 +1,7 @@
 import { TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from '@broker/domain';
-import { IsHttpUrl, IsScopeToken } from '@broker/http';
+import { IsHttpUrl, IsPlainText, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
 import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
 
 export class ServiceScopeDto {
   @IsScopeToken()
@@ -11,6 +11,7 @@ export class ServiceScopeDto {
   @IsOptional()
   @IsString()
   @Length(0, 1000)
+  @IsPlainText({ lines: true })
   description?: string;
 }
 
@@ -18,26 +19,31 @@ export class ServiceScopeDto {
 export class ServiceDto {
   @IsString()
   @Length(1, 255)
+  @IsPlainText()
   display_name!: string;
 
   @IsOptional()
   @IsString()
   @Length(0, 4000)
+  @IsPlainText({ lines: true })
   description?: string | null;
 
   @IsOptional()
   @IsHttpUrl()
+  @IsPlainText()
   logo_url?: string | null;
 
   /** The broker's client id at the third party. */
   @IsString()
   @Length(1, 255)
+  @IsPlainText()
   client_id!: string;
 
   /** Write-only; encrypted at rest. On PUT, omitted keeps the stored secret and null removes it. */
   @IsOptional()
   @IsString()
   @Length(1, 4096)
+  @IsPlainText()
   client_secret?: string | null;
 
   /** Default: client_secret_basic with a secret, none without. */
@@ -47,20 +53,24 @@ export class ServiceDto {
 
   @IsString()
   @IsHttpUrl()
+  @IsPlainText()
   issuer_uri!: string;
 
   /** Discovered from issuer_uri when omitted. */
   @IsOptional()
   @IsHttpUrl()
+  @IsPlainText()
   authorization_endpoint?: string | null;
 
   /** Discovered from issuer_uri when omitted. */
   @IsOptional()
   @IsHttpUrl()
+  @IsPlainText()
   token_endpoint?: string | null;
 
   @IsOptional()
   @IsArray()
+  @ArrayMaxSize(MAX_LIST_ENTRIES)
   @ValidateNested({ each: true })
   @Type(() => ServiceScopeDto)
   scopes?: ServiceScopeDto[];
@@ -68,6 +78,8 @@ export class ServiceDto {
   /** Absolute http(s) URIs; stored without trailing slash; each belongs to one service only. */
   @IsOptional()
   @IsArray()
+  @ArrayMaxSize(MAX_LIST_ENTRIES)
   @IsString({ each: true })
+  @IsPlainText({}, { each: true })
   protected_resources?: string[];
 }

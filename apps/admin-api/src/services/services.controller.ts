@@ -1,3 +1,4 @@
+import { NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ServiceIdParam } from '../common/id-params';
@@ -38,6 +39,7 @@ export class ServicesController {
 
   /** 409 while permission sets or grants reference the service. */
   @Delete(':serviceId')
+  @NoBody()
   @HttpCode(204)
   @ApiNoContentResponse()
   remove(@Param() { serviceId }: ServiceIdParam): Promise<void> {

@@ -1,6 +1,7 @@
 import { SIGNING_ALGORITHMS, type SigningAlgorithm } from '@broker/domain';
 import { SigningKeyService } from '@broker/oauth-server';
 import type { SigningKeyRecord } from '@broker/persistence';
+import { NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
@@ -50,6 +51,7 @@ export class SigningKeysController {
   }
 
   @Put(':kid/current')
+  @NoBody()
   @ApiOkResponse({ type: SigningKeyResponse })
   async promote(@Param() { kid }: KidParam): Promise<SigningKeyResponse> {
     return toSigningKeyResponse(await this.keys.promote(kid));
@@ -57,6 +59,7 @@ export class SigningKeysController {
 
   /** Soft delete; 409 last_key for the last key, 409 current_key for the current one. */
   @Delete(':kid')
+  @NoBody()
   @HttpCode(204)
   @ApiNoContentResponse()
   remove(@Param() { kid }: KidParam): Promise<void> {

@@ -1,17 +1,17 @@
 import type { ApprovalRequestInput, ApproveInput } from '@broker/approvals';
 import { ApiError, type FieldIssue } from '@broker/domain';
+import { RefusedJsonBody } from '@broker/http';
 import type { ApprovalPersistence, RiskLevel } from '@broker/persistence';
 
 /**
- * The approvals API's JSON bodies, parsed by hand rather than by Nest's validation pipe:
- * that pipe deletes keys named `__proto__`, `constructor` and `prototype` at every depth
- * and recurses without bound, and a gateway's `arguments` (and a user's `params_pattern`)
- * must be kept exactly as sent, or `arguments_hash` would not match the gateway's.
+ * The approvals API's JSON bodies, parsed by hand rather than validated against DTO
+ * classes: the validation pipe refuses keys named `__proto__`, `constructor` and
+ * `prototype` (Nest's own would delete them), and a gateway's `arguments` (and a user's
+ * `params_pattern`) must be kept exactly as sent, or `arguments_hash` would not match the
+ * gateway's. The body parser has already bounded their nesting (64 levels below the body's
+ * top, so 64 counting `arguments` itself) and refused numbers beyond the double range.
  * Failures are 400 `bad request` naming each field (API.md "Tool approvals").
  */
-
-/** Nesting allowed in `arguments` and `metadata` (deeper JSON cannot be serialised safely). */
-export const MAX_JSON_DEPTH = 64;
 
 const TOOL_NAME_MAX = 255;
 const RISK_LEVELS: readonly RiskLevel[] = ['low', 'medium', 'critical'];
@@ -25,20 +25,6 @@ function isJsonObject(value: unknown): value is JsonObject {
 
 function has(object: JsonObject, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(object, key);
-}
-
-/** Depth of nested objects and arrays, measured without recursion (a 1 MiB body can nest 500,000 levels). */
-function depthOf(root: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[root, 1]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop() as [unknown, number];
-    if (value === null || typeof value !== 'object') continue;
-    if (depth > deepest) deepest = depth;
-    if (deepest > MAX_JSON_DEPTH) return deepest;
-    for (const child of Object.values(value)) stack.push([child, depth + 1]);
-  }
-  return deepest;
 }
 
 class BodyIssues {
@@ -55,6 +41,7 @@ class BodyIssues {
 
 function body(raw: unknown): JsonObject {
   if (raw === undefined) return {};
+  if (raw instanceof RefusedJsonBody) throw raw.error;
   if (!isJsonObject(raw)) throw new ApiError('bad request', 'the request body must be a JSON object', [{ field: 'body', problem: 'must be a JSON object' }]);
   return raw;
 }
@@ -67,7 +54,6 @@ function jsonObjectField(object: JsonObject, field: string, issues: BodyIssues):
   const value = object[field];
   if (!has(object, field) || value === undefined) issues.add(field, 'is required');
   else if (!isJsonObject(value)) issues.add(field, 'must be a JSON object');
-  else if (depthOf(value) > MAX_JSON_DEPTH) issues.add(field, `must not nest deeper than ${MAX_JSON_DEPTH} levels`);
   else return value;
   return {};
 }

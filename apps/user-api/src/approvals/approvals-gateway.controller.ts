@@ -1,6 +1,8 @@
 import { ApprovalPages, ApprovalRequests, ApprovalSync } from '@broker/approvals';
 import { ClientAuthenticated } from '@broker/auth';
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
+import { NoBody } from '@broker/http';
+import type { SubjectIdentity } from '@broker/oauth-server';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { parseCreateApprovalBody } from './approval-bodies';
@@ -8,18 +10,20 @@ import { ApprovalIdParam } from './approval-id.param';
 import { ConsumedResponse, CreatedApprovalResponse, ApprovalSyncResponse, toConsumedView, toCreatedView } from './approval.response';
 import { ApprovalsErrorVocabulary } from './approvals-error-vocabulary.interceptor';
 import { CreateApprovalDto } from './create-approval.dto';
-import { gatewayHeaders } from './gateway-headers';
+import { Gateway, GatewayAuthGuard, GatewayOperation } from './gateway-auth.guard';
 import { writeSyncAnswer } from './sync-answer';
 import { SyncApprovalsQuery } from './sync-approvals.query';
 
 /**
  * The gateways' side of tool approvals (API.md "Tool approvals"): they authenticate with
  * JWTs in headers, never the principal header. Create: subject token + client assertion;
- * consume: subject token; sync: client assertion.
+ * consume: subject token; sync: client assertion. The guard verifies them first: nothing
+ * of the request (path, query, body) is validated for an unauthenticated caller.
  */
 @ApiTags('approvals')
 @Controller('api/approvals')
 @ClientAuthenticated()
+@UseGuards(GatewayAuthGuard)
 @UseInterceptors(ApprovalsErrorVocabulary)
 export class ApprovalsGatewayController {
   constructor(
@@ -30,20 +34,22 @@ export class ApprovalsGatewayController {
 
   /** A pending approval for the subject token's user and agent: 201 new, 200 the pending duplicate. */
   @Post()
+  @GatewayOperation('create')
   @ApiSecurity('BearerSubjectTokenClientAssertion')
   @ApiHeader({ name: 'X-Client-Assertion', required: true, description: 'the gateway\'s client assertion (JWT)' })
   @ApiHeader({ name: 'traceparent', required: false })
   @ApiCreatedResponse({ type: CreatedApprovalResponse })
   @ApiOkResponse({ type: CreatedApprovalResponse, description: 'the pending duplicate' })
   @ApiBody({ type: CreateApprovalDto })
-  async create(@Body() body: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<CreatedApprovalResponse> {
-    const { record, created } = await this.requests.create(gatewayHeaders(request), parseCreateApprovalBody(body));
+  async create(@Gateway() gateway: SubjectIdentity, @Body() body: unknown, @Res({ passthrough: true }) response: Response): Promise<CreatedApprovalResponse> {
+    const { record, created } = await this.requests.create(gateway, parseCreateApprovalBody(body));
     response.status(created ? 201 : 200);
     return { data: toCreatedView(record, this.pages.url(record.id)) };
   }
 
   /** Every active approval grouped by (principal, agent); long-polls with `If-None-Match`. */
   @Get()
+  @GatewayOperation('sync')
   @ApiSecurity('ClientAssertion')
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'the ETag of the state the gateway holds: wait for a change' })
   @ApiHeader({ name: 'X-Long-Poll-Timeout', required: false, description: 'seconds to wait, integer 1-120 (default approvals.sync.default_timeout)' })
@@ -53,7 +59,6 @@ export class ApprovalsGatewayController {
     const gone = new AbortController();
     response.once('close', () => gone.abort());
     const answer = await this.sync.sync({
-      credentials: gatewayHeaders(request),
       principal: query.principal,
       agentSessionIds: query.agent_session_id ?? [],
       ifNoneMatch: request.headers['if-none-match'],
@@ -65,10 +70,12 @@ export class ApprovalsGatewayController {
 
   /** An approved one-time approval becomes consumed; idempotent. */
   @Post(':id/consume')
+  @GatewayOperation('consume')
+  @NoBody()
   @HttpCode(200)
   @ApiSecurity('BearerSubjectToken')
   @ApiOkResponse({ type: ConsumedResponse })
-  async consume(@Param() { id }: ApprovalIdParam, @Req() request: Request): Promise<ConsumedResponse> {
-    return { data: toConsumedView(await this.requests.consume(gatewayHeaders(request), id)) };
+  async consume(@Gateway() gateway: SubjectIdentity, @Param() { id }: ApprovalIdParam): Promise<ConsumedResponse> {
+    return { data: toConsumedView(await this.requests.consume(gateway, id)) };
   }
 }

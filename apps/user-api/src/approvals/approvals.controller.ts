@@ -1,5 +1,6 @@
 import { ApprovalDecisions, ApprovalPages } from '@broker/approvals';
 import { Principal } from '@broker/auth';
+import { NoBody } from '@broker/http';
 import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { parseApproveBody, parseScopePreviewBody } from './approval-bodies';
@@ -78,6 +79,7 @@ export class ApprovalsController {
 
   /** Revokes a permanent approval or denial; it leaves the gateways' sync state. */
   @Post(':id/revoke')
+  @NoBody()
   @HttpCode(200)
   @ApiOkResponse({ type: RevokedResponse })
   async revoke(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam): Promise<RevokedResponse> {

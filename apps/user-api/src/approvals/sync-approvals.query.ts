@@ -1,3 +1,4 @@
+import { IsPlainText } from '@broker/http';
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString, Length } from 'class-validator';
 
@@ -7,6 +8,7 @@ export class SyncApprovalsQuery {
   @IsOptional()
   @IsString()
   @Length(1, 200)
+  @IsPlainText()
   principal?: string;
 
   /** Repeatable; `session` approvals are listed only for these agent session ids. */
@@ -14,5 +16,6 @@ export class SyncApprovalsQuery {
   @Transform(({ value }: { value: unknown }): unknown[] => (Array.isArray(value) ? (value as unknown[]) : [value]))
   @IsString({ each: true })
   @Length(1, 255, { each: true })
+  @IsPlainText({}, { each: true })
   agent_session_id?: string[];
 }

@@ -1,4 +1,5 @@
 import { Principal } from '@broker/auth';
+import { NoBody } from '@broker/http';
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { AgentIdParam } from '../common/agent-id.param';
@@ -32,6 +33,7 @@ export class ConsentController {
    * client's redirect_uri with `error=access_denied` and its state, for the front end.
    */
   @Post(':agentId/deny')
+  @NoBody()
   @HttpCode(200)
   @ApiOkResponse({ type: DenialResponse })
   async deny(@Principal() principal: Principal, @Param() { agentId }: AgentIdParam, @Query() { session_token }: SessionTokenQuery): Promise<DenialResponse> {

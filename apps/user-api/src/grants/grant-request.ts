@@ -1,9 +1,7 @@
-import { ApiError, isCanonicalUuid, isUuidShaped } from '@broker/domain';
+import { ApiError, isCanonicalUuid, isUuidShaped, parseRfc3339DateTime } from '@broker/domain';
 
 /** A parsed grant request: permission set id → service ids (lower-case), or empty to delete. */
 export type RequestedDelegation = ReadonlyMap<string, readonly string[]>;
-
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 function invalid(message: string, field: string): ApiError {
   return new ApiError('invalid request', message, [{ field, problem: message }]);
@@ -35,11 +33,14 @@ export function parseGrantedPermissionSets(value: unknown): RequestedDelegation 
   return out;
 }
 
-/** `valid_until`: RFC 3339 with a time zone, strictly in the future; null or omitted: indefinite. */
+/**
+ * `valid_until`: RFC 3339 with a time zone, a real calendar date and time (`2030-02-30` is
+ * refused, not read as 2 March), strictly in the future; null or omitted: indefinite.
+ */
 export function parseValidUntil(value: string | null | undefined, now: Date): Date | null {
   if (value === undefined || value === null) return null;
-  const time = Date.parse(value);
-  if (!RFC3339.test(value) || Number.isNaN(time)) throw invalid('valid_until must be an RFC 3339 date-time with a time zone, e.g. 2030-01-01T00:00:00Z', 'valid_until');
-  if (time <= now.getTime()) throw invalid('valid_until must be in the future', 'valid_until');
-  return new Date(time);
+  const time = parseRfc3339DateTime(value);
+  if (time === undefined) throw invalid('valid_until must be an RFC 3339 date-time with a time zone on a real calendar date, e.g. 2030-01-01T00:00:00Z', 'valid_until');
+  if (time.getTime() <= now.getTime()) throw invalid('valid_until must be in the future', 'valid_until');
+  return time;
 }

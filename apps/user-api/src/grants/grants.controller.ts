@@ -1,4 +1,5 @@
 import { Principal } from '@broker/auth';
+import { NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -46,6 +47,7 @@ export class GrantsController {
 
   /** Revokes the caller's grant; 404 when none. Third-party sessions stay. */
   @Delete()
+  @NoBody()
   @HttpCode(204)
   @ApiSecurity('preAuth')
   @ApiNoContentResponse()

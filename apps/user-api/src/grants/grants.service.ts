@@ -36,13 +36,14 @@ export class GrantsService {
     const agent = found.id;
     const session = sessionToken === undefined ? undefined : await this.sessionCheck.assertFor(sessionToken, agent, principal);
     const now = this.clock.now();
+    // The whole body is validated before anything is written: a bad valid_until never deletes.
     const requested = parseGrantedPermissionSets(dto.granted_permission_sets);
+    const validUntil = parseValidUntil(dto.valid_until, now);
     if (requested.size === 0) {
       await this.grants.deleteAny(principal.id, agent);
       this.audit.record('grant_deleted', { principal: principal.id, agent_id: agent, outcome: 'deleted_by_empty_grant' });
       return { kind: 'deleted' };
     }
-    const validUntil = parseValidUntil(dto.valid_until, now);
     const delegations = await this.resolve(found, requested);
     const { grant, created } = await this.grants.upsert(this.random.uuid(), principal.id, agent, validUntil, delegations, now);
     this.audit.record(created ? 'grant_created' : 'grant_replaced', {

@@ -1,4 +1,5 @@
 import { MaybePrincipal, OptionalPrincipal, Principal } from '@broker/auth';
+import { NoBody } from '@broker/http';
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Redirect } from '@nestjs/common';
 import { ApiFoundResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { IsOptional, IsString, IsUUID } from 'class-validator';
@@ -64,6 +65,7 @@ export class ThirdPartyController {
 
   /** Deletes the stored tokens (not revoked at the provider). */
   @Delete(':serviceId/session')
+  @NoBody()
   @ApiOkResponse({ type: TerminatedSessionResponse })
   async terminate(@Principal() principal: Principal, @Param() { serviceId }: ServiceIdParam): Promise<TerminatedSessionResponse> {
     return { data: await this.sessions.terminate(principal, serviceId) };
@@ -77,6 +79,7 @@ export class ThirdPartyController {
 
   /** Refreshes with the stored refresh token even if the access token is still valid. */
   @Post(':serviceId/session/refresh')
+  @NoBody()
   @HttpCode(200)
   @ApiOkResponse({ type: RefreshedSessionResponse })
   async refresh(@Principal() principal: Principal, @Param() { serviceId }: ServiceIdParam): Promise<RefreshedSessionResponse> {

@@ -1,9 +1,9 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApiError, Clock, Random } from '@broker/domain';
+import type { SubjectIdentity } from '@broker/oauth-server';
 import { ApprovalRepository, type ApprovalRecord, type RiskLevel } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
-import { ApprovalGatewayAuth, type GatewayHeaders } from '../gateway/approval-gateway-auth';
 import { argumentsHash } from '../patterns/canonical-json';
 import { assertNotExpired, CREATION_WINDOW_MS, notFound } from '../approval-rules';
 
@@ -33,8 +33,10 @@ function badRequest(field: string, problem: string): ApiError {
 
 /**
  * The gateway side of an approval's life (SPEC.md "Approval"): create a pending request,
- * consume an approved one-time approval. Audit records name principal, agent, tool and
- * outcome, never arguments, metadata or credentials.
+ * consume an approved one-time approval, for a gateway whose credentials were verified
+ * before anything else of the request was read (`ApprovalGatewayAuth`, in the controller's
+ * guard): the identity is the subject token's principal and agent. Audit records name
+ * principal, agent, tool and outcome, never arguments, metadata or credentials.
  */
 @Injectable()
 export class ApprovalRequests {
@@ -45,7 +47,6 @@ export class ApprovalRequests {
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     private readonly approvals: ApprovalRepository,
-    private readonly gateway: ApprovalGatewayAuth,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly random: Random,
@@ -61,8 +62,7 @@ export class ApprovalRequests {
    * `approvals.rate_limit.max_pending_per_pair` pending and `max_requests_per_minute`
    * creations per minute per (principal, agent): else 429 with Retry-After.
    */
-  async create(credentials: GatewayHeaders, input: ApprovalRequestInput): Promise<CreatedApproval> {
-    const { principal, agentId } = await this.gateway.forCreate(credentials);
+  async create({ principal, agentId }: SubjectIdentity, input: ApprovalRequestInput): Promise<CreatedApproval> {
     if (UNSAFE_TEXT.test(input.toolName)) throw badRequest('tool_name', 'must not contain control characters');
     const agentSessionId = this.agentSessionId(input.metadata);
     const now = this.clock.now();
@@ -110,8 +110,7 @@ export class ApprovalRequests {
    * Precedence: 404 unknown, 403 another principal's or agent's (API.md), 410 an expired
    * pending, 422 `not_consumable` for anything else.
    */
-  async consume(credentials: GatewayHeaders, id: string): Promise<ApprovalRecord> {
-    const { principal, agentId } = await this.gateway.forConsume(credentials);
+  async consume({ principal, agentId }: SubjectIdentity, id: string): Promise<ApprovalRecord> {
     const now = this.clock.now();
     const consumed = await this.approvals.consume(id, principal, agentId, now);
     if (consumed !== undefined) {

@@ -3,7 +3,6 @@ import { ApiError } from '@broker/domain';
 import { ApprovalChangeFeed, ApprovalRepository, type SyncedApproval, type SyncFilter, type SyncSnapshot } from '@broker/persistence';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { ApprovalGatewayAuth, type GatewayHeaders } from '../gateway/approval-gateway-auth';
 import { ExpirySweeper } from './expiry-sweeper';
 import { LongPollHub } from './long-poll-hub';
 
@@ -12,9 +11,8 @@ export const MIN_LONG_POLL_SECONDS = 1;
 export const MAX_LONG_POLL_SECONDS = 120;
 const MAX_AGENT_SESSION_IDS = 100;
 
-/** A gateway's sync request (API.md "Sync"). */
+/** A gateway's sync request (API.md "Sync"), its client assertion already verified and authorized (`ApprovalGatewayAuth.forSync`). */
 export interface SyncRequest {
-  readonly credentials: GatewayHeaders;
   /** undefined: every principal. */
   readonly principal: string | undefined;
   readonly agentSessionIds: readonly string[];
@@ -94,7 +92,6 @@ export class ApprovalSync implements OnModuleInit, OnModuleDestroy {
     private readonly feed: ApprovalChangeFeed,
     private readonly hub: LongPollHub,
     private readonly sweeper: ExpirySweeper,
-    private readonly gateway: ApprovalGatewayAuth,
     private readonly logger: PinoLogger,
   ) {
     logger.setContext('approvals');
@@ -141,7 +138,6 @@ export class ApprovalSync implements OnModuleInit, OnModuleDestroy {
    * timeout (304). A wake-up that turns out not to change the version keeps waiting.
    */
   async sync(request: SyncRequest): Promise<SyncAnswer> {
-    await this.gateway.forSync(request.credentials);
     const timeoutMs = parseLongPollTimeout(request.longPollTimeout, this.defaultTimeoutSeconds) * 1000;
     const filter = this.filterOf(request);
     const deadline = performance.now() + timeoutMs;

@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { RequestBodyError } from '../errors/request-errors';
+import { checkedJsonBody, RefusedJsonBody } from './refused-json-body';
 
 /** Bodies of the JSON APIs; the token endpoint has its own 256 KiB form limit. */
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -31,7 +32,11 @@ function toBodyError(error: unknown): Error {
 
 /**
  * Parses JSON request bodies (strict: objects and arrays only, UTF-8). A body with any
- * other content type is refused with 415 before a handler sees it.
+ * other content type is refused with 415, one too large with 413, before a handler sees it.
+ * A body that is read but breaks a rule (malformed, nested deeper than 64 levels, a number
+ * beyond the double range) becomes a `RefusedJsonBody`: the handler that reads it refuses
+ * it with 400, after authentication, so an unauthenticated caller learns nothing about
+ * how bodies are validated; one that takes no body refuses any body.
  */
 export function jsonBodyMiddleware(skip: (request: Request) => boolean) {
   const parse = express.json({ limit: JSON_BODY_LIMIT_BYTES, strict: true, type: JSON_TYPES });
@@ -44,6 +49,18 @@ export function jsonBodyMiddleware(skip: (request: Request) => boolean) {
       next(new RequestBodyError('unsupported_media_type', 'the request body must be application/json'));
       return;
     }
-    parse(request, response, (error?: unknown) => (error === undefined ? next() : next(toBodyError(error))));
+    parse(request, response, (error?: unknown) => {
+      if (error === undefined) request.body = checkedJsonBody(request.body);
+      else {
+        const refusal = toBodyError(error);
+        // Not JSON: refused where the body is read. Too large, encoded, cut short: refused now.
+        if (!(refusal instanceof RequestBodyError) || (error as { type?: unknown }).type !== 'entity.parse.failed') {
+          next(refusal);
+          return;
+        }
+        request.body = new RefusedJsonBody(refusal);
+      }
+      next();
+    });
   };
 }

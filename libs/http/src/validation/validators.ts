@@ -1,5 +1,11 @@
-import { isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri } from '@broker/domain';
+import { isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri, textProblem } from '@broker/domain';
 import { ValidateBy, type ValidationOptions } from 'class-validator';
+
+/**
+ * At most this many entries in any list of an admin body (URIs, scopes, assignments). A 1 MiB
+ * body holds 30,000 URIs: their rows overflowed PostgreSQL's 65,535 bind parameters (a 500).
+ */
+export const MAX_LIST_ENTRIES = 1000;
 
 /** An absolute http(s) URL. */
 export function IsHttpUrl(options?: ValidationOptions): PropertyDecorator {
@@ -32,6 +38,23 @@ export function IsRedirectUri(options?: ValidationOptions): PropertyDecorator {
 export function IsScopeToken(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     { name: 'isScopeToken', validator: { validate: (value) => typeof value === 'string' && /^[\x21\x23-\x5B\x5D-\x7E]{1,255}$/.test(value), defaultMessage: () => '$property must be scope tokens (1-255 printable characters, no spaces)' } },
+    options,
+  );
+}
+
+/**
+ * Text without control characters or lone surrogates (`textProblem`): names, client ids,
+ * URLs and secrets; `{ lines: true }` also allows the tab and line breaks of a description.
+ * Non-strings pass (the type is another decorator's rule). The constraint is a value rule:
+ * admin `400 validation failed` naming the field.
+ */
+export function IsPlainText(text: { readonly lines?: boolean } = {}, options?: ValidationOptions): PropertyDecorator {
+  const allowed = text.lines === true ? ' (tab and line breaks are allowed)' : '';
+  return ValidateBy(
+    {
+      name: 'isPlainText',
+      validator: { validate: (value) => typeof value !== 'string' || textProblem(value, text) === undefined, defaultMessage: () => `$property must not contain control characters or unpaired surrogates${allowed}` },
+    },
     options,
   );
 }
