@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, testBackends, testKey, type SignOptions, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { ApiClient, BrokerProcess, freePort, http, startJwtIssuer, startTestBroker, testBackends, testConfigTree, testKey, writeConfigFile, type SignOptions, type TestBroker, type TestJwtIssuer } from '@broker/testing';
 import { TokenVault } from '@broker/vault';
 import { SignJWT, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -292,6 +292,17 @@ describe("the gateway's trust anchor at start-up", () => {
     const base = `http://127.0.0.1:${port}`;
     await expect(startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: base } }, token_exchange: { client_assertion: { issuer_uri: base, jwks_uri: `${base}/oauth2/jwks.json` } } } })).rejects.toThrow(
       /^config error: token_exchange\.client_assertion\.issuer_uri is the broker's own issuer/,
+    );
+  });
+
+  it('stops the process with exit code 2 and one line naming the key', async () => {
+    const own = 'http://broker.example.com';
+    const { file } = writeConfigFile(testConfigTree({ server: { enduser: { public_url: own } }, token_exchange: { client_assertion: { issuer_uri: own, jwks_uri: `${own}/oauth2/jwks.json` } } }));
+    const process = new BrokerProcess('broker', ['--config', file]);
+    expect((await process.exited).code).toBe(2);
+    // The launcher's line comes last (Nest's own exception handler may print the error before it).
+    expect(process.stderr.join('').trimEnd().split('\n').at(-1)).toBe(
+      `config error: token_exchange.client_assertion.issuer_uri is the broker's own issuer (${own}): the gateway's tokens must come from another issuer, or an agent's access token could pass as the gateway`,
     );
   });
 });
