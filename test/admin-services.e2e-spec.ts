@@ -51,6 +51,15 @@ describe('admin: services', () => {
     expect(body).toMatchObject({ client_secret: null, token_endpoint_auth_method: 'none' });
   });
 
+  it('takes a service logo_url only as https (http on loopback): the consent pages show it as an image', async () => {
+    for (const logo of ['http://cdn.example.com/logo.png', 'javascript:alert(1)', 'data:image/svg+xml,<svg/>']) {
+      const response = await admin.post('/api/services', service({ logo_url: logo }));
+      expect(response.status, logo).toBe(400);
+      expect(response.json<{ error: string; details: { field: string }[] }>()).toMatchObject({ error: 'validation failed', details: [expect.objectContaining({ field: 'logo_url' })] });
+    }
+    expect((await admin.post('/api/services', service({ logo_url: 'https://cdn.example.com/logo.png' }))).status).toBe(201);
+  });
+
   it('lists services as a bare array with secrets redacted', async () => {
     const list = (await admin.get('/api/services')).json<unknown>() as { client_secret: unknown }[];
     expect(Array.isArray(list)).toBe(true);

@@ -1,5 +1,5 @@
 import { TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from '@broker/domain';
-import { IsHttpUrl, IsPlainText, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
+import { IsHttpsOrLoopbackUrl, IsHttpUrl, IsPlainText, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
 
@@ -29,7 +29,7 @@ export class ServiceDto {
   description?: string | null;
 
   @IsOptional()
-  @IsHttpUrl()
+  @IsHttpsOrLoopbackUrl()
   @IsPlainText()
   logo_url?: string | null;
 
