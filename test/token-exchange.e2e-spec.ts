@@ -299,6 +299,13 @@ describe("the gateway's trust anchor at start-up", () => {
     const own = 'http://broker.example.com';
     const { file } = writeConfigFile(testConfigTree({ server: { enduser: { public_url: own } }, token_exchange: { client_assertion: { issuer_uri: own, jwks_uri: `${own}/oauth2/jwks.json` } } }));
     const process = new BrokerProcess('broker', ['--config', file]);
+    // A broker that starts instead is stopped again, so a failure leaves no process behind.
+    const started = process.listening(['enduser']).then(
+      () => true,
+      () => false,
+    );
+    if (await Promise.race([started, process.exited.then(() => false)])) process.signal('SIGKILL');
+    expect(await started).toBe(false);
     expect((await process.exited).code).toBe(2);
     // The launcher's line comes last (Nest's own exception handler may print the error before it).
     expect(process.stderr.join('').trimEnd().split('\n').at(-1)).toBe(
