@@ -20,7 +20,13 @@ describe.each(testBackends())('third-party connections on $name', (backend) => {
   beforeAll(async () => {
     const port = await freePort();
     publicUrl = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({ servers: BOTH_SERVERS, clock, config: { storage: await backend.storage(), server: { enduser: { port, public_url: publicUrl, consent_ui_url: 'https://consent.example.com' } } } });
+    broker = await startTestBroker({ servers: BOTH_SERVERS, clock, config: {
+        storage: await backend.storage(),
+        server: { enduser: { port, public_url: publicUrl, consent_ui_url: 'https://consent.example.com' } },
+        // The test provider listens on loopback, which issuer discovery refuses unless allowed.
+        third_party_oauth2: { discovery: { allowed_networks: ['127.0.0.0/8'] } },
+      },
+    });
     admin = new ApiClient(broker.url('admin'));
     alice = new ApiClient(publicUrl, ALICE);
     // The callback URL contains the service id, so the service is registered first and the provider learns it after.

@@ -33,7 +33,7 @@ describe.runIf(postgresServerUrl())('refresh single-flight across broker process
   beforeAll(async () => {
     const port = await freePort();
     const publicUrl = `http://127.0.0.1:${port}`;
-    const keys = { encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' }, third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] } };
+    const keys = { encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' }, third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }], discovery: { allowed_networks: ['127.0.0.0/8'] } } };
     config = { ...keys, storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } }, server: { enduser: { port, public_url: publicUrl }, admin: { port: 0 } } };
     broker = await startTestBroker({ servers: BOTH_SERVERS, config });
     const admin = new ApiClient(broker.url('admin'));

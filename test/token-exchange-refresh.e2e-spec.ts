@@ -47,7 +47,16 @@ describe.each(testBackends())('token exchange with an expired third-party access
     issuer = await startJwtIssuer('RS256');
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { storage: await backend.storage(), server: { enduser: { port, public_url: base } }, token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } } } });
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: {
+        storage: await backend.storage(),
+        server: { enduser: { port, public_url: base } },
+        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } },
+        // The test provider listens on loopback, which issuer discovery refuses unless allowed.
+        third_party_oauth2: { discovery: { allowed_networks: ['127.0.0.0/8'] } },
+      },
+    });
     const admin = new ApiClient(broker.url('admin'));
     const p = 'https://placeholder.example.com';
     service = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'x', client_secret: 'x', issuer_uri: p, authorization_endpoint: `${p}/a`, token_endpoint: `${p}/t`, protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
