@@ -1,34 +1,10 @@
-import { SIGNING_ALGORITHMS, type SigningAlgorithm } from '@broker/domain';
 import { SigningKeyService } from '@broker/oauth-server';
-import type { SigningKeyRecord } from '@broker/persistence';
 import { NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
 import { KidParam } from '../common/id-params';
-
-export class AddSigningKeyDto {
-  /** ES256 (default), RS256 or EdDSA. */
-  @IsOptional()
-  @IsIn(SIGNING_ALGORITHMS)
-  algorithm?: SigningAlgorithm;
-}
-
-export class SigningKeyResponse {
-  kid!: string;
-  algorithm!: SigningAlgorithm;
-  is_current!: boolean;
-  created_at!: string;
-  deleted_at!: string | null;
-}
-
-export class SigningKeyListResponse {
-  items!: SigningKeyResponse[];
-}
-
-function toSigningKeyResponse(key: SigningKeyRecord): SigningKeyResponse {
-  return { kid: key.kid, algorithm: key.algorithm, is_current: key.isCurrent, created_at: key.createdAt.toISOString(), deleted_at: key.deletedAt?.toISOString() ?? null };
-}
+import { AddSigningKeyDto } from './add-signing-key.dto';
+import { SigningKeyListResponse, SigningKeyResponse, toSigningKeyResponse } from './signing-key.response';
 
 @ApiTags('signing-keys')
 @ApiSecurity('PrincipalHeader')

@@ -1,17 +1,7 @@
 import { Principal } from '@broker/auth';
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-
-export class UserInfo {
-  principal!: string;
-  /** The principal unless a display name is known. */
-  display_name!: string;
-  picture_url!: string | null;
-}
-
-export class UserInfoResponse {
-  data!: UserInfo;
-}
+import { toUserInfoResponse, UserInfoResponse } from './user-info.response';
 
 @ApiTags('me')
 @ApiSecurity('SessionAuth')
@@ -21,6 +11,6 @@ export class MeController {
   @Get()
   @ApiOkResponse({ type: UserInfoResponse })
   me(@Principal() principal: Principal): UserInfoResponse {
-    return { data: { principal: principal.id, display_name: principal.id, picture_url: null } };
+    return toUserInfoResponse(principal);
   }
 }

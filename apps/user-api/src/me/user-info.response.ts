@@ -1,0 +1,17 @@
+import type { Principal } from '@broker/domain';
+
+export class UserInfo {
+  principal!: string;
+  /** The principal unless a display name is known. */
+  display_name!: string;
+  picture_url!: string | null;
+}
+
+/** Answer of `GET /api/me`. */
+export class UserInfoResponse {
+  data!: UserInfo;
+}
+
+export function toUserInfoResponse(principal: Principal): UserInfoResponse {
+  return { data: { principal: principal.id, display_name: principal.id, picture_url: null } };
+}
