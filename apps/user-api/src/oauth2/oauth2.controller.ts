@@ -4,12 +4,8 @@ import { AUTHORIZE_STRATEGY, AuthorizationServerMetadataService, JWKS_SOURCE, To
 import { Controller, Get, Header, Inject, Post, Redirect, Req, Res } from '@nestjs/common';
 import { ApiFoundResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import type { RedirectTo } from '../common/redirect-to';
 import { tokenAnswer } from './hot-routes';
-
-interface RedirectTo {
-  url: string;
-  statusCode: number;
-}
 
 /** The broker's OAuth2 authorization server endpoints (SPEC.md "Endpoints"). */
 @ApiTags('oauth2')

@@ -2,27 +2,12 @@ import { MaybePrincipal, OptionalPrincipal, Principal } from '@broker/auth';
 import { NoBody } from '@broker/http';
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Redirect } from '@nestjs/common';
 import { ApiFoundResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { IsOptional, IsString, IsUUID } from 'class-validator';
+import type { RedirectTo } from '../common/redirect-to';
 import { ConnectService, type CallbackQuery } from './connect.service';
+import { ConnectQuery } from './connect-query.dto';
 import { AffectedAgentsResponse, RefreshedSessionResponse, SessionDetailResponse, SessionListResponse, TerminatedSessionResponse } from './sessions.responses';
 import { SessionsService } from './sessions.service';
-
-export class ServiceIdParam {
-  @IsUUID('all', { message: 'service id must be a UUID' })
-  serviceId!: string;
-}
-
-export class ConnectQuery {
-  /** Where to send the user after connecting; its host must be the broker's public host. */
-  @IsOptional()
-  @IsString()
-  redirect_uri?: string;
-}
-
-interface RedirectTo {
-  url: string;
-  statusCode: number;
-}
+import { ServiceIdParam } from './service-id-param.dto';
 
 @ApiTags('third-party')
 @ApiSecurity('preAuth')

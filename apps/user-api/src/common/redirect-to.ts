@@ -1,0 +1,5 @@
+/** What a `@Redirect()` handler returns: Nest answers `statusCode` with `Location: url`. */
+export interface RedirectTo {
+  url: string;
+  statusCode: number;
+}
