@@ -1,5 +1,5 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { Clock, OAuthError, Random, type Principal } from '@broker/domain';
+import { Clock, OAuthError, Random, scopesAllowedFor, type Principal } from '@broker/domain';
 import { AgentRepository, AuthorizationCodeRepository, GrantRepository } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
 import { AuthorizationSessionTokens, type CimdSnapshot } from '../authorization-session/authorization-session-tokens';
@@ -54,7 +54,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
     const challenge = assertPkceS256Challenge(single(query, 'code_challenge'), single(query, 'code_challenge_method'));
     const state = single(query, 'state');
     const scopes = parseScope(single(query, 'scope'));
-    if (agent.allowedScopes.length > 0 && scopes.some((scope) => !agent.allowedScopes.includes(scope))) {
+    if (!scopesAllowedFor(agent, scopes)) {
       return clientRedirect(redirectUri, { error: 'invalid_scope', error_description: 'a requested scope is not allowed for this client', state });
     }
     const now = this.clock.now();

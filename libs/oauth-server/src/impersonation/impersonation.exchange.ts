@@ -1,6 +1,6 @@
 import { AuditLog, type AuditValue } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { assertNever, canonicalIdProblem, Clock, isCanonicalUuid, isUuidShaped, OAuthError, type Agent, type OAuthErrorCode } from '@broker/domain';
+import { assertNever, canonicalIdProblem, Clock, isCanonicalUuid, isUuidShaped, OAuthError, OFFLINE_SCOPES, scopesAllowedFor, type Agent, type OAuthErrorCode } from '@broker/domain';
 import { AgentRepository, GrantRepository } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
 import { decodeJwt, decodeProtectedHeader, type JWTPayload } from 'jose';
@@ -11,9 +11,6 @@ import { parseScope } from '../token/scopes';
 import type { TokenForm } from '../token/token-form';
 import { ACCESS_TOKEN_TYPE, JWT_BEARER, JWT_TOKEN_TYPE, TOKEN_EXCHANGE } from '../token-exchange/token-types';
 import { readImpersonationSettings, type ImpersonationRule, type ImpersonationSettings, type Role } from './impersonation-rules';
-
-/** Always permitted, whatever the target's allowed_scopes (SPEC.md "Scope rule"). */
-const RESERVED_SCOPES = new Set(['offline', 'offline_access']);
 
 /** A credential as presented: its bytes and what its unverified header and claims say. */
 interface Presented {
@@ -305,10 +302,8 @@ export class ImpersonationExchange {
   /** Each non-reserved scope must be allowed for the target (empty list: all); never named in the error. */
   private grantedScopes(target: Agent, requested: string | undefined): string[] {
     const scopes = parseScope(requested);
-    if (target.allowedScopes.length > 0) {
-      const allowed = new Set(target.allowedScopes);
-      if (scopes.some((scope) => !RESERVED_SCOPES.has(scope) && !allowed.has(scope))) throw new Refusal('invalid_scope', 'a requested scope is not allowed for the target agent', 'scope_not_allowed');
-    }
+    // Offline access is always permitted to impersonation, whatever the target's allowed_scopes (SPEC.md "User impersonation").
+    if (!scopesAllowedFor(target, scopes, { reserved: OFFLINE_SCOPES })) throw new Refusal('invalid_scope', 'a requested scope is not allowed for the target agent', 'scope_not_allowed');
     return scopes;
   }
 

@@ -1,5 +1,5 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { Clock, OAuthError, type Agent, type Principal } from '@broker/domain';
+import { Clock, OAuthError, scopesAllowedFor, type Agent, type Principal } from '@broker/domain';
 import { AgentRepository } from '@broker/persistence';
 import { JweCodec } from '@broker/vault';
 import { Inject, Injectable } from '@nestjs/common';
@@ -52,7 +52,7 @@ export class ProxyAuthorize implements AuthorizeStrategy {
     const clientState = single(query, 'state');
     const scopes = parseScope(single(query, 'scope'));
     const back = new URL(redirectUri);
-    if (agent.allowedScopes.length > 0 && scopes.some((s) => !agent.allowedScopes.includes(s))) {
+    if (!scopesAllowedFor(agent, scopes)) {
       return withParams(back, { error: 'invalid_scope', error_description: 'a requested scope is not allowed for this client', state: clientState });
     }
     if (agent.clientId === null) return withParams(back, { error: 'server_error', error_description: 'this client has no upstream registration', state: clientState });
