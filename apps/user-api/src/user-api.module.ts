@@ -8,7 +8,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ApprovalsGatewayController } from './approvals/approvals-gateway.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { ApprovalsShutdown } from './approvals/approvals-shutdown';
-import { AuthorizationSessionCheck } from './consent/authorization-session.guard';
+import { AuthorizationSessionReader } from './consent/authorization-session.reader';
 import { ConsentController } from './consent/consent.controller';
 import { ConsentService } from './consent/consent.service';
 import { GrantsController } from './grants/grants.controller';
@@ -31,7 +31,7 @@ export class UserApiModule {
       module: UserApiModule,
       imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, VaultModule, OAuthServerModule, ApprovalsModule],
       controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller, ApprovalsGatewayController, ApprovalsController],
-      providers: [ApprovalsShutdown, AuthorizationCodePurge, ConsentService, GrantsService, AuthorizationSessionCheck, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
+      providers: [ApprovalsShutdown, AuthorizationCodePurge, ConsentService, GrantsService, AuthorizationSessionReader, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
     };
   }
 }

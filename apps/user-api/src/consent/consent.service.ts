@@ -2,7 +2,7 @@ import { ApiError, Clock, type Agent, type PermissionSet, type Principal, type R
 import { AuthorizationDenial } from '@broker/oauth-server';
 import { AgentRepository, GrantRepository, PermissionSetRepository, ServiceRepository, SessionRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
-import { AuthorizationSessionCheck } from './authorization-session.guard';
+import { AuthorizationSessionReader } from './authorization-session.reader';
 import { toDelegationSummaryResponse, type AgentDetail, type ConsentServiceView, type DelegationSummaryResponse } from './consent.responses';
 
 /** How strongly a service is required, when several permission sets cover it. */
@@ -17,7 +17,7 @@ export class ConsentService {
     private readonly services: ServiceRepository,
     private readonly grants: GrantRepository,
     private readonly sessions: SessionRepository,
-    private readonly sessionCheck: AuthorizationSessionCheck,
+    private readonly sessionReader: AuthorizationSessionReader,
     private readonly denial: AuthorizationDenial,
     private readonly clock: Clock,
   ) {}
@@ -27,7 +27,7 @@ export class ConsentService {
     if (sessionToken === undefined) throw new ApiError('session_expired', 'a session_token is required to decline an authorization request');
     const agent = await this.agents.findById(agentId);
     if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
-    return this.denial.redirectFor(await this.sessionCheck.assertFor(sessionToken, agent.id, principal));
+    return this.denial.redirectFor(await this.sessionReader.readFor(sessionToken, agent.id, principal));
   }
 
   async delegations(principal: Principal): Promise<DelegationSummaryResponse[]> {
@@ -37,7 +37,7 @@ export class ConsentService {
   async agentDetail(principal: Principal, agentId: string, sessionToken: string | undefined): Promise<AgentDetail> {
     const agent = await this.agents.findById(agentId);
     if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
-    const session = sessionToken === undefined ? undefined : await this.sessionCheck.assertFor(sessionToken, agent.id, principal);
+    const session = sessionToken === undefined ? undefined : await this.sessionReader.readFor(sessionToken, agent.id, principal);
     const found = new Map((await this.permissionSets.findByIds(agent.permissionSets.map((ref) => ref.permissionSetId))).map((set) => [set.id, set]));
     // In the agent's own order of assignment.
     const sets = agent.permissionSets.map((ref) => found.get(ref.permissionSetId)).filter((s): s is PermissionSet => s !== undefined);

@@ -2,7 +2,7 @@ import { AuditLog } from '@broker/audit';
 import { ApiError, Clock, Random, type Agent, type FieldIssue, type Grant, type GrantDelegation, type PermissionSet, type Principal } from '@broker/domain';
 import { AgentRepository, GrantRepository, PermissionSetRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
-import { AuthorizationSessionCheck } from '../consent/authorization-session.guard';
+import { AuthorizationSessionReader } from '../consent/authorization-session.reader';
 import type { GrantDto } from './grant.dto';
 import { parseGrantedPermissionSets, parseValidUntil, type RequestedDelegation } from './grant-request';
 
@@ -19,7 +19,7 @@ export class GrantsService {
     private readonly grants: GrantRepository,
     private readonly agents: AgentRepository,
     private readonly permissionSets: PermissionSetRepository,
-    private readonly sessionCheck: AuthorizationSessionCheck,
+    private readonly sessionReader: AuthorizationSessionReader,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly random: Random,
@@ -34,7 +34,7 @@ export class GrantsService {
   async write(principal: Principal, agentId: string, dto: GrantDto, sessionToken: string | undefined): Promise<GrantWrite> {
     const found = await this.assertAgent(agentId);
     const agent = found.id;
-    const session = sessionToken === undefined ? undefined : await this.sessionCheck.assertFor(sessionToken, agent, principal);
+    const session = sessionToken === undefined ? undefined : await this.sessionReader.readFor(sessionToken, agent, principal);
     const now = this.clock.now();
     // The whole body is validated before anything is written: a bad valid_until never deletes.
     const requested = parseGrantedPermissionSets(dto.granted_permission_sets);

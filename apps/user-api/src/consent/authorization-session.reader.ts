@@ -3,15 +3,16 @@ import { AuthorizationSessionTokens, type AuthorizationSession } from '@broker/o
 import { Injectable } from '@nestjs/common';
 
 /**
- * Checks an authorization session token against the consent request (SPEC.md "POST grants
- * results" 5): invalid or expired, or issued for another agent → 400 `session_expired`;
- * issued for another principal → 403 `forbidden`.
+ * Reads the authorization session behind a consent request's session token, for that
+ * request only (SPEC.md "POST grants results" 5): invalid or expired, or issued for another
+ * agent → 400 `session_expired`; issued for another principal → 403 `forbidden`.
+ * Not a Nest guard: the consent and grant services call it once they know the agent.
  */
 @Injectable()
-export class AuthorizationSessionCheck {
+export class AuthorizationSessionReader {
   constructor(private readonly tokens: AuthorizationSessionTokens) {}
 
-  async assertFor(token: string, agentId: string, principal: Principal): Promise<AuthorizationSession> {
+  async readFor(token: string, agentId: string, principal: Principal): Promise<AuthorizationSession> {
     const session = await this.tokens.verify(token);
     if (session === undefined) throw new ApiError('session_expired', 'the authorization session is invalid or has expired: start the authorization again');
     if (session.agentId !== agentId.toLowerCase()) throw new ApiError('session_expired', 'the authorization session belongs to another agent');
