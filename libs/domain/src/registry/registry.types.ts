@@ -93,11 +93,6 @@ export interface Grant {
   readonly updatedAt: Date;
 }
 
-/** A grant is active until its `valid_until` passes (SPEC.md "Grant lifecycle"). */
-export function isGrantActive(grant: Pick<Grant, 'validUntil'>, now: Date): boolean {
-  return grant.validUntil === null || grant.validUntil.getTime() > now.getTime();
-}
-
 /** An agent the principal has an active grant for (SPEC.md "Agent delegation summary"). */
 export interface DelegationSummary {
   readonly agentId: string;

@@ -1,6 +1,7 @@
 import type { GrantDelegation } from '@broker/domain';
 import type { DataSource } from 'typeorm';
 import { preparedQuery } from '../prepared-query';
+import { active } from './grant.repository';
 import { toRecord, type SessionRow, type ThirdPartySessionRecord } from './session.repository';
 
 /** What the token exchange needs from the database, read at once. */
@@ -19,14 +20,14 @@ type ContextRow = Partial<SessionRow> & { owner_service_id: string; permission_s
  * The token exchange's database work in one round trip (SPEC.md steps 4-6): the service
  * owning the resource (primary key), the active grant's delegations for it (unique
  * (principal, agent) then the delegation primary key) and the session (unique
- * (principal, service)), each joined on an index; `valid_until` is compared in SQL with the
- * caller's clock. One row per delegation, the session repeated on each. Prepared once per
+ * (principal, service)), each joined on an index; the grant is active by `active` (compared
+ * in SQL with the caller's clock). One row per delegation, the session repeated on each. Prepared once per
  * connection (`preparedQuery`).
  */
 const SQL = `SELECT r.service_id AS owner_service_id, d.permission_set_id, d.scopes AS delegation_scopes, s.*
   FROM service_protected_resources r
   LEFT JOIN (grants g JOIN grant_delegations d ON d.grant_id = g.id)
-         ON d.service_id = r.service_id AND g.principal = $2 AND g.agent_id = $3 AND (g.valid_until IS NULL OR g.valid_until > $4)
+         ON d.service_id = r.service_id AND g.principal = $2 AND g.agent_id = $3 AND ${active(4)}
   LEFT JOIN third_party_sessions s ON s.principal = $2 AND s.service_id = r.service_id
  WHERE r.uri = $1
  ORDER BY d.position`;

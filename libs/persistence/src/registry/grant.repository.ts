@@ -17,12 +17,15 @@ interface DelegationRow {
   scopes: string[];
 }
 
-/** `valid_until` compared in SQL with the caller's clock, never filtered in memory. */
-const ACTIVE = '(g.valid_until IS NULL OR g.valid_until > $NOW)';
-
-/** The active-grant condition on alias `g`, with `now` as parameter `$nowParam` (shared with the sessions overview). */
+/**
+ * The one "grant is active" rule (SPEC.md "Grant lifecycle": active until `valid_until`
+ * passes; null is indefinite) as a condition on alias `g`, with `now` as parameter
+ * `$nowParam`. Every query that reads active grants (here, the sessions overview, the token
+ * exchange lookup) uses it, so the rule is written once and always compared in SQL with the
+ * caller's clock, never filtered in memory.
+ */
 export function active(nowParam: number): string {
-  return ACTIVE.replace('$NOW', `$${nowParam}`);
+  return `(g.valid_until IS NULL OR g.valid_until > $${nowParam})`;
 }
 
 /**
@@ -138,7 +141,7 @@ export class GrantRepository {
     const [column, value] = 'serviceId' in reference ? ['service_id', reference.serviceId] : ['permission_set_id', reference.permissionSetId];
     await this.dataSource.query(
       `DELETE FROM grant_delegations d USING grants g
-        WHERE d.grant_id = g.id AND d.${column} = $1 AND g.valid_until IS NOT NULL AND g.valid_until <= $2`,
+        WHERE d.grant_id = g.id AND d.${column} = $1 AND NOT ${active(2)}`,
       [value, now],
     );
   }
