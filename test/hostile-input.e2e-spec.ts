@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, testBackends, type HttpResponse, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { ApiClient, http, startGatewayFixture, testBackends, type GatewayFixture, type HttpResponse, type TestBroker } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry, type RegistryFixture } from './support/registry-fixture';
 import { BOTH_SERVERS } from './support/servers';
@@ -23,7 +23,7 @@ const DEEP = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
  * authenticate before their bodies are looked at, and operations without a body refuse one.
  */
 describe.each(testBackends())('hostile input on $name', (backend) => {
-  let issuer: TestJwtIssuer;
+  let gateway: GatewayFixture;
   let broker: TestBroker;
   let base: string;
   let admin: ApiClient;
@@ -31,25 +31,15 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
   let registry: RegistryFixture;
 
   beforeAll(async () => {
-    issuer = await startJwtIssuer('ES256');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({
-      servers: BOTH_SERVERS,
-      config: {
-        storage: await backend.storage(),
-        server: { enduser: { port, public_url: base } },
-        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' } },
-      },
-    });
+    gateway = await startGatewayFixture({ servers: BOTH_SERVERS, backend, subjectAudience: 'gateway' });
+    ({ broker, base } = gateway);
     admin = new ApiClient(broker.url('admin'));
     alice = new ApiClient(base, ALICE);
     registry = await createRegistry(admin);
   });
 
   afterAll(async () => {
-    await broker?.stop();
-    await issuer?.stop();
+    await gateway?.stop();
   });
 
   const post = (url: string, body: string, headers: Record<string, string> = {}): Promise<HttpResponse> => http(url, { method: 'POST', headers: { ...JSON_TYPE, ...headers }, body });
@@ -58,8 +48,8 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
 
   async function gatewayHeaders(principal = ALICE, agentId = registry.agent): Promise<Record<string, string>> {
     return {
-      authorization: `Bearer ${await issuer.sign({ sub: principal, azp: agentId }, { audience: 'gateway' })}`,
-      'x-client-assertion': await issuer.sign({ sub: 'gateway-1', jti: randomUUID() }, { audience: base }),
+      authorization: `Bearer ${await gateway.subjectToken(principal, agentId)}`,
+      'x-client-assertion': await gateway.assertion(),
     };
   }
 
@@ -197,9 +187,9 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
     });
 
     it('refuses NUL in the sync query (400 bad request, not a database error)', async () => {
-      const headers = { 'x-client-assertion': await issuer.sign({ sub: 'gateway-1', jti: randomUUID() }, { audience: base }) };
+      const headers = { 'x-client-assertion': await gateway.assertion() };
       expectError(await http(`${base}/api/approvals?principal=a%00b`, { headers }), 400, 'bad request', 'principal');
-      const again = { 'x-client-assertion': await issuer.sign({ sub: 'gateway-1', jti: randomUUID() }, { audience: base }) };
+      const again = { 'x-client-assertion': await gateway.assertion() };
       expectError(await http(`${base}/api/approvals?agent_session_id=a%00b`, { headers: again }), 400, 'bad request', 'agent_session_id');
     });
   });

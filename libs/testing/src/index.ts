@@ -12,3 +12,4 @@ export { startOidcProvider, type TestOidcProvider } from './oidc-provider';
 export { startThirdPartyProvider, completeAuthorization, type ThirdPartyProvider } from './third-party-provider';
 export { startHttpsDocumentServer, type HttpsDocumentServer } from './https-document-server';
 export { startJwtIssuer, type TestJwtIssuer, type SignOptions } from './jwt-issuer';
+export { startGatewayFixture, type GatewayFixture, type GatewayFixtureOptions } from './gateway-fixture';

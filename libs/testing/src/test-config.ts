@@ -3,13 +3,14 @@ import { parseConfig, type BrokerConfig } from '@broker/config';
 
 type Tree = Record<string, unknown>;
 
-function merge(base: Tree, override: Tree): Tree {
+/** `override` merged deeply into `base` (objects merged key by key; arrays and values replaced). */
+export function mergeConfigTrees(base: Tree, override: Tree): Tree {
   const out: Tree = { ...base };
   for (const [key, value] of Object.entries(override)) {
     const existing = out[key];
     out[key] =
       value !== null && typeof value === 'object' && !Array.isArray(value) && existing !== null && typeof existing === 'object' && !Array.isArray(existing)
-        ? merge(existing as Tree, value as Tree)
+        ? mergeConfigTrees(existing as Tree, value as Tree)
         : value;
   }
   return out;
@@ -36,7 +37,7 @@ export function testConfigTree(overrides: Tree = {}): Tree {
     third_party_oauth2: { jwe_keys: [{ id: 'test-jwe-1', key: testKey() }] },
     log: { level: 'info' },
   };
-  return merge(base, overrides);
+  return mergeConfigTrees(base, overrides);
 }
 
 export function testConfig(overrides: Tree = {}): BrokerConfig {

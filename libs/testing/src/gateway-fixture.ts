@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '@broker/domain';
+import type { ServerDefinition } from '@broker/http';
+import type { JWTPayload } from 'jose';
+import { startJwtIssuer, type SignOptions, type TestJwtIssuer } from './jwt-issuer';
+import { freePort } from './postgres-cluster';
+import { startTestBroker, type TestBroker } from './test-broker';
+import { mergeConfigTrees } from './test-config';
+import type { TestBackend } from './test-databases';
+
+export interface GatewayFixtureOptions {
+  readonly servers: readonly ServerDefinition[];
+  /** Merged deeply over the fixture's own config (end-user port and public_url, the gateway's trust anchor). */
+  readonly config?: Record<string, unknown>;
+  readonly clock?: Clock;
+  /** The database the broker runs on (default: a fresh in-memory PGlite). */
+  readonly backend?: TestBackend;
+  /** An issuer already running, shared by several brokers: `stop()` leaves it running. Default: a new one. */
+  readonly issuer?: TestJwtIssuer;
+  /** Signing algorithm of a new issuer (default ES256). */
+  readonly algorithm?: 'ES256' | 'RS256';
+  /**
+   * `token_exchange.subject_token.audience`, and the audience `subjectToken()` signs for.
+   * Omitted: none configured, so subject tokens are addressed to the broker (`base`), the
+   * client assertion's audience.
+   */
+  readonly subjectAudience?: string;
+  /** `sub` of `assertion()` unless its claims say otherwise (default `gateway-1`). */
+  readonly gatewaySub?: string;
+  /** Lifetime of every token signed (default: the issuer's 300 s). */
+  readonly ttlSeconds?: number;
+}
+
+/** A broker that trusts a gateway's JWT issuer for token exchange and approvals, and that gateway's tokens. */
+export interface GatewayFixture {
+  readonly broker: TestBroker;
+  readonly issuer: TestJwtIssuer;
+  /** The end-user server's base URL: its public_url, the broker's issuer and the client assertions' audience. */
+  readonly base: string;
+  /**
+   * A client assertion from the gateway: `{ sub: gatewaySub, jti: random, ...claims }` for `base`.
+   * A claim given as `undefined` is left out (`{ jti: undefined }`: an assertion without jti).
+   */
+  assertion(claims?: JWTPayload, options?: SignOptions): Promise<string>;
+  /** A subject token for `principal` acting through `agentId` (`azp`), for the subject audience; `claims` override. */
+  subjectToken(principal: string, agentId: string, claims?: JWTPayload, options?: SignOptions): Promise<string>;
+  /** Stops the broker, then the issuer unless it was given. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a JWT issuer (the gateway's trust anchor) and a broker on a free end-user port
+ * whose `token_exchange.client_assertion` names that issuer: the setup every gateway-facing
+ * end-to-end test shares (token exchange, approvals, hostile input).
+ */
+export async function startGatewayFixture(options: GatewayFixtureOptions): Promise<GatewayFixture> {
+  const issuer = options.issuer ?? (await startJwtIssuer(options.algorithm ?? 'ES256'));
+  const ownIssuer = options.issuer === undefined;
+  try {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const own: Record<string, unknown> = {
+      server: { enduser: { port, public_url: base } },
+      token_exchange: {
+        client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri },
+        ...(options.subjectAudience === undefined ? {} : { subject_token: { audience: options.subjectAudience } }),
+      },
+      ...(options.backend === undefined ? {} : { storage: await options.backend.storage() }),
+    };
+    const broker = await startTestBroker({ servers: options.servers, clock: options.clock, config: mergeConfigTrees(own, options.config ?? {}) });
+    const lifetime: SignOptions = options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds };
+    const subjectAudience = options.subjectAudience ?? base;
+    return {
+      broker,
+      issuer,
+      base,
+      assertion: (claims = {}, signOptions = {}) => issuer.sign({ sub: options.gatewaySub ?? 'gateway-1', jti: randomUUID(), ...claims }, { audience: base, ...lifetime, ...signOptions }),
+      subjectToken: (principal, agentId, claims = {}, signOptions = {}) => issuer.sign({ sub: principal, azp: agentId, ...claims }, { audience: subjectAudience, ...lifetime, ...signOptions }),
+      stop: async () => {
+        await broker.stop();
+        if (ownIssuer) await issuer.stop();
+      },
+    };
+  } catch (error) {
+    if (ownIssuer) await issuer.stop();
+    throw error;
+  }
+}
