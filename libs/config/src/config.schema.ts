@@ -1,6 +1,8 @@
+import { isHttpUrl } from '@broker/domain';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration';
+import { impersonationSchema } from './impersonation.schema';
 import { oneOrMany } from './one-or-many';
 
 /**
@@ -45,20 +47,11 @@ const bool = (fallback: boolean) =>
     .default(fallback)
     .transform((value) => value === true || value === 'true');
 
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
-  } catch {
-    return false;
-  }
-}
-
 /** An absolute http(s) URL without credentials; a trailing slash is removed. */
 const httpUrl = () =>
   z
     .string({ error: 'must be an absolute http(s) URL' })
-    .refine(isHttpUrl, { message: 'must be an absolute http(s) URL without user info, e.g. https://broker.example.com' })
+    .refine((value) => isHttpUrl(value, { userInfo: false }), { message: 'must be an absolute http(s) URL without user info, e.g. https://broker.example.com' })
     .transform((value) => value.replace(/\/+$/, ''));
 
 function isCidr(value: string): boolean {
@@ -198,13 +191,7 @@ export const configSchema = z
             tls_ca_file: z.string().min(1).optional(),
           })
           .prefault({}),
-        impersonation: z
-          .strictObject({
-            audience_prefix: z.string().optional(),
-            // Rule contents are validated by the impersonation module at start-up.
-            rules: oneOrMany(z.record(z.string(), z.unknown()), 'must be a rule or a list of rules').default([]),
-          })
-          .prefault({}),
+        impersonation: impersonationSchema,
       })
       .prefault({}),
     token_exchange: z

@@ -9,4 +9,5 @@ export { loadConfig, parseConfig, CONFIG_PATH_ENV, type LoadedConfig } from './l
 export { redactConfig } from './redact-config';
 export { parseDuration } from './duration';
 export { oneOrMany, writtenPath } from './one-or-many';
+export { IMPERSONATION_ROLES, type ImpersonationRole } from './impersonation.schema';
 export { readTestEnvironment, type TestEnvironment } from './test-environment';

@@ -7,6 +7,7 @@ import { configSchema, type ParsedConfig } from './config.schema';
 import type { BrokerConfig, SymmetricKey } from './config.types';
 import { loadOrCreateDevelopmentKeys } from './development-keys';
 import { substituteEnv } from './env-substitution';
+import { checkImpersonation, impersonationIssueKey } from './impersonation.schema';
 import { valueAt, writtenPath } from './one-or-many';
 
 /** Environment variable naming the config file when `--config` is not given. */
@@ -110,6 +111,9 @@ function describe(value: unknown): string {
 function toConfigError(error: z.ZodError, input: unknown): ConfigError {
   const issue = error.issues[0];
   if (issue === undefined) return new ConfigError('', 'is invalid');
+  // Inside an impersonation rule the key names the rule (`rules[0] (name).roles`) and zod's own message stands.
+  const ruleKey = impersonationIssueKey(input, issue);
+  if (ruleKey !== undefined) return new ConfigError(ruleKey, issue.message);
   const path = writtenPath(input, issue.path);
   const key = path.map(String).join('.');
   const got = valueAt(input, path);
@@ -166,6 +170,8 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[]): BrokerConfig {
       }
     }
   }
+
+  checkImpersonation(parsed.oauth2_authorization_server.impersonation, parsed.oauth2_authorization_server.mode);
 
   let encryptionKeys = decodeKeys(parsed.encryption.keys, 'encryption.keys');
   let currentKeyId = parsed.encryption.current_key_id;

@@ -12,6 +12,7 @@ export { textProblem, type TextProblem } from './text';
 export { parseRfc3339DateTime } from './date-time';
 export * from './registry/registry.types';
 export { scopesAllowedFor, OFFLINE_SCOPES, type ScopeRuleOptions } from './registry/scopes-allowed';
-export { normaliseResourceUri, isHttpUrl, isHttpsOrLoopbackUrl, isRedirectUri, canonicalIdProblem } from './registry/resource-uri';
+export { normaliseResourceUri, parseAbsoluteUrl, isHttpUrl, type HttpUrlOptions, isHttpsOrLoopbackUrl, isRedirectUri, canonicalIdProblem } from './registry/resource-uri';
 export { ComponentHealth, type ComponentStatus } from './component-health';
+export { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm } from './jws-algorithms';
 export { compileCel, celReferences, CelCompileError, type CompiledExpression } from './cel';

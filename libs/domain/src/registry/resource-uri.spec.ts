@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalIdProblem, isHttpsOrLoopbackUrl, isRedirectUri, normaliseResourceUri } from './resource-uri';
+import { canonicalIdProblem, isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri, normaliseResourceUri, parseAbsoluteUrl } from './resource-uri';
 
 describe('normaliseResourceUri', () => {
   it('strips trailing slashes and lower-cases scheme and host, keeping path case', () => {
@@ -75,5 +75,29 @@ describe('isHttpsOrLoopbackUrl (logos, documentation links)', () => {
     for (const bad of ['javascript:alert(1)', 'data:image/svg+xml,<svg onload=alert(1)>', 'vbscript:x', 'file:///etc/passwd', 'com.example.app:/logo', 'http://cdn.example.com/logo.png', '/logo.png', '']) {
       expect(isHttpsOrLoopbackUrl(bad), bad).toBe(false);
     }
+  });
+});
+
+describe('isHttpUrl (the one http(s) URL check)', () => {
+  it('accepts absolute http and https URLs with a host', () => {
+    for (const good of ['https://broker.example.com', 'http://localhost:8000/x', 'https://u:p@idp.example.com/jwks']) expect(isHttpUrl(good)).toBe(true);
+    expect(isHttpUrl(new URL('https://idp.example.com'))).toBe(true);
+  });
+
+  it('refuses relative, unparseable and non-http(s) URLs', () => {
+    for (const bad of ['/relative', 'broker.example.com', '', 'ftp://x.example.com', 'urn:example:x', 'javascript:alert(1)', 'file:///etc/passwd']) expect(isHttpUrl(bad)).toBe(false);
+  });
+
+  it('refuses user info when asked (configured URLs carry no credentials)', () => {
+    expect(isHttpUrl('https://u:p@broker.example.com', { userInfo: false })).toBe(false);
+    expect(isHttpUrl('https://u@broker.example.com', { userInfo: false })).toBe(false);
+    expect(isHttpUrl('https://broker.example.com', { userInfo: false })).toBe(true);
+  });
+});
+
+describe('parseAbsoluteUrl', () => {
+  it('parses absolute URLs of any scheme and answers undefined for the rest', () => {
+    expect(parseAbsoluteUrl('spiffe://trust.example/agent')?.host).toBe('trust.example');
+    expect(parseAbsoluteUrl('/relative')).toBeUndefined();
   });
 });

@@ -7,26 +7,38 @@
  */
 export function normaliseResourceUri(value: string): string | undefined {
   if (/\s/.test(value)) return undefined;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
+  const url = parseAbsoluteUrl(value);
+  if (url === undefined) return undefined;
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
   if (url.hostname === '' || url.username !== '' || url.password !== '' || value.includes('#')) return undefined;
   const path = url.pathname.replace(/\/+$/, '');
   return `${url.protocol}//${url.host}${path}${url.search}`;
 }
 
-/** True for an absolute http(s) URL (consent links, logos, documentation). */
-export function isHttpUrl(value: string): boolean {
+/** The value as an absolute URL (WHATWG URL parser), or undefined when it is not one. */
+export function parseAbsoluteUrl(value: string): URL | undefined {
   try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+    return new URL(value);
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** Options of {@link isHttpUrl}. */
+export interface HttpUrlOptions {
+  /** False: refuse `user:password@` (URLs written in the configuration carry no credentials). Default true. */
+  readonly userInfo?: boolean;
+}
+
+/**
+ * The one http(s) URL check: an absolute `http:` or `https:` URL with a host (consent links,
+ * logos, documentation, discovered endpoints, configured URLs and issuers). Stricter rules
+ * (`isHttpsOrLoopbackUrl`, `isRedirectUri`, `normaliseResourceUri`) are their own functions.
+ */
+export function isHttpUrl(value: string | URL, options: HttpUrlOptions = {}): boolean {
+  const url = typeof value === 'string' ? parseAbsoluteUrl(value) : value;
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') return false;
+  return options.userInfo !== false || (url.username === '' && url.password === '');
 }
 
 /** White space or a control character: the URL parser would drop or encode it, so the stored string and the target differ. */
@@ -54,12 +66,8 @@ const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
  */
 export function isRedirectUri(value: string): boolean {
   if (value.includes('#') || hasSpaceOrControl(value)) return false;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
+  const url = parseAbsoluteUrl(value);
+  if (url === undefined) return false;
   if (url.protocol === 'https:') return url.hostname !== '';
   if (url.protocol === 'http:') return isLoopbackHost(url.hostname);
   return PRIVATE_USE_SCHEME.test(url.protocol);
@@ -72,12 +80,8 @@ export function isRedirectUri(value: string): boolean {
  */
 export function isHttpsOrLoopbackUrl(value: string): boolean {
   if (hasSpaceOrControl(value)) return false;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
+  const url = parseAbsoluteUrl(value);
+  if (url === undefined) return false;
   if (url.protocol === 'https:') return url.hostname !== '';
   return url.protocol === 'http:' && isLoopbackHost(url.hostname);
 }

@@ -3,8 +3,11 @@ import { jwtVerify, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import type { RemoteKeySet } from './remote-key-set';
 import { VerifiedJwtCache } from './verified-jwt-cache';
 
-/** Asymmetric algorithms only: never `none`, never HMAC (a public key must not become a shared secret). */
-export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+/**
+ * Asymmetric algorithms only: never `none`, never HMAC (a public key must not become a shared
+ * secret). The list lives in libs/domain, where the configuration schema reads it too.
+ */
+export { ASYMMETRIC_ALGORITHMS } from '@broker/domain';
 
 /** Leeway for `exp`, `nbf` and `iat` (SPEC.md / issue: 60 s). */
 export const CLOCK_TOLERANCE_SECONDS = 60;
