@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, testBackends, type HttpResponse, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { ApiClient, http, startGatewayFixture, testBackends, type GatewayFixture, type HttpResponse, type TestBroker } from '@broker/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry, type RegistryFixture } from './support/registry-fixture';
@@ -138,7 +138,7 @@ const anyBody: fc.Arbitrary<string> = fc.oneof(
 );
 
 describe.each(testBackends())('hostile bodies on every route that reads one ($name)', (backend) => {
-  let issuer: TestJwtIssuer;
+  let fixture: GatewayFixture;
   let broker: TestBroker;
   let base: string;
   let admin: ApiClient;
@@ -152,9 +152,9 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
   const ALICE = 'alice@example.com';
 
   async function gateway(kind: 'create' | 'consume'): Promise<Record<string, string>> {
-    const subject = await issuer.sign({ sub: ALICE, azp: registry.agent }, { audience: 'gateway' });
+    const subject = await fixture.subjectToken(ALICE, registry.agent);
     if (kind === 'consume') return { authorization: `Bearer ${subject}` };
-    return { authorization: `Bearer ${subject}`, 'x-client-assertion': await issuer.sign({ sub: 'gateway-1', jti: randomUUID() }, { audience: base }) };
+    return { authorization: `Bearer ${subject}`, 'x-client-assertion': await fixture.assertion() };
   }
 
   async function createApproval(tool: string): Promise<string> {
@@ -164,17 +164,8 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
   }
 
   beforeAll(async () => {
-    issuer = await startJwtIssuer('ES256');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({
-      servers: BOTH_SERVERS,
-      config: {
-        storage: await backend.storage(),
-        server: { enduser: { port, public_url: base } },
-        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' } },
-      },
-    });
+    fixture = await startGatewayFixture({ servers: BOTH_SERVERS, backend, subjectAudience: 'gateway' });
+    ({ broker, base } = fixture);
     admin = new ApiClient(broker.url('admin'));
     alice = new ApiClient(base, ALICE);
     registry = await createRegistry(admin);
@@ -189,8 +180,7 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
   });
 
   afterAll(async () => {
-    await broker?.stop();
-    await issuer?.stop();
+    await fixture?.stop();
   });
 
   /** Everything a body could change, read back through both APIs. */
