@@ -5,8 +5,11 @@ import type { LoggerOptions } from 'typeorm/logger/LoggerOptions';
 import { ENTITIES } from './entities';
 import { InstallationRepository, type Installation } from './installation/installation.repository';
 import { MIGRATIONS } from './migrations';
+import { PostgresListenConnection } from './notifications/postgres-listen-connection';
 import { acquirePglite, releasePglite, type SharedPglite } from './pglite/pglite-instances';
 import { pgliteDriverModule } from './pglite/pglite-pool';
+import { ClientCache } from './registry/client-cache';
+import { RegistryChangeListener } from './registry/registry-change-listener';
 import { TypeOrmPinoLogger } from './typeorm-logger';
 
 /** Advisory-lock key held while migrations run, so replicas starting together take turns. */
@@ -17,10 +20,24 @@ export type StorageBackend = BrokerConfig['storage']['backend'];
 
 /**
  * The broker's database: one TypeORM data source over PostgreSQL (pg pool) or PGlite
- * (embedded, one exclusive connection). Open it once per process and share it.
+ * (embedded, one exclusive connection). Open it once per process and share it: it also
+ * holds what the process's servers share above the data source (the notification
+ * connection, the client cache).
  */
 export class Database {
   private closed = false;
+  /**
+   * Internal to `libs/persistence`: the process's one `LISTEN` connection (PostgreSQL),
+   * shared by the approvals change feed and the registry listener.
+   */
+  readonly notifications: PostgresListenConnection | undefined;
+  /**
+   * Internal to `libs/persistence`: the token endpoint's client cache, one per process so
+   * a write through either server clears what the other reads (provided to both).
+   */
+  readonly clientCache = new ClientCache();
+  /** Internal to `libs/persistence`: clears `clientCache` on other replicas' writes. */
+  readonly registryChanges: RegistryChangeListener;
 
   private constructor(
     /** Internal to `libs/persistence`: repositories are built on it, nothing else sees it. */
@@ -28,7 +45,12 @@ export class Database {
     readonly backend: StorageBackend,
     private readonly logger: Logger,
     private readonly pglite: SharedPglite | undefined,
-  ) {}
+    listenUrl: string | undefined,
+  ) {
+    // Connects only when something subscribes: CLIs and the admin API open no LISTEN connection.
+    this.notifications = listenUrl === undefined ? undefined : new PostgresListenConnection(listenUrl);
+    this.registryChanges = new RegistryChangeListener(this.notifications, this.clientCache);
+  }
 
   /** Connects (and, unless disabled by config, applies pending migrations). */
   static async open(config: BrokerConfig, logger: Logger, options: { runMigrations?: boolean } = {}): Promise<Database> {
@@ -65,7 +87,8 @@ export class Database {
       if (pglite) await releasePglite(pglite);
       throw error;
     }
-    const database = new Database(dataSource, storage.backend, logger, pglite);
+    const listenUrl = storage.backend === 'postgres' ? storage.postgres.connection_url : undefined;
+    const database = new Database(dataSource, storage.backend, logger, pglite, listenUrl);
     if (options.runMigrations ?? config.storage.migrations.run_on_start) {
       try {
         await database.migrate();
@@ -135,6 +158,7 @@ export class Database {
     if (this.closed) return;
     this.closed = true;
     try {
+      await this.notifications?.close();
       if (this.dataSource.isInitialized) await this.dataSource.destroy();
     } finally {
       if (this.pglite) await releasePglite(this.pglite);

@@ -1,13 +1,8 @@
-import { Client, type Notification } from 'pg';
+import type { PostgresListenConnection, Unsubscribe } from '../notifications/postgres-listen-connection';
 import { acquirePglite, releasePglite, type SharedPglite } from '../pglite/pglite-instances';
 
 /** The channel the approvals triggers notify on (payload: the new sync version). */
 export const APPROVALS_CHANNEL = 'approvals_changed';
-/** The channel of committed token-endpoint client changes (agents, assignments, secrets). */
-export const REGISTRY_CHANNEL = 'registry_changed';
-
-const RECONNECT_MIN_MS = 100;
-const RECONNECT_MAX_MS = 5_000;
 const PGLITE_LOCK_TIMEOUT_MS = 30_000;
 
 /** Who hears about committed approval changes. */
@@ -34,99 +29,36 @@ function versionOf(payload: string | undefined): number | undefined {
   return payload !== undefined && payload !== '' && Number.isSafeInteger(version) ? version : undefined;
 }
 
-function deliver(listener: ApprovalChangeListener | undefined, payload: string | undefined): void {
+function deliver(listener: ApprovalChangeListener, payload: string | undefined): void {
   const version = versionOf(payload);
-  if (version === undefined) listener?.resync();
-  else listener?.changed(version);
+  if (version === undefined) listener.resync();
+  else listener.changed(version);
 }
 
 /**
- * PostgreSQL: one dedicated `pg.Client` outside the pool holds `LISTEN approvals_changed`
- * and `LISTEN registry_changed` (the process's one notification connection). When it fails
- * it is re-established with backoff (100 ms doubling to 5 s); after a reconnect the listener
- * is told to resync and `registryChanged` runs, since notifications sent meanwhile are lost.
+ * PostgreSQL: `LISTEN approvals_changed` on the process's one notification connection
+ * (shared with the client cache's registry listener). After a reconnect the listener is
+ * told to resync, since notifications sent meanwhile are lost.
  */
 export class PostgresApprovalChangeFeed extends ApprovalChangeFeed {
-  private client: Client | undefined;
-  private listener: ApprovalChangeListener | undefined;
-  private stopped = false;
-  private attempt = 0;
-  private retry: NodeJS.Timeout | undefined;
-  private everConnected = false;
+  private unsubscribe: Unsubscribe | undefined;
 
-  /** `registryChanged`: another replica changed a client (or notifications were missed). */
-  constructor(
-    private readonly connectionUrl: string,
-    private readonly registryChanged: () => void = () => undefined,
-  ) {
+  constructor(private readonly connection: PostgresListenConnection) {
     super();
   }
 
   async start(listener: ApprovalChangeListener): Promise<void> {
-    this.listener = listener;
-    await this.connect();
+    this.unsubscribe = await this.connection.subscribe(APPROVALS_CHANNEL, {
+      notify: (payload) => deliver(listener, payload),
+      resync: () => listener.resync(),
+      lost: (error) => listener.lost(error),
+    });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.retry);
-    const client = this.client;
-    this.client = undefined;
-    if (client !== undefined) await client.end().catch(() => undefined);
-  }
-
-  private async connect(): Promise<void> {
-    if (this.stopped) return;
-    const client = new Client({ connectionString: this.connectionUrl, application_name: 'agent-identity-broker-listen', connectionTimeoutMillis: 5_000, keepAlive: true });
-    let dead = false;
-    const lose = (error: Error): void => {
-      if (dead) return;
-      dead = true;
-      if (this.client === client) this.client = undefined;
-      client.end().catch(() => undefined);
-      if (this.stopped) return;
-      this.listener?.lost(error);
-      this.scheduleReconnect();
-    };
-    // A pg Client without an 'error' listener would crash the process on a dropped socket.
-    client.on('error', lose);
-    client.on('end', () => lose(new Error('the approvals LISTEN connection ended')));
-    client.on('notification', (message: Notification) => {
-      if (message.channel === APPROVALS_CHANNEL) deliver(this.listener, message.payload);
-      else if (message.channel === REGISTRY_CHANNEL) this.registryChanged();
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${APPROVALS_CHANNEL}; LISTEN ${REGISTRY_CHANNEL}`);
-    } catch (error) {
-      lose(error instanceof Error ? error : new Error(String(error)));
-      return;
-    }
-    if (dead) return;
-    if (this.stopped) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    this.client = client;
-    this.attempt = 0;
-    const reconnected = this.everConnected;
-    this.everConnected = true;
-    if (reconnected) {
-      this.registryChanged();
-      this.listener?.resync();
-    }
-  }
-
-  private scheduleReconnect(): void {
-    clearTimeout(this.retry);
-    const delay = Math.min(RECONNECT_MIN_MS * 2 ** this.attempt, RECONNECT_MAX_MS);
-    this.attempt += 1;
-    this.retry = setTimeout(() => {
-      // A first connection that failed counts as a reconnect too: changes may have been missed.
-      this.everConnected = true;
-      void this.connect();
-    }, delay);
-    this.retry.unref();
+    const unsubscribe = this.unsubscribe;
+    this.unsubscribe = undefined;
+    await unsubscribe?.();
   }
 }
 

@@ -3,7 +3,6 @@ import type { Provider } from '@nestjs/common';
 import { Database } from '../database';
 import { ApprovalChangeFeed, PgliteApprovalChangeFeed, PostgresApprovalChangeFeed } from './approval-change-feed';
 import { ApprovalRepository } from './approval.repository';
-import { ClientCache } from '../registry/client-cache';
 
 /**
  * The approvals store and its change feed on the process's database. The feed is only
@@ -16,9 +15,8 @@ export const APPROVAL_PROVIDERS: Provider[] = [
     provide: ApprovalChangeFeed,
     inject: [Database, BROKER_CONFIG],
     useFactory: (database: Database, config: BrokerConfig): ApprovalChangeFeed => {
-      const url = config.storage.postgres.connection_url;
-      // Replicas share PostgreSQL: their client writes reach this process's client cache too.
-      if (database.backend === 'postgres' && url !== undefined) return new PostgresApprovalChangeFeed(url, () => ClientCache.of(database.dataSource).invalidate());
+      // Replicas share PostgreSQL: the process's one LISTEN connection hears theirs too.
+      if (database.notifications !== undefined) return new PostgresApprovalChangeFeed(database.notifications);
       return new PgliteApprovalChangeFeed(config.storage.pglite.data_dir);
     },
   },

@@ -3,6 +3,7 @@ import { createLogger } from '@broker/http';
 import { createPostgresDatabase, LogCapture, postgresServerUrl, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
+import { PostgresListenConnection } from '../notifications/postgres-listen-connection';
 import { PgliteApprovalChangeFeed, PostgresApprovalChangeFeed, type ApprovalChangeFeed } from './approval-change-feed';
 import type { CreationLimits, NewApproval } from './approval.records';
 import { ApprovalRepository } from './approval.repository';
@@ -21,7 +22,7 @@ describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
     const config = testConfig({ storage });
     database = await Database.open(config, createLogger(config, new LogCapture()));
     approvals = new ApprovalRepository(database.dataSource);
-    feed = backend.name === 'postgres' ? new PostgresApprovalChangeFeed(config.storage.postgres.connection_url as string) : new PgliteApprovalChangeFeed(config.storage.pglite.data_dir);
+    feed = backend.name === 'postgres' ? new PostgresApprovalChangeFeed(new PostgresListenConnection(config.storage.postgres.connection_url as string)) : new PgliteApprovalChangeFeed(config.storage.pglite.data_dir);
     await feed.start({ changed: (version) => announced.push(version), resync: () => undefined, lost: () => undefined });
   });
 
@@ -133,7 +134,7 @@ describe.runIf(postgresServerUrl())('PostgresApprovalChangeFeed', () => {
 
   it('re-establishes a lost LISTEN connection, asks for a resync, and hears changes again', async () => {
     const events: string[] = [];
-    const own = new PostgresApprovalChangeFeed(url);
+    const own = new PostgresApprovalChangeFeed(new PostgresListenConnection(url));
     await own.start({ changed: (version) => events.push(`changed ${version}`), resync: () => events.push('resync'), lost: () => events.push('lost') });
     try {
       await database.dataSource.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()");

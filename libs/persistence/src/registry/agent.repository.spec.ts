@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { SystemClock } from '@broker/domain';
 import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,7 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
   beforeAll(async () => {
     const config = testConfig({ storage: await backend.storage() });
     database = await Database.open(config, createLogger(config, new LogCapture()));
-    agents = new AgentRepository(database.dataSource);
+    agents = new AgentRepository(database.dataSource, database.clientCache, database.registryChanges, new SystemClock());
   });
 
   afterAll(async () => {

@@ -1,7 +1,8 @@
-import { ApiError, type Agent, type RequirementType } from '@broker/domain';
+import { ApiError, type Agent, type Clock, type RequirementType } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
 import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '../persistence-errors';
-import { ClientCache } from './client-cache';
+import type { ClientCache, ClientRecord } from './client-cache';
+import type { RegistryChangeListener } from './registry-change-listener';
 import { AgentEntity, AgentPermissionSetEntity } from './registry.entities';
 
 /** Everything of an agent an admin writes. */
@@ -36,12 +37,6 @@ function translate(error: unknown, input: AgentInput): never {
   }
   if (violation?.code === FOREIGN_KEY_VIOLATION) throw new ApiError('validation failed', 'permission_sets: a referenced permission set no longer exists');
   throw error;
-}
-
-/** An agent as a token-endpoint client: with its credential digest when it has broker-issued credentials. */
-export interface ClientRecord {
-  readonly agent: Agent;
-  readonly secretSha256: Buffer | null;
 }
 
 interface AgentRow {
@@ -110,14 +105,22 @@ type JsonAgentRow = Omit<AgentRow, 'created_at' | 'updated_at' | 'refs'> & { cre
 
 /** Agents and their assigned permission sets. */
 export class AgentRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    /** The process's client cache (`Database.clientCache`), cleared by every write here. */
+    private readonly clientCache: ClientCache,
+    private readonly registryChanges: RegistryChangeListener,
+    private readonly clock: Clock,
+  ) {}
 
   /**
    * The agent with its credential digest, in one query (client authentication at the token
    * endpoint), served from `ClientCache` for up to `CLIENT_CACHE_TTL_MS`.
    */
   findClient(id: string): Promise<ClientRecord | undefined> {
-    return ClientCache.of(this.dataSource).read(id, () => this.loadClient(id));
+    // Other replicas' writes reach the cache only while the registry listener runs.
+    this.registryChanges.ensureStarted();
+    return this.clientCache.read(id, this.clock.nowMs(), () => this.loadClient(id));
   }
 
   private async loadClient(id: string): Promise<ClientRecord | undefined> {
@@ -164,7 +167,7 @@ export class AgentRepository {
       return await this.dataSource.transaction(async (manager) => {
         const existing = await manager.findOne(AgentEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
         if (existing === null) return undefined;
-        ClientCache.of(this.dataSource).invalidate();
+        this.clientCache.invalidate();
         const entity = manager.merge(AgentEntity, existing, { ...columns(input), updatedAt: now });
         await manager.save(AgentEntity, entity);
         await manager.delete(AgentPermissionSetEntity, { agentId: id });
@@ -173,7 +176,7 @@ export class AgentRepository {
     } catch (error) {
       translate(error, input);
     } finally {
-      ClientCache.of(this.dataSource).invalidate();
+      this.clientCache.invalidate();
     }
   }
 
@@ -183,7 +186,7 @@ export class AgentRepository {
       const result = await this.dataSource.getRepository(AgentEntity).delete({ id });
       return (result.affected ?? 0) > 0;
     } finally {
-      ClientCache.of(this.dataSource).invalidate();
+      this.clientCache.invalidate();
     }
   }
 

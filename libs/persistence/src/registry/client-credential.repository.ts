@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { ClientCache } from './client-cache';
+import type { ClientCache } from './client-cache';
 import { AgentClientCredentialEntity } from './registry.entities';
 
 /** An agent's broker-issued client credential: only the secret's digest is stored. */
@@ -12,7 +12,11 @@ export interface ClientCredentialRecord {
 
 /** Agent client credentials, one per agent. */
 export class ClientCredentialRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    /** The process's client cache (`Database.clientCache`), cleared by every write here. */
+    private readonly clientCache: ClientCache,
+  ) {}
 
   async find(agentId: string): Promise<ClientCredentialRecord | undefined> {
     return (await this.dataSource.getRepository(AgentClientCredentialEntity).findOneBy({ agentId })) ?? undefined;
@@ -25,7 +29,7 @@ export class ClientCredentialRepository {
    */
   async upsert(agentId: string, secretSha256: Buffer, now: Date): Promise<{ record: ClientCredentialRecord; created: boolean }> {
     // Cleared before and after the write: no read can keep the old digest past it.
-    ClientCache.of(this.dataSource).invalidate();
+    this.clientCache.invalidate();
     const rows = await this.dataSource.query<{ created_at: Date; rotated_at: Date | null; created: boolean }[]>(
       `INSERT INTO agent_client_credentials (agent_id, secret_sha256, created_at, rotated_at)
        VALUES ($1, $2, $3, NULL)
@@ -33,15 +37,15 @@ export class ClientCredentialRepository {
        RETURNING created_at, rotated_at, (xmax = 0) AS created`,
       [agentId, secretSha256, now],
     );
-    ClientCache.of(this.dataSource).invalidate();
+    this.clientCache.invalidate();
     const row = rows[0] as { created_at: Date; rotated_at: Date | null; created: boolean };
     return { record: { agentId, secretSha256, createdAt: row.created_at, rotatedAt: row.rotated_at }, created: row.created };
   }
 
   async delete(agentId: string): Promise<boolean> {
-    ClientCache.of(this.dataSource).invalidate();
+    this.clientCache.invalidate();
     const result = await this.dataSource.getRepository(AgentClientCredentialEntity).delete({ agentId });
-    ClientCache.of(this.dataSource).invalidate();
+    this.clientCache.invalidate();
     return (result.affected ?? 0) > 0;
   }
 }

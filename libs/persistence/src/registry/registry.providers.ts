@@ -1,3 +1,4 @@
+import { Clock } from '@broker/domain';
 import type { Provider } from '@nestjs/common';
 import { Database } from '../database';
 import { AgentRepository } from './agent.repository';
@@ -14,13 +15,28 @@ import { SigningKeyRepository } from './signing-key.repository';
 
 type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
 
-const REPOSITORIES: RepositoryClass[] = [AgentRepository, ServiceRepository, PermissionSetRepository, ClientCredentialRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup, ClientAssertionReplayRepository];
+const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup, ClientAssertionReplayRepository];
 
-/** Each repository built on the process's database. */
-export const REPOSITORY_PROVIDERS: Provider[] = REPOSITORIES.map((repository) => ({
-  provide: repository,
-  useFactory: (database: Database) => new repository(database.dataSource, database.backend),
-  inject: [Database],
-}));
+/**
+ * Each repository built on the process's database. The two that touch the client cache get
+ * the process's one cache from the `Database` (both servers share it; no static registry).
+ */
+export const REPOSITORY_PROVIDERS: Provider[] = [
+  ...REPOSITORIES.map((repository) => ({
+    provide: repository,
+    useFactory: (database: Database) => new repository(database.dataSource, database.backend),
+    inject: [Database],
+  })),
+  {
+    provide: AgentRepository,
+    useFactory: (database: Database, clock: Clock) => new AgentRepository(database.dataSource, database.clientCache, database.registryChanges, clock),
+    inject: [Database, Clock],
+  },
+  {
+    provide: ClientCredentialRepository,
+    useFactory: (database: Database) => new ClientCredentialRepository(database.dataSource, database.clientCache),
+    inject: [Database],
+  },
+];
 
-export const REPOSITORY_TOKENS = REPOSITORIES;
+export const REPOSITORY_TOKENS = [...REPOSITORIES, AgentRepository, ClientCredentialRepository];
