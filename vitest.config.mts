@@ -40,6 +40,7 @@ export default defineConfig({
     alias: {
       '@broker/config': lib('config'),
       '@broker/domain': lib('domain'),
+      '@broker/outbound': lib('outbound'),
       '@broker/persistence': lib('persistence'),
       '@broker/auth': lib('auth'),
       '@broker/http': lib('http'),

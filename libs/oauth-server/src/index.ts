@@ -18,5 +18,3 @@ export { VerifiedJwtCache, VERIFIED_JWT_CACHE_ENTRIES } from './jwt/verified-jwt
 export { GatewayCredentials, GatewayCredentialsRefused, type GatewayRefusal, type SubjectIdentity } from './token-exchange/gateway-credentials';
 export { compileConfigExpression } from './token/config-expression';
 export { readImpersonationSettings, type ImpersonationSettings, type ImpersonationRule } from './impersonation/impersonation-rules';
-export { GuardedHttp, GuardedFetchError, type GuardedFetchFailure, type GuardedHttpOptions, type GuardedJson } from './cimd/guarded-http';
-export { networkList } from './cimd/special-use-addresses';

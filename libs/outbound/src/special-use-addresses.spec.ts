@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isForbiddenAddress, networkList } from './special-use-addresses';
 
-describe('isForbiddenAddress (CIMD SSRF guard)', () => {
+describe('isForbiddenAddress (the SSRF address guard)', () => {
   const none = networkList([]);
 
   it('refuses loopback, private, link-local, metadata and other special-use addresses', () => {

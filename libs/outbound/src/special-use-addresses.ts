@@ -1,9 +1,10 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Addresses a client metadata document may never be fetched from (SSRF): loopback,
- * private, link-local (cloud metadata 169.254.169.254), shared, documentation, benchmark,
- * multicast and other special-use ranges (RFC 6890 registries), in IPv4 and IPv6.
+ * Addresses an outbound call whose target someone outside the broker chose may never reach
+ * (SSRF; `AddressGuardPolicy`): loopback, private, link-local (cloud metadata
+ * 169.254.169.254), shared, documentation, benchmark, multicast and other special-use
+ * ranges (RFC 6890 registries), in IPv4 and IPv6.
  */
 const SPECIAL_USE_V4 = [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
@@ -18,7 +19,10 @@ const forbidden = new BlockList();
 for (const [address, prefix] of SPECIAL_USE_V4) forbidden.addSubnet(address, prefix, 'ipv4');
 for (const [address, prefix] of SPECIAL_USE_V6) forbidden.addSubnet(address, prefix, 'ipv6');
 
-/** An allow-list of CIDRs exempt from the guard (`oauth2_authorization_server.cimd.allowed_networks`, for tests). */
+/**
+ * An allow-list of CIDRs exempt from the guard (`oauth2_authorization_server.cimd.allowed_networks`,
+ * `third_party_oauth2.discovery.allowed_networks`; for tests), for `AddressGuardPolicy.allowed`.
+ */
 export function networkList(cidrs: readonly string[]): BlockList {
   const list = new BlockList();
   for (const cidr of cidrs) {
@@ -29,7 +33,7 @@ export function networkList(cidrs: readonly string[]): BlockList {
   return list;
 }
 
-/** True when `address` is special-use and not allow-listed; IPv4-mapped IPv6 is judged as IPv4. */
+/** True when `address` is special-use and not allow-listed (or not an IP address); IPv4-mapped IPv6 is judged as IPv4. */
 export function isForbiddenAddress(address: string, allowed: BlockList): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   const ip = mapped ? (mapped[1] as string) : address;

@@ -9,6 +9,5 @@ export { VaultError, type VaultErrorCode } from './vault-error';
 export { JweCodec } from './jwe-codec';
 export { bindings } from './bindings';
 export { TokenVault, TokenVaultError, REFRESH_MARGIN_MS, type TokenVaultFailure, type UsableToken } from './token-vault';
-export { ProviderTokenClient, ProviderRefused, ProviderUnavailable, type ProviderTokens } from './provider-token-client';
-export { sanitiseProviderText, PROVIDER_LIMITS, getJson, postForm, readCapped, type ProviderLimits } from './provider-http';
+export { ProviderTokenClient, ProviderRefused, ProviderUnavailable, sanitiseProviderText, type ProviderTokens } from './provider-token-client';
 export { rewrapAll, type RewrapProgress } from './rewrap';

@@ -1,19 +1,31 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Service } from '@broker/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postForm, ProviderUnavailable, sanitiseProviderText } from './provider-http';
+import { ProviderTokenClient, ProviderUnavailable, sanitiseProviderText } from './provider-token-client';
 
-describe('postForm (calls to third-party token endpoints)', () => {
+/** A public service whose token endpoint is `path` on the loopback server. */
+function serviceAt(tokenEndpoint: string): Service {
+  const now = new Date();
+  return {
+    id: '00000000-0000-4000-8000-000000000001', displayName: 'Provider', description: null, logoUrl: null, clientId: 'c', hasClientSecret: false,
+    tokenEndpointAuthMethod: 'none', issuerUri: 'https://provider.example', authorizationEndpoint: 'https://provider.example/authorize', tokenEndpoint,
+    scopes: [], protectedResources: [], createdAt: now, updatedAt: now,
+  };
+}
+
+describe('ProviderTokenClient (calls to third-party token endpoints)', () => {
   let server: Server;
   let base: string;
-  const received: { body: string; contentType: string | undefined }[] = [];
+  const client = new ProviderTokenClient();
+  const received: { body: string; contentType: string | undefined; accept: string | undefined }[] = [];
 
   beforeAll(async () => {
     server = createServer((request: IncomingMessage, response: ServerResponse) => {
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
-        received.push({ body, contentType: request.headers['content-type'] });
+        received.push({ body, contentType: request.headers['content-type'], accept: request.headers.accept });
         switch (request.url ?? '') {
           case '/ok':
             response.writeHead(200, { 'content-type': 'application/json' }).end('{"access_token":"a"}');
@@ -24,9 +36,6 @@ describe('postForm (calls to third-party token endpoints)', () => {
           case '/huge':
             response.writeHead(200, { 'content-type': 'application/json' });
             response.end(Buffer.alloc(2 * 1024 * 1024, 32));
-            break;
-          case '/slow':
-            setTimeout(() => response.writeHead(200).end('{}'), 1_000);
             break;
           default:
             response.writeHead(500).end('<html>internal details</html>');
@@ -43,28 +52,30 @@ describe('postForm (calls to third-party token endpoints)', () => {
   });
 
   it('posts a form and parses a JSON answer', async () => {
-    expect(await postForm(`${base}/ok`, { grant_type: 'refresh_token', refresh_token: 'r t' })).toEqual({ status: 200, json: { access_token: 'a' } });
-    expect(received.at(-1)).toEqual({ body: 'grant_type=refresh_token&refresh_token=r+t', contentType: 'application/x-www-form-urlencoded' });
+    expect(await client.refresh(serviceAt(`${base}/ok`), null, 'r t')).toMatchObject({ accessToken: 'a', tokenType: 'Bearer' });
+    expect(received.at(-1)).toEqual({ body: 'grant_type=refresh_token&refresh_token=r+t&client_id=c', contentType: 'application/x-www-form-urlencoded', accept: 'application/json' });
   });
 
   it('never follows a redirect', async () => {
-    await expect(postForm(`${base}/redirect`, {})).rejects.toThrow(/redirect \(302\), which is not followed/);
+    const before = received.length;
+    const refused = client.refresh(serviceAt(`${base}/redirect`), null, 'r');
+    await expect(refused).rejects.toBeInstanceOf(ProviderUnavailable);
+    await expect(refused).rejects.toThrow(/redirect \(302\), which is not followed/);
+    expect(received.slice(before).map((r) => r.body)).toEqual(['grant_type=refresh_token&refresh_token=r&client_id=c']);
   });
 
   it('refuses an answer over 1 MiB', async () => {
-    await expect(postForm(`${base}/huge`, {})).rejects.toThrow(/larger than 1 MiB/);
-  });
-
-  it('gives up after the total timeout', async () => {
-    await expect(postForm(`${base}/slow`, {}, {}, { connectTimeoutMs: 200, totalTimeoutMs: 200, maxResponseBytes: 1024 })).rejects.toBeInstanceOf(ProviderUnavailable);
+    await expect(client.refresh(serviceAt(`${base}/huge`), null, 'r')).rejects.toThrow(/larger than 1 MiB/);
   });
 
   it('fails cleanly when nothing listens', async () => {
-    await expect(postForm('http://127.0.0.1:9/token', {})).rejects.toThrow(/token endpoint unreachable/);
+    await expect(client.refresh(serviceAt('http://127.0.0.1:9/token'), null, 'r')).rejects.toThrow(/token endpoint unreachable/);
   });
 
   it('reports a non-JSON error page without its content', async () => {
-    expect(await postForm(`${base}/error`, {})).toEqual({ status: 500, json: undefined });
+    const failed = client.refresh(serviceAt(`${base}/error`), null, 'r');
+    await expect(failed).rejects.toThrow('token endpoint answered 500');
+    await expect(failed).rejects.not.toThrow(/internal details/);
   });
 });
 

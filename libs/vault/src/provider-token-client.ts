@@ -1,6 +1,6 @@
 import type { Service } from '@broker/domain';
+import { jsonObjectOf, OutboundHttp, OutboundHttpError, type OutboundPolicy } from '@broker/outbound';
 import { Injectable } from '@nestjs/common';
-import { postForm, ProviderUnavailable, sanitiseProviderText } from './provider-http';
 
 /** Tokens a provider issued (RFC 6749 §5.1). */
 export interface ProviderTokens {
@@ -25,7 +25,25 @@ export class ProviderRefused extends Error {
   }
 }
 
-export { ProviderUnavailable };
+/** The call did not produce a usable HTTP answer (network, timeout, redirect, oversize, an error status). */
+export class ProviderUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProviderUnavailable';
+  }
+}
+
+/**
+ * Every call to a third party's token endpoint: connect and total timeouts, a 1 MiB cap on
+ * the answer, and redirects never followed (a 3xx is a failure).
+ */
+export const PROVIDER_POLICY: OutboundPolicy = { connectTimeoutMs: 3_000, totalTimeoutMs: 10_000, maxResponseBytes: 1024 * 1024, redirects: 'refuse' };
+
+/** A provider-supplied string reduced to a short, safe message: printable ASCII, at most `max` characters. */
+export function sanitiseProviderText(value: unknown, max = 200): string {
+  if (typeof value !== 'string') return '';
+  return value.replace(/[^\x20-\x7E]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, max);
+}
 
 function formEncode(value: string): string {
   return encodeURIComponent(value).replace(/%20/g, '+');
@@ -43,6 +61,9 @@ function positiveSeconds(value: unknown): number | undefined {
  */
 @Injectable()
 export class ProviderTokenClient {
+  /** One client, so every call reuses its connection pool. */
+  private readonly http = new OutboundHttp(PROVIDER_POLICY);
+
   exchangeCode(service: Service, clientSecret: string | null, code: string, redirectUri: string, codeVerifier: string): Promise<ProviderTokens> {
     return this.call(service, clientSecret, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: codeVerifier });
   }
@@ -67,8 +88,15 @@ export class ProviderTokenClient {
         body.client_id = service.clientId;
         break;
     }
-    const response = await postForm(service.tokenEndpoint, body, headers);
-    const json = response.json;
+    let response;
+    try {
+      // The answer is parsed as JSON when it is JSON; it is never logged or echoed.
+      response = await this.http.postForm(service.tokenEndpoint, body, { accept: 'application/json', ...headers });
+    } catch (error) {
+      if (error instanceof OutboundHttpError) throw new ProviderUnavailable(`token endpoint ${error.message}`);
+      throw error;
+    }
+    const json = jsonObjectOf(response.body);
     if (response.status >= 400 && response.status < 500 && json && typeof json.error === 'string') {
       throw new ProviderRefused(sanitiseProviderText(json.error, 64) || 'invalid_request', sanitiseProviderText(json.error_description));
     }

@@ -1,6 +1,6 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApiError, isHttpUrl } from '@broker/domain';
-import { GuardedHttp, networkList } from '@broker/oauth-server';
+import { networkList, OutboundHttp } from '@broker/outbound';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 /** The endpoints the broker needs from a third party's metadata. */
@@ -37,10 +37,17 @@ export function metadataUrls(issuer: string): string[] {
 @Injectable()
 export class IssuerDiscovery {
   private readonly logger = new Logger(IssuerDiscovery.name);
-  private readonly http: GuardedHttp;
+  private readonly http: OutboundHttp;
 
   constructor(@Inject(BROKER_CONFIG) config: BrokerConfig) {
-    this.http = new GuardedHttp({ timeoutMs: DISCOVERY_TIMEOUT_MS, maxBytes: DISCOVERY_MAX_BYTES, allowed: networkList(config.third_party_oauth2.discovery.allowed_networks) });
+    this.http = new OutboundHttp({
+      connectTimeoutMs: DISCOVERY_TIMEOUT_MS,
+      totalTimeoutMs: DISCOVERY_TIMEOUT_MS,
+      maxResponseBytes: DISCOVERY_MAX_BYTES,
+      redirects: 'refuse',
+      // The admin typed the URL: the SSRF address rules apply.
+      addressGuard: { allowed: networkList(config.third_party_oauth2.discovery.allowed_networks) },
+    });
   }
 
   async discover(issuer: string): Promise<DiscoveredEndpoints> {
@@ -61,7 +68,7 @@ export class IssuerDiscovery {
   }
 
   private async fetchMetadata(url: string, issuer: string): Promise<DiscoveredEndpoints> {
-    // The guarded outbound client: special-use addresses refused at connect time, no redirects, timeouts, the size cap while reading.
+    // The outbound client under the discovery policy: special-use addresses refused at connect time, no redirects, timeouts, the size cap while reading.
     const { json: metadata } = await this.http.getJson(url);
     if (typeof metadata.issuer !== 'string' || metadata.issuer.replace(/\/+$/, '') !== issuer.replace(/\/+$/, '')) {
       throw new Error('metadata issuer does not match issuer_uri');

@@ -1,6 +1,6 @@
+import { networkList } from '@broker/outbound';
 import { describe, expect, it } from 'vitest';
 import { CimdFetcher } from './cimd-fetcher';
-import { networkList } from './special-use-addresses';
 
 describe('CimdFetcher SSRF guard at connect time', () => {
   it('refuses a name that resolves to a private address (10.x), before any connection', async () => {

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { BROKER_CONFIG, ConfigError, type BrokerConfig } from '@broker/config';
 import { Clock } from '@broker/domain';
+import { networkList } from '@broker/outbound';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CimdFetchError, CimdFetcher, type FetchedDocument } from './cimd-fetcher';
 import { validateClientMetadata, type ClientMetadata } from './client-metadata';
-import { networkList } from './special-use-addresses';
 
 type Entry = { readonly metadata: ClientMetadata; readonly expiresAtMs: number } | { readonly failure: string; readonly expiresAtMs: number };
 

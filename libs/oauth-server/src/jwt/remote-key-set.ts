@@ -1,5 +1,5 @@
 import { type Clock } from '@broker/domain';
-import { getJson, PROVIDER_LIMITS } from '@broker/vault';
+import { OutboundHttp } from '@broker/outbound';
 import { Logger } from '@nestjs/common';
 import { createLocalJWKSet, errors, type CryptoKey, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from 'jose';
 
@@ -14,6 +14,10 @@ export interface RemoteKeySetPolicy {
 }
 
 export const TRUSTED_KEYS_POLICY: RemoteKeySetPolicy = { maxAgeMs: 10 * 60_000, minIntervalMs: 30_000, timeoutMs: 5_000 };
+
+/** A key set answer is a few KiB; 1 MiB is far beyond any real one. Connecting takes at most 3 s (or the total timeout). */
+const KEY_SET_MAX_BYTES = 1024 * 1024;
+const KEY_SET_CONNECT_TIMEOUT_MS = 3_000;
 
 type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
 
@@ -36,6 +40,7 @@ export class RemoteKeySet {
   private lastAttemptMs = Number.NEGATIVE_INFINITY;
   private inFlight: Promise<void> | undefined;
   private readonly listeners: (() => void)[] = [];
+  private readonly http: OutboundHttp;
   /** Bumped whenever the fetched key set differs from the previous one. */
   generation = 0;
 
@@ -43,7 +48,15 @@ export class RemoteKeySet {
     private readonly uri: string,
     private readonly clock: Clock,
     private readonly policy: RemoteKeySetPolicy = TRUSTED_KEYS_POLICY,
-  ) {}
+  ) {
+    // The issuer's URL is configuration, not outside input: no address guard. Redirects refused.
+    this.http = new OutboundHttp({
+      connectTimeoutMs: Math.min(policy.timeoutMs, KEY_SET_CONNECT_TIMEOUT_MS),
+      totalTimeoutMs: policy.timeoutMs,
+      maxResponseBytes: KEY_SET_MAX_BYTES,
+      redirects: 'refuse',
+    });
+  }
 
   /** Called after every change of the key set. */
   onChange(listener: () => void): void {
@@ -101,7 +114,7 @@ export class RemoteKeySet {
   private async fetch(): Promise<void> {
     this.lastAttemptMs = this.clock.nowMs();
     try {
-      const document = await getJson(this.uri, { ...PROVIDER_LIMITS, totalTimeoutMs: this.policy.timeoutMs, connectTimeoutMs: Math.min(this.policy.timeoutMs, PROVIDER_LIMITS.connectTimeoutMs) });
+      const { json: document } = await this.http.getJson(this.uri);
       if (!Array.isArray(document.keys)) throw new Error('the document has no keys array');
       const content = JSON.stringify(document.keys);
       this.fetchedAtMs = this.clock.nowMs();

@@ -1,16 +1,22 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { isCanonicalUuid, OAuthError, type Agent } from '@broker/domain';
 import { AgentRepository } from '@broker/persistence';
-import { readCapped } from '@broker/vault';
+import { OutboundHttp, OutboundHttpError } from '@broker/outbound';
 import { Inject, Injectable } from '@nestjs/common';
-import { request } from 'undici';
 import { presentedClient } from '../token/client-authentication';
 import type { GrantStrategy, TokenOutcome, TokenRequestContext } from '../token/grant-strategy';
 import type { TokenForm } from '../token/token-form';
 
 /** Upstream response headers the broker relays (SPEC.md "authorization_code, proxy"); nothing else. */
 const RELAYED = ['content-type', 'cache-control', 'pragma', 'www-authenticate'];
-const MAX_BYTES = 1024 * 1024;
+/** The upstream's answer is read into memory to be relayed, so it is capped (as a third party's token answer). */
+const UPSTREAM_MAX_BYTES = 1024 * 1024;
+
+/** The upstream answered nothing usable: `temporarily_unavailable`, saying whether it answered at all. */
+function upstreamFailure(error: unknown): OAuthError {
+  const brokeOff = error instanceof OutboundHttpError && (error.reason === 'too_large' || error.reason === 'interrupted');
+  return new OAuthError('temporarily_unavailable', brokeOff ? 'the upstream answer was too large or interrupted' : 'the upstream authorization server did not answer');
+}
 
 /**
  * `authorization_code` in proxy mode (and for proxied agents in hybrid mode): the form is
@@ -24,14 +30,18 @@ const MAX_BYTES = 1024 * 1024;
 export class ProxyTokenForwarder implements GrantStrategy {
   readonly grantType = 'authorization_code';
   private readonly endpoint: string;
-  private readonly timeoutMs: number;
+  private readonly upstream: OutboundHttp;
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     private readonly agents: AgentRepository,
   ) {
     this.endpoint = config.oauth2_authorization_server.proxy.upstream_token_endpoint as string;
-    this.timeoutMs = config.oauth2_authorization_server.proxy.upstream_timeout;
+    const timeoutMs = config.oauth2_authorization_server.proxy.upstream_timeout;
+    // Made once, so every forwarded request (the token endpoint's hot path) reuses its connection pool.
+    // redirects 'return': the upstream's answer is relayed whatever its status, a 3xx too (without
+    // its Location, which is not relayed), and never followed.
+    this.upstream = new OutboundHttp({ connectTimeoutMs: timeoutMs, totalTimeoutMs: timeoutMs, maxResponseBytes: UPSTREAM_MAX_BYTES, redirects: 'return' });
   }
 
   /** The proxied agent named by the request, or `invalid_client`. */
@@ -54,27 +64,15 @@ export class ProxyTokenForwarder implements GrantStrategy {
     if (presented.clientSecret !== undefined) upstreamForm.set('client_secret', presented.clientSecret);
     let response;
     try {
-      response = await request(this.endpoint, {
-        method: 'POST',
-        maxRedirections: 0,
-        signal: AbortSignal.timeout(this.timeoutMs),
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: upstreamForm.toString(),
-      });
-    } catch {
-      throw new OAuthError('temporarily_unavailable', 'the upstream authorization server did not answer');
-    }
-    let body: Buffer;
-    try {
-      body = await readCapped(response.body, MAX_BYTES);
-    } catch {
-      throw new OAuthError('temporarily_unavailable', 'the upstream answer was too large or interrupted');
+      response = await this.upstream.postForm(this.endpoint, upstreamForm);
+    } catch (error) {
+      throw upstreamFailure(error);
     }
     const headers: Record<string, string> = {};
     for (const name of RELAYED) {
       const value = response.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
-    return { kind: 'relayed', status: response.statusCode, headers, body };
+    return { kind: 'relayed', status: response.status, headers, body: response.body };
   }
 }
