@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { ApiClient, FrozenClock, freePort, http, startJwtIssuer, startTestBroker, type HttpResponse, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { ApiClient, FrozenClock, http, startGatewayFixture, type GatewayFixture, type HttpResponse, type TestBroker } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -12,42 +11,35 @@ const TTL_MS = 10 * 60_000;
  * that moving the clock never expires them.
  */
 describe('approvals over time (frozen clock)', () => {
-  let issuer: TestJwtIssuer;
+  let gateway: GatewayFixture;
   let broker: TestBroker;
   let base: string;
   let admin: ApiClient;
   const clock = new FrozenClock(new Date());
 
   beforeAll(async () => {
-    issuer = await startJwtIssuer('ES256');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({
-      servers: BOTH_SERVERS,
-      clock,
-      config: { server: { enduser: { port, public_url: base } }, token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' } } },
-    });
+    gateway = await startGatewayFixture({ servers: BOTH_SERVERS, clock, subjectAudience: 'gateway', gatewaySub: 'gateway', ttlSeconds: 3600 });
+    ({ broker, base } = gateway);
     admin = new ApiClient(broker.url('admin'));
   });
 
   afterAll(async () => {
-    await broker?.stop();
-    await issuer?.stop();
+    await gateway?.stop();
   });
 
   const newAgent = async (): Promise<string> => (await admin.post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
-  const subject = (agentId: string) => issuer.sign({ sub: ALICE, azp: agentId }, { audience: 'gateway', ttlSeconds: 3600 });
+  const subject = (agentId: string) => gateway.subjectToken(ALICE, agentId);
 
   async function create(agentId: string, tool: string, args: Record<string, unknown>): Promise<HttpResponse> {
     return http(`${base}/api/approvals`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await subject(agentId)}`, 'x-client-assertion': await issuer.sign({ sub: 'gateway', jti: randomUUID() }, { audience: base, ttlSeconds: 3600 }) },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await subject(agentId)}`, 'x-client-assertion': await gateway.assertion() },
       body: JSON.stringify({ metadata: {}, tool_name: tool, arguments: args }),
     });
   }
 
   async function sync(): Promise<HttpResponse> {
-    return http(`${base}/api/approvals?principal=${encodeURIComponent(ALICE)}`, { headers: { 'x-client-assertion': await issuer.sign({ sub: 'gateway', jti: randomUUID() }, { audience: base, ttlSeconds: 3600 }) } });
+    return http(`${base}/api/approvals?principal=${encodeURIComponent(ALICE)}`, { headers: { 'x-client-assertion': await gateway.assertion() } });
   }
 
   it('expires a pending approval after approvals.pending_ttl: 410 gone on every later operation, and a new request may be made', async () => {
@@ -126,29 +118,25 @@ describe('approvals over time (frozen clock)', () => {
 });
 
 describe('approvals.rate_limit configured', () => {
-  let issuer: TestJwtIssuer;
+  let gateway: GatewayFixture;
   let broker: TestBroker;
   let base: string;
   const clock = new FrozenClock(new Date());
 
   beforeAll(async () => {
-    issuer = await startJwtIssuer('ES256');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({
+    gateway = await startGatewayFixture({
       servers: BOTH_SERVERS,
       clock,
-      config: {
-        server: { enduser: { port, public_url: base } },
-        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' } },
-        approvals: { rate_limit: { max_pending_per_pair: 3, max_requests_per_minute: 2 } },
-      },
+      subjectAudience: 'gateway',
+      gatewaySub: 'gateway',
+      ttlSeconds: 3600,
+      config: { approvals: { rate_limit: { max_pending_per_pair: 3, max_requests_per_minute: 2 } } },
     });
+    ({ broker, base } = gateway);
   });
 
   afterAll(async () => {
-    await broker?.stop();
-    await issuer?.stop();
+    await gateway?.stop();
   });
 
   async function create(agentId: string, args: Record<string, unknown>): Promise<HttpResponse> {
@@ -156,8 +144,8 @@ describe('approvals.rate_limit configured', () => {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        authorization: `Bearer ${await issuer.sign({ sub: ALICE, azp: agentId }, { audience: 'gateway', ttlSeconds: 3600 })}`,
-        'x-client-assertion': await issuer.sign({ sub: 'gateway', jti: randomUUID() }, { audience: base, ttlSeconds: 3600 }),
+        authorization: `Bearer ${await gateway.subjectToken(ALICE, agentId)}`,
+        'x-client-assertion': await gateway.assertion(),
       },
       body: JSON.stringify({ metadata: {}, tool_name: 'tuned_tool', arguments: args }),
     });
