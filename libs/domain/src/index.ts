@@ -11,6 +11,7 @@ export { isCanonicalUuid, isUuidShaped } from './uuid';
 export { textProblem, type TextProblem } from './text';
 export { parseRfc3339DateTime } from './date-time';
 export * from './registry/registry.types';
+export { RegistryError, type RegistryErrorCode } from './registry/registry-error';
 export { scopesAllowedFor, OFFLINE_SCOPES, type ScopeRuleOptions } from './registry/scopes-allowed';
 export { normaliseResourceUri, parseAbsoluteUrl, isHttpUrl, type HttpUrlOptions, isHttpsOrLoopbackUrl, isRedirectUri, canonicalIdProblem } from './registry/resource-uri';
 export { ComponentHealth, type ComponentStatus } from './component-health';

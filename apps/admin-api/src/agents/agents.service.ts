@@ -1,6 +1,7 @@
 import { ApiError, canonicalIdProblem, Clock, Random, type Agent } from '@broker/domain';
 import { AgentRepository, PermissionSetRepository, type AgentInput } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
+import { inAdminVocabulary } from '../common/registry-api-error';
 import type { AgentDto } from './agent.dto';
 
 /** Agent registration (admin). */
@@ -24,11 +25,11 @@ export class AgentsService {
   }
 
   async create(dto: AgentDto): Promise<Agent> {
-    return this.agents.create(this.random.uuid(), await this.toInput(dto), this.clock.now());
+    return inAdminVocabulary(this.agents.create(this.random.uuid(), await this.toInput(dto), this.clock.now()));
   }
 
   async replace(id: string, dto: AgentDto): Promise<Agent> {
-    const agent = await this.agents.replace(id, await this.toInput(dto), this.clock.now());
+    const agent = await inAdminVocabulary(this.agents.replace(id, await this.toInput(dto), this.clock.now()));
     if (agent === undefined) throw new ApiError('agent not found', `no agent ${id}`);
     return agent;
   }

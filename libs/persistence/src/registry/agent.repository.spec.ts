@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SystemClock } from '@broker/domain';
+import { RegistryError, SystemClock } from '@broker/domain';
 import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,6 +57,14 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
     for (const agent of listed) expect(agent).toEqual(await agents.findById(agent.id));
     expect(listed[2]).toEqual(full);
     expect(listed[0]).toMatchObject({ permissionSets: [], redirectUris: [], createdAt: new Date('2026-03-01T09:00:00.456Z'), updatedAt: new Date('2026-03-02T00:00:00.999Z') });
+  });
+
+  it('refuses a second agent with the same canonical_id with the registry rule, not an API code', async () => {
+    const input = { displayName: 'Twin', description: null, canonicalId: 'twin-agent', clientId: null, logoUrl: null, governanceUrl: null, userDocumentationUrl: null, agentInterfaceUrl: null, redirectUris: [], allowedScopes: [], clientUris: [], permissionSets: [] };
+    await agents.create(randomUUID(), input, new Date());
+    const refused = agents.create(randomUUID(), input, new Date());
+    await expect(refused).rejects.toBeInstanceOf(RegistryError);
+    await expect(refused).rejects.toMatchObject({ code: 'duplicate_canonical_id', message: 'canonical_id "twin-agent" is already used by another agent' });
   });
 
   it('lists nothing when there are no agents', async () => {

@@ -1,4 +1,4 @@
-import { ApiError, type Agent, type Clock, type RequirementType } from '@broker/domain';
+import { RegistryError, type Agent, type Clock, type RequirementType } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
 import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '../persistence-errors';
 import type { ClientCache, ClientRecord } from './client-cache';
@@ -33,9 +33,9 @@ function toAgent(entity: AgentEntity, refs: AgentPermissionSetEntity[]): Agent {
 function translate(error: unknown, input: AgentInput): never {
   const violation = constraintViolation(error);
   if (violation?.code === UNIQUE_VIOLATION && violation.constraint === 'agents_canonical_id_key') {
-    throw new ApiError('conflict', `canonical_id "${input.canonicalId ?? ''}" is already used by another agent`);
+    throw new RegistryError('duplicate_canonical_id', `canonical_id "${input.canonicalId ?? ''}" is already used by another agent`);
   }
-  if (violation?.code === FOREIGN_KEY_VIOLATION) throw new ApiError('validation failed', 'permission_sets: a referenced permission set no longer exists');
+  if (violation?.code === FOREIGN_KEY_VIOLATION) throw new RegistryError('permission_set_missing', 'permission_sets: a referenced permission set no longer exists');
   throw error;
 }
 

@@ -1,0 +1,26 @@
+import { ApiError, assertNever, RegistryError } from '@broker/domain';
+
+/**
+ * The admin API's one mapping of registry refusals to its wire codes (STYLE.md shape 3:
+ * codes are chosen at the edge). Messages pass through unchanged: API.md "Agents" states
+ * them, and they name only what the admin sent.
+ */
+export function registryApiError(error: RegistryError): ApiError {
+  switch (error.code) {
+    case 'duplicate_canonical_id':
+      return new ApiError('conflict', error.message);
+    case 'permission_set_missing':
+      return new ApiError('validation failed', error.message);
+    default:
+      return assertNever(error.code, 'registry error code');
+  }
+}
+
+/** Runs a registry write, answering its refusals in the admin API's vocabulary. */
+export async function inAdminVocabulary<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    throw error instanceof RegistryError ? registryApiError(error) : error;
+  }
+}
