@@ -154,13 +154,16 @@ export class TokenExchangeGrant implements GrantStrategy {
 
   /** Step 7: SPEC.md's response table. */
   private response(token: UsableToken, delegations: readonly GrantDelegation[], requestedScope: string | undefined): TokenResponse {
-    const response: Record<string, unknown> = { access_token: token.accessToken, token_type: token.tokenType, issued_token_type: ACCESS_TOKEN_TYPE };
-    if (token.expiresAt !== null) response.expires_in = Math.max(0, Math.floor((token.expiresAt.getTime() - this.clock.nowMs()) / 1000));
     const scope = token.scopes.join(' ');
-    if (scope !== '' && scope !== (requestedScope ?? '')) response.scope = scope;
     const sets: Record<string, string[]> = {};
     for (const d of delegations) (sets[d.permissionSetId] ??= []).push(d.serviceId);
-    response.granted_permission_sets = sets;
-    return response as unknown as TokenResponse;
+    return {
+      access_token: token.accessToken,
+      token_type: token.tokenType,
+      issued_token_type: ACCESS_TOKEN_TYPE,
+      ...(token.expiresAt !== null ? { expires_in: Math.max(0, Math.floor((token.expiresAt.getTime() - this.clock.nowMs()) / 1000)) } : {}),
+      ...(scope !== '' && scope !== (requestedScope ?? '') ? { scope } : {}),
+      granted_permission_sets: sets,
+    };
   }
 }

@@ -5,15 +5,20 @@ import { signCompactJws } from '../signing-keys/key-material';
 import { compileConfigExpression } from './config-expression';
 import { SigningKeyService } from '../signing-keys/signing-key.service';
 
-/** A token response body (RFC 6749 §5.1); no `data` envelope. */
+/**
+ * A token response body of ours (RFC 6749 §5.1), what every local grant strategy returns; no
+ * `data` envelope. Every member is named, so a grant builds it without casts.
+ */
 export interface TokenResponse {
   readonly access_token: string;
   readonly token_type: string;
   readonly expires_in?: number;
   readonly scope?: string;
+  /** Token exchange and impersonation (RFC 8693 §2.2.1). */
   readonly issued_token_type?: string;
   readonly refresh_token?: string;
-  readonly [extra: string]: unknown;
+  /** Token exchange (SPEC.md step 7): the services each delegated permission set covers. */
+  readonly granted_permission_sets?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** Who and what a locally issued access token is for. */
