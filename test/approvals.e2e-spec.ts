@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, type HttpResponse, type SignOptions, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { ApiClient, http, startGatewayFixture, startTestBroker, type GatewayFixture, type HttpResponse, type SignOptions, type TestBroker } from '@broker/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -17,7 +17,7 @@ interface Created {
 }
 
 describe('tool approvals', () => {
-  let issuer: TestJwtIssuer;
+  let gateway: GatewayFixture;
   let broker: TestBroker;
   let base: string;
   let agent: string;
@@ -25,18 +25,17 @@ describe('tool approvals', () => {
   const sentTokens: string[] = [];
 
   beforeAll(async () => {
-    issuer = await startJwtIssuer('ES256');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({
+    gateway = await startGatewayFixture({
       servers: BOTH_SERVERS,
+      // Users' tokens are addressed to the gateway here (the default would be the broker's issuer).
+      subjectAudience: 'gateway',
       config: {
-        server: { enduser: { port, public_url: base, consent_ui_url: CONSENT_UI } },
-        // Users' tokens are addressed to the gateway here (the default would be the broker's issuer).
-        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' }, authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } },
+        server: { enduser: { consent_ui_url: CONSENT_UI } },
+        token_exchange: { authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } },
         approvals: { sync: { authorization: { cel: { expression: 'client_assertion.sub in ["gateway-1", "sync-only"]' } } } },
       },
     });
+    ({ broker, base } = gateway);
     otherAgent = (await new ApiClient(broker.url('admin')).post('/api/agents', { display_name: 'Other Agent' })).json<{ id: string }>().id;
   });
 
@@ -46,18 +45,17 @@ describe('tool approvals', () => {
   });
 
   afterAll(async () => {
-    await broker?.stop();
-    await issuer?.stop();
+    await gateway?.stop();
   });
 
   async function assertion(sub = 'gateway-1', options: SignOptions = {}): Promise<string> {
-    const jwt = await issuer.sign({ sub, jti: randomUUID() }, { audience: base, ...options });
+    const jwt = await gateway.assertion({ sub }, options);
     sentTokens.push(jwt);
     return jwt;
   }
 
   async function subject(principal: string, agentId: string, ttlSeconds?: number, audience = 'gateway'): Promise<string> {
-    const jwt = await issuer.sign({ sub: principal, azp: agentId }, { audience, ttlSeconds });
+    const jwt = await gateway.subjectToken(principal, agentId, {}, { audience, ttlSeconds });
     sentTokens.push(jwt);
     return jwt;
   }
@@ -199,7 +197,7 @@ describe('tool approvals', () => {
         [create(body, { headers: { 'x-client-assertion': await assertion('gateway-1', { audience: 'https://elsewhere.example.com' }) } }), 401, 'unauthorized'],
         [create(body, { headers: { 'x-client-assertion': 'not.a.jwt' } }), 401, 'unauthorized'],
         [create(body, { headers: { authorization: `Bearer ${await subject(ALICE, agent, -600)}` } }), 401, 'unauthorized'],
-        [create(body, { headers: { authorization: `Bearer ${await issuer.sign({ sub: ALICE }, { audience: 'gateway' })}` } }), 401, 'unauthorized'],
+        [create(body, { headers: { authorization: `Bearer ${await gateway.issuer.sign({ sub: ALICE }, { audience: 'gateway' })}` } }), 401, 'unauthorized'],
         [create(body, { headers: { authorization: `Bearer ${await subject(ALICE, agent, undefined, base)}` } }), 401, 'unauthorized'],
         [create(body, { headers: { authorization: `Bearer ${await subject(ALICE, agent, undefined, 'https://other-api.example.com')}` } }), 401, 'unauthorized'],
         [create(body, { headers: { 'x-client-assertion': await assertion('gateway-1', { typ: 'at+jwt' }) } }), 401, 'unauthorized'],
