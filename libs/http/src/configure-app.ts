@@ -1,4 +1,4 @@
-import { CrossSiteRequestPolicy, type BrokerRequest } from '@broker/auth';
+import { CrossSiteRequestPolicy } from '@broker/auth';
 import type { ServerKind } from '@broker/config';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
@@ -8,26 +8,30 @@ import { jsonBodyMiddleware } from './body/json-body.middleware';
 import { corsMiddleware } from './cors.middleware';
 import { crossSiteMiddleware } from './cross-site.middleware';
 import { ErrorEnvelopeFilter, isOAuthPath } from './errors/error-envelope.filter';
-import { shutdownGate } from './lifecycle/lifecycle';
+import { shutdownGate } from './lifecycle/shutdown-gate';
 import { queryCountMiddleware } from './logging/query-count.middleware';
+import { requestLoggingMiddleware } from './logging/request-logging';
 import { buildOpenApiDocument } from './openapi';
 import type { BrokerRuntime } from './runtime';
+import { createTraceStart } from './trace/start-trace';
 import { traceMiddleware } from './trace/trace.middleware';
-import { HOT_ROUTES, installHotRoutes, type HotRoute } from './hot-routes/hot-routes';
+import { HOT_ROUTES, type HotRoute } from './hot-routes/hot-route';
+import { installHotRoutes } from './hot-routes/install-hot-routes';
 import { BrokerValidationPipe } from './validation/broker-validation.pipe';
-import { ApiError } from '@broker/domain';
 
 /**
  * The whole HTTP wiring of one server, shared by `main.ts` and the tests so tests
  * exercise the real thing. Order matters: the trace id comes first (every response,
- * even a 503 or a preflight, carries `traceresponse`), then the shutdown gate, CORS
- * (end-user `/api/*` only), the cross-site request refusal, body parsing, the request's
- * database statement counter, and finally Nest's guards, pipes and filters.
- * The application's hot routes (`HOT_ROUTES`) answer before all of it, with the same
- * trace, shutdown, envelope and log rules.
+ * even a 503 or a preflight, carries `traceresponse`), then the request's log line (so
+ * refusals are logged too), the shutdown gate, CORS (end-user `/api/*` only), the
+ * cross-site request refusal, body parsing, the request's database statement counter,
+ * and finally Nest's guards, pipes and filters.
+ * The application's hot routes (`HOT_ROUTES`) answer before all of it, calling the same
+ * trace start, shutdown gate, body reader, error envelope and log-line functions.
  */
 export function configureApp(app: NestExpressApplication, runtime: BrokerRuntime, server: ServerKind): void {
   const { config, random, lifecycle } = runtime;
+  const logger = runtime.logger.child({ server });
   const express = app.getHttpAdapter().getInstance();
   express.disable('x-powered-by');
   express.set('etag', false);
@@ -35,16 +39,14 @@ export function configureApp(app: NestExpressApplication, runtime: BrokerRuntime
   express.set('trust proxy', false);
 
   app.useLogger(app.get(Logger));
-  const errors = new ErrorEnvelopeFilter(server, runtime.logger.child({ server }));
+  const errors = new ErrorEnvelopeFilter(server, logger);
+  // Issue 14: each pipeline step is one function, called by both entrances (this pipeline and the hot routes).
+  const startTrace = createTraceStart(random, config.request_context.trace.response_enabled);
 
-  app.use(traceMiddleware(random, config.request_context.trace.response_enabled));
-  app.use(
-    shutdownGate(lifecycle, (request: Request, response: Response) => {
-      const { status, body, headers } = errors.toResponse(new ApiError('service unavailable', 'the server is shutting down'), request as BrokerRequest);
-      for (const [name, value] of Object.entries(headers ?? {})) response.setHeader(name, value);
-      response.status(status).json(body);
-    }),
-  );
+  app.use(traceMiddleware(startTrace));
+  // One log line for every request the trace started, as on the hot routes: refusals below are logged too.
+  app.use(requestLoggingMiddleware(logger));
+  app.use(shutdownGate(lifecycle));
   if (server === 'enduser') app.use('/api', corsMiddleware(config.server.enduser.cors.allowed_origins));
   // CSRF: an unsafe request from a foreign page is refused before anything parses or changes; the OAuth2 endpoints are cross-origin by design.
   app.use(crossSiteMiddleware(CrossSiteRequestPolicy.forServer(config, server), (request) => isOAuthPath(request.path)));
@@ -56,7 +58,7 @@ export function configureApp(app: NestExpressApplication, runtime: BrokerRuntime
 
   app.useGlobalPipes(new BrokerValidationPipe());
   app.useGlobalFilters(errors);
-  installHotRoutes(app.getHttpServer(), app.get<HotRoute[]>(HOT_ROUTES), { random, lifecycle, errors, traceResponse: config.request_context.trace.response_enabled, logger: runtime.logger.child({ server }) });
+  installHotRoutes(app.getHttpServer(), app.get<HotRoute[]>(HOT_ROUTES), { startTrace, lifecycle, errors, logger });
 
   const document = buildOpenApiDocument(app, server, config.server[server].authentication.preauth.principal_header_name);
   express.get('/openapi.json', (_request: Request, response: Response) => {

@@ -5,7 +5,6 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { HealthModule } from './health/health.module';
 import { Lifecycle } from './lifecycle/lifecycle';
-import { requestLoggingOptions } from './logging/request-logging';
 import type { BrokerRuntime } from './runtime';
 
 /**
@@ -27,7 +26,9 @@ export class CoreModule {
     return {
       module: CoreModule,
       imports: [
-        LoggerModule.forRoot({ pinoHttp: requestLoggingOptions(runtime.logger.child({ server })) }),
+        // The access-log middleware is installed by configureApp at its place in the pipeline (right after the
+        // trace start); nestjs-pino only binds the request's logger it created (`useExisting`).
+        LoggerModule.forRoot({ pinoHttp: { logger: runtime.logger.child({ server }) }, useExisting: true }),
         PersistenceModule.forDatabase(runtime.database),
         HealthModule,
       ],

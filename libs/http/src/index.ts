@@ -14,7 +14,7 @@ export { buildOpenApiDocument } from './openapi';
 export { RequestValidationError, RequestBodyError } from './errors/request-errors';
 export { parseTraceparent } from './trace/traceparent';
 export { IsHttpUrl, IsHttpsOrLoopbackUrl, IsPlainText, IsRedirectUri, IsScopeToken, MAX_LIST_ENTRIES } from './validation/validators';
-export { HOT_ROUTES, type HotRoute, type HotRouteAnswer } from './hot-routes/hot-routes';
+export { HOT_ROUTES, type HotRoute, type HotRouteAnswer } from './hot-routes/hot-route';
 export { TOKEN_BODY_LIMIT_BYTES } from './body/form-body.middleware';
 export { RefusedJsonBody, MAX_JSON_NESTING } from './body/refused-json-body';
 export { NoBody } from './validation/no-body';

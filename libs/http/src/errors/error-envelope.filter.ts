@@ -13,6 +13,13 @@ export function isOAuthPath(path: string): boolean {
   return path === '/oauth2' || path.startsWith('/oauth2/') || path.startsWith('/.well-known/');
 }
 
+/** An error answer as written: status, headers (the JSON content type included) and the serialised envelope. */
+export interface ErrorAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
 /**
  * The one global filter: sorts the thrown value, lets the envelope of the route's
  * family (OAuth2 or API) choose status and body, logs server errors with their detail
@@ -32,29 +39,34 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<BrokerRequest>();
     const response = host.switchToHttp().getResponse<Response>();
-    const { status, body, headers } = this.toResponse(exception, request);
-    this.logServerError(status, exception, { traceId: request.traceId ?? 'unknown', method: request.method, path: request.path });
+    const { status, headers, body } = this.answer(exception, { traceId: request.traceId ?? 'unknown', method: request.method, path: request.path });
     if (response.headersSent) {
       response.end();
       return;
     }
-    for (const [name, value] of Object.entries(headers ?? {})) response.setHeader(name, value);
-    response.status(status).json(body);
+    response.status(status).set(headers).send(body);
   }
 
-  toResponse(exception: unknown, request: BrokerRequest): ErrorResponse {
-    return this.present(exception, { traceId: request.traceId ?? 'unknown', method: request.method, path: request.path });
+  /**
+   * The error answer to a thrown value, ready to write, for both entrances (this filter
+   * and the hot routes): the envelope of `path`'s family as JSON, server errors logged
+   * with their detail under the request's trace id first (the detail is never sent).
+   */
+  answer(exception: unknown, request: Omit<ErrorContext, 'server'>): ErrorAnswer {
+    const { status, body, headers } = this.present(exception, request);
+    this.logServerError(status, exception, request);
+    return { status, headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) };
   }
 
-  /** The envelope of `path`'s family for a thrown value (also used by the hot routes). */
-  present(exception: unknown, request: Omit<ErrorContext, 'server'>): ErrorResponse {
+  /** The envelope of `path`'s family for a thrown value. */
+  private present(exception: unknown, request: Omit<ErrorContext, 'server'>): ErrorResponse {
     const context: ErrorContext = { server: this.server, ...request };
     const failure = classifyFailure(exception);
     return isOAuthPath(request.path) ? this.oauth.present(failure, context) : this.api.present(failure, context);
   }
 
   /** Server errors other than a deliberate 503 are failures to investigate: logged with their detail. */
-  logServerError(status: number, exception: unknown, request: Omit<ErrorContext, 'server'>): void {
+  private logServerError(status: number, exception: unknown, request: Omit<ErrorContext, 'server'>): void {
     if (status >= 500 && status !== 503) this.logger.error({ trace_id: request.traceId, err: exception, method: request.method, path: request.path }, 'request failed with a server error');
   }
 }

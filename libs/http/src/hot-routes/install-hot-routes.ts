@@ -1,44 +1,22 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
-import { ApiError, type Random } from '@broker/domain';
 import { runCountingQueries, type QueryCount } from '@broker/persistence';
 import { storage, Store } from 'nestjs-pino/storage';
 import type { Logger } from 'pino';
 import { closeAfterRefusedBody } from '../body/close-after-refused-body';
 import { readCappedBody } from '../body/read-capped-body';
 import type { ErrorEnvelopeFilter } from '../errors/error-envelope.filter';
+import type { ErrorContext } from '../errors/error-context';
 import { RequestBodyError } from '../errors/request-errors';
 import type { Lifecycle } from '../lifecycle/lifecycle';
-import { formatTraceresponse, parseTraceparent } from '../trace/traceparent';
+import { refuseDuringShutdown } from '../lifecycle/shutdown-gate';
+import { accessLogFields, accessLogLevel, accessLogMessage } from '../logging/access-log';
+import type { TraceStart } from '../trace/start-trace';
+import type { HotRoute, HotRouteAnswer } from './hot-route';
 
-/** What a hot route answers. */
-export interface HotRouteAnswer {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string | Buffer;
-}
-
-/**
- * A route on the request hot path (the token endpoint: every agent tool call pays for
- * it), answered straight from node:http with only the cross-cutting work it needs: trace
- * id and `traceresponse`, the shutdown gate and in-flight tracking, a capped raw body,
- * the error envelope of its path, and the one log line. Nothing of Express or Nest
- * (router, guards, pipes, interceptors) runs for it.
- */
-export interface HotRoute {
-  readonly method: string;
-  /** Exact path; a request with a query string takes the ordinary route. */
-  readonly path: string;
-  readonly bodyLimitBytes: number;
-  handle(request: IncomingMessage, body: Buffer): Promise<HotRouteAnswer>;
-}
-
-/** DI token: the hot routes an application registers (an array). */
-export const HOT_ROUTES = Symbol('HOT_ROUTES');
-
+/** The pipeline steps the hot routes share with the Nest routes, built once by `configureApp`. */
 export interface HotRouteRuntime {
-  readonly random: Random;
+  readonly startTrace: TraceStart;
   readonly lifecycle: Lifecycle;
-  readonly traceResponse: boolean;
   readonly errors: ErrorEnvelopeFilter;
   readonly logger: Logger;
 }
@@ -55,44 +33,48 @@ export function installHotRoutes(server: Server, routes: readonly HotRoute[], ru
     if (route === undefined) fallback(request, response);
     else
       serve(route, request, response, runtime).catch((error: unknown) => {
-        // Only a failure of the error path itself lands here: answer 500 once, never hang.
+        // Only a failure of the error envelope or the logger lands here: never leave the client hanging.
         runtime.logger.error({ err: error, method: route.method, path: route.path }, 'hot route failed');
-        if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end('{"error":"server_error","error_description":"internal error"}');
-        else response.end();
+        if (!response.writableEnded) response.destroy();
       });
   });
 }
 
+/** One request through the shared steps, in the Nest pipeline's order: trace, shutdown gate, body, handler, answer, log line. */
 async function serve(route: HotRoute, request: IncomingMessage, response: ServerResponse, runtime: HotRouteRuntime): Promise<void> {
   const started = process.hrtime.bigint();
-  const header = request.headers.traceparent;
-  const incoming = parseTraceparent(Array.isArray(header) ? header.join(',') : header);
-  const traceId = incoming?.traceId ?? runtime.random.hex(16);
-  if (runtime.traceResponse) response.setHeader('traceresponse', formatTraceresponse(traceId, runtime.random.hex(8), incoming?.flags ?? '00'));
-  const context = { traceId, method: route.method, path: route.path };
+  const traceId = runtime.startTrace(request, response);
+  const context: Omit<ErrorContext, 'server'> = { traceId, method: route.method, path: route.path };
+  // The same per-request logger as pino-http gives the Nest routes: trace id bound (audit `request_id`, the log line).
+  const logger = runtime.logger.child({ trace_id: traceId });
   const queries: QueryCount = { queries: 0 };
-  let answer: HotRouteAnswer;
-  if (!runtime.lifecycle.track(request, response)) {
-    response.setHeader('Connection', 'close');
-    answer = failure(new ApiError('service unavailable', 'the server is shutting down'), context, runtime);
-  } else {
-    try {
-      // The same per-request logger context as pino-http gives the Nest routes (audit `request_id`).
-      const body = await readCappedBody(request, route.bodyLimitBytes);
-      answer = await storage.run(new Store(runtime.logger.child({ trace_id: traceId })), () => runCountingQueries(queries, () => route.handle(request, body)));
-    } catch (error) {
-      // A refused body is left unread: answer first, then drain and close the connection.
-      if (error instanceof RequestBodyError) closeAfterRefusedBody(request, response);
-      answer = failure(error, context, runtime);
-    }
+  let answer = await answerRequest(route, request, response, runtime, context, logger, queries);
+  try {
+    write(response, answer);
+  } catch (error) {
+    // Node refuses a header value (a relayed answer) before anything is sent: the envelope's 500 instead.
+    answer = runtime.errors.answer(error, context);
+    if (response.headersSent) response.end();
+    else write(response, answer);
   }
-  response.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) }).end(answer.body);
-  const level = answer.status >= 500 ? 'error' : 'info';
-  runtime.logger[level]({ trace_id: traceId, method: route.method, route: route.path, path: route.path, status: answer.status, latency_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6), db_queries: queries.queries }, level === 'error' ? 'request failed' : 'request completed');
+  const level = accessLogLevel(answer.status);
+  const latencyMs = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
+  logger[level](accessLogFields({ method: route.method, route: route.path, path: route.path, status: answer.status, latencyMs, dbQueries: queries.queries }), accessLogMessage(level));
 }
 
-function failure(error: unknown, context: { traceId: string; method: string; path: string }, runtime: HotRouteRuntime): HotRouteAnswer {
-  const { status, body, headers } = runtime.errors.present(error, context);
-  runtime.errors.logServerError(status, error, context);
-  return { status, headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) };
+async function answerRequest(route: HotRoute, request: IncomingMessage, response: ServerResponse, runtime: HotRouteRuntime, context: Omit<ErrorContext, 'server'>, logger: Logger, queries: QueryCount): Promise<HotRouteAnswer> {
+  const refusal = refuseDuringShutdown(runtime.lifecycle, request, response, route.path);
+  if (refusal !== undefined) return runtime.errors.answer(refusal, context);
+  try {
+    const body = await readCappedBody(request, route.bodyLimitBytes);
+    return await storage.run(new Store(logger), () => runCountingQueries(queries, () => route.handle(request, body)));
+  } catch (error) {
+    // A refused body is left unread: answer first, then drain and close the connection.
+    if (error instanceof RequestBodyError) closeAfterRefusedBody(request, response);
+    return runtime.errors.answer(error, context);
+  }
+}
+
+function write(response: ServerResponse, answer: HotRouteAnswer): void {
+  response.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) }).end(answer.body);
 }

@@ -1,6 +1,5 @@
 import type { Clock } from '@broker/domain';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { NextFunction, Request, Response } from 'express';
 
 /** The process's phase (API.md "Health"). */
 export type LifecyclePhase = 'starting' | 'running' | 'shutting_down';
@@ -101,20 +100,4 @@ export class Lifecycle {
     this.idleWaiters = [];
     for (const waiter of waiters) waiter();
   }
-}
-
-/**
- * Express middleware: tracks every request; during shutdown answers new ones with 503
- * through `reject` (the error envelope), except the health probe, which must report
- * `shutting_down` itself.
- */
-export function shutdownGate(lifecycle: Lifecycle, reject: (request: Request, response: Response) => void) {
-  return (request: Request, response: Response, next: NextFunction): void => {
-    if (lifecycle.track(request, response) || request.path === '/health') {
-      next();
-      return;
-    }
-    response.setHeader('Connection', 'close');
-    reject(request, response);
-  };
 }
