@@ -5,7 +5,7 @@ import { Controller, Get, Header, Inject, Post, Redirect, Req, Res } from '@nest
 import { ApiFoundResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { RedirectTo } from '../common/redirect-to';
-import { tokenAnswer } from './hot-routes';
+import { tokenAnswer } from './token.hot-route';
 
 /** The broker's OAuth2 authorization server endpoints (SPEC.md "Endpoints"). */
 @ApiTags('oauth2')

@@ -1,6 +1,6 @@
 import { TOKEN_BODY_LIMIT_BYTES, type HotRoute, type HotRouteAnswer } from '@broker/http';
-import { isRelayed, JWKS_SOURCE, TokenEndpoint, type JsonWebKeySet, type JwksSource, type TokenOutcome } from '@broker/oauth-server';
-import { Inject, Injectable } from '@nestjs/common';
+import { isRelayed, TokenEndpoint, type TokenOutcome } from '@broker/oauth-server';
+import { Injectable } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 
 /**
@@ -29,26 +29,3 @@ export class TokenHotRoute implements HotRoute {
     return tokenAnswer(await this.tokens.handle(request.headers['content-type'], body, { authorization: request.headers.authorization }));
   }
 }
-
-/**
- * `GET /oauth2/jwks.json` on the hot path: the document's bytes are prepared once per key
- * set (the sources hand out the same object until their keys change) and served as is.
- */
-@Injectable()
-export class JwksHotRoute implements HotRoute {
-  readonly method = 'GET';
-  readonly path = '/oauth2/jwks.json';
-  readonly bodyLimitBytes = 0;
-  private prepared: { set: JsonWebKeySet; bytes: Buffer } | undefined;
-
-  constructor(@Inject(JWKS_SOURCE) private readonly jwks: JwksSource) {}
-
-  async handle(): Promise<HotRouteAnswer> {
-    const set = await this.jwks.keySet();
-    if (this.prepared?.set !== set) this.prepared = { set, bytes: Buffer.from(JSON.stringify(set)) };
-    return { status: 200, headers: JWKS_HEADERS, body: this.prepared.bytes };
-  }
-}
-
-/** SPEC/API.md: `Cache-Control: public, max-age=300`. */
-export const JWKS_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' };
