@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiClient, BrokerProcess, freePort, http, startJwtIssuer, startTestBroker, testBackends, testConfigTree, testKey, writeConfigFile, type SignOptions, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { ApiClient, BrokerProcess, freePort, http, startGatewayFixture, startJwtIssuer, startTestBroker, testBackends, testConfigTree, testKey, writeConfigFile, type GatewayFixture, type SignOptions, type TestBroker, type TestJwtIssuer } from '@broker/testing';
 import { TokenVault } from '@broker/vault';
 import { SignJWT, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,7 @@ async function postForm(url: string, fields: Record<string, string | undefined>)
 
 // The hot path runs on PostgreSQL in production (prepared statements there): both backends.
 describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', (backend) => {
+  let gateway: GatewayFixture;
   let issuer: TestJwtIssuer;
   let broker: TestBroker;
   let base: string;
@@ -37,28 +38,18 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
   let set: string;
 
   beforeAll(async () => {
-    issuer = await startJwtIssuer('ES256');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({
-      servers: BOTH_SERVERS,
-      config: {
-        storage: await backend.storage(),
-        server: { enduser: { port, public_url: base } },
-        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } },
-      },
-    });
+    gateway = await startGatewayFixture({ servers: BOTH_SERVERS, backend, config: { token_exchange: { authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } } } });
+    ({ broker, base, issuer } = gateway);
     ({ agent, service, set } = await provision(broker, base));
   });
 
   afterAll(async () => {
-    await broker.stop();
-    await issuer.stop();
+    await gateway.stop();
   });
 
-  const assertion = (claims: Record<string, unknown> = {}, options: SignOptions = {}) => issuer.sign({ sub: 'gateway-1', jti: randomUUID(), ...claims }, { audience: base, ...options });
+  const assertion = (claims: Record<string, unknown> = {}, options: SignOptions = {}) => gateway.assertion(claims, options);
   // By default a subject token is for the client assertion's audience: the broker's issuer.
-  const subjectToken = (claims: Record<string, unknown> = {}, options: SignOptions = {}) => issuer.sign({ sub: ALICE, azp: agent, ...claims }, { audience: base, ...options });
+  const subjectToken = (claims: Record<string, unknown> = {}, options: SignOptions = {}) => gateway.subjectToken(ALICE, agent, claims, options);
 
   const exchange = (fields: Record<string, string | undefined>) => postForm(`${base}/oauth2/token`, fields);
 
