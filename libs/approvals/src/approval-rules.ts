@@ -1,5 +1,4 @@
-import { ApiError } from '@broker/domain';
-import type { ApprovalRecord } from '@broker/persistence';
+import { ApiError, type ApprovalRecord } from '@broker/domain';
 
 /** The window of `approvals.rate_limit.max_requests_per_minute`. */
 export const CREATION_WINDOW_MS = 60_000;

@@ -17,3 +17,4 @@ export { normaliseResourceUri, parseAbsoluteUrl, isHttpUrl, type HttpUrlOptions,
 export { ComponentHealth, type ComponentStatus } from './component-health';
 export { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm } from './jws-algorithms';
 export { compileCel, celReferences, CelCompileError, type CompiledExpression } from './cel';
+export type { ApprovalRecord, ApprovalStatus, ApprovalPersistence, RiskLevel, ParamsPattern, NewApproval, CreationLimits, CreateOutcome, SyncedApproval, SyncSnapshot, SyncFilter } from './approvals/approval.types';

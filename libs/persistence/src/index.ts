@@ -20,4 +20,3 @@ export { AuthorizationCodeRepository, type AuthorizationCodeRecord } from './reg
 export { ClientAssertionReplayRepository } from './registry/client-assertion-replay.repository';
 export { ApprovalRepository } from './approvals/approval.repository';
 export { ApprovalChangeFeed, APPROVALS_CHANNEL, type ApprovalChangeListener } from './approvals/approval-change-feed';
-export type { ApprovalRecord, ApprovalStatus, ApprovalPersistence, RiskLevel, ParamsPattern, NewApproval, CreationLimits, CreateOutcome, SyncedApproval, SyncSnapshot, SyncFilter } from './approvals/approval.records';

@@ -1,7 +1,6 @@
 import type { ApprovalRequestInput, ApproveInput } from '@broker/approvals';
-import { ApiError, type FieldIssue } from '@broker/domain';
+import { ApiError, type FieldIssue, type ApprovalPersistence, type RiskLevel } from '@broker/domain';
 import { RefusedJsonBody } from '@broker/http';
-import type { ApprovalPersistence, RiskLevel } from '@broker/persistence';
 
 /**
  * The approvals API's JSON bodies, parsed by hand rather than validated against DTO

@@ -1,5 +1,5 @@
 import { shownStatus, type ApprovalPair, type ScopePreview, type ShownStatus } from '@broker/approvals';
-import type { ApprovalPersistence, ApprovalRecord, ParamsPattern, RiskLevel, SyncedApproval } from '@broker/persistence';
+import type { ApprovalPersistence, ApprovalRecord, ParamsPattern, RiskLevel, SyncedApproval } from '@broker/domain';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 

@@ -1,4 +1,4 @@
-import type { RiskLevel } from '@broker/persistence';
+import type { RiskLevel } from '@broker/domain';
 
 /**
  * Body of `POST /api/approvals` (API.md "Tool approvals"), for the OpenAPI contract. It is

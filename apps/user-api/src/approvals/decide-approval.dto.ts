@@ -1,4 +1,4 @@
-import type { ApprovalPersistence } from '@broker/persistence';
+import type { ApprovalPersistence } from '@broker/domain';
 import { IsIn, IsOptional } from 'class-validator';
 
 /**

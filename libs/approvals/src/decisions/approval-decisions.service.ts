@@ -1,7 +1,7 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { ApiError, Clock, type Principal } from '@broker/domain';
-import { ApprovalRepository, type ApprovalPersistence, type ApprovalRecord, type ParamsPattern } from '@broker/persistence';
+import { ApiError, Clock, type Principal, type ApprovalPersistence, type ApprovalRecord, type ParamsPattern } from '@broker/domain';
+import { ApprovalRepository } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
 import { assertNotExpired, assertPending, notFound } from '../approval-rules';
 import { assertCoversReviewed, parseParamsPattern, renderScope } from '../patterns/params-pattern';

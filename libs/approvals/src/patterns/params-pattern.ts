@@ -1,5 +1,4 @@
-import { ApiError, type FieldIssue } from '@broker/domain';
-import type { ParamsPattern } from '@broker/persistence';
+import { ApiError, type FieldIssue, type ParamsPattern } from '@broker/domain';
 import { minimatch, type MinimatchOptions } from 'minimatch';
 import { canonicalJson } from './canonical-json';
 

@@ -1,8 +1,8 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { ApiError, Clock, Random } from '@broker/domain';
+import { ApiError, Clock, Random, type ApprovalRecord, type RiskLevel } from '@broker/domain';
 import type { SubjectIdentity } from '@broker/oauth-server';
-import { ApprovalRepository, type ApprovalRecord, type RiskLevel } from '@broker/persistence';
+import { ApprovalRepository } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
 import { argumentsHash } from '../patterns/canonical-json';
 import { assertNotExpired, CREATION_WINDOW_MS, notFound } from '../approval-rules';

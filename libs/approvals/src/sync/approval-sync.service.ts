@@ -1,6 +1,6 @@
 import { BROKER_CONFIG, ConfigError, type BrokerConfig } from '@broker/config';
-import { ApiError } from '@broker/domain';
-import { ApprovalChangeFeed, ApprovalRepository, type SyncedApproval, type SyncFilter, type SyncSnapshot } from '@broker/persistence';
+import { ApiError, type SyncedApproval, type SyncFilter, type SyncSnapshot } from '@broker/domain';
+import { ApprovalChangeFeed, ApprovalRepository } from '@broker/persistence';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { ExpirySweeper } from './expiry-sweeper';

@@ -1,3 +1,4 @@
+// Tool approvals: the records the approvals lib decides over and persistence stores (types only).
 /** Stored status of a tool approval. `expired` (a pending request past its TTL) is never shown: it answers 410. */
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'revoked' | 'expired';
 

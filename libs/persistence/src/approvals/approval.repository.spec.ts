@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
 import { PostgresListenConnection } from '../notifications/postgres-listen-connection';
 import { PgliteApprovalChangeFeed, PostgresApprovalChangeFeed, type ApprovalChangeFeed } from './approval-change-feed';
-import type { CreationLimits, NewApproval } from './approval.records';
+import type { CreationLimits, NewApproval } from '@broker/domain';
 import { ApprovalRepository } from './approval.repository';
 
 const LIMITS: CreationLimits = { maxPending: 50, maxPerWindow: 10, windowMs: 60_000 };

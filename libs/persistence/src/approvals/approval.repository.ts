@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { ApprovalPersistence, ApprovalRecord, ApprovalStatus, CreateOutcome, CreationLimits, NewApproval, ParamsPattern, RiskLevel, SyncFilter, SyncSnapshot, SyncedApproval } from './approval.records';
+import type { ApprovalPersistence, ApprovalRecord, ApprovalStatus, CreateOutcome, CreationLimits, NewApproval, ParamsPattern, RiskLevel, SyncFilter, SyncSnapshot, SyncedApproval } from '@broker/domain';
 
 interface ApprovalRow {
   id: string;
