@@ -1,5 +1,5 @@
 import { SessionRepository } from '@broker/persistence';
-import { ApiClient, completeAuthorization, freePort, http, startJwtIssuer, startTestBroker, startThirdPartyProvider, testBackends, type TestBroker, type TestJwtIssuer, type ThirdPartyProvider } from '@broker/testing';
+import { ApiClient, completeAuthorization, http, startGatewayFixture, startThirdPartyProvider, testBackends, type GatewayFixture, type TestBroker, type ThirdPartyProvider } from '@broker/testing';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,7 +33,7 @@ class RefreshGate {
 }
 
 describe.each(testBackends())('token exchange with an expired third-party access token on $name', (backend) => {
-  let issuer: TestJwtIssuer;
+  let gateway: GatewayFixture;
   let provider: ThirdPartyProvider;
   let broker: TestBroker;
   let base: string;
@@ -44,19 +44,15 @@ describe.each(testBackends())('token exchange with an expired third-party access
   let gate: RefreshGate | undefined;
 
   beforeAll(async () => {
-    issuer = await startJwtIssuer('RS256');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({
+    gateway = await startGatewayFixture({
       servers: BOTH_SERVERS,
-      config: {
-        storage: await backend.storage(),
-        server: { enduser: { port, public_url: base } },
-        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } },
-        // The test provider listens on loopback, which issuer discovery refuses unless allowed.
-        third_party_oauth2: { discovery: { allowed_networks: ['127.0.0.0/8'] } },
-      },
+      backend,
+      algorithm: 'RS256',
+      gatewaySub: 'gateway',
+      // The test provider listens on loopback, which issuer discovery refuses unless allowed.
+      config: { third_party_oauth2: { discovery: { allowed_networks: ['127.0.0.0/8'] } } },
     });
+    ({ broker, base } = gateway);
     const admin = new ApiClient(broker.url('admin'));
     const p = 'https://placeholder.example.com';
     service = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'x', client_secret: 'x', issuer_uri: p, authorization_endpoint: `${p}/a`, token_endpoint: `${p}/t`, protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
@@ -79,9 +75,8 @@ describe.each(testBackends())('token exchange with an expired third-party access
   });
 
   afterAll(async () => {
-    await broker?.stop();
+    await gateway?.stop();
     await provider?.stop();
-    await issuer?.stop();
   });
 
   /** The whole connect flow (a reconnect when a session exists); resolves when the broker has answered the callback. */
@@ -95,8 +90,8 @@ describe.each(testBackends())('token exchange with an expired third-party access
     const fields = {
       grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
       client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-      client_assertion: await issuer.sign({ sub: 'gateway' }, { audience: base }),
-      subject_token: await issuer.sign({ sub: ALICE, azp: agent }, { audience: base }),
+      client_assertion: await gateway.assertion({ jti: undefined }),
+      subject_token: await gateway.subjectToken(ALICE, agent),
       subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
       resource: 'https://mail.example.com',
     };
