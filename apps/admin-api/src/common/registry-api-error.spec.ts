@@ -9,6 +9,29 @@ describe('registryApiError', () => {
     expect([missing.code, missing.message]).toEqual(['validation failed', 'permission_sets: a referenced permission set no longer exists']);
   });
 
+  it.each([
+    ['resource_owned_by_other_service', 'protected resource https://owned.example.com/data already belongs to another service'],
+    ['service_in_use', 'the service is referenced by a permission set or a grant: remove it from them first'],
+    ['duplicate_permission_set_name', 'a permission set named "Read mail" already exists'],
+    ['permission_set_in_use', 'the permission set is assigned to an agent or delegated by a grant: remove it there first'],
+  ] as const)('answers %s as conflict (409), message unchanged', (code, message) => {
+    const answer = registryApiError(new RegistryError(code, message));
+    expect(answer).toBeInstanceOf(ApiError);
+    expect([answer.code, answer.message]).toEqual(['conflict', message]);
+  });
+
+  it('answers a service deleted under a permission set write (service_missing) as validation failed, message unchanged', () => {
+    const answer = registryApiError(new RegistryError('service_missing', 'service_scopes: a referenced service no longer exists'));
+    expect(answer).toBeInstanceOf(ApiError);
+    expect([answer.code, answer.message]).toEqual(['validation failed', 'service_scopes: a referenced service no longer exists']);
+  });
+
+  it('turns a registry refusal from a write into the admin API error', async () => {
+    const refused = inAdminVocabulary(Promise.reject(new RegistryError('service_in_use', 'the service is referenced by a permission set or a grant: remove it from them first')));
+    await expect(refused).rejects.toBeInstanceOf(ApiError);
+    await expect(refused).rejects.toMatchObject({ code: 'conflict', message: 'the service is referenced by a permission set or a grant: remove it from them first' });
+  });
+
   it('passes every other failure through untouched', async () => {
     const other = new Error('database down');
     await expect(inAdminVocabulary(Promise.reject(other))).rejects.toBe(other);

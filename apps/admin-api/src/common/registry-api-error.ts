@@ -2,14 +2,21 @@ import { ApiError, assertNever, RegistryError } from '@broker/domain';
 
 /**
  * The admin API's one mapping of registry refusals to its wire codes (STYLE.md shape 3:
- * codes are chosen at the edge). Messages pass through unchanged: API.md "Agents" states
- * them, and they name only what the admin sent.
+ * codes are chosen at the edge). Messages pass through unchanged: API.md ("Agents",
+ * "Services", "Permission sets") states them, and they name only what the admin sent.
  */
 export function registryApiError(error: RegistryError): ApiError {
   switch (error.code) {
+    // 409: the write collides with, or is still needed by, another registry row.
     case 'duplicate_canonical_id':
+    case 'resource_owned_by_other_service':
+    case 'service_in_use':
+    case 'duplicate_permission_set_name':
+    case 'permission_set_in_use':
       return new ApiError('conflict', error.message);
+    // 400: a reference the admin sent vanished between validation and the write.
     case 'permission_set_missing':
+    case 'service_missing':
       return new ApiError('validation failed', error.message);
     default:
       return assertNever(error.code, 'registry error code');

@@ -1,6 +1,7 @@
 import { ApiError, Clock, Random, type PermissionSet } from '@broker/domain';
 import { GrantRepository, PermissionSetRepository, ServiceRepository, type PermissionSetInput } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
+import { inAdminVocabulary } from '../common/registry-api-error';
 import type { PermissionSetDto } from './permission-set.dto';
 
 /** Permission set management (admin). */
@@ -25,11 +26,11 @@ export class PermissionSetsService {
   }
 
   async create(dto: PermissionSetDto): Promise<PermissionSet> {
-    return this.permissionSets.create(this.random.uuid(), await this.toInput(dto), this.clock.now());
+    return inAdminVocabulary(this.permissionSets.create(this.random.uuid(), await this.toInput(dto), this.clock.now()));
   }
 
   async replace(id: string, dto: PermissionSetDto): Promise<PermissionSet> {
-    const set = await this.permissionSets.replace(id, await this.toInput(dto), this.clock.now());
+    const set = await inAdminVocabulary(this.permissionSets.replace(id, await this.toInput(dto), this.clock.now()));
     if (set === undefined) throw new ApiError('permission set not found', `no permission set ${id}`);
     return set;
   }
@@ -37,7 +38,7 @@ export class PermissionSetsService {
   /** 409 while an agent is assigned the set or an active grant delegates it (expired grants do not count). */
   async delete(id: string): Promise<void> {
     await this.grants.releaseExpiredReferences({ permissionSetId: id }, this.clock.now());
-    if (!(await this.permissionSets.delete(id))) throw new ApiError('permission set not found', `no permission set ${id}`);
+    if (!(await inAdminVocabulary(this.permissionSets.delete(id)))) throw new ApiError('permission set not found', `no permission set ${id}`);
   }
 
   private async toInput(dto: PermissionSetDto): Promise<PermissionSetInput> {

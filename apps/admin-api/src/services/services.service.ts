@@ -2,6 +2,7 @@ import { ApiError, Clock, normaliseResourceUri, Random, type FieldIssue, type Se
 import { GrantRepository, ServiceRepository, type SecretChange, type ServiceInput } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
+import { inAdminVocabulary } from '../common/registry-api-error';
 import { IssuerDiscovery } from './issuer-discovery';
 import type { ServiceDto } from './service.dto';
 
@@ -31,7 +32,7 @@ export class ServicesService {
     const id = this.random.uuid();
     const secret = dto.client_secret ?? null;
     const input = await this.toInput(dto, secret !== null);
-    return this.services.create(id, input, secret === null ? null : this.cipher.encrypt(secret, bindings.clientSecret(id)), this.clock.now());
+    return inAdminVocabulary(this.services.create(id, input, secret === null ? null : this.cipher.encrypt(secret, bindings.clientSecret(id)), this.clock.now()));
   }
 
   /** Full replacement, except an omitted client_secret keeps the stored one (API.md). */
@@ -42,7 +43,7 @@ export class ServicesService {
       change = { kind: 'set', envelope: dto.client_secret === null ? null : this.cipher.encrypt(dto.client_secret, bindings.clientSecret(id)) };
     }
     const hasSecret = change.kind === 'keep' ? existing.hasClientSecret : change.envelope !== null;
-    const service = await this.services.replace(id, await this.toInput(dto, hasSecret), change, this.clock.now());
+    const service = await inAdminVocabulary(this.services.replace(id, await this.toInput(dto, hasSecret), change, this.clock.now()));
     if (service === undefined) throw new ApiError('service not found', `no service ${id}`);
     return service;
   }
@@ -50,7 +51,7 @@ export class ServicesService {
   /** 409 while a permission set or an active grant references the service (expired grants do not count). */
   async delete(id: string): Promise<void> {
     await this.grants.releaseExpiredReferences({ serviceId: id }, this.clock.now());
-    if (!(await this.services.delete(id))) throw new ApiError('service not found', `no service ${id}`);
+    if (!(await inAdminVocabulary(this.services.delete(id)))) throw new ApiError('service not found', `no service ${id}`);
   }
 
   private async toInput(dto: ServiceDto, hasSecret: boolean): Promise<ServiceInput> {

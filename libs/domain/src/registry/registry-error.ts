@@ -1,13 +1,23 @@
 /**
- * Why the registry (agents and their assignments) refused a write. The repository names
- * the rule; the admin API alone chooses the wire code and status (STYLE.md shape 3: error
- * codes are chosen only at the edge).
+ * Why the registry (agents, services, permission sets and their links) refused a write. The
+ * repository names the rule; the admin API alone chooses the wire code and status (STYLE.md
+ * shape 3: error codes are chosen only at the edge).
  */
 export type RegistryErrorCode =
   /** Another agent already has this `canonical_id` (unique constraint). */
   | 'duplicate_canonical_id'
   /** An assigned permission set was deleted between validation and the write (foreign key). */
-  | 'permission_set_missing';
+  | 'permission_set_missing'
+  /** A protected resource URI already belongs to another service (the URI is the row's primary key). */
+  | 'resource_owned_by_other_service'
+  /** A permission set or a grant still references the service being deleted (foreign key). */
+  | 'service_in_use'
+  /** Another permission set already has this name (unique constraint). */
+  | 'duplicate_permission_set_name'
+  /** A service the permission set covers was deleted between validation and the write (foreign key). */
+  | 'service_missing'
+  /** An agent or a grant still references the permission set being deleted (foreign key). */
+  | 'permission_set_in_use';
 
 /** A registry write refused by a database rule; `message` is safe to send as is. */
 export class RegistryError extends Error {

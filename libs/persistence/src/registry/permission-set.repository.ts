@@ -1,4 +1,4 @@
-import { ApiError, type PermissionSet, type RequirementType } from '@broker/domain';
+import { RegistryError, type PermissionSet, type RequirementType } from '@broker/domain';
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { constraintViolation, FOREIGN_KEY_VIOLATION, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { PermissionSetEntity, PermissionSetServiceScopeEntity } from './registry.entities';
@@ -21,9 +21,9 @@ function toPermissionSet(entity: PermissionSetEntity, rows: PermissionSetService
 function translate(error: unknown, input: PermissionSetInput): never {
   const violation = constraintViolation(error);
   if (violation?.code === UNIQUE_VIOLATION && violation.constraint === 'permission_sets_name_key') {
-    throw new ApiError('conflict', `a permission set named "${input.name}" already exists`);
+    throw new RegistryError('duplicate_permission_set_name', `a permission set named "${input.name}" already exists`);
   }
-  if (violation?.code === FOREIGN_KEY_VIOLATION) throw new ApiError('validation failed', 'service_scopes: a referenced service no longer exists');
+  if (violation?.code === FOREIGN_KEY_VIOLATION) throw new RegistryError('service_missing', 'service_scopes: a referenced service no longer exists');
   throw error;
 }
 
@@ -93,14 +93,14 @@ export class PermissionSetRepository {
     }
   }
 
-  /** Deletes the set; 409 while an agent is assigned it. False when none. */
+  /** Deletes the set; refused ('permission_set_in_use') while an agent or a grant references it. False when none. */
   async delete(id: string): Promise<boolean> {
     try {
       const result = await this.dataSource.getRepository(PermissionSetEntity).delete({ id });
       return (result.affected ?? 0) > 0;
     } catch (error) {
       if (isReferenceViolation(error)) {
-        throw new ApiError('conflict', 'the permission set is assigned to an agent or delegated by a grant: remove it there first');
+        throw new RegistryError('permission_set_in_use', 'the permission set is assigned to an agent or delegated by a grant: remove it there first');
       }
       throw error;
     }

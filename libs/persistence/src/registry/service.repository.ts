@@ -1,4 +1,4 @@
-import { ApiError, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
+import { RegistryError, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { constraintViolation, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { ServiceEntity, ServiceProtectedResourceEntity } from './registry.entities';
@@ -33,7 +33,7 @@ function translateResourceConflict(error: unknown): never {
   if (violation?.code === UNIQUE_VIOLATION && violation.constraint === 'service_protected_resources_pkey') {
     const detail = (error as { driverError?: { detail?: unknown } }).driverError?.detail;
     const uri = typeof detail === 'string' ? /\(uri\)=\((.*)\) already exists/.exec(detail)?.[1] : undefined;
-    throw new ApiError('conflict', `protected resource ${uri ?? ''} already belongs to another service`.replace('  ', ' '));
+    throw new RegistryError('resource_owned_by_other_service', `protected resource ${uri ?? ''} already belongs to another service`.replace('  ', ' '));
   }
   throw error;
 }
@@ -106,14 +106,14 @@ export class ServiceRepository {
     }
   }
 
-  /** Deletes the service; 409 while a permission set still covers it. False when none. */
+  /** Deletes the service; refused ('service_in_use') while a permission set or a grant references it. False when none. */
   async delete(id: string): Promise<boolean> {
     try {
       const result = await this.dataSource.getRepository(ServiceEntity).delete({ id });
       return (result.affected ?? 0) > 0;
     } catch (error) {
       if (isReferenceViolation(error)) {
-        throw new ApiError('conflict', 'the service is referenced by a permission set or a grant: remove it from them first');
+        throw new RegistryError('service_in_use', 'the service is referenced by a permission set or a grant: remove it from them first');
       }
       throw error;
     }
