@@ -1,7 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { LongPollHub } from '@broker/approvals';
-import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, type HttpResponse, type TestJwtIssuer } from '@broker/testing';
+import { ApiClient, http, startGatewayFixture, startJwtIssuer, type HttpResponse, type TestJwtIssuer } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -37,20 +37,20 @@ async function eventually(condition: () => boolean, limitMs = 5_000): Promise<bo
 
 /** A broker with a gateway trust anchor, and the calls a gateway and a user make. */
 async function approvalsBroker(issuer: TestJwtIssuer, config: { approvals?: Record<string, unknown>; shutdownTimeout?: string } = {}) {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const broker = await startTestBroker({
+  const gateway = await startGatewayFixture({
     servers: BOTH_SERVERS,
+    issuer,
+    subjectAudience: 'gateway',
     config: {
-      server: { enduser: { port, public_url: base }, shutdown: { timeout: config.shutdownTimeout ?? '5s' } },
-      token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' } },
+      server: { shutdown: { timeout: config.shutdownTimeout ?? '5s' } },
       approvals: config.approvals ?? { sync: { authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } } },
     },
   });
+  const { broker, base } = gateway;
   const admin = new ApiClient(broker.url('admin'));
   const newAgent = async (): Promise<string> => (await admin.post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
-  const assertion = (sub = 'gateway-1') => issuer.sign({ sub, jti: randomUUID() }, { audience: base });
-  const subject = (principal: string, agentId: string) => issuer.sign({ sub: principal, azp: agentId }, { audience: 'gateway' });
+  const assertion = (sub = 'gateway-1') => gateway.assertion({ sub });
+  const subject = (principal: string, agentId: string) => gateway.subjectToken(principal, agentId);
   const create = async (agentId: string, tool: string, args: Record<string, unknown>, metadata: Record<string, unknown> = {}, principal = ALICE): Promise<string> => {
     const response = await http(`${base}/api/approvals`, {
       method: 'POST',
