@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiClient, freePort, http, startJwtIssuer, startTestBroker, type HttpResponse, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import { ApiClient, freePort, http, startGatewayFixture, type GatewayFixture, type HttpResponse, type TestBroker } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry, type RegistryFixture } from './support/registry-fixture';
 import { BOTH_SERVERS } from './support/servers';
@@ -30,7 +30,7 @@ function refusedAsForeign(response: HttpResponse, origin = EVIL): void {
 }
 
 describe('cross-site requests (CSRF)', () => {
-  let issuer: TestJwtIssuer;
+  let gateway: GatewayFixture;
   let broker: TestBroker;
   let user: string;
   let admin: string;
@@ -54,8 +54,8 @@ describe('cross-site requests (CSRF)', () => {
 
   async function gatewayHeaders(): Promise<Headers> {
     return {
-      authorization: `Bearer ${await issuer.sign({ sub: ALICE, azp: reg.agent }, { audience: user })}`,
-      'x-client-assertion': await issuer.sign({ sub: 'gateway-1', jti: randomUUID() }, { audience: user }),
+      authorization: `Bearer ${await gateway.subjectToken(ALICE, reg.agent)}`,
+      'x-client-assertion': await gateway.assertion(),
     };
   }
 
@@ -82,20 +82,19 @@ describe('cross-site requests (CSRF)', () => {
   const grants = async (): Promise<unknown[]> => (await alice.get(`/api/consent/agents/${reg.agent}/grants`)).json<{ data: unknown[] }>().data;
 
   beforeAll(async () => {
-    issuer = await startJwtIssuer('ES256');
-    const [userPort, adminPort] = [await freePort(), await freePort()];
-    user = `http://127.0.0.1:${userPort}`;
+    const adminPort = await freePort();
     admin = `http://127.0.0.1:${adminPort}`;
-    broker = await startTestBroker({
+    // Subject tokens are addressed to the broker (`user`), the default audience.
+    gateway = await startGatewayFixture({
       servers: BOTH_SERVERS,
       config: {
         server: {
-          enduser: { port: userPort, public_url: user, consent_ui_url: CONSENT_UI, cors: { allowed_origins: [CONSENT_UI, CONSOLE] } },
+          enduser: { consent_ui_url: CONSENT_UI, cors: { allowed_origins: [CONSENT_UI, CONSOLE] } },
           admin: { port: adminPort, public_url: admin, allowed_origins: ADMIN_CONSOLE },
         },
-        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } },
       },
     });
+    ({ broker, base: user } = gateway);
     adminApi = new ApiClient(admin, ADMIN);
     alice = new ApiClient(user, ALICE);
     reg = await createRegistry(adminApi);
@@ -151,8 +150,7 @@ describe('cross-site requests (CSRF)', () => {
   });
 
   afterAll(async () => {
-    await broker?.stop();
-    await issuer?.stop();
+    await gateway?.stop();
   });
 
   it('covers every unsafe route of both OpenAPI documents except the OAuth2 endpoints', async () => {
