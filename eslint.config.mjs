@@ -13,7 +13,7 @@ import { readdirSync } from 'node:fs';
  */
 const ALLOWED = {
   domain: [],
-  config: [],
+  config: ['domain'],
   outbound: ['domain', 'config'],
   persistence: ['domain', 'config'],
   audit: ['domain', 'config'],
