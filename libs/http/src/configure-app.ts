@@ -12,7 +12,7 @@ import { shutdownGate } from './lifecycle/shutdown-gate';
 import { queryCountMiddleware } from './logging/query-count.middleware';
 import { requestLoggingMiddleware } from './logging/request-logging';
 import { buildOpenApiDocument } from './openapi';
-import type { BrokerRuntime } from './runtime';
+import type { HttpRuntime } from './http-runtime';
 import { createTraceStart } from './trace/start-trace';
 import { traceMiddleware } from './trace/trace.middleware';
 import { HOT_ROUTES, type HotRoute } from './hot-routes/hot-route';
@@ -29,8 +29,8 @@ import { BrokerValidationPipe } from './validation/broker-validation.pipe';
  * The application's hot routes (`HOT_ROUTES`) answer before all of it, calling the same
  * trace start, shutdown gate, body reader, error envelope and log-line functions.
  */
-export function configureApp(app: NestExpressApplication, runtime: BrokerRuntime, server: ServerKind): void {
-  const { config, random, lifecycle } = runtime;
+export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, server: ServerKind): void {
+  const { config, random, lifecycle, countQueries } = runtime;
   const logger = runtime.logger.child({ server });
   const express = app.getHttpAdapter().getInstance();
   express.disable('x-powered-by');
@@ -54,11 +54,11 @@ export function configureApp(app: NestExpressApplication, runtime: BrokerRuntime
   if (server === 'enduser') app.use('/oauth2/token', tokenBodyMiddleware());
   app.use(jsonBodyMiddleware((request) => isOAuthPath(request.path)));
   // Last before Nest's pipeline: every statement from here on counts for the request's log line.
-  app.use(queryCountMiddleware());
+  app.use(queryCountMiddleware(countQueries));
 
   app.useGlobalPipes(new BrokerValidationPipe());
   app.useGlobalFilters(errors);
-  installHotRoutes(app.getHttpServer(), app.get<HotRoute[]>(HOT_ROUTES), { startTrace, lifecycle, errors, logger });
+  installHotRoutes(app.getHttpServer(), app.get<HotRoute[]>(HOT_ROUTES), { startTrace, lifecycle, errors, logger, countQueries });
 
   const document = buildOpenApiDocument(app, server, config.server[server].authentication.preauth.principal_header_name);
   express.get('/openapi.json', (_request: Request, response: Response) => {

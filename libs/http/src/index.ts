@@ -4,6 +4,8 @@
  * traceresponse, CORS, body parsing, validation, health and logging.
  */
 export { configureApp } from './configure-app';
+export type { HttpRuntime } from './http-runtime';
+export type { CountQueries, QueryCount } from './logging/query-count.middleware';
 export { CoreModule } from './core.module';
 export { startServers, runMain, StartupError, type ServerDefinition, type StartOptions, type RunningBroker, type RunningServer } from './launch';
 export type { BrokerRuntime } from './runtime';

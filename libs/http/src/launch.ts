@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { CONFIG_ERROR_EXIT_CODE, ConfigError, loadConfig, redactConfig, type BrokerConfig, type ServerKind } from '@broker/config';
 import { type Clock, CryptoRandom, type Random, SystemClock } from '@broker/domain';
-import { Database } from '@broker/persistence';
+import { Database, runCountingQueries } from '@broker/persistence';
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -80,6 +80,8 @@ export async function startServers(definitions: readonly ServerDefinition[], opt
   logger.info({ installation_id: installation.id, storage: config.storage.backend }, 'database ready');
   const runtime: BrokerRuntime = { config, logger, database, lifecycle, clock, random: options.random ?? new CryptoRandom() };
 
+  const pipeline = { config, logger, lifecycle, random: runtime.random, countQueries: runCountingQueries };
+
   const servers: RunningServer[] = [];
   const apps: NestExpressApplication[] = [];
   try {
@@ -91,7 +93,7 @@ export async function startServers(definitions: readonly ServerDefinition[], opt
         forceCloseConnections: true,
       });
       apps.push(app);
-      configureApp(app, runtime, definition.kind);
+      configureApp(app, pipeline, definition.kind);
     }
     for (const [index, definition] of definitions.entries()) {
       const app = apps[index] as NestExpressApplication;

@@ -1,5 +1,4 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
-import { runCountingQueries, type QueryCount } from '@broker/persistence';
 import { storage, Store } from 'nestjs-pino/storage';
 import type { Logger } from 'pino';
 import { closeAfterRefusedBody } from '../body/close-after-refused-body';
@@ -10,6 +9,7 @@ import { RequestBodyError } from '../errors/request-errors';
 import type { Lifecycle } from '../lifecycle/lifecycle';
 import { refuseDuringShutdown } from '../lifecycle/shutdown-gate';
 import { accessLogFields, accessLogLevel, accessLogMessage } from '../logging/access-log';
+import type { CountQueries, QueryCount } from '../logging/query-count.middleware';
 import type { TraceStart } from '../trace/start-trace';
 import type { HotRoute, HotRouteAnswer } from './hot-route';
 
@@ -19,6 +19,8 @@ export interface HotRouteRuntime {
   readonly lifecycle: Lifecycle;
   readonly errors: ErrorEnvelopeFilter;
   readonly logger: Logger;
+  /** The same statement counter as the Nest routes' (`db_queries` on both entrances). */
+  readonly countQueries: CountQueries;
 }
 
 /** Puts `routes` in front of the server's request listener (Express); every other request goes on to it. */
@@ -67,7 +69,7 @@ async function answerRequest(route: HotRoute, request: IncomingMessage, response
   if (refusal !== undefined) return runtime.errors.answer(refusal, context);
   try {
     const body = await readCappedBody(request, route.bodyLimitBytes);
-    return await storage.run(new Store(logger), () => runCountingQueries(queries, () => route.handle(request, body)));
+    return await storage.run(new Store(logger), () => runtime.countQueries(queries, () => route.handle(request, body)));
   } catch (error) {
     // A refused body is left unread: answer first, then drain and close the connection.
     if (error instanceof RequestBodyError) closeAfterRefusedBody(request, response);

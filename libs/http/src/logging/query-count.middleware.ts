@@ -1,5 +1,16 @@
-import { runCountingQueries, type QueryCount } from '@broker/persistence';
 import type { NextFunction, Request, Response } from 'express';
+
+/** The database statements one request has sent so far. */
+export interface QueryCount {
+  queries: number;
+}
+
+/**
+ * Runs `work` with `count` as the current database statement counter. The process's
+ * bootstrap hands in persistence's `runCountingQueries`: http counts statements without
+ * importing the database (issue 14: lib boundaries as allow-lists, http sits above no storage).
+ */
+export type CountQueries = <T>(count: QueryCount, work: () => T) => T;
 
 const counts = new WeakMap<Request, QueryCount>();
 
@@ -9,11 +20,11 @@ const counts = new WeakMap<Request, QueryCount>();
  * after body parsing: the rest of a body that arrives in later packets is delivered by the
  * socket's events, which carry the socket's asynchronous context, not the request's.
  */
-export function queryCountMiddleware() {
+export function queryCountMiddleware(countQueries: CountQueries) {
   return (request: Request, _response: Response, next: NextFunction): void => {
     const count: QueryCount = { queries: 0 };
     counts.set(request, count);
-    runCountingQueries(count, next);
+    countQueries(count, next);
   };
 }
 
