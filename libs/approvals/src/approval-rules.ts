@@ -1,4 +1,4 @@
-import { ApiError, type ApprovalRecord } from '@broker/domain';
+import { ApprovalError, type ApprovalRecord } from '@broker/domain';
 
 /** The window of `approvals.rate_limit.max_requests_per_minute`. */
 export const CREATION_WINDOW_MS = 60_000;
@@ -13,12 +13,12 @@ export function isExpiredPending(record: ApprovalRecord, now: Date): boolean {
 
 /** Issue 9: a pending approval past its TTL answers 410 `gone` on every later operation. */
 export function assertNotExpired(record: ApprovalRecord, now: Date): void {
-  if (isExpiredPending(record, now)) throw new ApiError('gone', `approval ${record.id} expired before it was decided`);
+  if (isExpiredPending(record, now)) throw new ApprovalError('approval_expired', `approval ${record.id} expired before it was decided`);
 }
 
 /** SPEC.md "Approval": only a pending approval can be approved or denied (else 409 `conflict`). */
 export function assertPending(record: ApprovalRecord): void {
-  if (record.status !== 'pending') throw new ApiError('conflict', `approval ${record.id} is not pending (it was already decided)`);
+  if (record.status !== 'pending') throw new ApprovalError('approval_not_pending', `approval ${record.id} is not pending (it was already decided)`);
 }
 
 /** The status as the API shows it. */
@@ -26,6 +26,7 @@ export function shownStatus(record: ApprovalRecord): ShownStatus {
   return record.status === 'expired' ? 'pending' : record.status;
 }
 
-export function notFound(id: string): ApiError {
-  return new ApiError('not_found', `no approval ${id}`);
+/** No approval `id` for the caller (404 at the edge). */
+export function notFound(id: string): ApprovalError {
+  return new ApprovalError('approval_not_found', `no approval ${id}`);
 }

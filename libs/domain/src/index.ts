@@ -17,4 +17,5 @@ export { normaliseResourceUri, parseAbsoluteUrl, isHttpUrl, type HttpUrlOptions,
 export { ComponentHealth, type ComponentStatus } from './component-health';
 export { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm } from './jws-algorithms';
 export { compileCel, celReferences, CelCompileError, type CompiledExpression } from './cel';
+export { ApprovalError, type ApprovalErrorCode } from './approvals/approval-error';
 export type { ApprovalRecord, ApprovalStatus, ApprovalPersistence, RiskLevel, ParamsPattern, NewApproval, CreationLimits, CreateOutcome, SyncedApproval, SyncSnapshot, SyncFilter } from './approvals/approval.types';

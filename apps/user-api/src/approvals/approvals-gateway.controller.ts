@@ -5,6 +5,7 @@ import type { SubjectIdentity } from '@broker/oauth-server';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { inApprovalsVocabulary } from './approval-api-error';
 import { parseCreateApprovalBody } from './approval-bodies';
 import { ApprovalIdParam } from './approval-id.param';
 import { ConsumedResponse, CreatedApprovalResponse, ApprovalSyncResponse, toConsumedView, toCreatedView } from './approval.response';
@@ -42,7 +43,7 @@ export class ApprovalsGatewayController {
   @ApiOkResponse({ type: CreatedApprovalResponse, description: 'the pending duplicate' })
   @ApiBody({ type: CreateApprovalDto })
   async create(@Gateway() gateway: SubjectIdentity, @Body() body: unknown, @Res({ passthrough: true }) response: Response): Promise<CreatedApprovalResponse> {
-    const { record, created } = await this.requests.create(gateway, parseCreateApprovalBody(body));
+    const { record, created } = await inApprovalsVocabulary(this.requests.create(gateway, parseCreateApprovalBody(body)));
     response.status(created ? 201 : 200);
     return { data: toCreatedView(record, this.pages.url(record.id)) };
   }
@@ -58,13 +59,15 @@ export class ApprovalsGatewayController {
   async state(@Query() query: SyncApprovalsQuery, @Req() request: Request, @Res() response: Response): Promise<void> {
     const gone = new AbortController();
     response.once('close', () => gone.abort());
-    const answer = await this.sync.sync({
-      principal: query.principal,
-      agentSessionIds: query.agent_session_id ?? [],
-      ifNoneMatch: request.headers['if-none-match'],
-      longPollTimeout: request.headers['x-long-poll-timeout'] as string | undefined,
-      signal: gone.signal,
-    });
+    const answer = await inApprovalsVocabulary(
+      this.sync.sync({
+        principal: query.principal,
+        agentSessionIds: query.agent_session_id ?? [],
+        ifNoneMatch: request.headers['if-none-match'],
+        longPollTimeout: request.headers['x-long-poll-timeout'] as string | undefined,
+        signal: gone.signal,
+      }),
+    );
     writeSyncAnswer(response, answer);
   }
 
@@ -76,6 +79,6 @@ export class ApprovalsGatewayController {
   @ApiSecurity('BearerSubjectToken')
   @ApiOkResponse({ type: ConsumedResponse })
   async consume(@Gateway() gateway: SubjectIdentity, @Param() { id }: ApprovalIdParam): Promise<ConsumedResponse> {
-    return { data: toConsumedView(await this.requests.consume(gateway, id)) };
+    return { data: toConsumedView(await inApprovalsVocabulary(this.requests.consume(gateway, id))) };
   }
 }

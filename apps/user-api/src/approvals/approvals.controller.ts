@@ -3,6 +3,7 @@ import { Principal } from '@broker/auth';
 import { NoBody } from '@broker/http';
 import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { inApprovalsVocabulary } from './approval-api-error';
 import { parseApproveBody, parseScopePreviewBody } from './approval-bodies';
 import { ApprovalIdParam } from './approval-id.param';
 import {
@@ -49,7 +50,7 @@ export class ApprovalsController {
   @Get(':id')
   @ApiOkResponse({ type: ApprovalResponse })
   async get(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam): Promise<ApprovalResponse> {
-    const record = await this.decisions.get(principal, id);
+    const record = await inApprovalsVocabulary(this.decisions.get(principal, id));
     return { data: toApprovalView(record, this.pages.url(record.id)) };
   }
 
@@ -58,7 +59,7 @@ export class ApprovalsController {
   @ApiOkResponse({ type: ApprovedResponse })
   @ApiBody({ type: ApproveApprovalDto })
   async approve(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: unknown): Promise<ApprovedResponse> {
-    return { data: toApprovedView(await this.decisions.approve(principal, id, parseApproveBody(body))) };
+    return { data: toApprovedView(await inApprovalsVocabulary(this.decisions.approve(principal, id, parseApproveBody(body)))) };
   }
 
   /** What an approval with this pattern would cover; changes nothing. */
@@ -67,14 +68,14 @@ export class ApprovalsController {
   @ApiOkResponse({ type: ScopePreviewResponse })
   @ApiBody({ type: ScopePreviewDto, required: false })
   async preview(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: unknown): Promise<ScopePreviewResponse> {
-    return { data: toScopePreviewView(await this.decisions.preview(principal, id, parseScopePreviewBody(body))) };
+    return { data: toScopePreviewView(await inApprovalsVocabulary(this.decisions.preview(principal, id, parseScopePreviewBody(body)))) };
   }
 
   @Post(':id/deny')
   @HttpCode(200)
   @ApiOkResponse({ type: DeniedResponse })
   async deny(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: DenyApprovalDto): Promise<DeniedResponse> {
-    return { data: toDeniedView(await this.decisions.deny(principal, id, body.persistence)) };
+    return { data: toDeniedView(await inApprovalsVocabulary(this.decisions.deny(principal, id, body.persistence))) };
   }
 
   /** Revokes a permanent approval or denial; it leaves the gateways' sync state. */
@@ -83,6 +84,6 @@ export class ApprovalsController {
   @HttpCode(200)
   @ApiOkResponse({ type: RevokedResponse })
   async revoke(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam): Promise<RevokedResponse> {
-    return { data: toRevokedView(await this.decisions.revoke(principal, id)) };
+    return { data: toRevokedView(await inApprovalsVocabulary(this.decisions.revoke(principal, id))) };
   }
 }

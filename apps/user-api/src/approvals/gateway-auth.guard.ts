@@ -4,6 +4,7 @@ import type { SubjectIdentity } from '@broker/oauth-server';
 import { createParamDecorator, Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
+import { inApprovalsVocabulary } from './approval-api-error';
 import { gatewayHeaders } from './gateway-headers';
 
 /** The credentials a gateway route takes (API.md "Tool approvals"). */
@@ -39,13 +40,13 @@ export class GatewayAuthGuard implements CanActivate {
     const headers = gatewayHeaders(request);
     switch (operation) {
       case 'create':
-        identities.set(request, await this.gateway.forCreate(headers));
+        identities.set(request, await inApprovalsVocabulary(this.gateway.forCreate(headers)));
         return true;
       case 'consume':
-        identities.set(request, await this.gateway.forConsume(headers));
+        identities.set(request, await inApprovalsVocabulary(this.gateway.forConsume(headers)));
         return true;
       case 'sync':
-        await this.gateway.forSync(headers);
+        await inApprovalsVocabulary(this.gateway.forSync(headers));
         return true;
       default:
         return assertNever(operation, 'gateway operation');

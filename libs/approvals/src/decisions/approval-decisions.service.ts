@@ -1,6 +1,6 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { ApiError, Clock, type Principal, type ApprovalPersistence, type ApprovalRecord, type ParamsPattern } from '@broker/domain';
+import { ApprovalError, Clock, type Principal, type ApprovalPersistence, type ApprovalRecord, type ParamsPattern } from '@broker/domain';
 import { ApprovalRepository } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
 import { assertNotExpired, assertPending, notFound } from '../approval-rules';
@@ -67,7 +67,7 @@ export class ApprovalDecisions {
     const record = await this.decidable(principal, id, now);
     // A session approval is listed only for its agent session: without one it could never apply.
     if (input.persistence === 'session' && record.agentSessionId === null) {
-      throw new ApiError('bad request', 'persistence session needs a request made with metadata.agent_session_id', [{ field: 'persistence', problem: 'the request carries no agent_session_id' }]);
+      throw new ApprovalError('invalid_input', 'persistence session needs a request made with metadata.agent_session_id', [{ field: 'persistence', problem: 'the request carries no agent_session_id' }]);
     }
     const pattern = this.patternFor(record, input);
     const approved = await this.approvals.approve(id, principal.id, input.persistence, pattern, now);
@@ -114,7 +114,7 @@ export class ApprovalDecisions {
     if (record === undefined) throw notFound(id);
     assertNotExpired(record, now);
     if (record.status === 'revoked') return record;
-    throw new ApiError('not_revocable', 'only a permanent approval or denial can be revoked');
+    throw new ApprovalError('not_revocable', 'only a permanent approval or denial can be revoked');
   }
 
   /** The principal's pending, unexpired approval: else 404, 410 or 409. */
@@ -129,7 +129,7 @@ export class ApprovalDecisions {
   private patternFor(record: ApprovalRecord, input: ApproveInput): ParamsPattern | null {
     if (input.paramsPattern === undefined || input.paramsPattern === null) return null;
     // API.md: params_pattern with persistence once (even an empty object) gives 422 invalid_pattern.
-    if (input.persistence === 'once') throw new ApiError('invalid_pattern', 'a one-time approval covers only the reviewed call: params_pattern is not allowed with persistence once', [{ field: 'params_pattern', problem: 'not allowed with persistence once' }]);
+    if (input.persistence === 'once') throw new ApprovalError('pattern_with_once', 'a one-time approval covers only the reviewed call: params_pattern is not allowed with persistence once', [{ field: 'params_pattern', problem: 'not allowed with persistence once' }]);
     const pattern = parseParamsPattern(input.paramsPattern);
     assertCoversReviewed(pattern, record.arguments);
     return pattern;
@@ -141,6 +141,6 @@ export class ApprovalDecisions {
     if (record === undefined) throw notFound(id);
     assertNotExpired(record, now);
     assertPending(record);
-    throw new ApiError('conflict', `approval ${id} changed while it was being decided`);
+    throw new ApprovalError('decision_raced', `approval ${id} changed while it was being decided`);
   }
 }

@@ -1,5 +1,5 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { ApiError, assertNever, normalisePrincipal, type CompiledExpression } from '@broker/domain';
+import { ApprovalError, assertNever, normalisePrincipal, type CompiledExpression } from '@broker/domain';
 import { compileConfigExpression, GatewayCredentials, GatewayCredentialsRefused, type SubjectIdentity } from '@broker/oauth-server';
 import { Inject, Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
@@ -14,8 +14,8 @@ export interface GatewayHeaders {
 
 const BEARER = /^Bearer +([A-Za-z0-9_.~+/-]+=*) *$/i;
 
-function unauthorized(message: string): ApiError {
-  return new ApiError('unauthorized', message);
+function unauthorized(message: string): ApprovalError {
+  return new ApprovalError('gateway_unauthenticated', message);
 }
 
 /** A refusal of `GatewayCredentials` in the approvals API's vocabulary (never naming the trust source). */
@@ -29,7 +29,7 @@ function refused(error: unknown): never {
     case 'identity_missing':
       throw unauthorized(error.message);
     case 'not_authorized':
-      throw new ApiError('forbidden', 'the gateway is not authorized');
+      throw new ApprovalError('gateway_not_authorized', 'the gateway is not authorized');
     default:
       return assertNever(error.refusal, 'gateway refusal');
   }
@@ -102,7 +102,7 @@ export class ApprovalGatewayAuth {
     } catch {
       allowed = false;
     }
-    if (allowed !== true) throw new ApiError('forbidden', 'the gateway is not authorized to sync approvals');
+    if (allowed !== true) throw new ApprovalError('gateway_not_authorized', 'the gateway is not authorized to sync approvals');
   }
 
   private identify(subject: JWTPayload): SubjectIdentity {
@@ -122,7 +122,7 @@ export class ApprovalGatewayAuth {
 
   private clientAssertion(headers: GatewayHeaders, bearerFallback: boolean): string | undefined {
     const values = headers.clientAssertion ?? [];
-    if (values.length > 1) throw new ApiError('bad request', 'the X-Client-Assertion header must be sent once');
+    if (values.length > 1) throw new ApprovalError('invalid_input', 'the X-Client-Assertion header must be sent once');
     const value = values[0]?.trim();
     if (value !== undefined && value !== '') return value;
     return bearerFallback ? this.bearer(headers) : undefined;

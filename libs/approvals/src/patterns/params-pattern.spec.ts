@@ -1,4 +1,4 @@
-import { ApiError } from '@broker/domain';
+import { ApprovalError } from '@broker/domain';
 import { describe, expect, it } from 'vitest';
 import { argumentsHash } from './canonical-json';
 import { argumentMatches, assertCoversReviewed, MAX_PATTERN_BYTES, MAX_PATTERN_ENTRIES, parseParamsPattern, renderScope, scopeCovers } from './params-pattern';
@@ -7,10 +7,10 @@ function problemOf(run: () => unknown): { code: string; fields: string[] } {
   try {
     run();
   } catch (error) {
-    if (error instanceof ApiError) return { code: error.code, fields: error.details.map((d) => d.field) };
+    if (error instanceof ApprovalError) return { code: error.code, fields: error.details.map((d) => d.field) };
     throw error;
   }
-  throw new Error('expected an ApiError');
+  throw new Error('expected an ApprovalError');
 }
 
 describe('params_pattern glob dialect', () => {
@@ -67,12 +67,12 @@ describe('parseParamsPattern', () => {
     expect(JSON.stringify(pattern)).toBe('{"to":"*@example.com","__proto__":"x"}');
   });
 
-  it(`refuses more than ${MAX_PATTERN_ENTRIES} entries, globs over ${MAX_PATTERN_BYTES} bytes, non-strings and empty names (422 invalid_pattern)`, () => {
+  it(`refuses more than ${MAX_PATTERN_ENTRIES} entries, globs over ${MAX_PATTERN_BYTES} bytes, non-strings and empty names (pattern_invalid: 422 invalid_pattern at the edge)`, () => {
     const many = Object.fromEntries(Array.from({ length: MAX_PATTERN_ENTRIES + 1 }, (_, i) => [`a${i}`, '*']));
-    expect(problemOf(() => parseParamsPattern(many))).toEqual({ code: 'invalid_pattern', fields: ['params_pattern'] });
+    expect(problemOf(() => parseParamsPattern(many))).toEqual({ code: 'pattern_invalid', fields: ['params_pattern'] });
     expect(parseParamsPattern(Object.fromEntries(Array.from({ length: MAX_PATTERN_ENTRIES }, (_, i) => [`a${i}`, '*'])))).toHaveProperty('a63');
     expect(problemOf(() => parseParamsPattern({ long: 'x'.repeat(MAX_PATTERN_BYTES + 1), multi: '\u00e9'.repeat(513), ok: 'x'.repeat(MAX_PATTERN_BYTES), n: 5, '': 'x' }))).toEqual({
-      code: 'invalid_pattern',
+      code: 'pattern_invalid',
       fields: ['params_pattern.long', 'params_pattern.multi', 'params_pattern.n', 'params_pattern.'],
     });
   });
@@ -88,7 +88,7 @@ describe('coverage of the reviewed call', () => {
 
   it('refuses a pattern that misses a reviewed value or names an argument the call does not have', () => {
     expect(problemOf(() => assertCoversReviewed({ to: '*@example.org', count: '*', extra: '*' }, reviewed))).toEqual({
-      code: 'invalid_pattern',
+      code: 'pattern_invalid',
       fields: ['params_pattern.to', 'params_pattern.count', 'params_pattern.extra'],
     });
   });

@@ -1,4 +1,4 @@
-import { ApiError, type FieldIssue, type ParamsPattern } from '@broker/domain';
+import { ApprovalError, type FieldIssue, type ParamsPattern } from '@broker/domain';
 import { minimatch, type MinimatchOptions } from 'minimatch';
 import { canonicalJson } from './canonical-json';
 
@@ -30,8 +30,8 @@ export const MAX_PATTERN_BYTES = 1024;
 export const MAX_PATTERN_ENTRIES = 64;
 export const MAX_ARGUMENT_NAME_LENGTH = 255;
 
-function invalidPattern(issues: readonly FieldIssue[]): ApiError {
-  return new ApiError('invalid_pattern', issues.map((issue) => `${issue.field}: ${issue.problem}`).join('; '), issues);
+function invalidPattern(issues: readonly FieldIssue[]): ApprovalError {
+  return new ApprovalError('pattern_invalid', issues.map((issue) => `${issue.field}: ${issue.problem}`).join('; '), issues);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { ApiError, Clock, Random, type ApprovalRecord, type RiskLevel } from '@broker/domain';
+import { ApprovalError, Clock, Random, type ApprovalRecord, type RiskLevel } from '@broker/domain';
 import type { SubjectIdentity } from '@broker/oauth-server';
 import { ApprovalRepository } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
@@ -27,8 +27,8 @@ const AGENT_SESSION_ID_MAX = 255;
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\p{Cs}]/u;
 
-function badRequest(field: string, problem: string): ApiError {
-  return new ApiError('bad request', `${field}: ${problem}`, [{ field, problem }]);
+function invalidInput(field: string, problem: string): ApprovalError {
+  return new ApprovalError('invalid_input', `${field}: ${problem}`, [{ field, problem }]);
 }
 
 /**
@@ -63,7 +63,7 @@ export class ApprovalRequests {
    * creations per minute per (principal, agent): else 429 with Retry-After.
    */
   async create({ principal, agentId }: SubjectIdentity, input: ApprovalRequestInput): Promise<CreatedApproval> {
-    if (UNSAFE_TEXT.test(input.toolName)) throw badRequest('tool_name', 'must not contain control characters');
+    if (UNSAFE_TEXT.test(input.toolName)) throw invalidInput('tool_name', 'must not contain control characters');
     const agentSessionId = this.agentSessionId(input.metadata);
     const now = this.clock.now();
     const outcome = await this.approvals.create(
@@ -86,14 +86,12 @@ export class ApprovalRequests {
     switch (outcome.kind) {
       case 'agent_unknown':
         this.audit.record('approval_created', { ...facts, approval_id: null, outcome: 'refused_unknown_agent' });
-        throw new ApiError('forbidden', 'the agent named by the subject token is not registered');
+        throw new ApprovalError('agent_not_registered', 'the agent named by the subject token is not registered');
       case 'rate_limited': {
         this.audit.record('approval_created', { ...facts, approval_id: null, outcome: `refused_${outcome.limit}_limit` });
-        const message =
-          outcome.limit === 'pending'
-            ? `at most ${this.maxPending} approvals may be pending for one user and agent`
-            : `at most ${this.maxPerMinute} approvals may be requested per minute for one user and agent`;
-        throw new ApiError('rate_limited', message, [], Math.max(1, Math.ceil(outcome.retryAfterMs / 1000)));
+        const retryAfterSeconds = Math.max(1, Math.ceil(outcome.retryAfterMs / 1000));
+        if (outcome.limit === 'pending') throw new ApprovalError('pending_limit_reached', `at most ${this.maxPending} approvals may be pending for one user and agent`, [], retryAfterSeconds);
+        throw new ApprovalError('request_rate_exceeded', `at most ${this.maxPerMinute} approvals may be requested per minute for one user and agent`, [], retryAfterSeconds);
       }
       case 'duplicate':
         this.audit.record('approval_created', { ...facts, approval_id: outcome.record.id, outcome: 'duplicate_of_pending' });
@@ -119,12 +117,12 @@ export class ApprovalRequests {
     }
     const record = await this.approvals.findAnyOwner(id);
     if (record === undefined) throw notFound(id);
-    if (record.principal !== principal) throw new ApiError('forbidden', 'the approval belongs to another principal');
+    if (record.principal !== principal) throw new ApprovalError('approval_of_another_principal', 'the approval belongs to another principal');
     // The approval was for one agent's call; another agent of the same user cannot use it.
-    if (record.agentId !== agentId) throw new ApiError('forbidden', 'the approval belongs to another agent');
+    if (record.agentId !== agentId) throw new ApprovalError('approval_of_another_agent', 'the approval belongs to another agent');
     if (record.consumed) return record;
     assertNotExpired(record, now);
-    throw new ApiError('not_consumable', 'only an approved one-time (persistence once) approval can be consumed');
+    throw new ApprovalError('not_consumable', 'only an approved one-time (persistence once) approval can be consumed');
   }
 
   /** `metadata.agent_session_id` (optional) scopes a `session` approval (API.md). */
@@ -133,7 +131,7 @@ export class ApprovalRequests {
     const value = metadata.agent_session_id;
     if (value === null) return null;
     if (typeof value !== 'string' || value.length === 0 || value.length > AGENT_SESSION_ID_MAX || UNSAFE_TEXT.test(value)) {
-      throw badRequest('metadata.agent_session_id', `must be a string of 1-${AGENT_SESSION_ID_MAX} characters without control characters`);
+      throw invalidInput('metadata.agent_session_id', `must be a string of 1-${AGENT_SESSION_ID_MAX} characters without control characters`);
     }
     return value;
   }

@@ -1,5 +1,5 @@
 import { BROKER_CONFIG, ConfigError, type BrokerConfig } from '@broker/config';
-import { ApiError, type SyncedApproval, type SyncFilter, type SyncSnapshot } from '@broker/domain';
+import { ApprovalError, type SyncedApproval, type SyncFilter, type SyncSnapshot } from '@broker/domain';
 import { ApprovalChangeFeed, ApprovalRepository } from '@broker/persistence';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
@@ -58,7 +58,7 @@ export function parseLongPollTimeout(raw: string | undefined, defaultSeconds: nu
   const seconds = /^[0-9]{1,3}$/.test(value) ? Number(value) : NaN;
   if (!(seconds >= MIN_LONG_POLL_SECONDS && seconds <= MAX_LONG_POLL_SECONDS)) {
     const problem = `must be an integer from ${MIN_LONG_POLL_SECONDS} to ${MAX_LONG_POLL_SECONDS} (seconds)`;
-    throw new ApiError('bad request', `X-Long-Poll-Timeout ${problem}`, [{ field: 'X-Long-Poll-Timeout', problem }]);
+    throw new ApprovalError('invalid_input', `X-Long-Poll-Timeout ${problem}`, [{ field: 'X-Long-Poll-Timeout', problem }]);
   }
   return seconds;
 }
@@ -171,10 +171,10 @@ export class ApprovalSync implements OnModuleInit, OnModuleDestroy {
 
   private filterOf(request: SyncRequest): SyncFilter {
     if (request.principal !== undefined && (request.principal.trim() === '' || request.principal.length > 200)) {
-      throw new ApiError('bad request', 'principal must be 1-200 characters', [{ field: 'principal', problem: 'must be 1-200 characters' }]);
+      throw new ApprovalError('invalid_input', 'principal must be 1-200 characters', [{ field: 'principal', problem: 'must be 1-200 characters' }]);
     }
     const ids = [...new Set(request.agentSessionIds)].sort();
-    if (ids.length > MAX_AGENT_SESSION_IDS) throw new ApiError('bad request', `at most ${MAX_AGENT_SESSION_IDS} agent_session_id values are allowed`, [{ field: 'agent_session_id', problem: `at most ${MAX_AGENT_SESSION_IDS} values` }]);
+    if (ids.length > MAX_AGENT_SESSION_IDS) throw new ApprovalError('invalid_input', `at most ${MAX_AGENT_SESSION_IDS} agent_session_id values are allowed`, [{ field: 'agent_session_id', problem: `at most ${MAX_AGENT_SESSION_IDS} values` }]);
     return { principal: request.principal?.trim(), agentSessionIds: ids };
   }
 
