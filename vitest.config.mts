@@ -44,6 +44,7 @@ export default defineConfig({
       '@broker/persistence': lib('persistence'),
       '@broker/auth': lib('auth'),
       '@broker/http': lib('http'),
+      '@broker/bootstrap': lib('bootstrap'),
       '@broker/audit': lib('audit'),
       '@broker/vault': lib('vault'),
       '@broker/oauth-server': lib('oauth-server'),

@@ -1,5 +1,5 @@
 import { Principal, Public } from '@broker/auth';
-import type { ServerDefinition, BrokerRuntime } from '@broker/http';
+import type { ServerDefinition, BrokerRuntime } from '@broker/bootstrap';
 import { Body, Controller, Delete, Get, Module, Param, Post, type DynamicModule } from '@nestjs/common';
 import { IsString, IsUUID, Length } from 'class-validator';
 import { AdminApiModule } from '../../apps/admin-api/src/admin-api.module';

@@ -1,4 +1,4 @@
-import type { ServerDefinition } from '@broker/http';
+import type { ServerDefinition } from '@broker/bootstrap';
 import { ADMIN_API } from '../../apps/admin-api/src/admin-api.server';
 import { USER_API } from '../../apps/user-api/src/user-api.server';
 

@@ -1,4 +1,4 @@
-import type { ServerDefinition } from '@broker/http';
+import type { ServerDefinition } from '@broker/bootstrap';
 import { AdminApiModule } from './admin-api.module';
 
 /** The admin server as the launcher starts it. */

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runMain } from '@broker/http';
+import { runMain } from '@broker/bootstrap';
 import { ADMIN_API } from '../../admin-api/src/admin-api.server';
 import { USER_API } from '../../user-api/src/user-api.server';
 

@@ -1,7 +1,8 @@
 import { ApprovalsModule } from '@broker/approvals';
 import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
-import { CoreModule, HOT_ROUTES, type BrokerRuntime } from '@broker/http';
+import { CoreModule, type BrokerRuntime } from '@broker/bootstrap';
+import { HOT_ROUTES } from '@broker/http';
 import { AuthorizationCodePurge, OAuthServerModule } from '@broker/oauth-server';
 import { VaultModule } from '@broker/vault';
 import { Module, type DynamicModule } from '@nestjs/common';

@@ -1,4 +1,4 @@
-import type { ServerDefinition } from '@broker/http';
+import type { ServerDefinition } from '@broker/bootstrap';
 import { UserApiModule } from './user-api.module';
 
 /** The end-user server as the launcher starts it. */

@@ -1,14 +1,13 @@
 /**
- * HTTP cross-cutting concerns shared by both applications (imported by apps only):
- * bootstrap (`configureApp`, `startServers`, `runMain`), the error envelopes,
- * traceresponse, CORS, body parsing, validation, health and logging.
+ * HTTP cross-cutting concerns shared by both applications: the request pipeline
+ * (`configureApp`, the hot routes' entrance), the error envelopes, traceresponse, CORS,
+ * body parsing, validation, the lifecycle's shutdown gate and logging. What boots a
+ * process (database, runtime, `/health`) is `@broker/bootstrap`'s, so http imports no
+ * storage (issue 14: lib boundaries as allow-lists).
  */
 export { configureApp } from './configure-app';
 export type { HttpRuntime } from './http-runtime';
 export type { CountQueries, QueryCount } from './logging/query-count.middleware';
-export { CoreModule } from './core.module';
-export { startServers, runMain, StartupError, type ServerDefinition, type StartOptions, type RunningBroker, type RunningServer } from './launch';
-export type { BrokerRuntime } from './runtime';
 export { Lifecycle, type LifecyclePhase } from './lifecycle/lifecycle';
 export { createLogger, serializeError } from './logging/create-logger';
 export { redactSecrets, isSecretField, REDACTED } from './logging/redact';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '@broker/domain';
-import type { ServerDefinition } from '@broker/http';
+import type { ServerDefinition } from '@broker/bootstrap';
 import type { JWTPayload } from 'jose';
 import { startJwtIssuer, type SignOptions, type TestJwtIssuer } from './jwt-issuer';
 import { freePort } from './postgres-cluster';

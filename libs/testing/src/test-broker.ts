@@ -1,6 +1,6 @@
 import type { ServerKind } from '@broker/config';
 import type { Clock } from '@broker/domain';
-import { startServers, type RunningBroker, type ServerDefinition } from '@broker/http';
+import { startServers, type RunningBroker, type ServerDefinition } from '@broker/bootstrap';
 import { LogCapture } from './log-capture';
 import { testConfig } from './test-config';
 

@@ -1,11 +1,10 @@
+import { createLogger, Lifecycle } from '@broker/http';
 import { Database } from '@broker/persistence';
 import { FrozenClock, LogCapture, testConfig } from '@broker/testing';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { PinoLogger } from 'nestjs-pino';
 import { ComponentHealth } from '@broker/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Lifecycle } from '../lifecycle/lifecycle';
-import { createLogger } from '../logging/create-logger';
 import { HealthService } from './health.service';
 
 describe('HealthService', () => {

@@ -1,8 +1,8 @@
 import type { BrokerConfig } from '@broker/config';
 import type { Clock, Random } from '@broker/domain';
+import type { Lifecycle } from '@broker/http';
 import type { Database } from '@broker/persistence';
 import type { Logger } from 'pino';
-import type { Lifecycle } from './lifecycle/lifecycle';
 
 /**
  * What one process shares among its servers: config, root logger, the open database,

@@ -1,8 +1,8 @@
+import { Lifecycle } from '@broker/http';
 import { Database } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { PinoLogger } from 'nestjs-pino';
-import { Lifecycle } from '../lifecycle/lifecycle';
 import { Clock, ComponentHealth, type ComponentStatus } from '@broker/domain';
 
 /** `GET /health` body (SPEC.md "End-user server" /health). */

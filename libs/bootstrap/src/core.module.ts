@@ -1,10 +1,10 @@
 import { BROKER_CONFIG, SERVER_KIND, type ServerKind } from '@broker/config';
 import { Clock, ComponentHealth, Random } from '@broker/domain';
+import { Lifecycle } from '@broker/http';
 import { PersistenceModule } from '@broker/persistence';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { HealthModule } from './health/health.module';
-import { Lifecycle } from './lifecycle/lifecycle';
 import type { BrokerRuntime } from './runtime';
 
 /**
@@ -14,6 +14,7 @@ import type { BrokerRuntime } from './runtime';
 @Global()
 @Module({})
 export class CoreModule {
+  /** The base module of one server (`server`) of the process `runtime` describes. */
   static forRuntime(runtime: BrokerRuntime, server: ServerKind): DynamicModule {
     const providers = [
       { provide: BROKER_CONFIG, useValue: runtime.config },

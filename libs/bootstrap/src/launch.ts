@@ -1,14 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { CONFIG_ERROR_EXIT_CODE, ConfigError, loadConfig, redactConfig, type BrokerConfig, type ServerKind } from '@broker/config';
 import { type Clock, CryptoRandom, type Random, SystemClock } from '@broker/domain';
+import { configureApp, createLogger, Lifecycle, type HttpRuntime } from '@broker/http';
 import { Database, runCountingQueries } from '@broker/persistence';
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DestinationStream, Logger } from 'pino';
-import { configureApp } from './configure-app';
-import { Lifecycle } from './lifecycle/lifecycle';
-import { createLogger } from './logging/create-logger';
 import type { BrokerRuntime } from './runtime';
 
 /** One server of the process: which kind, and its root module for a runtime. */
@@ -18,6 +16,7 @@ export interface ServerDefinition {
   readonly module: (runtime: BrokerRuntime) => DynamicModule;
 }
 
+/** How `startServers` runs: the loaded config and, for tests, where logs go and which clock and randomness to use. */
 export interface StartOptions {
   readonly config: BrokerConfig;
   readonly warnings?: readonly string[];
@@ -80,7 +79,8 @@ export async function startServers(definitions: readonly ServerDefinition[], opt
   logger.info({ installation_id: installation.id, storage: config.storage.backend }, 'database ready');
   const runtime: BrokerRuntime = { config, logger, database, lifecycle, clock, random: options.random ?? new CryptoRandom() };
 
-  const pipeline = { config, logger, lifecycle, random: runtime.random, countQueries: runCountingQueries };
+  // Bound once at boot (hot path rule): http's pipeline counts statements through persistence without importing it.
+  const pipeline: HttpRuntime = { config, logger, lifecycle, random: runtime.random, countQueries: runCountingQueries };
 
   const servers: RunningServer[] = [];
   const apps: NestExpressApplication[] = [];

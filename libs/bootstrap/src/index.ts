@@ -1,0 +1,10 @@
+/**
+ * What boots a broker process, above `http` and `persistence` (issue 14: http no longer
+ * opens the database): `startServers` opens the database once and starts every server on
+ * one shared `BrokerRuntime`; `runMain` is the process entry point (config errors, exit
+ * codes, signals); `CoreModule` gives each server the runtime's providers, the database,
+ * request logging and `/health`. Imported by the apps and by libs/testing.
+ */
+export { CoreModule } from './core.module';
+export { startServers, runMain, StartupError, type ServerDefinition, type StartOptions, type RunningBroker, type RunningServer } from './launch';
+export type { BrokerRuntime } from './runtime';
