@@ -21,8 +21,9 @@ const ALLOWED = {
   'oauth-server': ['domain', 'config', 'persistence', 'audit', 'vault', 'outbound'],
   approvals: ['domain', 'config', 'persistence', 'audit', 'oauth-server'],
   auth: ['domain', 'config', 'vault', 'oauth-server'],
-  http: ['domain', 'config', 'auth', 'persistence', 'audit'],
-  testing: ['domain', 'config', 'persistence', 'vault', 'http'],
+  http: ['domain', 'config', 'auth'],
+  bootstrap: ['domain', 'config', 'persistence', 'auth', 'http'],
+  testing: ['domain', 'config', 'persistence', 'vault', 'http', 'bootstrap'],
 };
 const LIBS = readdirSync(new URL('./libs', import.meta.url), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
 const APPS = readdirSync(new URL('./apps', import.meta.url), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
