@@ -19,3 +19,4 @@ export { HOT_ROUTES, type HotRoute, type HotRouteAnswer } from './hot-routes/hot
 export { TOKEN_BODY_LIMIT_BYTES } from './body/form-body.middleware';
 export { RefusedJsonBody, MAX_JSON_NESTING } from './body/refused-json-body';
 export { NoBody } from './validation/no-body';
+export { ValidationVocabulary, type ValidationCode } from './validation/validation-vocabulary';

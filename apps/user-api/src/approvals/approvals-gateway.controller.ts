@@ -1,15 +1,14 @@
 import { ApprovalPages, ApprovalRequests, ApprovalSync } from '@broker/approvals';
 import { ClientAuthenticated } from '@broker/auth';
-import { NoBody } from '@broker/http';
+import { NoBody, ValidationVocabulary } from '@broker/http';
 import type { SubjectIdentity } from '@broker/oauth-server';
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { inApprovalsVocabulary } from './approval-api-error';
 import { parseCreateApprovalBody } from './approval-bodies';
 import { ApprovalIdParam } from './approval-id.param';
 import { ConsumedResponse, CreatedApprovalResponse, ApprovalSyncResponse, toConsumedView, toCreatedView } from './approval.response';
-import { ApprovalsErrorVocabulary } from './approvals-error-vocabulary.interceptor';
 import { CreateApprovalDto } from './create-approval.dto';
 import { Gateway, GatewayAuthGuard, GatewayOperation } from './gateway-auth.guard';
 import { writeSyncAnswer } from './sync-answer';
@@ -25,7 +24,8 @@ import { SyncApprovalsQuery } from './sync-approvals.query';
 @Controller('api/approvals')
 @ClientAuthenticated()
 @UseGuards(GatewayAuthGuard)
-@UseInterceptors(ApprovalsErrorVocabulary)
+// API.md "Tool approvals": validation failures are 400 `bad request`, for the body too (gateways are written against it).
+@ValidationVocabulary('bad request')
 export class ApprovalsGatewayController {
   constructor(
     private readonly requests: ApprovalRequests,

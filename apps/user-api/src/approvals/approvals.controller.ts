@@ -1,7 +1,7 @@
 import { ApprovalDecisions, ApprovalPages } from '@broker/approvals';
 import { Principal } from '@broker/auth';
-import { NoBody } from '@broker/http';
-import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
+import { NoBody, ValidationVocabulary } from '@broker/http';
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { inApprovalsVocabulary } from './approval-api-error';
 import { parseApproveBody, parseScopePreviewBody } from './approval-bodies';
@@ -19,14 +19,14 @@ import {
   toRevokedView,
   toScopePreviewView,
 } from './approval.response';
-import { ApprovalsErrorVocabulary } from './approvals-error-vocabulary.interceptor';
 import { ApproveApprovalDto, DenyApprovalDto, ScopePreviewDto } from './decide-approval.dto';
 
 /** The user's side of tool approvals (principal header, or the session cookie of the consent UI). */
 @ApiTags('approvals')
 @Controller('api/approvals')
 @ApiSecurity('PrincipalHeader')
-@UseInterceptors(ApprovalsErrorVocabulary)
+// API.md "Tool approvals": validation failures are 400 `bad request`, for the body too.
+@ValidationVocabulary('bad request')
 export class ApprovalsController {
   constructor(
     private readonly decisions: ApprovalDecisions,

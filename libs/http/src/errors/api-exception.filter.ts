@@ -1,4 +1,4 @@
-import { assertNever, type ApiErrorCode, type FieldIssue, type OAuthErrorCode } from '@broker/domain';
+import { ApiError, assertNever, type ApiErrorCode, type FieldIssue, type OAuthErrorCode } from '@broker/domain';
 import type { RequestPart } from './request-errors';
 import { internalErrorMessage, type ErrorResponse, type Failure } from './failure';
 import type { ErrorContext } from './error-context';
@@ -22,7 +22,8 @@ function codeForStatus(status: number, context: ErrorContext): ApiErrorCode {
 const SHAPE_CONSTRAINTS = new Set(['whitelistValidation', 'unknownValue', 'nestedValidation', 'isDefined', 'isString', 'isArray', 'isObject', 'isBoolean', 'isInt', 'isNumber', 'isNotEmptyObject']);
 
 /**
- * The code of a DTO validation failure. End-user: `invalid request` for a body,
+ * The server's code of a DTO validation failure (a route may name its own with
+ * `@ValidationVocabulary`). End-user: `invalid request` for a body,
  * `bad request` for a path or query. Admin (SPEC.md admin codes): `invalid request
  * body` when the body has the wrong shape (unknown or missing fields, wrong types),
  * `validation failed` when its values break a rule, `invalid request` for a path or query.
@@ -41,7 +42,8 @@ function envelope(code: ApiErrorCode | OAuthErrorCode, message: string, status: 
  * The `{error, message}` envelope of the end-user and admin APIs. The vocabulary of
  * request-shape errors differs per server (API.md "Conventions"): a bad path or query
  * is `bad request` on the end-user server and `invalid request` on the admin server;
- * a bad body is `invalid request` and `invalid request body`.
+ * a bad body is `invalid request` and `invalid request body`. A route may name its own
+ * (`@ValidationVocabulary`, read from the context).
  */
 export class ApiExceptionFilter {
   present(failure: Failure, context: ErrorContext): ErrorResponse {
@@ -60,7 +62,10 @@ export class ApiExceptionFilter {
         return envelope(failure.error.code, failure.error.description, oauthStatus(failure.error.code));
       case 'validation': {
         const { part, issues, message } = failure.error;
-        return envelope(validationCode(part, issues, context), message, 400, { details: issues.map(({ field, problem }) => ({ field, problem })) });
+        const details = issues.map(({ field, problem }) => ({ field, problem }));
+        // A route's own vocabulary (API.md "Tool approvals": `bad request`) is answered exactly as that API error.
+        if (context.validationCode !== undefined) return this.present({ kind: 'api', error: new ApiError(context.validationCode, message, details) }, context);
+        return envelope(validationCode(part, issues, context), message, 400, { details });
       }
       case 'body':
         switch (failure.error.problem) {

@@ -7,6 +7,7 @@ import { ApiExceptionFilter } from './api-exception.filter';
 import type { ErrorContext } from './error-context';
 import { classifyFailure, type ErrorResponse } from './failure';
 import { OAuthExceptionFilter } from './oauth-exception.filter';
+import { routeValidationCode } from '../validation/validation-vocabulary';
 
 /** OAuth2 endpoints answer errors in the OAuth envelope (SPEC.md "Response envelopes"). */
 export function isOAuthPath(path: string): boolean {
@@ -39,7 +40,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<BrokerRequest>();
     const response = host.switchToHttp().getResponse<Response>();
-    const { status, headers, body } = this.answer(exception, { traceId: request.traceId ?? 'unknown', method: request.method, path: request.path });
+    const { status, headers, body } = this.answer(exception, { traceId: request.traceId ?? 'unknown', method: request.method, path: request.path, validationCode: routeValidationCode(request) });
     if (response.headersSent) {
       response.end();
       return;
