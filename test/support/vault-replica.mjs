@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const { parseConfig } = require('../../dist/libs/config/src');
-const { startServers } = require('../../dist/libs/http/src');
+const { startServers } = require('../../dist/libs/bootstrap/src');
 const { USER_API } = require('../../dist/apps/user-api/src/user-api.server');
 const { TokenVault } = require('../../dist/libs/vault/src');
 
