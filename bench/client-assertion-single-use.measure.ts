@@ -4,7 +4,7 @@ import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { GatewayIssuer } from './gateway-issuer';
-import { alternate, averages, DURATION_SECONDS, measureLoad, ratio, table, WARMUP_SECONDS, type Row } from './load';
+import { alternate, averages, DURATION_SECONDS, EXCHANGE_FORM, EXCHANGE_RESOURCE, FORM_HEADERS, FRESH_RATE_CEILING, measureLoad, ratio, table, WARMUP_SECONDS, type Row } from './load';
 import { takeMachine } from './machine-lock';
 import { startBroker, type BrokerServer } from './servers';
 
@@ -21,16 +21,6 @@ import { startBroker, type BrokerServer } from './servers';
 const CONNECTIONS = 50;
 const ROUNDS = 2;
 const USERS = 100;
-/** Fresh bodies signed per run: enough for this rate over warm-up plus run. */
-const FRESH_RATE_CEILING = 4_000;
-const RESOURCE = 'https://bench-api.example.com';
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' } as const;
-const EXCHANGE_FORM = new URLSearchParams({
-  grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-  client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-  subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
-  resource: RESOURCE,
-}).toString();
 
 interface Target {
   readonly name: string;
@@ -58,7 +48,7 @@ async function seed(databaseUrl: string, principals: readonly string[], ids: { a
 }
 
 async function expectStatus(url: string, body: string, status: number): Promise<void> {
-  const response = await fetch(url, { method: 'POST', headers: FORM, body });
+  const response = await fetch(url, { method: 'POST', headers: FORM_HEADERS, body });
   if (response.status !== status) throw new Error(`${url}: ${response.status} ${await response.text()}`);
 }
 
@@ -110,7 +100,7 @@ describe('token exchange: client_assertion.single_use off and on (PostgreSQL)', 
       if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
       return (await response.json()) as T;
     };
-    const service = await adminPost<{ id: string }>('/api/services', { display_name: 'Bench API', client_id: 'c', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: [RESOURCE] });
+    const service = await adminPost<{ id: string }>('/api/services', { display_name: 'Bench API', client_id: 'c', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: [EXCHANGE_RESOURCE] });
     const set = await adminPost<{ id: string }>('/api/permission-sets', { name: 'Bench', service_scopes: [{ service_id: service.id, scopes: ['read'] }] });
     const agentId = (await adminPost<{ id: string }>('/api/agents', { display_name: 'Bench Agent', permission_sets: [{ permission_set_id: set.id }] })).id;
     const users = Array.from({ length: USERS }, (_, i) => `user-${i + 1}`);
@@ -131,11 +121,11 @@ describe('token exchange: client_assertion.single_use off and on (PostgreSQL)', 
     // Signed between runs, never during one; every body is sent at most once.
     let signed = 0;
     const fresh = (): string[] => Array.from({ length: Math.ceil(FRESH_RATE_CEILING * (WARMUP_SECONDS + DURATION_SECONDS)) }, () => freshBody((signed += 1)));
-    const rows: Row[] = await alternate(ROUNDS, [{ name: '(a) fresh tokens' }], targets, (_shape, target) => measureLoad({ url: target.url, method: 'POST', headers: FORM, bodies: fresh(), cycle: false, connections: CONNECTIONS }));
+    const rows: Row[] = await alternate(ROUNDS, [{ name: '(a) fresh tokens' }], targets, (_shape, target) => measureLoad({ url: target.url, method: 'POST', headers: FORM_HEADERS, bodies: fresh(), cycle: false, connections: CONNECTIONS }));
     const assertion = gateway.clientAssertion(audience);
     const reused = users.map((user) => body(assertion, gateway.subjectToken(user, agentId, audience)));
     for (let round = 1; round <= ROUNDS; round += 1) {
-      rows.push({ target: 'single_use off', shape: '(b) reused tokens', round, measurement: await measureLoad({ url: targets[0]?.url as string, method: 'POST', headers: FORM, bodies: reused, cycle: true, connections: CONNECTIONS }) });
+      rows.push({ target: 'single_use off', shape: '(b) reused tokens', round, measurement: await measureLoad({ url: targets[0]?.url as string, method: 'POST', headers: FORM_HEADERS, bodies: reused, cycle: true, connections: CONNECTIONS }) });
     }
     console.log(`\ntoken exchange, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, single_use off and on alternating; ${signed} fresh token pairs signed between runs`);
     console.table(table(rows));

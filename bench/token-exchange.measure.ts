@@ -4,7 +4,7 @@ import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { GatewayIssuer } from './gateway-issuer';
-import { alternate, averages, DURATION_SECONDS, measureLoad, ratio, table, WARMUP_SECONDS, type Measurement, type Row } from './load';
+import { alternate, averages, DURATION_SECONDS, EXCHANGE_FORM, EXCHANGE_RESOURCE, FORM_HEADERS, FRESH_RATE_CEILING, measureLoad, ratio, table, WARMUP_SECONDS, type Measurement, type Row } from './load';
 import { takeMachine } from './machine-lock';
 import { startBroker, startScriptServer, type BrokerServer, type ServerProcess } from './servers';
 
@@ -26,21 +26,6 @@ const CONNECTIONS = 50;
 const ROUNDS = 2;
 /** The users whose tokens load the token exchange (they hold grants and sessions in every dataset). */
 const USERS = 1_000;
-/**
- * Shape (a) spends a token pair per request. The pool is sized for this rate (or 1.5x the
- * fastest run seen so far, if higher) over warm-up plus run, and bodies a run did not hand
- * out are kept for the next one, so only what was spent is signed again.
- */
-const FRESH_RATE_CEILING = 4_000;
-const RESOURCE = 'https://bench-api.example.com';
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' } as const;
-/** The constant part of every token-exchange body; JWTs are URL-safe, so they are appended unencoded. */
-const EXCHANGE_FORM = new URLSearchParams({
-  grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-  client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-  subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
-  resource: RESOURCE,
-}).toString();
 
 const seconds = (since: bigint): string => (Number(process.hrtime.bigint() - since) / 1e9).toFixed(1);
 const count = (n: number): string => n.toLocaleString('en-US');
@@ -190,7 +175,7 @@ async function seed(databaseUrl: string, dataset: Dataset, ids: { agentIds: read
 }
 
 async function expectOk(url: string, body?: string): Promise<void> {
-  const response = await fetch(url, body === undefined ? {} : { method: 'POST', headers: FORM, body });
+  const response = await fetch(url, body === undefined ? {} : { method: 'POST', headers: FORM_HEADERS, body });
   if (response.status !== 200) throw new Error(`${url}: ${response.status} ${await response.text()}`);
 }
 
@@ -217,7 +202,7 @@ async function deploy(cluster: PostgresCluster, issuer: GatewayIssuer, dataset: 
       if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
       return (await response.json()) as T;
     };
-    const service = await adminPost<{ id: string }>('/api/services', { display_name: 'Bench API', client_id: 'c', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: [RESOURCE] });
+    const service = await adminPost<{ id: string }>('/api/services', { display_name: 'Bench API', client_id: 'c', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: [EXCHANGE_RESOURCE] });
     const set = await adminPost<{ id: string }>('/api/permission-sets', { name: 'Bench', service_scopes: [{ service_id: service.id, scopes: ['read'] }] });
     const agentIds: string[] = [];
     for (let i = 0; i < dataset.agents; i += 1) agentIds.push((await adminPost<{ id: string }>('/api/agents', { display_name: `Bench Agent ${i}`, permission_sets: [{ permission_set_id: set.id }] })).id);
@@ -256,7 +241,7 @@ function tokenExchange(deployment: Deployment): Promise<Row[]> {
   ];
   return alternate(ROUNDS, SHAPES, targets, async (shape, target) => {
     const { bodies, cycle } = shape.bodies(deployment);
-    const run = await measureLoad({ url: target.url, method: 'POST', headers: FORM, bodies, cycle, connections: CONNECTIONS });
+    const run = await measureLoad({ url: target.url, method: 'POST', headers: FORM_HEADERS, bodies, cycle, connections: CONNECTIONS });
     shape.spent?.(deployment, run);
     return run;
   });
@@ -290,7 +275,7 @@ async function clientCredentials(deployment: Deployment): Promise<void> {
       { name: 'oidc-provider', url: `${provider.url}/token`, body: form('bench', 'bench-secret-0123456789') },
     ];
     for (const target of targets) await expectOk(target.url, target.body);
-    const rows = await alternate(ROUNDS, [{ name: 'client_credentials' }], targets, (_shape, target) => measureLoad({ url: target.url, method: 'POST', headers: FORM, bodies: [target.body], connections: CONNECTIONS }));
+    const rows = await alternate(ROUNDS, [{ name: 'client_credentials' }], targets, (_shape, target) => measureLoad({ url: target.url, method: 'POST', headers: FORM_HEADERS, bodies: [target.body], connections: CONNECTIONS }));
     console.log(`\nclient_credentials (POST /oauth2/token), broker on PostgreSQL vs oidc-provider, ${CONNECTIONS} connections`);
     console.table(table(rows));
     const broker = averages(rows, 'broker', 'client_credentials');
