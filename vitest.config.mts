@@ -64,6 +64,7 @@ export default defineConfig({
           name: 'tests',
           include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'test/**/*.e2e-spec.ts'],
           globalSetup: ['test/global-setup.ts'],
+          setupFiles: ['test/contract-setup.ts'],
         },
       },
       {

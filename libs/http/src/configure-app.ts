@@ -11,7 +11,7 @@ import { ErrorEnvelopeFilter, isOAuthPath } from './errors/error-envelope.filter
 import { shutdownGate } from './lifecycle/shutdown-gate';
 import { queryCountMiddleware } from './logging/query-count.middleware';
 import { requestLoggingMiddleware } from './logging/request-logging';
-import { buildOpenApiDocument } from './openapi';
+import { buildOpenApiDocument } from './openapi/build-document';
 import type { HttpRuntime } from './http-runtime';
 import { createTraceStart } from './trace/start-trace';
 import { traceMiddleware } from './trace/trace.middleware';

@@ -11,7 +11,7 @@ export type { CountQueries, QueryCount } from './logging/query-count.middleware'
 export { Lifecycle, type LifecyclePhase } from './lifecycle/lifecycle';
 export { createLogger, serializeError } from './logging/create-logger';
 export { redactSecrets, isSecretField, REDACTED } from './logging/redact';
-export { buildOpenApiDocument } from './openapi';
+export { buildOpenApiDocument } from './openapi/build-document';
 export { RequestValidationError, RequestBodyError } from './errors/request-errors';
 export { parseTraceparent } from './trace/traceparent';
 export { IsHttpUrl, IsHttpsOrLoopbackUrl, IsPlainText, IsRedirectUri, IsScopeToken, MAX_LIST_ENTRIES } from './validation/validators';
@@ -20,3 +20,4 @@ export { TOKEN_BODY_LIMIT_BYTES } from './body/form-body.middleware';
 export { RefusedJsonBody, MAX_JSON_NESTING } from './body/refused-json-body';
 export { NoBody } from './validation/no-body';
 export { ValidationVocabulary, type ValidationCode } from './validation/validation-vocabulary';
+export { ApiErrors, OAuthErrors } from './openapi/api-errors.decorator';

@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { registerContractServer } from './openapi-contract';
 
 /** The compiled entry points (`npm test` builds first). */
 export const ENTRY_POINTS = {
@@ -64,6 +65,7 @@ export class BrokerProcess {
     for (const kind of kinds) {
       const record = await this.waitFor((r) => r.server === kind && typeof r.url === 'string' && String(r.msg).endsWith('server listening'));
       urls[kind] = record.url as string;
+      registerContractServer(urls[kind], kind);
     }
     return urls;
   }

@@ -1,4 +1,5 @@
 import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+import { checkContract } from './openapi-contract';
 
 export interface HttpResponse {
   readonly status: number;
@@ -28,7 +29,11 @@ export function http(url: string, options: HttpRequestOptions = {}): Promise<Htt
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: <T>() => JSON.parse(text) as T });
+        // Every broker answer a test receives is checked against the server's OpenAPI document (issue 21).
+        checkContract({ method: options.method ?? 'GET', url, status: res.statusCode ?? 0, contentType: res.headers['content-type'], text }).then(
+          () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: <T>() => JSON.parse(text) as T }),
+          reject,
+        );
       });
       res.on('error', reject);
     });

@@ -2,6 +2,7 @@ import type { ServerKind } from '@broker/config';
 import type { Clock } from '@broker/domain';
 import { startServers, type RunningBroker, type ServerDefinition } from '@broker/bootstrap';
 import { LogCapture } from './log-capture';
+import { registerContractServer } from './openapi-contract';
 import { testConfig } from './test-config';
 
 export interface TestBroker {
@@ -25,6 +26,7 @@ export interface TestBrokerOptions {
 export async function startTestBroker(options: TestBrokerOptions): Promise<TestBroker> {
   const logs = new LogCapture();
   const broker = await startServers(options.servers, { config: testConfig(options.config), logDestination: logs, clock: options.clock });
+  for (const definition of options.servers) registerContractServer(broker.server(definition.kind).url, definition.kind);
   return {
     broker,
     logs,

@@ -1,7 +1,7 @@
 import { NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { AgentIdParam } from '../common/id-params';
+import { AgentIdParam } from '../common/id.param';
 import { AgentDto } from './agent.dto';
 import { AgentResponse, toAgentResponse } from './agent.response';
 import { AgentsService } from './agents.service';

@@ -3,7 +3,7 @@ import { NoBody } from '@broker/http';
 import { Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AgentIdParam } from '../common/id-params';
+import { AgentIdParam } from '../common/id.param';
 import { ClientCredentialsMetadataResponse, IssuedClientCredentialsResponse, toClientCredentialsMetadataResponse, toIssuedClientCredentialsResponse } from './client-credentials.response';
 
 @ApiTags('client-credentials')

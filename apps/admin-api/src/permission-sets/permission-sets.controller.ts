@@ -1,7 +1,7 @@
 import { NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { PermissionSetIdParam } from '../common/id-params';
+import { PermissionSetIdParam } from '../common/id.param';
 import { PermissionSetDto, PermissionSetQuery } from './permission-set.dto';
 import { PermissionSetListResponse, PermissionSetResponse, toPermissionSetResponse } from './permission-set.response';
 import { PermissionSetsService } from './permission-sets.service';

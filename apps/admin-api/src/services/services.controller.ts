@@ -1,7 +1,7 @@
 import { NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { ServiceIdParam } from '../common/id-params';
+import { ServiceIdParam } from '../common/id.param';
 import { ServiceDto } from './service.dto';
 import { ServiceResponse, toServiceResponse } from './service.response';
 import { ServicesService } from './services.service';

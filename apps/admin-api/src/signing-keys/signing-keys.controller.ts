@@ -2,7 +2,7 @@ import { SigningKeyService } from '@broker/oauth-server';
 import { NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { KidParam } from '../common/id-params';
+import { KidParam } from '../common/id.param';
 import { AddSigningKeyDto } from './add-signing-key.dto';
 import { SigningKeyListResponse, SigningKeyResponse, toSigningKeyResponse } from './signing-key.response';
 

@@ -1,6 +1,7 @@
 import type { ServerKind } from '@broker/config';
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { completeOpenApiDocument } from './complete-document';
 
 const TITLES: Record<ServerKind, string> = {
   enduser: 'Agent Identity Broker: end-user API',
@@ -15,10 +16,12 @@ export function buildOpenApiDocument(app: INestApplication, server: ServerKind, 
   const builder = new DocumentBuilder()
     .setTitle(TITLES[server])
     .setVersion('1.0.0')
-    .addSecurity('PrincipalHeader', { type: 'apiKey', in: 'header', name: principalHeader })
-    .addSecurity('preAuth', { type: 'apiKey', in: 'header', name: principalHeader });
+    // Relative: the server that serves the document (`GET /openapi.json`).
+    .addServer('/')
+    .addSecurity('PrincipalHeader', { type: 'apiKey', in: 'header', name: principalHeader });
   if (server === 'enduser') {
     builder
+      .addSecurity('preAuth', { type: 'apiKey', in: 'header', name: principalHeader, description: 'the principal set by the SSO proxy, as PrincipalHeader' })
       .addSecurity('SessionAuth', { type: 'apiKey', in: 'cookie', name: 'session_token' })
       .addSecurity('BearerSubjectToken', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
       .addSecurity('ClientAssertion', { type: 'apiKey', in: 'header', name: 'X-Client-Assertion' })
@@ -26,5 +29,5 @@ export function buildOpenApiDocument(app: INestApplication, server: ServerKind, 
       // gateway's client assertion in the X-Client-Assertion header (SPEC.md Authentication 6).
       .addSecurity('BearerSubjectTokenClientAssertion', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'the subject token as Authorization: Bearer, plus the client assertion in X-Client-Assertion' });
   }
-  return SwaggerModule.createDocument(app, builder.build());
+  return completeOpenApiDocument(SwaggerModule.createDocument(app, builder.build()), server);
 }

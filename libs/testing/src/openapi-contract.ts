@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { ServerKind } from '@broker/config';
+import { OpenAPIBackend, ValidationContext, type Document, type Operation } from 'openapi-backend';
+
+/**
+ * Every answer the tests receive from a broker server is checked against that server's
+ * published OpenAPI document (issue 21): the status is documented for the operation,
+ * the content type is one the document lists, the body matches the schema. An
+ * undocumented answer fails the test that caused it. The documents are the ones
+ * `npm run build` writes to `openapi/` (`npm test` builds first).
+ */
+
+const DOCUMENTS: Readonly<Record<ServerKind, string>> = { enduser: 'openapi/user-api.json', admin: 'openapi/admin-api.json' };
+
+/**
+ * Answers outside the API contract: the documents themselves, the rendered reference,
+ * and CORS preflights (an HTTP mechanism answered before any operation, SPEC.md CORS).
+ */
+const OUTSIDE_CONTRACT = [/^\/openapi\.json$/, /^\/docs(\/.*)?$/];
+
+export class ContractViolation extends Error {
+  override name = 'ContractViolation';
+}
+
+interface CheckedResponse {
+  readonly method: string;
+  readonly url: string;
+  readonly status: number;
+  readonly contentType: string | undefined;
+  readonly text: string;
+}
+
+class ServerContract {
+  private readonly envelopes = new Map<string, (body: unknown) => boolean>();
+
+  private constructor(
+    private readonly api: OpenAPIBackend,
+    private readonly document: Document,
+  ) {}
+
+  static async load(file: string): Promise<ServerContract> {
+    const document = JSON.parse(readFileSync(resolve(file), 'utf8')) as Document;
+    // The document's validity is Redocly's job (`npm run lint`); openapi-backend's own check knows only OpenAPI 3.0.
+    const api = new OpenAPIBackend({ definition: structuredClone(document), strict: false, quick: true, ajvOpts: { strict: false, allErrors: true } });
+    await api.init();
+    return new ServerContract(api, document);
+  }
+
+  check(response: CheckedResponse): void {
+    const { pathname, searchParams } = new URL(response.url);
+    const method = response.method.toUpperCase();
+    if (method === 'OPTIONS' || OUTSIDE_CONTRACT.some((pattern) => pattern.test(pathname))) return;
+    const where = `${method} ${pathname} → ${response.status}`;
+    const operation = this.api.router.matchOperation({ method, path: pathname, query: Object.fromEntries(searchParams), headers: {} });
+    if (operation === undefined) {
+      // No operation: the framework's own answer (unknown route or method), still in an envelope.
+      this.checkUnknownRoute(response, where, pathname);
+      return;
+    }
+    const documented = (operation.responses ?? {}) as Record<string, { content?: Record<string, unknown> }>;
+    const declared = documented[String(response.status)] ?? documented[`${String(response.status)[0]}XX`] ?? documented.default;
+    if (declared === undefined) throw new ContractViolation(`undocumented answer ${where} (${operation.operationId} documents ${Object.keys(documented).join(', ')}): ${response.text.slice(0, 300)}`);
+    const media = response.contentType?.split(';')[0]?.trim().toLowerCase();
+    if (declared.content === undefined) {
+      if (response.text.length > 0 && method !== 'HEAD') throw new ContractViolation(`${where} documents no body but answered ${media ?? 'untyped'}: ${response.text.slice(0, 300)}`);
+      return;
+    }
+    if (media === undefined || declared.content[media] === undefined) throw new ContractViolation(`${where} answered ${media ?? 'no content type'}, documented ${Object.keys(declared.content).join(', ')}`);
+    if (media !== 'application/json' || method === 'HEAD') return;
+    this.checkBody(operation, response, where);
+  }
+
+  private checkBody(operation: Operation, response: CheckedResponse, where: string): void {
+    let body: unknown;
+    try {
+      body = JSON.parse(response.text);
+    } catch {
+      throw new ContractViolation(`${where} answered application/json that does not parse: ${response.text.slice(0, 300)}`);
+    }
+    const result = this.api.validateResponse(body, operation, response.status);
+    if (result.errors) throw new ContractViolation(`${where} does not match ${operation.operationId}'s schema: ${JSON.stringify(result.errors.slice(0, 5))}; body ${response.text.slice(0, 500)}`);
+  }
+
+  private checkUnknownRoute(response: CheckedResponse, where: string, pathname: string): void {
+    if (![404, 405].includes(response.status)) throw new ContractViolation(`${where}: no documented operation answers this request`);
+    const envelope = pathname.startsWith('/oauth2/') || pathname.startsWith('/.well-known/') ? 'OAuthError' : 'ApiError';
+    let validate = this.envelopes.get(envelope);
+    if (validate === undefined) {
+      validate = this.api.validator.getAjv(ValidationContext.Response).compile({ $ref: `#/components/schemas/${envelope}`, components: this.document.components });
+      this.envelopes.set(envelope, validate);
+    }
+    if (!validate(JSON.parse(response.text))) throw new ContractViolation(`${where} is not the ${envelope} envelope: ${response.text.slice(0, 300)}`);
+  }
+}
+
+const contracts = new Map<ServerKind, Promise<ServerContract>>();
+const servers = new Map<string, ServerKind>();
+
+function contract(kind: ServerKind): Promise<ServerContract> {
+  let found = contracts.get(kind);
+  if (found === undefined) {
+    found = ServerContract.load(DOCUMENTS[kind]);
+    contracts.set(kind, found);
+  }
+  return found;
+}
+
+/** Answers from `baseUrl` are from a broker server of this kind from now on (test brokers register their servers). */
+export function registerContractServer(baseUrl: string, kind: ServerKind): void {
+  servers.set(new URL(baseUrl).origin, kind);
+}
+
+/**
+ * Rejects with a `ContractViolation` when an answer of a registered broker server is
+ * not the one its document describes; answers of other servers (test providers) pass.
+ */
+export async function checkContract(response: CheckedResponse): Promise<void> {
+  const kind = servers.get(new URL(response.url).origin);
+  if (kind !== undefined) (await contract(kind)).check(response);
+}
