@@ -13,5 +13,5 @@ export { startThirdPartyProvider, completeAuthorization, type ThirdPartyProvider
 export { startHttpsDocumentServer, type HttpsDocumentServer } from './https-document-server';
 export { startJwtIssuer, type TestJwtIssuer, type SignOptions } from './jwt-issuer';
 export { startGatewayFixture, type GatewayFixture, type GatewayFixtureOptions } from './gateway-fixture';
-export { registerContractServer, checkContract, ContractViolation } from './openapi-contract';
+export { registerContractServer, checkContract, coveredOperations, ContractViolation } from './openapi-contract';
 export { installContractFetch } from './contract-fetch';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ServerKind } from '@broker/config';
+import addFormats from 'ajv-formats';
 import { OpenAPIBackend, ValidationContext, type Document, type Operation } from 'openapi-backend';
 
 /**
@@ -35,16 +36,20 @@ class ServerContract {
   private readonly envelopes = new Map<string, (body: unknown) => boolean>();
 
   private constructor(
+    private readonly kind: ServerKind,
     private readonly api: OpenAPIBackend,
     private readonly document: Document,
   ) {}
 
-  static async load(file: string): Promise<ServerContract> {
-    const document = JSON.parse(readFileSync(resolve(file), 'utf8')) as Document;
+  static async load(kind: ServerKind): Promise<ServerContract> {
+    const document = JSON.parse(readFileSync(resolve(DOCUMENTS[kind]), 'utf8')) as Document;
     // The document's validity is Redocly's job (`npm run lint`); openapi-backend's own check knows only OpenAPI 3.0.
-    const api = new OpenAPIBackend({ definition: structuredClone(document), strict: false, quick: true, ajvOpts: { strict: false, allErrors: true } });
+    const api = new OpenAPIBackend({ definition: structuredClone(document), strict: false, quick: true, ajvOpts: { strict: false, allErrors: true },
+      // `uri`, `uuid`, `date-time`, `email` and the other JSON Schema formats are checked, not ignored.
+      customizeAjv: (ajv) => addFormats(ajv as never) as never,
+    });
     await api.init();
-    return new ServerContract(api, document);
+    return new ServerContract(kind, api, document);
   }
 
   check(response: CheckedResponse): void {
@@ -58,6 +63,7 @@ class ServerContract {
       this.checkUnknownRoute(response, where, pathname);
       return;
     }
+    covered.add(`${this.kind} ${operation.operationId}`);
     const documented = (operation.responses ?? {}) as Record<string, { content?: Record<string, unknown> }>;
     const declared = documented[String(response.status)] ?? documented[`${String(response.status)[0]}XX`] ?? documented.default;
     if (declared === undefined) throw new ContractViolation(`undocumented answer ${where} (${operation.operationId} documents ${Object.keys(documented).join(', ')}): ${response.text.slice(0, 300)}`);
@@ -94,13 +100,16 @@ class ServerContract {
   }
 }
 
+/** `<server kind> <operationId>` of every operation an answer was checked against (this test process). */
+const covered = new Set<string>();
+
 const contracts = new Map<ServerKind, Promise<ServerContract>>();
 const servers = new Map<string, ServerKind>();
 
 function contract(kind: ServerKind): Promise<ServerContract> {
   let found = contracts.get(kind);
   if (found === undefined) {
-    found = ServerContract.load(DOCUMENTS[kind]);
+    found = ServerContract.load(kind);
     contracts.set(kind, found);
   }
   return found;
@@ -118,4 +127,9 @@ export function registerContractServer(baseUrl: string, kind: ServerKind): void 
 export async function checkContract(response: CheckedResponse): Promise<void> {
   const kind = servers.get(new URL(response.url).origin);
   if (kind !== undefined) (await contract(kind)).check(response);
+}
+
+/** The operations (`<server kind> <operationId>`) whose answers were checked so far in this test process. */
+export function coveredOperations(): ReadonlySet<string> {
+  return covered;
 }
