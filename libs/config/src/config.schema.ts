@@ -109,6 +109,8 @@ export const configSchema = z
             authentication,
             cors: z.strictObject({ allowed_origins: oneOrMany(httpUrl(), 'must be an origin or a list of origins').optional() }).prefault({}),
             session: z.strictObject({ ttl: duration('12h') }).prefault({}),
+            // The rendered API reference at /docs: for development on the public server (README "API documents").
+            api_docs: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
           })
           .prefault({}),
         admin: z
@@ -119,6 +121,8 @@ export const configSchema = z
             // Origins besides public_url's whose pages may send unsafe requests (an admin console elsewhere).
             allowed_origins: oneOrMany(httpUrl(), 'must be an origin or a list of origins').default([]),
             authentication,
+            // The rendered API reference at /docs (README "API documents").
+            api_docs: z.strictObject({ enabled: z.boolean().default(true) }).prefault({}),
           })
           .prefault({}),
         shutdown: z.strictObject({ timeout: duration('30s') }).prefault({}),

@@ -11,6 +11,7 @@ import { ErrorEnvelopeFilter, isOAuthPath } from './errors/error-envelope.filter
 import { shutdownGate } from './lifecycle/shutdown-gate';
 import { queryCountMiddleware } from './logging/query-count.middleware';
 import { requestLoggingMiddleware } from './logging/request-logging';
+import { installApiReference } from './openapi/api-reference';
 import { buildOpenApiDocument } from './openapi/build-document';
 import type { HttpRuntime } from './http-runtime';
 import { createTraceStart } from './trace/start-trace';
@@ -64,4 +65,5 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   express.get('/openapi.json', (_request: Request, response: Response) => {
     response.json(document);
   });
+  if (config.server[server].api_docs.enabled) installApiReference(express, document.info.title);
 }
