@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { CONFIG_ERROR_EXIT_CODE, ConfigError, loadConfig, redactConfig, type BrokerConfig, type ServerKind } from '@broker/config';
 import { type Clock, CryptoRandom, type Random, SystemClock } from '@broker/domain';
-import { configureApp, createLogger, Lifecycle, type HttpRuntime } from '@broker/http';
+import { BrokerExpressAdapter, configureApp, createLogger, Lifecycle, type HttpRuntime } from '@broker/http';
 import { Database, runCountingQueries } from '@broker/persistence';
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -86,7 +86,7 @@ export async function startServers(definitions: readonly ServerDefinition[], opt
   const apps: NestExpressApplication[] = [];
   try {
     for (const definition of definitions) {
-      const app = await NestFactory.create<NestExpressApplication>(definition.module(runtime), {
+      const app = await NestFactory.create<NestExpressApplication>(definition.module(runtime), new BrokerExpressAdapter(), {
         bodyParser: false,
         bufferLogs: true,
         abortOnError: false,

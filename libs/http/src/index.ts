@@ -21,3 +21,4 @@ export { RefusedJsonBody, MAX_JSON_NESTING } from './body/refused-json-body';
 export { NoBody } from './validation/no-body';
 export { ValidationVocabulary, type ValidationCode } from './validation/validation-vocabulary';
 export { ApiErrors, OAuthErrors } from './openapi/api-errors.decorator';
+export { BrokerExpressAdapter } from './broker-express-adapter';

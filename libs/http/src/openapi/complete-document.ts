@@ -82,7 +82,8 @@ function pipelineCodes(server: ServerKind, { path, method, operation }: Operatio
   // A principal over 200 characters or not UTF-8 is a bad request (API.md "Conventions").
   if (secured) codes.push('unauthorized', requestCode);
   if (parameters.length > 0) codes.push(requestCode);
-  if (operation.requestBody !== undefined) {
+  // A body is parsed (and refused: too large, not JSON, or sent to an operation that takes none) on every unsafe method.
+  if (operation.requestBody !== undefined || UNSAFE.has(method)) {
     codes.push('payload too large', 'unsupported media type');
     codes.push(...(server === 'admin' ? (['invalid request body', 'validation failed'] as const) : (['invalid request'] as const)));
   }
