@@ -164,6 +164,9 @@ describe('tool approvals', () => {
       ['arguments as an array', { metadata: {}, tool_name: 't', arguments: [1] }, 'arguments'],
       ['metadata null', { metadata: null, tool_name: 't', arguments: {} }, 'metadata'],
       ['an unknown risk_level', { metadata: {}, tool_name: 't', arguments: {}, risk_level: 'high' }, 'risk_level'],
+      // An enum refuses null (issue 21): a gateway omits risk_level to give none.
+      ['risk_level null', { metadata: {}, tool_name: 't', arguments: {}, risk_level: null }, 'risk_level'],
+      ['tool_name null', { metadata: {}, tool_name: null, arguments: {} }, 'tool_name'],
       ['an unknown field', { metadata: {}, tool_name: 't', arguments: {}, priority: 1 }, 'priority'],
       ['a non-string agent_session_id', { metadata: { agent_session_id: 7 }, tool_name: 't', arguments: {} }, 'metadata.agent_session_id'],
       ['a tool name with a control character', { metadata: {}, tool_name: 'a\nb', arguments: {} }, 'tool_name'],
@@ -266,6 +269,13 @@ describe('tool approvals', () => {
       expect((await user().get(`/api/approvals/${id}`)).json<{ data: { status: string } }>().data.status).toBe('pending');
     });
 
+    it('takes the documented nulls as omitted: params_pattern null is only the reviewed values, metadata.agent_session_id null no session', async () => {
+      const id = await pending('null_tool', { a: 'x' }, { metadata: { agent_session_id: null } });
+      const response = await user().post(`/api/approvals/${id}/approve`, { persistence: 'once', params_pattern: null });
+      expect(response.status, response.text).toBe(200);
+      expect((await user().get(`/api/approvals/${id}`)).json<{ data: Record<string, unknown> }>().data).toMatchObject({ status: 'approved', persistence: 'once', params_pattern: null, agent_session_id: null });
+    });
+
     it('approves permanently with a pattern that covers the reviewed arguments, and lists it with the permanent decisions', async () => {
       const id = await pending('send_email', { to: 'carol@example.com', subject: 'Hi', count: 2 });
       const response = await user().post(`/api/approvals/${id}/approve`, { persistence: 'permanent', params_pattern: { to: '*@example.com', count: '2' } });
@@ -301,6 +311,8 @@ describe('tool approvals', () => {
       const id = await pending('preview_tool', { path: '/tmp/a.txt', mode: 'r' });
       const preview = async (body: Record<string, unknown>) => (await user().post(`/api/approvals/${id}/scope-preview`, body)).json<{ data: unknown }>().data;
       expect(await preview({})).toEqual({ tool_pattern: 'preview_tool', params_pattern: null, preview: 'preview_tool, only with exactly the reviewed arguments' });
+      // null is documented as omitting it: only the reviewed values.
+      expect(await preview({ params_pattern: null })).toEqual({ tool_pattern: 'preview_tool', params_pattern: null, preview: 'preview_tool, only with exactly the reviewed arguments' });
       expect(await preview({ params_pattern: {} })).toEqual({ tool_pattern: 'preview_tool', params_pattern: {}, preview: 'preview_tool, with any arguments' });
       expect(await preview({ params_pattern: { path: '/tmp/*' } })).toEqual({ tool_pattern: 'preview_tool', params_pattern: { path: '/tmp/*' }, preview: 'preview_tool, where path matches "/tmp/*"; any other argument may have any value' });
       expect((await user().get(`/api/approvals/${id}`)).json<{ data: { status: string; params_pattern: unknown } }>().data).toMatchObject({ status: 'pending', params_pattern: null });
@@ -329,6 +341,10 @@ describe('tool approvals', () => {
       expect(permanent.map((a) => a.id)).not.toContain(once);
       expect((await user().post(`/api/approvals/${forever}/deny`)).status).toBe(409);
       expect((await user().post(`/api/approvals/${once}/deny`, { persistence: 'once' })).json<{ error: string }>().error).toBe('bad request');
+      // An enum refuses null (issue 21): omitting persistence is how a one-time denial is asked for.
+      const nullPersistence = await user().post(`/api/approvals/${await pending('deny_tool')}/deny`, { persistence: null });
+      expect(nullPersistence.status, nullPersistence.text).toBe(400);
+      expect(nullPersistence.json<{ error: string; details: { field: string }[] }>()).toMatchObject({ error: 'bad request', details: [{ field: 'persistence' }] });
     });
 
     it('revokes a permanent approval or denial (repeat: same answer); anything else is 422 not_revocable', async () => {

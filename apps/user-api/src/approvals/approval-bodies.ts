@@ -57,7 +57,7 @@ function jsonObjectField(object: JsonObject, field: string, issues: BodyIssues):
   return {};
 }
 
-/** `POST /api/approvals`: `metadata` (object), `tool_name` (1-255 characters), `arguments` (object), optional `risk_level`. */
+/** `POST /api/approvals`: `metadata` (object), `tool_name` (1-255 characters), `arguments` (object), optional `risk_level` (not null). */
 export function parseCreateApprovalBody(raw: unknown): ApprovalRequestInput {
   const object = body(raw);
   const issues = new BodyIssues();
@@ -68,9 +68,10 @@ export function parseCreateApprovalBody(raw: unknown): ApprovalRequestInput {
   if (typeof toolName !== 'string') issues.add('tool_name', 'is required and must be a string');
   else if (toolName.length === 0 || [...toolName].length > TOOL_NAME_MAX) issues.add('tool_name', `must be 1-${TOOL_NAME_MAX} characters`);
   const risk = object.risk_level;
-  if (risk !== undefined && risk !== null && !RISK_LEVELS.includes(risk as RiskLevel)) issues.add('risk_level', `must be one of ${RISK_LEVELS.join(', ')}`);
+  // An enum refuses null (issue 21): omitting it is how a gateway gives no risk level.
+  if (risk !== undefined && !RISK_LEVELS.includes(risk as RiskLevel)) issues.add('risk_level', `must be one of ${RISK_LEVELS.join(', ')} (omit it for none)`);
   issues.throwIfAny();
-  return { toolName: toolName as string, arguments: args, metadata, riskLevel: risk === null || risk === undefined ? undefined : (risk as RiskLevel) };
+  return { toolName: toolName as string, arguments: args, metadata, riskLevel: risk as RiskLevel | undefined };
 }
 
 function paramsPatternField(object: JsonObject, issues: BodyIssues): JsonObject | null | undefined {

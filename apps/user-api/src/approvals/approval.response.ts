@@ -1,31 +1,73 @@
-import { shownStatus, type ApprovalPair, type ScopePreview, type ShownStatus } from '@broker/approvals';
+import { MAX_PATTERN_BYTES, MAX_PATTERN_ENTRIES, shownStatus, type ApprovalPair, type ScopePreview, type ShownStatus } from '@broker/approvals';
 import type { ApprovalPersistence, ApprovalRecord, ParamsPattern, RiskLevel, SyncedApproval } from '@broker/domain';
+import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
+// The contract's shapes (API.md "Tool approvals"): ids are UUIDs, times RFC 3339, and an
+// absent value is null, never omitted (API.md "Conventions"), so nullable fields stay required.
+const UUID: ApiPropertyOptions = { type: String, format: 'uuid' };
+const TIME: ApiPropertyOptions = { type: String, format: 'date-time' };
+const TIME_OR_NULL: ApiPropertyOptions = { type: String, format: 'date-time', nullable: true };
+const PERSISTENCE_OR_NULL: ApiPropertyOptions = { enum: ['once', 'session', 'permanent'], nullable: true, description: 'null until the approval is decided' };
+/** Argument name → glob (README "Tool approvals"); null: only the reviewed values, matched by `arguments_hash`. */
+const PATTERN_OR_NULL: ApiPropertyOptions = {
+  type: 'object',
+  additionalProperties: { type: 'string', maxLength: MAX_PATTERN_BYTES },
+  maxProperties: MAX_PATTERN_ENTRIES,
+  nullable: true,
+};
+/** A JSON object kept exactly as the gateway sent it: any keys (open, unlike the records around it). */
+const FREE_FORM: ApiPropertyOptions = { type: 'object', additionalProperties: true };
+
 /** An approval record (API.md "Tool approvals"). */
 export class ApprovalView {
+  @ApiProperty(UUID)
   id!: string;
+  @ApiProperty({ minLength: 1, maxLength: 200 })
   principal!: string;
+  @ApiProperty(UUID)
   agent_id!: string;
+  /** The agent's display name at the time of reading; null when not known. */
+  @ApiProperty({ type: String, nullable: true })
   agent_display_name!: string | null;
+  @ApiProperty({ minLength: 1, maxLength: 255 })
   tool_name!: string;
+  /** The tool call's arguments, exactly as the gateway sent them. */
+  @ApiProperty(FREE_FORM)
   arguments!: Record<string, unknown>;
+  /** The gateway's context for the reviewer, exactly as sent. */
+  @ApiProperty(FREE_FORM)
   metadata!: Record<string, unknown>;
+  /** null when the gateway gave none. */
+  @ApiProperty({ enum: ['low', 'medium', 'critical'], nullable: true })
   risk_level!: RiskLevel | null;
+  @ApiProperty({ enum: ['pending', 'approved', 'denied', 'revoked'] })
   status!: ShownStatus;
+  @ApiProperty(PERSISTENCE_OR_NULL)
   persistence!: ApprovalPersistence | null;
   /** Argument name → glob; null: only the reviewed values (matched by arguments_hash). */
+  @ApiProperty(PATTERN_OR_NULL)
   params_pattern!: Record<string, string> | null;
+  /** The request's `metadata.agent_session_id`; null when it named none. */
+  @ApiProperty({ type: String, nullable: true, minLength: 1, maxLength: 255 })
   agent_session_id!: string | null;
   consumed!: boolean;
+  @ApiProperty(TIME)
   created_at!: string;
+  @ApiProperty(TIME_OR_NULL)
   approved_at!: string | null;
+  @ApiProperty(TIME_OR_NULL)
   denied_at!: string | null;
+  @ApiProperty(TIME_OR_NULL)
   consumed_at!: string | null;
+  @ApiProperty(TIME_OR_NULL)
   revoked_at!: string | null;
   /** Pending: when it expires; one-time denial: when it leaves the sync state. */
+  @ApiProperty(TIME_OR_NULL)
   expires_at!: string | null;
+  /** The approval page of the consent UI (`<consent_ui_url>/approvals/<id>`). */
+  @ApiProperty({ format: 'uri' })
   approval_url!: string;
 }
 
@@ -64,9 +106,14 @@ export function toApprovalView(record: ApprovalRecord, approvalUrl: string): App
 
 /** The create answer: 201 new, 200 the pending duplicate. */
 export class CreatedApprovalView {
+  @ApiProperty(UUID)
   id!: string;
+  @ApiProperty({ enum: ['pending'] })
   status!: 'pending';
+  /** The approval page of the consent UI, for the user. */
+  @ApiProperty({ format: 'uri' })
   approval_url!: string;
+  @ApiProperty(TIME)
   created_at!: string;
 }
 
@@ -75,9 +122,13 @@ export class CreatedApprovalResponse {
 }
 
 export class ApprovedView {
+  @ApiProperty(UUID)
   id!: string;
+  @ApiProperty({ enum: ['approved'] })
   status!: 'approved';
+  @ApiProperty({ enum: ['once', 'session', 'permanent'] })
   persistence!: ApprovalPersistence;
+  @ApiProperty(TIME)
   approved_at!: string;
 }
 
@@ -86,9 +137,13 @@ export class ApprovedResponse {
 }
 
 export class DeniedView {
+  @ApiProperty(UUID)
   id!: string;
+  @ApiProperty({ enum: ['denied'] })
   status!: 'denied';
+  @ApiProperty({ enum: ['once', 'permanent'] })
   persistence!: 'once' | 'permanent';
+  @ApiProperty(TIME)
   denied_at!: string;
 }
 
@@ -97,8 +152,12 @@ export class DeniedResponse {
 }
 
 export class ConsumedView {
+  @ApiProperty(UUID)
   id!: string;
+  @ApiProperty({ type: Boolean, enum: [true] })
   consumed!: true;
+  /** The first consumption's time (a repeated consume answers the same). */
+  @ApiProperty(TIME)
   consumed_at!: string;
 }
 
@@ -107,8 +166,12 @@ export class ConsumedResponse {
 }
 
 export class RevokedView {
+  @ApiProperty(UUID)
   id!: string;
+  @ApiProperty({ enum: ['revoked'] })
   status!: 'revoked';
+  /** The first revocation's time (a repeated revoke answers the same). */
+  @ApiProperty(TIME)
   revoked_at!: string;
 }
 
@@ -118,8 +181,10 @@ export class RevokedResponse {
 
 export class ScopePreviewView {
   /** The exact tool name. */
+  @ApiProperty({ minLength: 1, maxLength: 255 })
   tool_pattern!: string;
   /** null: only the reviewed values; `{}`: every argument unconstrained. */
+  @ApiProperty(PATTERN_OR_NULL)
   params_pattern!: Record<string, string> | null;
   /** The scope in words. */
   preview!: string;
@@ -131,22 +196,35 @@ export class ScopePreviewResponse {
 
 /** One approval in the sync state (API.md "Summary"). */
 export class ApprovalSummaryView {
+  @ApiProperty(UUID)
   id!: string;
+  @ApiProperty({ minLength: 1, maxLength: 255 })
   tool_name!: string;
   /** SHA-256 hex of the canonical JSON (RFC 8785) of the arguments. */
+  @ApiProperty({ pattern: '^[0-9a-f]{64}$', minLength: 64, maxLength: 64 })
   arguments_hash!: string;
   /** The exact tool name. */
+  @ApiProperty({ minLength: 1, maxLength: 255 })
   tool_pattern!: string;
+  @ApiProperty(PATTERN_OR_NULL)
   params_pattern!: Record<string, string> | null;
+  /** Revoked approvals leave the state. */
+  @ApiProperty({ enum: ['pending', 'approved', 'denied'] })
   status!: 'pending' | 'approved' | 'denied';
+  @ApiProperty(PERSISTENCE_OR_NULL)
   persistence!: ApprovalPersistence | null;
   consumed!: boolean;
+  /** Set: a `session` approval, listed only for a matching `agent_session_id` query value. */
+  @ApiProperty({ type: String, nullable: true, minLength: 1, maxLength: 255 })
   agent_session_id!: string | null;
+  @ApiProperty(TIME_OR_NULL)
   approved_at!: string | null;
 }
 
 export class ApprovalPairView {
+  @ApiProperty({ minLength: 1, maxLength: 200 })
   principal!: string;
+  @ApiProperty(UUID)
   agent_id!: string;
   approvals!: ApprovalSummaryView[];
 }

@@ -1,9 +1,9 @@
-import { ApprovalPages, ApprovalRequests, ApprovalSync } from '@broker/approvals';
+import { ApprovalPages, ApprovalRequests, ApprovalSync, MAX_LONG_POLL_SECONDS, MIN_LONG_POLL_SECONDS } from '@broker/approvals';
 import { ClientAuthenticated } from '@broker/auth';
-import { NoBody, ValidationVocabulary } from '@broker/http';
+import { ApiErrors, NoBody, ValidationVocabulary } from '@broker/http';
 import type { SubjectIdentity } from '@broker/oauth-server';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiQuery, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { inApprovalsVocabulary } from './approval-api-error';
 import { parseCreateApprovalBody } from './approval-bodies';
@@ -11,8 +11,8 @@ import { ApprovalIdParam } from './approval-id.param';
 import { ConsumedResponse, CreatedApprovalResponse, ApprovalSyncResponse, toConsumedView, toCreatedView } from './approval.response';
 import { CreateApprovalDto } from './create-approval.dto';
 import { Gateway, GatewayAuthGuard, GatewayOperation } from './gateway-auth.guard';
-import { writeSyncAnswer } from './sync-answer';
-import { SyncApprovalsQuery } from './sync-approvals.query';
+import { SYNC_HEADERS, writeSyncAnswer } from './sync-answer';
+import { AGENT_SESSION_ID_QUERY, SyncApprovalsQuery } from './sync-approvals.query';
 
 /**
  * The gateways' side of tool approvals (API.md "Tool approvals"): they authenticate with
@@ -33,29 +33,50 @@ export class ApprovalsGatewayController {
     private readonly pages: ApprovalPages,
   ) {}
 
-  /** A pending approval for the subject token's user and agent: 201 new, 200 the pending duplicate. */
+  /**
+   * Requests the user's approval of a tool call. 201 with a new pending approval, 200 with
+   * the pending duplicate (same user, agent, `tool_name` and `arguments_hash`). The gateway
+   * sends the user's subject token as `Authorization: Bearer` and its own client assertion
+   * in `X-Client-Assertion`; at most `approvals.rate_limit.max_pending_per_pair` pending and
+   * `max_requests_per_minute` creations per minute for one user and agent (else 429).
+   */
   @Post()
   @GatewayOperation('create')
   @ApiSecurity('BearerSubjectTokenClientAssertion')
-  @ApiHeader({ name: 'X-Client-Assertion', required: true, description: 'the gateway\'s client assertion (JWT)' })
-  @ApiHeader({ name: 'traceparent', required: false })
-  @ApiCreatedResponse({ type: CreatedApprovalResponse })
+  @ApiHeader({ name: 'X-Client-Assertion', required: true, description: 'the gateway\'s client assertion (JWT), sent once' })
+  @ApiHeader({ name: 'traceparent', required: false, description: 'W3C Trace Context: the request id of the audit record' })
+  @ApiCreatedResponse({ type: CreatedApprovalResponse, description: 'a new pending approval' })
   @ApiOkResponse({ type: CreatedApprovalResponse, description: 'the pending duplicate' })
   @ApiBody({ type: CreateApprovalDto })
+  // 401: a credential missing or invalid; 403: the exchange's expression refuses the gateway, or the agent is not registered.
+  @ApiErrors('bad request', 'unauthorized', 'forbidden', 'rate_limited')
   async create(@Gateway() gateway: SubjectIdentity, @Body() body: unknown, @Res({ passthrough: true }) response: Response): Promise<CreatedApprovalResponse> {
     const { record, created } = await inApprovalsVocabulary(this.requests.create(gateway, parseCreateApprovalBody(body)));
     response.status(created ? 201 : 200);
     return { data: toCreatedView(record, this.pages.url(record.id)) };
   }
 
-  /** Every active approval grouped by (principal, agent); long-polls with `If-None-Match`. */
+  /**
+   * Lists every active approval, grouped by user and agent. With `If-None-Match` naming the
+   * current state it long-polls: it waits up to `X-Long-Poll-Timeout` seconds for a change,
+   * then answers 304. The gateway authenticates with its client assertion alone, in
+   * `X-Client-Assertion` or as `Authorization: Bearer`, authorized by
+   * `approvals.sync.authorization.cel.expression` (else 403).
+   */
   @Get()
   @GatewayOperation('sync')
   @ApiSecurity('ClientAssertion')
-  @ApiHeader({ name: 'If-None-Match', required: false, description: 'the ETag of the state the gateway holds: wait for a change' })
-  @ApiHeader({ name: 'X-Long-Poll-Timeout', required: false, description: 'seconds to wait, integer 1-120 (default approvals.sync.default_timeout)' })
-  @ApiOkResponse({ type: ApprovalSyncResponse, description: 'the state, with ETag "v<N>"' })
-  @ApiNotModifiedResponse({ description: 'nothing changed before the timeout' })
+  @ApiQuery(AGENT_SESSION_ID_QUERY)
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'the ETag of the state the gateway holds (weak, a list or `*` match too): wait for a change' })
+  @ApiHeader({
+    name: 'X-Long-Poll-Timeout',
+    required: false,
+    description: 'seconds to wait for a change when If-None-Match names the current state (default approvals.sync.default_timeout)',
+    schema: { type: 'integer', minimum: MIN_LONG_POLL_SECONDS, maximum: MAX_LONG_POLL_SECONDS },
+  })
+  @ApiOkResponse({ type: ApprovalSyncResponse, description: 'the current state', headers: SYNC_HEADERS })
+  @ApiNotModifiedResponse({ description: 'nothing changed before the timeout (or the server is shutting down: `Connection: close`)', headers: SYNC_HEADERS })
+  @ApiErrors('bad request', 'unauthorized', 'forbidden')
   async state(@Query() query: SyncApprovalsQuery, @Req() request: Request, @Res() response: Response): Promise<void> {
     const gone = new AbortController();
     response.once('close', () => gone.abort());
@@ -71,13 +92,18 @@ export class ApprovalsGatewayController {
     writeSyncAnswer(response, answer);
   }
 
-  /** An approved one-time approval becomes consumed; idempotent. */
+  /**
+   * Consumes an approved one-time approval. Idempotent: consuming it again answers 200 with
+   * the first consumption's time. The gateway sends only the user's subject token; an
+   * approval of another user or agent is 403, anything but an approved `once` is 422.
+   */
   @Post(':id/consume')
   @GatewayOperation('consume')
   @NoBody()
   @HttpCode(200)
   @ApiSecurity('BearerSubjectToken')
-  @ApiOkResponse({ type: ConsumedResponse })
+  @ApiOkResponse({ type: ConsumedResponse, description: 'consumed (now or before)' })
+  @ApiErrors('unauthorized', 'forbidden', 'not_found', 'gone', 'not_consumable')
   async consume(@Gateway() gateway: SubjectIdentity, @Param() { id }: ApprovalIdParam): Promise<ConsumedResponse> {
     return { data: toConsumedView(await inApprovalsVocabulary(this.requests.consume(gateway, id))) };
   }

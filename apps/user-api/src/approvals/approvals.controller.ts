@@ -1,6 +1,6 @@
 import { ApprovalDecisions, ApprovalPages } from '@broker/approvals';
 import { Principal } from '@broker/auth';
-import { NoBody, ValidationVocabulary } from '@broker/http';
+import { ApiErrors, NoBody, ValidationVocabulary } from '@broker/http';
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { inApprovalsVocabulary } from './approval-api-error';
@@ -33,56 +33,83 @@ export class ApprovalsController {
     private readonly pages: ApprovalPages,
   ) {}
 
-  /** The caller's unexpired pending approvals, oldest first. */
+  /** Lists the caller's unexpired pending approvals, oldest first. */
   @Get('pending')
   @ApiOkResponse({ type: ApprovalListResponse })
   async pending(@Principal() principal: Principal): Promise<ApprovalListResponse> {
     return { data: (await this.decisions.pending(principal)).map((record) => toApprovalView(record, this.pages.url(record.id))) };
   }
 
-  /** The caller's standing permanent approvals and denials, most recent first. */
+  /** Lists the caller's standing permanent approvals and denials, most recent first. */
   @Get('permanent')
   @ApiOkResponse({ type: ApprovalListResponse })
   async permanent(@Principal() principal: Principal): Promise<ApprovalListResponse> {
     return { data: (await this.decisions.permanent(principal)).map((record) => toApprovalView(record, this.pages.url(record.id))) };
   }
 
+  /**
+   * Reads one of the caller's approvals. Another user's approval is 404 like an unknown one
+   * (no existence leak); a pending approval past `approvals.pending_ttl` is 410.
+   */
   @Get(':id')
   @ApiOkResponse({ type: ApprovalResponse })
+  @ApiErrors('not_found', 'gone')
   async get(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam): Promise<ApprovalResponse> {
     const record = await inApprovalsVocabulary(this.decisions.get(principal, id));
     return { data: toApprovalView(record, this.pages.url(record.id)) };
   }
 
+  /**
+   * Approves a pending approval, once, for the agent session or permanently. A
+   * `params_pattern` widens a `session` or `permanent` approval beyond the reviewed values;
+   * it must cover them (else 422 `invalid_pattern`, as with `once`). Only a pending approval
+   * can be decided (409).
+   */
   @Post(':id/approve')
   @HttpCode(200)
   @ApiOkResponse({ type: ApprovedResponse })
   @ApiBody({ type: ApproveApprovalDto })
+  @ApiErrors('bad request', 'not_found', 'conflict', 'gone', 'invalid_pattern')
   async approve(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: unknown): Promise<ApprovedResponse> {
     return { data: toApprovedView(await inApprovalsVocabulary(this.decisions.approve(principal, id, parseApproveBody(body)))) };
   }
 
-  /** What an approval with this pattern would cover; changes nothing. */
+  /**
+   * Previews what a permanent approval with this pattern would cover. Changes nothing, and
+   * refuses what approve would refuse.
+   */
   @Post(':id/scope-preview')
   @HttpCode(200)
   @ApiOkResponse({ type: ScopePreviewResponse })
   @ApiBody({ type: ScopePreviewDto, required: false })
+  @ApiErrors('bad request', 'not_found', 'conflict', 'gone', 'invalid_pattern')
   async preview(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: unknown): Promise<ScopePreviewResponse> {
     return { data: toScopePreviewView(await inApprovalsVocabulary(this.decisions.preview(principal, id, parseScopePreviewBody(body)))) };
   }
 
+  /**
+   * Denies a pending approval, for this request only or permanently. A permanent denial
+   * stands until revoked; a one-time denial leaves the gateways' sync state after
+   * `approvals.pending_ttl`.
+   */
   @Post(':id/deny')
   @HttpCode(200)
   @ApiOkResponse({ type: DeniedResponse })
+  @ApiBody({ type: DenyApprovalDto, required: false })
+  @ApiErrors('bad request', 'not_found', 'conflict', 'gone')
   async deny(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: DenyApprovalDto): Promise<DeniedResponse> {
     return { data: toDeniedView(await inApprovalsVocabulary(this.decisions.deny(principal, id, body.persistence))) };
   }
 
-  /** Revokes a permanent approval or denial; it leaves the gateways' sync state. */
+  /**
+   * Revokes a permanent approval or denial. It leaves the gateways' sync state; revoking it
+   * again answers the first revocation.
+   */
   @Post(':id/revoke')
   @NoBody()
   @HttpCode(200)
   @ApiOkResponse({ type: RevokedResponse })
+  @ApiErrors('not_found', 'gone', 'not_revocable')
   async revoke(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam): Promise<RevokedResponse> {
     return { data: toRevokedView(await inApprovalsVocabulary(this.decisions.revoke(principal, id))) };
   }
