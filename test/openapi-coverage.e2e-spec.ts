@@ -81,7 +81,7 @@ describe.each(testBackends())('one story calling every documented operation with
     await provider?.stop();
   });
 
-  const form = (fields: Record<string, string>): Promise<HttpResponse> =>
+  const tokenRequest = (fields: Record<string, string>): Promise<HttpResponse> =>
     http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
 
   const createApproval = async (tool: string, args: Record<string, unknown>): Promise<HttpResponse> =>
@@ -286,7 +286,7 @@ describe.each(testBackends())('one story calling every documented operation with
   });
 
   it('the gateway exchanges the user\'s token for the third-party token (RFC 8693)', async () => {
-    const response = await form({ grant_type: EXCHANGE, client_assertion_type: JWT_BEARER, client_assertion: await gateway.assertion(), subject_token: await gateway.subjectToken(ALICE, agentId), subject_token_type: ACCESS_TOKEN, resource: RESOURCE });
+    const response = await tokenRequest({ grant_type: EXCHANGE, client_assertion_type: JWT_BEARER, client_assertion: await gateway.assertion(), subject_token: await gateway.subjectToken(ALICE, agentId), subject_token_type: ACCESS_TOKEN, resource: RESOURCE });
     expect(response.status, response.text).toBe(200);
     expect(response.json()).toMatchObject({ token_type: 'Bearer', issued_token_type: ACCESS_TOKEN, scope: 'mail.read', granted_permission_sets: { [setId]: [serviceId] } });
   });
