@@ -147,6 +147,15 @@ describe('consent and grants', () => {
       expect((await alice.get('/api/consent/agents')).json<{ data: { active_grant_count: number; expires_at: string }[] }>().data[0]).toMatchObject({ active_grant_count: 1, expires_at: validUntil });
     });
 
+    it('reads valid_until: null as indefinite (documented null), also when replacing a dated grant', async () => {
+      const dated = new Date(clock.nowMs() + 3_600_000).toISOString();
+      expect((await alice.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.readMail]: [reg.mail] }, valid_until: dated })).json<{ data: GrantView }>().data.valid_until).toBe(dated);
+      const response = await alice.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.readMail]: [reg.mail] }, valid_until: null });
+      expect(response.status).toBe(201);
+      expect(response.json<{ data: GrantView }>().data.valid_until).toBeNull();
+      expect((await alice.get('/api/consent/agents')).json<{ data: { expires_at: string | null }[] }>().data[0]?.expires_at).toBeNull();
+    });
+
     it('deletes the grant with {} or [] (204)', async () => {
       for (const empty of [{}, []]) {
         await alice.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.readMail]: [reg.mail] } });
@@ -169,6 +178,9 @@ describe('consent and grants', () => {
         ['an empty service list', () => ({ granted_permission_sets: { [reg.readMail]: [] } }), 400, 'invalid request'],
         ['a string instead of an object', () => ({ granted_permission_sets: 'all' }), 400, 'invalid request'],
         ['a missing granted_permission_sets', () => ({}), 400, 'invalid request'],
+        // A list refuses null (issue 21): only `{}` or `[]` deletes.
+        ['a null granted_permission_sets', () => ({ granted_permission_sets: null }), 400, 'invalid request'],
+        ['a valid_until that is not a string', () => ({ granted_permission_sets: { [reg.readMail]: [reg.mail] }, valid_until: 2_000_000_000 }), 400, 'invalid request'],
         ['an unknown field', () => ({ granted_permission_sets: {}, extra: true }), 400, 'invalid request'],
       ];
       for (const [name, body, status, error] of cases) {

@@ -87,6 +87,19 @@ describe.each(testBackends())('third-party connections on $name', (backend) => {
     expect((await alice.get(`/api/third-party/3f2504e0-4f89-41d3-9a0c-0305e82c3301/oauth2/authorize?redirect_uri=${encodeURIComponent(`${publicUrl}/x`)}`)).status).toBe(404);
   });
 
+  it('refuses an authorize without redirect_uri (required: 400 bad request naming it) or with an empty one, never a Location', async () => {
+    const missing = await alice.get(`/api/third-party/${serviceId}/oauth2/authorize`);
+    expect(missing.status).toBe(400);
+    expect(missing.headers.location).toBeUndefined();
+    const body = missing.json<{ error: string; details: { field: string }[] }>();
+    expect(body.error).toBe('bad request');
+    expect(body.details.map((issue) => issue.field)).toEqual(['redirect_uri']);
+    const empty = await alice.get(`/api/third-party/${serviceId}/oauth2/authorize?redirect_uri=`);
+    expect(empty.status).toBe(400);
+    expect(empty.headers.location).toBeUndefined();
+    expect(empty.json<{ error: string }>().error).toBe('invalid_redirect_uri');
+  });
+
   describe('callback failures redirect to the sessions page and store nothing', () => {
     const failurePage = 'https://consent.example.com/connections';
 

@@ -1,7 +1,7 @@
 import { Principal } from '@broker/auth';
-import { NoBody } from '@broker/http';
+import { ApiErrors, NoBody } from '@broker/http';
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiQuery, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { AgentIdParam } from '../common/agent-id.param';
 import { SessionTokenQuery } from '../common/session-token.query';
 import { AgentDetailResponse, DelegationListResponse, DenialResponse } from './consent.responses';
@@ -21,21 +21,32 @@ export class ConsentController {
     return { data: await this.consent.delegations(principal) };
   }
 
-  /** Agent detail; with `session_token`, also the authorization context. */
+  /**
+   * An agent as the consent page shows it, with the authorization context of a
+   * `session_token`. The token must be valid, unexpired and issued for this agent (else
+   * 400 `session_expired`) and for the caller (else 403 `forbidden`).
+   */
   @Get(':agentId')
   @ApiOkResponse({ type: AgentDetailResponse })
+  @ApiErrors('session_expired', 'forbidden', 'not_found')
   async detail(@Principal() principal: Principal, @Param() { agentId }: AgentIdParam, @Query() { session_token }: SessionTokenQuery): Promise<AgentDetailResponse> {
     return { data: await this.consent.agentDetail(principal, agentId, session_token) };
   }
 
   /**
-   * The user declines the pending authorization request (`session_token`): answers the
+   * Declines the pending authorization request of the `session_token`. Answers the
    * client's redirect_uri with `error=access_denied` and its state, for the front end.
+   * Without a valid token of this agent and caller nothing is declined (400 `session_expired`,
+   * 403 `forbidden`); nor when the redirect_uri is no longer registered or allowed (400
+   * `invalid_redirect_uri`).
    */
   @Post(':agentId/deny')
   @NoBody()
   @HttpCode(200)
+  // Required to decline anything; a missing one is answered 400 `session_expired` like an invalid one.
+  @ApiQuery({ name: 'session_token', required: true, type: String, description: 'The authorization session token from the consent redirect of `/oauth2/authorize`.' })
   @ApiOkResponse({ type: DenialResponse })
+  @ApiErrors('session_expired', 'forbidden', 'not_found', 'invalid_redirect_uri')
   async deny(@Principal() principal: Principal, @Param() { agentId }: AgentIdParam, @Query() { session_token }: SessionTokenQuery): Promise<DenialResponse> {
     return { data: { redirect_url: await this.consent.deny(principal, agentId, session_token) } };
   }

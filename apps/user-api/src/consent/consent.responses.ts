@@ -1,12 +1,21 @@
 import type { DelegationSummary, RequirementType } from '@broker/domain';
+import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
 
+/** An agent the caller has an active grant for (SPEC.md "Agent delegation summary"). */
 export class DelegationSummaryResponse {
+  @ApiProperty({ format: 'uuid' })
   agent_id!: string;
   display_name!: string;
+  @ApiProperty({ type: String, format: 'uri', nullable: true })
   logo_url!: string | null;
   /** Distinct services the active grant delegates. */
+  @ApiProperty({ type: 'integer', minimum: 0 })
   active_grant_count!: number;
+  /** When the grant was last created or replaced. */
+  @ApiProperty({ format: 'date-time' })
   last_modified_at!: string;
+  /** The grant's `valid_until`; null: indefinite. */
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   expires_at!: string | null;
 }
 
@@ -26,62 +35,89 @@ export function toDelegationSummaryResponse(summary: DelegationSummary): Delegat
 }
 
 export class ConsentAgentView {
+  @ApiProperty({ format: 'uuid' })
   id!: string;
   display_name!: string;
   description!: string | null;
   canonical_id!: string | null;
+  @ApiProperty({ type: String, format: 'uri', nullable: true })
   logo_url!: string | null;
+  @ApiProperty({ type: String, format: 'uri', nullable: true })
   governance_url!: string | null;
+  @ApiProperty({ type: String, format: 'uri', nullable: true })
   user_documentation_url!: string | null;
+  @ApiProperty({ type: String, format: 'uri', nullable: true })
   agent_interface_url!: string | null;
 }
 
 export class PermissionSetServiceView {
+  @ApiProperty({ format: 'uuid' })
   service_id!: string;
   scopes!: string[];
 }
 
 export class ConsentPermissionSetView {
+  @ApiProperty({ format: 'uuid' })
   id!: string;
   name!: string;
+  /** Empty when the administrator gave none. */
   description!: string;
+  /** As assigned to the agent. */
   requirement_type!: RequirementType;
   services!: PermissionSetServiceView[];
 }
 
 export class PermissionView {
   scope!: string;
+  /** The service's description of the scope, or the scope itself when it has none. */
   description!: string;
 }
 
 export class ConsentServiceView {
+  @ApiProperty({ format: 'uuid' })
   id!: string;
   display_name!: string;
+  @ApiProperty({ type: String, format: 'uri', nullable: true })
   logo_url!: string | null;
+  /** The strongest requirement among the agent's permission sets covering the service. */
   requirement_type!: RequirementType;
+  /** Whether the caller has a third-party session with the service. */
   connection_status!: 'connected' | 'not_connected';
+  /** Sorted, de-duplicated union of the scopes of the agent's permission sets covering the service. */
   permissions!: PermissionView[];
 }
 
 export class AuthorizationContextView {
+  @ApiProperty({ format: 'uuid' })
   agent_id!: string;
   principal!: string;
+  /** The authorization request to resume after consent. */
+  @ApiProperty({ format: 'uri' })
   original_url!: string;
 }
 
 export class CimdView {
+  @ApiProperty({ format: 'uri' })
   client_id_url!: string;
+  @ApiProperty({ format: 'uri' })
   redirect_uri!: string;
   verified_domain!: string;
   requested_scopes!: string[];
+  @ApiProperty({ type: String, format: 'uri', nullable: true })
   logo_uri!: string | null;
 }
 
+@ApiExtraModels(AuthorizationContextView, CimdView)
 export class AgentDetail {
   agent!: ConsentAgentView;
+  /** The agent's permission sets, in their order of assignment. */
   permission_sets!: ConsentPermissionSetView[];
   services!: ConsentServiceView[];
+  /** With a `session_token`: the pending authorization request; null otherwise. */
+  @ApiProperty({ oneOf: [{ $ref: getSchemaPath(AuthorizationContextView) }, { type: 'null' }] })
   authorization_context!: AuthorizationContextView | null;
+  /** With a `session_token` of a CIMD agent: the client metadata shown for consent; null otherwise. */
+  @ApiProperty({ oneOf: [{ $ref: getSchemaPath(CimdView) }, { type: 'null' }] })
   cimd!: CimdView | null;
 }
 
@@ -91,6 +127,7 @@ export class AgentDetailResponse {
 
 export class DenialView {
   /** Where the front end sends the user: the client's redirect_uri with error=access_denied. */
+  @ApiProperty({ format: 'uri' })
   redirect_url!: string;
 }
 

@@ -1,13 +1,28 @@
 import type { Grant } from '@broker/domain';
+import { ApiProperty } from '@nestjs/swagger';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
+const UUID: SchemaObject = { type: 'string', format: 'uuid' };
+
+/** Keys are permission-set ids (JSON Schema 2020-12 `propertyNames`, which Nest's types do not list). */
+const UUID_KEYS = { propertyNames: UUID };
+
+/** A user's delegation to an agent (SPEC.md "Grant"). */
 export class GrantView {
+  @ApiProperty({ format: 'uuid' })
   id!: string;
   principal!: string;
+  @ApiProperty({ format: 'uuid' })
   agent_id!: string;
+  /** null: indefinite. */
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   valid_until!: string | null;
   /** Permission-set id → the service ids delegated under it. */
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'array', items: UUID, minItems: 1 }, ...UUID_KEYS })
   granted_permission_sets!: Record<string, string[]>;
+  @ApiProperty({ format: 'date-time' })
   created_at!: string;
+  @ApiProperty({ format: 'date-time' })
   updated_at!: string;
 }
 
@@ -17,7 +32,11 @@ export class GrantListResponse {
 
 export class GrantResponse {
   data!: GrantView;
-  /** With a session_token: the original authorization URL, to resume the flow. */
+  /**
+   * Only with a `session_token`: the original authorization URL, to resume the flow
+   * (SPEC.md "POST grants results": absent, not null, without one).
+   */
+  @ApiProperty({ format: 'uri', required: false })
   redirect_url?: string;
 }
 

@@ -1,5 +1,5 @@
 import { Principal } from '@broker/auth';
-import { NoBody } from '@broker/http';
+import { ApiErrors, NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -19,16 +19,25 @@ export class GrantsController {
   @ApiSecurity('SessionAuth')
   @ApiSecurity('PrincipalHeader')
   @ApiOkResponse({ type: GrantListResponse })
+  @ApiErrors('not_found')
   async list(@Principal() principal: Principal, @Param() { agentId }: AgentIdParam): Promise<GrantListResponse> {
     return { data: (await this.grants.active(principal, agentId)).map(toGrantView) };
   }
 
-  /** Creates or replaces the caller's grant (201); `{}` or `[]` deletes it (204). */
+  /**
+   * Creates, replaces or deletes the caller's grant for the agent. 201 with the grant
+   * (and `redirect_url` with a `session_token`); `{}` or `[]` deletes it, 204. Every
+   * permission set must be assigned to the agent and every service part of it (400
+   * `invalid_permission_set`), every delegated service must get a scope (400 `invalid scopes`);
+   * a `session_token` must be valid for this agent (400 `session_expired`) and the caller
+   * (403 `forbidden`).
+   */
   @Post()
   @ApiSecurity('SessionAuth')
   @ApiSecurity('PrincipalHeader')
   @ApiCreatedResponse({ type: GrantResponse })
   @ApiNoContentResponse({ description: 'empty granted_permission_sets: grant deleted' })
+  @ApiErrors('not_found', 'session_expired', 'forbidden', 'invalid_permission_set', 'invalid scopes')
   async write(
     @Principal() principal: Principal,
     @Param() { agentId }: AgentIdParam,
@@ -45,12 +54,13 @@ export class GrantsController {
     return result.redirectUrl === undefined ? { data: toGrantView(result.grant) } : { data: toGrantView(result.grant), redirect_url: result.redirectUrl };
   }
 
-  /** Revokes the caller's grant; 404 when none. Third-party sessions stay. */
+  /** Revokes the caller's active grant for the agent (404 `not_found` when none); third-party sessions stay. */
   @Delete()
   @NoBody()
   @HttpCode(204)
   @ApiSecurity('preAuth')
-  @ApiNoContentResponse()
+  @ApiNoContentResponse({ description: 'grant revoked' })
+  @ApiErrors('not_found')
   revoke(@Principal() principal: Principal, @Param() { agentId }: AgentIdParam): Promise<void> {
     return this.grants.revoke(principal, agentId);
   }

@@ -1,11 +1,14 @@
-import { IsOptional, IsString } from 'class-validator';
+import { ApiProperty } from '@nestjs/swagger';
+import { IsString } from 'class-validator';
 
-// A `.dto.ts` file so that the Swagger CLI plugin (nest-cli.json `dtoFileNameSuffix`) reads it:
-// the OpenAPI document keeps the optional, described `redirect_uri` query parameter.
+// A `.dto.ts` file so that the Swagger CLI plugin (nest-cli.json `dtoFileNameSuffix`) reads it.
 /** Query of `GET /api/third-party/{serviceId}/oauth2/authorize`. */
 export class ConnectQuery {
-  /** Where to send the user after connecting; its host must be the broker's public host. */
-  @IsOptional()
+  /**
+   * Where to send the user after connecting: an absolute http(s) URL on the broker's public
+   * host (else 400 `invalid_redirect_uri`). SPEC.md: required (missing: 400 `bad request`).
+   */
+  @ApiProperty({ format: 'uri' })
   @IsString()
-  redirect_uri?: string;
+  redirect_uri!: string;
 }

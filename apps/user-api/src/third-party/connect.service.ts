@@ -57,7 +57,7 @@ export class ConnectService {
   }
 
   /** The provider authorization URL to redirect the user to. */
-  async authorizationUrl(principal: Principal, serviceId: string, redirectUri: string | undefined): Promise<string> {
+  async authorizationUrl(principal: Principal, serviceId: string, redirectUri: string): Promise<string> {
     this.assertOwnHost(redirectUri);
     const service = await this.service(serviceId);
     const verifier = this.random.token(32);
@@ -132,10 +132,10 @@ export class ConnectService {
   }
 
   /** The redirect_uri's host must be the broker's public host; a client-sent Host header is never consulted. */
-  private assertOwnHost(redirectUri: string | undefined): asserts redirectUri is string {
+  private assertOwnHost(redirectUri: string): void {
     let url: URL | undefined;
     try {
-      url = redirectUri === undefined ? undefined : new URL(redirectUri);
+      url = new URL(redirectUri);
     } catch {
       url = undefined;
     }
