@@ -49,6 +49,13 @@ describe('admin: agents', () => {
     expect(created).toMatchObject({ description: null, canonical_id: null, client_id: null, logo_url: null, redirect_uris: [], allowed_scopes: [], client_uris: [], permission_sets: [] });
   });
 
+  it('takes null as "none" for the optional text and URL fields', async () => {
+    const nulls = { description: null, canonical_id: null, client_id: null, logo_url: null, governance_url: null, user_documentation_url: null, agent_interface_url: null };
+    const created = await admin.post('/api/agents', { display_name: 'Nulls', ...nulls });
+    expect(created.status).toBe(201);
+    expect(created.json()).toMatchObject(nulls);
+  });
+
   it('lists agents as a bare array', async () => {
     const response = await admin.get('/api/agents');
     expect(response.status).toBe(200);
@@ -107,6 +114,16 @@ describe('admin: agents', () => {
       ['canonical_id over 128', { display_name: 'x', canonical_id: 'a'.repeat(129) }, 'validation failed', 'canonical_id'],
       ['unknown permission set', { display_name: 'x', permission_sets: [{ permission_set_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301' }] }, 'validation failed', 'permission_sets'],
       ['bad requirement_type', { display_name: 'x', permission_sets: [{ permission_set_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', requirement_type: 'sometimes' }] }, 'validation failed', 'permission_sets'],
+      // Issue 21: lists and enumerations may be omitted, but null is not "omitted" (the document does not allow it).
+      ['null redirect_uris', { display_name: 'x', redirect_uris: null }, 'invalid request body', 'redirect_uris'],
+      ['null allowed_scopes', { display_name: 'x', allowed_scopes: null }, 'invalid request body', 'allowed_scopes'],
+      ['null client_uris', { display_name: 'x', client_uris: null }, 'invalid request body', 'client_uris'],
+      ['null permission_sets', { display_name: 'x', permission_sets: null }, 'invalid request body', 'permission_sets'],
+      ['null requirement_type', { display_name: 'x', permission_sets: [{ permission_set_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', requirement_type: null }] }, 'validation failed', 'requirement_type'],
+      // Issue 21: URLs are published as `format: uri`, so one the URL parser takes but RFC 3986 does not is refused.
+      ['logo_url not written as an RFC 3986 URI', { display_name: 'x', logo_url: 'https://cdn.example.com/a|b.png' }, 'validation failed', 'logo_url'],
+      ['redirect_uri not written as an RFC 3986 URI', { display_name: 'x', redirect_uris: ['https://agent.example.com/cb{x}'] }, 'validation failed', 'redirect_uris'],
+      ['non-ASCII client_uri', { display_name: 'x', client_uris: ['https://exämple.com/'] }, 'validation failed', 'client_uris'],
     ];
     for (const [name, body, error, field] of cases) {
       it(`rejects ${name} with 400 ${error} naming ${field}`, async () => {

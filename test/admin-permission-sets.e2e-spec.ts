@@ -31,6 +31,13 @@ describe('admin: permission sets', () => {
     expect((await admin.get(`/api/permission-sets/${String(body.id)}`)).json()).toEqual(body);
   });
 
+  it('takes description null as "none" (read back as "")', async () => {
+    const response = await admin.post('/api/permission-sets', { name: 'No description', description: null, service_scopes: [] });
+    expect(response.status).toBe(201);
+    expect(response.json()).toMatchObject({ name: 'No description', description: '' });
+    expect((await admin.delete(`/api/permission-sets/${response.json<{ id: string }>().id}`)).status).toBe(204);
+  });
+
   it('lists as {items} and filters by service_id', async () => {
     await admin.post('/api/permission-sets', { name: 'Files and mail', service_scopes: [{ service_id: files, scopes: ['files.read'], requirement_type: 'optional' }, { service_id: mail, scopes: ['mail.send'], requirement_type: 'require_all_scopes' }] });
     const all = (await admin.get('/api/permission-sets')).json<{ items: { name: string }[] }>();
@@ -91,6 +98,10 @@ describe('admin: permission sets', () => {
       ['empty scope string', () => ({ name: 'n4', service_scopes: [{ service_id: mail, scopes: [''] }] }), 'validation failed', 'scopes'],
       ['bad requirement type', () => ({ name: 'n5', service_scopes: [{ service_id: mail, scopes: ['a'], requirement_type: 'maybe' }] }), 'validation failed', 'requirement_type'],
       ['the same service twice', () => ({ name: 'n6', service_scopes: [{ service_id: mail, scopes: ['a'] }, { service_id: mail, scopes: ['b'] }] }), 'validation failed', 'service_scopes'],
+      // Issue 21: lists and enumerations may be omitted where optional, but null is not "omitted" (the document does not allow it).
+      ['null requirement type', () => ({ name: 'n7', service_scopes: [{ service_id: mail, scopes: ['a'], requirement_type: null }] }), 'validation failed', 'requirement_type'],
+      ['null scopes', () => ({ name: 'n8', service_scopes: [{ service_id: mail, scopes: null }] }), 'invalid request body', 'scopes'],
+      ['null service_scopes', () => ({ name: 'n9', service_scopes: null }), 'invalid request body', 'service_scopes'],
     ];
     for (const [name, body, error, field] of cases) {
       it(`rejects ${name} with 400 ${error}`, async () => {

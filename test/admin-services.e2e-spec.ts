@@ -114,6 +114,28 @@ describe('admin: services', () => {
     expect(response.json()).toMatchObject({ authorization_endpoint: 'https://custom.example.com/authorize', token_endpoint: `${idp.issuer}/token` });
   });
 
+  it('takes null as "none" for the optional text fields, a scope description included (read back as "")', async () => {
+    const response = await admin.post('/api/services', service({ description: null, logo_url: null, client_secret: null, scopes: [{ scope: 'read', description: null }] }));
+    expect(response.status).toBe(201);
+    expect(response.json()).toMatchObject({ description: null, logo_url: null, client_secret: null, scopes: [{ scope: 'read', description: '' }] });
+  });
+
+  it('refuses discovered endpoints not written as RFC 3986 URIs (they are published as format: uri)', async () => {
+    const metadata: Server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer, authorization_endpoint: `${issuer}/authorize|x`, token_endpoint: `${issuer}/token` }));
+    });
+    await new Promise<void>((resolve) => metadata.listen(0, '127.0.0.1', resolve));
+    const issuer = `http://127.0.0.1:${(metadata.address() as AddressInfo).port}`;
+    try {
+      const response = await admin.post('/api/services', service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
+      expect(response.status).toBe(400);
+      expect(response.json<{ error: string; message: string }>()).toMatchObject({ error: 'validation failed', message: expect.stringContaining(`could not discover the endpoints of ${issuer}`) as unknown });
+    } finally {
+      metadata.closeAllConnections();
+      await new Promise<void>((resolve) => metadata.close(() => resolve()));
+    }
+  });
+
   it('answers 400 validation failed naming the issuer when discovery fails', async () => {
     const issuer = 'http://127.0.0.1:9/nothing-listens-here';
     const response = await admin.post('/api/services', service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
@@ -215,6 +237,14 @@ describe('admin: services', () => {
       ['none with a secret', service({ token_endpoint_auth_method: 'none', client_secret: 'x' }), 'validation failed', 'client_secret'],
       ['scope with a space', service({ scopes: [{ scope: 'a b' }] }), 'validation failed', 'scope'],
       ['unknown field', service({ secret: 'x' }), 'invalid request body', 'secret'],
+      // Issue 21: lists and enumerations may be omitted, but null is not "omitted" (the document does not allow it).
+      ['null scopes', service({ scopes: null }), 'invalid request body', 'scopes'],
+      ['null protected_resources', service({ protected_resources: null }), 'invalid request body', 'protected_resources'],
+      ['null token_endpoint_auth_method', service({ token_endpoint_auth_method: null }), 'validation failed', 'token_endpoint_auth_method'],
+      // Issue 21: URLs are published as `format: uri`, so one the URL parser takes but RFC 3986 does not is refused.
+      ['issuer_uri not written as an RFC 3986 URI', service({ issuer_uri: 'https://idp.example.com/a|b' }), 'validation failed', 'issuer_uri'],
+      ['token_endpoint not written as an RFC 3986 URI', service({ token_endpoint: 'https://idp.example.com/{token}' }), 'validation failed', 'token_endpoint'],
+      ['protected resource not written as an RFC 3986 URI', service({ protected_resources: ['https://x.example.com/a|b'] }), 'validation failed', 'protected_resources.0'],
     ];
     for (const [name, body, error, field] of cases) {
       it(`rejects ${name} with 400 ${error}`, async () => {

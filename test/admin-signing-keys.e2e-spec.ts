@@ -66,6 +66,12 @@ describe('admin: signing keys', () => {
     expect(response.json<{ error: string }>().error).toBe('validation failed');
   });
 
+  it('rejects a null algorithm with 400 validation failed (omitted is the ES256 default, null is not)', async () => {
+    const response = await admin.post('/api/oauth2-server/signing-keys', { algorithm: null });
+    expect(response.status).toBe(400);
+    expect(response.json<{ error: string; message: string }>()).toMatchObject({ error: 'validation failed', message: expect.stringContaining('algorithm') as unknown });
+  });
+
   it('promotes a key (200): it becomes the one current key and the signing key', async () => {
     const target = (await list()).find((k) => k.algorithm === 'RS256') as KeyView;
     const response = await admin.put(`/api/oauth2-server/signing-keys/${target.kid}/current`);

@@ -1,87 +1,121 @@
-import { REQUIREMENT_TYPES, type RequirementType } from '@broker/domain';
+import { isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri, REQUIREMENT_TYPES, type RequirementType } from '@broker/domain';
 import { IsHttpsOrLoopbackUrl, IsHttpUrl, IsPlainText, IsRedirectUri, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
+import { IsOmittable } from '../common/is-omittable';
+import { IsUri } from '../common/is-uri';
+import { TEXT_PATTERNS } from '../common/text-patterns';
 
 export class AgentPermissionSetDto {
+  @ApiProperty()
   @IsUUID('all')
   permission_set_id!: string;
 
-  /** Defaults to `mandatory`. */
-  @IsOptional()
+  /** Defaults to `mandatory` when omitted (`null` is refused). */
+  @ApiPropertyOptional()
+  @IsOmittable()
   @IsIn(REQUIREMENT_TYPES)
   requirement_type?: RequirementType;
 }
 
 /** Body of `POST /api/agents` and `PUT /api/agents/{id}` (full replacement). */
 export class AgentDto {
+  @ApiProperty({ pattern: TEXT_PATTERNS.line })
   @IsString()
   @Length(1, 255)
   @IsPlainText()
   display_name!: string;
 
+  /** `null` or omitted: none. */
+  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.lines })
   @IsOptional()
   @IsString()
   @Length(0, 4000)
   @IsPlainText({ lines: true })
   description?: string | null;
 
-  /** 1-128 of `[A-Za-z0-9._-]`, not UUID-shaped, unique. */
+  /** 1-128 of `[A-Za-z0-9._-]`, not UUID-shaped, unique. `null` or omitted: none. */
+  @ApiPropertyOptional({ pattern: '^[A-Za-z0-9._-]{1,128}$', not: { type: 'string', format: 'uuid' } })
   @IsOptional()
   @IsString()
   @IsPlainText()
   canonical_id?: string | null;
 
-  /** The agent's client id at the upstream authorization server (proxy mode). */
+  /** The agent's client id at the upstream authorization server (proxy mode). `null` or omitted: none. */
+  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.line })
   @IsOptional()
   @IsString()
   @Length(1, 255)
   @IsPlainText()
   client_id?: string | null;
 
+  /** https, or http on a loopback host. `null` or omitted: none. */
+  @ApiPropertyOptional({ format: 'uri' })
   @IsOptional()
   @IsHttpsOrLoopbackUrl()
+  @IsUri(isHttpsOrLoopbackUrl)
   @IsPlainText()
   logo_url?: string | null;
 
+  /** https, or http on a loopback host. `null` or omitted: none. */
+  @ApiPropertyOptional({ format: 'uri' })
   @IsOptional()
   @IsHttpsOrLoopbackUrl()
+  @IsUri(isHttpsOrLoopbackUrl)
   @IsPlainText()
   governance_url?: string | null;
 
+  /** https, or http on a loopback host. `null` or omitted: none. */
+  @ApiPropertyOptional({ format: 'uri' })
   @IsOptional()
   @IsHttpsOrLoopbackUrl()
+  @IsUri(isHttpsOrLoopbackUrl)
   @IsPlainText()
   user_documentation_url?: string | null;
 
+  /** https, or http on a loopback host. `null` or omitted: none. */
+  @ApiPropertyOptional({ format: 'uri' })
   @IsOptional()
   @IsHttpsOrLoopbackUrl()
+  @IsUri(isHttpsOrLoopbackUrl)
   @IsPlainText()
   agent_interface_url?: string | null;
 
-  /** https, http on loopback, or an RFC 8252 private-use scheme; never javascript:, data:, file:… */
-  @IsOptional()
+  /**
+   * https, http on a loopback host, or an RFC 8252 private-use scheme (`com.example.app:/cb`);
+   * no fragment; never javascript:, data:, file:… Duplicates are stored once. Omitted: none.
+   */
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string', format: 'uri' }, maxItems: MAX_LIST_ENTRIES })
+  @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
   @IsRedirectUri({ each: true })
+  @IsUri(isRedirectUri, { each: true })
   @IsPlainText({}, { each: true })
   redirect_uris?: string[];
 
-  /** Empty list: unrestricted. */
-  @IsOptional()
+  /** Empty or omitted: unrestricted. Duplicates are stored once. */
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string', pattern: TEXT_PATTERNS.scope }, maxItems: MAX_LIST_ENTRIES })
+  @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
   @IsScopeToken({ each: true })
   allowed_scopes?: string[];
 
-  @IsOptional()
+  /** Absolute http(s) URLs. Duplicates are stored once. Omitted: none. */
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string', format: 'uri' }, maxItems: MAX_LIST_ENTRIES })
+  @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
   @IsHttpUrl({ each: true })
+  @IsUri(isHttpUrl, { each: true })
   @IsPlainText({}, { each: true })
   client_uris?: string[];
 
-  @IsOptional()
+  /** Existing permission sets, each at most once. Omitted: none. */
+  @ApiPropertyOptional({ type: [AgentPermissionSetDto], maxItems: MAX_LIST_ENTRIES })
+  @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
   @ValidateNested({ each: true })

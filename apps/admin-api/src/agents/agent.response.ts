@@ -1,26 +1,46 @@
 import type { Agent, RequirementType } from '@broker/domain';
+import { ApiProperty } from '@nestjs/swagger';
 
 export class AgentPermissionSetResponse {
+  @ApiProperty({ format: 'uuid' })
   permission_set_id!: string;
+  @ApiProperty()
   requirement_type!: RequirementType;
 }
 
-/** An agent as the admin API shows it (API.md "Admin server"). */
+/** An agent as the admin API shows it (API.md "Admin server"); absent values are `null`. */
 export class AgentResponse {
+  @ApiProperty({ format: 'uuid' })
   id!: string;
+  @ApiProperty()
   display_name!: string;
+  @ApiProperty()
   description!: string | null;
+  @ApiProperty()
   canonical_id!: string | null;
+  /** The agent's client id at the upstream authorization server (proxy mode). */
+  @ApiProperty()
   client_id!: string | null;
+  @ApiProperty({ format: 'uri' })
   logo_url!: string | null;
+  @ApiProperty({ format: 'uri' })
   governance_url!: string | null;
+  @ApiProperty({ format: 'uri' })
   user_documentation_url!: string | null;
+  @ApiProperty({ format: 'uri' })
   agent_interface_url!: string | null;
+  @ApiProperty({ type: 'array', items: { type: 'string', format: 'uri' } })
   redirect_uris!: string[];
+  /** Empty: unrestricted. */
+  @ApiProperty()
   allowed_scopes!: string[];
+  @ApiProperty({ type: 'array', items: { type: 'string', format: 'uri' } })
   client_uris!: string[];
+  @ApiProperty()
   permission_sets!: AgentPermissionSetResponse[];
+  @ApiProperty({ format: 'date-time' })
   created_at!: string;
+  @ApiProperty({ format: 'date-time' })
   updated_at!: string;
 }
 

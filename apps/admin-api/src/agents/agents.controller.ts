@@ -1,4 +1,4 @@
-import { NoBody } from '@broker/http';
+import { ApiErrors, NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { AgentIdParam } from '../common/id.param';
@@ -12,37 +12,46 @@ import { AgentsService } from './agents.service';
 export class AgentsController {
   constructor(private readonly agents: AgentsService) {}
 
-  /** All agents (bare array). */
+  /** List all agents, as a bare array. */
   @Get()
   @ApiOkResponse({ type: [AgentResponse] })
   async list(): Promise<AgentResponse[]> {
     return (await this.agents.list()).map(toAgentResponse);
   }
 
+  /**
+   * Register an agent. 409 `conflict` when its `canonical_id` is taken; 400 `validation
+   * failed` for a malformed `canonical_id`, a permission set listed twice or one that does not exist.
+   */
   @Post()
   @ApiCreatedResponse({ type: AgentResponse })
+  @ApiErrors('conflict', 'validation failed')
   async create(@Body() body: AgentDto): Promise<AgentResponse> {
     return toAgentResponse(await this.agents.create(body));
   }
 
+  /** Read one agent. */
   @Get(':agentId')
   @ApiOkResponse({ type: AgentResponse })
+  @ApiErrors('agent not found')
   async get(@Param() { agentId }: AgentIdParam): Promise<AgentResponse> {
     return toAgentResponse(await this.agents.get(agentId));
   }
 
-  /** Full replacement. */
+  /** Replace an agent wholesale: omitted fields become `null` or empty. Same rules as registration. */
   @Put(':agentId')
   @ApiOkResponse({ type: AgentResponse })
+  @ApiErrors('agent not found', 'conflict', 'validation failed')
   async replace(@Param() { agentId }: AgentIdParam, @Body() body: AgentDto): Promise<AgentResponse> {
     return toAgentResponse(await this.agents.replace(agentId, body));
   }
 
-  /** Irreversible: removes the agent's grants and client credentials with it. */
+  /** Delete an agent. Irreversible: its grants and client credentials go with it. */
   @Delete(':agentId')
   @NoBody()
   @HttpCode(204)
-  @ApiNoContentResponse()
+  @ApiNoContentResponse({ description: 'deleted' })
+  @ApiErrors('agent not found')
   remove(@Param() { agentId }: AgentIdParam): Promise<void> {
     return this.agents.delete(agentId);
   }

@@ -1,26 +1,40 @@
 import type { ClientCredentialsMetadata, IssuedClientCredentials } from '@broker/oauth-server';
+import { ApiProperty } from '@nestjs/swagger';
 
-/** Answer of a generation or rotation: the only time the secret is shown. */
+/** Answer of the first generation (201): the only time this secret is shown. */
 export class IssuedClientCredentialsResponse {
+  /** The agent's id. */
+  @ApiProperty({ format: 'uuid' })
   client_id!: string;
-  /** Shown once; only its SHA-256 digest is stored. */
+  /** Shown once; only its SHA-256 digest is stored. 256 random bits after a recognisable prefix. */
+  @ApiProperty({ pattern: '^aib_cs_[A-Za-z0-9_-]{43}$' })
   client_secret!: string;
+  /** When the agent's credentials were first generated (unchanged by rotations). */
+  @ApiProperty({ format: 'date-time' })
   created_at!: string;
-  /** Present on rotation: when the previous secret stopped working. */
-  previous_invalidated_at?: string;
+}
+
+/** Answer of a rotation (200): the new secret, and when the previous one stopped working. */
+export class RotatedClientCredentialsResponse extends IssuedClientCredentialsResponse {
+  @ApiProperty({ format: 'date-time' })
+  previous_invalidated_at!: string;
 }
 
 /** Client credentials as the admin API shows them afterwards: metadata only, never the secret. */
 export class ClientCredentialsMetadataResponse {
+  /** The agent's id. */
+  @ApiProperty({ format: 'uuid' })
   client_id!: string;
+  @ApiProperty({ format: 'date-time' })
   created_at!: string;
+  /** When the secret was last rotated; `null` before the first rotation. */
+  @ApiProperty({ format: 'date-time' })
   rotated_at!: string | null;
 }
 
-export function toIssuedClientCredentialsResponse(issued: IssuedClientCredentials): IssuedClientCredentialsResponse {
+export function toIssuedClientCredentialsResponse(issued: IssuedClientCredentials): IssuedClientCredentialsResponse | RotatedClientCredentialsResponse {
   const response: IssuedClientCredentialsResponse = { client_id: issued.clientId, client_secret: issued.clientSecret, created_at: issued.createdAt.toISOString() };
-  if (issued.previousInvalidatedAt) response.previous_invalidated_at = issued.previousInvalidatedAt.toISOString();
-  return response;
+  return issued.previousInvalidatedAt === null ? response : { ...response, previous_invalidated_at: issued.previousInvalidatedAt.toISOString() };
 }
 
 export function toClientCredentialsMetadataResponse(metadata: ClientCredentialsMetadata): ClientCredentialsMetadataResponse {

@@ -1,36 +1,49 @@
 import { REQUIREMENT_TYPES, type RequirementType } from '@broker/domain';
 import { IsPlainText, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
+import { IsOmittable } from '../common/is-omittable';
+import { TEXT_PATTERNS } from '../common/text-patterns';
 
 export class ServiceScopesDto {
+  /** An existing service, at most once per permission set. */
+  @ApiProperty()
   @IsUUID('all')
   service_id!: string;
 
+  /** OAuth scope tokens (RFC 6749 §3.3); duplicates are stored once. */
+  @ApiProperty({ type: 'array', items: { type: 'string', pattern: TEXT_PATTERNS.scope }, maxItems: MAX_LIST_ENTRIES })
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
   @IsScopeToken({ each: true })
   scopes!: string[];
 
-  /** mandatory (default), optional or require_all_scopes. */
-  @IsOptional()
+  /** Omitted: `mandatory` (`null` is refused). */
+  @ApiPropertyOptional()
+  @IsOmittable()
   @IsIn(REQUIREMENT_TYPES)
   requirement_type?: RequirementType;
 }
 
 /** Body of `POST /api/permission-sets` and `PUT /api/permission-sets/{id}`. */
 export class PermissionSetDto {
+  /** Unique among permission sets. */
+  @ApiProperty({ pattern: TEXT_PATTERNS.line })
   @IsString()
   @Length(1, 255)
   @IsPlainText()
   name!: string;
 
+  /** `null` or omitted: none (read back as `""`). */
+  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.lines })
   @IsOptional()
   @IsString()
   @Length(0, 4000)
   @IsPlainText({ lines: true })
-  description?: string;
+  description?: string | null;
 
+  @ApiProperty({ type: [ServiceScopesDto], maxItems: MAX_LIST_ENTRIES })
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
   @ValidateNested({ each: true })

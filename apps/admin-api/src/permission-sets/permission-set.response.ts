@@ -1,21 +1,33 @@
 import type { PermissionSet, RequirementType } from '@broker/domain';
+import { ApiProperty } from '@nestjs/swagger';
 
 export class ServiceScopesResponse {
+  @ApiProperty({ format: 'uuid' })
   service_id!: string;
+  @ApiProperty()
   scopes!: string[];
+  @ApiProperty()
   requirement_type!: RequirementType;
 }
 
 export class PermissionSetResponse {
+  @ApiProperty({ format: 'uuid' })
   id!: string;
+  @ApiProperty()
   name!: string;
+  /** `""` when none was given. */
+  @ApiProperty()
   description!: string;
+  @ApiProperty()
   service_scopes!: ServiceScopesResponse[];
+  @ApiProperty({ format: 'date-time' })
   created_at!: string;
+  @ApiProperty({ format: 'date-time' })
   updated_at!: string;
 }
 
 export class PermissionSetListResponse {
+  @ApiProperty()
   items!: PermissionSetResponse[];
 }
 

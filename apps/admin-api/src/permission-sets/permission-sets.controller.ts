@@ -1,4 +1,4 @@
-import { NoBody } from '@broker/http';
+import { ApiErrors, NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { PermissionSetIdParam } from '../common/id.param';
@@ -12,35 +12,46 @@ import { PermissionSetsService } from './permission-sets.service';
 export class PermissionSetsController {
   constructor(private readonly permissionSets: PermissionSetsService) {}
 
-  /** `{items}`, optionally only those covering `service_id`. */
+  /** List permission sets as `{items}`, optionally only those covering `service_id`. */
   @Get()
   @ApiOkResponse({ type: PermissionSetListResponse })
   async list(@Query() { service_id }: PermissionSetQuery): Promise<PermissionSetListResponse> {
     return { items: (await this.permissionSets.list(service_id)).map(toPermissionSetResponse) };
   }
 
+  /**
+   * Create a permission set. 409 `conflict` when its name is taken; 400 `validation failed`
+   * when a service is listed twice or does not exist.
+   */
   @Post()
   @ApiCreatedResponse({ type: PermissionSetResponse })
+  @ApiErrors('conflict', 'validation failed')
   async create(@Body() body: PermissionSetDto): Promise<PermissionSetResponse> {
     return toPermissionSetResponse(await this.permissionSets.create(body));
   }
 
+  /** Read one permission set. */
   @Get(':permissionSetId')
   @ApiOkResponse({ type: PermissionSetResponse })
+  @ApiErrors('permission set not found')
   async get(@Param() { permissionSetId }: PermissionSetIdParam): Promise<PermissionSetResponse> {
     return toPermissionSetResponse(await this.permissionSets.get(permissionSetId));
   }
 
+  /** Replace a permission set wholesale. Same rules as creation. */
   @Put(':permissionSetId')
   @ApiOkResponse({ type: PermissionSetResponse })
+  @ApiErrors('permission set not found', 'conflict', 'validation failed')
   async replace(@Param() { permissionSetId }: PermissionSetIdParam, @Body() body: PermissionSetDto): Promise<PermissionSetResponse> {
     return toPermissionSetResponse(await this.permissionSets.replace(permissionSetId, body));
   }
 
+  /** Delete a permission set. 409 `conflict` while an agent is assigned it or an active grant delegates it. */
   @Delete(':permissionSetId')
   @NoBody()
   @HttpCode(204)
-  @ApiNoContentResponse()
+  @ApiNoContentResponse({ description: 'deleted' })
+  @ApiErrors('permission set not found', 'conflict')
   remove(@Param() { permissionSetId }: PermissionSetIdParam): Promise<void> {
     return this.permissionSets.delete(permissionSetId);
   }

@@ -2,6 +2,7 @@ import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApiError, isHttpUrl } from '@broker/domain';
 import { networkList, OutboundHttp } from '@broker/outbound';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { isUri } from '../common/is-uri';
 
 /** The endpoints the broker needs from a third party's metadata. */
 export interface DiscoveredEndpoints {
@@ -74,8 +75,9 @@ export class IssuerDiscovery {
       throw new Error('metadata issuer does not match issuer_uri');
     }
     const { authorization_endpoint: authorizationEndpoint, token_endpoint: tokenEndpoint } = metadata;
-    if (typeof authorizationEndpoint !== 'string' || !isHttpUrl(authorizationEndpoint)) throw new Error('no valid authorization_endpoint');
-    if (typeof tokenEndpoint !== 'string' || !isHttpUrl(tokenEndpoint)) throw new Error('no valid token_endpoint');
+    // Stored as given and published as `format: uri`: the same rules as endpoints an admin types.
+    if (typeof authorizationEndpoint !== 'string' || !isHttpUrl(authorizationEndpoint) || !isUri(authorizationEndpoint)) throw new Error('no valid authorization_endpoint');
+    if (typeof tokenEndpoint !== 'string' || !isHttpUrl(tokenEndpoint) || !isUri(tokenEndpoint)) throw new Error('no valid token_endpoint');
     return { authorizationEndpoint, tokenEndpoint };
   }
 }

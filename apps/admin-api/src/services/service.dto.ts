@@ -1,82 +1,115 @@
-import { TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from '@broker/domain';
+import { isHttpsOrLoopbackUrl, isHttpUrl, TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from '@broker/domain';
 import { IsHttpsOrLoopbackUrl, IsHttpUrl, IsPlainText, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
+import { IsOmittable } from '../common/is-omittable';
+import { IsUri } from '../common/is-uri';
+import { TEXT_PATTERNS } from '../common/text-patterns';
 
 export class ServiceScopeDto {
+  /** An OAuth scope token (RFC 6749 §3.3), at most once per service. */
+  @ApiProperty({ pattern: TEXT_PATTERNS.scope })
   @IsScopeToken()
   scope!: string;
 
-  /** Human-readable, shown on the consent page. */
+  /** Human-readable, shown on the consent page. `null` or omitted: none (read back as `""`). */
+  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.lines })
   @IsOptional()
   @IsString()
   @Length(0, 1000)
   @IsPlainText({ lines: true })
-  description?: string;
+  description?: string | null;
 }
 
 /** Body of `POST /api/services` and `PUT /api/services/{id}`. */
 export class ServiceDto {
+  @ApiProperty({ pattern: TEXT_PATTERNS.line })
   @IsString()
   @Length(1, 255)
   @IsPlainText()
   display_name!: string;
 
+  /** `null` or omitted: none. */
+  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.lines })
   @IsOptional()
   @IsString()
   @Length(0, 4000)
   @IsPlainText({ lines: true })
   description?: string | null;
 
+  /** https, or http on a loopback host. `null` or omitted: none. */
+  @ApiPropertyOptional({ format: 'uri' })
   @IsOptional()
   @IsHttpsOrLoopbackUrl()
+  @IsUri(isHttpsOrLoopbackUrl)
   @IsPlainText()
   logo_url?: string | null;
 
   /** The broker's client id at the third party. */
+  @ApiProperty({ pattern: TEXT_PATTERNS.line })
   @IsString()
   @Length(1, 255)
   @IsPlainText()
   client_id!: string;
 
-  /** Write-only; encrypted at rest. On PUT, omitted keeps the stored secret and null removes it. */
+  /**
+   * Write-only; encrypted at rest. Required by `client_secret_basic` and `client_secret_post`,
+   * refused with `none`. On create, `null` or omitted: none; on PUT, omitted keeps the stored
+   * secret and `null` removes it.
+   */
+  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.line, writeOnly: true })
   @IsOptional()
   @IsString()
   @Length(1, 4096)
   @IsPlainText()
   client_secret?: string | null;
 
-  /** Default: client_secret_basic with a secret, none without. */
-  @IsOptional()
+  /** Omitted: `client_secret_basic` with a secret, `none` without (`null` is refused). */
+  @ApiPropertyOptional()
+  @IsOmittable()
   @IsIn(TOKEN_ENDPOINT_AUTH_METHODS)
   token_endpoint_auth_method?: TokenEndpointAuthMethod;
 
+  /** Absolute http(s) URL; stored without trailing slash. Endpoints not given are discovered from it. */
+  @ApiProperty({ format: 'uri' })
   @IsString()
   @IsHttpUrl()
+  @IsUri(isHttpUrl)
   @IsPlainText()
   issuer_uri!: string;
 
-  /** Discovered from issuer_uri when omitted. */
+  /** `null` or omitted: discovered from `issuer_uri` (RFC 8414, then OpenID Connect Discovery). */
+  @ApiPropertyOptional({ format: 'uri' })
   @IsOptional()
   @IsHttpUrl()
+  @IsUri(isHttpUrl)
   @IsPlainText()
   authorization_endpoint?: string | null;
 
-  /** Discovered from issuer_uri when omitted. */
+  /** `null` or omitted: discovered from `issuer_uri` (RFC 8414, then OpenID Connect Discovery). */
+  @ApiPropertyOptional({ format: 'uri' })
   @IsOptional()
   @IsHttpUrl()
+  @IsUri(isHttpUrl)
   @IsPlainText()
   token_endpoint?: string | null;
 
-  @IsOptional()
+  /** The scopes the consent page explains, each scope at most once. Omitted: none. */
+  @ApiPropertyOptional({ type: [ServiceScopeDto], maxItems: MAX_LIST_ENTRIES })
+  @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
   @ValidateNested({ each: true })
   @Type(() => ServiceScopeDto)
   scopes?: ServiceScopeDto[];
 
-  /** Absolute http(s) URIs; stored without trailing slash; each belongs to one service only. */
-  @IsOptional()
+  /**
+   * Absolute http(s) URIs without fragment or user info; stored normalised (scheme and host
+   * lower-cased, no trailing slash), de-duplicated; each belongs to one service only. Omitted: none.
+   */
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string', format: 'uri' }, maxItems: MAX_LIST_ENTRIES })
+  @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
   @IsString({ each: true })

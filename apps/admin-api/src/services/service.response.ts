@@ -1,26 +1,45 @@
 import type { Service, TokenEndpointAuthMethod } from '@broker/domain';
+import { ApiProperty } from '@nestjs/swagger';
 
 export class ServiceScopeResponse {
+  @ApiProperty()
   scope!: string;
+  /** `""` when none was given. */
+  @ApiProperty()
   description!: string;
 }
 
-/** A service as the admin API shows it; the secret is never shown. */
+/** A service as the admin API shows it; the secret is never shown. Absent values are `null`. */
 export class ServiceResponse {
+  @ApiProperty({ format: 'uuid' })
   id!: string;
+  @ApiProperty()
   display_name!: string;
+  @ApiProperty()
   description!: string | null;
+  @ApiProperty({ format: 'uri' })
   logo_url!: string | null;
+  @ApiProperty()
   client_id!: string;
-  /** "REDACTED" when a secret is stored, null otherwise. */
+  /** `"REDACTED"` when a secret is stored, `null` otherwise: the secret itself is write-only. */
+  @ApiProperty({ type: 'string', enum: ['REDACTED'], nullable: true })
   client_secret!: 'REDACTED' | null;
+  @ApiProperty()
   token_endpoint_auth_method!: TokenEndpointAuthMethod;
+  @ApiProperty({ format: 'uri' })
   issuer_uri!: string;
+  @ApiProperty({ format: 'uri' })
   authorization_endpoint!: string;
+  @ApiProperty({ format: 'uri' })
   token_endpoint!: string;
+  @ApiProperty()
   scopes!: ServiceScopeResponse[];
+  /** Normalised: scheme and host lower-case, no trailing slash. */
+  @ApiProperty({ type: 'array', items: { type: 'string', format: 'uri' } })
   protected_resources!: string[];
+  @ApiProperty({ format: 'date-time' })
   created_at!: string;
+  @ApiProperty({ format: 'date-time' })
   updated_at!: string;
 }
 

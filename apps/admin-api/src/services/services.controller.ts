@@ -1,4 +1,4 @@
-import { NoBody } from '@broker/http';
+import { ApiErrors, NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ServiceIdParam } from '../common/id.param';
@@ -12,36 +12,47 @@ import { ServicesService } from './services.service';
 export class ServicesController {
   constructor(private readonly services: ServicesService) {}
 
-  /** All services (bare array; secrets redacted). */
+  /** List all services, as a bare array, secrets redacted. */
   @Get()
   @ApiOkResponse({ type: [ServiceResponse] })
   async list(): Promise<ServiceResponse[]> {
     return (await this.services.list()).map(toServiceResponse);
   }
 
+  /**
+   * Register a third-party service. Endpoints not given are discovered from `issuer_uri`;
+   * a failed discovery is 400 `validation failed` (the reason is only logged). 409 `conflict`
+   * when a protected resource belongs to another service.
+   */
   @Post()
   @ApiCreatedResponse({ type: ServiceResponse })
+  @ApiErrors('conflict', 'validation failed')
   async create(@Body() body: ServiceDto): Promise<ServiceResponse> {
     return toServiceResponse(await this.services.create(body));
   }
 
+  /** Read one service, its secret redacted. */
   @Get(':serviceId')
   @ApiOkResponse({ type: ServiceResponse })
+  @ApiErrors('service not found')
   async get(@Param() { serviceId }: ServiceIdParam): Promise<ServiceResponse> {
     return toServiceResponse(await this.services.get(serviceId));
   }
 
+  /** Replace a service wholesale. An omitted `client_secret` keeps the stored one; otherwise the rules of registration apply. */
   @Put(':serviceId')
   @ApiOkResponse({ type: ServiceResponse })
+  @ApiErrors('service not found', 'conflict', 'validation failed')
   async replace(@Param() { serviceId }: ServiceIdParam, @Body() body: ServiceDto): Promise<ServiceResponse> {
     return toServiceResponse(await this.services.replace(serviceId, body));
   }
 
-  /** 409 while permission sets or grants reference the service. */
+  /** Delete a service. 409 `conflict` while a permission set or an active grant references it. */
   @Delete(':serviceId')
   @NoBody()
   @HttpCode(204)
-  @ApiNoContentResponse()
+  @ApiNoContentResponse({ description: 'deleted' })
+  @ApiErrors('service not found', 'conflict')
   remove(@Param() { serviceId }: ServiceIdParam): Promise<void> {
     return this.services.delete(serviceId);
   }

@@ -2,6 +2,7 @@ import { ApiError, Clock, normaliseResourceUri, Random, type FieldIssue, type Se
 import { GrantRepository, ServiceRepository, type SecretChange, type ServiceInput } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
+import { isUri } from '../common/is-uri';
 import { inAdminVocabulary } from '../common/registry-api-error';
 import { IssuerDiscovery } from './issuer-discovery';
 import type { ServiceDto } from './service.dto';
@@ -101,8 +102,9 @@ function normaliseResources(values: readonly string[]): string[] {
   // A Set keeps the order given and stays linear (a list lookup per entry was quadratic in the body).
   const out = new Set<string>();
   values.forEach((value, index) => {
-    const normal = normaliseResourceUri(value);
-    if (normal === undefined) issues.push({ field: `protected_resources.${index}`, problem: 'must be an absolute http(s) URI without fragment or user info' });
+    // RFC 3986 syntax first: the normal form keeps what the URL parser lets through (`|`, `{}`), and the document says `format: uri`.
+    const normal = isUri(value) ? normaliseResourceUri(value) : undefined;
+    if (normal === undefined) issues.push({ field: `protected_resources.${index}`, problem: 'must be an absolute http(s) URI (RFC 3986) without fragment or user info' });
     else out.add(normal);
   });
   if (issues.length > 0) throw new ApiError('validation failed', `protected_resources: ${issues.map((i) => `${i.field} ${i.problem}`).join('; ')}`, issues);

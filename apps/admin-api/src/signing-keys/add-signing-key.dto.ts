@@ -1,10 +1,11 @@
 import { SIGNING_ALGORITHMS, type SigningAlgorithm } from '@broker/domain';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsIn } from 'class-validator';
+import { IsOmittable } from '../common/is-omittable';
 
 /** Body of `POST /api/oauth2-server/signing-keys`. */
 export class AddSigningKeyDto {
-  /** ES256 (default), RS256 or EdDSA. */
-  @IsOptional()
+  /** ES256 (when omitted), RS256 or EdDSA (`null` is refused). */
+  @IsOmittable()
   @IsIn(SIGNING_ALGORITHMS)
   algorithm?: SigningAlgorithm;
 }

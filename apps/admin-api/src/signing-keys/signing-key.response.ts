@@ -1,16 +1,26 @@
 import type { SigningAlgorithm } from '@broker/domain';
 import type { SigningKeyRecord } from '@broker/persistence';
+import { ApiProperty } from '@nestjs/swagger';
 
 /** A signing key as the admin API shows it: metadata only, never key material. */
 export class SigningKeyResponse {
+  /** The key id in the JWKS and in the tokens' `kid` header. */
+  @ApiProperty({ pattern: '^[A-Za-z0-9._-]{1,128}$' })
   kid!: string;
+  @ApiProperty()
   algorithm!: SigningAlgorithm;
+  /** The key tokens are signed with; at most one key is current. */
+  @ApiProperty()
   is_current!: boolean;
+  @ApiProperty({ format: 'date-time' })
   created_at!: string;
+  /** When the key was soft-deleted (gone from the JWKS); `null` while live. */
+  @ApiProperty({ format: 'date-time' })
   deleted_at!: string | null;
 }
 
 export class SigningKeyListResponse {
+  @ApiProperty()
   items!: SigningKeyResponse[];
 }
 

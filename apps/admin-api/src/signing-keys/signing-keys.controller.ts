@@ -1,5 +1,5 @@
 import { SigningKeyService } from '@broker/oauth-server';
-import { NoBody } from '@broker/http';
+import { ApiErrors, NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { KidParam } from '../common/id.param';
@@ -12,32 +12,38 @@ import { SigningKeyListResponse, SigningKeyResponse, toSigningKeyResponse } from
 export class SigningKeysController {
   constructor(private readonly keys: SigningKeyService) {}
 
-  /** Published in the JWKS at once; current only when it is the first key. */
+  /** Add a signing key. It is published in the JWKS at once, and current only when it is the first key. */
   @Post()
   @ApiCreatedResponse({ type: SigningKeyResponse })
   async add(@Body() body: AddSigningKeyDto): Promise<SigningKeyResponse> {
     return toSigningKeyResponse(await this.keys.add(body.algorithm ?? 'ES256'));
   }
 
-  /** Every key, soft-deleted ones included, newest first. */
+  /** List every signing key as `{items}`, soft-deleted ones included, newest first. */
   @Get()
   @ApiOkResponse({ type: SigningKeyListResponse })
   async list(): Promise<SigningKeyListResponse> {
     return { items: (await this.keys.list()).map(toSigningKeyResponse) };
   }
 
+  /** Make a live key the current one: tokens are signed with it from now on. */
   @Put(':kid/current')
   @NoBody()
   @ApiOkResponse({ type: SigningKeyResponse })
+  @ApiErrors('signing key not found')
   async promote(@Param() { kid }: KidParam): Promise<SigningKeyResponse> {
     return toSigningKeyResponse(await this.keys.promote(kid));
   }
 
-  /** Soft delete; 409 last_key for the last key, 409 current_key for the current one. */
+  /**
+   * Soft-delete a signing key: it stays listed with `deleted_at` and leaves the JWKS. 409
+   * `last_key` for the last live key, 409 `current_key` for the current one.
+   */
   @Delete(':kid')
   @NoBody()
   @HttpCode(204)
-  @ApiNoContentResponse()
+  @ApiNoContentResponse({ description: 'deleted' })
+  @ApiErrors('signing key not found', 'last_key', 'current_key')
   remove(@Param() { kid }: KidParam): Promise<void> {
     return this.keys.delete(kid);
   }
