@@ -1,10 +1,17 @@
 import { ClientAuthenticated, Principal, Public } from '@broker/auth';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { OAuthErrors } from '@broker/http';
 import { AUTHORIZE_STRATEGY, AuthorizationServerMetadataService, JWKS_SOURCE, TokenEndpoint, type AuthorizationServerMetadata, type AuthorizeStrategy, type JsonWebKeySet, type JwksSource } from '@broker/oauth-server';
 import { Controller, Get, Header, Inject, Post, Redirect, Req, Res } from '@nestjs/common';
-import { ApiFoundResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiExtraModels, ApiFoundResponse, ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { RedirectTo } from '../common/redirect-to';
+import { ApiAuthorizeQuery } from './authorize.query';
+import { JsonWebKeySetResponse, JWKS_RESPONSE_HEADERS } from './jwks.response';
+import { oauthErrorResponse } from './oauth-error-response';
+import { AuthorizationServerMetadataResponse, SERVER_METADATA_HEADERS } from './server-metadata.response';
+import { TOKEN_REQUEST_MODELS, TOKEN_REQUEST_SCHEMA } from './token-request.dto';
+import { TOKEN_RESPONSE_HEADERS, TokenResponse } from './token.response';
 import { tokenAnswer } from './token.hot-route';
 
 /** The broker's OAuth2 authorization server endpoints (SPEC.md "Endpoints"). */
@@ -23,44 +30,85 @@ export class OAuth2Controller {
     this.publicUrl = config.server.enduser.public_url;
   }
 
-  /** Authorization code request (PKCE S256); the user is pre-authenticated by the proxy. */
+  /**
+   * Starts an authorization code request with PKCE (RFC 6749 §4.1, RFC 7636 S256) for the
+   * signed-in user. Local and hybrid modes: with an active grant of the user to the agent,
+   * a redirect to the redirect_uri with `code`, `state` and `iss` (RFC 9207); without one,
+   * to the consent page, whose decision resumes this request. Proxy mode (and proxied agents
+   * in hybrid mode): a redirect to the upstream authorization endpoint. A bad client,
+   * redirect_uri, response_type or PKCE parameter is answered here as JSON (400), never at
+   * a redirect_uri; a scope the agent may not have is `error=invalid_scope` at the
+   * redirect_uri, and a proxied agent without an upstream client id `error=server_error`.
+   */
   @Get('oauth2/authorize')
   @ApiSecurity('SessionAuth')
   @ApiSecurity('PrincipalHeader')
   @Redirect()
-  @ApiFoundResponse({ description: 'to redirect_uri (code or error) or to the consent page' })
+  @ApiAuthorizeQuery()
+  @ApiFoundResponse({
+    description: 'To the redirect_uri (with `code` or `error`), to the consent page, or (proxy) to the upstream authorization endpoint',
+    headers: { Location: { description: 'where the user agent goes next', required: true, schema: { type: 'string', format: 'uri' } } },
+  })
+  // SPEC.md "Authorization endpoint": its JSON errors are all 400, `invalid_client` included (401 `invalid_client` is a missing user).
+  @ApiResponse({ status: 400, ...oauthErrorResponse('The request is refused without a redirect: bad client_id, redirect_uri, response_type or PKCE parameters', ['invalid_client', 'invalid_redirect_uri', 'invalid_request', 'unsupported_response_type']) })
   async authorize(@Principal() principal: Principal, @Req() request: Request): Promise<RedirectTo> {
     return { url: await this.authorizeStrategy.authorize(principal, { query: request.query, originalUrl: `${this.publicUrl}${request.originalUrl}` }), statusCode: 302 };
   }
 
   /**
-   * Token endpoint (form-encoded, 256 KiB). Served by `TokenHotRoute` before Express; this
-   * route documents it (OpenAPI) and answers the same way when a query string makes the
-   * request miss the hot route.
+   * Issues a token for one of the grants: `authorization_code` with PKCE, `client_credentials`
+   * and RFC 8693 token exchange (a gateway's third-party exchange, or user impersonation in
+   * local mode). The body is `application/x-www-form-urlencoded`, at most 256 KiB (else 400
+   * `invalid_request` before parsing); a parameter sent twice is `invalid_request`, an unknown
+   * one is ignored. Clients authenticate in the form (client_secret_post, client assertion)
+   * or with HTTP Basic (client_secret_basic: `Authorization: Basic` of the form-encoded
+   * client id and secret), never both. In proxy mode (and for proxied agents in hybrid mode)
+   * an `authorization_code` request is forwarded upstream and the upstream's answer relayed
+   * with only its Content-Type, Cache-Control, Pragma and WWW-Authenticate headers. Every
+   * answer carries `Cache-Control: no-store`.
    */
   @Post('oauth2/token')
   @ClientAuthenticated()
-  @ApiOkResponse({ description: 'token response (no data envelope)' })
+  // Served by `TokenHotRoute` before Express; this route answers the same way when a query string makes the request miss it.
+  @ApiExtraModels(...TOKEN_REQUEST_MODELS)
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @ApiBody({ schema: TOKEN_REQUEST_SCHEMA })
+  @ApiOkResponse({ type: TokenResponse, description: 'The token (no `data` envelope)', headers: TOKEN_RESPONSE_HEADERS })
+  @ApiResponse({
+    status: 401,
+    ...oauthErrorResponse('Client authentication failed: unknown client, wrong or missing secret, or a client assertion that is not valid', ['invalid_client'], {
+      'WWW-Authenticate': { description: 'proxy mode: relayed when the upstream sent it', schema: { type: 'string' } },
+    }),
+  })
+  // 400: invalid_grant (code, PKCE, or no usable third-party session, with `error_uri`), invalid_target (no service owns
+  // `resource`, no such impersonation target, impersonation outside local mode); unauthorized_client as relayed from an
+  // upstream (proxy). 403: the gateway or rule is not authorized, or no active grant or delegation (impersonation: `error_uri`).
+  @OAuthErrors('invalid_request', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'invalid_target', 'access_denied')
   async token(@Req() request: Request, @Res() response: Response): Promise<void> {
     const outcome = await this.tokens.handle(request.headers['content-type'], Buffer.isBuffer(request.body) ? request.body : undefined, { authorization: request.headers.authorization });
     const answer = tokenAnswer(outcome);
     response.status(answer.status).set(answer.headers).send(answer.body);
   }
 
-  /** Public signing keys. */
+  /**
+   * Publishes the public keys that verify the broker's tokens: its own signing keys (local),
+   * the upstream's keys as republished (proxy), or both (hybrid). 503 while the upstream key
+   * set was never fetched; 500 when a `kid` is both the broker's and the upstream's (hybrid).
+   * Served by `JwksHotRoute` before Express.
+   */
   @Get('oauth2/jwks.json')
   @Public()
   @Header('Cache-Control', 'public, max-age=300')
-  @ApiOkResponse({ description: 'JWK set' })
+  @ApiOkResponse({ type: JsonWebKeySetResponse, description: 'The JWK set', headers: JWKS_RESPONSE_HEADERS })
   keySet(): Promise<JsonWebKeySet> {
     return this.jwks.keySet();
   }
 
-  /** RFC 8414 metadata. */
+  /** Publishes the RFC 8414 authorization server metadata; the issuer is the broker's in every mode. */
   @Get('.well-known/oauth-authorization-server')
   @Public()
   @Header('Cache-Control', 'public, max-age=3600')
-  @ApiOkResponse({ description: 'authorization server metadata' })
+  @ApiOkResponse({ type: AuthorizationServerMetadataResponse, description: 'The metadata', headers: SERVER_METADATA_HEADERS })
   serverMetadata(): AuthorizationServerMetadata {
     return this.metadata.get();
   }

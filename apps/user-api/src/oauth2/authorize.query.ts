@@ -1,0 +1,30 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiQuery, type ApiQueryOptions } from '@nestjs/swagger';
+
+/**
+ * The query of `GET /oauth2/authorize` (RFC 6749 §4.1.1, RFC 7636 §4.3; SPEC.md "GET
+ * /oauth2/authorize"), as the authorize strategies read it. The strategies read the raw
+ * query in the spec's error order (a pipe would refuse in its own order), so these are
+ * declared for the document only. A repeated parameter counts as missing; parameters the
+ * broker does not know are ignored (RFC 6749 §3.1) and kept in the URL the consent page
+ * resumes.
+ */
+const PARAMETERS: readonly ApiQueryOptions[] = [
+  { name: 'response_type', required: true, enum: ['code'], description: 'Only `code` (else 400 `unsupported_response_type`).' },
+  {
+    name: 'client_id',
+    required: true,
+    description: 'The agent\'s UUID (its internal id, not an upstream client id); in local and hybrid modes with CIMD enabled also the HTTPS URL of a client metadata document. Else 400 `invalid_client`.',
+    schema: { anyOf: [{ type: 'string', format: 'uuid' }, { type: 'string', format: 'uri', pattern: '^https://' }] },
+  },
+  { name: 'redirect_uri', required: true, description: 'Registered on the agent (or listed in its metadata document), compared exactly except the port of a loopback IP literal (RFC 8252). Else 400 `invalid_redirect_uri`.', schema: { type: 'string', format: 'uri' } },
+  { name: 'code_challenge', required: true, description: 'RFC 7636: BASE64URL(SHA-256(code_verifier)), 43 characters. Else 400 `invalid_request`.', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } },
+  { name: 'code_challenge_method', required: true, enum: ['S256'], description: 'Only `S256` (else 400 `invalid_request`).' },
+  { name: 'scope', required: false, type: String, description: 'Space-delimited; each scope must be in the agent\'s allowed_scopes (an empty list allows all), else `error=invalid_scope` at the redirect_uri.' },
+  { name: 'state', required: false, type: String, description: 'Opaque; returned unchanged with the code or the error at the redirect_uri.' },
+];
+
+/** Declares the authorization request's query parameters. */
+export function ApiAuthorizeQuery(): MethodDecorator {
+  return applyDecorators(...PARAMETERS.map((parameter) => ApiQuery(parameter)));
+}

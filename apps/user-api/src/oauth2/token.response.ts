@@ -1,0 +1,55 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import type { HeadersObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { ApiSchemaWith } from './open-schema';
+
+const UUID: SchemaObject = { type: 'string', format: 'uuid' };
+
+/** Keys are permission-set ids (JSON Schema 2020-12 `propertyNames`, which Nest's types do not list). */
+const UUID_KEYS = { propertyNames: UUID };
+
+/**
+ * A successful token response (RFC 6749 §5.1, RFC 8693 §2.2.1), without a `data`
+ * envelope. Members the broker has nothing for are left out (the RFCs' shape), never null:
+ * - authorization_code and client_credentials (local): `access_token` (a broker-signed
+ *   JWT), `token_type` `Bearer`, `expires_in`, `scope` when one was granted;
+ * - third-party token exchange: the user's stored token, `token_type` as stored,
+ *   `issued_token_type`, `granted_permission_sets`, `expires_in` when the stored token
+ *   expires, `scope` when it differs from the request;
+ * - impersonation: a broker-signed JWT, `token_type` `Bearer`, `issued_token_type`,
+ *   `expires_in`, `scope` when not empty;
+ * - authorization_code in proxy mode: the upstream's answer as it sent it (for example
+ *   with `id_token` or `refresh_token`), hence members beyond these may appear.
+ */
+@ApiSchemaWith({ additionalProperties: true })
+export class TokenResponse {
+  /** The broker's own JWT, a user's stored third-party token, or the upstream's token. */
+  @ApiProperty()
+  access_token!: string;
+  /** `Bearer` for the broker's own tokens; a stored token's own type for a third-party exchange. */
+  @ApiProperty({ example: 'Bearer' })
+  token_type!: string;
+  /** Seconds until the access token expires. */
+  @ApiPropertyOptional({ type: 'integer', minimum: 0 })
+  expires_in?: number;
+  /** Space-delimited scopes of the token. */
+  @ApiPropertyOptional()
+  scope?: string;
+  /** Token exchange (RFC 8693 §2.2.1): always the access-token type. */
+  @ApiPropertyOptional({ enum: ['urn:ietf:params:oauth:token-type:access_token'] })
+  issued_token_type?: string;
+  /** Third-party token exchange: permission-set id → the service ids the user's grant delegates under it. */
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'array', items: UUID, minItems: 1 }, ...UUID_KEYS })
+  granted_permission_sets?: Record<string, string[]>;
+  /** Only when relayed from an upstream that issued one (proxy mode); the broker issues none. */
+  @ApiPropertyOptional()
+  refresh_token?: string;
+  /** Only when relayed from an upstream OpenID provider (proxy mode). */
+  @ApiPropertyOptional()
+  id_token?: string;
+}
+
+/** RFC 6749 §5.1: token responses are never cached. */
+export const TOKEN_RESPONSE_HEADERS: HeadersObject = {
+  'Cache-Control': { description: '`no-store` (proxy mode: as the upstream sent it)', schema: { type: 'string', example: 'no-store' } },
+  Pragma: { description: '`no-cache` (proxy mode: as the upstream sent it)', schema: { type: 'string', example: 'no-cache' } },
+};
