@@ -54,7 +54,7 @@ export class GrantsController {
     return result.redirectUrl === undefined ? { data: toGrantView(result.grant) } : { data: toGrantView(result.grant), redirect_url: result.redirectUrl };
   }
 
-  /** Revokes the caller's active grant for the agent (404 `not_found` when none); third-party sessions stay. */
+  /** Revokes the caller's active grant for the agent. 404 `not_found` when there is none; third-party sessions stay. */
   @Delete()
   @NoBody()
   @HttpCode(204)

@@ -8,7 +8,7 @@ import { toUserInfoResponse, UserInfoResponse } from './user-info.response';
 @ApiSecurity('PrincipalHeader')
 @Controller('api/me')
 export class MeController {
-  /** The caller: principal, display name and picture. */
+  /** The caller's principal, display name and picture. */
   @Get()
   @ApiOkResponse({ type: UserInfoResponse })
   me(@Principal() principal: Principal): UserInfoResponse {
