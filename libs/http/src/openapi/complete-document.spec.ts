@@ -54,12 +54,19 @@ describe('completeOpenApiDocument', () => {
     const document = completeOpenApiDocument(nestDocument({ '/api/agents': { post: create } }), 'admin');
     const operation = at(document, 'paths', '/api/agents', 'post');
     expect(Object.keys(at(operation, 'responses') as Json)).toEqual(['201', '400', '401', '403', '404', '409', '413', '415', '500', '503']);
-    expect(errorCodes(operation, '400')).toEqual(['invalid request', 'invalid request body', 'validation failed']);
+    expect(errorCodes(operation, '400')).toEqual(['bad request', 'invalid request body', 'validation failed']);
     expect(errorCodes(operation, '401')).toEqual(['unauthorized']);
     expect(errorCodes(operation, '403')).toEqual(['forbidden']);
     expect(errorCodes(operation, '404')).toEqual(['agent not found']);
     expect(at(operation, 'responses', '409', 'content', 'application/json', 'schema', 'allOf', 0)).toEqual({ $ref: '#/components/schemas/ApiError' });
     expect(at(operation, ERROR_CODES_EXTENSION)).toBeUndefined();
+  });
+
+  it('documents the body limit and media type on a safe operation too, but no body refusal', () => {
+    const list = { security: [{ PrincipalHeader: [] }], parameters: [{ name: 'service_id', in: 'query' }], responses: { '200': { description: 'ok' } } };
+    const operation = at(completeOpenApiDocument(nestDocument({ '/api/permission-sets': { get: list } }), 'admin'), 'paths', '/api/permission-sets', 'get');
+    expect(Object.keys(at(operation, 'responses') as Json)).toEqual(['200', '400', '401', '413', '415', '500', '503']);
+    expect(errorCodes(operation, '400')).toEqual(['bad request', 'invalid request']);
   });
 
   it('documents an OAuth2 operation in the OAuth envelope, keeps a status the operation documented itself, and marks a public operation public', () => {

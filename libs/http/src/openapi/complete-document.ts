@@ -79,12 +79,13 @@ function pipelineCodes(server: ServerKind, { path, method, operation }: Operatio
   }
   const codes: ApiErrorCode[] = ['internal error', 'service unavailable'];
   const requestCode: ApiErrorCode = server === 'admin' ? 'invalid request' : 'bad request';
-  // A principal over 200 characters or not UTF-8 is a bad request (API.md "Conventions").
-  if (secured) codes.push('unauthorized', requestCode);
+  // A principal over 200 characters, repeated or not UTF-8 is a `bad request` on both servers (API.md "Conventions").
+  if (secured) codes.push('unauthorized', 'bad request');
   if (parameters.length > 0) codes.push(requestCode);
-  // A body is parsed (and refused: too large, not JSON, or sent to an operation that takes none) on every unsafe method.
+  // Any request carrying a body has it read under the limit and its media type checked, whatever the method.
+  codes.push('payload too large', 'unsupported media type');
+  // A body is refused when it breaks the operation's schema or is sent to an unsafe operation that takes none.
   if (operation.requestBody !== undefined || UNSAFE.has(method)) {
-    codes.push('payload too large', 'unsupported media type');
     codes.push(...(server === 'admin' ? (['invalid request body', 'validation failed'] as const) : (['invalid request'] as const)));
   }
   // Cross-site request refusal (SPEC.md Security): every unsafe method of the APIs.
