@@ -69,6 +69,13 @@ describe('completeOpenApiDocument', () => {
     expect(errorCodes(operation, '400')).toEqual(['bad request', 'invalid request']);
   });
 
+  it('documents no 401 where the principal is optional (`{}` among the requirements), but a bad one is still a bad request', () => {
+    const callback = { security: [{ preAuth: [] }, {}], parameters: [{ name: 'state', in: 'query' }], responses: { '302': { description: 'redirect' } } };
+    const operation = at(completeOpenApiDocument(nestDocument({ '/api/third-party/{serviceId}/oauth2/callback': { get: callback } }), 'enduser'), 'paths', '/api/third-party/{serviceId}/oauth2/callback', 'get');
+    expect(Object.keys(at(operation, 'responses') as Json)).toEqual(['302', '400', '413', '415', '500', '503']);
+    expect(errorCodes(operation, '400')).toEqual(['bad request']);
+  });
+
   it('documents an OAuth2 operation in the OAuth envelope, keeps a status the operation documented itself, and marks a public operation public', () => {
     const token = { requestBody: { content: {} }, responses: { '200': { description: 'ok' }, '503': { description: 'own' } }, [ERROR_CODES_EXTENSION]: ['invalid_grant', 'invalid_client'] };
     const document = completeOpenApiDocument(nestDocument({ '/oauth2/token': { post: token } }), 'enduser');

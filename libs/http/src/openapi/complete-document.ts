@@ -70,17 +70,21 @@ interface OperationShape {
 /** Codes every operation of this shape can answer, whatever its own logic (the shared pipeline's refusals). */
 function pipelineCodes(server: ServerKind, { path, method, operation }: OperationShape): ErrorCode[] {
   const parameters = (operation.parameters as Json[] | undefined) ?? [];
-  const secured = ((operation.security as Json[] | undefined) ?? []).some((requirement) => 'PrincipalHeader' in requirement || 'SessionAuth' in requirement || 'preAuth' in requirement);
+  const requirements = (operation.security as Json[] | undefined) ?? [];
+  const principal = requirements.some((requirement) => 'PrincipalHeader' in requirement || 'SessionAuth' in requirement || 'preAuth' in requirement);
+  // `{}` among the requirements: the principal is optional (read when sent, never a 401).
+  const secured = principal && !requirements.some((requirement) => Object.keys(requirement).length === 0);
   if (isOAuthPath(path)) {
     const codes: OAuthErrorCode[] = ['server_error', 'temporarily_unavailable'];
-    if (parameters.length > 0 || operation.requestBody !== undefined || secured) codes.push('invalid_request');
+    if (parameters.length > 0 || operation.requestBody !== undefined || principal) codes.push('invalid_request');
     if (secured) codes.push('invalid_client');
     return codes;
   }
   const codes: ApiErrorCode[] = ['internal error', 'service unavailable'];
   const requestCode: ApiErrorCode = server === 'admin' ? 'invalid request' : 'bad request';
   // A principal over 200 characters, repeated or not UTF-8 is a `bad request` on both servers (API.md "Conventions").
-  if (secured) codes.push('unauthorized', 'bad request');
+  if (secured) codes.push('unauthorized');
+  if (principal) codes.push('bad request');
   if (parameters.length > 0) codes.push(requestCode);
   // Any request carrying a body has it read under the limit and its media type checked, whatever the method.
   codes.push('payload too large', 'unsupported media type');
