@@ -94,12 +94,14 @@ export class OAuth2Controller {
    * Publishes the public keys that verify the broker's tokens: its own signing keys (local),
    * the upstream's keys as republished (proxy), or both (hybrid). 503 while the upstream key
    * set was never fetched; 500 when a `kid` is both the broker's and the upstream's (hybrid).
-   * Served by `JwksHotRoute` before Express.
+   * Served by `JwksHotRoute` before Express, which refuses a request with a body (400
+   * `invalid_request`).
    */
   @Get('oauth2/jwks.json')
   @Public()
   @Header('Cache-Control', 'public, max-age=300')
   @ApiOkResponse({ type: JsonWebKeySetResponse, description: 'The JWK set', headers: JWKS_RESPONSE_HEADERS })
+  @OAuthErrors('invalid_request')
   keySet(): Promise<JsonWebKeySet> {
     return this.jwks.keySet();
   }
