@@ -111,6 +111,15 @@ describe('OAuth2 authorization server, local mode (driven by oauth4webapi)', () 
     expect(wrongSecret.status).toBe(401);
     expect(wrongSecret.json<{ error: string }>().error).toBe('invalid_client');
     expect(wrongSecret.headers['cache-control']).toBe('no-store');
+    // RFC 6749 §5.2: only a client that tried HTTP Basic is challenged.
+    expect(wrongSecret.headers['www-authenticate']).toBeUndefined();
+    const wrongBasic = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${confidential.id}:wrong`).toString('base64')}` }, body: 'grant_type=client_credentials' });
+    expect(wrongBasic.status).toBe(401);
+    expect(wrongBasic.json<{ error: string }>().error).toBe('invalid_client');
+    expect(wrongBasic.headers['www-authenticate']).toBe('Basic realm="oauth2", charset="UTF-8"');
+    const malformedBasic = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic bm8tY29sb24' }, body: 'grant_type=client_credentials' });
+    expect(malformedBasic.status).toBe(401);
+    expect(malformedBasic.headers['www-authenticate']).toBe('Basic realm="oauth2", charset="UTF-8"');
     const publicClient = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=client_credentials&client_id=${publicAgent}` });
     expect(publicClient.status).toBe(401);
   });

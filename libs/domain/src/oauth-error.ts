@@ -26,6 +26,8 @@ export class OAuthError extends Error {
     readonly code: OAuthErrorCode,
     readonly description: string,
     readonly errorUri?: string,
+    /** A `WWW-Authenticate` challenge to send with the answer (RFC 6749 §5.2: a failed HTTP Basic client). */
+    readonly challenge?: string,
   ) {
     super(description);
     this.name = 'OAuthError';

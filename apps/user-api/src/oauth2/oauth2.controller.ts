@@ -69,6 +69,9 @@ export class OAuth2Controller {
    */
   @Post('oauth2/token')
   @ClientAuthenticated()
+  // HTTP Basic, or the credentials in the form (client_secret_post, client assertion, a public client's id): `{}`.
+  @ApiSecurity('ClientSecretBasic')
+  @ApiSecurity({})
   // Served by `TokenHotRoute` before Express; this route answers the same way when a query string makes the request miss it.
   @ApiExtraModels(...TOKEN_REQUEST_MODELS)
   @ApiConsumes('application/x-www-form-urlencoded')
@@ -77,7 +80,7 @@ export class OAuth2Controller {
   @ApiResponse({
     status: 401,
     ...oauthErrorResponse('Client authentication failed: unknown client, wrong or missing secret, or a client assertion that is not valid', ['invalid_client'], {
-      'WWW-Authenticate': { description: 'proxy mode: relayed when the upstream sent it', schema: { type: 'string' } },
+      'WWW-Authenticate': { description: '`Basic realm="oauth2", charset="UTF-8"` when the client tried HTTP Basic (RFC 6749 §5.2); in proxy mode, relayed when the upstream sent it', schema: { type: 'string' } },
     }),
   })
   // 400: invalid_grant (code, PKCE, or no usable third-party session, with `error_uri`), invalid_target (no service owns

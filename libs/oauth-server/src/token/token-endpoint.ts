@@ -33,6 +33,22 @@ export class TokenEndpoint {
       strategy.refusedBeforeHandling?.(form, error);
       throw error;
     }
-    return strategy.handle(form, context);
+    const authorization = context.authorization;
+    // Only a request that tried HTTP Basic needs the challenge: the others keep the promise as is.
+    if (authorization === undefined || !BASIC.test(authorization)) return strategy.handle(form, context);
+    return strategy.handle(form, context).catch((error: unknown) => {
+      throw withBasicChallenge(error);
+    });
   }
+}
+
+const BASIC = /^basic /i;
+
+/**
+ * RFC 6749 §5.2: when the client tried to authenticate with the Authorization header and
+ * failed, the answer is 401 with a `WWW-Authenticate` challenge of the scheme it used.
+ */
+function withBasicChallenge(error: unknown): unknown {
+  if (!(error instanceof OAuthError) || error.code !== 'invalid_client' || error.challenge !== undefined) return error;
+  return new OAuthError(error.code, error.description, error.errorUri, 'Basic realm="oauth2", charset="UTF-8"');
 }
