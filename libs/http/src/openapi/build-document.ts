@@ -21,6 +21,7 @@ export function buildOpenApiDocument(app: INestApplication, server: ServerKind, 
     .addSecurity('PrincipalHeader', { type: 'apiKey', in: 'header', name: principalHeader });
   if (server === 'enduser') {
     builder
+      .addSecurity('ClientSecretBasic', { type: 'http', scheme: 'basic', description: 'client_secret_basic (RFC 6749 §2.3.1): the form-encoded client id and secret' })
       .addSecurity('preAuth', { type: 'apiKey', in: 'header', name: principalHeader, description: 'the principal set by the SSO proxy, as PrincipalHeader' })
       .addSecurity('SessionAuth', { type: 'apiKey', in: 'cookie', name: 'session_token' })
       .addSecurity('BearerSubjectToken', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })

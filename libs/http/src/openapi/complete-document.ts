@@ -97,9 +97,17 @@ function pipelineCodes(server: ServerKind, { path, method, operation }: Operatio
   return codes;
 }
 
+/** The OAuth2 envelope has no `details`, and its endpoints are cross-origin by design. */
+const OAUTH_STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
+  400: 'The request is malformed or refused (RFC 6749 §5.2)',
+  403: 'Refused: the caller may not do this',
+  500: 'Internal error: `error_description` carries only a reference to the log',
+};
+
 function errorResponse(envelope: 'ApiError' | 'OAuthError', status: number, codes: readonly string[]): Json {
   const schema: Json = { allOf: [{ $ref: `#/components/schemas/${envelope}` }, { type: 'object', properties: { error: { enum: [...codes].sort() } } }] };
-  const response: Json = { description: STATUS_DESCRIPTIONS[status] ?? 'Error', content: { 'application/json': { schema } } };
+  const description = (envelope === 'OAuthError' ? OAUTH_STATUS_DESCRIPTIONS[status] : undefined) ?? STATUS_DESCRIPTIONS[status] ?? 'Error';
+  const response: Json = { description, content: { 'application/json': { schema } } };
   if (status === 429) response.headers = { 'Retry-After': { description: 'seconds until a retry can succeed', schema: { type: 'integer', minimum: 1 } } };
   return response;
 }
