@@ -42,7 +42,7 @@ const appZones = APPS.map((app) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'openapi/**', 'bench/**/*.js', 'bench/**/*.mjs', 'test/**/*.mjs', 'scripts/**/*.mjs', 'eslint.config.mjs'] },
+  { ignores: ['apps/console/**', 'dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'openapi/**', 'bench/**/*.js', 'bench/**/*.mjs', 'test/**/*.mjs', 'scripts/**/*.mjs', 'eslint.config.mjs'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

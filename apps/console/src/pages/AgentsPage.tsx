@@ -1,0 +1,95 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useRef, useState } from 'react';
+import { Link } from 'react-router';
+import { api, unwrap } from '../api/client';
+import type { components } from '../api/user-api';
+import { Logo } from '../components/AgentLogo';
+import { ErrorView, Loading } from '../components/ErrorView';
+import { formatDate } from '../format';
+
+type Delegation = components['schemas']['DelegationSummaryResponse'];
+
+/** `/agents`: the agents the person has delegated to, with revoke (issue 15 item 3). */
+export function AgentsPage() {
+  const agents = useQuery({ queryKey: ['delegations'], queryFn: () => unwrap(api.GET('/api/consent/agents')) });
+  return (
+    <>
+      <div className="page-header">
+        <div>
+          <h1>Agents</h1>
+          <p>Agents you have allowed to act for you, and until when.</p>
+        </div>
+      </div>
+      {agents.isPending ? <Loading label="Loading your agents…" /> : agents.isError ? <ErrorView error={agents.error} /> : <DelegationList items={agents.data.data} />}
+    </>
+  );
+}
+
+function DelegationList({ items }: { items: readonly Delegation[] }) {
+  if (items.length === 0)
+    return (
+      <div className="panel empty">
+        <p>You have not allowed any agent to act for you.</p>
+        <p>When an agent asks for access, you will decide here.</p>
+      </div>
+    );
+  return (
+    <ul className="list" aria-label="Agents with access">
+      {items.map((item) => (
+        <li key={item.agent_id} className="card">
+          <Logo url={item.logo_url} name={item.display_name} />
+          <div className="card-body">
+            <div className="card-title">
+              <Link to={`/agents/${item.agent_id}`}>{item.display_name}</Link>
+            </div>
+            <div className="meta">
+              <span>
+                {item.active_grant_count} service{item.active_grant_count === 1 ? '' : 's'}
+              </span>
+              <span>Expires: {item.expires_at === null ? 'no expiry' : formatDate(item.expires_at)}</span>
+              <span>Changed {formatDate(item.last_modified_at)}</span>
+            </div>
+          </div>
+          <RevokeButton agentId={item.agent_id} name={item.display_name} />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Revoke with a confirmation that says what stops working. */
+function RevokeButton({ agentId, name }: { agentId: string; name: string }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [failure, setFailure] = useState<unknown>(null);
+  const queries = useQueryClient();
+  const revoke = useMutation({
+    mutationFn: () => unwrap(api.DELETE('/api/consent/agents/{agentId}/grants', { params: { path: { agentId } } })),
+    onSuccess: async () => {
+      dialog.current?.close();
+      await queries.invalidateQueries({ queryKey: ['delegations'] });
+    },
+    onError: setFailure,
+  });
+  return (
+    <>
+      <button type="button" className="button danger" onClick={() => dialog.current?.showModal()}>
+        Revoke
+      </button>
+      <dialog ref={dialog} aria-labelledby={`revoke-${agentId}`}>
+        <h2 id={`revoke-${agentId}`}>Revoke access for {name}?</h2>
+        <p>
+          {name} will no longer be able to act for you: every service you granted it stops working for it at once. Your connected accounts stay connected.
+        </p>
+        {failure !== null ? <ErrorView error={failure} /> : null}
+        <div className="actions">
+          <button type="button" className="button" onClick={() => dialog.current?.close()}>
+            Cancel
+          </button>
+          <button type="button" className="button danger" disabled={revoke.isPending} onClick={() => revoke.mutate()}>
+            Revoke access
+          </button>
+        </div>
+      </dialog>
+    </>
+  );
+}

@@ -1,0 +1,4 @@
+/** Placeholder: being built (issue 15). */
+export function ApprovalDetailPage() {
+  return <h1>ApprovalDetailPage</h1>;
+}

@@ -1,0 +1,25 @@
+import { createBrowserRouter } from 'react-router';
+import { Layout } from './components/Layout';
+import { NotFound } from './components/ErrorView';
+import { AgentConsentPage } from './pages/AgentConsentPage';
+import { AgentsPage } from './pages/AgentsPage';
+import { ApprovalDetailPage } from './pages/ApprovalDetailPage';
+import { ApprovalsPage } from './pages/ApprovalsPage';
+import { ConnectionsPage } from './pages/ConnectionsPage';
+import { RememberedPage } from './pages/RememberedPage';
+
+/** The console's pages, at the paths API.md names (the server's history fallback serves exactly these). */
+export const router = createBrowserRouter([
+  {
+    element: <Layout />,
+    children: [
+      { path: '/agents', element: <AgentsPage /> },
+      { path: '/agents/:id', element: <AgentConsentPage /> },
+      { path: '/connections', element: <ConnectionsPage /> },
+      { path: '/approvals', element: <ApprovalsPage /> },
+      { path: '/approvals/remembered', element: <RememberedPage /> },
+      { path: '/approvals/:id', element: <ApprovalDetailPage /> },
+      { path: '*', element: <NotFound /> },
+    ],
+  },
+]);

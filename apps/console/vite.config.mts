@@ -1,0 +1,23 @@
+import { fileURLToPath } from 'node:url';
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+/**
+ * The consent console (issue 15): built by `npm run build` into dist/console, which the
+ * end-user server serves (or any static web server, README "Console"). No inline script
+ * and no eval in the output: the pages run under a strict Content-Security-Policy.
+ */
+export default defineConfig({
+  root: fileURLToPath(new URL('.', import.meta.url)),
+  base: '/',
+  plugins: [react()],
+  build: {
+    outDir: fileURLToPath(new URL('../../dist/console', import.meta.url)),
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    // The module preload polyfill is an inline script: modern browsers do not need it.
+    modulePreload: { polyfill: false },
+    sourcemap: false,
+    reportCompressedSize: false,
+  },
+});
