@@ -20,6 +20,9 @@ const DOCUMENTS: Readonly<Record<ServerKind, string>> = { enduser: 'openapi/user
  */
 const OUTSIDE_CONTRACT = [/^\/openapi\.json$/, /^\/docs(\/.*)?$/];
 
+/** The console's pages (API.md consent UI paths) and its hashed assets. */
+const CONSOLE = /^\/(?:agents|connections|approvals)(?:\/|$)|^\/assets\//;
+
 export class ContractViolation extends Error {
   override name = 'ContractViolation';
 }
@@ -56,6 +59,10 @@ class ServerContract {
     const { pathname, searchParams } = new URL(response.url);
     const method = response.method.toUpperCase();
     if (method === 'OPTIONS' || OUTSIDE_CONTRACT.some((pattern) => pattern.test(pathname))) return;
+    // The consent console's pages and assets (issue 15) are not API operations; a JSON answer there (404 when the
+    // console is not served) is still checked as an envelope below.
+    const json = response.contentType?.toLowerCase().startsWith('application/json') === true;
+    if ((method === 'GET' || method === 'HEAD') && CONSOLE.test(pathname) && !json) return;
     const where = `${method} ${pathname} → ${response.status}`;
     const operation = this.api.router.matchOperation({ method, path: pathname, query: Object.fromEntries(searchParams), headers: {} });
     if (operation === undefined) {
