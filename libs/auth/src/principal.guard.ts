@@ -16,13 +16,15 @@ import { TrustedSources } from './trusted-sources';
  * `@Public()` or `@ClientAuthenticated()`. The principal comes from the configured
  * header, believed only from a trusted TCP peer (SPEC.md Authentication 1), or, on the
  * end-user server, from the session cookie; when both are present and differ, the
- * header wins.
+ * header wins. With neither, `development.principal` (end-user server only) stands in.
  */
 @Injectable()
 export class PrincipalGuard implements CanActivate {
   private readonly headerName: string;
   private readonly trusted: TrustedSources;
   private readonly crossSite: CrossSiteRequestPolicy;
+  /** `development.principal` on the end-user server (loopback only, checked at load); never on the admin server. */
+  private readonly developmentPrincipal: string | undefined;
 
   constructor(
     private readonly reflector: Reflector,
@@ -35,6 +37,7 @@ export class PrincipalGuard implements CanActivate {
     this.headerName = preauth.principal_header_name.toLowerCase();
     this.trusted = new TrustedSources(preauth.trusted_sources);
     this.crossSite = CrossSiteRequestPolicy.forServer(config, kind);
+    this.developmentPrincipal = kind === 'enduser' ? config.development.principal : undefined;
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -67,6 +70,9 @@ export class PrincipalGuard implements CanActivate {
       this.crossSite.assertAllowed(request.method, request.headers, true);
       return { id: session.principal, source: 'session_cookie' };
     }
+    // Issue 15 item 5: no SSO proxy in development. Acts as if the proxy had sent the configured name; the global
+    // cross-site middleware has already refused unsafe requests from foreign pages.
+    if (this.developmentPrincipal !== undefined) return { id: this.developmentPrincipal, source: 'header' };
     throw new ApiError('unauthorized', 'authentication required');
   }
 

@@ -1,4 +1,4 @@
-import { isHttpUrl } from '@broker/domain';
+import { isHttpUrl, normalisePrincipal } from '@broker/domain';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration';
@@ -111,6 +111,8 @@ export const configSchema = z
             session: z.strictObject({ ttl: duration('12h') }).prefault({}),
             // The rendered API reference at /docs: for development on the public server (README "API documents").
             api_docs: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
+            // The built consent console (issue 15), served at the consent UI paths when consent_ui_url is public_url.
+            console: z.strictObject({ static_dir: z.string().min(1).default('dist/console') }).prefault({}),
           })
           .prefault({}),
         admin: z
@@ -254,7 +256,16 @@ export const configSchema = z
       })
       .prefault({}),
     development: z
-      .strictObject({ keys_file: z.string().min(1).default('./data/development-keys.json') })
+      .strictObject({
+        keys_file: z.string().min(1).default('./data/development-keys.json'),
+        // Issue 15 item 5: the person a request to the end-user server acts as when it carries no principal header and
+        // no session cookie (no SSO proxy in development). Refused unless server.enduser.bind is loopback.
+        principal: z
+          .string({ error: 'must be a principal name such as alice@example.com' })
+          .refine((value) => normalisePrincipal(value).ok, { message: 'must be a principal name of 1-200 characters without control characters' })
+          .transform((value) => value.trim())
+          .optional(),
+      })
       .prefault({}),
   })
   .prefault({});

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
@@ -172,6 +173,7 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[]): BrokerConfig {
   }
 
   checkImpersonation(parsed.oauth2_authorization_server.impersonation, parsed.oauth2_authorization_server.mode);
+  checkDevelopmentPrincipal(parsed, warnings);
 
   let encryptionKeys = decodeKeys(parsed.encryption.keys, 'encryption.keys');
   let currentKeyId = parsed.encryption.current_key_id;
@@ -214,6 +216,34 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[]): BrokerConfig {
     encryption: { keys: encryptionKeys, current_key_id: currentKeyId },
     third_party_oauth2: { ...parsed.third_party_oauth2, jwe_keys: jweKeys },
   };
+}
+
+/** Loopback listeners only: a name, `localhost`, 127.0.0.0/8 or ::1 (an IPv4-mapped loopback too). */
+function isLoopbackBind(bind: string): boolean {
+  const host = bind.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (host === 'localhost' || host === '::1' || host === '0:0:0:0:0:0:0:1') return true;
+  const v4 = host.startsWith('::ffff:') ? host.slice(7) : host;
+  return isIP(v4) === 4 && v4.startsWith('127.');
+}
+
+/**
+ * Issue 15 item 5: `development.principal` lets anyone who reaches the end-user server act as that person, so it is
+ * refused unless the server listens on loopback only, and announced loudly on every start.
+ */
+function checkDevelopmentPrincipal(parsed: ParsedConfig, warnings: string[]): void {
+  const principal = parsed.development.principal;
+  if (principal === undefined) return;
+  const bind = parsed.server.enduser.bind;
+  if (!isLoopbackBind(bind)) {
+    throw new ConfigError(
+      'development.principal',
+      `is only allowed when server.enduser.bind is a loopback address (got ${JSON.stringify(bind)}): remove development.principal or bind to 127.0.0.1`,
+    );
+  }
+  warnings.push(
+    `!!! DEVELOPMENT PRINCIPAL IN USE: every request to the end-user server without a principal header or session cookie acts as ${JSON.stringify(principal)} (development.principal). ` +
+      'Never set it where an SSO proxy should authenticate people. !!!',
+  );
 }
 
 function deepFreeze<T>(value: T): T {

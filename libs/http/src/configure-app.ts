@@ -5,6 +5,7 @@ import type { Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { tokenBodyMiddleware } from './body/form-body.middleware';
 import { jsonBodyMiddleware } from './body/json-body.middleware';
+import { consoleMiddleware } from './console/console.middleware';
 import { corsMiddleware } from './cors.middleware';
 import { crossSiteMiddleware } from './cross-site.middleware';
 import { ErrorEnvelopeFilter, isOAuthPath } from './errors/error-envelope.filter';
@@ -24,7 +25,7 @@ import { BrokerValidationPipe } from './validation/broker-validation.pipe';
  * The whole HTTP wiring of one server, shared by `main.ts` and the tests so tests
  * exercise the real thing. Order matters: the trace id comes first (every response,
  * even a 503 or a preflight, carries `traceresponse`), then the request's log line (so
- * refusals are logged too), the shutdown gate, CORS (end-user `/api/*` only), the
+ * refusals are logged too), the shutdown gate, the consent console's pages (end-user server), CORS (end-user `/api/*` only), the
  * cross-site request refusal, body parsing, the request's database statement counter,
  * and finally Nest's guards, pipes and filters.
  * The application's hot routes (`HOT_ROUTES`) answer before all of it, calling the same
@@ -48,6 +49,9 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   // One log line for every request the trace started, as on the hot routes: refusals below are logged too.
   app.use(requestLoggingMiddleware(logger));
   app.use(shutdownGate(lifecycle));
+  // Issue 15: the built console's pages and assets (GET/HEAD of its own paths only), before the API's body parsing.
+  const consolePages = server === 'enduser' ? consoleMiddleware(config, logger) : undefined;
+  if (consolePages !== undefined) app.use(consolePages);
   if (server === 'enduser') app.use('/api', corsMiddleware(config.server.enduser.cors.allowed_origins));
   // CSRF: an unsafe request from a foreign page is refused before anything parses or changes; the OAuth2 endpoints are cross-origin by design.
   app.use(crossSiteMiddleware(CrossSiteRequestPolicy.forServer(config, server), (request) => isOAuthPath(request.path)));
