@@ -4,8 +4,10 @@ export interface TestEnvironment {
   readonly databaseUrl: string | undefined;
   /** `CI=true`: a missing PostgreSQL is then a failure, not a skip. */
   readonly ci: boolean;
+  /** `CHROMIUM_PATH`: the Chromium the console's browser tests drive (default Debian's /usr/bin/chromium). */
+  readonly chromiumPath: string;
 }
 
 export function readTestEnvironment(env: NodeJS.ProcessEnv = process.env): TestEnvironment {
-  return { databaseUrl: env.TEST_DATABASE_URL || undefined, ci: env.CI === 'true' };
+  return { databaseUrl: env.TEST_DATABASE_URL || undefined, ci: env.CI === 'true', chromiumPath: env.CHROMIUM_PATH || '/usr/bin/chromium' };
 }
