@@ -1,4 +1,84 @@
-/** Placeholder: being built (issue 15). */
+import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { ArgumentsView, RiskBadge, agentName, type Approval } from '../approvals/values';
+import { ErrorView, Loading } from '../components/ErrorView';
+import { formatDate } from '../format';
+
+/** How often the pending list asks again, so a new request shows up by itself (issue 15 item 3). */
+const POLL_MS = 3_000;
+
+/** `/approvals`: the person's pending tool approvals, newest first, refreshing by itself. */
 export function ApprovalsPage() {
-  return <h1>ApprovalsPage</h1>;
+  const pending = useQuery({
+    queryKey: ['approvals', 'pending'],
+    queryFn: () => unwrap(api.GET('/api/approvals/pending')),
+    refetchInterval: POLL_MS,
+    staleTime: 0,
+  });
+  return (
+    <>
+      <div className="page-header">
+        <div>
+          <h1>Approvals</h1>
+          <p>Tool calls your agents want to make and are waiting for your decision.</p>
+        </div>
+        <Link className="button" to="/approvals/remembered">
+          Remembered decisions
+        </Link>
+      </div>
+      {pending.isPending ? (
+        <Loading label="Loading pending approvals…" />
+      ) : pending.isError ? (
+        <ErrorView error={pending.error} />
+      ) : (
+        // The API lists oldest first; the person sees the newest first.
+        <PendingList items={[...pending.data.data].reverse()} />
+      )}
+    </>
+  );
+}
+
+function PendingList({ items }: { items: readonly Approval[] }) {
+  return (
+    <>
+      <p className="sr-only" role="status">
+        {items.length === 0 ? 'No pending approvals.' : `${items.length} pending approval${items.length === 1 ? '' : 's'}.`}
+      </p>
+      {items.length === 0 ? (
+        <div className="panel empty">
+          <p>Nothing is waiting for you.</p>
+          <p>When an agent asks to run a tool that needs your approval, it appears here.</p>
+        </div>
+      ) : (
+        <ul className="list" aria-label="Pending approvals">
+          {items.map((item) => (
+            <li key={item.id} className="card approval-card">
+              <div className="card-body">
+                <div className="approval-heading">
+                  <span className="card-title">
+                    <Link to={`/approvals/${item.id}`} className="mono">
+                      {item.tool_name}
+                    </Link>
+                  </span>
+                  <RiskBadge level={item.risk_level} />
+                </div>
+                <div className="meta">
+                  <span>Agent: {agentName(item)}</span>
+                  <span>Asked {formatDate(item.created_at)}</span>
+                  {item.expires_at !== null ? <span>Expires {formatDate(item.expires_at)}</span> : null}
+                </div>
+                <ArgumentsView args={item.arguments} />
+              </div>
+              <div className="actions">
+                <Link className="button primary" to={`/approvals/${item.id}`} aria-label={`Review ${item.tool_name} from ${agentName(item)}`}>
+                  Review
+                </Link>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
 }

@@ -1,4 +1,240 @@
-/** Placeholder: being built (issue 15). */
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef, useState } from 'react';
+import { useSearchParams } from 'react-router';
+import { ApiFailure, api, unwrap } from '../api/client';
+import type { components } from '../api/user-api';
+import { Logo } from '../components/AgentLogo';
+import { ErrorView, Loading } from '../components/ErrorView';
+import { CALLBACK_PARAMS, connectUrl, explainCallbackError, readCallback, type CallbackResult } from '../connections/callback';
+import { formatDate } from '../format';
+
+type Item = components['schemas']['SessionListItem'];
+type Session = components['schemas']['SessionView'];
+type AgentRef = components['schemas']['AgentRef'];
+
+const SESSIONS = ['third-party-sessions'] as const;
+
+/** `/connections`: every configured service, its connection, Connect / Refresh / Disconnect (issue 15 item 3). */
 export function ConnectionsPage() {
-  return <h1>ConnectionsPage</h1>;
+  const [params, setParams] = useSearchParams();
+  // Read once: the address bar loses these parameters right after (below), the message stays.
+  const [callback] = useState<CallbackResult | null>(() => readCallback(params));
+  const [notice, setNotice] = useState<string | null>(null);
+  const sessions = useQuery({ queryKey: SESSIONS, queryFn: () => unwrap(api.GET('/api/third-party/sessions')) });
+
+  useEffect(() => {
+    if (!CALLBACK_PARAMS.some((name) => params.has(name))) return;
+    const rest = new URLSearchParams(params);
+    for (const name of CALLBACK_PARAMS) rest.delete(name);
+    // React Router's replace is history.replaceState: the callback's parameters leave the address bar and history.
+    setParams(rest, { replace: true });
+  }, [params, setParams]);
+
+  const items = sessions.data?.data;
+  return (
+    <>
+      <div className="page-header">
+        <div>
+          <h1>Connections</h1>
+          <p>Your accounts with other services. Agents you allow act on them with your connection.</p>
+        </div>
+      </div>
+      {callback !== null ? <CallbackNotice result={callback} items={items} /> : null}
+      {notice !== null ? (
+        <div className="notice success" role="status">
+          {notice}
+        </div>
+      ) : null}
+      {sessions.isPending ? (
+        <Loading label="Loading your connections…" />
+      ) : sessions.isError ? (
+        <ErrorView error={sessions.error} />
+      ) : sessions.data.data.length === 0 ? (
+        <div className="panel empty">
+          <p>No services are configured yet.</p>
+          <p>Your administrator adds the services you can connect.</p>
+        </div>
+      ) : (
+        <ul className="list" aria-label="Services">
+          {sessions.data.data.map((item) => (
+            <ServiceCard key={item.service.id} item={item} onNotice={setNotice} />
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+function CallbackNotice({ result, items }: { result: CallbackResult; items: readonly Item[] | undefined }) {
+  if (result.kind === 'success') {
+    const name = items?.find((item) => item.service.id === result.serviceId)?.service.display_name;
+    return (
+      <div className="notice success" role="status">
+        {name !== undefined ? `${name} is connected.` : 'The service is connected.'}
+      </div>
+    );
+  }
+  return (
+    <div className="notice danger" role="alert">
+      <strong>Connecting failed.</strong> {explainCallbackError(result.code)}
+      {result.description !== null ? (
+        <>
+          {' '}
+          The provider said: “{result.description}”
+        </>
+      ) : null}{' '}
+      <span className="muted-inline">(code: {result.code})</span>
+    </div>
+  );
+}
+
+/** The connection's state as one badge. */
+function StateBadge({ session }: { session: Session | null }) {
+  if (session === null) return <span className="badge">Not connected</span>;
+  if (session.needs_reauthentication) return <span className="badge danger">Needs re-authentication</span>;
+  if (session.is_expired) return <span className="badge warning">Access token expired</span>;
+  return <span className="badge success">Connected</span>;
+}
+
+function ServiceCard({ item, onNotice }: { item: Item; onNotice: (text: string) => void }) {
+  const { service, session } = item;
+  const queries = useQueryClient();
+  const [refreshed, setRefreshed] = useState<string | null>(null);
+  const refresh = useMutation({
+    mutationFn: () => unwrap(api.POST('/api/third-party/{serviceId}/session/refresh', { params: { path: { serviceId: service.id } } })),
+    onMutate: () => setRefreshed(null),
+    onSuccess: async ({ data }) => {
+      setRefreshed(data.access_token_expires_at === null ? 'Refreshed. The provider gave the new access token no expiry.' : `Refreshed. The access token now expires ${formatDate(data.access_token_expires_at)}.`);
+      await queries.invalidateQueries({ queryKey: SESSIONS });
+    },
+  });
+  const reconnect = session === null || session.needs_reauthentication;
+  return (
+    <li className="card connection-card">
+      <Logo url={service.logo_url} name={service.display_name} />
+      <div className="card-body">
+        <div className="approval-heading">
+          <span className="card-title">{service.display_name}</span>
+          <StateBadge session={session} />
+        </div>
+        {session === null ? (
+          <div className="meta">
+            <span>Not connected yet.</span>
+          </div>
+        ) : (
+          <div className="meta">
+            <span>Connected since {formatDate(session.initiated_at)}</span>
+            <span>Access token {session.access_token_expires_at === null ? 'has no expiry' : `${session.is_expired ? 'expired' : 'expires'} ${formatDate(session.access_token_expires_at)}`}</span>
+            <span>
+              {session.dependent_agent_count} agent{session.dependent_agent_count === 1 ? '' : 's'} depend{session.dependent_agent_count === 1 ? 's' : ''} on it
+            </span>
+          </div>
+        )}
+        {session !== null && session.needs_reauthentication ? <p className="card-note">The provider no longer accepts this connection. Reconnect to keep your agents working.</p> : null}
+        {refresh.isError ? <RefreshFailure error={refresh.error} /> : null}
+        {refreshed !== null ? (
+          <p className="card-note success-text" role="status">
+            {refreshed}
+          </p>
+        ) : null}
+      </div>
+      <div className="actions">
+        {session !== null ? (
+          <button type="button" className="button" disabled={refresh.isPending} aria-label={`Refresh ${service.display_name}`} onClick={() => refresh.mutate()}>
+            {refresh.isPending ? 'Refreshing…' : 'Refresh'}
+          </button>
+        ) : null}
+        {session !== null ? <DisconnectButton service={service} onDisconnected={onNotice} /> : null}
+        {/* A full navigation: the broker redirects to the provider, which comes back to this page. */}
+        <a className={`button${reconnect ? ' primary' : ''}`} href={connectUrl(service.id)} aria-label={`${session === null ? 'Connect' : 'Reconnect'} ${service.display_name}`}>
+          {session === null ? 'Connect' : 'Reconnect'}
+        </a>
+      </div>
+    </li>
+  );
+}
+
+/** 409 and 502 of the forced refresh, in words. */
+function RefreshFailure({ error }: { error: unknown }) {
+  let text: string;
+  if (error instanceof ApiFailure && error.status === 409) text = 'This connection cannot be refreshed: there is no usable refresh token. Reconnect the service.';
+  else if (error instanceof ApiFailure && error.status === 502) text = 'The provider refused the refresh or could not be reached. Try again later, or reconnect the service.';
+  else if (error instanceof ApiFailure && error.status === 404) text = 'This service is no longer connected.';
+  else if (error instanceof ApiFailure && error.status === 401) text = 'Your sign-in expired: reload the page.';
+  else if (error instanceof ApiFailure) text = `Refreshing failed: ${error.message}`;
+  else text = 'The broker cannot be reached. Check your connection and try again.';
+  return (
+    <p className="card-note danger-text" role="alert">
+      {text}
+    </p>
+  );
+}
+
+/** Disconnect after a dialog that lists the agents that lose access. */
+function DisconnectButton({ service, onDisconnected }: { service: Item['service']; onDisconnected: (text: string) => void }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [open, setOpen] = useState(false);
+  const queries = useQueryClient();
+  const affected = useQuery({
+    queryKey: ['third-party-affected', service.id],
+    queryFn: () => unwrap(api.GET('/api/third-party/{serviceId}/session/affected-agents', { params: { path: { serviceId: service.id } } })),
+    enabled: open,
+    staleTime: 0,
+  });
+  const disconnect = useMutation({
+    mutationFn: () => unwrap(api.DELETE('/api/third-party/{serviceId}/session', { params: { path: { serviceId: service.id } } })),
+    onSuccess: async ({ data }) => {
+      dialog.current?.close();
+      const count = data.affected_agents.length;
+      onDisconnected(`${service.display_name} is disconnected.${count === 0 ? '' : ` ${count} agent${count === 1 ? '' : 's'} lost access to it.`}`);
+      await Promise.all([queries.invalidateQueries({ queryKey: SESSIONS }), queries.invalidateQueries({ queryKey: ['delegations'] })]);
+    },
+  });
+  const show = () => {
+    disconnect.reset();
+    setOpen(true);
+    dialog.current?.showModal();
+  };
+  const heading = `disconnect-${service.id}`;
+  const agents: readonly AgentRef[] | undefined = affected.data?.data.affected_agents;
+  return (
+    <>
+      <button type="button" className="button danger" aria-label={`Disconnect ${service.display_name}`} onClick={show}>
+        Disconnect
+      </button>
+      <dialog ref={dialog} aria-labelledby={heading} onClose={() => setOpen(false)}>
+        <h2 id={heading}>Disconnect {service.display_name}?</h2>
+        <p>The broker deletes the tokens it holds for you. The provider may still list the connection until you remove it there.</p>
+        {affected.isPending ? (
+          <Loading label="Finding the agents that depend on it…" />
+        ) : affected.isError ? (
+          <ErrorView error={affected.error} />
+        ) : agents !== undefined && agents.length > 0 ? (
+          <>
+            <p>
+              <strong>
+                {agents.length} agent{agents.length === 1 ? '' : 's'} will lose access to {service.display_name}:
+              </strong>
+            </p>
+            <ul className="affected-agents">
+              {agents.map((agent) => (
+                <li key={agent.agent_id}>{agent.display_name}</li>
+              ))}
+            </ul>
+          </>
+        ) : (
+          <p>No agent depends on this connection.</p>
+        )}
+        {disconnect.isError ? <ErrorView error={disconnect.error} /> : null}
+        <div className="actions">
+          <button type="button" className="button" onClick={() => dialog.current?.close()}>
+            Cancel
+          </button>
+          <button type="button" className="button danger" disabled={disconnect.isPending || affected.isPending} onClick={() => disconnect.mutate()}>
+            Disconnect
+          </button>
+        </div>
+      </dialog>
+    </>
+  );
 }
