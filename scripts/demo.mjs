@@ -1,0 +1,360 @@
+#!/usr/bin/env node
+// `npm run demo` (issue 15 item 6): the broker on a throwaway embedded database, a sample third-party provider
+// (panva's oidc-provider) and a demo agent + gateway, registered through the admin API, then the steps to follow.
+//
+//   node scripts/demo.mjs [--enduser-port 8000] [--admin-port 14000] [--provider-port 9100] [--agent-port 9999]
+//
+// Runs the built broker (dist/), so `npm run demo` builds first. Ctrl-C stops everything and deletes the data.
+// Nothing here is production code: the provider, the gateway's signing key and the broker's keys are made up per run.
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
+import { stringify } from 'yaml';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const ENTRY = join(ROOT, 'dist/apps/broker/src/main.js');
+const PRINCIPAL = 'demo@example.com';
+const ADMIN_PRINCIPAL = 'demo-admin@example.com';
+const GATEWAY_SUB = 'demo-gateway';
+const RESOURCE = 'https://api.demo-drive.example/v1';
+const SCOPES = [
+  { scope: 'files.read', description: 'See your files and folders' },
+  { scope: 'files.write', description: 'Create and change your files' },
+];
+
+const { values: args } = parseArgs({
+  options: {
+    'enduser-port': { type: 'string', default: '8000' },
+    'admin-port': { type: 'string', default: '14000' },
+    'provider-port': { type: 'string', default: '9100' },
+    'agent-port': { type: 'string', default: '9999' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (args.help) {
+  console.log('usage: node scripts/demo.mjs [--enduser-port 8000] [--admin-port 14000] [--provider-port 9100] [--agent-port 9999]');
+  process.exit(0);
+}
+const port = (name) => {
+  const value = Number(args[name]);
+  if (!Number.isInteger(value) || value < 1 || value > 65535) fail(`--${name} must be a port number (got "${args[name]}")`);
+  return value;
+};
+const ports = { enduser: port('enduser-port'), admin: port('admin-port'), provider: port('provider-port'), agent: port('agent-port') };
+const BROKER = `http://localhost:${ports.enduser}`;
+const ADMIN = `http://localhost:${ports.admin}`;
+const PROVIDER = `http://127.0.0.1:${ports.provider}`;
+const AGENT = `http://localhost:${ports.agent}`;
+const CALLBACK = `${AGENT}/callback`;
+
+function fail(message) {
+  console.error(`demo: ${message}`);
+  process.exit(1);
+}
+
+if (!existsSync(ENTRY)) fail('the broker is not built: run `npm run demo` (it builds first) or `npm run build`');
+
+// --- State torn down on exit -------------------------------------------------------------------------------------
+const dataDir = mkdtempSync(join(tmpdir(), 'broker-demo-'));
+const servers = [];
+let broker;
+let brokerExit;
+let stopping = false;
+
+async function stop(code) {
+  if (stopping) return;
+  stopping = true;
+  if (broker !== undefined && broker.exitCode === null && broker.signalCode === null) {
+    broker.kill('SIGINT');
+    const exited = await Promise.race([brokerExit, new Promise((r) => setTimeout(() => r(undefined), 15_000))]);
+    if (exited === undefined) broker.kill('SIGKILL');
+    else if (exited.code !== 0 && code === 0) code = exited.code ?? 1;
+  }
+  await Promise.all(servers.map((server) => new Promise((r) => { server.closeAllConnections?.(); server.close(() => r()); })));
+  rmSync(dataDir, { recursive: true, force: true });
+  if (code === 0) console.log('\ndemo stopped; its data was deleted.');
+  process.exit(code);
+}
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => void stop(0));
+process.on('exit', () => {
+  // A crash of this script never leaves the broker running.
+  if (broker !== undefined && broker.exitCode === null) broker.kill('SIGKILL');
+});
+
+async function main() {
+  // --- The gateway (trust anchor for token exchange) and the agent's redirect page -------------------------------
+  const gatewayKey = await generateKeyPair('ES256');
+  const gatewayJwk = { ...(await exportJWK(gatewayKey.publicKey)), kid: 'demo-gateway-1', alg: 'ES256', use: 'sig' };
+  const gatewayIssuer = `${AGENT}/gateway`;
+  const sign = (claims) =>
+    new SignJWT({ jti: randomUUID(), ...claims })
+      .setProtectedHeader({ alg: 'ES256', kid: gatewayJwk.kid })
+      .setIssuer(gatewayIssuer)
+      .setAudience(BROKER)
+      .setIssuedAt()
+      .setExpirationTime('10m')
+      .sign(gatewayKey.privateKey);
+
+  // --- The broker: both servers, local mode, PGlite in the throwaway directory -----------------------------------
+  const configFile = join(dataDir, 'config.yaml');
+  writeFileSync(
+    configFile,
+    stringify({
+      server: {
+        enduser: { port: ports.enduser, public_url: BROKER },
+        admin: { port: ports.admin, public_url: ADMIN },
+        shutdown: { timeout: '5s' },
+      },
+      storage: { backend: 'pglite', pglite: { data_dir: join(dataDir, 'pglite') } },
+      // Keys made up for this run (the data is deleted on exit), so no development-keys file is written.
+      encryption: { keys: [{ id: 'demo-kek', key: randomBytes(32).toString('base64') }], current_key_id: 'demo-kek' },
+      third_party_oauth2: { jwe_keys: [{ id: 'demo-jwe', key: randomBytes(32).toString('base64') }] },
+      oauth2_authorization_server: { mode: 'local' },
+      token_exchange: {
+        client_assertion: { issuer_uri: gatewayIssuer, jwks_uri: `${gatewayIssuer}/jwks.json` },
+        // README "Security": with default audiences, tell the gateway's assertion from a user token by its subject.
+        authorization: { cel: { expression: `client_assertion.sub == "${GATEWAY_SUB}"` } },
+      },
+      // No SSO proxy here: every browser request and curl acts as this person (loopback only, warned in the log).
+      development: { principal: PRINCIPAL, keys_file: join(dataDir, 'development-keys.json') },
+    }),
+    { mode: 0o600 },
+  );
+  const logFile = join(dataDir, 'broker.log');
+  const log = createWriteStream(logFile);
+  // Its own process group: a terminal's Ctrl-C reaches this script, which stops the broker once, in order.
+  broker = spawn(process.execPath, [ENTRY, '--config', configFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  brokerExit = new Promise((r) => broker.once('exit', (code, signal) => r({ code, signal })));
+  const listening = new Set();
+  let ready;
+  const readyPromise = new Promise((r) => (ready = r));
+  let pending = '';
+  broker.stdout.setEncoding('utf8').on('data', (chunk) => {
+    log.write(chunk);
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      try {
+        const record = JSON.parse(line);
+        if (typeof record.msg === 'string' && record.msg.endsWith('server listening')) listening.add(record.server);
+        if (listening.has('enduser') && listening.has('admin')) ready();
+      } catch {
+        // not a log record
+      }
+    }
+  });
+  const stderr = [];
+  broker.stderr.setEncoding('utf8').on('data', (chunk) => {
+    log.write(chunk);
+    stderr.push(chunk);
+  });
+  void brokerExit.then(({ code, signal }) => {
+    if (stopping) return;
+    console.error(`demo: the broker stopped (${signal ?? `exit code ${code}`}): ${stderr.join('').trim() || `see ${logFile}`}`);
+    void stop(1);
+  });
+  await Promise.race([readyPromise, new Promise((_, reject) => setTimeout(() => reject(new Error(`the broker did not start within 60 s (log: ${logFile})`)), 60_000))]);
+
+  // --- Registration through the admin API -----------------------------------------------------------------------
+  const admin = async (method, path, body) => {
+    // The admin server believes the principal header from loopback (trusted_sources), as the SSO proxy sends it.
+    const response = await fetch(`${ADMIN}${path}`, { method, headers: { 'content-type': 'application/json', 'x-remote-user': ADMIN_PRINCIPAL }, body: JSON.stringify(body) });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`admin API ${method} ${path}: ${response.status} ${text}`);
+    return JSON.parse(text);
+  };
+  const providerClient = { id: 'agent-identity-broker', secret: randomBytes(24).toString('base64url') };
+  const service = await admin('POST', '/api/services', {
+    display_name: 'Demo Drive',
+    description: 'A sample file storage service (oidc-provider on your machine) for the demo.',
+    client_id: providerClient.id,
+    client_secret: providerClient.secret,
+    token_endpoint_auth_method: 'client_secret_basic',
+    issuer_uri: PROVIDER,
+    // Given, not discovered: issuer discovery refuses loopback addresses unless allowed.
+    authorization_endpoint: `${PROVIDER}/auth`,
+    token_endpoint: `${PROVIDER}/token`,
+    scopes: SCOPES,
+    protected_resources: [RESOURCE],
+  });
+  const set = await admin('POST', '/api/permission-sets', {
+    name: 'Read Demo Drive',
+    description: 'Look up and read your files in Demo Drive.',
+    service_scopes: [{ service_id: service.id, scopes: ['files.read'], requirement_type: 'mandatory' }],
+  });
+  const agent = await admin('POST', '/api/agents', {
+    display_name: 'Demo Assistant',
+    description: 'A sample agent that reads your Demo Drive files when you ask it to.',
+    canonical_id: 'demo-assistant',
+    redirect_uris: [CALLBACK],
+    permission_sets: [{ permission_set_id: set.id, requirement_type: 'mandatory' }],
+  });
+
+  // --- The sample third-party provider, now that the broker's callback URL (it names the service) is known --------
+  // Its quick-start warnings (in-memory adapter, dev keys and login pages) are what a demo wants: kept off the screen.
+  const warn = console.warn;
+  console.warn = (...parts) => (String(parts[0]).includes('oidc-provider WARNING') ? undefined : warn(...parts));
+  const { default: Provider } = await import('oidc-provider');
+  const provider = new Provider(PROVIDER, {
+    clients: [
+      {
+        client_id: providerClient.id,
+        client_secret: providerClient.secret,
+        redirect_uris: [`${BROKER}/api/third-party/${service.id}/oauth2/callback`],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
+    scopes: ['openid', 'offline_access', ...SCOPES.map((s) => s.scope)],
+    pkce: { required: () => true },
+    issueRefreshToken: () => true,
+    rotateRefreshToken: true,
+    cookies: { keys: [randomBytes(32).toString('base64url')] },
+    ttl: { AccessToken: 3600, RefreshToken: 86_400, Grant: 86_400, Session: 3600, Interaction: 600 },
+    findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
+  });
+  const providerServer = createServer(provider.callback());
+  await listen(providerServer, ports.provider, 'the sample provider', '--provider-port');
+
+  // --- The agent's client side: PKCE, the authorize URL, and the page its redirect URI shows ---------------------
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const state = randomBytes(12).toString('base64url');
+  const authorize = new URL(`${BROKER}/oauth2/authorize`);
+  for (const [k, v] of Object.entries({ response_type: 'code', client_id: agent.id, redirect_uri: CALLBACK, scope: 'files.read', state, code_challenge: challenge, code_challenge_method: 'S256' })) {
+    authorize.searchParams.set(k, v);
+  }
+  const exchangeCurl = [
+    `curl -s ${BROKER}/oauth2/token \\`,
+    `  -d grant_type=urn:ietf:params:oauth:grant-type:token-exchange \\`,
+    `  -d subject_token_type=urn:ietf:params:oauth:token-type:access_token \\`,
+    `  -d "subject_token=$(curl -s ${gatewayIssuer}/subject-token)" \\`,
+    `  -d client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer \\`,
+    `  -d "client_assertion=$(curl -s ${gatewayIssuer}/client-assertion)" \\`,
+    `  --data-urlencode resource=${RESOURCE}`,
+  ].join('\n');
+  const redeemCurl = (code) =>
+    [
+      `curl -s ${BROKER}/oauth2/token \\`,
+      `  -d grant_type=authorization_code -d client_id=${agent.id} \\`,
+      `  -d code=${code} -d code_verifier=${verifier} \\`,
+      `  --data-urlencode redirect_uri=${CALLBACK}`,
+    ].join('\n');
+
+  const agentServer = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', AGENT);
+    const text = (status, body) => {
+      response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+      response.end(body);
+    };
+    void (async () => {
+      switch (url.pathname) {
+        case '/gateway/jwks.json':
+          response.writeHead(200, { 'content-type': 'application/json' });
+          return response.end(JSON.stringify({ keys: [gatewayJwk] }));
+        case '/gateway/client-assertion':
+          return text(200, await sign({ sub: GATEWAY_SUB }));
+        case '/gateway/subject-token':
+          // The gateway vouches for the person behind the agent's request: who (sub) through which agent (azp).
+          return text(200, await sign({ sub: PRINCIPAL, azp: agent.id }));
+        case '/callback':
+          return page(response, callbackPage(url.searchParams, state, redeemCurl, exchangeCurl));
+        case '/':
+          return page(response, `<h1>Demo Assistant</h1><p><a href="${escape(authorize.toString())}">Ask the broker for access</a></p>`);
+        default:
+          return text(404, 'not found');
+      }
+    })().catch((error) => text(500, String(error)));
+  });
+  await listen(agentServer, ports.agent, 'the demo agent', '--agent-port');
+
+  console.log(`
+Agent Identity Broker demo: running. Ctrl-C stops everything (the data lives in ${dataDir} and is deleted).
+
+  Signed in as        ${PRINCIPAL} (development.principal: there is no SSO proxy)
+  Consent console     ${BROKER}/agents
+  Admin API           ${ADMIN}/api/agents (agent ${agent.id}, service ${service.id}, permission set ${set.id})
+  Demo Drive          ${PROVIDER} (sample provider: sign in with any name and password)
+  Demo agent          ${AGENT} (redirect URI ${CALLBACK})
+  Broker log          ${logFile}
+
+1. Consent. Open this URL in your browser, the Demo Assistant's authorization request
+   (it redirects to the consent page):
+
+   ${authorize.toString()}
+
+   Or play the agent with curl and open the consent URL it is sent to:
+
+   curl -s -o /dev/null -w '%{redirect_url}\\n' '${authorize.toString()}'
+
+2. Connect. On the consent page, press Connect for Demo Drive, sign in at the sample provider
+   with any name and password, press Continue; you are back on the consent page.
+   Then Allow: the browser lands on ${CALLBACK}, which shows the code and how to redeem it.
+
+3. Exchange. Play the gateway: trade the person's token for their Demo Drive token
+
+${exchangeCurl}
+
+   Before step 2 this answers 403 access_denied (no grant) or 400 invalid_grant (not connected);
+   afterwards, 200 with Demo Drive's access_token. See and revoke everything at ${BROKER}/agents.
+`);
+}
+
+/** Listens on 127.0.0.1, failing with the option to change when the port is taken. */
+function listen(server, portNumber, what, option) {
+  servers.push(server);
+  return new Promise((resolveListen, reject) => {
+    server.once('error', (error) =>
+      reject(error.code === 'EADDRINUSE' ? new Error(`cannot start ${what}: port ${portNumber} is in use (stop the other process or pass ${option})`) : error),
+    );
+    server.listen(portNumber, '127.0.0.1', () => resolveListen());
+  });
+}
+
+function escape(value) {
+  return String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+}
+
+function page(response, body) {
+  response.writeHead(200, {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+    'referrer-policy': 'no-referrer',
+  });
+  response.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Demo Assistant</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem}pre{background:#f3f4f6;padding:1rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}@media (prefers-color-scheme:dark){body{background:#111827;color:#e5e7eb}pre{background:#1f2937}a{color:#93c5fd}}</style>
+</head><body>${body}</body></html>`);
+}
+
+/** The agent's redirect URI: the code (or the error) the broker sent, as text, with the next commands. */
+function callbackPage(params, expectedState, redeemCurl, exchangeCurl) {
+  const code = params.get('code');
+  const error = params.get('error');
+  const stateNote = params.get('state') === expectedState ? 'matches the one the agent sent' : 'does NOT match the one the agent sent';
+  if (code === null) {
+    return `<h1>Demo Assistant: no access</h1><p>The broker answered <code>${escape(error ?? 'nothing')}</code>${
+      params.get('error_description') ? `: ${escape(params.get('error_description'))}` : ''
+    } (state ${stateNote}).</p><p>Start again from the URL the demo printed.</p>`;
+  }
+  return `<h1>Demo Assistant: access granted</h1>
+<p>The broker sent the authorization code <code>${escape(code)}</code> (state ${stateNote}).</p>
+<h2>The agent redeems it (with its PKCE verifier)</h2>
+<pre>${escape(redeemCurl(code))}</pre>
+<h2>A gateway exchanges the person's token for their Demo Drive token</h2>
+<pre>${escape(exchangeCurl)}</pre>
+<p>Review or revoke the grant in the <a href="${escape(BROKER)}/agents">consent console</a>.</p>`;
+}
+
+main().catch((error) => {
+  console.error(`demo: ${error instanceof Error ? error.message : String(error)}`);
+  void stop(1);
+});
