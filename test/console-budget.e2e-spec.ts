@@ -9,7 +9,7 @@ const BUDGET_BYTES = 150 * 1024;
 /** The scripts, module preloads and stylesheets `index.html` makes the browser load before the first page renders. */
 function initialAssets(html: string): string[] {
   const refs = new Set<string>();
-  for (const [, src] of html.matchAll(/<script\b[^>]*\bsrc="([^"]+)"/g)) refs.add(src);
+  for (const match of html.matchAll(/<script\b[^>]*\bsrc="([^"]+)"/g)) refs.add(match[1] as string);
   for (const [tag] of html.matchAll(/<link\b[^>]*>/g)) {
     if (!/\brel="(stylesheet|modulepreload)"/.test(tag)) continue;
     const href = /\bhref="([^"]+)"/.exec(tag)?.[1];

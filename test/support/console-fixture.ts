@@ -24,6 +24,8 @@ export interface ConsoleFixture {
   readonly serviceId?: string;
   /** A recorded page signed in as `principal` (null: no principal header), already at `path` once the console has rendered. */
   open(path: string, principal?: string | null, options?: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } }): Promise<RecordedPage>;
+  /** A recorded page signed in as `principal`, not yet navigated anywhere. */
+  blank(principal?: string | null): Promise<RecordedPage>;
   stop(): Promise<void>;
 }
 
@@ -60,6 +62,7 @@ export async function startConsoleFixture(options: { thirdParty?: boolean } = {}
     clock,
     provider,
     serviceId,
+    blank: (principal = ALICE) => openConsolePage(browser, { broker: base, principal }),
     async open(path, principal = ALICE, pageOptions = {}) {
       const recorded = await openConsolePage(browser, { broker: base, principal, ...pageOptions });
       const response = await recorded.page.goto(`${base}${path}`);

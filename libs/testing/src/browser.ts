@@ -66,6 +66,8 @@ export async function openConsolePage(browser: Browser, options: ConsolePageOpti
       await route.continue({ headers });
     },
   );
+  // A missing element fails a test in 10 s, not Playwright's 30 s.
+  context.setDefaultTimeout(10_000);
   const page = await context.newPage();
   const consoleErrors: string[] = [];
   const pageErrors: string[] = [];
