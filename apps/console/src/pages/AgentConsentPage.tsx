@@ -1,4 +1,63 @@
-/** Placeholder: being built (issue 15). */
+import { useParams } from 'react-router';
+import { Logo } from '../components/AgentLogo';
+import { ErrorView, Loading } from '../components/ErrorView';
+import { formatDate } from '../format';
+import { AgentAbout, CimdIdentity } from '../consent/AgentIdentity';
+import { ConsentError } from '../consent/ConsentError';
+import { ConsentForm } from '../consent/ConsentForm';
+import { useAgentDetail, useCurrentGrant } from '../consent/consent-queries';
+import { useConsentParams } from '../consent/consent-params';
+import { returnHost } from '../consent/navigation';
+
+/** `/agents/:id` (with or without `?session_token=`): who the agent is and what the person allows it (issue 15 item 3). */
 export function AgentConsentPage() {
-  return <h1>AgentConsentPage</h1>;
+  const { id = '' } = useParams();
+  // Another agent is another page: nothing (a request, a selection) carries over.
+  return <AgentConsent key={id} agentId={id} />;
+}
+
+function AgentConsent({ agentId }: { agentId: string }) {
+  const [params, setParams] = useConsentParams();
+  const { sessionToken, connectedServiceId } = params;
+  const detail = useAgentDetail(agentId, sessionToken);
+  const grant = useCurrentGrant(agentId);
+
+  if (detail.isError) return <ConsentError error={detail.error} withRequest={sessionToken !== null} onDropRequest={sessionToken !== null ? () => setParams({ sessionToken: null, connectedServiceId: null }) : undefined} />;
+  if (detail.isPending || grant.isPending) return <Loading label="Loading the agent…" />;
+  if (grant.isError) return <ErrorView error={grant.error} />;
+
+  const { agent, cimd, services, authorization_context } = detail.data;
+  const withRequest = sessionToken !== null && authorization_context !== null;
+  const connected = connectedServiceId === null ? undefined : services.find((s) => s.id === connectedServiceId);
+  const host = withRequest ? returnHost(authorization_context.original_url) : null;
+  return (
+    <div className="consent-page">
+      <header className="consent-header">
+        <Logo url={agent.logo_url ?? cimd?.logo_uri} name={agent.display_name} />
+        <div>
+          <h1>{withRequest ? `${agent.display_name} wants to act for you` : agent.display_name}</h1>
+          <p className="consent-muted">
+            {withRequest
+              ? 'Review what it asks for, then allow or deny.'
+              : grant.data !== null
+                ? `You allowed this agent; last changed ${formatDate(grant.data.updated_at)}. Change or confirm its access below.`
+                : 'This agent does not act for you. You can allow it below.'}
+          </p>
+        </div>
+      </header>
+      {connected !== undefined ? (
+        <p className="notice success" role="status">
+          {connected.display_name} is connected.
+        </p>
+      ) : null}
+      {host !== null ? (
+        <p className="notice consent-return">
+          After you decide you go back to <strong className="mono">{host}</strong>.
+        </p>
+      ) : null}
+      {cimd !== null ? <CimdIdentity cimd={cimd} /> : null}
+      <AgentAbout agent={agent} />
+      <ConsentForm agentId={agentId} detail={detail.data} grant={grant.data} sessionToken={withRequest ? sessionToken : null} />
+    </div>
+  );
 }

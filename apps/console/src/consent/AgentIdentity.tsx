@@ -1,0 +1,89 @@
+import type { components } from '../api/user-api';
+import { safeUrl } from '../safe-url';
+
+type Agent = components['schemas']['ConsentAgentView'];
+type Cimd = components['schemas']['CimdView'];
+
+/** A link to an agent-supplied URL, only when safe; opened without our page as opener or referrer. */
+function ExternalLink({ url, children }: { url: string | null; children: string }) {
+  const href = safeUrl(url);
+  if (href === undefined) return null;
+  return (
+    <li>
+      <a href={href} target="_blank" rel="noopener noreferrer">
+        {children}
+        <span className="visually-hidden"> (opens in a new tab)</span>
+      </a>
+    </li>
+  );
+}
+
+/** Who the agent is: its description, documentation links and identifier. */
+export function AgentAbout({ agent }: { agent: Agent }) {
+  const links = [safeUrl(agent.governance_url), safeUrl(agent.user_documentation_url)].filter((url) => url !== undefined);
+  return (
+    <section className="panel consent-about" aria-labelledby="consent-about">
+      <h2 id="consent-about">About this agent</h2>
+      {agent.description !== null && agent.description.length > 0 ? <p className="consent-description">{agent.description}</p> : <p className="consent-muted">The agent gives no description.</p>}
+      {links.length > 0 ? (
+        <ul className="consent-links" aria-label="Documentation">
+          <ExternalLink url={agent.governance_url}>Governance and policies</ExternalLink>
+          <ExternalLink url={agent.user_documentation_url}>User documentation</ExternalLink>
+        </ul>
+      ) : null}
+      {agent.canonical_id !== null ? (
+        <p className="meta">
+          <span>
+            Identifier <code>{agent.canonical_id}</code>
+          </span>
+        </p>
+      ) : null}
+    </section>
+  );
+}
+
+/** For a CIMD agent: the domain the broker verified and the client id URL, shown prominently (issue 15 item 3). */
+export function CimdIdentity({ cimd }: { cimd: Cimd }) {
+  const clientIdHref = safeUrl(cimd.client_id_url);
+  return (
+    <section className="panel consent-cimd" aria-labelledby="consent-cimd">
+      <h2 id="consent-cimd">Verified identity</h2>
+      <p className="consent-cimd-lead">
+        This agent identified itself with a client metadata document published by
+      </p>
+      <p className="consent-cimd-domain">{cimd.verified_domain}</p>
+      <dl className="consent-facts">
+        <div>
+          <dt>Client ID</dt>
+          <dd>
+            {clientIdHref !== undefined ? (
+              <a className="mono" href={clientIdHref} target="_blank" rel="noopener noreferrer">
+                {cimd.client_id_url}
+              </a>
+            ) : (
+              <span className="mono">{cimd.client_id_url}</span>
+            )}
+          </dd>
+        </div>
+        <div>
+          <dt>Returns you to</dt>
+          <dd className="mono">{cimd.redirect_uri}</dd>
+        </div>
+        {cimd.requested_scopes.length > 0 ? (
+          <div>
+            <dt>Requested scopes</dt>
+            <dd>
+              <ul className="consent-chips">
+                {cimd.requested_scopes.map((scope) => (
+                  <li key={scope} className="mono">
+                    {scope}
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </div>
+        ) : null}
+      </dl>
+    </section>
+  );
+}

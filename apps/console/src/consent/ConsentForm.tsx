@@ -1,0 +1,129 @@
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
+import { ConnectServices } from './ConnectServices';
+import { ConsentError } from './ConsentError';
+import { useAllow, useDeny, type AgentDetail, type Grant } from './consent-queries';
+import { ExpiryPicker } from './ExpiryPicker';
+import { initialExpiry, validUntil, type Expiry } from './expiry';
+import { GrantConfirmation } from './GrantConfirmation';
+import { isNavigable } from './navigation';
+import { isRequired, PermissionSetList } from './PermissionSetList';
+
+/** Leaves the console for the client's redirect_uri (a full navigation, the authorization request resumes there). */
+function leaveFor(url: string): boolean {
+  if (!isNavigable(url)) return false;
+  window.location.assign(url);
+  return true;
+}
+
+/**
+ * The decision: permission sets (mandatory fixed on, optional chosen, the current grant pre-selected),
+ * accounts to connect, the expiry, and Allow / Deny (or Cancel without an authorization request).
+ */
+export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId: string; detail: AgentDetail; grant: Grant | null; sessionToken: string | null }) {
+  const [now] = useState(() => new Date());
+  const sets = detail.permission_sets;
+  const services = useMemo(() => new Map(detail.services.map((service) => [service.id, service])), [detail.services]);
+  const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set(Object.keys(grant?.granted_permission_sets ?? {}).filter((id) => sets.some((set) => set.id === id))));
+  const [expiry, setExpiry] = useState<Expiry>(() => initialExpiry(grant ?? undefined, now));
+  const [expiryError, setExpiryError] = useState<string | null>(null);
+  const [saved, setSaved] = useState<Grant | null>(null);
+  const [leaving, setLeaving] = useState<string | null>(null);
+  const allow = useAllow(agentId, sessionToken);
+  const deny = useDeny(agentId, sessionToken ?? '');
+  const confirmation = useRef<HTMLElement>(null);
+  const busy = allow.isPending || deny.isPending || leaving !== null;
+
+  useEffect(() => {
+    if (saved !== null) confirmation.current?.focus();
+  }, [saved]);
+
+  const chosen = sets.filter((set) => (isRequired(set) || selected.has(set.id)) && set.services.length > 0);
+  const unconnected = [...new Set(chosen.flatMap((set) => set.services.map((s) => s.service_id)))].map((id) => services.get(id)).filter((s) => s !== undefined && s.connection_status === 'not_connected');
+
+  function toggle(setId: string, on: boolean) {
+    setSelected((current) => {
+      const next = new Set(current);
+      if (on) next.add(setId);
+      else next.delete(setId);
+      return next;
+    });
+  }
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (busy || chosen.length === 0) return;
+    const until = validUntil(expiry, new Date(), grant?.valid_until);
+    if ('error' in until) {
+      setExpiryError(until.error);
+      document.getElementById('consent-expiry-date')?.focus();
+      return;
+    }
+    setExpiryError(null);
+    const granted = Object.fromEntries(chosen.map((set) => [set.id, set.services.map((s) => s.service_id)]));
+    allow.mutate(
+      { granted_permission_sets: granted, valid_until: until.value },
+      {
+        onSuccess: (answer) => {
+          if (answer === null) return;
+          if (sessionToken !== null && answer.redirect_url !== undefined) {
+            setLeaving('Access allowed. Returning you to the application…');
+            if (!leaveFor(answer.redirect_url)) setLeaving('Access allowed. You can close this page and return to the application.');
+            return;
+          }
+          setSaved(answer.data);
+        },
+      },
+    );
+  }
+
+  function decline() {
+    if (busy || sessionToken === null) return;
+    deny.mutate(undefined, {
+      onSuccess: ({ redirect_url }) => {
+        setLeaving('Request denied. Returning you to the application…');
+        if (!leaveFor(redirect_url)) setLeaving('Request denied. You can close this page.');
+      },
+    });
+  }
+
+  const failure = allow.error ?? deny.error;
+  return (
+    <form className="consent-form" onSubmit={submit} noValidate aria-label={`Decide what ${detail.agent.display_name} may do`}>
+      {saved !== null ? <GrantConfirmation ref={confirmation} grant={saved} agentName={detail.agent.display_name} sets={sets} services={services} /> : null}
+      <section className="panel consent-permissions" aria-labelledby="consent-permissions">
+        <h2 id="consent-permissions">What it may do</h2>
+        <fieldset className="consent-plain" aria-labelledby="consent-permissions" disabled={busy}>
+          <PermissionSetList sets={sets} services={services} selected={selected} onToggle={toggle} disabled={busy} />
+        </fieldset>
+        {unconnected.length > 0 ? (
+          <p className="notice warning consent-unconnected">
+            {unconnected.map((s) => s?.display_name).join(', ')} {unconnected.length === 1 ? 'is' : 'are'} not connected yet: the agent cannot use {unconnected.length === 1 ? 'it' : 'them'} until you connect your account.
+          </p>
+        ) : null}
+      </section>
+      <ConnectServices services={detail.services} agentId={agentId} sessionToken={sessionToken} />
+      <ExpiryPicker value={expiry} onChange={(next) => { setExpiry(next); setExpiryError(null); }} error={expiryError} disabled={busy} now={now} />
+      {failure !== null ? <ConsentError error={failure} withRequest={sessionToken !== null} /> : null}
+      <div className="panel consent-decision">
+        <p className="consent-decision-hint" role="status">
+          {leaving ?? (chosen.length === 0 ? 'Choose at least one permission set to allow.' : sessionToken !== null ? `${detail.agent.display_name} will receive access to what you chose.` : grant !== null ? 'Allow replaces the access you gave before.' : 'Allow gives the agent access to what you chose.')}
+        </p>
+        <div className="actions">
+          {sessionToken !== null ? (
+            <button type="button" className="button danger" disabled={busy} onClick={decline}>
+              Deny
+            </button>
+          ) : (
+            <Link className="button" to="/agents">
+              Cancel
+            </Link>
+          )}
+          <button type="submit" className="button primary" disabled={busy || chosen.length === 0}>
+            {allow.isPending ? 'Allowing…' : 'Allow'}
+          </button>
+        </div>
+      </div>
+    </form>
+  );
+}

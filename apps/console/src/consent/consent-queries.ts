@@ -1,0 +1,55 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../api/client';
+import type { components } from '../api/user-api';
+
+export type AgentDetail = components['schemas']['AgentDetail'];
+export type Grant = components['schemas']['GrantView'];
+export type PermissionSet = components['schemas']['ConsentPermissionSetView'];
+export type ConsentService = components['schemas']['ConsentServiceView'];
+
+const withToken = (sessionToken: string | null) => (sessionToken === null ? {} : { session_token: sessionToken });
+
+/** The agent as the consent page shows it; with a session_token also the pending request (read once: it expires). */
+export function useAgentDetail(agentId: string, sessionToken: string | null) {
+  return useQuery({
+    queryKey: ['consent-agent', agentId, sessionToken],
+    queryFn: async () => (await unwrap(api.GET('/api/consent/agents/{agentId}', { params: { path: { agentId }, query: withToken(sessionToken) } }))).data,
+    // A refetch after the token's ten minutes would turn a form being filled in into an error.
+    staleTime: sessionToken === null ? 5_000 : Infinity,
+    refetchOnWindowFocus: sessionToken === null,
+  });
+}
+
+/** The person's active grant for the agent, if any (a list of zero or one). */
+export function useCurrentGrant(agentId: string) {
+  return useQuery({
+    queryKey: ['grants', agentId],
+    queryFn: async () => (await unwrap(api.GET('/api/consent/agents/{agentId}/grants', { params: { path: { agentId } } }))).data[0] ?? null,
+  });
+}
+
+export interface GrantRequest {
+  readonly granted_permission_sets: Record<string, string[]>;
+  readonly valid_until: string | null;
+}
+
+/** Allow: writes the grant; with a session_token the answer carries the `redirect_url` that resumes the request. */
+export function useAllow(agentId: string, sessionToken: string | null) {
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: async (body: GrantRequest) => {
+      const answer = await unwrap(api.POST('/api/consent/agents/{agentId}/grants', { params: { path: { agentId }, query: withToken(sessionToken) }, body }));
+      return answer ?? null;
+    },
+    onSuccess: async () => {
+      await Promise.all([queries.invalidateQueries({ queryKey: ['grants', agentId] }), queries.invalidateQueries({ queryKey: ['delegations'] })]);
+    },
+  });
+}
+
+/** Deny: declines the pending request; the answer is the client's redirect_uri with error=access_denied. */
+export function useDeny(agentId: string, sessionToken: string) {
+  return useMutation({
+    mutationFn: async () => (await unwrap(api.POST('/api/consent/agents/{agentId}/deny', { params: { path: { agentId }, query: { session_token: sessionToken } } }))).data,
+  });
+}

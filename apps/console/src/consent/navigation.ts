@@ -1,0 +1,35 @@
+/**
+ * Whether a redirect the broker answered may be followed with a full navigation: the client's
+ * registered redirect_uri (https, loopback http or a native app's private scheme), never a
+ * scheme that runs or embeds content in this page.
+ */
+export function isNavigable(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  return !['javascript:', 'data:', 'vbscript:', 'blob:', 'file:'].includes(parsed.protocol);
+}
+
+/** Where Connect sends the browser: the broker's third-party authorize route, coming back to this consent page (with its request). */
+export function connectServiceUrl(serviceId: string, agentId: string, sessionToken: string | null): string {
+  const base = (import.meta.env.VITE_BROKER_URL as string | undefined) ?? '';
+  const back = new URL(`/agents/${encodeURIComponent(agentId)}`, window.location.origin);
+  if (sessionToken !== null) back.searchParams.set('session_token', sessionToken);
+  return `${base}/api/third-party/${encodeURIComponent(serviceId)}/oauth2/authorize?redirect_uri=${encodeURIComponent(back.href)}`;
+}
+
+/** The host an authorization request returns to (its redirect_uri), shown before the person decides. */
+export function returnHost(originalUrl: string | undefined): string | null {
+  if (originalUrl === undefined) return null;
+  try {
+    const redirect = new URL(originalUrl).searchParams.get('redirect_uri');
+    if (redirect === null) return null;
+    const target = new URL(redirect);
+    return target.host.length > 0 ? target.host : target.protocol.replace(/:$/, '');
+  } catch {
+    return null;
+  }
+}
