@@ -8,7 +8,7 @@
 // Nothing here is production code: the provider, the gateway's signing key and the broker's keys are made up per run.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -88,6 +88,8 @@ process.on('exit', () => {
 });
 
 async function main() {
+  // Checked first, so a busy port is named with the option that moves it (not the broker's config key).
+  for (const [name, portNumber] of Object.entries(ports)) await assertPortFree(portNumber, `--${name}-port`);
   // --- The gateway (trust anchor for token exchange) and the agent's redirect page -------------------------------
   const gatewayKey = await generateKeyPair('ES256');
   const gatewayJwk = { ...(await exportJWK(gatewayKey.publicKey)), kid: 'demo-gateway-1', alg: 'ES256', use: 'sig' };
@@ -127,40 +129,26 @@ async function main() {
     { mode: 0o600 },
   );
   const logFile = join(dataDir, 'broker.log');
-  const log = createWriteStream(logFile);
-  // Its own process group: a terminal's Ctrl-C reaches this script, which stops the broker once, in order.
-  broker = spawn(process.execPath, [ENTRY, '--config', configFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const errorFile = join(dataDir, 'broker-errors.log');
+  // Its own process group: a terminal's Ctrl-C reaches this script only, which stops the broker once (a second signal
+  // makes the broker exit at once). Its output goes to files, not pipes, so it never writes into a closed pipe. If this
+  // script dies without stopping it (kill -9), the IPC channel closes and the preload shuts the broker down: no orphan
+  // keeps the ports.
+  const watchParent = join(dataDir, 'watch-parent.cjs');
+  writeFileSync(watchParent, "process.channel && process.channel.unref();\nprocess.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));\n");
+  const out = openSync(logFile, 'a');
+  const err = openSync(errorFile, 'a');
+  broker = spawn(process.execPath, ['--require', watchParent, ENTRY, '--config', configFile], { cwd: ROOT, stdio: ['ignore', out, err, 'ipc'], detached: true });
+  closeSync(out);
+  closeSync(err);
   brokerExit = new Promise((r) => broker.once('exit', (code, signal) => r({ code, signal })));
-  const listening = new Set();
-  let ready;
-  const readyPromise = new Promise((r) => (ready = r));
-  let pending = '';
-  broker.stdout.setEncoding('utf8').on('data', (chunk) => {
-    log.write(chunk);
-    pending += chunk;
-    const lines = pending.split('\n');
-    pending = lines.pop() ?? '';
-    for (const line of lines) {
-      try {
-        const record = JSON.parse(line);
-        if (typeof record.msg === 'string' && record.msg.endsWith('server listening')) listening.add(record.server);
-        if (listening.has('enduser') && listening.has('admin')) ready();
-      } catch {
-        // not a log record
-      }
-    }
-  });
-  const stderr = [];
-  broker.stderr.setEncoding('utf8').on('data', (chunk) => {
-    log.write(chunk);
-    stderr.push(chunk);
-  });
   void brokerExit.then(({ code, signal }) => {
     if (stopping) return;
-    console.error(`demo: the broker stopped (${signal ?? `exit code ${code}`}): ${stderr.join('').trim() || `see ${logFile}`}`);
+    const reason = readFileSync(errorFile, 'utf8').trim();
+    console.error(`demo: the broker stopped (${signal ?? `exit code ${code}`}): ${reason || `see ${logFile}`}`);
     void stop(1);
   });
-  await Promise.race([readyPromise, new Promise((_, reject) => setTimeout(() => reject(new Error(`the broker did not start within 60 s (log: ${logFile})`)), 60_000))]);
+  await waitUntilHealthy([`${BROKER}/health`, `${ADMIN}/health`], logFile);
 
   // --- Registration through the admin API -----------------------------------------------------------------------
   const admin = async (method, path, body) => {
@@ -308,12 +296,31 @@ ${exchangeCurl}
 `);
 }
 
+/** Polls the servers' health until both answer healthy (the broker logs and exits on a start-up error). */
+async function waitUntilHealthy(urls, logFile) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const answers = await Promise.all(urls.map((url) => fetch(url).then((r) => r.ok, () => false)));
+    if (answers.every(Boolean)) return;
+    if (Date.now() > deadline) throw new Error(`the broker did not start within 60 s (log: ${logFile})`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function assertPortFree(portNumber, option) {
+  const probe = createServer();
+  return listen(probe, portNumber, 'the demo', option).then(() => {
+    servers.splice(servers.indexOf(probe), 1);
+    return new Promise((r) => probe.close(() => r()));
+  });
+}
+
 /** Listens on 127.0.0.1, failing with the option to change when the port is taken. */
 function listen(server, portNumber, what, option) {
   servers.push(server);
   return new Promise((resolveListen, reject) => {
     server.once('error', (error) =>
-      reject(error.code === 'EADDRINUSE' ? new Error(`cannot start ${what}: port ${portNumber} is in use (stop the other process or pass ${option})`) : error),
+      reject(error.code === 'EADDRINUSE' ? new Error(`cannot start ${what}: port ${portNumber} is in use (stop the other process or pass ${option} <another port>)`) : error),
     );
     server.listen(portNumber, '127.0.0.1', () => resolveListen());
   });
