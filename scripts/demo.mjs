@@ -283,9 +283,10 @@ Agent Identity Broker demo: running. Ctrl-C stops everything (the data lives in 
 
    curl -s -o /dev/null -w '%{redirect_url}\\n' '${authorize.toString()}'
 
-2. Connect. On the consent page, press Connect for Demo Drive, sign in at the sample provider
-   with any name and password, press Continue; you are back on the consent page.
-   Then Allow: the browser lands on ${CALLBACK}, which shows the code and how to redeem it.
+2. Connect, then allow. On the consent page, press Connect for Demo Drive (or connect it at
+   ${BROKER}/connections), sign in at the sample provider with any name and password, press
+   Continue; you are back. Then Allow: the browser lands on the agent's page,
+   ${CALLBACK}, which shows the authorization code and the curl that redeems it.
 
 3. Exchange. Play the gateway: trade the person's token for their Demo Drive token
 
