@@ -169,22 +169,34 @@ describe('console: the consent page in a browser', () => {
   });
 
   it('hostile agent text and a javascript: logo: shown as text, nothing executes, no logo', async () => {
-    let logo = 'javascript:alert(document.domain)';
-    let response = await fx.admin.post('/api/agents', { display_name: HOSTILE, description: `${HOSTILE} <script>alert(2)</script>`, logo_url: logo, redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: mailSet }] });
-    if (response.status === 400) {
-      // The admin API refuses a javascript: URL; a data: URL, if accepted, is the next worst thing a page could show.
-      logo = 'data:image/svg+xml,<svg xmlns="http://www.w3.org/2000/svg" onload="alert(3)"/>';
-      response = await fx.admin.post('/api/agents', { display_name: HOSTILE, description: `${HOSTILE} <script>alert(2)</script>`, logo_url: logo, redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: mailSet }] });
-    }
-    if (response.status === 400) response = await fx.admin.post('/api/agents', { display_name: HOSTILE, description: `${HOSTILE} <script>alert(2)</script>`, redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: mailSet }] });
+    const hostile = { display_name: HOSTILE, description: `${HOSTILE} <script>alert(2)</script>`, redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: mailSet }] };
+    // The admin API already refuses a javascript: logo (https or loopback http only)…
+    expect((await fx.admin.post('/api/agents', { ...hostile, logo_url: 'javascript:alert(document.domain)' })).status).toBe(400);
+    const response = await fx.admin.post('/api/agents', hostile);
     expect(response.status, response.text).toBe(201);
     const clientId = response.json<{ id: string }>().id;
-    await http(`${fx.base}/api/consent/agents/${clientId}/grants`, { method: 'POST', headers: { 'x-remote-user': BOB, 'content-type': 'application/json', origin: fx.base }, body: JSON.stringify({ granted_permission_sets: { [mailSet]: [serviceId] } }) });
+    const granted = await http(`${fx.base}/api/consent/agents/${clientId}/grants`, { method: 'POST', headers: { 'x-remote-user': BOB, 'content-type': 'application/json', origin: fx.base }, body: JSON.stringify({ granted_permission_sets: { [mailSet]: [serviceId] } }) });
+    expect(granted.status, granted.text).toBe(201);
 
     for (const path of [`/agents/${clientId}`, '/agents']) {
-      const page = await open(path, BOB);
+      const page = await fx.blank(BOB);
+      opened.push(page);
+      let rewritten = 0;
+      // …so the page's own defence is tested with answers rewritten on the way: every logo a javascript: or data: URL.
+      await page.context.route(`${fx.base}/api/consent/agents**`, async (route) => {
+        // The latest route wins in Playwright: this one adds the proxy's principal header itself.
+        const original = await route.fetch({ headers: { ...route.request().headers(), 'x-remote-user': BOB } });
+        rewritten += 1;
+        const text = (await original.text()).replace(/"logo_(url|uri)":(null|"[^"]*")/g, (_m, key: string) => `"logo_${key}":${JSON.stringify(key === 'url' ? 'javascript:alert(document.domain)' : 'data:image/svg+xml,<svg xmlns="http://www.w3.org/2000/svg" onload="alert(3)"/>')}`);
+        const headers = { ...original.headers() };
+        delete headers['content-length'];
+        delete headers['content-encoding'];
+        await route.fulfill({ status: original.status(), headers, body: text });
+      });
+      await page.page.goto(`${fx.base}${path}`);
       const p = page.page;
       await expect.poll(() => p.getByText(HOSTILE, { exact: false }).count(), { message: `${path} shows the hostile name as text` }).toBeGreaterThan(0);
+      expect(rewritten, 'the agent answers went through the rewrite').toBeGreaterThan(0);
       // Give an injected handler every chance to run.
       await p.waitForTimeout(300);
       expect(await p.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
@@ -192,10 +204,12 @@ describe('console: the consent page in a browser', () => {
       expect(page.pageErrors).toEqual([]);
       expect(page.unexpectedErrors(), 'no CSP violation report: nothing tried to run').toEqual([]);
       expect(page.requests.filter((url) => url.endsWith('/x') || url.startsWith('javascript:') || url.startsWith('data:'))).toEqual([]);
-      // No <img> outside the person's avatar, and nothing points at the hostile logo.
+      // No logo image at all, and nothing points at the hostile URLs.
       expect(await p.locator('main img').count()).toBe(0);
-      expect(await p.locator(`[src^="javascript:"], [href^="javascript:"], [src^="data:"]`).count()).toBe(0);
+      expect(await p.locator('[src^="javascript:"], [href^="javascript:"], [src^="data:"], [href^="data:"]').count()).toBe(0);
       await expectAccessible(page, `hostile ${path}`);
+      if (path === '/agents') await reviewPage(page, 'agents-hostile');
+      else await reviewPage(page, 'consent-hostile');
     }
   });
 
