@@ -1,0 +1,99 @@
+import { http, type RecordedPage } from '@broker/testing';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALICE, reviewPage, startConsoleFixture, type ConsoleFixture } from './support/console-fixture';
+
+/**
+ * Issue 15 "Must show" 3 in a real Chromium: connect a service from /connections through
+ * oidc-provider's own login and consent pages, see it connected, Refresh, Disconnect after
+ * seeing the affected agents; a failed callback's message.
+ */
+describe('console: connections in a browser', () => {
+  let fx: ConsoleFixture;
+  let serviceId: string;
+  const opened: RecordedPage[] = [];
+
+  async function open(path: string): Promise<RecordedPage> {
+    const page = await fx.open(path, ALICE);
+    opened.push(page);
+    return page;
+  }
+
+  beforeAll(async () => {
+    fx = await startConsoleFixture({ thirdParty: true });
+    serviceId = fx.serviceId as string;
+    const set = (await fx.admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
+    const agent = (await fx.admin.post('/api/agents', { display_name: 'Mail Agent', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
+    const grant = await http(`${fx.base}/api/consent/agents/${agent}/grants`, { method: 'POST', headers: { 'x-remote-user': ALICE, 'content-type': 'application/json', origin: fx.base }, body: JSON.stringify({ granted_permission_sets: { [set]: [serviceId] } }) });
+    expect(grant.status, grant.text).toBe(201);
+  });
+
+  afterAll(async () => {
+    for (const page of opened) await page.close().catch(() => undefined);
+    await fx?.stop();
+  });
+
+  /** The person at oidc-provider's interaction pages: signs in, then consents, until the broker's origin again. */
+  async function signInAtProvider(page: Page): Promise<void> {
+    const provider = new URL(fx.provider?.issuer as string).origin;
+    await page.waitForURL((url) => url.origin === provider);
+    for (let step = 0; step < 4 && new URL(page.url()).origin === provider; step++) {
+      const login = page.locator('input[name="login"]');
+      if ((await login.count()) > 0) {
+        await login.fill('provider-user');
+        await page.locator('input[name="password"]').fill('any');
+      }
+      const before = page.url();
+      await page.locator('button[type="submit"]').first().click();
+      await page.waitForURL((url) => url.toString() !== before);
+      await page.waitForLoadState();
+    }
+    await page.waitForURL((url) => url.origin === fx.base);
+  }
+
+  const session = () => http(`${fx.base}/api/third-party/${serviceId}/session`, { headers: { 'x-remote-user': ALICE } });
+
+  it('connects through the provider\'s login, shows it connected, refreshes, and disconnects after listing the affected agents', async () => {
+    const page = await open('/connections');
+    const p = page.page;
+    const mail = p.getByRole('listitem').filter({ hasText: 'Mail' }).first();
+    await mail.waitFor();
+    await reviewPage(page, 'connections-not-connected');
+
+    await mail.getByRole('button', { name: /^connect/i }).or(mail.getByRole('link', { name: /^connect/i })).first().click();
+    await signInAtProvider(p);
+    // Back on the connections page with the broker's confirmation.
+    await p.waitForURL((url) => url.pathname === '/connections');
+    await expect.poll(() => p.getByText(/connected/i).count()).toBeGreaterThan(0);
+    expect((await session()).status).toBe(200);
+    await reviewPage(page, 'connections-connected');
+
+    const before = fx.provider?.refreshes() ?? 0;
+    await mail.getByRole('button', { name: /refresh/i }).click();
+    await expect.poll(() => fx.provider?.refreshes()).toBe(before + 1);
+
+    await mail.getByRole('button', { name: /^disconnect/i }).click();
+    const dialog = p.getByRole('dialog');
+    await dialog.waitFor();
+    // The affected agents are listed before the person confirms.
+    await dialog.getByText('Mail Agent').waitFor();
+    await reviewPage(page, 'connections-disconnect');
+    await dialog.getByRole('button', { name: /disconnect/i }).click();
+    await expect.poll(async () => (await session()).status).toBe(404);
+    await mail.getByRole('button', { name: /^connect/i }).or(mail.getByRole('link', { name: /^connect/i })).first().waitFor();
+    expect(page.pageErrors).toEqual([]);
+    expect(page.dialogs).toEqual([]);
+  });
+
+  it('a failed callback: its error shown as readable text, never HTML', async () => {
+    const description = 'the connection attempt is invalid or has expired: start it again <img src=x onerror=alert(1)>';
+    const page = await open(`/connections?error=invalid_state&error_description=${encodeURIComponent(description)}`);
+    const p = page.page;
+    await p.getByRole('alert').filter({ hasText: 'the connection attempt is invalid or has expired' }).first().waitFor();
+    await expect.poll(() => p.getByText(description, { exact: false }).count()).toBeGreaterThan(0);
+    expect(await p.locator('main img').count()).toBe(0);
+    expect(page.dialogs).toEqual([]);
+    expect(page.unexpectedErrors()).toEqual([]);
+    await reviewPage(page, 'connections-error');
+  });
+});
