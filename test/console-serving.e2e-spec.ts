@@ -149,8 +149,16 @@ describe('the console served by the end-user server', () => {
   });
 
   it('answers the API 404 envelope for paths that only look like console paths', async () => {
-    const paths = ['/', '/index.html', '/agentsX', '/agents/', '/agents/a/b', '/connections/x', '/approvals/a/b', '/approvalsX', '/assets/', '/assets/nope.js', '/assets', '/favicon.ico', '/console/agents'];
+    const paths = ['/index.html', '/agentsX', '/agents/', '/agents/a/b', '/connections/x', '/approvals/a/b', '/approvalsX', '/assets/', '/assets/nope.js', '/assets', '/favicon.ico', '/console/agents'];
     for (const path of paths) expectNotFoundEnvelope(await http(`${url}${path}`));
+  });
+
+  it('sends the root to the console (302 /agents, no body)', async () => {
+    const root = await http(`${url}/`);
+    expect(root.status).toBe(302);
+    expect(root.headers.location).toBe('/agents');
+    expect(root.text).toBe('');
+    expect(root.headers['x-frame-options']).toBe('DENY');
   });
 
   it('answers only GET and HEAD at console paths', async () => {

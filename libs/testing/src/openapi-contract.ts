@@ -21,7 +21,7 @@ const DOCUMENTS: Readonly<Record<ServerKind, string>> = { enduser: 'openapi/user
 const OUTSIDE_CONTRACT = [/^\/openapi\.json$/, /^\/docs(\/.*)?$/];
 
 /** The console's pages (API.md consent UI paths) and its hashed assets. */
-const CONSOLE = /^\/(?:agents|connections|approvals)(?:\/|$)|^\/assets\//;
+const CONSOLE = /^\/$|^\/(?:agents|connections|approvals)(?:\/|$)|^\/assets\//;
 
 export class ContractViolation extends Error {
   override name = 'ContractViolation';

@@ -78,6 +78,11 @@ export function consoleMiddleware(config: BrokerConfig, logger: Logger): Request
       return send(request, response, asset, assetHeaders);
     }
     if (CONSOLE_PAGE.test(path)) return send(request, response, files.index, pageHeaders);
+    // A newcomer opening the broker's root lands on the console, not on a 404.
+    if (path === '/') {
+      response.status(302).set(security).location('/agents').end();
+      return;
+    }
     next();
   };
 }
