@@ -90,7 +90,7 @@ describe('console: connections and approvals in a browser', () => {
     await alert.getByText('Connecting failed.').waitFor();
     expect(await alert.textContent()).toContain(HOSTILE);
     expect(new URL(page.url()).search).toBe('?keep=1');
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(recorded.dialogs).toEqual([]);
     await reviewPage(recorded, 'connections-error');
   });
