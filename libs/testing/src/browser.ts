@@ -1,8 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { readTestEnvironment } from '@broker/config';
-import axe from 'axe-core';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 /** Where the console's screenshots go (git-ignored; created on demand). */
 export const SCREENSHOT_DIR = resolve('test-artifacts/console');
@@ -16,6 +15,8 @@ export async function launchBrowser(): Promise<Browser> {
   if (!existsSync(executablePath)) {
     throw new Error(`the console's browser tests need Chromium at ${executablePath}: install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH`);
   }
+  // Loaded here, not at import: most tests import this lib and never open a browser.
+  const { chromium } = await import('playwright-core');
   // --no-sandbox: the tests may run as root, where Chromium's sandbox refuses to start.
   return chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] });
 }
@@ -113,7 +114,7 @@ export interface AxeViolation {
  */
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   // The page's globals are typed here as the little this function reads (the testing lib has no DOM types).
-  if (!(await page.evaluate(() => typeof (globalThis as unknown as { axe?: AxeRunner }).axe === 'object'))) await page.evaluate(axe.source);
+  if (!(await page.evaluate(() => typeof (globalThis as unknown as { axe?: AxeRunner }).axe === 'object'))) await page.evaluate((await import('axe-core')).default.source);
   const violations = await page.evaluate(async () => {
     const { axe: runner, document } = globalThis as unknown as { axe: AxeRunner; document: unknown };
     const result = await runner.run(document, { resultTypes: ['violations'] });
