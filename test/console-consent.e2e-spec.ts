@@ -140,12 +140,20 @@ describe('console: the consent page in a browser', () => {
       const element = (globalThis as unknown as { document: { activeElement: { tagName: string; type?: string; checked?: boolean; textContent: string | null; getAttribute(n: string): string | null } | null } }).document.activeElement;
       return element === null ? null : { tag: element.tagName, type: element.type ?? null, checked: element.checked ?? null, text: (element.textContent ?? '').trim(), label: element.getAttribute('aria-label') };
     });
+    // A visible focus indicator: an outline or a ring (box-shadow) on the focused element while tabbing.
+    const focusVisible = () => p.evaluate(() => {
+      const scope = globalThis as unknown as { document: { activeElement: unknown }; getComputedStyle(e: unknown): { outlineStyle: string; outlineWidth: string; boxShadow: string } };
+      const style = scope.getComputedStyle(scope.document.activeElement);
+      return (style.outlineStyle !== 'none' && style.outlineWidth !== '0px') || style.boxShadow !== 'none';
+    });
+    const invisible: string[] = [];
     let reached = false;
     let tickedCalendar = false;
     for (let i = 0; i < 80 && !reached; i++) {
       await p.keyboard.press('Tab');
       const element = await focused();
-      if (element === null) continue;
+      if (element === null || element.tag === 'BODY') continue;
+      if (!(await focusVisible())) invisible.push(`${element.tag} ${element.label ?? element.text.slice(0, 40)}`);
       // The optional Calendar set: ticked with Space when its checkbox has focus.
       if (element.type === 'checkbox' && !tickedCalendar && (await p.evaluate(() => {
         const active = (globalThis as unknown as { document: { activeElement: { closest(s: string): { textContent: string | null } | null; id: string } | null; querySelector(s: string): { textContent: string | null } | null } }).document;
@@ -160,6 +168,7 @@ describe('console: the consent page in a browser', () => {
     }
     expect(reached, 'Tab reaches the Allow button').toBe(true);
     expect(tickedCalendar, 'Tab reaches the optional set\'s checkbox').toBe(true);
+    expect(invisible, 'every element reached with Tab shows where the focus is').toEqual([]);
     await p.keyboard.press('Enter');
     const callback = new URL((await landed).url());
     expect(callback.searchParams.get('state')).toBe(state);
