@@ -30,6 +30,13 @@ const MEANING: Record<string, string> = {
   invalid_request: 'The provider reported an invalid request. Try again; if it keeps failing, ask your administrator.',
 };
 
+/** Codes the broker itself chose (API.md callback failures): their description is the broker's, not the provider's. */
+const BROKER_CODES = new Set(['invalid_state', 'forbidden', 'service_id_mismatch', 'token_exchange_failed']);
+
+export function isProviderError(code: string): boolean {
+  return !BROKER_CODES.has(code);
+}
+
 /** The error code in words, for codes the broker names; the provider's own codes get a general sentence. */
 export function explainCallbackError(code: string): string {
   return MEANING[code] ?? 'The provider reported an error. Nothing was stored; try connecting again.';

@@ -5,7 +5,7 @@ import { ApiFailure, api, unwrap } from '../api/client';
 import type { components } from '../api/user-api';
 import { Logo } from '../components/AgentLogo';
 import { ErrorView, Loading } from '../components/ErrorView';
-import { CALLBACK_PARAMS, connectUrl, explainCallbackError, readCallback, type CallbackResult } from '../connections/callback';
+import { CALLBACK_PARAMS, connectUrl, explainCallbackError, isProviderError, readCallback, type CallbackResult } from '../connections/callback';
 import { formatDate } from '../format';
 
 type Item = components['schemas']['SessionListItem'];
@@ -80,7 +80,7 @@ function CallbackNotice({ result, items }: { result: CallbackResult; items: read
       {result.description !== null ? (
         <>
           {' '}
-          The provider said: “{result.description}”
+          {isProviderError(result.code) ? 'The provider said' : 'Details'}: “{result.description}”
         </>
       ) : null}{' '}
       <span className="muted-inline">(code: {result.code})</span>
