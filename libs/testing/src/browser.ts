@@ -18,7 +18,8 @@ export async function launchBrowser(): Promise<Browser> {
   // Loaded here, not at import: most tests import this lib and never open a browser.
   const { chromium } = await import('playwright-core');
   // --no-sandbox: the tests may run as root, where Chromium's sandbox refuses to start.
-  return chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] });
+  // --disable-dev-shm-usage: containers often give /dev/shm 64 MB, where Chromium's renderers crash.
+  return chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }
 
 export interface ConsolePageOptions {
