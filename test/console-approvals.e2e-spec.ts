@@ -19,13 +19,8 @@ interface Summary {
 describe('console: tool approvals in a browser', () => {
   let fx: ConsoleFixture;
   let agent: string;
-  const opened: RecordedPage[] = [];
-
-  async function open(path: string): Promise<RecordedPage> {
-    const page = await fx.open(path, ALICE);
-    opened.push(page);
-    return page;
-  }
+  // Pages close with the fixture's browser.
+  const open = (path: string): Promise<RecordedPage> => fx.open(path, ALICE);
 
   beforeAll(async () => {
     fx = await startConsoleFixture();
@@ -33,7 +28,6 @@ describe('console: tool approvals in a browser', () => {
   });
 
   afterAll(async () => {
-    for (const page of opened) await page.close().catch(() => undefined);
     await fx?.stop();
   });
 

@@ -14,20 +14,14 @@ const HOSTILE = '<img src=x onerror="window.__pwned=1;alert(1)">';
  */
 describe('console: connections and approvals in a browser', () => {
   let fx: ConsoleFixture;
-  const opened: RecordedPage[] = [];
-
-  async function open(path: string): Promise<RecordedPage> {
-    const page = await fx.open(path, ALICE);
-    opened.push(page);
-    return page;
-  }
+  // Pages close with the fixture's browser.
+  const open = (path: string): Promise<RecordedPage> => fx.open(path, ALICE);
 
   beforeAll(async () => {
     fx = await startConsoleFixture({ thirdParty: true });
   });
 
   afterAll(async () => {
-    for (const page of opened) await page.close().catch(() => undefined);
     await fx?.stop();
   });
 

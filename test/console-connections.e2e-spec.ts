@@ -11,13 +11,8 @@ import { ALICE, reviewPage, startConsoleFixture, type ConsoleFixture } from './s
 describe('console: connections in a browser', () => {
   let fx: ConsoleFixture;
   let serviceId: string;
-  const opened: RecordedPage[] = [];
-
-  async function open(path: string): Promise<RecordedPage> {
-    const page = await fx.open(path, ALICE);
-    opened.push(page);
-    return page;
-  }
+  // Pages close with the fixture's browser.
+  const open = (path: string): Promise<RecordedPage> => fx.open(path, ALICE);
 
   beforeAll(async () => {
     fx = await startConsoleFixture({ thirdParty: true });
@@ -29,7 +24,6 @@ describe('console: connections in a browser', () => {
   });
 
   afterAll(async () => {
-    for (const page of opened) await page.close().catch(() => undefined);
     await fx?.stop();
   });
 
