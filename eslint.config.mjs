@@ -42,7 +42,7 @@ const appZones = APPS.map((app) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ['apps/console/**', 'dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'openapi/**', 'bench/**/*.js', 'bench/**/*.mjs', 'test/**/*.mjs', 'scripts/**/*.mjs', 'eslint.config.mjs'] },
+  { ignores: ['apps/console/**', 'dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'openapi/**', 'bench/**/*.js', 'bench/**/*.mjs', 'test/**/*.mjs', 'scripts/**/*.mjs', 'examples/**/*.mjs', 'eslint.config.mjs'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
