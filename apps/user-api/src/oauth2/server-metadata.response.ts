@@ -1,4 +1,4 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import type { HeadersObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
 /**
@@ -28,6 +28,9 @@ export class AuthorizationServerMetadataResponse {
   token_endpoint_auth_methods_supported!: string[];
   /** RFC 9207: authorization responses carry `iss`. */
   authorization_response_iss_parameter_supported!: boolean;
+  /** Client ID Metadata Documents accepted as `client_id`: present (true) in local and hybrid modes with `oauth2_authorization_server.cimd.enabled`, absent otherwise. */
+  @ApiPropertyOptional({ type: Boolean, enum: [true] })
+  client_id_metadata_document_supported?: boolean;
 }
 
 /** SPEC.md "GET /.well-known/oauth-authorization-server". */

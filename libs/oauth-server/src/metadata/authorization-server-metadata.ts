@@ -13,6 +13,8 @@ export interface AuthorizationServerMetadata {
   readonly code_challenge_methods_supported: readonly string[];
   readonly token_endpoint_auth_methods_supported: readonly string[];
   readonly authorization_response_iss_parameter_supported: boolean;
+  /** Client ID Metadata Documents (local and hybrid modes with `cimd.enabled`); absent otherwise. */
+  readonly client_id_metadata_document_supported?: true;
 }
 
 /** `GET /.well-known/oauth-authorization-server`: the issuer is the broker's public URL in every mode. */
@@ -32,6 +34,8 @@ export class AuthorizationServerMetadataService {
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       authorization_response_iss_parameter_supported: true,
+      // MCP clients (MCP authorization 2025-11-25) look for this before using a document URL as client_id.
+      ...(config.oauth2_authorization_server.cimd.enabled && config.oauth2_authorization_server.mode !== 'proxy' ? { client_id_metadata_document_supported: true as const } : {}),
     };
   }
 
