@@ -8,6 +8,7 @@ import { CimdClients } from './cimd/cimd-clients';
 import { ClientMetadataDocuments } from './cimd/client-metadata-documents';
 import { ClientCredentialsService } from './client-credentials/client-credentials.service';
 import { AuthorizationServerMetadataService } from './metadata/authorization-server-metadata';
+import { ResourceIndicators } from './resource/resource-indicators';
 import { JWKS_SOURCE } from './metadata/jwks-source';
 import { MODE_STRATEGY_PROVIDERS, STRATEGY_IMPLEMENTATIONS } from './mode-strategies';
 import { SigningKeyService } from './signing-keys/signing-key.service';
@@ -33,6 +34,7 @@ import { GatewayCredentials } from './token-exchange/gateway-credentials';
     ClientAuthenticator,
     ClientMetadataDocuments,
     CimdClients,
+    ResourceIndicators,
     ...STRATEGY_IMPLEMENTATIONS,
     TokenEndpoint,
     AuthorizationServerMetadataService,

@@ -1,5 +1,5 @@
 import type { DelegationSummary, RequirementType } from '@broker/domain';
-import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 
 /** An agent the caller has an active grant for (SPEC.md "Agent delegation summary"). */
 export class DelegationSummaryResponse {
@@ -94,6 +94,12 @@ export class AuthorizationContextView {
   /** The authorization request to resume after consent. */
   @ApiProperty({ format: 'uri' })
   original_url!: string;
+  /**
+   * RFC 8707: the resources (MCP servers, APIs) the agent asked a token for, as the request
+   * named them; present only when it named at least one. The token's `aud` is these.
+   */
+  @ApiPropertyOptional({ type: String, format: 'uri', isArray: true, minItems: 1 })
+  resources?: string[];
 }
 
 export class CimdView {

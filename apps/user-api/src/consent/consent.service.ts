@@ -1,9 +1,9 @@
 import { ApiError, Clock, type Agent, type PermissionSet, type Principal, type RequirementType, type Service } from '@broker/domain';
-import { AuthorizationDenial } from '@broker/oauth-server';
+import { AuthorizationDenial, type AuthorizationSession } from '@broker/oauth-server';
 import { AgentRepository, GrantRepository, PermissionSetRepository, ServiceRepository, SessionRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionReader } from './authorization-session.reader';
-import { toDelegationSummaryResponse, type AgentDetail, type ConsentServiceView, type DelegationSummaryResponse } from './consent.responses';
+import { toDelegationSummaryResponse, type AgentDetail, type AuthorizationContextView, type ConsentServiceView, type DelegationSummaryResponse } from './consent.responses';
 
 /** How strongly a service is required, when several permission sets cover it. */
 const STRENGTH: Record<RequirementType, number> = { optional: 0, mandatory: 1, require_all_scopes: 2 };
@@ -55,10 +55,20 @@ export class ConsentService {
         services: set.serviceScopes.map((entry) => ({ service_id: entry.serviceId, scopes: [...entry.scopes] })),
       })),
       services: services.map((service) => serviceView(service, sets, connected.has(service.id))),
-      authorization_context: session ? { agent_id: session.agentId, principal: session.principal, original_url: session.originalUrl } : null,
+      authorization_context: session ? authorizationContext(session) : null,
       cimd: session?.cimd ? { ...session.cimd, requested_scopes: [...session.cimd.requested_scopes] } : null,
     };
   }
+}
+
+/**
+ * The pending request; `resources` (RFC 8707: the MCP servers or APIs the token will be for)
+ * read from the original URL, which the authorization server checked and sealed in the session.
+ */
+function authorizationContext(session: AuthorizationSession): AuthorizationContextView {
+  const context = { agent_id: session.agentId, principal: session.principal, original_url: session.originalUrl };
+  const resources = [...new Set(new URL(session.originalUrl).searchParams.getAll('resource'))];
+  return resources.length > 0 ? { ...context, resources } : context;
 }
 
 function agentView(agent: Agent): AgentDetail['agent'] {

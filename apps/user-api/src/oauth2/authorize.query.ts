@@ -22,6 +22,15 @@ const PARAMETERS: readonly ApiQueryOptions[] = [
   { name: 'code_challenge_method', required: true, enum: ['S256'], description: 'Only `S256` (else 400 `invalid_request`).' },
   { name: 'scope', required: false, type: String, description: 'Space-delimited; each scope must be in the agent\'s allowed_scopes (an empty list allows all), else `error=invalid_scope` at the redirect_uri.' },
   { name: 'state', required: false, type: String, description: 'Opaque; returned unchanged with the code or the error at the redirect_uri.' },
+  {
+    name: 'resource',
+    required: false,
+    description:
+      'RFC 8707, repeatable (at most 10): the resources (e.g. MCP servers) the token is for; they become its `aud`. Local mode (and local agents in hybrid mode): an absolute URI without fragment, within `oauth2_authorization_server.local.resource_indicators.allowed_resources` (exact URIs or prefixes ending in `/`; empty: any `https:` URI or `http:` on a loopback host), else `error=invalid_target` at the redirect_uri. Proxy mode (and proxied agents): forwarded to the upstream authorization server untouched.',
+    schema: { type: 'array', items: { type: 'string', format: 'uri' }, maxItems: 10 },
+    style: 'form',
+    explode: true,
+  },
 ];
 
 /** Declares the authorization request's query parameters. */

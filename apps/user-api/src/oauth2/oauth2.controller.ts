@@ -38,7 +38,8 @@ export class OAuth2Controller {
    * in hybrid mode): a redirect to the upstream authorization endpoint. A bad client,
    * redirect_uri, response_type or PKCE parameter is answered here as JSON (400), never at
    * a redirect_uri; a scope the agent may not have is `error=invalid_scope` at the
-   * redirect_uri, and a proxied agent without an upstream client id `error=server_error`.
+   * redirect_uri, a refused RFC 8707 `resource` `error=invalid_target` there (local), and a
+   * proxied agent without an upstream client id `error=server_error`.
    */
   @Get('oauth2/authorize')
   @ApiSecurity('SessionAuth')
@@ -84,7 +85,8 @@ export class OAuth2Controller {
     }),
   })
   // 400: invalid_grant (code, PKCE, or no usable third-party session, with `error_uri`), invalid_target (no service owns
-  // `resource`, no such impersonation target, impersonation outside local mode); unauthorized_client as relayed from an
+  // `resource`, no such impersonation target, impersonation outside local mode; RFC 8707: a `resource` outside the code's
+  // resources or the resource policy); unauthorized_client as relayed from an
   // upstream (proxy). 403: the gateway or rule is not authorized, or no active grant or delegation (impersonation: `error_uri`).
   @OAuthErrors('invalid_request', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'invalid_target', 'access_denied')
   async token(@Req() request: Request, @Res() response: Response): Promise<void> {

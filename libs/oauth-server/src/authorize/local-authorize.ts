@@ -5,6 +5,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AuthorizationSessionTokens, type CimdSnapshot } from '../authorization-session/authorization-session-tokens';
 import { CimdClients } from '../cimd/cimd-clients';
 import { codeDigest } from '../token/authorization-code.grant';
+import { ResourceIndicators } from '../resource/resource-indicators';
 import { AccessTokenIssuer } from '../token/access-token-issuer';
 import { parseScope } from '../token/scopes';
 import { assertClientIdShape, assertPkceS256Challenge, assertRedirectUriRegistered, assertResponseTypeCode, clientRedirect, single } from './authorize-rules';
@@ -17,7 +18,8 @@ export const CODE_TTL_MS = 60_000;
  * Local authorization (SPEC.md "GET /oauth2/authorize"): JSON errors in the spec's order,
  * then `invalid_scope` by redirect; with an active grant of the user for the agent a
  * single-use code (256 random bits, stored hashed, 60 s, bound to client, redirect_uri,
- * challenge, principal and scope); without one, the consent page with an authorization
+ * challenge, principal, scope and the RFC 8707 resources, a refused one being
+ * `invalid_target` by redirect); without one, the consent page with an authorization
  * session token whose `original_url` resumes this request.
  */
 @Injectable()
@@ -30,6 +32,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
     private readonly sessions: AuthorizationSessionTokens,
     private readonly tokens: AccessTokenIssuer,
     private readonly cimd: CimdClients,
+    private readonly resources: ResourceIndicators,
     private readonly clock: Clock,
     private readonly random: Random,
   ) {}
@@ -57,13 +60,20 @@ export class LocalAuthorize implements AuthorizeStrategy {
     if (!scopesAllowedFor(agent, scopes)) {
       return clientRedirect(redirectUri, { error: 'invalid_scope', error_description: 'a requested scope is not allowed for this client', state });
     }
+    let resources: string[];
+    try {
+      resources = this.resources.fromQuery(query.resource);
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+      return clientRedirect(redirectUri, { error: error.code, error_description: error.description, state });
+    }
     const now = this.clock.now();
     if ((await this.grants.findActive(principal.id, agent.id, now)) === undefined) {
       const token = await this.sessions.issue({ agentId: agent.id, principal: principal.id, originalUrl: request.originalUrl, cimd: cimd ? cimd(scopes) : null });
       return `${this.config.server.enduser.consent_ui_url}/agents/${agent.id}?session_token=${encodeURIComponent(token)}`;
     }
     const code = this.random.token(32);
-    await this.codes.store(codeDigest(code), { agentId: agent.id, principal: principal.id, redirectUri, codeChallenge: challenge, scopes, expiresAt: new Date(now.getTime() + CODE_TTL_MS) }, now);
+    await this.codes.store(codeDigest(code), { agentId: agent.id, principal: principal.id, redirectUri, codeChallenge: challenge, scopes, resources, expiresAt: new Date(now.getTime() + CODE_TTL_MS) }, now);
     // RFC 9207: name the issuer in the response.
     return clientRedirect(redirectUri, { code, state, iss: this.tokens.issuer });
   }

@@ -13,7 +13,8 @@ const STATE_TTL_SECONDS = 600;
 /**
  * Proxy authorization (SPEC.md "GET /oauth2/authorize", proxy): the same JSON checks as
  * local mode, then a redirect to the upstream authorization endpoint with the agent's
- * upstream client_id, the redirect_uri and the PKCE parameters; the agent id (and the
+ * upstream client_id, the redirect_uri, the PKCE parameters and any `resource` (RFC 8707,
+ * forwarded untouched); the agent id (and the
  * client's own state) travel in a JWE state token. An agent without an upstream client_id
  * gets `server_error` at its redirect_uri.
  */
@@ -65,11 +66,21 @@ export class ProxyAuthorize implements AuthorizeStrategy {
       state,
       code_challenge: single(query, 'code_challenge'),
       code_challenge_method: 'S256',
-    });
+    }, upstreamResources(query.resource));
   }
 }
 
-function withParams(url: URL, params: Record<string, string | undefined>): string {
+/**
+ * RFC 8707 `resource` parameters, forwarded to the upstream untouched (the upstream binds the
+ * audience of the tokens it issues; the broker's resource policy is a local-mode one).
+ */
+function upstreamResources(value: unknown): string[] {
+  const values = Array.isArray(value) ? value : [value];
+  return values.filter((item): item is string => typeof item === 'string');
+}
+
+function withParams(url: URL, params: Record<string, string | undefined>, resources: readonly string[] = []): string {
   for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
+  for (const resource of resources) url.searchParams.append('resource', resource);
   return url.toString();
 }

@@ -32,6 +32,8 @@ export interface AccessTokenSubject {
   readonly act?: { readonly iss: string; readonly sub: string };
   /** Impersonation: the subject's email, when the rule binds it. */
   readonly email?: string;
+  /** RFC 8707: the resources the token is for; its `aud` (a string for one), which the claims expression cannot change. */
+  readonly resources?: readonly string[];
 }
 
 /** Claims the broker sets itself; the claims expression cannot override them. */
@@ -42,7 +44,8 @@ const RESERVED_CLAIMS = new Set(['iss', 'sub', 'iat', 'exp', 'nbf', 'jti', 'agen
  * imported once and cached by `SigningKeyService`: `iss`, `sub`, `agent_id`, `client_id`,
  * `scope`, `iat`, `exp` (`local.token_ttl`), `jti`, plus the claims of
  * `local.token_claims_expression` (CEL over `agent`, `principal`, `request`, compiled at
- * boot; reserved claims stripped). `aud` only ever comes from that expression.
+ * boot; reserved claims stripped). `aud` is the requested resources (RFC 8707) when there
+ * are any, whatever the expression says; otherwise only that expression can set it.
  */
 @Injectable()
 export class AccessTokenIssuer {
@@ -72,6 +75,9 @@ export class AccessTokenIssuer {
     if (scope) claims.scope = scope;
     if (subject.act !== undefined) claims.act = { iss: subject.act.iss, sub: subject.act.sub };
     if (subject.email !== undefined) claims.email = subject.email;
+    // The audience binding (RFC 8707, RFC 9068 §4) replaces any `aud` of the claims expression.
+    const resources = subject.resources ?? [];
+    if (resources.length > 0) claims.aud = resources.length === 1 ? resources[0] : [...resources];
     // Registered claims last: the claims expression cannot override them (reserved anyway).
     const token = signCompactJws(
       { alg: key.algorithm, kid: key.kid, typ: 'at+jwt' },
@@ -91,7 +97,7 @@ export class AccessTokenIssuer {
       result = this.claimsExpression({
         agent: { id: agent.id, display_name: agent.displayName, canonical_id: agent.canonicalId, client_id: agent.clientId, allowed_scopes: [...agent.allowedScopes] },
         principal: subject.principal,
-        request: { grant_type: subject.grantType, scope: [...subject.scopes], client_id: agent.id },
+        request: { grant_type: subject.grantType, scope: [...subject.scopes], client_id: agent.id, resource: [...(subject.resources ?? [])] },
       });
     } catch (error) {
       this.logger.error(`token_claims_expression failed: ${(error as Error).message.split('\n')[0] ?? ''}`);

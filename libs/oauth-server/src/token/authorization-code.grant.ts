@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Clock, OAuthError } from '@broker/domain';
 import { AuthorizationCodeRepository, type AuthorizationCodeRecord } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
+import { narrowResources, ResourceIndicators } from '../resource/resource-indicators';
 import { AccessTokenIssuer, type TokenResponse } from './access-token-issuer';
 import { presentedClient } from './client-authentication';
 import { ClientAuthenticator } from './client-authenticator';
@@ -33,7 +34,10 @@ export function codeDigest(code: string): Buffer {
   return createHash('sha256').update(code, 'utf8').digest();
 }
 
-/** `authorization_code` (RFC 6749 §4.1.3 with RFC 7636), local: single-use codes, PKCE S256. */
+/**
+ * `authorization_code` (RFC 6749 §4.1.3 with RFC 7636), local: single-use codes, PKCE S256;
+ * a `resource` (RFC 8707) narrows the token to one of the code's resources.
+ */
 @Injectable()
 export class AuthorizationCodeGrant implements GrantStrategy {
   readonly grantType = 'authorization_code';
@@ -42,6 +46,7 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     private readonly clients: ClientAuthenticator,
     private readonly codes: AuthorizationCodeRepository,
     private readonly tokens: AccessTokenIssuer,
+    private readonly resourcePolicy: ResourceIndicators,
     private readonly clock: Clock,
   ) {}
 
@@ -60,6 +65,10 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     const agent = client?.agent ?? (await this.clients.documentClientAgent(record.agentId, documentUrl as string));
     assertCodeBinding(record, agent.id, redirectUri, this.clock.now());
     assertPkceS256(verifier, record.codeChallenge);
-    return this.tokens.issue({ agent, principal: record.principal, scopes: record.scopes, grantType: this.grantType });
+    // RFC 8707 §2.2: one of the authorized resources (still within the policy), or all of them.
+    const requested = form.get('resource');
+    if (requested !== undefined) this.resourcePolicy.assertAllowed(requested);
+    const resources = narrowResources(record.resources ?? [], requested);
+    return this.tokens.issue({ agent, principal: record.principal, scopes: record.scopes, grantType: this.grantType, resources });
   }
 }

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { ResourceIndicators } from '../resource/resource-indicators';
 import { AccessTokenIssuer, type TokenResponse } from './access-token-issuer';
 import { ClientAuthenticator } from './client-authenticator';
 import type { GrantStrategy, TokenRequestContext } from './grant-strategy';
 import { assertScopesAllowed, parseScope } from './scopes';
 import type { TokenForm } from './token-form';
 
-/** `client_credentials` (RFC 6749 §4.4), local: the agent's broker-issued secret buys a token for itself. */
+/** `client_credentials` (RFC 6749 §4.4), local: the agent's broker-issued secret buys a token for itself (for one RFC 8707 `resource`, when named). */
 @Injectable()
 export class ClientCredentialsGrant implements GrantStrategy {
   readonly grantType = 'client_credentials';
@@ -13,12 +14,17 @@ export class ClientCredentialsGrant implements GrantStrategy {
   constructor(
     private readonly clients: ClientAuthenticator,
     private readonly tokens: AccessTokenIssuer,
+    private readonly resourcePolicy: ResourceIndicators,
   ) {}
 
   async handle(form: TokenForm, context: TokenRequestContext): Promise<TokenResponse> {
     const { agent } = await this.clients.authenticate(context.authorization, form, { allowPublic: false });
     const scopes = parseScope(form.get('scope'));
     assertScopesAllowed(agent, scopes);
-    return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType });
+    // RFC 8707: the token is for the named resource (its `aud`), if within the policy.
+    const resource = form.get('resource');
+    if (resource === undefined) return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType });
+    this.resourcePolicy.assertAllowed(resource);
+    return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType, resources: [resource] });
   }
 }

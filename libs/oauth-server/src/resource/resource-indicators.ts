@@ -1,0 +1,80 @@
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { isHttpsOrLoopbackUrl, OAuthError, parseAbsoluteUrl } from '@broker/domain';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+
+/** At most this many `resource` values in one authorization request (each becomes an `aud` entry). */
+export const MAX_RESOURCES = 10;
+/** Longest accepted resource URI. */
+const MAX_RESOURCE_LENGTH = 2048;
+
+/** A `.` or `..` path segment (also percent-encoded): a prefix match could otherwise leave the prefix. */
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:[/?]|$)/i;
+
+function invalidTarget(description: string): OAuthError {
+  return new OAuthError('invalid_target', description);
+}
+
+/**
+ * RFC 8707 resource indicators of the local authorization server. A `resource` is an absolute
+ * URI without fragment (§2), compared and bound as sent (no normalisation: the resource server
+ * compares `aud` with its own URL). Which ones may be asked for is
+ * `oauth2_authorization_server.local.resource_indicators.allowed_resources`: exact URIs, or
+ * prefixes ending in `/`; an empty list accepts any `https:` URI or `http:` on a loopback
+ * host. The policy is compiled once at boot; a check is a set lookup and a few prefix tests.
+ */
+@Injectable()
+export class ResourceIndicators {
+  private readonly exact: ReadonlySet<string>;
+  private readonly prefixes: readonly string[];
+  private readonly open: boolean;
+
+  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig) {
+    const allowed = config.oauth2_authorization_server.local.resource_indicators.allowed_resources;
+    this.exact = new Set(allowed.filter((entry) => !entry.endsWith('/')));
+    this.prefixes = allowed.filter((entry) => entry.endsWith('/'));
+    this.open = allowed.length === 0;
+    const logger = new Logger(ResourceIndicators.name);
+    if (config.oauth2_authorization_server.mode === 'proxy') logger.log('resource indicators: forwarded to the upstream authorization server (proxy mode)');
+    else if (this.open) logger.log('resource indicators: any https URI or loopback http URI is accepted (resource_indicators.allowed_resources is empty; set it in production)');
+    else logger.log(`resource indicators: only the ${allowed.length} configured resource_indicators.allowed_resources entries (${this.exact.size} exact, ${this.prefixes.length} prefixes)`);
+  }
+
+  /**
+   * The `resource` parameters of an authorization request (a repeated query parameter arrives
+   * as an array), de-duplicated in their order; [] when there are none. Throws `invalid_target`
+   * for a malformed or refused value.
+   */
+  fromQuery(value: unknown): string[] {
+    if (value === undefined) return [];
+    const values = Array.isArray(value) ? value : [value];
+    if (!values.every((item): item is string => typeof item === 'string')) throw invalidTarget('resource must be an absolute URI');
+    const resources = [...new Set(values)];
+    if (resources.length > MAX_RESOURCES) throw invalidTarget(`at most ${MAX_RESOURCES} resources may be requested`);
+    for (const resource of resources) this.assertAllowed(resource);
+    return resources;
+  }
+
+  /** One resource: well formed (absolute, no fragment) and within the policy, else `invalid_target`. */
+  assertAllowed(resource: string): void {
+    if (resource.length > MAX_RESOURCE_LENGTH || /[\s#]/.test(resource)) throw invalidTarget('resource must be an absolute URI without a fragment');
+    const url = parseAbsoluteUrl(resource);
+    if (url === undefined || url.username !== '' || url.password !== '') throw invalidTarget('resource must be an absolute URI without a fragment');
+    if (!this.allows(resource)) throw invalidTarget('the resource is not one this authorization server issues tokens for');
+  }
+
+  private allows(resource: string): boolean {
+    if (this.open) return isHttpsOrLoopbackUrl(resource);
+    if (this.exact.has(resource)) return true;
+    return !DOT_SEGMENT.test(resource) && this.prefixes.some((prefix) => resource.startsWith(prefix));
+  }
+}
+
+/**
+ * The resources a token request binds: the one it names, which must be among `authorized`
+ * (RFC 8707 §2.2), else all of `authorized`.
+ */
+export function narrowResources(authorized: readonly string[], requested: string | undefined): readonly string[] {
+  if (requested === undefined) return authorized;
+  if (!authorized.includes(requested)) throw invalidTarget('the resource was not part of the authorization');
+  return [requested];
+}

@@ -1,0 +1,207 @@
+import { ApiClient, freePort, http, startTestBroker, type TestBroker } from '@broker/testing';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+import * as oauth from 'oauth4webapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOTH_SERVERS } from './support/servers';
+
+const ALICE = 'alice@example.com';
+const REDIRECT = 'https://agent.example.com/cb';
+const MCP_A = 'https://mcp-a.example.com/mcp';
+const MCP_B = 'https://tools.example.com/b/mcp';
+const OUTSIDE = 'https://elsewhere.example.com/mcp';
+const insecure = { [oauth.allowInsecureRequests]: true };
+
+/** A local broker with one confidential agent Alice has granted, and one she has not. */
+async function setUp(config: Record<string, unknown>): Promise<{ broker: TestBroker; base: string; as: oauth.AuthorizationServer; agent: { id: string; secret: string }; ungranted: string }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const broker = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: base, consent_ui_url: 'https://consent.example.com' } }, oauth2_authorization_server: config } });
+  const admin = new ApiClient(broker.url('admin'));
+  const alice = new ApiClient(base, ALICE);
+  const serviceId = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
+  const setId = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
+  const id = (await admin.post('/api/agents', { display_name: 'MCP client', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: setId }] })).json<{ id: string }>().id;
+  const secret = (await admin.post(`/api/agents/${id}/client-credentials`)).json<{ client_secret: string }>().client_secret;
+  await alice.post(`/api/consent/agents/${id}/grants`, { granted_permission_sets: { [setId]: [serviceId] } });
+  const ungranted = (await admin.post('/api/agents', { display_name: 'Not yet granted', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: setId }] })).json<{ id: string }>().id;
+  const issuer = new URL(base);
+  const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+  return { broker, base, as, agent: { id, secret }, ungranted };
+}
+
+async function authorizeUrl(as: oauth.AuthorizationServer, clientId: string, resources: readonly string[]): Promise<{ url: URL; verifier: string; state: string }> {
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  const url = new URL(as.authorization_endpoint as string);
+  const params = { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope: 'mail.read', state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  for (const resource of resources) url.searchParams.append('resource', resource);
+  return { url, verifier, state };
+}
+
+describe('RFC 8707 resource indicators, local mode with allowed_resources (driven by oauth4webapi)', () => {
+  let broker: TestBroker;
+  let base: string;
+  let as: oauth.AuthorizationServer;
+  let agent: { id: string; secret: string };
+  let ungranted: string;
+  let client: oauth.Client;
+
+  beforeAll(async () => {
+    ({ broker, base, as, agent, ungranted } = await setUp({
+      cimd: { enabled: true },
+      local: {
+        resource_indicators: { allowed_resources: [MCP_A, 'https://tools.example.com/'] },
+        token_claims_expression: '{"aud": "https://forged.example.com", "asked": request.resource}',
+      },
+    }));
+    client = { client_id: agent.id };
+  });
+
+  afterAll(async () => {
+    await broker.stop();
+  });
+
+  async function authorize(resources: readonly string[]): Promise<{ location: URL; verifier: string; state: string }> {
+    const { url, verifier, state } = await authorizeUrl(as, agent.id, resources);
+    const response = await http(url.toString(), { headers: { 'x-remote-user': ALICE } });
+    expect(response.status, response.text).toBe(302);
+    return { location: new URL(response.headers.location as string), verifier, state };
+  }
+
+  async function redeem(resources: readonly string[], tokenResource?: string): Promise<Response> {
+    const { location, verifier, state } = await authorize(resources);
+    const params = oauth.validateAuthResponse(as, client, location, state);
+    return oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(agent.secret), params, REDIRECT, verifier, { ...insecure, additionalParameters: tokenResource === undefined ? undefined : { resource: tokenResource } });
+  }
+
+  const verify = async (token: string, audience?: string) => (await jwtVerify(token, createRemoteJWKSet(new URL(as.jwks_uri as string)), { issuer: base, audience })).payload;
+
+  it('publishes client_id_metadata_document_supported when CIMD is enabled', () => {
+    expect(as.client_id_metadata_document_supported).toBe(true);
+  });
+
+  it('binds the token to the one requested resource (aud a string); the claims expression sees it and cannot replace aud', async () => {
+    const result = await oauth.processAuthorizationCodeResponse(as, client, await redeem([MCP_A]));
+    const payload = await verify(result.access_token, MCP_A);
+    expect(payload.aud).toBe(MCP_A);
+    expect(payload.asked).toEqual([MCP_A]);
+    expect(payload.sub).toBe(ALICE);
+  });
+
+  it('binds the token to two resources (aud an array), and narrows it to one on the token request', async () => {
+    const both = await oauth.processAuthorizationCodeResponse(as, client, await redeem([MCP_A, MCP_B]));
+    expect((await verify(both.access_token)).aud).toEqual([MCP_A, MCP_B]);
+    const narrowed = await oauth.processAuthorizationCodeResponse(as, client, await redeem([MCP_A, MCP_B], MCP_B));
+    const payload = await verify(narrowed.access_token, MCP_B);
+    expect(payload.aud).toBe(MCP_B);
+    expect(payload.asked).toEqual([MCP_B]);
+  });
+
+  it('refuses a token request resource outside the authorized ones (invalid_target)', async () => {
+    const response = await redeem([MCP_A], MCP_B);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 'invalid_target', error_description: 'the resource was not part of the authorization' });
+    const withoutAny = await redeem([], MCP_A);
+    expect(withoutAny.status).toBe(400);
+    expect(((await withoutAny.json()) as { error: string }).error).toBe('invalid_target');
+    const outside = await redeem([MCP_A], OUTSIDE);
+    expect(outside.status).toBe(400);
+    expect(((await outside.json()) as { error: string }).error).toBe('invalid_target');
+  });
+
+  it('refuses at authorize, by redirect with state, a resource outside the list, with a fragment, or relative', async () => {
+    for (const resources of [[OUTSIDE], [MCP_A, OUTSIDE], [`${MCP_A}#frag`], ['/mcp'], ['mcp-a.example.com'], ['https://tools.example.com/b/../../admin'], ['https://tools.example.com.evil.com/mcp']]) {
+      const { location, state } = await authorize(resources);
+      expect(location.origin + location.pathname, resources.join(' ')).toBe(REDIRECT);
+      expect(location.searchParams.get('error'), resources.join(' ')).toBe('invalid_target');
+      expect(location.searchParams.get('state')).toBe(state);
+      expect(location.searchParams.get('code')).toBeNull();
+    }
+  });
+
+  it('accepts prefixes ending in / and binds the resource exactly as sent', async () => {
+    const result = await oauth.processAuthorizationCodeResponse(as, client, await redeem(['https://tools.example.com/x?tenant=1']));
+    expect((await verify(result.access_token)).aud).toBe('https://tools.example.com/x?tenant=1');
+  });
+
+  it('client_credentials: binds aud to the resource, refuses one outside the list', async () => {
+    const response = await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(agent.secret), new URLSearchParams({ resource: MCP_A }), insecure);
+    const result = await oauth.processClientCredentialsResponse(as, client, response);
+    const payload = await verify(result.access_token, MCP_A);
+    expect(payload).toMatchObject({ aud: MCP_A, sub: agent.id, asked: [MCP_A] });
+    const outside = await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(agent.secret), new URLSearchParams({ resource: OUTSIDE }), insecure);
+    expect(outside.status).toBe(400);
+    expect(await outside.json()).toEqual({ error: 'invalid_target', error_description: 'the resource is not one this authorization server issues tokens for' });
+    const fragment = await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(agent.secret), new URLSearchParams({ resource: `${MCP_A}#x` }), insecure);
+    expect(((await fragment.json()) as { error: string }).error).toBe('invalid_target');
+  });
+
+  it('without resource: the claims expression keeps setting aud, as before', async () => {
+    const result = await oauth.processAuthorizationCodeResponse(as, client, await redeem([]));
+    const payload = decodeJwt(result.access_token);
+    expect(payload.aud).toBe('https://forged.example.com');
+    expect(payload.asked).toEqual([]);
+  });
+
+  it('shows the requested resources in the consent detail of the session token', async () => {
+    const { url } = await authorizeUrl(as, ungranted, [MCP_A, MCP_B]);
+    const response = await http(url.toString(), { headers: { 'x-remote-user': ALICE } });
+    const consent = new URL(response.headers.location as string);
+    expect(consent.origin).toBe('https://consent.example.com');
+    const token = consent.searchParams.get('session_token') as string;
+    const detail = await new ApiClient(base, ALICE).get(`/api/consent/agents/${ungranted}?session_token=${encodeURIComponent(token)}`);
+    expect(detail.status).toBe(200);
+    expect(detail.json<{ data: { authorization_context: { resources: string[] } } }>().data.authorization_context.resources).toEqual([MCP_A, MCP_B]);
+    // A refused resource never reaches the consent page.
+    const refused = await http((await authorizeUrl(as, ungranted, [OUTSIDE])).url.toString(), { headers: { 'x-remote-user': ALICE } });
+    expect(new URL(refused.headers.location as string).searchParams.get('error')).toBe('invalid_target');
+  });
+});
+
+describe('RFC 8707 resource indicators, local mode with the default policy', () => {
+  let broker: TestBroker;
+  let as: oauth.AuthorizationServer;
+  let agent: { id: string; secret: string };
+  let client: oauth.Client;
+
+  beforeAll(async () => {
+    ({ broker, as, agent } = await setUp({}));
+    client = { client_id: agent.id };
+  });
+
+  afterAll(async () => {
+    await broker.stop();
+  });
+
+  it('does not publish client_id_metadata_document_supported when CIMD is disabled', () => {
+    expect(as.client_id_metadata_document_supported).toBeUndefined();
+  });
+
+  it('accepts any https URI and http on loopback; refuses plain http elsewhere, fragments and relative references', async () => {
+    const ask = (resource: string) => oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(agent.secret), new URLSearchParams({ resource }), insecure);
+    for (const resource of ['https://any.example.org/mcp', 'http://127.0.0.1:8931/mcp', 'http://localhost:3000/mcp']) {
+      const result = await oauth.processClientCredentialsResponse(as, client, await ask(resource));
+      expect(decodeJwt(result.access_token).aud, resource).toBe(resource);
+    }
+    for (const resource of ['http://mcp.example.com/mcp', 'https://any.example.org/mcp#f', '/mcp', 'urn:example:mcp', 'https://user:pw@any.example.org/mcp', '']) {
+      const response = await ask(resource);
+      expect(response.status, resource).toBe(400);
+      expect(((await response.json()) as { error: string }).error, resource).toBe('invalid_target');
+    }
+  });
+
+  it('without resource: no aud, as before', async () => {
+    const { url, verifier, state } = await authorizeUrl(as, agent.id, []);
+    const response = await http(url.toString(), { headers: { 'x-remote-user': ALICE } });
+    const params = oauth.validateAuthResponse(as, client, new URL(response.headers.location as string), state);
+    const result = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(agent.secret), params, REDIRECT, verifier, insecure));
+    expect(decodeJwt(result.access_token).aud).toBeUndefined();
+  });
+});
+
+describe('resource_indicators.allowed_resources configuration', () => {
+  it('stops start-up on an entry that is not an absolute URI', async () => {
+    await expect(startTestBroker({ servers: BOTH_SERVERS, config: { oauth2_authorization_server: { local: { resource_indicators: { allowed_resources: '/mcp' } } } } })).rejects.toThrow(/oauth2_authorization_server\.local\.resource_indicators\.allowed_resources/);
+  });
+});
