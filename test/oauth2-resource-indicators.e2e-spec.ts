@@ -200,6 +200,61 @@ describe('RFC 8707 resource indicators, local mode with the default policy', () 
   });
 });
 
+describe('RFC 8707 resource indicators in hybrid mode', () => {
+  const UPSTREAM = 'https://upstream.example.com';
+  let broker: TestBroker;
+  let base: string;
+  let local: { id: string; secret: string };
+  let proxied: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: {
+        server: { enduser: { port, public_url: base } },
+        oauth2_authorization_server: {
+          mode: 'hybrid',
+          cimd: { enabled: true },
+          local: { resource_indicators: { allowed_resources: MCP_A } },
+          proxy: { upstream_issuer_uri: UPSTREAM, upstream_authorize_endpoint: `${UPSTREAM}/auth`, upstream_token_endpoint: `${UPSTREAM}/token`, upstream_jwks_uri: `${UPSTREAM}/jwks`, upstream_timeout: '1s' },
+        },
+      },
+    });
+    const admin = new ApiClient(broker.url('admin'));
+    const id = (await admin.post('/api/agents', { display_name: 'Local', redirect_uris: [REDIRECT] })).json<{ id: string }>().id;
+    local = { id, secret: (await admin.post(`/api/agents/${id}/client-credentials`)).json<{ client_secret: string }>().client_secret };
+    proxied = (await admin.post('/api/agents', { display_name: 'Proxied', client_id: 'agent-at-upstream', redirect_uris: [REDIRECT] })).json<{ id: string }>().id;
+  });
+
+  afterAll(async () => {
+    await broker.stop();
+  });
+
+  it('publishes client_id_metadata_document_supported (CIMD clients are served locally)', async () => {
+    expect((await http(`${base}/.well-known/oauth-authorization-server`)).json<Record<string, unknown>>().client_id_metadata_document_supported).toBe(true);
+  });
+
+  it('applies the local policy to local agents', async () => {
+    const ask = (resource: string) => http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'client_credentials', client_id: local.id, client_secret: local.secret, resource }).toString() });
+    const bound = await ask(MCP_A);
+    expect(bound.status).toBe(200);
+    expect(decodeJwt(bound.json<{ access_token: string }>().access_token).aud).toBe(MCP_A);
+    expect((await ask(MCP_B)).json<{ error: string }>().error).toBe('invalid_target');
+  });
+
+  it('forwards the resources of a proxied agent upstream untouched (the upstream binds its tokens)', async () => {
+    const as = { issuer: base, authorization_endpoint: `${base}/oauth2/authorize` } as oauth.AuthorizationServer;
+    const { url } = await authorizeUrl(as, proxied, [MCP_B, 'http://mcp.example.com/x']);
+    const response = await http(url.toString(), { headers: { 'x-remote-user': ALICE } });
+    expect(response.status).toBe(302);
+    const upstream = new URL(response.headers.location as string);
+    expect(upstream.origin + upstream.pathname).toBe(`${UPSTREAM}/auth`);
+    expect(upstream.searchParams.getAll('resource')).toEqual([MCP_B, 'http://mcp.example.com/x']);
+  });
+});
+
 describe('resource_indicators.allowed_resources configuration', () => {
   it('stops start-up on an entry that is not an absolute URI', async () => {
     await expect(startTestBroker({ servers: BOTH_SERVERS, config: { oauth2_authorization_server: { local: { resource_indicators: { allowed_resources: '/mcp' } } } } })).rejects.toThrow(/oauth2_authorization_server\.local\.resource_indicators\.allowed_resources/);
