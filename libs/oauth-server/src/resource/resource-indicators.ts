@@ -10,6 +10,9 @@ const MAX_RESOURCE_LENGTH = 2048;
 /** A `.` or `..` path segment (also percent-encoded): a prefix match could otherwise leave the prefix. */
 const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:[/?]|$)/i;
 
+/** The configurations whose policy was logged already. */
+const ANNOUNCED = new WeakSet<BrokerConfig>();
+
 function invalidTarget(description: string): OAuthError {
   return new OAuthError('invalid_target', description);
 }
@@ -33,6 +36,9 @@ export class ResourceIndicators {
     this.exact = new Set(allowed.filter((entry) => !entry.endsWith('/')));
     this.prefixes = allowed.filter((entry) => entry.endsWith('/'));
     this.open = allowed.length === 0;
+    // Both servers of a process build this module: the policy is announced once per configuration.
+    if (ANNOUNCED.has(config)) return;
+    ANNOUNCED.add(config);
     const logger = new Logger(ResourceIndicators.name);
     if (config.oauth2_authorization_server.mode === 'proxy') logger.log('resource indicators: forwarded to the upstream authorization server (proxy mode)');
     else if (this.open) logger.log('resource indicators: any https URI or loopback http URI is accepted (resource_indicators.allowed_resources is empty; set it in production)');
