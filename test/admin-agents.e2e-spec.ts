@@ -13,6 +13,7 @@ const AGENT = {
   agent_interface_url: 'https://agent.example.com',
   redirect_uris: ['https://agent.example.com/callback', 'http://127.0.0.1/cb'],
   allowed_scopes: ['calendar.read', 'offline_access'],
+  allowed_resources: ['https://mcp.example.com/mcp', 'https://tools.example.com/team/', 'urn:example:resource'],
   client_uris: ['https://agent.example.com'],
 };
 
@@ -36,7 +37,7 @@ describe('admin: agents', () => {
     expect(body).toMatchObject({ ...AGENT, permission_sets: [] });
     expect(body.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(Object.keys(body).sort()).toEqual(
-      ['id', 'display_name', 'description', 'canonical_id', 'client_id', 'logo_url', 'governance_url', 'user_documentation_url', 'agent_interface_url', 'redirect_uris', 'allowed_scopes', 'client_uris', 'permission_sets', 'created_at', 'updated_at'].sort(),
+      ['id', 'display_name', 'description', 'canonical_id', 'client_id', 'logo_url', 'governance_url', 'user_documentation_url', 'agent_interface_url', 'redirect_uris', 'allowed_scopes', 'allowed_resources', 'client_uris', 'permission_sets', 'created_at', 'updated_at'].sort(),
     );
     expect(new Date(body.created_at as string).toISOString()).toBe(body.created_at);
     const read = await admin.get(`/api/agents/${String(body.id)}`);
@@ -46,7 +47,7 @@ describe('admin: agents', () => {
 
   it('defaults optional fields to null and lists to empty', async () => {
     const created = (await admin.post('/api/agents', { display_name: 'Minimal' })).json();
-    expect(created).toMatchObject({ description: null, canonical_id: null, client_id: null, logo_url: null, redirect_uris: [], allowed_scopes: [], client_uris: [], permission_sets: [] });
+    expect(created).toMatchObject({ description: null, canonical_id: null, client_id: null, logo_url: null, redirect_uris: [], allowed_scopes: [], allowed_resources: [], client_uris: [], permission_sets: [] });
   });
 
   it('takes null as "none" for the optional text and URL fields', async () => {
@@ -68,7 +69,7 @@ describe('admin: agents', () => {
     const id = (await admin.post('/api/agents', { ...AGENT, canonical_id: 'replace-me' })).json<{ id: string }>().id;
     const replaced = await admin.put(`/api/agents/${id}`, { display_name: 'Renamed' });
     expect(replaced.status).toBe(200);
-    expect(replaced.json()).toMatchObject({ id, display_name: 'Renamed', description: null, canonical_id: null, redirect_uris: [], allowed_scopes: [] });
+    expect(replaced.json()).toMatchObject({ id, display_name: 'Renamed', description: null, canonical_id: null, redirect_uris: [], allowed_scopes: [], allowed_resources: [] });
     expect((await admin.get(`/api/agents/${id}`)).json()).toMatchObject({ display_name: 'Renamed', logo_url: null });
   });
 
@@ -118,6 +119,16 @@ describe('admin: agents', () => {
       ['null redirect_uris', { display_name: 'x', redirect_uris: null }, 'invalid request body', 'redirect_uris'],
       ['null allowed_scopes', { display_name: 'x', allowed_scopes: null }, 'invalid request body', 'allowed_scopes'],
       ['null client_uris', { display_name: 'x', client_uris: null }, 'invalid request body', 'client_uris'],
+      ['null allowed_resources', { display_name: 'x', allowed_resources: null }, 'invalid request body', 'allowed_resources'],
+      // RFC 8707 resource indicators: the syntax of oauth2_authorization_server.local.resource_indicators.allowed_resources.
+      ['relative allowed_resource', { display_name: 'x', allowed_resources: ['/mcp'] }, 'validation failed', 'allowed_resources'],
+      ['allowed_resource with a fragment', { display_name: 'x', allowed_resources: ['https://mcp.example.com/mcp#f'] }, 'validation failed', 'allowed_resources'],
+      ['allowed_resource with user info', { display_name: 'x', allowed_resources: ['https://user:pw@mcp.example.com/mcp'] }, 'validation failed', 'allowed_resources'],
+      ['allowed_resource prefix on a non-http scheme', { display_name: 'x', allowed_resources: ['urn:example:'.concat('x/')] }, 'validation failed', 'allowed_resources'],
+      ['allowed_resource prefix not written as its origin', { display_name: 'x', allowed_resources: ['HTTPS://MCP.example.com/'] }, 'validation failed', 'allowed_resources'],
+      ['allowed_resource that is not a string', { display_name: 'x', allowed_resources: [42] }, 'validation failed', 'allowed_resources'],
+      ['allowed_resource not written as an RFC 3986 URI', { display_name: 'x', allowed_resources: ['https://mcp.example.com/a|b'] }, 'validation failed', 'allowed_resources'],
+      ['allowed_resources over 100 entries', { display_name: 'x', allowed_resources: Array.from({ length: 101 }, (_, i) => `https://mcp.example.com/${i}`) }, 'validation failed', 'allowed_resources'],
       ['null permission_sets', { display_name: 'x', permission_sets: null }, 'invalid request body', 'permission_sets'],
       ['null requirement_type', { display_name: 'x', permission_sets: [{ permission_set_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', requirement_type: null }] }, 'validation failed', 'requirement_type'],
       // Issue 21: URLs are published as `format: uri`, so one the URL parser takes but RFC 3986 does not is refused.
@@ -161,6 +172,20 @@ describe('admin: agents', () => {
         }
       });
     }
+
+    it('stores allowed_resources once each, in order, and replaces them on PUT ([] and omitted: no restriction)', async () => {
+      const resources = ['https://tools.example.com/', 'http://127.0.0.1:8931/mcp', 'https://tools.example.com/', 'urn:example:mcp'];
+      const created = await admin.post('/api/agents', { display_name: 'resources', allowed_resources: resources });
+      expect(created.status, created.text).toBe(201);
+      const id = created.json<{ id: string }>().id;
+      expect(created.json()).toMatchObject({ allowed_resources: ['https://tools.example.com/', 'http://127.0.0.1:8931/mcp', 'urn:example:mcp'] });
+      expect((await admin.get(`/api/agents/${id}`)).json()).toMatchObject({ allowed_resources: ['https://tools.example.com/', 'http://127.0.0.1:8931/mcp', 'urn:example:mcp'] });
+      expect((await admin.put(`/api/agents/${id}`, { display_name: 'resources', allowed_resources: [] })).json()).toMatchObject({ allowed_resources: [] });
+      const hundred = Array.from({ length: 100 }, (_, i) => `https://mcp.example.com/${i}`);
+      expect((await admin.put(`/api/agents/${id}`, { display_name: 'resources', allowed_resources: hundred })).json()).toMatchObject({ allowed_resources: hundred });
+      expect((await admin.put(`/api/agents/${id}`, { display_name: 'resources' })).json()).toMatchObject({ allowed_resources: [] });
+      expect((await admin.get('/api/agents')).json<{ id: string; allowed_resources: string[] }[]>().find((agent) => agent.id === id)?.allowed_resources).toEqual([]);
+    });
 
     it('accepts https, loopback http and private-use redirect URIs', async () => {
       const redirects = ['https://a.example.com/cb', 'http://127.0.0.1:8123/cb', 'http://[::1]/cb', 'http://localhost:3000/cb', 'com.example.app:/oauth2redirect'];

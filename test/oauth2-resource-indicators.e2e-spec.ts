@@ -12,7 +12,7 @@ const OUTSIDE = 'https://elsewhere.example.com/mcp';
 const insecure = { [oauth.allowInsecureRequests]: true };
 
 /** A local broker with one confidential agent Alice has granted, and one she has not. */
-async function setUp(config: Record<string, unknown>): Promise<{ broker: TestBroker; base: string; as: oauth.AuthorizationServer; agent: { id: string; secret: string }; ungranted: string }> {
+async function setUp(config: Record<string, unknown>, agentFields: Record<string, unknown> = {}): Promise<{ broker: TestBroker; base: string; as: oauth.AuthorizationServer; agent: { id: string; secret: string }; ungranted: string }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const broker = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: base, consent_ui_url: 'https://consent.example.com' } }, oauth2_authorization_server: config } });
@@ -20,7 +20,7 @@ async function setUp(config: Record<string, unknown>): Promise<{ broker: TestBro
   const alice = new ApiClient(base, ALICE);
   const serviceId = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
   const setId = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-  const id = (await admin.post('/api/agents', { display_name: 'MCP client', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: setId }] })).json<{ id: string }>().id;
+  const id = (await admin.post('/api/agents', { display_name: 'MCP client', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: setId }], ...agentFields })).json<{ id: string }>().id;
   const secret = (await admin.post(`/api/agents/${id}/client-credentials`)).json<{ client_secret: string }>().client_secret;
   await alice.post(`/api/consent/agents/${id}/grants`, { granted_permission_sets: { [setId]: [serviceId] } });
   const ungranted = (await admin.post('/api/agents', { display_name: 'Not yet granted', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: setId }] })).json<{ id: string }>().id;
@@ -156,6 +156,101 @@ describe('RFC 8707 resource indicators, local mode with allowed_resources (drive
     // A refused resource never reaches the consent page.
     const refused = await http((await authorizeUrl(as, ungranted, [OUTSIDE])).url.toString(), { headers: { 'x-remote-user': ALICE } });
     expect(new URL(refused.headers.location as string).searchParams.get('error')).toBe('invalid_target');
+  });
+});
+
+describe('RFC 8707 resource indicators, an agent restricted by its own allowed_resources', () => {
+  const AGENT_PREFIX = 'https://tools.example.com/b/';
+  let broker: TestBroker;
+  let as: oauth.AuthorizationServer;
+  let agent: { id: string; secret: string };
+  let client: oauth.Client;
+  let admin: ApiClient;
+
+  beforeAll(async () => {
+    // The server accepts MCP_A and everything under tools.example.com; this agent only under /b/ (and OUTSIDE, which the server refuses).
+    ({ broker, as, agent } = await setUp({ local: { resource_indicators: { allowed_resources: [MCP_A, 'https://tools.example.com/'] } } }, { allowed_resources: [AGENT_PREFIX, OUTSIDE] }));
+    client = { client_id: agent.id };
+    admin = new ApiClient(broker.url('admin'));
+  });
+
+  afterAll(async () => {
+    await broker.stop();
+  });
+
+  async function authorize(resources: readonly string[]): Promise<{ location: URL; verifier: string; state: string }> {
+    const { url, verifier, state } = await authorizeUrl(as, agent.id, resources);
+    const response = await http(url.toString(), { headers: { 'x-remote-user': ALICE } });
+    expect(response.status, response.text).toBe(302);
+    return { location: new URL(response.headers.location as string), verifier, state };
+  }
+
+  async function redeem(code: { location: URL; verifier: string; state: string }, tokenResource?: string): Promise<Response> {
+    const params = oauth.validateAuthResponse(as, client, code.location, code.state);
+    return oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(agent.secret), params, REDIRECT, code.verifier, { ...insecure, additionalParameters: tokenResource === undefined ? undefined : { resource: tokenResource } });
+  }
+
+  const clientCredentials = (secret: string, clientId: string, resource: string) =>
+    oauth.clientCredentialsGrantRequest(as, { client_id: clientId }, oauth.ClientSecretPost(secret), new URLSearchParams({ resource }), insecure);
+
+  it('binds a resource inside both the server policy and the agent list (authorize, token, client_credentials)', async () => {
+    const result = await oauth.processAuthorizationCodeResponse(as, client, await redeem(await authorize([MCP_B])));
+    expect(decodeJwt(result.access_token).aud).toBe(MCP_B);
+    const narrowed = await oauth.processAuthorizationCodeResponse(as, client, await redeem(await authorize([MCP_B, `${AGENT_PREFIX}other`]), `${AGENT_PREFIX}other`));
+    expect(decodeJwt(narrowed.access_token).aud).toBe(`${AGENT_PREFIX}other`);
+    const credentials = await oauth.processClientCredentialsResponse(as, client, await clientCredentials(agent.secret, agent.id, MCP_B));
+    expect(decodeJwt(credentials.access_token).aud).toBe(MCP_B);
+  });
+
+  it('refuses at authorize, by redirect with state, a resource the server allows but the agent does not, and one only the agent lists', async () => {
+    for (const resources of [[MCP_A], [MCP_B, MCP_A], ['https://tools.example.com/c/mcp'], ['https://tools.example.com/b'], [`${AGENT_PREFIX}../c/mcp`], [OUTSIDE]]) {
+      const { location, state } = await authorize(resources);
+      expect(location.origin + location.pathname, resources.join(' ')).toBe(REDIRECT);
+      expect(location.searchParams.get('error'), resources.join(' ')).toBe('invalid_target');
+      expect(location.searchParams.get('state')).toBe(state);
+      expect(location.searchParams.get('code')).toBeNull();
+    }
+  });
+
+  it('refuses on the token request a resource outside the agent list (invalid_target)', async () => {
+    const response = await redeem(await authorize([MCP_B]), MCP_A);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 'invalid_target', error_description: 'the resource is not one this client may ask tokens for' });
+  });
+
+  it('client_credentials: refuses a resource outside the agent list, or outside the server policy though the agent lists it', async () => {
+    const outsideAgent = await clientCredentials(agent.secret, agent.id, MCP_A);
+    expect(outsideAgent.status).toBe(400);
+    expect(await outsideAgent.json()).toEqual({ error: 'invalid_target', error_description: 'the resource is not one this client may ask tokens for' });
+    const outsideServer = await clientCredentials(agent.secret, agent.id, OUTSIDE);
+    expect(outsideServer.status).toBe(400);
+    expect(await outsideServer.json()).toEqual({ error: 'invalid_target', error_description: 'the resource is not one this authorization server issues tokens for' });
+  });
+
+  it('re-checks the code\'s resources at the token request: an admin who narrows the agent in between wins', async () => {
+    const code = await authorize([MCP_B]);
+    const current = (await admin.get(`/api/agents/${agent.id}`)).json<{ display_name: string; redirect_uris: string[]; permission_sets: unknown[]; allowed_resources: string[] }>();
+    const body = { display_name: current.display_name, redirect_uris: current.redirect_uris, permission_sets: current.permission_sets };
+    expect((await admin.put(`/api/agents/${agent.id}`, { ...body, allowed_resources: [MCP_A] })).status).toBe(200);
+    try {
+      const response = await redeem(code);
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: string }).error).toBe('invalid_target');
+    } finally {
+      expect((await admin.put(`/api/agents/${agent.id}`, { ...body, allowed_resources: current.allowed_resources })).status).toBe(200);
+    }
+  });
+
+  it('leaves an agent without allowed_resources (omitted or []) to the server policy alone', async () => {
+    for (const fields of [{}, { allowed_resources: [] }]) {
+      const id = (await admin.post('/api/agents', { display_name: 'Unrestricted', ...fields })).json<{ id: string }>().id;
+      const secret = (await admin.post(`/api/agents/${id}/client-credentials`)).json<{ client_secret: string }>().client_secret;
+      for (const resource of [MCP_A, MCP_B, 'https://tools.example.com/c/mcp']) {
+        const result = await oauth.processClientCredentialsResponse(as, { client_id: id }, await clientCredentials(secret, id, resource));
+        expect(decodeJwt(result.access_token).aud, resource).toBe(resource);
+      }
+      expect(((await (await clientCredentials(secret, id, OUTSIDE)).json()) as { error: string }).error).toBe('invalid_target');
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { isHttpUrl, normalisePrincipal, parseAbsoluteUrl } from '@broker/domain';
+import { isHttpUrl, isResourceIndicatorEntry, normalisePrincipal } from '@broker/domain';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration';
@@ -54,20 +54,10 @@ const httpUrl = () =>
     .refine((value) => isHttpUrl(value, { userInfo: false }), { message: 'must be an absolute http(s) URL without user info, e.g. https://broker.example.com' })
     .transform((value) => value.replace(/\/+$/, ''));
 
-/**
- * An entry of `local.resource_indicators.allowed_resources`: an absolute URI without fragment,
- * user info or white space, matched exactly; one ending in `/` is a prefix and must then be
- * http(s) with a host, so that a prefix never spans two origins.
- */
-const allowedResource = z.string().refine(
-  (value) => {
-    if (/[\s#]/.test(value)) return false;
-    const url = parseAbsoluteUrl(value);
-    if (url === undefined || url.username !== '' || url.password !== '') return false;
-    return !value.endsWith('/') || ((url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '' && value.startsWith(`${url.protocol}//${url.host}/`));
-  },
-  { message: 'must be an absolute URI without fragment or user info; a prefix ends in / and starts with an http(s) origin as written by the URL standard, e.g. https://mcp.example.com/' },
-);
+/** An entry of `local.resource_indicators.allowed_resources` (`isResourceIndicatorEntry`: exact URI, or prefix ending in `/`). */
+const allowedResource = z.string().refine(isResourceIndicatorEntry, {
+  message: 'must be an absolute URI without fragment or user info; a prefix ends in / and starts with an http(s) origin as written by the URL standard, e.g. https://mcp.example.com/',
+});
 
 function isCidr(value: string): boolean {
   const [address, prefix, ...rest] = value.split('/');

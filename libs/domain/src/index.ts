@@ -13,7 +13,7 @@ export { parseRfc3339DateTime } from './date-time';
 export * from './registry/registry.types';
 export { RegistryError, type RegistryErrorCode } from './registry/registry-error';
 export { scopesAllowedFor, OFFLINE_SCOPES, type ScopeRuleOptions } from './registry/scopes-allowed';
-export { normaliseResourceUri, parseAbsoluteUrl, isHttpUrl, type HttpUrlOptions, isHttpsOrLoopbackUrl, isRedirectUri, canonicalIdProblem } from './registry/resource-uri';
+export { normaliseResourceUri, parseAbsoluteUrl, isHttpUrl, type HttpUrlOptions, isHttpsOrLoopbackUrl, isRedirectUri, isResourceIndicatorEntry, MAX_AGENT_ALLOWED_RESOURCES, canonicalIdProblem } from './registry/resource-uri';
 export { ComponentHealth, type ComponentStatus } from './component-health';
 export { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm } from './jws-algorithms';
 export { compileCel, celReferences, CelCompileError, type CompiledExpression } from './cel';

@@ -1,5 +1,5 @@
-import { isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri, REQUIREMENT_TYPES, type RequirementType } from '@broker/domain';
-import { IsHttpsOrLoopbackUrl, IsHttpUrl, IsPlainText, IsRedirectUri, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
+import { isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri, isResourceIndicatorEntry, MAX_AGENT_ALLOWED_RESOURCES, REQUIREMENT_TYPES, type RequirementType } from '@broker/domain';
+import { IsHttpsOrLoopbackUrl, IsHttpUrl, IsPlainText, IsRedirectUri, IsResourceIndicatorEntry, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
@@ -102,6 +102,21 @@ export class AgentDto {
   @ArrayMaxSize(MAX_LIST_ENTRIES)
   @IsScopeToken({ each: true })
   allowed_scopes?: string[];
+
+  /**
+   * RFC 8707 resources (e.g. MCP servers) the agent may ask tokens for from the local authorization server, on top of
+   * `oauth2_authorization_server.local.resource_indicators.allowed_resources`: exact URIs, or
+   * prefixes ending in `/` (an http(s) origin and path), as in that list. Empty or omitted: no
+   * per-agent restriction. Duplicates are stored once.
+   */
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string', format: 'uri' }, maxItems: MAX_AGENT_ALLOWED_RESOURCES })
+  @IsOmittable()
+  @IsArray()
+  @ArrayMaxSize(MAX_AGENT_ALLOWED_RESOURCES)
+  @IsResourceIndicatorEntry({ each: true })
+  @IsUri(isResourceIndicatorEntry, { each: true })
+  @IsPlainText({}, { each: true })
+  allowed_resources?: string[];
 
   /** Absolute http(s) URLs. Duplicates are stored once. Omitted: none. */
   @ApiPropertyOptional({ type: 'array', items: { type: 'string', format: 'uri' }, maxItems: MAX_LIST_ENTRIES })

@@ -34,6 +34,9 @@ export class AgentResponse {
   /** Empty: unrestricted. */
   @ApiProperty()
   allowed_scopes!: string[];
+  /** RFC 8707 resources the agent may ask tokens for (exact URIs or prefixes ending in `/`). Empty: no per-agent restriction. */
+  @ApiProperty({ type: 'array', items: { type: 'string', format: 'uri' } })
+  allowed_resources!: string[];
   @ApiProperty({ type: 'array', items: { type: 'string', format: 'uri' } })
   client_uris!: string[];
   @ApiProperty()
@@ -57,6 +60,7 @@ export function toAgentResponse(agent: Agent): AgentResponse {
     agent_interface_url: agent.agentInterfaceUrl,
     redirect_uris: [...agent.redirectUris],
     allowed_scopes: [...agent.allowedScopes],
+    allowed_resources: [...agent.allowedResources],
     client_uris: [...agent.clientUris],
     permission_sets: agent.permissionSets.map((ref) => ({ permission_set_id: ref.permissionSetId, requirement_type: ref.requirementType })),
     created_at: agent.createdAt.toISOString(),

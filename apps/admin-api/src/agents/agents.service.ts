@@ -64,6 +64,7 @@ export class AgentsService {
       agentInterfaceUrl: dto.agent_interface_url ?? null,
       redirectUris: dedupe(dto.redirect_uris ?? []),
       allowedScopes: dedupe(dto.allowed_scopes ?? []),
+      allowedResources: dedupe(dto.allowed_resources ?? []),
       clientUris: dedupe(dto.client_uris ?? []),
       permissionSets: refs,
     };

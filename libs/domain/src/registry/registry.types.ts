@@ -29,6 +29,11 @@ export interface Agent {
   readonly agentInterfaceUrl: string | null;
   readonly redirectUris: readonly string[];
   readonly allowedScopes: readonly string[];
+  /**
+   * RFC 8707 resources the agent may ask tokens for, within the server's own policy: exact URIs
+   * or prefixes ending in `/` (`isResourceIndicatorEntry`). Empty: no per-agent restriction.
+   */
+  readonly allowedResources: readonly string[];
   readonly clientUris: readonly string[];
   readonly permissionSets: readonly AgentPermissionSetRef[];
   readonly createdAt: Date;

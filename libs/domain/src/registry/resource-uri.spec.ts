@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalIdProblem, isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri, normaliseResourceUri, parseAbsoluteUrl } from './resource-uri';
+import { canonicalIdProblem, isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri, isResourceIndicatorEntry, normaliseResourceUri, parseAbsoluteUrl } from './resource-uri';
 
 describe('normaliseResourceUri', () => {
   it('strips trailing slashes and lower-cases scheme and host, keeping path case', () => {
@@ -13,6 +13,20 @@ describe('normaliseResourceUri', () => {
   it('rejects relative, non-http, fragment and user-info URIs', () => {
     for (const bad of ['/relative', 'api.example.com', 'ftp://x.example.com', 'https://x.example.com/#frag', 'https://user:pw@x.example.com', 'https://x .com', '']) {
       expect(normaliseResourceUri(bad)).toBeUndefined();
+    }
+  });
+});
+
+describe('isResourceIndicatorEntry', () => {
+  it('accepts absolute URIs (exact) and http(s) prefixes ending in / written as their origin', () => {
+    for (const good of ['https://mcp.example.com/mcp', 'http://127.0.0.1:8931/mcp', 'urn:example:mcp', 'https://tools.example.com/', 'https://tools.example.com/team/', 'https://mcp.example.com/x?tenant=1']) {
+      expect(isResourceIndicatorEntry(good), good).toBe(true);
+    }
+  });
+
+  it('refuses relative references, fragments, user info, white space and prefixes that could span origins', () => {
+    for (const bad of ['/mcp', 'mcp.example.com', 'https://mcp.example.com/#f', 'https://u:p@mcp.example.com/', 'https://mcp.example.com/a b', 'https://mcp.example.com/a\u0001', 'urn:example:x/', 'HTTPS://MCP.example.com/', 'https://mcp.example.com:443/', '']) {
+      expect(isResourceIndicatorEntry(bad), bad).toBe(false);
     }
   });
 });

@@ -86,6 +86,23 @@ export function isHttpsOrLoopbackUrl(value: string): boolean {
   return url.protocol === 'http:' && isLoopbackHost(url.hostname);
 }
 
+/** Most entries of an agent's `allowed_resources` (API.md "Admin server"). */
+export const MAX_AGENT_ALLOWED_RESOURCES = 100;
+
+/**
+ * An entry of a resource-indicator list (RFC 8707): the configured
+ * `local.resource_indicators.allowed_resources` and an agent's `allowed_resources`. An
+ * absolute URI without fragment, user info or white space, matched exactly; one ending in `/`
+ * is a prefix and must then be http(s) with a host and start with its origin as the URL
+ * standard writes it, so that a prefix never spans two origins.
+ */
+export function isResourceIndicatorEntry(value: string): boolean {
+  if (value.includes('#') || hasSpaceOrControl(value)) return false;
+  const url = parseAbsoluteUrl(value);
+  if (url === undefined || url.username !== '' || url.password !== '') return false;
+  return !value.endsWith('/') || ((url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '' && value.startsWith(`${url.protocol}//${url.host}/`));
+}
+
 const CANONICAL_ID = /^[A-Za-z0-9._-]{1,128}$/;
 const UUID_SHAPED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,4 +1,4 @@
-import { isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri, textProblem } from '@broker/domain';
+import { isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri, isResourceIndicatorEntry, textProblem } from '@broker/domain';
 import { ValidateBy, type ValidationOptions } from 'class-validator';
 
 /**
@@ -28,6 +28,20 @@ export function IsRedirectUri(options?: ValidationOptions): PropertyDecorator {
       validator: {
         validate: (value) => typeof value === 'string' && isRedirectUri(value),
         defaultMessage: () => '$property must be absolute https URIs (http only on loopback) or private-use schemes such as com.example.app:/cb, without a fragment',
+      },
+    },
+    options,
+  );
+}
+
+/** An RFC 8707 resource-indicator entry (`isResourceIndicatorEntry`): an absolute URI without fragment, or an http(s) prefix ending in `/`. */
+export function IsResourceIndicatorEntry(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isResourceIndicatorEntry',
+      validator: {
+        validate: (value) => typeof value === 'string' && isResourceIndicatorEntry(value),
+        defaultMessage: () => '$property must be absolute URIs without fragment or user info; a prefix ends in / and starts with an http(s) origin, e.g. https://mcp.example.com/',
       },
     },
     options,

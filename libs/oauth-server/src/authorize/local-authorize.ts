@@ -62,7 +62,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
     }
     let resources: string[];
     try {
-      resources = this.resources.fromQuery(query.resource);
+      resources = this.resources.fromQuery(query.resource, agent);
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
       return clientRedirect(redirectUri, { error: error.code, error_description: error.description, state });

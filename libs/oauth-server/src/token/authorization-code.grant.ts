@@ -65,10 +65,12 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     const agent = client?.agent ?? (await this.clients.documentClientAgent(record.agentId, documentUrl as string));
     assertCodeBinding(record, agent.id, redirectUri, this.clock.now());
     assertPkceS256(verifier, record.codeChallenge);
-    // RFC 8707 §2.2: one of the authorized resources (still within the policy), or all of them.
+    // RFC 8707 §2.2: one of the authorized resources (still within the policy and the agent's
+    // allowed_resources), or all of them (still within the agent's allowed_resources).
     const requested = form.get('resource');
-    if (requested !== undefined) this.resourcePolicy.assertAllowed(requested);
+    if (requested !== undefined) this.resourcePolicy.assertAllowed(requested, agent);
     const resources = narrowResources(record.resources ?? [], requested);
+    if (requested === undefined) this.resourcePolicy.assertAgentAllows(resources, agent);
     return this.tokens.issue({ agent, principal: record.principal, scopes: record.scopes, grantType: this.grantType, resources });
   }
 }

@@ -21,10 +21,10 @@ export class ClientCredentialsGrant implements GrantStrategy {
     const { agent } = await this.clients.authenticate(context.authorization, form, { allowPublic: false });
     const scopes = parseScope(form.get('scope'));
     assertScopesAllowed(agent, scopes);
-    // RFC 8707: the token is for the named resource (its `aud`), if within the policy.
+    // RFC 8707: the token is for the named resource (its `aud`), if within the policy and the agent's allowed_resources.
     const resource = form.get('resource');
     if (resource === undefined) return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType });
-    this.resourcePolicy.assertAllowed(resource);
+    this.resourcePolicy.assertAllowed(resource, agent);
     return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType, resources: [resource] });
   }
 }

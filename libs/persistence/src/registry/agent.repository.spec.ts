@@ -37,6 +37,7 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
         agentInterfaceUrl: 'https://agent.example.com',
         redirectUris: ['https://agent.example.com/cb', 'http://127.0.0.1/cb'],
         allowedScopes: ['a', 'b'],
+        allowedResources: ['https://mcp.example.com/mcp', 'https://tools.example.com/'],
         clientUris: ['https://agent.example.com'],
         permissionSets: [
           { permissionSetId: sets[2] as string, requirementType: 'optional' },
@@ -56,11 +57,11 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
     expect(listed.map((agent) => agent.id)).toEqual([earlierId, later, full.id]);
     for (const agent of listed) expect(agent).toEqual(await agents.findById(agent.id));
     expect(listed[2]).toEqual(full);
-    expect(listed[0]).toMatchObject({ permissionSets: [], redirectUris: [], createdAt: new Date('2026-03-01T09:00:00.456Z'), updatedAt: new Date('2026-03-02T00:00:00.999Z') });
+    expect(listed[0]).toMatchObject({ permissionSets: [], redirectUris: [], allowedResources: [], createdAt: new Date('2026-03-01T09:00:00.456Z'), updatedAt: new Date('2026-03-02T00:00:00.999Z') });
   });
 
   it('refuses a second agent with the same canonical_id with the registry rule, not an API code', async () => {
-    const input = { displayName: 'Twin', description: null, canonicalId: 'twin-agent', clientId: null, logoUrl: null, governanceUrl: null, userDocumentationUrl: null, agentInterfaceUrl: null, redirectUris: [], allowedScopes: [], clientUris: [], permissionSets: [] };
+    const input = { displayName: 'Twin', description: null, canonicalId: 'twin-agent', clientId: null, logoUrl: null, governanceUrl: null, userDocumentationUrl: null, agentInterfaceUrl: null, redirectUris: [], allowedScopes: [], allowedResources: [], clientUris: [], permissionSets: [] };
     await agents.create(randomUUID(), input, new Date());
     const refused = agents.create(randomUUID(), input, new Date());
     await expect(refused).rejects.toBeInstanceOf(RegistryError);

@@ -21,6 +21,7 @@ function toAgent(entity: AgentEntity, refs: AgentPermissionSetEntity[]): Agent {
     agentInterfaceUrl: entity.agentInterfaceUrl,
     redirectUris: entity.redirectUris,
     allowedScopes: entity.allowedScopes,
+    allowedResources: entity.allowedResources,
     clientUris: entity.clientUris,
     permissionSets: refs
       .sort((a, b) => a.position - b.position)
@@ -51,6 +52,7 @@ interface AgentRow {
   agent_interface_url: string | null;
   redirect_uris: string[];
   allowed_scopes: string[];
+  allowed_resources: string[];
   client_uris: string[];
   created_at: Date;
   updated_at: Date;
@@ -78,6 +80,7 @@ function rowToAgent(row: AgentRow): Agent {
     agentInterfaceUrl: row.agent_interface_url,
     redirectUris: row.redirect_uris,
     allowedScopes: row.allowed_scopes,
+    allowedResources: row.allowed_resources,
     clientUris: row.client_uris,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -211,6 +214,7 @@ function columns(input: AgentInput): Omit<AgentEntity, 'id' | 'createdAt' | 'upd
     agentInterfaceUrl: input.agentInterfaceUrl,
     redirectUris: [...input.redirectUris],
     allowedScopes: [...input.allowedScopes],
+    allowedResources: [...input.allowedResources],
     clientUris: [...input.clientUris],
   };
 }

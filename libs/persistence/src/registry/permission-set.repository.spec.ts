@@ -54,7 +54,7 @@ describe.each(testBackends())('PermissionSetRepository refusals on $name', (back
     await permissionSets.create(id, set(`assigned ${id}`), new Date());
     await agents.create(
       randomUUID(),
-      { displayName: 'Holder', description: null, canonicalId: null, clientId: null, logoUrl: null, governanceUrl: null, userDocumentationUrl: null, agentInterfaceUrl: null, redirectUris: [], allowedScopes: [], clientUris: [], permissionSets: [{ permissionSetId: id, requirementType: 'mandatory' }] },
+      { displayName: 'Holder', description: null, canonicalId: null, clientId: null, logoUrl: null, governanceUrl: null, userDocumentationUrl: null, agentInterfaceUrl: null, redirectUris: [], allowedScopes: [], allowedResources: [], clientUris: [], permissionSets: [{ permissionSetId: id, requirementType: 'mandatory' }] },
       new Date(),
     );
 

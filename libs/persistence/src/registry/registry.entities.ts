@@ -15,6 +15,7 @@ export class AgentEntity {
   @Column({ name: 'agent_interface_url', type: 'text', nullable: true }) agentInterfaceUrl!: string | null;
   @Column({ name: 'redirect_uris', type: 'jsonb' }) redirectUris!: string[];
   @Column({ name: 'allowed_scopes', type: 'jsonb' }) allowedScopes!: string[];
+  @Column({ name: 'allowed_resources', type: 'jsonb' }) allowedResources!: string[];
   @Column({ name: 'client_uris', type: 'jsonb' }) clientUris!: string[];
   @Column({ name: 'created_at', ...timestamptz }) createdAt!: Date;
   @Column({ name: 'updated_at', ...timestamptz }) updatedAt!: Date;
