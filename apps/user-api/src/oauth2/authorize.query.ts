@@ -26,7 +26,7 @@ const PARAMETERS: readonly ApiQueryOptions[] = [
     name: 'resource',
     required: false,
     description:
-      'RFC 8707, repeatable (at most 10): the resources (e.g. MCP servers) the token is for; they become its `aud`. Local mode (and local agents in hybrid mode): an absolute URI without fragment, within `oauth2_authorization_server.local.resource_indicators.allowed_resources` (exact URIs or prefixes ending in `/`; empty: any `https:` URI or `http:` on a loopback host), else `error=invalid_target` at the redirect_uri. Proxy mode (and proxied agents): forwarded to the upstream authorization server untouched.',
+      'RFC 8707, repeatable (at most 10): the resources (e.g. MCP servers) the token is for; they become its `aud`. Local mode (and local agents in hybrid mode): an absolute URI without fragment, within `oauth2_authorization_server.local.resource_indicators.allowed_resources` (exact URIs or prefixes ending in `/`; empty: any `https:` URI or `http:` on a loopback host) and, when the agent has a non-empty `allowed_resources`, within that too, else `error=invalid_target` at the redirect_uri. Proxy mode (and proxied agents): forwarded to the upstream authorization server untouched.',
     schema: { type: 'array', items: { type: 'string', format: 'uri' }, maxItems: 10 },
     style: 'form',
     explode: true,

@@ -37,7 +37,7 @@ export class AuthorizationCodeTokenRequest {
   /** client_secret_post: the broker-issued secret (proxy mode: the upstream secret). Not together with HTTP Basic. */
   @ApiPropertyOptional()
   client_secret?: string;
-  /** RFC 8707 (local): one of the authorization request's resources, to narrow the token's `aud` to it (else `invalid_target`); without it, all of them. Proxy: forwarded upstream. */
+  /** RFC 8707 (local): one of the authorization request's resources, to narrow the token's `aud` to it (else `invalid_target`); without it, all of them. Either way still within the agent's `allowed_resources` when it has any (else `invalid_target`). Proxy: forwarded upstream. */
   @ApiPropertyOptional({ format: 'uri' })
   resource?: string;
 }
@@ -60,7 +60,7 @@ export class ClientCredentialsTokenRequest {
   /** Space-delimited; each scope must be in the agent's allowed_scopes (an empty list allows all). */
   @ApiPropertyOptional()
   scope?: string;
-  /** RFC 8707: the resource the token is for (its `aud`), within `local.resource_indicators.allowed_resources` (else `invalid_target`). */
+  /** RFC 8707: the resource the token is for (its `aud`), within `local.resource_indicators.allowed_resources` and the agent's `allowed_resources` when it has any (else `invalid_target`). */
   @ApiPropertyOptional({ format: 'uri' })
   resource?: string;
 }
