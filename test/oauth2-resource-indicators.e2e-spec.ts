@@ -39,6 +39,14 @@ async function authorizeUrl(as: oauth.AuthorizationServer, clientId: string, res
   return { url, verifier, state };
 }
 
+/** Alice's authorization request for `resources`: the redirect (code or error), with the verifier and state. */
+async function authorizeAs(as: oauth.AuthorizationServer, agentId: string, resources: readonly string[]): Promise<{ location: URL; verifier: string; state: string }> {
+  const { url, verifier, state } = await authorizeUrl(as, agentId, resources);
+  const response = await http(url.toString(), { headers: { 'x-remote-user': ALICE } });
+  expect(response.status, response.text).toBe(302);
+  return { location: new URL(response.headers.location as string), verifier, state };
+}
+
 describe('RFC 8707 resource indicators, local mode with allowed_resources (driven by oauth4webapi)', () => {
   let broker: TestBroker;
   let base: string;
@@ -62,12 +70,7 @@ describe('RFC 8707 resource indicators, local mode with allowed_resources (drive
     await broker.stop();
   });
 
-  async function authorize(resources: readonly string[]): Promise<{ location: URL; verifier: string; state: string }> {
-    const { url, verifier, state } = await authorizeUrl(as, agent.id, resources);
-    const response = await http(url.toString(), { headers: { 'x-remote-user': ALICE } });
-    expect(response.status, response.text).toBe(302);
-    return { location: new URL(response.headers.location as string), verifier, state };
-  }
+  const authorize = (resources: readonly string[]) => authorizeAs(as, agent.id, resources);
 
   async function redeem(resources: readonly string[], tokenResource?: string): Promise<Response> {
     const { location, verifier, state } = await authorize(resources);
@@ -178,12 +181,7 @@ describe('RFC 8707 resource indicators, an agent restricted by its own allowed_r
     await broker.stop();
   });
 
-  async function authorize(resources: readonly string[]): Promise<{ location: URL; verifier: string; state: string }> {
-    const { url, verifier, state } = await authorizeUrl(as, agent.id, resources);
-    const response = await http(url.toString(), { headers: { 'x-remote-user': ALICE } });
-    expect(response.status, response.text).toBe(302);
-    return { location: new URL(response.headers.location as string), verifier, state };
-  }
+  const authorize = (resources: readonly string[]) => authorizeAs(as, agent.id, resources);
 
   async function redeem(code: { location: URL; verifier: string; state: string }, tokenResource?: string): Promise<Response> {
     const params = oauth.validateAuthResponse(as, client, code.location, code.state);
