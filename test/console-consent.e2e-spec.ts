@@ -118,6 +118,19 @@ describe('console: the consent page in a browser', () => {
     await reviewPage(agents, 'agents');
     expect(page.pageErrors).toEqual([]);
     expect(page.unexpectedErrors()).toEqual([]);
+
+    // Revoke: the confirmation says what stops working; Cancel keeps the grant, confirming removes it.
+    const card = agents.page.getByRole('listitem').filter({ hasText: 'Inbox Summariser' });
+    await card.getByRole('button', { name: 'Revoke' }).click();
+    const dialog = agents.page.getByRole('dialog', { name: 'Revoke access for Inbox Summariser?' });
+    await dialog.getByText('every service you granted it stops working').waitFor();
+    await reviewPage(agents, 'agents-revoke');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect(await grants(clientId)).toHaveLength(1);
+    await card.getByRole('button', { name: 'Revoke' }).click();
+    await dialog.getByRole('button', { name: 'Revoke access' }).click();
+    await card.waitFor({ state: 'detached' });
+    expect(await grants(clientId)).toEqual([]);
   });
 
   it('Deny: the agent receives error=access_denied with its state', async () => {

@@ -4,6 +4,7 @@ import { Link } from 'react-router';
 import { api, unwrap } from '../api/client';
 import type { components } from '../api/user-api';
 import { Logo } from '../components/AgentLogo';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { formatDate } from '../format';
 
@@ -75,21 +76,9 @@ function RevokeButton({ agentId, name }: { agentId: string; name: string }) {
       <button type="button" className="button danger" onClick={() => dialog.current?.showModal()}>
         Revoke
       </button>
-      <dialog ref={dialog} aria-labelledby={`revoke-${agentId}`}>
-        <h2 id={`revoke-${agentId}`}>Revoke access for {name}?</h2>
-        <p>
-          {name} will no longer be able to act for you: every service you granted it stops working for it at once. Your connected accounts stay connected.
-        </p>
-        {failure !== null ? <ErrorView error={failure} /> : null}
-        <div className="actions">
-          <button type="button" className="button" onClick={() => dialog.current?.close()}>
-            Cancel
-          </button>
-          <button type="button" className="button danger" disabled={revoke.isPending} onClick={() => revoke.mutate()}>
-            Revoke access
-          </button>
-        </div>
-      </dialog>
+      <ConfirmDialog dialogRef={dialog} id={`revoke-${agentId}`} title={`Revoke access for ${name}?`} confirmLabel="Revoke access" busy={revoke.isPending} failure={failure} onConfirm={() => revoke.mutate()}>
+        <p>{name} will no longer be able to act for you: every service you granted it stops working for it at once. Your connected accounts stay connected.</p>
+      </ConfirmDialog>
     </>
   );
 }

@@ -4,6 +4,7 @@ import { useSearchParams } from 'react-router';
 import { ApiFailure, api, unwrap } from '../api/client';
 import type { components } from '../api/user-api';
 import { Logo } from '../components/AgentLogo';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { CALLBACK_PARAMS, connectUrl, explainCallbackError, isProviderError, readCallback, type CallbackResult } from '../connections/callback';
 import { formatDate } from '../format';
@@ -202,8 +203,7 @@ function DisconnectButton({ service, onDisconnected }: { service: Item['service'
       <button type="button" className="button danger" aria-label={`Disconnect ${service.display_name}`} onClick={show}>
         Disconnect
       </button>
-      <dialog ref={dialog} aria-labelledby={heading} onClose={() => setOpen(false)}>
-        <h2 id={heading}>Disconnect {service.display_name}?</h2>
+      <ConfirmDialog dialogRef={dialog} id={heading} title={`Disconnect ${service.display_name}?`} confirmLabel="Disconnect" busy={disconnect.isPending || affected.isPending} failure={disconnect.isError ? disconnect.error : null} onConfirm={() => disconnect.mutate()} onClose={() => setOpen(false)}>
         <p>The broker deletes the tokens it holds for you. The provider may still list the connection until you remove it there.</p>
         {affected.isPending ? (
           <Loading label="Finding the agents that depend on it…" />
@@ -225,16 +225,7 @@ function DisconnectButton({ service, onDisconnected }: { service: Item['service'
         ) : (
           <p>No agent depends on this connection.</p>
         )}
-        {disconnect.isError ? <ErrorView error={disconnect.error} /> : null}
-        <div className="actions">
-          <button type="button" className="button" onClick={() => dialog.current?.close()}>
-            Cancel
-          </button>
-          <button type="button" className="button danger" disabled={disconnect.isPending || affected.isPending} onClick={() => disconnect.mutate()}>
-            Disconnect
-          </button>
-        </div>
-      </dialog>
+      </ConfirmDialog>
     </>
   );
 }

@@ -3,6 +3,7 @@ import { useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { ArgumentsView, PatternView, RiskBadge, agentName, type Approval } from '../approvals/values';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { formatDate } from '../format';
 
@@ -98,23 +99,13 @@ function RevokeDecision({ approval, onRevoked }: { approval: Approval; onRevoked
       <button type="button" className="button danger" aria-label={`Revoke ${approval.tool_name} for ${agentName(approval)}`} onClick={() => dialog.current?.showModal()}>
         Revoke
       </button>
-      <dialog ref={dialog} aria-labelledby={heading}>
-        <h2 id={heading}>Revoke this remembered {allowed ? 'approval' : 'denial'}?</h2>
+      <ConfirmDialog dialogRef={dialog} id={heading} title={`Revoke this remembered ${allowed ? 'approval' : 'denial'}?`} confirmLabel="Revoke" busy={revoke.isPending} failure={failure} onConfirm={() => revoke.mutate()}>
         <p>
           {allowed
             ? `${agentName(approval)} will no longer be able to run ${approval.tool_name} without asking: the next call waits for your decision.`
             : `${agentName(approval)} will be able to ask you again to run ${approval.tool_name}.`}
         </p>
-        {failure !== null ? <ErrorView error={failure} /> : null}
-        <div className="actions">
-          <button type="button" className="button" onClick={() => dialog.current?.close()}>
-            Cancel
-          </button>
-          <button type="button" className="button danger" disabled={revoke.isPending} onClick={() => revoke.mutate()}>
-            Revoke
-          </button>
-        </div>
-      </dialog>
+      </ConfirmDialog>
     </>
   );
 }
