@@ -14,16 +14,18 @@ import { readdirSync } from 'node:fs';
 const ALLOWED = {
   domain: [],
   config: ['domain'],
-  outbound: ['domain', 'config'],
-  persistence: ['domain', 'config'],
+  // Issue 16: metrics and tracing, usable by every lib that does work worth counting or tracing.
+  telemetry: ['domain', 'config'],
+  outbound: ['domain', 'config', 'telemetry'],
+  persistence: ['domain', 'config', 'telemetry'],
   audit: ['domain', 'config'],
-  vault: ['domain', 'config', 'persistence', 'outbound'],
-  'oauth-server': ['domain', 'config', 'persistence', 'audit', 'vault', 'outbound'],
-  approvals: ['domain', 'config', 'persistence', 'audit', 'oauth-server'],
+  vault: ['domain', 'config', 'persistence', 'outbound', 'telemetry'],
+  'oauth-server': ['domain', 'config', 'persistence', 'audit', 'vault', 'outbound', 'telemetry'],
+  approvals: ['domain', 'config', 'persistence', 'audit', 'oauth-server', 'telemetry'],
   auth: ['domain', 'config', 'vault', 'oauth-server'],
-  http: ['domain', 'config', 'auth'],
-  bootstrap: ['domain', 'config', 'persistence', 'auth', 'http'],
-  testing: ['domain', 'config', 'persistence', 'vault', 'http', 'bootstrap'],
+  http: ['domain', 'config', 'auth', 'telemetry'],
+  bootstrap: ['domain', 'config', 'persistence', 'auth', 'http', 'telemetry'],
+  testing: ['domain', 'config', 'persistence', 'vault', 'http', 'bootstrap', 'telemetry'],
 };
 const LIBS = readdirSync(new URL('./libs', import.meta.url), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
 const APPS = readdirSync(new URL('./apps', import.meta.url), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);

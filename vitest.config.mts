@@ -41,6 +41,7 @@ export default defineConfig({
       '@broker/config': lib('config'),
       '@broker/domain': lib('domain'),
       '@broker/outbound': lib('outbound'),
+      '@broker/telemetry': lib('telemetry'),
       '@broker/persistence': lib('persistence'),
       '@broker/auth': lib('auth'),
       '@broker/http': lib('http'),

@@ -6,6 +6,7 @@ import { CryptoRandom, SystemClock } from '@broker/domain';
 import type { BrokerRuntime } from '@broker/bootstrap';
 import { buildOpenApiDocument, createLogger, Lifecycle } from '@broker/http';
 import { Database } from '@broker/persistence';
+import { createTelemetry } from '@broker/telemetry';
 import { NestFactory } from '@nestjs/core';
 import { ADMIN_API } from '../../admin-api/src/admin-api.server';
 import { USER_API } from '../../user-api/src/user-api.server';
@@ -30,7 +31,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config);
   const database = await Database.open(config, logger);
   const clock = new SystemClock();
-  const runtime: BrokerRuntime = { config, logger, database, clock, random: new CryptoRandom(), lifecycle: new Lifecycle(clock) };
+  const runtime: BrokerRuntime = { config, logger, database, clock, random: new CryptoRandom(), lifecycle: new Lifecycle(clock), telemetry: await createTelemetry(config) };
   mkdirSync('openapi', { recursive: true });
   try {
     for (const [definition, file] of [

@@ -2,6 +2,7 @@ import { BROKER_CONFIG, SERVER_KIND, type ServerKind } from '@broker/config';
 import { Clock, ComponentHealth, Random } from '@broker/domain';
 import { Lifecycle } from '@broker/http';
 import { PersistenceModule } from '@broker/persistence';
+import { BrokerMetrics, Tracing } from '@broker/telemetry';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { HealthModule } from './health/health.module';
@@ -9,7 +10,7 @@ import type { BrokerRuntime } from './runtime';
 
 /**
  * The shared base of both applications: the runtime's config, clock, randomness,
- * lifecycle and database as providers, request logging, and `/health`.
+ * lifecycle, telemetry and database as providers, request logging, and `/health`.
  */
 @Global()
 @Module({})
@@ -23,6 +24,8 @@ export class CoreModule {
       { provide: Random, useValue: runtime.random },
       { provide: Lifecycle, useValue: runtime.lifecycle },
       { provide: ComponentHealth, useValue: new ComponentHealth() },
+      { provide: BrokerMetrics, useValue: runtime.telemetry.metrics },
+      { provide: Tracing, useValue: runtime.telemetry.tracing },
     ];
     return {
       module: CoreModule,
@@ -34,7 +37,7 @@ export class CoreModule {
         HealthModule,
       ],
       providers,
-      exports: [BROKER_CONFIG, SERVER_KIND, Clock, Random, Lifecycle, ComponentHealth, PersistenceModule],
+      exports: [BROKER_CONFIG, SERVER_KIND, Clock, Random, Lifecycle, ComponentHealth, BrokerMetrics, Tracing, PersistenceModule],
     };
   }
 }

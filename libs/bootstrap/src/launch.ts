@@ -3,6 +3,7 @@ import { CONFIG_ERROR_EXIT_CODE, ConfigError, loadConfig, redactConfig, type Bro
 import { type Clock, CryptoRandom, type Random, SystemClock } from '@broker/domain';
 import { BrokerExpressAdapter, configureApp, createLogger, Lifecycle, type HttpRuntime } from '@broker/http';
 import { Database, runCountingQueries } from '@broker/persistence';
+import { createTelemetry } from '@broker/telemetry';
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -74,13 +75,14 @@ export async function startServers(definitions: readonly ServerDefinition[], opt
 
   const clock = options.clock ?? new SystemClock();
   const lifecycle = new Lifecycle(clock);
+  const telemetry = await createTelemetry(config);
   const database = await Database.open(config, logger);
   const installation = await database.installation();
   logger.info({ installation_id: installation.id, storage: config.storage.backend }, 'database ready');
-  const runtime: BrokerRuntime = { config, logger, database, lifecycle, clock, random: options.random ?? new CryptoRandom() };
+  const runtime: BrokerRuntime = { config, logger, database, lifecycle, clock, random: options.random ?? new CryptoRandom(), telemetry };
 
   // Bound once at boot (hot path rule): http's pipeline counts statements through persistence without importing it.
-  const pipeline: HttpRuntime = { config, logger, lifecycle, random: runtime.random, countQueries: runCountingQueries };
+  const pipeline: HttpRuntime = { config, logger, lifecycle, random: runtime.random, countQueries: runCountingQueries, telemetry };
 
   const servers: RunningServer[] = [];
   const apps: NestExpressApplication[] = [];
@@ -111,6 +113,7 @@ export async function startServers(definitions: readonly ServerDefinition[], opt
   } catch (error) {
     await Promise.allSettled(apps.map((app) => app.close()));
     await database.close();
+    await telemetry.tracing.shutdown();
     throw error;
   }
   lifecycle.markRunning();
@@ -132,6 +135,7 @@ export async function startServers(definitions: readonly ServerDefinition[], opt
         if (!drained) logger.warn({ in_flight: lifecycle.inFlightRequests }, 'shutdown timeout reached: closing remaining connections');
         await Promise.allSettled(apps.map((app) => app.close()));
         await database.close();
+        await telemetry.tracing.shutdown();
         logger.info('shutdown complete');
       })();
       return stopping;

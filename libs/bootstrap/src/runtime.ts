@@ -2,6 +2,7 @@ import type { BrokerConfig } from '@broker/config';
 import type { Clock, Random } from '@broker/domain';
 import type { Lifecycle } from '@broker/http';
 import type { Database } from '@broker/persistence';
+import type { Telemetry } from '@broker/telemetry';
 import type { Logger } from 'pino';
 
 /**
@@ -15,4 +16,5 @@ export interface BrokerRuntime {
   readonly lifecycle: Lifecycle;
   readonly clock: Clock;
   readonly random: Random;
+  readonly telemetry: Telemetry;
 }

@@ -100,6 +100,7 @@ const authentication = z.strictObject({ preauth }).prefault({});
 const celExpression = (fallback: string) => z.strictObject({ expression: z.string().min(1).default(fallback) }).prefault({});
 
 const LOOPBACK = '127.0.0.1';
+const WORKERS = 'must be a number of processes from 1 to 64, or auto';
 
 export const configSchema = z
   .strictObject({
@@ -133,6 +134,8 @@ export const configSchema = z
           })
           .prefault({}),
         shutdown: z.strictObject({ timeout: duration('30s') }).prefault({}),
+        // Issue 16: both servers in this many processes sharing the ports (node:cluster); `auto` = available cores. PostgreSQL only.
+        workers: z.union([z.literal('auto'), z.coerce.number().int(WORKERS).min(1, WORKERS).max(64, WORKERS)], { error: WORKERS }).default(1),
       })
       .prefault({}),
     storage: z
@@ -255,6 +258,43 @@ export const configSchema = z
       .prefault({}),
     request_context: z
       .strictObject({ trace: z.strictObject({ response_enabled: bool(true) }).prefault({}) })
+      .prefault({}),
+    // Issue 16: Prometheus metrics (admin /metrics) and OpenTelemetry traces (off by default, nothing loaded when off).
+    telemetry: z
+      .strictObject({
+        metrics: z.strictObject({ enabled: bool(true) }).prefault({}),
+        tracing: z
+          .strictObject({
+            enabled: bool(false),
+            // The OTLP/HTTP traces URL (e.g. http://collector:4318/v1/traces); default from OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT.
+            endpoint: httpUrl().optional(),
+            // Extra headers of the export requests (an API key); merged over OTEL_EXPORTER_OTLP_HEADERS / OTEL_EXPORTER_OTLP_TRACES_HEADERS.
+            headers: z.record(z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be an HTTP header name'), z.string()).default({}),
+            // Share of new traces recorded (0..1); a request continuing a sampled traceparent is recorded whatever this says.
+            sampling_ratio: z.coerce.number().min(0, 'must be from 0 to 1').max(1, 'must be from 0 to 1').default(1),
+            // Default: OTEL_SERVICE_NAME, else agent-identity-broker.
+            service_name: z.string().min(1).max(200).optional(),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+    // Issue 16: refresh third-party access tokens before they expire, off the token exchange's path.
+    token_refresh: z
+      .strictObject({
+        proactive: z
+          .strictObject({
+            enabled: bool(true),
+            // Sessions whose access token expires within this window are refreshed.
+            window: duration('5m'),
+            // How often a process looks for them.
+            interval: duration('30s'),
+            // Sessions claimed per sweep.
+            batch_size: positiveInt(100, 10_000),
+            // Provider refreshes at once per process.
+            concurrency: positiveInt(4, 64),
+          })
+          .prefault({}),
+      })
       .prefault({}),
     log: z
       .strictObject({

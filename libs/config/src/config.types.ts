@@ -14,14 +14,20 @@ export interface SymmetricKey {
   readonly key: Buffer;
 }
 
-type Resolved = Omit<ParsedConfig, 'server' | 'encryption' | 'third_party_oauth2'> & {
-  server: Omit<ParsedConfig['server'], 'enduser'> & {
+type Resolved = Omit<ParsedConfig, 'server' | 'encryption' | 'third_party_oauth2' | 'telemetry'> & {
+  server: Omit<ParsedConfig['server'], 'enduser' | 'workers'> & {
+    /** Processes running both servers (`auto` resolved to the available cores); more than 1 only on PostgreSQL. */
+    workers: number;
     enduser: Omit<ParsedConfig['server']['enduser'], 'consent_ui_url' | 'cors'> & {
       consent_ui_url: string;
       cors: { allowed_origins: string[] };
     };
   };
   encryption: { keys: SymmetricKey[]; current_key_id: string };
+  telemetry: Omit<ParsedConfig['telemetry'], 'tracing'> & {
+    /** The OTLP endpoint, headers and service name resolved from the file and the OTEL_* variables. */
+    tracing: Omit<ParsedConfig['telemetry']['tracing'], 'service_name'> & { endpoint: string | undefined; headers: Record<string, string>; service_name: string };
+  };
   third_party_oauth2: Omit<ParsedConfig['third_party_oauth2'], 'jwe_keys'> & {
     /** The first key encrypts; every key decrypts (rotation). */
     jwe_keys: SymmetricKey[];

@@ -1,5 +1,5 @@
 import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from './config-error';
@@ -118,6 +118,38 @@ describe('loadConfig', () => {
       'config error: approvals.rate_limit.max_requests_per_minute must be an int (got 2.5)',
     );
     expect(configError(() => parseConfig({ ...KEYS, approvals: { rate_limit: { per_minute: 2 } } }, {}))).toMatch(/^config error: approvals\.rate_limit\.per_minute is not a known key/);
+  });
+
+  it('reads server.workers (a number or auto) and refuses more than one worker on PGlite, naming the key', () => {
+    const postgres = { backend: 'postgres', postgres: { connection_url: 'postgres://db/broker' } };
+    expect(parseConfig(KEYS, {}).config.server.workers).toBe(1);
+    expect(parseConfig({ ...KEYS, storage: postgres, server: { workers: '2' } }, {}).config.server.workers).toBe(2);
+    expect(parseConfig({ ...KEYS, storage: postgres, server: { workers: 'auto' } }, {}).config.server.workers).toBe(availableParallelism());
+    expect(configError(() => parseConfig({ ...KEYS, server: { workers: 2 } }, {}))).toMatch(/^config error: server\.workers must be 1 with storage\.backend pglite/);
+    expect(configError(() => parseConfig({ ...KEYS, server: { workers: 'auto' } }, {}))).toMatch(/^config error: server\.workers must be 1 with storage\.backend pglite/);
+    expect(configError(() => parseConfig({ ...KEYS, storage: postgres, server: { workers: 0 } }, {}))).toMatch(/^config error: server\.workers must be a number of processes from 1 to 64, or auto/);
+  });
+
+  it('reads telemetry: metrics on and tracing off by default; tracing takes the OTEL_* variables where the file is silent', () => {
+    const defaults = parseConfig(KEYS, {}).config.telemetry;
+    expect(defaults.metrics.enabled).toBe(true);
+    expect(defaults.tracing).toMatchObject({ enabled: false, endpoint: undefined, sampling_ratio: 1, service_name: 'agent-identity-broker', headers: {} });
+    expect(configError(() => parseConfig({ ...KEYS, telemetry: { tracing: { enabled: true } } }, {}))).toMatch(/^config error: telemetry\.tracing\.endpoint is required when telemetry\.tracing\.enabled is true/);
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/', OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%20def,bad', OTEL_SERVICE_NAME: 'broker-eu' };
+    const fromEnv = parseConfig({ ...KEYS, telemetry: { tracing: { enabled: true, sampling_ratio: '0.25' } } }, env).config.telemetry.tracing;
+    expect(fromEnv).toMatchObject({ endpoint: 'http://collector:4318/v1/traces', headers: { 'x-api-key': 'abc def' }, service_name: 'broker-eu', sampling_ratio: 0.25 });
+    const traces = parseConfig({ ...KEYS, telemetry: { tracing: { enabled: true } } }, { ...env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:4318/v1/traces' }).config.telemetry.tracing;
+    expect(traces.endpoint).toBe('http://traces:4318/v1/traces');
+    const file = parseConfig({ ...KEYS, telemetry: { tracing: { enabled: true, endpoint: 'http://file:4318/v1/traces', headers: { 'x-api-key': 'file-key' } } } }, env).config.telemetry.tracing;
+    expect(file).toMatchObject({ endpoint: 'http://file:4318/v1/traces', headers: { 'x-api-key': 'file-key' } });
+    expect(JSON.stringify(redactConfig(parseConfig({ ...KEYS, telemetry: { tracing: { headers: { authorization: 'Bearer otlp-secret' } } } }, {}).config))).not.toContain('otlp-secret');
+    expect(configError(() => parseConfig({ ...KEYS, telemetry: { tracing: { sampling_ratio: 2 } } }, {}))).toMatch(/^config error: telemetry\.tracing\.sampling_ratio must be from 0 to 1/);
+  });
+
+  it('reads token_refresh.proactive: on by default with a 5 minute window every 30 seconds', () => {
+    expect(parseConfig(KEYS, {}).config.token_refresh.proactive).toEqual({ enabled: true, window: 300_000, interval: 30_000, batch_size: 100, concurrency: 4 });
+    expect(parseConfig({ ...KEYS, token_refresh: { proactive: { enabled: false, window: '10m', concurrency: 8 } } }, {}).config.token_refresh.proactive).toMatchObject({ enabled: false, window: 600_000, concurrency: 8 });
+    expect(configError(() => parseConfig({ ...KEYS, token_refresh: { proactive: { batch_size: 0 } } }, {}))).toMatch(/^config error: token_refresh\.proactive\.batch_size must be a whole number between 1 and 10000/);
   });
 
   it('requires a connection URL for the postgres backend', () => {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
@@ -52,7 +53,7 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env, 
   const result = configSchema.safeParse(expanded);
   if (!result.success) throw toConfigError(result.error, expanded);
   const warnings: string[] = [];
-  const config = resolveConfig(result.data, warnings);
+  const config = resolveConfig(result.data, warnings, env);
   return { config: deepFreeze(config), warnings, source };
 }
 
@@ -154,7 +155,7 @@ function decodeKeys(keys: readonly { id: string; key: string }[], field: string)
   });
 }
 
-function resolveConfig(parsed: ParsedConfig, warnings: string[]): BrokerConfig {
+function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.ProcessEnv): BrokerConfig {
   const enduser = parsed.server.enduser;
   const consentUiUrl = enduser.consent_ui_url ?? enduser.public_url;
   const allowedOrigins = enduser.cors.allowed_origins ?? [new URL(consentUiUrl).origin];
@@ -173,6 +174,8 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[]): BrokerConfig {
   }
 
   checkImpersonation(parsed.oauth2_authorization_server.impersonation, parsed.oauth2_authorization_server.mode);
+  const workers = resolveWorkers(parsed);
+  const tracing = resolveTracing(parsed.telemetry.tracing, env);
   checkDevelopmentPrincipal(parsed, warnings);
 
   let encryptionKeys = decodeKeys(parsed.encryption.keys, 'encryption.keys');
@@ -212,10 +215,55 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[]): BrokerConfig {
     server: {
       ...parsed.server,
       enduser: { ...enduser, consent_ui_url: consentUiUrl, cors: { allowed_origins: allowedOrigins.map((o) => new URL(o).origin) } },
+      workers,
     },
+    telemetry: { ...parsed.telemetry, tracing },
     encryption: { keys: encryptionKeys, current_key_id: currentKeyId },
     third_party_oauth2: { ...parsed.third_party_oauth2, jwe_keys: jweKeys },
   };
+}
+
+/**
+ * Issue 16: `server.workers` as a number of processes (`auto` = the cores this process may use). One embedded
+ * database cannot be shared between processes, so anything but 1 needs PostgreSQL.
+ */
+function resolveWorkers(parsed: ParsedConfig): number {
+  const written = parsed.server.workers;
+  if (written !== 1 && parsed.storage.backend === 'pglite') {
+    throw new ConfigError('server.workers', `must be 1 with storage.backend pglite (got ${JSON.stringify(written)}): one embedded database cannot be shared between processes; use storage.backend postgres to run several workers`);
+  }
+  return written === 'auto' ? availableParallelism() : written;
+}
+
+/** `k1=v1,k2=v2` (OTEL_EXPORTER_OTLP_HEADERS), values percent-decoded; malformed pairs are skipped. */
+function otlpHeaders(text: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of (text ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    try {
+      headers[pair.slice(0, at).trim().toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      // A value that is not valid percent-encoding is not sent.
+    }
+  }
+  return headers;
+}
+
+/**
+ * Issue 16: the tracing settings with the standard OpenTelemetry variables applied where the file is silent
+ * (endpoint: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; headers; service name).
+ */
+function resolveTracing(tracing: ParsedConfig['telemetry']['tracing'], env: NodeJS.ProcessEnv) {
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const endpoint = tracing.endpoint ?? (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || undefined) ?? (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined);
+  if (tracing.enabled && endpoint === undefined) {
+    throw new ConfigError('telemetry.tracing.endpoint', 'is required when telemetry.tracing.enabled is true (the OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces), or set OTEL_EXPORTER_OTLP_ENDPOINT');
+  }
+  if (endpoint !== undefined && !/^https?:\/\/[^/]/.test(endpoint)) throw new ConfigError('telemetry.tracing.endpoint', `must be an http(s) URL (got ${describe(endpoint)})`);
+  const headers = { ...otlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...otlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS), ...tracing.headers };
+  const serviceName = tracing.service_name ?? (env.OTEL_SERVICE_NAME?.trim() || 'agent-identity-broker');
+  return { ...tracing, endpoint, headers, service_name: serviceName };
 }
 
 /** Loopback listeners only: a name, `localhost`, 127.0.0.0/8 or ::1 (an IPv4-mapped loopback too). */

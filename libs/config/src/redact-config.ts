@@ -4,7 +4,7 @@ const SECRET_KEY = /(^key$|secret|password|token$|private)/i;
 
 /**
  * A copy of the config safe to log: key material, secrets and the password of a
- * connection URL are replaced by "[REDACTED]".
+ * connection URL, and header values, are replaced by "[REDACTED]".
  */
 export function redactConfig(config: BrokerConfig): unknown {
   return redact(config, '');
@@ -18,6 +18,8 @@ function redact(node: unknown, key: string): unknown {
     return node;
   }
   if (Array.isArray(node)) return node.map((item) => redact(item, key));
+  // Header values (telemetry.tracing.headers) carry API keys: only their names are logged.
+  if (key === 'headers' && node !== null && typeof node === 'object') return Object.fromEntries(Object.keys(node).map((k) => [k, '[REDACTED]']));
   if (node !== null && typeof node === 'object') {
     return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, redact(v, k)]));
   }

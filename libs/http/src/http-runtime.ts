@@ -1,5 +1,6 @@
 import type { BrokerConfig } from '@broker/config';
 import type { Random } from '@broker/domain';
+import type { Telemetry } from '@broker/telemetry';
 import type { Logger } from 'pino';
 import type { Lifecycle } from './lifecycle/lifecycle';
 import type { CountQueries } from './logging/query-count.middleware';
@@ -17,4 +18,6 @@ export interface HttpRuntime {
   readonly random: Random;
   /** Persistence's `runCountingQueries`, bound once at boot; both entrances count through it. */
   readonly countQueries: CountQueries;
+  /** The process's metrics and tracing (issue 16), created once at boot. */
+  readonly telemetry: Telemetry;
 }
