@@ -4,6 +4,9 @@
  * built once per process by `createTelemetry` and injected where work is counted or
  * traced. Imports nothing of ours but config and domain.
  */
-export { BrokerMetrics } from './metrics/broker-metrics';
+export { BrokerMetrics, type DatabaseReaders, type Scrape } from './metrics/broker-metrics';
+export { NO_HTTP_SERVER_METRICS, type HttpServerMetrics } from './metrics/http-server-metrics';
+export { NO_KEY_SET_METRICS, type KeySetMetrics } from './metrics/key-set-metrics';
+export { UNMATCHED_ROUTE, type CacheName, type ImpersonationOutcome, type KeySetName, type ProviderErrorKind, type RefreshOutcome, type RefreshTrigger } from './metrics/metric-labels';
 export { NO_TRACING, Tracing } from './tracing/tracing';
 export { createTelemetry, type Telemetry } from './telemetry';

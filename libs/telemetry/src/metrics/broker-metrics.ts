@@ -1,15 +1,172 @@
 import { Registry } from 'prom-client';
+import { CachedReading } from './cached-reading';
+import { HistogramHttpServerMetrics, NO_HTTP_SERVER_METRICS, type HttpServerMetrics } from './http-server-metrics';
+import { KeySetTracker, keySetAges, NO_KEY_SET_METRICS, type KeySetMetrics } from './key-set-metrics';
+import { createFamilies, type MetricFamilies } from './metric-families';
+import {
+  CACHE_NAMES,
+  GRANT_TYPE_LABELS,
+  grantTypeLabel,
+  IMPERSONATION_OUTCOMES,
+  PROVIDER_ERROR_KINDS,
+  REFRESH_OUTCOMES,
+  REFRESH_TRIGGERS,
+  TOKEN_OUTCOME_LABELS,
+  tokenOutcomeLabel,
+  type CacheName,
+  type ImpersonationOutcome,
+  type KeySetName,
+  type ProviderErrorKind,
+  type RefreshOutcome,
+  type RefreshTrigger,
+  type ServerLabel,
+} from './metric-labels';
+
+/** Database reads behind the gauges, passed in at boot by persistence (telemetry never imports it). */
+export interface DatabaseReaders {
+  readonly sessionsNeedingReauthentication: () => Promise<number>;
+  readonly approvalsPending: () => Promise<number>;
+  /** The pool's connections now (PostgreSQL's pg pool, or PGlite's one connection). */
+  readonly pool: () => { readonly inUse: number; readonly idle: number; readonly waiting: number };
+}
+
+/** What one scrape answers: prom-client's text exposition format. */
+export interface Scrape {
+  readonly contentType: string;
+  readonly body: string;
+}
+
+/** Label children of a two-label family, built once: `[first][second]`. */
+function table<A extends string, B extends string, C>(first: readonly A[], second: readonly B[], child: (a: A, b: B) => C): Record<A, Record<B, C>> {
+  return Object.fromEntries(first.map((a) => [a, Object.fromEntries(second.map((b) => [b, child(a, b)]))])) as Record<A, Record<B, C>>;
+}
+
+function row<A extends string, C>(keys: readonly A[], child: (a: A) => C): Record<A, C> {
+  return Object.fromEntries(keys.map((a) => [a, child(a)])) as Record<A, C>;
+}
+
+/** The hot-path children, built once at boot (STYLE.md rule 10): counting is a property read and an add. */
+function buildChildren(f: MetricFamilies) {
+  return {
+    tokenRequests: table(GRANT_TYPE_LABELS, TOKEN_OUTCOME_LABELS, (g, o) => f.tokenRequests.labels(g, o)),
+    tokenExchangeDuration: row(TOKEN_OUTCOME_LABELS, (o) => f.tokenExchangeDuration.labels(o)),
+    impersonation: row(IMPERSONATION_OUTCOMES, (o) => f.impersonationDecisions.labels(o)),
+    vaultRefreshes: table(REFRESH_OUTCOMES, REFRESH_TRIGGERS, (o, t) => f.vaultRefreshes.labels(o, t)),
+    vaultRefreshDuration: row(REFRESH_TRIGGERS, (t) => f.vaultRefreshDuration.labels(t)),
+    providerErrors: row(PROVIDER_ERROR_KINDS, (k) => f.providerHttpErrors.labels(k)),
+    cacheHits: row(CACHE_NAMES, (c) => f.cacheRequests.labels(c, 'hit')),
+    cacheMisses: row(CACHE_NAMES, (c) => f.cacheRequests.labels(c, 'miss')),
+  };
+}
+
+interface Enabled {
+  readonly families: MetricFamilies;
+  readonly children: ReturnType<typeof buildChildren>;
+}
 
 /**
  * The broker's Prometheus metrics (issue 16): one registry per process, every family
  * created once at boot, so that counting on the hot path is a label lookup and an add.
  * Labels carry only values the code chooses from a fixed set (route templates, grant
- * types, OAuth error codes, outcomes): never a principal, token, agent or client id, or
- * anything a caller writes freely. When `telemetry.metrics.enabled` is false the same
- * methods do nothing and `/metrics` is not served.
+ * types, OAuth error codes, outcomes; see `metric-labels.ts`): never a principal, token,
+ * agent or client id, or anything a caller writes freely. When `telemetry.metrics.enabled`
+ * is false the same methods do nothing, nothing is registered and `/metrics` is not served.
  */
 export class BrokerMetrics {
   readonly registry = new Registry();
+  private readonly on: Enabled | undefined;
+  private readonly sessionsNeedingReauthentication = new CachedReading();
+  private readonly approvalsPending = new CachedReading();
+  private readonly waiterSources: (() => number)[] = [];
+  private readonly keySets: KeySetTracker[] = [];
+  private pool: DatabaseReaders['pool'] | undefined;
 
-  constructor(readonly enabled: boolean) {}
+  constructor(readonly enabled: boolean) {
+    if (!enabled) return;
+    const families = createFamilies(this.registry, {
+      sessionsNeedingReauthentication: () => this.sessionsNeedingReauthentication.read(),
+      approvalsPending: () => this.approvalsPending.read(),
+      approvalWaiters: () => this.waiterSources.reduce((sum, held) => sum + held(), 0),
+      keySetAges: (set) => keySetAges(this.keySets, set),
+      pool: () => this.pool?.(),
+    });
+    this.on = { families, children: buildChildren(families) };
+  }
+
+  /** The text a scrape answers. The one place `/metrics` reads (issue 16 item 3 aggregates cluster workers here). */
+  async scrape(): Promise<Scrape> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** The request histogram of one server, for both entrances (the Nest pipeline and the hot routes). */
+  httpServer(server: ServerLabel): HttpServerMetrics {
+    return this.on === undefined ? NO_HTTP_SERVER_METRICS : new HistogramHttpServerMetrics(this.on.families.httpRequestDuration, server);
+  }
+
+  /**
+   * One `POST /oauth2/token` answer: `grantType` as the client sent it (unknown: `other`),
+   * `outcome` `ok` or the OAuth error code; a token exchange's duration is observed too.
+   */
+  tokenRequest(grantType: string | undefined, outcome: string, seconds: number): void {
+    if (this.on === undefined) return;
+    const grant = grantTypeLabel(grantType);
+    const label = tokenOutcomeLabel(outcome);
+    this.on.children.tokenRequests[grant][label].inc();
+    if (grant === 'token_exchange') this.on.children.tokenExchangeDuration[label].observe(seconds);
+  }
+
+  /** An impersonation decision: issued (`allowed`), refused (`denied`), or failed (`error`: server_error). */
+  impersonationDecision(outcome: ImpersonationOutcome): void {
+    this.on?.children.impersonation[outcome].inc();
+  }
+
+  /** A third-party refresh that reached the provider, with its round trip. */
+  vaultRefresh(outcome: RefreshOutcome, trigger: RefreshTrigger, seconds: number): void {
+    if (this.on === undefined) return;
+    this.on.children.vaultRefreshes[outcome][trigger].inc();
+    this.on.children.vaultRefreshDuration[trigger].observe(seconds);
+  }
+
+  /** A provider token endpoint gave no usable answer. */
+  providerHttpError(kind: ProviderErrorKind): void {
+    this.on?.children.providerErrors[kind].inc();
+  }
+
+  /** One cache lookup. */
+  cacheLookup(cache: CacheName, hit: boolean): void {
+    if (this.on === undefined) return;
+    (hit ? this.on.children.cacheHits : this.on.children.cacheMisses)[cache].inc();
+  }
+
+  /** The fetch reporting of one remote key set instance, by role (several instances may share a name). */
+  keySet(name: KeySetName): KeySetMetrics {
+    if (this.on === undefined) return NO_KEY_SET_METRICS;
+    const tracker = new KeySetTracker(name, this.on.families.keySetFetchFailures.labels(name));
+    this.keySets.push(tracker);
+    return tracker;
+  }
+
+  /** A long-poll hub's held waiters, read at scrape time (summed over the process's hubs). */
+  watchApprovalWaiters(held: () => number): void {
+    if (this.on !== undefined) this.waiterSources.push(held);
+  }
+
+  /** Long-polls woken by a change. */
+  approvalWakeups(count: number): void {
+    this.on?.families.approvalWakeups.inc(count);
+  }
+
+  /** The database reads behind the gauges (called once at boot by the database's owner). */
+  setDatabaseReaders(readers: DatabaseReaders): void {
+    if (this.on === undefined) return;
+    this.sessionsNeedingReauthentication.setReader(readers.sessionsNeedingReauthentication);
+    this.approvalsPending.setReader(readers.approvalsPending);
+    this.pool = readers.pool;
+  }
+
+  /** How long a PGlite query waited for the one connection. */
+  pgliteWait(seconds: number): void {
+    this.on?.families.pgliteWait.observe(seconds);
+  }
 }
+

@@ -1,0 +1,110 @@
+import type { OAuthErrorCode } from '@broker/domain';
+
+/**
+ * Issue 16: every label value of the broker's metrics comes from one of these fixed sets,
+ * chosen by the code; anything else is counted as `other`, so no caller can grow a
+ * family's cardinality (no principal, token, agent or client id, URL or free text).
+ */
+export const OTHER = 'other';
+
+/** `grant_type` of `broker_token_requests_total`: the grant types the broker knows, by short name. */
+export const GRANT_TYPE_LABELS = ['token_exchange', 'client_credentials', 'authorization_code', 'refresh_token', 'jwt_bearer', OTHER] as const;
+export type GrantTypeLabel = (typeof GRANT_TYPE_LABELS)[number];
+
+const GRANT_TYPES: ReadonlyMap<string, GrantTypeLabel> = new Map([
+  ['urn:ietf:params:oauth:grant-type:token-exchange', 'token_exchange'],
+  ['client_credentials', 'client_credentials'],
+  ['authorization_code', 'authorization_code'],
+  ['refresh_token', 'refresh_token'],
+  ['urn:ietf:params:oauth:grant-type:jwt-bearer', 'jwt_bearer'],
+]);
+
+/** The label of a request's `grant_type` parameter (whatever the client sent: unknown values are `other`). */
+export function grantTypeLabel(grantType: string | undefined): GrantTypeLabel {
+  return (grantType === undefined ? undefined : GRANT_TYPES.get(grantType)) ?? OTHER;
+}
+
+/** Every OAuth error code the endpoints answer (libs/domain `OAuthErrorCode`); the compiler checks the list is complete. */
+const OAUTH_ERROR_CODES = [
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'unsupported_response_type',
+  'invalid_scope',
+  'invalid_target',
+  'invalid_redirect_uri',
+  'access_denied',
+  'not_found',
+  'server_error',
+  'temporarily_unavailable',
+] as const satisfies readonly OAuthErrorCode[];
+type Missing = Exclude<OAuthErrorCode, (typeof OAUTH_ERROR_CODES)[number]>;
+const complete: [Missing] extends [never] ? true : Missing = true;
+void complete;
+
+/** `outcome` of the token endpoint's families: `ok` or an OAuth error code (RFC 6749 §5.2, RFC 8693 §2.2.2). */
+export const TOKEN_OUTCOME_LABELS = ['ok', ...OAUTH_ERROR_CODES, OTHER] as const;
+export type TokenOutcomeLabel = (typeof TOKEN_OUTCOME_LABELS)[number];
+const TOKEN_OUTCOMES: ReadonlySet<string> = new Set(TOKEN_OUTCOME_LABELS);
+
+/** The label of a token request's outcome: `ok`, the OAuth error code, or `other`. */
+export function tokenOutcomeLabel(outcome: string): TokenOutcomeLabel {
+  return TOKEN_OUTCOMES.has(outcome) ? (outcome as TokenOutcomeLabel) : OTHER;
+}
+
+/** `server` of the HTTP histogram. */
+export const SERVER_LABELS = ['enduser', 'admin'] as const;
+export type ServerLabel = (typeof SERVER_LABELS)[number];
+
+/** `method` of the HTTP histogram: the methods the broker routes; anything else is `other`. */
+const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+export function methodLabel(method: string | undefined): string {
+  return method !== undefined && METHODS.has(method) ? method : OTHER;
+}
+
+const STATUS_CLASSES = ['other', '1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+
+/** `status_class` of the HTTP histogram: `2xx` … `5xx` (no allocation: a fixed table). */
+export function statusClassLabel(status: number): string {
+  return STATUS_CLASSES[Math.trunc(status / 100)] ?? OTHER;
+}
+
+/** The route label when no route matched (a 404, or a request a middleware answered). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** `outcome` of `broker_impersonation_decisions_total`. */
+export type ImpersonationOutcome = 'allowed' | 'denied' | 'error';
+export const IMPERSONATION_OUTCOMES: readonly ImpersonationOutcome[] = ['allowed', 'denied', 'error'];
+
+/** `outcome` of `broker_vault_refreshes_total`. */
+export type RefreshOutcome = 'refreshed' | 'reauthentication_required' | 'refresh_failed';
+export const REFRESH_OUTCOMES: readonly RefreshOutcome[] = ['refreshed', 'reauthentication_required', 'refresh_failed'];
+
+/**
+ * `trigger` of the vault's refresh families: the token exchange found the token expiring
+ * (`exchange`), an operator forced it (`forced`), or the proactive sweep (`proactive`).
+ */
+export type RefreshTrigger = 'exchange' | 'proactive' | 'forced';
+export const REFRESH_TRIGGERS: readonly RefreshTrigger[] = ['exchange', 'proactive', 'forced'];
+
+/** `kind` of `broker_provider_http_errors_total`: why a provider's token endpoint gave no usable answer. */
+export type ProviderErrorKind = 'status' | 'timeout' | 'unreachable' | 'invalid_response' | 'other';
+export const PROVIDER_ERROR_KINDS: readonly ProviderErrorKind[] = ['status', 'timeout', 'unreachable', 'invalid_response', 'other'];
+
+/** `cache` of `broker_cache_requests_total`. */
+export type CacheName = 'verified_jwt' | 'client';
+export const CACHE_NAMES: readonly CacheName[] = ['verified_jwt', 'client'];
+
+/**
+ * `key_set` of the key set families: which remote JWKS, by role (never its URL).
+ * `trust_anchor`: the gateway's issuer (`token_exchange.client_assertion`: client assertions
+ * and subject tokens); `upstream`: the upstream authorization server (proxy, hybrid);
+ * `impersonation`: the impersonation rules' trusted issuers.
+ */
+export type KeySetName = 'trust_anchor' | 'upstream' | 'impersonation';
+
+/** `state` of `broker_db_pool_connections`. */
+export const POOL_STATES = ['in_use', 'idle', 'waiting'] as const;
