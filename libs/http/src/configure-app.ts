@@ -16,7 +16,8 @@ import { installApiReference } from './openapi/api-reference';
 import { buildOpenApiDocument } from './openapi/build-document';
 import type { HttpRuntime } from './http-runtime';
 import { createTraceStart } from './trace/start-trace';
-import { traceMiddleware } from './trace/trace.middleware';
+import { createSpanStart } from './trace/start-server-span';
+import { spanContextMiddleware, traceMiddleware, tracedMiddleware } from './trace/trace.middleware';
 import { HOT_ROUTES, type HotRoute } from './hot-routes/hot-route';
 import { installHotRoutes } from './hot-routes/install-hot-routes';
 import { BrokerValidationPipe } from './validation/broker-validation.pipe';
@@ -44,8 +45,11 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   const errors = new ErrorEnvelopeFilter(server, logger);
   // Issue 14: each pipeline step is one function, called by both entrances (this pipeline and the hot routes).
   const startTrace = createTraceStart(random, config.request_context.trace.response_enabled);
+  // Issue 16: with tracing enabled, the trace start is the request's SERVER span (chosen here, once: no per-request cost when off).
+  const { tracing } = runtime.telemetry;
+  const startSpan = tracing.enabled ? createSpanStart(tracing, config.request_context.trace.response_enabled) : undefined;
 
-  app.use(traceMiddleware(startTrace));
+  app.use(startSpan === undefined ? traceMiddleware(startTrace) : tracedMiddleware(startSpan));
   // One log line for every request the trace started, as on the hot routes: refusals below are logged too.
   app.use(requestLoggingMiddleware(logger));
   app.use(shutdownGate(lifecycle));
@@ -60,10 +64,11 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   app.use(jsonBodyMiddleware((request) => isOAuthPath(request.path)));
   // Last before Nest's pipeline: every statement from here on counts for the request's log line.
   app.use(queryCountMiddleware(countQueries));
+  if (startSpan !== undefined) app.use(spanContextMiddleware());
 
   app.useGlobalPipes(new BrokerValidationPipe());
   app.useGlobalFilters(errors);
-  installHotRoutes(app.getHttpServer(), app.get<HotRoute[]>(HOT_ROUTES), { startTrace, lifecycle, errors, logger, countQueries });
+  installHotRoutes(app.getHttpServer(), app.get<HotRoute[]>(HOT_ROUTES), { startTrace, startSpan, lifecycle, errors, logger, countQueries });
 
   const document = buildOpenApiDocument(app, server, config.server[server].authentication.preauth.principal_header_name);
   express.get('/openapi.json', (_request: Request, response: Response) => {

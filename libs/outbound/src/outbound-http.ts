@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
+import { traceOutboundCall } from '@broker/telemetry';
 import { Agent, request, type Dispatcher } from 'undici';
 import { OutboundHttpError } from './outbound-http-error';
 import type { AddressGuardPolicy, OutboundPolicy } from './outbound-policy';
@@ -142,8 +143,15 @@ export class OutboundHttp {
     return this.send('POST', url, { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body);
   }
 
-  /** One request under the policy; `requiredStatus`, when given, is the only status accepted. */
-  private async send(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: string | undefined, requiredStatus?: number): Promise<OutboundResponse> {
+  /**
+   * One request under the policy; `requiredStatus`, when given, is the only status accepted.
+   * Issue 16: with tracing enabled, a CLIENT span of the current request, `traceparent` sent.
+   */
+  private send(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: string | undefined, requiredStatus?: number): Promise<OutboundResponse> {
+    return traceOutboundCall(method, url, headers, (traced) => this.sendUntraced(method, url, traced, body, requiredStatus));
+  }
+
+  private async sendUntraced(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: string | undefined, requiredStatus?: number): Promise<OutboundResponse> {
     const { policy } = this;
     if (policy.addressGuard !== undefined) {
       // An IP literal never reaches the resolver, so the guard judges it here, before any connection.

@@ -10,6 +10,7 @@ import { acquirePglite, releasePglite, type SharedPglite } from './pglite/pglite
 import { pgliteDriverModule } from './pglite/pglite-pool';
 import { ClientCache } from './registry/client-cache';
 import { RegistryChangeListener } from './registry/registry-change-listener';
+import { TracedPgClient } from './traced-pg-client';
 import { TypeOrmPinoLogger } from './typeorm-logger';
 
 /** Advisory-lock key held while migrations run, so replicas starting together take turns. */
@@ -78,6 +79,8 @@ export class Database {
         poolSize: storage.postgres.pool_size,
         connectTimeoutMS: 5_000,
         applicationName: 'agent-identity-broker',
+        // Issue 16: with tracing enabled, the pool's clients trace their statements (pg's own client otherwise).
+        ...(config.telemetry.tracing.enabled ? { extra: { Client: TracedPgClient } } : {}),
       };
     }
     const dataSource = new DataSource(dataSourceOptions);

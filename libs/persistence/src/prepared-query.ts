@@ -1,3 +1,4 @@
+import { traceStatement } from '@broker/telemetry';
 import type { DataSource } from 'typeorm';
 import { PglitePool } from './pglite/pglite-pool';
 import { countQuery } from './query-count';
@@ -19,7 +20,8 @@ export function preparedQuery<Row>(dataSource: DataSource, name: string, text: s
     return async (values) => {
       // Straight on the pool, past TypeORM's logger: counted here instead.
       countQuery();
-      return (await pool.query({ name, text, values })).rows as Row[];
+      // Issue 16: a `db <OPERATION>` span of the current request when tracing is enabled.
+      return (await traceStatement(text, () => pool.query({ name, text, values }))).rows as Row[];
     };
   }
   return (values) => dataSource.query<Row[]>(text, [...values]);

@@ -8,5 +8,6 @@ export { BrokerMetrics, type DatabaseReaders, type Scrape } from './metrics/brok
 export { NO_HTTP_SERVER_METRICS, type HttpServerMetrics } from './metrics/http-server-metrics';
 export { NO_KEY_SET_METRICS, type KeySetMetrics } from './metrics/key-set-metrics';
 export { UNMATCHED_ROUTE, type CacheName, type ImpersonationOutcome, type KeySetName, type ProviderErrorKind, type RefreshOutcome, type RefreshTrigger } from './metrics/metric-labels';
-export { NO_TRACING, Tracing } from './tracing/tracing';
+export { NO_TRACING, Tracing, type RemoteParent, type ServerSpan } from './tracing/tracing';
+export { traceStatement, traceOutboundCall, type WithStatus } from './tracing/child-spans';
 export { createTelemetry, type Telemetry } from './telemetry';

@@ -1,6 +1,7 @@
 import type { BrokerConfig } from '@broker/config';
 import { BrokerMetrics } from './metrics/broker-metrics';
-import { NO_TRACING, type Tracing } from './tracing/tracing';
+import { createTracing } from './tracing/create-tracing';
+import type { Tracing } from './tracing/tracing';
 
 /** What one process measures and traces with, shared by its servers (`BrokerRuntime.telemetry`). */
 export interface Telemetry {
@@ -9,7 +10,6 @@ export interface Telemetry {
 }
 
 /** Builds the process's telemetry once, at boot: the OpenTelemetry SDK is loaded only when tracing is enabled. */
-// eslint-disable-next-line @typescript-eslint/require-await -- tracing's SDK is imported here, asynchronously, when enabled
 export async function createTelemetry(config: BrokerConfig): Promise<Telemetry> {
-  return { metrics: new BrokerMetrics(config.telemetry.metrics.enabled), tracing: NO_TRACING };
+  return { metrics: new BrokerMetrics(config.telemetry.metrics.enabled), tracing: await createTracing(config) };
 }

@@ -16,3 +16,4 @@ export { startGatewayFixture, type GatewayFixture, type GatewayFixtureOptions } 
 export { registerContractServer, checkContract, coveredOperations, ContractViolation } from './openapi-contract';
 export { installContractFetch } from './contract-fetch';
 export { launchBrowser, openConsolePage, axeViolations, describeViolations, screenshots, SCREENSHOT_DIR, type RecordedPage, type ConsolePageOptions, type AxeViolation } from './browser';
+export { OtlpReceiver, OTLP_SPAN_KIND, type ReceivedSpan } from './otlp-receiver';

@@ -10,12 +10,15 @@ import type { Lifecycle } from '../lifecycle/lifecycle';
 import { refuseDuringShutdown } from '../lifecycle/shutdown-gate';
 import { accessLogFields, accessLogLevel, accessLogMessage } from '../logging/access-log';
 import type { CountQueries, QueryCount } from '../logging/query-count.middleware';
+import type { SpanStart } from '../trace/start-server-span';
 import type { TraceStart } from '../trace/start-trace';
 import type { HotRoute, HotRouteAnswer } from './hot-route';
 
 /** The pipeline steps the hot routes share with the Nest routes, built once by `configureApp`. */
 export interface HotRouteRuntime {
   readonly startTrace: TraceStart;
+  /** Issue 16: set when tracing is enabled, and then used instead of `startTrace`. */
+  readonly startSpan?: SpanStart;
   readonly lifecycle: Lifecycle;
   readonly errors: ErrorEnvelopeFilter;
   readonly logger: Logger;
@@ -45,12 +48,14 @@ export function installHotRoutes(server: Server, routes: readonly HotRoute[], ru
 /** One request through the shared steps, in the Nest pipeline's order: trace, shutdown gate, body, handler, answer, log line. */
 async function serve(route: HotRoute, request: IncomingMessage, response: ServerResponse, runtime: HotRouteRuntime): Promise<void> {
   const started = process.hrtime.bigint();
-  const traceId = runtime.startTrace(request, response);
+  const span = runtime.startSpan?.(request, response, route.path);
+  const traceId = span === undefined ? runtime.startTrace(request, response) : span.traceId;
   const context: Omit<ErrorContext, 'server'> = { traceId, method: route.method, path: route.path };
   // The same per-request logger as pino-http gives the Nest routes: trace id bound (audit `request_id`, the log line).
   const logger = runtime.logger.child({ trace_id: traceId });
   const queries: QueryCount = { queries: 0 };
-  let answer = await answerRequest(route, request, response, runtime, context, logger, queries);
+  // Issue 16: the handler's statements and outbound calls are children of the request's span.
+  let answer = await (span === undefined ? answerRequest(route, request, response, runtime, context, logger, queries) : span.run(() => answerRequest(route, request, response, runtime, context, logger, queries)));
   try {
     write(response, answer);
   } catch (error) {
@@ -62,6 +67,7 @@ async function serve(route: HotRoute, request: IncomingMessage, response: Server
   const level = accessLogLevel(answer.status);
   const latencyMs = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
   logger[level](accessLogFields({ method: route.method, route: route.path, path: route.path, status: answer.status, latencyMs, dbQueries: queries.queries }), accessLogMessage(level));
+  span?.end(answer.status, route.path);
 }
 
 async function answerRequest(route: HotRoute, request: IncomingMessage, response: ServerResponse, runtime: HotRouteRuntime, context: Omit<ErrorContext, 'server'>, logger: Logger, queries: QueryCount): Promise<HotRouteAnswer> {

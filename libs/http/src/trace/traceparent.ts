@@ -1,6 +1,8 @@
 /** The parts of a W3C `traceparent` header the broker uses. */
 export interface TraceContext {
   readonly traceId: string;
+  /** The caller's span (the parent of the broker's SERVER span when tracing is enabled). */
+  readonly parentId: string;
   readonly flags: string;
 }
 
@@ -27,7 +29,7 @@ export function parseTraceparent(header: string | undefined): TraceContext | und
 
 function valid(traceId: string, parentId: string, flags: string): TraceContext | undefined {
   if (traceId === ZERO_TRACE || parentId === ZERO_SPAN) return undefined;
-  return { traceId, flags };
+  return { traceId, parentId, flags };
 }
 
 /** `traceresponse: 00-<trace id>-<span id>-<flags>` (W3C Trace Context Level 2). */

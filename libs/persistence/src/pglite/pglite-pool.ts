@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { traceStatement } from '@broker/telemetry';
 import type { SharedPglite } from './pglite-instances';
 
 /** The subset of a node-postgres query result TypeORM reads. */
@@ -27,7 +28,8 @@ export class PgliteClient extends EventEmitter {
   }
 
   async query(text: string, params?: unknown[]): Promise<PgShapeResult> {
-    const result = await this.shared.db.query<Record<string, unknown>>(text, params ?? []);
+    // Issue 16: a `db <OPERATION>` span of the current request when tracing is enabled (one comparison when not).
+    const result = await traceStatement(text, () => this.shared.db.query<Record<string, unknown>>(text, params ?? []));
     if (BEGIN.test(text)) this.inTransaction = true;
     else if (END.test(text)) this.inTransaction = false;
     const rowCount = result.affectedRows ?? result.rows.length;
