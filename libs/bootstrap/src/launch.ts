@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { CONFIG_ERROR_EXIT_CODE, ConfigError, loadConfig, redactConfig, type BrokerConfig, type ServerKind } from '@broker/config';
+import { CONFIG_ERROR_EXIT_CODE, ConfigError, loadConfig, redactConfig, type BrokerConfig, type LoadedConfig, type ServerKind } from '@broker/config';
 import { type Clock, CryptoRandom, type Random, SystemClock } from '@broker/domain';
 import { BrokerExpressAdapter, configureApp, createLogger, Lifecycle, type HttpRuntime } from '@broker/http';
 import { Database, runCountingQueries } from '@broker/persistence';
@@ -25,6 +25,8 @@ export interface StartOptions {
   readonly logDestination?: DestinationStream;
   readonly clock?: Clock;
   readonly random?: Random;
+  /** Fields every log line carries (issue 16: a cluster worker's pid and worker id). */
+  readonly logBindings?: Record<string, unknown>;
 }
 
 /** A started server. */
@@ -69,7 +71,8 @@ function describeListenError(error: unknown, definition: ServerDefinition, bind:
  */
 export async function startServers(definitions: readonly ServerDefinition[], options: StartOptions): Promise<RunningBroker> {
   const { config } = options;
-  const logger = createLogger(config, options.logDestination);
+  const rootLogger = createLogger(config, options.logDestination);
+  const logger = options.logBindings === undefined ? rootLogger : rootLogger.child(options.logBindings);
   for (const warning of options.warnings ?? []) logger.warn(warning);
   logger.info({ config: redactConfig(config) }, 'configuration loaded');
 
@@ -77,6 +80,7 @@ export async function startServers(definitions: readonly ServerDefinition[], opt
   const lifecycle = new Lifecycle(clock);
   const telemetry = await createTelemetry(config);
   const database = await Database.open(config, logger);
+  database.instrument(telemetry.metrics);
   const installation = await database.installation();
   logger.info({ installation_id: installation.id, storage: config.storage.backend }, 'database ready');
   const runtime: BrokerRuntime = { config, logger, database, lifecycle, clock, random: options.random ?? new CryptoRandom(), telemetry };
@@ -147,10 +151,11 @@ export async function startServers(definitions: readonly ServerDefinition[], opt
  * The process entry point of `npm start` and the standalone apps: loads the config
  * (exit 2 on a config error, with one line naming the key), starts the servers (exit 1
  * if one cannot bind, both stopped), and on SIGTERM/SIGINT shuts down gracefully and
- * exits 0.
+ * exits 0. With `server.workers` > 1 (issue 16, PostgreSQL only) this process becomes the
+ * primary of a `node:cluster` and each forked worker runs the servers (libs/bootstrap/src/cluster).
  */
 export async function runMain(definitions: readonly ServerDefinition[]): Promise<void> {
-  let loaded;
+  let loaded: LoadedConfig;
   try {
     loaded = loadConfig();
   } catch (error) {
@@ -160,6 +165,16 @@ export async function runMain(definitions: readonly ServerDefinition[]): Promise
     }
     throw error;
   }
+  // Issue 16: one worker is today's single process, and the cluster code is not even loaded.
+  if (loaded.config.server.workers > 1) {
+    const { runClusterRole } = await import('./cluster/run-cluster');
+    return runClusterRole(definitions, loaded);
+  }
+  return runSingleProcess(definitions, loaded);
+}
+
+/** The servers in this one process, with its signals and exit codes. */
+async function runSingleProcess(definitions: readonly ServerDefinition[], loaded: LoadedConfig): Promise<void> {
   let broker: RunningBroker;
   try {
     broker = await startServers(definitions, { config: loaded.config, warnings: loaded.warnings });

@@ -5,6 +5,7 @@
  * traced. Imports nothing of ours but config and domain.
  */
 export { BrokerMetrics, type DatabaseReaders, type Scrape } from './metrics/broker-metrics';
+export { joinClusterMetrics, serveClusterMetrics } from './metrics/cluster-aggregation';
 export { NO_HTTP_SERVER_METRICS, type HttpServerMetrics } from './metrics/http-server-metrics';
 export { NO_KEY_SET_METRICS, type KeySetMetrics } from './metrics/key-set-metrics';
 export { UNMATCHED_ROUTE, type CacheName, type ImpersonationOutcome, type KeySetName, type ProviderErrorKind, type RefreshOutcome, type RefreshTrigger } from './metrics/metric-labels';

@@ -70,6 +70,17 @@ export class BrokerProcess {
     return urls;
   }
 
+  /**
+   * Issue 16 item 3: the pid of the process that answered `response` (with `server.workers` > 1,
+   * one of the workers): found through the access-log line carrying the `traceresponse`'s trace id.
+   */
+  async answeredBy(response: { readonly headers: Record<string, string | string[] | undefined> }): Promise<number> {
+    const traceId = String(response.headers.traceresponse ?? '').split('-')[1];
+    if (traceId === undefined) throw new Error('the response carries no traceresponse header');
+    const line = await this.waitFor((r) => r.trace_id === traceId && typeof r.status === 'number' && typeof r.pid === 'number', 10_000);
+    return line.pid as number;
+  }
+
   /** The OS process id (for resource measurements). */
   get pid(): number | undefined {
     return this.child.pid;
