@@ -221,6 +221,10 @@ describe('docker/compose.yaml with Prometheus and Grafana', () => {
     expect(service('broker').ports).toContain(`${config.server.admin.port}:${config.server.admin.port}`);
     // Docker's default bridge address pools: the Prometheus container scrapes from one of them.
     expect(config.server.admin.authentication.preauth.trusted_sources).toContain('172.16.0.0/12');
+    // The rules that select a job select this one (Prometheus' own process_* series must stay out of them).
+    const jobs = rules.flatMap((rule) => [...(rule.expr ?? '').matchAll(/\bjob="([^"]*)"/g)].map((match) => match[1]));
+    expect(jobs.length).toBeGreaterThan(0);
+    expect(new Set(jobs)).toEqual(new Set([job?.job_name]));
     const mounts = bindMounts('prometheus');
     for (const file of prometheus.rule_files) expect(mounts.get(file)).toBe('./prometheus/alerts.yml');
     expect(mounts.get('/etc/prometheus/prometheus.yml')).toBe('./prometheus/prometheus.yml');
