@@ -1,4 +1,7 @@
-import { ApiClient, completeAuthorization, http, OTLP_SPAN_KIND, OtlpReceiver, startGatewayFixture, startThirdPartyProvider, testBackends, type GatewayFixture, type ReceivedSpan, type ThirdPartyProvider } from '@broker/testing';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ApiClient, completeAuthorization, ENTRY_POINTS, http, OTLP_SPAN_KIND, OtlpReceiver, startGatewayFixture, startThirdPartyProvider, testBackends, writeConfigFile, type GatewayFixture, type ReceivedSpan, type ThirdPartyProvider } from '@broker/testing';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
@@ -189,5 +192,67 @@ describe.each(testBackends())('OpenTelemetry tracing (issue 16) on $name', (back
       gateway = undefined;
       expect(receiver.bodies).toEqual([]);
     });
+  });
+});
+
+/**
+ * Runs the built broker (`npm start`'s entry point) with `tracing`, sends one request with
+ * a traceparent to /health, stops it with SIGINT, and returns the modules the process had
+ * loaded (its `require.cache`, written by a preloaded script when it exits).
+ */
+async function loadedModulesOfBuiltBroker(tracing: Record<string, unknown>): Promise<string[]> {
+  const { dir } = writeConfigFile({});
+  const { file } = writeConfigFile({
+    server: { enduser: { port: 0 }, admin: { port: 0 }, shutdown: { timeout: '10s' } },
+    storage: { pglite: { data_dir: join(dir, 'pglite') } },
+    development: { keys_file: join(dir, 'development-keys.json') },
+    token_refresh: { proactive: { enabled: false } },
+    telemetry: { tracing },
+  });
+  const preload = join(dir, 'record-modules.cjs');
+  const modules = join(dir, 'modules.json');
+  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(modules)}, JSON.stringify(Object.keys(require.cache))));\n`);
+  const child = spawn(process.execPath, ['--require', preload, ENTRY_POINTS.broker, '--config', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    let pending = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      pending += chunk;
+      const listening = pending.split('\n').flatMap((line) => (line.includes('"server":"enduser"') && line.includes('server listening') ? [JSON.parse(line) as { url: string }] : []));
+      if (listening[0] !== undefined) resolve(listening[0].url);
+    });
+    void exited.then(() => reject(new Error('the broker exited before listening')));
+  });
+  expect((await http(`${url}/health`, { headers: { traceparent: TRACEPARENT } })).status).toBe(200);
+  child.kill('SIGINT');
+  expect(await exited).toBe(0);
+  return JSON.parse(readFileSync(modules, 'utf8')) as string[];
+}
+
+describe('the built broker process', () => {
+  // prom-client's process metrics load the OpenTelemetry API (for exemplars): the API alone is no tracing work.
+  const openTelemetry = (modules: readonly string[]): string[] => modules.filter((path) => path.includes('/node_modules/@opentelemetry/') && !path.includes('/node_modules/@opentelemetry/api/'));
+
+  it('with tracing disabled (the default) loads no OpenTelemetry module but the API and exports nothing', async () => {
+    const receiver = await OtlpReceiver.start();
+    try {
+      expect(openTelemetry(await loadedModulesOfBuiltBroker({ endpoint: receiver.endpoint }))).toEqual([]);
+      expect(receiver.bodies).toEqual([]);
+    } finally {
+      await receiver.stop();
+    }
+  });
+
+  it('with tracing enabled loads the SDK and exports the span of the request on shutdown', async () => {
+    const receiver = await OtlpReceiver.start();
+    try {
+      const loaded = openTelemetry(await loadedModulesOfBuiltBroker({ enabled: true, endpoint: receiver.endpoint }));
+      expect(loaded.some((path) => path.includes('/@opentelemetry/sdk-trace-base/'))).toBe(true);
+      // The health check's own database probe is a child of the request's span.
+      const trace = receiver.spans().filter((span) => span.traceId === INCOMING_TRACE);
+      expect(trace.filter((span) => span.kind === OTLP_SPAN_KIND.server).map((span) => [span.name, span.parentSpanId])).toEqual([['GET /health', INCOMING_PARENT]]);
+    } finally {
+      await receiver.stop();
+    }
   });
 });
