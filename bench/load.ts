@@ -7,8 +7,11 @@ import { Worker } from 'node:worker_threads';
  * tokens between runs, is idle while a run is measured. Every run has a warm-up that is
  * not counted.
  */
-export const WARMUP_SECONDS = 2;
-export const DURATION_SECONDS = 10;
+/** BENCH_QUICK=1: 1 s warm-up and 3 s runs, to prove a benchmark works (smoke); never numbers for RESULTS.md. */
+// eslint-disable-next-line no-restricted-properties -- a knob of the benchmark harness, not broker configuration
+export const QUICK = process.env.BENCH_QUICK === '1';
+export const WARMUP_SECONDS = QUICK ? 1 : 2;
+export const DURATION_SECONDS = QUICK ? 3 : 10;
 
 /** The token-exchange benchmarks' shared request shape: one protected resource, form-encoded bodies. */
 export const EXCHANGE_RESOURCE = 'https://bench-api.example.com';

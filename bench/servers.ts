@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENTRY_POINTS, freePort, writeConfigFile } from '@broker/testing';
 
@@ -14,11 +14,57 @@ export interface ServerProcess {
 export interface BrokerServer extends ServerProcess {
   readonly enduserUrl: string;
   readonly adminUrl: string;
+  /** The broker's log so far (after stop: all of it, kept in memory; the file is removed). */
+  log(): string;
 }
 
 function peakRssMb(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Math.round(Number(match[1]) / 1024) : Number.NaN;
+}
+
+let clockTicks: number | undefined;
+
+/**
+ * CPU time (user + system, in clock ticks) of every live process in the tree rooted at
+ * `root`, by pid: a server with cluster workers, or PostgreSQL's postmaster and backends.
+ * Issue 16: the load generator, the servers and PostgreSQL share two cores, so each run
+ * reports who used them. A process that exits between two samples takes its time with it.
+ */
+export function treeCpuTicks(root: number): Map<number, number> {
+  const children = new Map<number, number[]>();
+  const ticks = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // Fields after the command name (which may hold spaces): state, ppid, ..., utime (14th), stime (15th).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const pid = Number(entry);
+    const parent = Number(fields[1]);
+    children.set(parent, [...(children.get(parent) ?? []), pid]);
+    ticks.set(pid, Number(fields[11]) + Number(fields[12]));
+  }
+  const tree = new Map<number, number>();
+  const pending = [root];
+  for (let pid = pending.pop(); pid !== undefined; pid = pending.pop()) {
+    if (!ticks.has(pid)) continue;
+    tree.set(pid, ticks.get(pid) as number);
+    pending.push(...(children.get(pid) ?? []));
+  }
+  return tree;
+}
+
+/** CPU seconds a process tree used between two samples of treeCpuTicks (processes born in between counted from 0). */
+export function cpuSecondsBetween(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  let total = 0;
+  for (const [pid, value] of after) total += value - (before.get(pid) ?? 0);
+  return total / clockTicks;
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
@@ -43,6 +89,7 @@ export async function startBroker(config: Record<string, unknown> & { server: { 
   const child = spawn(process.execPath, [ENTRY_POINTS.broker, '--config', file], { stdio: ['ignore', log, log] });
   closeSync(log);
   const pid = child.pid as number;
+  let finalLog: string | undefined;
   const enduserUrl = `http://127.0.0.1:${config.server.enduser.port}`;
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   const deadline = Date.now() + 60_000;
@@ -58,8 +105,10 @@ export async function startBroker(config: Record<string, unknown> & { server: { 
     enduserUrl,
     adminUrl,
     peakRssMb: () => peakRssMb(pid),
+    log: () => finalLog ?? readFileSync(logFile, 'utf8'),
     stop: async () => {
       await stopChild(child);
+      finalLog ??= readFileSync(logFile, 'utf8');
       rmSync(dir, { recursive: true, force: true });
     },
   };
