@@ -104,6 +104,12 @@ describe.each(testBackends())('one story calling every documented operation with
     }
   });
 
+  it('Prometheus scrapes the admin server from a trusted source, without a principal (issue 16)', async () => {
+    const response = await http(`${gateway.broker.url('admin')}/metrics`);
+    expect(response.status, response.text).toBe(200);
+    expect(response.text).toContain('# TYPE broker_http_request_duration_seconds histogram');
+  });
+
   it('the admin registers a service, then points it at the provider (discovered from its issuer), reads and lists it', async () => {
     // The provider's redirect URI contains the service id: the service is registered first, the provider learns it after.
     const placeholder = 'https://placeholder.example.com';

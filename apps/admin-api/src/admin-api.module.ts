@@ -10,6 +10,8 @@ import { AgentsService } from './agents/agents.service';
 import { ClientCredentialsController } from './client-credentials/client-credentials.controller';
 import { PermissionSetsController } from './permission-sets/permission-sets.controller';
 import { PermissionSetsService } from './permission-sets/permission-sets.service';
+import { MetricsController } from './metrics/metrics.controller';
+import { MetricsScrape } from './metrics/metrics-scrape.service';
 import { IssuerDiscovery } from './services/issuer-discovery';
 import { ServicesController } from './services/services.controller';
 import { ServicesService } from './services/services.service';
@@ -17,7 +19,8 @@ import { SigningKeysController } from './signing-keys/signing-keys.controller';
 
 /**
  * The admin server (port 14000): agents, services, permission sets, client credentials,
- * signing keys and `/health`. Every route needs the principal header; the proxy in
+ * signing keys, `/health` and `/metrics` (trusted sources only, no principal). Every other
+ * route needs the principal header; the proxy in
  * front enforces administrator privilege.
  */
 @Module({})
@@ -26,9 +29,9 @@ export class AdminApiModule {
     return {
       module: AdminApiModule,
       imports: [CoreModule.forRuntime(runtime, 'admin'), AuthModule.forServer('admin'), AuditModule, VaultModule, OAuthServerModule],
-      controllers: [AgentsController, ServicesController, PermissionSetsController, ClientCredentialsController, SigningKeysController],
+      controllers: [AgentsController, ServicesController, PermissionSetsController, ClientCredentialsController, SigningKeysController, MetricsController],
       // No hot routes: the admin plane takes the ordinary pipeline.
-      providers: [AgentsService, ServicesService, PermissionSetsService, IssuerDiscovery, { provide: HOT_ROUTES, useValue: [] }],
+      providers: [AgentsService, ServicesService, PermissionSetsService, IssuerDiscovery, MetricsScrape, { provide: HOT_ROUTES, useValue: [] }],
     };
   }
 }

@@ -19,6 +19,7 @@ import { createTraceStart } from './trace/start-trace';
 import { createSpanStart } from './trace/start-server-span';
 import { spanContextMiddleware, traceMiddleware, tracedMiddleware } from './trace/trace.middleware';
 import { HOT_ROUTES, type HotRoute } from './hot-routes/hot-route';
+import { httpMetricsMiddleware } from './metrics/http-metrics.middleware';
 import { installHotRoutes } from './hot-routes/install-hot-routes';
 import { BrokerValidationPipe } from './validation/broker-validation.pipe';
 
@@ -50,6 +51,9 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   const startSpan = tracing.enabled ? createSpanStart(tracing, config.request_context.trace.response_enabled) : undefined;
 
   app.use(startSpan === undefined ? traceMiddleware(startTrace) : tracedMiddleware(startSpan));
+  // Issue 16: the request duration histogram (route template, status class), measured from here; nothing when metrics are off.
+  const requestMetrics = runtime.telemetry.metrics.httpServer(server);
+  if (runtime.telemetry.metrics.enabled) app.use(httpMetricsMiddleware(requestMetrics));
   // One log line for every request the trace started, as on the hot routes: refusals below are logged too.
   app.use(requestLoggingMiddleware(logger));
   app.use(shutdownGate(lifecycle));
@@ -68,7 +72,7 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
 
   app.useGlobalPipes(new BrokerValidationPipe());
   app.useGlobalFilters(errors);
-  installHotRoutes(app.getHttpServer(), app.get<HotRoute[]>(HOT_ROUTES), { startTrace, startSpan, lifecycle, errors, logger, countQueries });
+  installHotRoutes(app.getHttpServer(), app.get<HotRoute[]>(HOT_ROUTES), { startTrace, startSpan, lifecycle, errors, logger, countQueries, requestMetrics });
 
   const document = buildOpenApiDocument(app, server, config.server[server].authentication.preauth.principal_header_name);
   express.get('/openapi.json', (_request: Request, response: Response) => {

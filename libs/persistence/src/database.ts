@@ -1,4 +1,5 @@
 import type { BrokerConfig } from '@broker/config';
+import type { BrokerMetrics } from '@broker/telemetry';
 import type { Logger } from 'pino';
 import { DataSource, MigrationExecutor, type DataSourceOptions, type EntityManager } from 'typeorm';
 import type { LoggerOptions } from 'typeorm/logger/LoggerOptions';
@@ -8,6 +9,7 @@ import { MIGRATIONS } from './migrations';
 import { PostgresListenConnection } from './notifications/postgres-listen-connection';
 import { acquirePglite, releasePglite, type SharedPglite } from './pglite/pglite-instances';
 import { pgliteDriverModule } from './pglite/pglite-pool';
+import { databaseReaders } from './metrics/database-gauges';
 import { ClientCache } from './registry/client-cache';
 import { RegistryChangeListener } from './registry/registry-change-listener';
 import { TracedPgClient } from './traced-pg-client';
@@ -132,6 +134,18 @@ export class Database {
   /** Names of the applied migrations, oldest first. */
   async appliedMigrations(): Promise<string[]> {
     return this.withMigrationLock(async (executor) => (await executor.getExecutedMigrations()).map((m) => m.name).reverse());
+  }
+
+  /**
+   * Issue 16: reports to the process's metrics (called once at boot): the database gauges'
+   * reads, the client cache's lookups, and PGlite's connection waits.
+   */
+  instrument(metrics: BrokerMetrics): void {
+    if (!metrics.enabled) return;
+    metrics.setDatabaseReaders(databaseReaders(this.dataSource, this.pglite?.lock));
+    this.clientCache.metrics = metrics;
+    const pool = (this.dataSource.driver as unknown as { master?: { onWait?: (seconds: number) => void } }).master;
+    if (this.pglite !== undefined && pool !== undefined) pool.onWait = (seconds) => metrics.pgliteWait(seconds);
   }
 
   /** Runs `work` in one transaction; inside it, use only the given manager. */

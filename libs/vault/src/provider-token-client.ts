@@ -1,6 +1,7 @@
 import type { Service } from '@broker/domain';
 import { jsonObjectOf, OutboundHttp, OutboundHttpError, type OutboundPolicy } from '@broker/outbound';
-import { Injectable } from '@nestjs/common';
+import { BrokerMetrics, type ProviderErrorKind } from '@broker/telemetry';
+import { Injectable, Optional } from '@nestjs/common';
 
 /** Tokens a provider issued (RFC 6749 §5.1). */
 export interface ProviderTokens {
@@ -37,6 +38,27 @@ export class ProviderUnavailable extends Error {
  * Every call to a third party's token endpoint: connect and total timeouts, a 1 MiB cap on
  * the answer, and redirects never followed (a 3xx is a failure).
  */
+/** Issue 16: `broker_provider_http_errors_total{kind}` of an outbound failure. */
+function errorKind(error: OutboundHttpError): ProviderErrorKind {
+  switch (error.reason) {
+    case 'timeout':
+      return 'timeout';
+    case 'unreachable':
+    case 'interrupted':
+      return 'unreachable';
+    case 'status':
+    case 'redirect':
+      return 'status';
+    case 'content_type':
+    case 'too_large':
+    case 'not_json':
+    case 'not_object':
+      return 'invalid_response';
+    case 'forbidden_address':
+      return 'other';
+  }
+}
+
 export const PROVIDER_POLICY: OutboundPolicy = { connectTimeoutMs: 3_000, totalTimeoutMs: 10_000, maxResponseBytes: 1024 * 1024, redirects: 'refuse' };
 
 /** A provider-supplied string reduced to a short, safe message: printable ASCII, at most `max` characters. */
@@ -63,6 +85,8 @@ function positiveSeconds(value: unknown): number | undefined {
 export class ProviderTokenClient {
   /** One client, so every call reuses its connection pool. */
   private readonly http = new OutboundHttp(PROVIDER_POLICY);
+
+  constructor(@Optional() private readonly metrics?: BrokerMetrics) {}
 
   exchangeCode(service: Service, clientSecret: string | null, code: string, redirectUri: string, codeVerifier: string): Promise<ProviderTokens> {
     return this.call(service, clientSecret, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: codeVerifier });
@@ -93,6 +117,7 @@ export class ProviderTokenClient {
       // The answer is parsed as JSON when it is JSON; it is never logged or echoed.
       response = await this.http.postForm(service.tokenEndpoint, body, { accept: 'application/json', ...headers });
     } catch (error) {
+      this.metrics?.providerHttpError(error instanceof OutboundHttpError ? errorKind(error) : 'other');
       if (error instanceof OutboundHttpError) throw new ProviderUnavailable(`token endpoint ${error.message}`);
       throw error;
     }
@@ -100,8 +125,11 @@ export class ProviderTokenClient {
     if (response.status >= 400 && response.status < 500 && json && typeof json.error === 'string') {
       throw new ProviderRefused(sanitiseProviderText(json.error, 64) || 'invalid_request', sanitiseProviderText(json.error_description));
     }
-    if (response.status !== 200 || json === undefined) throw new ProviderUnavailable(`token endpoint answered ${response.status}`);
-    if (typeof json.access_token !== 'string' || json.access_token.length === 0) throw new ProviderUnavailable('token endpoint answer has no access_token');
+    if (response.status !== 200 || json === undefined || typeof json.access_token !== 'string' || json.access_token.length === 0) {
+      this.metrics?.providerHttpError(response.status !== 200 ? 'status' : 'invalid_response');
+      if (response.status !== 200 || json === undefined) throw new ProviderUnavailable(`token endpoint answered ${response.status}`);
+      throw new ProviderUnavailable('token endpoint answer has no access_token');
+    }
     const tokenType = typeof json.token_type === 'string' && json.token_type.length > 0 ? json.token_type : 'Bearer';
     return {
       accessToken: json.access_token,

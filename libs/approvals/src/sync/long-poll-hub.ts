@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { BrokerMetrics } from '@broker/telemetry';
+import { Injectable, Optional } from '@nestjs/common';
 import { DeadlineHeap } from './deadline-heap';
 
 /**
@@ -40,6 +41,11 @@ export class LongPollHub {
   private wakeScheduled = false;
   private resyncPending = false;
   private closed = false;
+
+  /** Issue 16: `broker_approval_waiters` reads `held` at scrape time; wake-ups are counted. */
+  constructor(@Optional() private readonly metrics?: BrokerMetrics) {
+    metrics?.watchApprovalWaiters(() => this.heap.size);
+  }
 
   /** Waiters currently held. */
   get held(): number {
@@ -127,7 +133,9 @@ export class LongPollHub {
       const everyone = this.resyncPending;
       this.resyncPending = false;
       const latest = this.latest;
-      for (const waiter of this.heap.removeWhere((w) => everyone || w.version < latest)) waiter.settle('changed');
+      const woken = this.heap.removeWhere((w) => everyone || w.version < latest);
+      for (const waiter of woken) waiter.settle('changed');
+      if (woken.length > 0) this.metrics?.approvalWakeups(woken.length);
       this.arm();
     });
   }

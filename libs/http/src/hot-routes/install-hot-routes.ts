@@ -1,4 +1,5 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import type { HttpServerMetrics } from '@broker/telemetry';
 import { storage, Store } from 'nestjs-pino/storage';
 import type { Logger } from 'pino';
 import { closeAfterRefusedBody } from '../body/close-after-refused-body';
@@ -24,6 +25,8 @@ export interface HotRouteRuntime {
   readonly logger: Logger;
   /** The same statement counter as the Nest routes' (`db_queries` on both entrances). */
   readonly countQueries: CountQueries;
+  /** Issue 16: the request duration histogram, observed with the route's own path (a fixed, exact path). */
+  readonly requestMetrics?: HttpServerMetrics;
 }
 
 /** Puts `routes` in front of the server's request listener (Express); every other request goes on to it. */
@@ -67,6 +70,7 @@ async function serve(route: HotRoute, request: IncomingMessage, response: Server
   const level = accessLogLevel(answer.status);
   const latencyMs = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
   logger[level](accessLogFields({ method: route.method, route: route.path, path: route.path, status: answer.status, latencyMs, dbQueries: queries.queries }), accessLogMessage(level));
+  runtime.requestMetrics?.observe(route.method, route.path, answer.status, Number(process.hrtime.bigint() - started) / 1e9);
   span?.end(answer.status, route.path);
 }
 

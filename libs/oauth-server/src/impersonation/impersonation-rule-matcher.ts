@@ -1,4 +1,5 @@
 import { assertNever, type Clock } from '@broker/domain';
+import type { BrokerMetrics } from '@broker/telemetry';
 import type { JWTPayload } from 'jose';
 import { CLOCK_TOLERANCE_SECONDS, JwtRejected, JwtVerifier } from '../jwt/jwt-verifier';
 import { RemoteKeySet } from '../jwt/remote-key-set';
@@ -31,14 +32,15 @@ export class ImpersonationRuleMatcher {
     private readonly rules: readonly ImpersonationRule[],
     private readonly brokerIssuer: string,
     private readonly clock: Clock,
+    metrics?: BrokerMetrics,
   ) {
     const keySets = new Map<string, RemoteKeySet>();
     for (const rule of rules) {
       for (const issuer of rule.issuers) {
-        const keys = keySets.get(issuer.jwksUri) ?? new RemoteKeySet(issuer.jwksUri, clock);
+        const keys = keySets.get(issuer.jwksUri) ?? new RemoteKeySet(issuer.jwksUri, clock, undefined, metrics?.keySet('impersonation'));
         keySets.set(issuer.jwksUri, keys);
         const id = `${issuer.issuer} ${issuer.jwksUri}`;
-        if (!this.verifiers.has(id)) this.verifiers.set(id, new JwtVerifier(issuer.issuer, keys, clock));
+        if (!this.verifiers.has(id)) this.verifiers.set(id, new JwtVerifier(issuer.issuer, keys, clock, metrics));
       }
     }
   }

@@ -2,6 +2,7 @@ import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, OAuthError, OFFLINE_SCOPES, scopesAllowedFor, isUuidShaped, type Agent } from '@broker/domain';
 import { AgentRepository, GrantRepository } from '@broker/persistence';
+import { BrokerMetrics } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
 import { AccessTokenIssuer, type TokenResponse } from '../token/access-token-issuer';
 import { parseScope } from '../token/scopes';
@@ -38,12 +39,13 @@ export class ImpersonationExchange {
     private readonly tokens: AccessTokenIssuer,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly metrics: BrokerMetrics,
   ) {
     this.brokerIssuer = tokens.issuer;
     this.settings = readImpersonationSettings(config, this.brokerIssuer);
     this.local = config.oauth2_authorization_server.mode === 'local';
     this.consentUiUrl = config.server.enduser.consent_ui_url;
-    this.matcher = new ImpersonationRuleMatcher(this.settings.rules, this.brokerIssuer, clock);
+    this.matcher = new ImpersonationRuleMatcher(this.settings.rules, this.brokerIssuer, clock, metrics);
   }
 
   /**
@@ -85,11 +87,13 @@ export class ImpersonationExchange {
       await this.requireDelegation(identities.subject, target);
       const issued = await this.tokens.issue({ agent: target, principal: identities.subject, scopes, grantType: TOKEN_EXCHANGE, act: { iss: stringClaim(match.actor.iss) ?? '', sub: identities.actor }, email: identities.email });
       this.audit.record('impersonation_decision', decisionRecord(form.get('audience'), facts, { outcome: 'issued' }));
+      this.metrics.impersonationDecision('allowed');
       // RFC 8693 §2.2.1: issued_token_type is required; scope only when there is one.
       const { access_token, token_type, expires_in, scope } = issued;
       return { access_token, token_type, issued_token_type: ACCESS_TOKEN_TYPE, expires_in, ...(scope !== undefined && scope !== '' ? { scope } : {}) };
     } catch (error) {
       const code = error instanceof OAuthError ? error.code : 'server_error';
+      this.metrics.impersonationDecision(code === 'server_error' ? 'error' : 'denied');
       this.audit.record('impersonation_decision', decisionRecord(form.get('audience'), facts, { outcome: 'refused', oauthError: code, failure: error instanceof Refusal ? error.failure : code }));
       throw error;
     }

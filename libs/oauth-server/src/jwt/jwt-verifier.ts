@@ -1,4 +1,5 @@
 import type { Clock } from '@broker/domain';
+import type { BrokerMetrics } from '@broker/telemetry';
 import { jwtVerify, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import type { RemoteKeySet } from './remote-key-set';
 import { VerifiedJwtCache } from './verified-jwt-cache';
@@ -44,13 +45,15 @@ export interface VerifyOptions {
  * signature check. Claims returned are frozen and shared: never mutate them.
  */
 export class JwtVerifier {
-  private readonly verified = new VerifiedJwtCache();
+  private readonly verified: VerifiedJwtCache;
 
   constructor(
     readonly issuer: string,
     private readonly keys: RemoteKeySet,
     private readonly clock: Clock,
+    metrics?: BrokerMetrics,
   ) {
+    this.verified = new VerifiedJwtCache(undefined, metrics);
     keys.onChange(() => this.verified.clear());
   }
 

@@ -1,5 +1,6 @@
 import { type Clock } from '@broker/domain';
 import { OutboundHttp } from '@broker/outbound';
+import { NO_KEY_SET_METRICS, type KeySetMetrics } from '@broker/telemetry';
 import { Logger } from '@nestjs/common';
 import { createLocalJWKSet, errors, type CryptoKey, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from 'jose';
 
@@ -48,6 +49,8 @@ export class RemoteKeySet {
     private readonly uri: string,
     private readonly clock: Clock,
     private readonly policy: RemoteKeySetPolicy = TRUSTED_KEYS_POLICY,
+    /** Issue 16: fetch failures and the last success, under the key set's role (never its URL). */
+    private readonly metrics: KeySetMetrics = NO_KEY_SET_METRICS,
   ) {
     // The issuer's URL is configuration, not outside input: no address guard. Redirects refused.
     this.http = new OutboundHttp({
@@ -118,6 +121,7 @@ export class RemoteKeySet {
       if (!Array.isArray(document.keys)) throw new Error('the document has no keys array');
       const content = JSON.stringify(document.keys);
       this.fetchedAtMs = this.clock.nowMs();
+      this.metrics.fetchSucceeded();
       if (this.failing) this.logger.log(`key set available again at ${this.uri}`);
       this.failing = false;
       if (content === this.content && this.resolver !== undefined) return;
@@ -129,6 +133,7 @@ export class RemoteKeySet {
       if (changed) this.logger.log(`key set changed at ${this.uri}`);
       for (const listener of this.listeners) listener();
     } catch (error) {
+      this.metrics.fetchFailed();
       if (!this.failing) this.logger.warn(`key set fetch failed at ${this.uri}: ${(error as Error).message}`);
       this.failing = true;
     }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { BrokerMetrics } from '@broker/telemetry';
 import type { JWTPayload } from 'jose';
 
 /** Entries held at most (≈1 KB each: a 43-byte key and the decoded claims). */
@@ -27,7 +28,11 @@ export class VerifiedJwtCache {
   private readonly entries = new Map<string, Entry>();
   private readonly seenOnce = new Set<string>();
 
-  constructor(private readonly capacity = VERIFIED_JWT_CACHE_ENTRIES) {}
+  constructor(
+    private readonly capacity = VERIFIED_JWT_CACHE_ENTRIES,
+    /** Issue 16: `broker_cache_requests_total{cache="verified_jwt"}` when given. */
+    private readonly metrics?: BrokerMetrics,
+  ) {}
 
   static key(purpose: string, jwt: string): string {
     return `${purpose}:${createHash('sha256').update(jwt).digest('base64url')}`;
@@ -35,12 +40,10 @@ export class VerifiedJwtCache {
 
   get(key: string, nowMs: number): JWTPayload | undefined {
     const entry = this.entries.get(key);
-    if (entry === undefined) return undefined;
-    if (nowMs >= entry.expiresAtMs) {
-      this.entries.delete(key);
-      return undefined;
-    }
-    return entry.payload;
+    if (entry !== undefined && nowMs >= entry.expiresAtMs) this.entries.delete(key);
+    const hit = entry !== undefined && nowMs < entry.expiresAtMs;
+    this.metrics?.cacheLookup('verified_jwt', hit);
+    return hit ? entry.payload : undefined;
   }
 
   /** Stores a verified payload (frozen: callers share it); tokens without `exp` are not cached. */

@@ -1,5 +1,6 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, ComponentHealth, OAuthError } from '@broker/domain';
+import { BrokerMetrics } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
 import type { JSONWebKeySet } from 'jose';
 import { RemoteKeySet } from '../jwt/remote-key-set';
@@ -24,9 +25,9 @@ export class UpstreamKeySet {
   private readonly remote: RemoteKeySet | undefined;
   private published: { source: JSONWebKeySet; set: JsonWebKeySet } | undefined;
 
-  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig, clock: Clock, components: ComponentHealth) {
+  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig, clock: Clock, components: ComponentHealth, metrics: BrokerMetrics) {
     const proxy = config.oauth2_authorization_server.proxy;
-    if (proxy.upstream_jwks_uri !== undefined) this.remote = new RemoteKeySet(proxy.upstream_jwks_uri, clock, { maxAgeMs: UPSTREAM_KEYS_MAX_AGE_MS, minIntervalMs: UPSTREAM_KEYS_MIN_INTERVAL_MS, timeoutMs: proxy.upstream_timeout });
+    if (proxy.upstream_jwks_uri !== undefined) this.remote = new RemoteKeySet(proxy.upstream_jwks_uri, clock, { maxAgeMs: UPSTREAM_KEYS_MAX_AGE_MS, minIntervalMs: UPSTREAM_KEYS_MIN_INTERVAL_MS, timeoutMs: proxy.upstream_timeout }, metrics.keySet('upstream'));
     if (config.oauth2_authorization_server.mode !== 'local') components.register('upstream_jwks', () => (this.remote?.healthy === true ? 'healthy' : 'degraded'));
   }
 

@@ -1,6 +1,7 @@
 import { BROKER_CONFIG, ConfigError, type BrokerConfig } from '@broker/config';
 import { Clock } from '@broker/domain';
-import { Inject, Injectable } from '@nestjs/common';
+import { BrokerMetrics } from '@broker/telemetry';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { JWTHeaderParameters, JWTPayload } from 'jose';
 import { ASYMMETRIC_ALGORITHMS, CLOCK_TOLERANCE_SECONDS, JwtRejected, JwtVerifier, type VerifyOptions } from '../jwt/jwt-verifier';
 import { RemoteKeySet } from '../jwt/remote-key-set';
@@ -65,13 +66,13 @@ export class TrustAnchor {
   private readonly verifier: JwtVerifier | undefined;
   private readonly options: Readonly<Record<AnchorPurpose, VerifyOptions>>;
 
-  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig, clock: Clock) {
+  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig, clock: Clock, @Optional() metrics?: BrokerMetrics) {
     const anchor = config.token_exchange.client_assertion;
     const brokerIssuer = config.oauth2_authorization_server.local.issuer_uri ?? config.server.enduser.public_url;
     if (anchor.issuer_uri === brokerIssuer) {
       throw new ConfigError('token_exchange.client_assertion.issuer_uri', `is the broker's own issuer (${brokerIssuer}): the gateway's tokens must come from another issuer, or an agent's access token could pass as the gateway`);
     }
-    if (anchor.issuer_uri !== undefined && anchor.jwks_uri !== undefined) this.verifier = new JwtVerifier(anchor.issuer_uri, new RemoteKeySet(anchor.jwks_uri, clock), clock);
+    if (anchor.issuer_uri !== undefined && anchor.jwks_uri !== undefined) this.verifier = new JwtVerifier(anchor.issuer_uri, new RemoteKeySet(anchor.jwks_uri, clock, undefined, metrics?.keySet('trust_anchor')), clock, metrics);
     const assertionAudiences = anchor.audience !== undefined ? [...anchor.audience] : [brokerIssuer];
     const maxLifetimeMs = anchor.max_lifetime;
     this.options = {

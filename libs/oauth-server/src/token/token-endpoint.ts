@@ -1,6 +1,7 @@
 import { OAuthError } from '@broker/domain';
+import { BrokerMetrics } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
-import { GRANT_STRATEGIES, type GrantStrategy, type TokenOutcome, type TokenRequestContext } from './grant-strategy';
+import { GRANT_STRATEGIES, isRelayed, type GrantStrategy, type TokenOutcome, type TokenRequestContext } from './grant-strategy';
 import { readTokenForm, repeatedParameter, required } from './token-form';
 
 /**
@@ -12,7 +13,10 @@ import { readTokenForm, repeatedParameter, required } from './token-form';
 export class TokenEndpoint {
   private readonly strategies: ReadonlyMap<string, GrantStrategy>;
 
-  constructor(@Inject(GRANT_STRATEGIES) strategies: readonly GrantStrategy[]) {
+  constructor(
+    @Inject(GRANT_STRATEGIES) strategies: readonly GrantStrategy[],
+    private readonly metrics: BrokerMetrics,
+  ) {
     this.strategies = new Map(strategies.map((s) => [s.grantType, s]));
   }
 
@@ -22,7 +26,32 @@ export class TokenEndpoint {
   }
 
   handle(contentType: string | undefined, body: Buffer | undefined, context: TokenRequestContext): Promise<TokenOutcome> {
+    if (!this.metrics.enabled) return this.answer(contentType, body, context);
+    // Issue 16: broker_token_requests_total by grant type and outcome (and the exchange's duration), both entrances.
+    const started = performance.now();
+    let grantType: string | undefined;
+    const counted = (outcome: string): void => this.metrics.tokenRequest(grantType, outcome, (performance.now() - started) / 1000);
+    try {
+      return this.answer(contentType, body, context, (value) => (grantType = value)).then(
+        (outcome) => {
+          counted(isRelayed(outcome) && outcome.status >= 400 ? 'other' : 'ok');
+          return outcome;
+        },
+        (error: unknown) => {
+          counted(error instanceof OAuthError ? error.code : 'server_error');
+          throw error;
+        },
+      );
+    } catch (error) {
+      counted(error instanceof OAuthError ? error.code : 'server_error');
+      throw error;
+    }
+  }
+
+  private answer(contentType: string | undefined, body: Buffer | undefined, context: TokenRequestContext, seeGrantType?: (grantType: string) => void): Promise<TokenOutcome> {
     const { form, repeated } = readTokenForm(contentType, body);
+    const sent = form.get('grant_type');
+    if (sent !== undefined) seeGrantType?.(sent);
     if (repeated.includes('grant_type')) throw repeatedParameter('grant_type');
     const grantType = required(form, 'grant_type');
     const strategy = this.strategies.get(grantType);

@@ -38,6 +38,11 @@ export class ExclusiveLock {
     return this.held;
   }
 
+  /** Callers waiting for the lock now (issue 16: `broker_db_pool_connections{state="waiting"}`). */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
   private releaser(): () => void {
     let released = false;
     return () => {

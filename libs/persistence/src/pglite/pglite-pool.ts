@@ -56,6 +56,8 @@ function firstKeyword(text: string): string {
  */
 export class PglitePool extends EventEmitter {
   private ended = false;
+  /** Issue 16: told how long each acquisition waited for the exclusive connection (set by `Database.instrument`). */
+  onWait: ((seconds: number) => void) | undefined;
 
   constructor(
     private readonly shared: SharedPglite,
@@ -92,7 +94,9 @@ export class PglitePool extends EventEmitter {
 
   private async acquire(): Promise<{ client: PgliteClient; release: (error?: unknown) => void }> {
     if (this.ended) throw new Error('the embedded database pool has been closed');
+    const waitStarted = this.onWait === undefined ? 0 : performance.now();
     const unlock = await this.shared.lock.acquire(this.acquireTimeoutMs);
+    this.onWait?.((performance.now() - waitStarted) / 1000);
     const client = new PgliteClient(this.shared);
     let released = false;
     const release = (): void => {

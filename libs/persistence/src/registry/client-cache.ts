@@ -1,4 +1,5 @@
 import type { Agent } from '@broker/domain';
+import type { BrokerMetrics } from '@broker/telemetry';
 
 /**
  * How long a token-endpoint client (agent + credential digest) is served from memory.
@@ -30,6 +31,8 @@ interface Entry {
 export class ClientCache {
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
+  /** Issue 16: counts hits and misses when set (`Database.instrument`). */
+  metrics: BrokerMetrics | undefined;
 
   /**
    * The cached client, or what `load` finds (then cached until `nowMs` + the TTL). `nowMs`
@@ -37,7 +40,11 @@ export class ClientCache {
    */
   async read(id: string, nowMs: number, load: () => Promise<ClientRecord | undefined>): Promise<ClientRecord | undefined> {
     const hit = this.entries.get(id);
-    if (hit !== undefined && hit.expiresAtMs > nowMs) return hit.record;
+    if (hit !== undefined && hit.expiresAtMs > nowMs) {
+      this.metrics?.cacheLookup('client', true);
+      return hit.record;
+    }
+    this.metrics?.cacheLookup('client', false);
     const generation = this.generation;
     const record = await load();
     if (record !== undefined && generation === this.generation) {

@@ -1,5 +1,6 @@
-import { Registry } from 'prom-client';
+import { Registry, type Counter } from 'prom-client';
 import { CachedReading } from './cached-reading';
+import { CLUSTER_METRICS_CONTENT_TYPE, inClusterWorker, scrapeCluster } from './cluster-aggregation';
 import { HistogramHttpServerMetrics, NO_HTTP_SERVER_METRICS, type HttpServerMetrics } from './http-server-metrics';
 import { KeySetTracker, keySetAges, NO_KEY_SET_METRICS, type KeySetMetrics } from './key-set-metrics';
 import { createFamilies, type MetricFamilies } from './metric-families';
@@ -45,17 +46,23 @@ function row<A extends string, C>(keys: readonly A[], child: (a: A) => C): Recor
   return Object.fromEntries(keys.map((a) => [a, child(a)])) as Record<A, C>;
 }
 
+/** A counter child exposed from boot at 0, so `rate()` and alerts see the series before its first event. */
+function zeroed(child: Counter.Internal): Counter.Internal {
+  child.inc(0);
+  return child;
+}
+
 /** The hot-path children, built once at boot (STYLE.md rule 10): counting is a property read and an add. */
 function buildChildren(f: MetricFamilies) {
   return {
-    tokenRequests: table(GRANT_TYPE_LABELS, TOKEN_OUTCOME_LABELS, (g, o) => f.tokenRequests.labels(g, o)),
+    tokenRequests: table(GRANT_TYPE_LABELS, TOKEN_OUTCOME_LABELS, (g, o) => zeroed(f.tokenRequests.labels(g, o))),
     tokenExchangeDuration: row(TOKEN_OUTCOME_LABELS, (o) => f.tokenExchangeDuration.labels(o)),
-    impersonation: row(IMPERSONATION_OUTCOMES, (o) => f.impersonationDecisions.labels(o)),
-    vaultRefreshes: table(REFRESH_OUTCOMES, REFRESH_TRIGGERS, (o, t) => f.vaultRefreshes.labels(o, t)),
+    impersonation: row(IMPERSONATION_OUTCOMES, (o) => zeroed(f.impersonationDecisions.labels(o))),
+    vaultRefreshes: table(REFRESH_OUTCOMES, REFRESH_TRIGGERS, (o, t) => zeroed(f.vaultRefreshes.labels(o, t))),
     vaultRefreshDuration: row(REFRESH_TRIGGERS, (t) => f.vaultRefreshDuration.labels(t)),
-    providerErrors: row(PROVIDER_ERROR_KINDS, (k) => f.providerHttpErrors.labels(k)),
-    cacheHits: row(CACHE_NAMES, (c) => f.cacheRequests.labels(c, 'hit')),
-    cacheMisses: row(CACHE_NAMES, (c) => f.cacheRequests.labels(c, 'miss')),
+    providerErrors: row(PROVIDER_ERROR_KINDS, (k) => zeroed(f.providerHttpErrors.labels(k))),
+    cacheHits: row(CACHE_NAMES, (c) => zeroed(f.cacheRequests.labels(c, 'hit'))),
+    cacheMisses: row(CACHE_NAMES, (c) => zeroed(f.cacheRequests.labels(c, 'miss'))),
   };
 }
 
@@ -95,6 +102,8 @@ export class BrokerMetrics {
 
   /** The text a scrape answers. The one place `/metrics` reads (issue 16 item 3 aggregates cluster workers here). */
   async scrape(): Promise<Scrape> {
+    // Issue 16 item 3: in a cluster worker the primary aggregates every worker's registry.
+    if (inClusterWorker()) return { contentType: CLUSTER_METRICS_CONTENT_TYPE, body: await scrapeCluster() };
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 
@@ -141,7 +150,7 @@ export class BrokerMetrics {
   /** The fetch reporting of one remote key set instance, by role (several instances may share a name). */
   keySet(name: KeySetName): KeySetMetrics {
     if (this.on === undefined) return NO_KEY_SET_METRICS;
-    const tracker = new KeySetTracker(name, this.on.families.keySetFetchFailures.labels(name));
+    const tracker = new KeySetTracker(name, zeroed(this.on.families.keySetFetchFailures.labels(name)));
     this.keySets.push(tracker);
     return tracker;
   }

@@ -30,6 +30,8 @@ export function createFamilies(registry: Registry, sources: FamilySources) {
     sessionsNeedingReauthentication: new Gauge({
       name: 'broker_sessions_needing_reauthentication',
       help: 'Third-party sessions marked as needing re-authentication (read from the database, cached 10 s)',
+      // Issue 16 item 3: every cluster worker reads the same database count; summing would multiply it.
+      aggregator: 'max',
       registers,
       async collect() {
         const value = await sources.sessionsNeedingReauthentication();
@@ -41,6 +43,8 @@ export function createFamilies(registry: Registry, sources: FamilySources) {
     keySetAge: new Gauge({
       name: 'broker_key_set_seconds_since_last_success',
       help: 'Seconds since the last successful fetch of a remote JWKS, by key set (since the first attempt while none succeeded)',
+      // Issue 16 item 3: across cluster workers, the stalest one's age.
+      aggregator: 'max',
       labelNames: ['key_set'] as const,
       registers,
       collect() {
@@ -51,6 +55,8 @@ export function createFamilies(registry: Registry, sources: FamilySources) {
     approvalsPending: new Gauge({
       name: 'broker_approvals_pending',
       help: 'Pending tool approvals (read from the database, cached 10 s)',
+      // Issue 16 item 3: every cluster worker reads the same database count; summing would multiply it.
+      aggregator: 'max',
       registers,
       async collect() {
         const value = await sources.approvalsPending();
