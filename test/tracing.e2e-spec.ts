@@ -10,6 +10,7 @@ const ALICE = 'alice@example.com';
 const INCOMING_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const INCOMING_PARENT = '00f067aa0ba902b7';
 const TRACEPARENT = `00-${INCOMING_TRACE}-${INCOMING_PARENT}-01`;
+const UNSAMPLED_TRACE = '5cf92f3577b34da6a3ce929d0e0e4736';
 
 /** The ancestors' span ids of `span` within `spans` (its parent first). */
 function ancestors(span: ReceivedSpan, spans: readonly ReceivedSpan[]): string[] {
@@ -96,7 +97,7 @@ describe.each(testBackends())('OpenTelemetry tracing (issue 16) on $name', (back
       await receiver?.stop();
     });
 
-    it('a token exchange that refreshes: one trace continuing traceparent, one server span, database and provider spans below it, traceparent sent to the provider, no secret exported', async () => {
+    it('a token exchange that refreshes: one trace continuing traceparent, one server span, database and provider spans below it, traceparent sent to the provider, no secret exported; an unsampled caller: nothing recorded, the decision passed on', async () => {
       const s = scenario as NonNullable<typeof scenario>;
       await s.expireAccessToken();
       s.traceparents.length = 0;
@@ -109,6 +110,13 @@ describe.each(testBackends())('OpenTelemetry tracing (issue 16) on $name', (back
       expect(session.status).toBe(200);
       const traceresponse = String(response.headers.traceresponse);
       const sessionTraceresponse = String(session.headers.traceresponse);
+      // A caller that did not sample its trace: the broker records nothing of it but passes the decision on.
+      await s.expireAccessToken();
+      const unsampled = await s.exchange(`00-${UNSAMPLED_TRACE}-${INCOMING_PARENT}-00`);
+      expect(unsampled.response.status).toBe(200);
+      const [, unsampledTraceId, unsampledSpanId, unsampledFlags] = String(unsampled.response.headers.traceresponse).split('-');
+      expect([unsampledTraceId, unsampledFlags]).toEqual([UNSAMPLED_TRACE, '00']);
+      expect(s.traceparents[1]).toBe(`00-${UNSAMPLED_TRACE}-${unsampledSpanId}-00`);
       const logs = s.gateway.broker.logs;
       // Shutting down flushes the batch of spans to the receiver.
       await s.gateway.stop();
@@ -142,7 +150,8 @@ describe.each(testBackends())('OpenTelemetry tracing (issue 16) on $name', (back
       expect(refresh).toHaveLength(1);
       expect(refresh[0]?.attributes).toEqual({ 'http.request.method': 'POST', 'server.address': providerHost.hostname, 'server.port': Number(providerHost.port), 'url.path': '/token', 'http.response.status_code': 200 });
       // The provider received the refresh span's context.
-      expect(s.traceparents).toEqual([`00-${INCOMING_TRACE}-${refresh[0]?.spanId}-01`]);
+      expect(s.traceparents[0]).toBe(`00-${INCOMING_TRACE}-${refresh[0]?.spanId}-01`);
+      expect(spans.filter((span) => span.traceId === UNSAMPLED_TRACE)).toEqual([]);
 
       // The Nest entrance: a new trace (no traceparent sent), minted by the span and returned in traceresponse.
       const [, sessionTraceId, sessionSpanId] = sessionTraceresponse.split('-');
