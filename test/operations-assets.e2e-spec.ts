@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig } from '@broker/config';
+import { http, startTestBroker, type TestBroker } from '@broker/testing';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { BOTH_SERVERS } from './support/servers';
 
 /**
  * Issue 16 item 5: the dashboard, alert rules and compose services in docker/ cannot run here
@@ -309,5 +311,61 @@ describe('metric names and labels in the alert rules and the dashboard', () => {
     expect(problemsOf('sum by (server) (rate(broker_http_request_duration_second_count[5m]))', known)).toHaveLength(1);
     expect(problemsOf('sum by (cache) (rate(broker_token_requests_total{result="hit"}[5m]))', known)).toHaveLength(2);
     expect(problemsOf('histogram_quantile(0.9, sum by (le) (rate(broker_db_pglite_wait_seconds_bucket[5m]))', known)).toHaveLength(1);
+  });
+});
+
+/** One scrape in the text exposition format: each family's type and the label names of its series. */
+function parseExposition(text: string): Map<string, { type: string; labels: Set<string> }> {
+  const families = new Map<string, { type: string; labels: Set<string> }>();
+  for (const line of text.split('\n')) {
+    const type = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (type) families.set(type[1] ?? '', { type: type[2] ?? '', labels: new Set() });
+    const sample = /^([A-Za-z_:][\w:]*)(?:\{(.*)\})? \S+$/.exec(line);
+    if (sample === null || line.startsWith('#')) continue;
+    const name = sample[1] ?? '';
+    const family = families.get(name) ?? families.get(name.replace(/_(bucket|sum|count)$/, ''));
+    for (const [, label] of (sample[2] ?? '').matchAll(/(\w+)="(?:[^"\\]|\\.)*"/g)) if (label !== 'le') family?.labels.add(label ?? '');
+  }
+  return families;
+}
+
+describe('metric names and labels against a live scrape of the broker', () => {
+  let broker: TestBroker;
+
+  beforeAll(async () => {
+    broker = await startTestBroker({ servers: BOTH_SERVERS });
+  });
+
+  afterAll(async () => {
+    await broker.stop();
+  });
+
+  it('finds every family the rules and the dashboard use in GET /metrics, with the labels they group and filter by', async () => {
+    // Traffic that fills the labelled families the expressions group by: both servers, a 404, a refused token request.
+    expect((await http(`${broker.url('enduser')}/health`)).status).toBe(200);
+    expect((await http(`${broker.url('admin')}/health`)).status).toBe(200);
+    expect((await http(`${broker.url('enduser')}/no-such-route`)).status).toBe(404);
+    const token = await http(`${broker.url('enduser')}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&client_id=nobody&client_secret=wrong' });
+    expect(token.status).toBe(401);
+    await http(`${broker.url('admin')}/metrics`);
+
+    const scrape = await http(`${broker.url('admin')}/metrics`);
+    expect(scrape.status).toBe(200);
+    const scraped = parseExposition(scrape.text);
+    const known = new Map<string, Family>();
+    for (const [name, family] of scraped) {
+      // A family without series yet (no traffic of its kind) shows its type only: take the catalogue's labels for it.
+      const labels = family.labels.size > 0 ? [...family.labels] : [...(CATALOGUE[name]?.labels ?? [])];
+      known.set(name, { type: family.type as Family['type'], labels });
+    }
+    for (const [name, family] of Object.entries(CATALOGUE)) expect(scraped.get(name)?.type, name).toBe(family.type);
+    // The traffic above fills these; any labelled family with series carries exactly the catalogue's labels.
+    for (const name of ['broker_http_request_duration_seconds', 'broker_token_requests_total', 'broker_db_pool_connections']) expect(scraped.get(name)?.labels.size, name).toBeGreaterThan(0);
+    for (const [name, family] of Object.entries(CATALOGUE)) {
+      const labels = scraped.get(name)?.labels ?? new Set<string>();
+      if (labels.size > 0) expect([...labels].sort(), name).toEqual([...family.labels].sort());
+    }
+    const problems = allExpressions().flatMap(({ where, expr }) => problemsOf(expr, known).map((problem) => `${where}: ${problem}`));
+    expect(problems).toEqual([]);
   });
 });
