@@ -39,7 +39,8 @@ export function runPrimary(config: BrokerConfig): void {
   let stopping: { exitCode: number } | undefined;
   let signals = 0;
 
-  serveClusterMetrics(cluster);
+  // Only workers that said they are ready have joined the metrics collection.
+  serveClusterMetrics(cluster, () => slots.flatMap((slot) => (slot.worker !== undefined && slot.readyAt !== undefined ? [slot.worker] : [])));
 
   const fork = (slot: Slot): void => {
     slot.restart = undefined;
