@@ -106,7 +106,7 @@ async function postmasterPid(databaseUrl: string): Promise<number> {
   }
 }
 
-/** Sums `broker_vault_refreshes_total` by trigger from the admin /metrics (empty when metrics are off or absent). */
+/** The non-zero `broker_vault_refreshes_total` series by trigger and outcome, from the admin /metrics (empty when metrics are off). */
 async function refreshesByTrigger(adminUrl: string): Promise<string> {
   const response = await fetch(`${adminUrl}/metrics`).catch(() => undefined);
   if (response?.status !== 200) return '';
@@ -118,7 +118,7 @@ async function refreshesByTrigger(adminUrl: string): Promise<string> {
     const key = `${/trigger="([^"]*)"/.exec(labels)?.[1] ?? '?'}/${/outcome="([^"]*)"/.exec(labels)?.[1] ?? '?'}`;
     sums.set(key, (sums.get(key) ?? 0) + Number(match[2]));
   }
-  return [...sums].map(([key, value]) => `${key} ${value}`).join(', ');
+  return [...sums].filter(([, value]) => value > 0).map(([key, value]) => `${key} ${value}`).join(', ');
 }
 
 const percentOfCore = (cpuSeconds: number, wallSeconds: number): number => Math.round((100 * cpuSeconds) / wallSeconds);
