@@ -26,32 +26,28 @@ export class TokenEndpoint {
   }
 
   handle(contentType: string | undefined, body: Buffer | undefined, context: TokenRequestContext): Promise<TokenOutcome> {
-    if (!this.metrics.enabled) return this.answer(contentType, body, context);
-    // Issue 16: broker_token_requests_total by grant type and outcome (and the exchange's duration), both entrances.
+    if (this.metrics.enabled) return this.counted(contentType, body, context);
+    return this.answer(readTokenForm(contentType, body), context);
+  }
+
+  /** Issue 16: `handle`, counted by grant type and outcome (`ok` or the OAuth error code), with the exchange's duration. */
+  private async counted(contentType: string | undefined, body: Buffer | undefined, context: TokenRequestContext): Promise<TokenOutcome> {
     const started = performance.now();
     let grantType: string | undefined;
-    const counted = (outcome: string): void => this.metrics.tokenRequest(grantType, outcome, (performance.now() - started) / 1000);
     try {
-      return this.answer(contentType, body, context, (value) => (grantType = value)).then(
-        (outcome) => {
-          counted(isRelayed(outcome) && outcome.status >= 400 ? 'other' : 'ok');
-          return outcome;
-        },
-        (error: unknown) => {
-          counted(error instanceof OAuthError ? error.code : 'server_error');
-          throw error;
-        },
-      );
+      const parsed = readTokenForm(contentType, body);
+      grantType = parsed.form.get('grant_type');
+      const outcome = await this.answer(parsed, context);
+      // A relayed upstream refusal (proxy mode) is not parsed for its code.
+      this.metrics.tokenRequest(grantType, isRelayed(outcome) && outcome.status >= 400 ? 'other' : 'ok', (performance.now() - started) / 1000);
+      return outcome;
     } catch (error) {
-      counted(error instanceof OAuthError ? error.code : 'server_error');
+      this.metrics.tokenRequest(grantType, error instanceof OAuthError ? error.code : 'server_error', (performance.now() - started) / 1000);
       throw error;
     }
   }
 
-  private answer(contentType: string | undefined, body: Buffer | undefined, context: TokenRequestContext, seeGrantType?: (grantType: string) => void): Promise<TokenOutcome> {
-    const { form, repeated } = readTokenForm(contentType, body);
-    const sent = form.get('grant_type');
-    if (sent !== undefined) seeGrantType?.(sent);
+  private answer({ form, repeated }: ReturnType<typeof readTokenForm>, context: TokenRequestContext): Promise<TokenOutcome> {
     if (repeated.includes('grant_type')) throw repeatedParameter('grant_type');
     const grantType = required(form, 'grant_type');
     const strategy = this.strategies.get(grantType);
