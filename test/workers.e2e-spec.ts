@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { ApiClient, BrokerProcess, completeAuthorization, createPostgresDatabase, freePort, http, postgresServerUrl, startJwtIssuer, startThirdPartyProvider, testKey, writeConfigFile, type HttpResponse, type TestJwtIssuer, type ThirdPartyProvider } from '@broker/testing';
 import { Client } from 'pg';
@@ -20,6 +21,15 @@ async function oneByOne(count: number, send: () => Promise<HttpResponse>): Promi
   const responses: HttpResponse[] = [];
   for (let i = 0; i < count; i += 1) responses.push(await send());
   return responses;
+}
+
+/** Whether `pid` is a live process (a killed one may linger as a zombie until its new parent reaps it). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 describe('server.workers on PGlite', () => {
@@ -45,6 +55,36 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
     } finally {
       blocker.close();
     }
+  });
+
+  it('kills a worker that does not stop within the shutdown timeout plus a margin, and exits 1', async () => {
+    const { file } = writeConfigFile({ ...KEYS, server: { workers: 2, enduser: { port: 0 }, admin: { port: 0 }, shutdown: { timeout: '1s' } }, storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } } });
+    const broker = new BrokerProcess('broker', ['--config', file]);
+    await broker.waitFor((r) => r.msg === 'all workers started');
+    const [stuck, healthy] = broker.records().filter((r) => r.msg === 'worker started').map((r) => r.pid as number);
+    // A stopped process cannot handle SIGTERM: it stands for a worker that hangs while draining.
+    process.kill(stuck as number, 'SIGSTOP');
+    broker.signal('SIGTERM');
+    expect((await broker.exited).code).toBe(1);
+    expect(broker.records().find((r) => r.msg === 'workers did not stop within the shutdown timeout: killing them')).toMatchObject({ level: 'warn', workers: [stuck] });
+    expect(broker.records().some((r) => r.msg === 'shutdown complete' && r.pid === healthy)).toBe(true);
+    expect(running(stuck as number)).toBe(false);
+  });
+
+  it('exits at once on a second signal, killing the workers', async () => {
+    const { file } = writeConfigFile({ ...KEYS, server: { workers: 2, enduser: { port: 0 }, admin: { port: 0 }, shutdown: { timeout: '30s' } }, storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } } });
+    const broker = new BrokerProcess('broker', ['--config', file]);
+    await broker.waitFor((r) => r.msg === 'all workers started');
+    const workers = broker.records().filter((r) => r.msg === 'worker started').map((r) => r.pid as number);
+    // Both workers hang while draining (stopped): only the second signal can end the primary before the timeout.
+    for (const pid of workers) process.kill(pid, 'SIGSTOP');
+    broker.signal('SIGINT');
+    await broker.waitFor((r) => r.msg === 'signal received: stopping the workers');
+    broker.signal('SIGINT');
+    expect((await broker.exited).code).toBe(1);
+    expect(broker.records().find((r) => r.msg === 'second signal: exiting immediately')).toMatchObject({ level: 'warn', signal: 'SIGINT' });
+    expect(broker.stdout.join('\n')).not.toContain('did not stop within the shutdown timeout');
+    for (const pid of workers) await expect.poll(() => running(pid)).toBe(false);
   });
 
   describe('two workers', () => {

@@ -62,8 +62,10 @@ export function runPrimary(config: BrokerConfig): void {
     setTimeout(() => {
       const stragglers = live();
       logger.warn({ workers: stragglers.map((w) => w.process.pid) }, 'workers did not stop within the shutdown timeout: killing them');
+      stopping = { exitCode: 1 };
       for (const worker of stragglers) worker.process.kill('SIGKILL');
-      process.exit(1);
+      // Exits once they are reaped (the exit handler); this is the backstop.
+      setTimeout(() => process.exit(1), SHUTDOWN_MARGIN_MS).unref();
     }, config.server.shutdown.timeout + SHUTDOWN_MARGIN_MS).unref();
     exitWhenAllStopped();
   };
