@@ -114,7 +114,8 @@ export function runPrimary(config: BrokerConfig): void {
 
   const onSignal = (signal: NodeJS.Signals): void => {
     signals += 1;
-    if (signals > 1) {
+    // Already stopping (a signal before, or a failed first start): this one exits at once.
+    if (signals > 1 || stopping !== undefined) {
       logger.warn({ signal }, 'second signal: exiting immediately');
       for (const worker of live()) worker.process.kill('SIGKILL');
       process.exit(1);
