@@ -14,7 +14,7 @@ export { ClientCredentialRepository, type ClientCredentialRecord } from './regis
 export { SigningKeyRepository, type SigningKeyRecord, type NewSigningKey, type DeleteKeyOutcome } from './registry/signing-key.repository';
 export { GrantRepository } from './registry/grant.repository';
 export { ExchangeLookup, type ExchangeContext } from './registry/exchange-lookup';
-export { SessionRepository, type ThirdPartySessionRecord, type NewThirdPartySession, type LockedSession, type LockedWrite, type SessionOverview } from './registry/session.repository';
+export { SessionRepository, type ThirdPartySessionRecord, type NewThirdPartySession, type LockedSession, type LockedWrite, type SessionOverview, type ClaimedSession, type RefreshClaim } from './registry/session.repository';
 export { EnvelopeStore, ENVELOPE_COLUMNS, type EnvelopeColumn, type StoredEnvelope } from './registry/envelope-store';
 export { AuthorizationCodeRepository, type AuthorizationCodeRecord } from './registry/authorization-code.repository';
 export { ClientAssertionReplayRepository } from './registry/client-assertion-replay.repository';

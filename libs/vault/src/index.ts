@@ -10,4 +10,5 @@ export { JweCodec } from './jwe-codec';
 export { bindings } from './bindings';
 export { TokenVault, TokenVaultError, REFRESH_MARGIN_MS, type TokenVaultFailure, type UsableToken } from './token-vault';
 export { ProviderTokenClient, ProviderRefused, ProviderUnavailable, sanitiseProviderText, type ProviderTokens } from './provider-token-client';
+export { ProactiveRefreshSweeper, type SweepSummary } from './proactive-refresh/proactive-refresh.sweeper';
 export { rewrapAll, type RewrapProgress } from './rewrap';

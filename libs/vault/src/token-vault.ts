@@ -1,5 +1,6 @@
 import { Clock, Random, type Service } from '@broker/domain';
 import { ServiceRepository, SessionRepository, type LockedSession, type ThirdPartySessionRecord } from '@broker/persistence';
+import { BrokerMetrics, type RefreshTrigger } from '@broker/telemetry';
 import { Injectable, Logger } from '@nestjs/common';
 import { bindings } from './bindings';
 import { EnvelopeCipher } from './envelope-cipher';
@@ -35,6 +36,18 @@ function failed(code: TokenVaultFailure, message: string): RefreshOutcome {
   return { failure: new TokenVaultError(code, message) };
 }
 
+/**
+ * Why a refresh runs: `force` (even when fresh), the version the caller read, and for the
+ * proactive sweep (issue 16 item 4) its window (due by `isDueAhead` instead of the margin)
+ * and a callback told when this refresh wrote new tokens.
+ */
+interface RefreshIntent {
+  readonly force: boolean;
+  readonly seenVersion: number;
+  readonly dueWithinMs?: number;
+  readonly onRefreshed?: () => void;
+}
+
 /** Refresh when the access token expires within this margin. */
 export const REFRESH_MARGIN_MS = 30_000;
 
@@ -61,6 +74,7 @@ export class TokenVault {
     private readonly client: ProviderTokenClient,
     private readonly clock: Clock,
     private readonly random: Random,
+    private readonly metrics: BrokerMetrics,
   ) {}
 
   /**
@@ -103,6 +117,36 @@ export class TokenVault {
     return this.singleFlight(principal, serviceId, () => this.refreshLocked(principal, serviceId, { force: true, seenVersion: session.version }));
   }
 
+  /**
+   * Issue 16 item 4: the proactive sweep's refresh of a session it claimed at `seenVersion`.
+   * The exchange's single flight (an exchange arriving meanwhile shares this refresh, or this
+   * joins the exchange's) and refresh lock; re-checked under the lock: a session another
+   * caller or replica refreshed (version changed), or no longer due (`isDueAhead`), is left
+   * alone, so the provider is asked at most once. True when this call refreshed; throws the
+   * exchange's `TokenVaultError`s (`invalid_grant` marks the session, as for an exchange).
+   */
+  async refreshAhead(principal: string, serviceId: string, seenVersion: number, windowMs: number): Promise<boolean> {
+    let refreshed = false;
+    await this.singleFlight(principal, serviceId, () =>
+      this.refreshLocked(principal, serviceId, { force: false, seenVersion, dueWithinMs: windowMs, onRefreshed: () => (refreshed = true) }),
+    );
+    return refreshed;
+  }
+
+  /**
+   * Due for a refresh ahead of expiry: the access token expires within `windowMs` and at
+   * least half its lifetime since the last write has passed (the claim's rule, so a provider
+   * issuing tokens shorter than the window is refreshed at half-life, not on every sweep);
+   * always when not fresh, so an exchange sharing the sweep's flight gets a fresh token.
+   */
+  isDueAhead(session: ThirdPartySessionRecord, windowMs: number): boolean {
+    if (session.accessTokenExpiresAt === null) return false;
+    if (!this.isFresh(session)) return true;
+    const now = this.clock.nowMs();
+    const remaining = session.accessTokenExpiresAt.getTime() - now;
+    return remaining <= windowMs && remaining <= now - session.updatedAt.getTime();
+  }
+
   /** True when the session's access token is not within the refresh margin of expiry. */
   isFresh(session: ThirdPartySessionRecord): boolean {
     return session.accessTokenExpiresAt === null || session.accessTokenExpiresAt.getTime() - this.clock.nowMs() > REFRESH_MARGIN_MS;
@@ -117,7 +161,7 @@ export class TokenVault {
     return flight;
   }
 
-  private async refreshLocked(principal: string, serviceId: string, intent: { force: boolean; seenVersion: number }): Promise<UsableToken> {
+  private async refreshLocked(principal: string, serviceId: string, intent: RefreshIntent): Promise<UsableToken> {
     // Failures are returned through the lock, not thrown inside it: on PostgreSQL a throw
     // would roll back the re-authentication mark with the lock's transaction.
     const outcome = await this.sessions.withRefreshLock(principal, serviceId, (locked) => this.refreshUnderLock(locked, principal, serviceId, intent));
@@ -125,13 +169,13 @@ export class TokenVault {
     return outcome.token;
   }
 
-  private async refreshUnderLock(locked: LockedSession, principal: string, serviceId: string, intent: { force: boolean; seenVersion: number }): Promise<RefreshOutcome> {
+  private async refreshUnderLock(locked: LockedSession, principal: string, serviceId: string, intent: RefreshIntent): Promise<RefreshOutcome> {
     const current = locked.current;
     // Deleted meanwhile: never resurrected.
     if (current === undefined) return failed('no_session', 'no session with the service');
     // Another caller (this process or a replica) refreshed, or the person reconnected, while we waited: use its result.
     if (current.version !== intent.seenVersion && current.needsReauthentication !== true) return { token: this.open(current) };
-    if (!intent.force && this.isFresh(current)) return { token: this.open(current) };
+    if (!intent.force && (intent.dueWithinMs === undefined ? this.isFresh(current) : !this.isDueAhead(current, intent.dueWithinMs))) return { token: this.open(current) };
     if (current.needsReauthentication === true) return failed('reauthentication_required', REAUTHENTICATE);
     const now = this.clock.now();
     if (current.refreshTokenEnvelope === null || (current.refreshTokenExpiresAt !== null && current.refreshTokenExpiresAt.getTime() <= now.getTime())) {
@@ -141,11 +185,18 @@ export class TokenVault {
     if (service === undefined) return failed('no_session', 'the service no longer exists');
     const refreshToken = this.cipher.decrypt(current.refreshTokenEnvelope, bindings.sessionToken(serviceId, principal, 'refresh_token')).toString('utf8');
     const started = this.clock.nowMs();
+    // Issue 16: broker_vault_refreshes_total / _duration_seconds, by what asked for the refresh.
+    const trigger: RefreshTrigger = intent.force ? 'forced' : intent.dueWithinMs !== undefined ? 'proactive' : 'exchange';
+    const clientSecret = await this.clientSecret(service);
+    const roundTrip = performance.now();
     let tokens: ProviderTokens;
     try {
-      tokens = await this.client.refresh(service, await this.clientSecret(service), refreshToken);
+      tokens = await this.client.refresh(service, clientSecret, refreshToken);
+      this.metrics.vaultRefresh('refreshed', trigger, (performance.now() - roundTrip) / 1000);
     } catch (error) {
-      if (error instanceof ProviderRefused && error.code === 'invalid_grant') {
+      const refused = error instanceof ProviderRefused && error.code === 'invalid_grant';
+      this.metrics.vaultRefresh(refused ? 'reauthentication_required' : 'refresh_failed', trigger, (performance.now() - roundTrip) / 1000);
+      if (refused) {
         const marked = await locked.markNeedsReauthentication(now);
         if (!marked.written) return this.superseded(marked.current, serviceId);
         this.logger.warn(`refresh refused by the provider (invalid_grant) for service ${serviceId}: the user must reconnect`);
@@ -157,6 +208,7 @@ export class TokenVault {
     const sealed = this.seal(principal, serviceId, tokens, current, this.clock.now());
     const saved = await locked.save({ ...sealed, updatedAt: this.clock.now() });
     if (!saved.written) return this.superseded(saved.current, serviceId);
+    intent.onRefreshed?.();
     this.logger.log(`refreshed the session with service ${serviceId} in ${this.clock.nowMs() - started} ms`);
     return { token: { accessToken: tokens.accessToken, tokenType: tokens.tokenType, expiresAt: sealed.accessTokenExpiresAt, scopes: sealed.scopes } };
   }

@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
 import { EnvelopeCipher } from './envelope-cipher';
+import { ProactiveRefreshSweeper } from './proactive-refresh/proactive-refresh.sweeper';
 import { ProviderTokenClient } from './provider-token-client';
 import { TokenVault } from './token-vault';
 
-/** Envelope encryption of secrets at rest, and the third-party token vault. */
-@Module({ providers: [EnvelopeCipher, ProviderTokenClient, TokenVault], exports: [EnvelopeCipher, ProviderTokenClient, TokenVault] })
+/** Envelope encryption of secrets at rest, the third-party token vault, and its proactive refresh sweep (issue 16). */
+@Module({ providers: [EnvelopeCipher, ProviderTokenClient, TokenVault, ProactiveRefreshSweeper], exports: [EnvelopeCipher, ProviderTokenClient, TokenVault] })
 export class VaultModule {}

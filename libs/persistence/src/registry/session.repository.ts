@@ -110,6 +110,51 @@ SELECT s.id AS s_id, s.display_name AS s_display_name, s.logo_url AS s_logo_url,
   LEFT JOIN third_party_sessions t ON t.service_id = s.id AND t.principal = $1
  ORDER BY s.created_at ASC, s.id ASC`;
 
+/** A session a proactive-refresh sweep claimed (issue 16 item 4): whose, and the version the claim saw. */
+export interface ClaimedSession {
+  readonly principal: string;
+  readonly serviceId: string;
+  readonly version: number;
+}
+
+/** What a sweep claims: sessions due by `now` and `horizon`, leased until `leaseUntil`, at most `limit`, none of `skipServiceIds`. */
+export interface RefreshClaim {
+  readonly now: Date;
+  /** `now` + the window: access tokens expiring by then are due. */
+  readonly horizon: Date;
+  readonly leaseUntil: Date;
+  readonly limit: number;
+  /** Services the sweep is backing off from (their provider is failing). */
+  readonly skipServiceIds: readonly string[];
+}
+
+/**
+ * Issue 16 item 4: the sessions a sweep refreshes ahead of expiry, claimed with a lease.
+ * Due: the access token expires by the horizon and at least half its lifetime since the
+ * last write has passed (remaining <= elapsed: a provider issuing tokens shorter than the
+ * window is refreshed at half-life, not on every sweep); a refresh token not expired; not
+ * marked for re-authentication; at least one dependent agent (an active grant of the
+ * principal delegating the service). `FOR UPDATE SKIP LOCKED` plus the lease: concurrent
+ * sweeps (replicas, workers) never claim the same row, and a row whose refresh holds its
+ * lock (an exchange refreshing) is skipped. Earliest expiry first (the partial index).
+ */
+const CLAIM_SQL = `
+UPDATE third_party_sessions SET refresh_claimed_until = $3
+ WHERE id IN (
+   SELECT t.id FROM third_party_sessions t
+    WHERE t.refresh_token_envelope IS NOT NULL AND t.needs_reauthentication = false
+      AND t.access_token_expires_at <= $2
+      AND t.access_token_expires_at - $1::timestamptz <= $1::timestamptz - t.updated_at
+      AND (t.refresh_token_expires_at IS NULL OR t.refresh_token_expires_at > $1)
+      AND (t.refresh_claimed_until IS NULL OR t.refresh_claimed_until < $1)
+      AND NOT (t.service_id = ANY($5::uuid[]))
+      AND EXISTS (SELECT 1 FROM grants g JOIN grant_delegations d ON d.grant_id = g.id
+                   WHERE g.principal = t.principal AND d.service_id = t.service_id AND ${active(1)})
+    ORDER BY t.access_token_expires_at
+    LIMIT $4
+    FOR UPDATE OF t SKIP LOCKED)
+RETURNING principal, service_id, version, access_token_expires_at`;
+
 /**
  * Third-party sessions, one per (principal, service). Writes after a refresh are
  * UPDATEs of the locked row at the version read, never upserts, so a DELETE or a
@@ -176,6 +221,24 @@ export class SessionRepository {
   async delete(principal: string, serviceId: string): Promise<boolean> {
     const result = await this.dataSource.query<[unknown[], number]>('DELETE FROM third_party_sessions WHERE principal = $1 AND service_id = $2', [principal, serviceId]);
     return result[1] > 0;
+  }
+
+  /**
+   * Claims the sessions due for a proactive refresh (issue 16 item 4; `CLAIM_SQL`): one
+   * statement, the same on PostgreSQL and PGlite; earliest expiry first. The lease only keeps other sweeps away;
+   * the refresh itself still takes the refresh lock and re-checks the row.
+   */
+  async claimDueForRefresh(claim: RefreshClaim): Promise<ClaimedSession[]> {
+    const [rows] = await this.dataSource.query<[{ principal: string; service_id: string; version: number; access_token_expires_at: Date }[], number]>(CLAIM_SQL, [
+      claim.now,
+      claim.horizon,
+      claim.leaseUntil,
+      claim.limit,
+      claim.skipServiceIds,
+    ]);
+    // RETURNING keeps no order: earliest expiry first again.
+    rows.sort((a, b) => a.access_token_expires_at.getTime() - b.access_token_expires_at.getTime());
+    return rows.map((row) => ({ principal: row.principal, serviceId: row.service_id, version: row.version }));
   }
 
   /**
