@@ -8,11 +8,13 @@ import {
   http,
   postgresServerUrl,
   startGatewayFixture,
+  startTestBroker,
   startThirdPartyProvider,
   testBackends,
   testKey,
   type GatewayFixture,
   type LogCapture,
+  type TestBroker,
   type TestBackend,
   type ThirdPartyProvider,
 } from '@broker/testing';
@@ -75,7 +77,7 @@ interface MailFixture {
 /** The broker's config for `proactive` (the test provider listens on loopback, which issuer discovery refuses unless allowed). */
 function brokerConfig(proactive: Record<string, unknown>, keys: Record<string, unknown> = {}): Record<string, unknown> {
   const thirdParty = (keys.third_party_oauth2 ?? {}) as Record<string, unknown>;
-  return { ...keys, third_party_oauth2: { ...thirdParty, discovery: { allowed_networks: ['127.0.0.0/8'] } }, token_refresh: { proactive } };
+  return { ...keys, third_party_oauth2: { ...thirdParty, discovery: { allowed_networks: ['127.0.0.0/8'] } }, token_refresh: { proactive: { enabled: true, ...proactive } } };
 }
 
 async function startMailFixture(backend: TestBackend, config: Record<string, unknown>, clock?: Clock): Promise<MailFixture> {
@@ -203,6 +205,11 @@ describe.each(testBackends())('proactive refresh of third-party tokens on $name'
     await mail?.stop();
   });
 
+  it('runs one sweeper per process: the end-user server\'s, not the admin server\'s', () => {
+    expect(mail.sweeper.sweeping).toBe(true);
+    expect(mail.gateway.broker.broker.server('admin').app.get(ProactiveRefreshSweeper).sweeping).toBe(false);
+  });
+
   it('refreshes a due session with a dependent agent before any exchange; a session without an agent is left alone', async () => {
     const [alice, bob] = [await mail.stored(ALICE), await mail.stored(BOB)];
     const refreshes = mail.provider.refreshes();
@@ -272,6 +279,22 @@ describe.each(testBackends())('proactive refresh of third-party tokens on $name'
     expect(mail.provider.refusedRefreshes()).toBe(refused + 1);
     expect(mail.provider.refreshes()).toBe(refreshes);
     expect(await marked()).toBe(true);
+  });
+});
+
+describe('proactive refresh disabled', () => {
+  let broker: TestBroker;
+
+  beforeAll(async () => {
+    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { token_refresh: { proactive: { enabled: false } } } });
+  });
+
+  afterAll(async () => {
+    await broker?.stop();
+  });
+
+  it('token_refresh.proactive.enabled: false starts no sweeper in either server', () => {
+    for (const kind of ['enduser', 'admin'] as const) expect(broker.broker.server(kind).app.get(ProactiveRefreshSweeper).sweeping).toBe(false);
   });
 });
 

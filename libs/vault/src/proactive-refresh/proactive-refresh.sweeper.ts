@@ -62,6 +62,7 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
   readonly totals: SweepSummary = emptySummary();
   private chain: Promise<unknown> = Promise.resolve();
   private closing = false;
+  private started = false;
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
@@ -78,8 +79,14 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
 
   onApplicationBootstrap(): void {
     if (!this.runs) return;
+    this.started = true;
     this.logger.log({ window_ms: this.settings.window, interval_ms: this.settings.interval, batch_size: this.settings.batch_size, concurrency: this.settings.concurrency }, 'proactive refresh: sweeping');
     this.arm();
+  }
+
+  /** True when this instance sweeps on its timer: enabled, and the end-user server's (one per process). */
+  get sweeping(): boolean {
+    return this.started && !this.closing;
   }
 
   async onModuleDestroy(): Promise<void> {
