@@ -187,6 +187,14 @@ function logRecords(): Record<string, unknown>[] {
   return captures.flatMap((logs) => logs.records());
 }
 
+/** The broker's `broker_vault_refreshes_total` for `outcome` and `trigger` (GET /metrics on the admin server). */
+async function vaultRefreshes(mail: MailFixture, outcome: string, trigger: string): Promise<number> {
+  const scrape = await http(`${mail.gateway.broker.url('admin')}/metrics`);
+  expect(scrape.status).toBe(200);
+  const line = scrape.text.split('\n').find((l) => l.startsWith(`broker_vault_refreshes_total{outcome="${outcome}",trigger="${trigger}"}`));
+  return Number(line?.split(' ').at(-1) ?? Number.NaN);
+}
+
 /** Polls `condition` every 25 ms until it holds (the test's own timeout bounds the wait). */
 async function until(condition: () => Promise<boolean>): Promise<void> {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 25));
@@ -216,6 +224,9 @@ describe.each(testBackends())('proactive refresh of third-party tokens on $name'
     await mail.makeDue([ALICE, BOB]);
     await until(async () => (await mail.stored(ALICE)).accessToken !== alice.accessToken);
     expect(mail.provider.refreshes()).toBe(refreshes + 1);
+    // Counted as a proactive refresh (issue 16 metrics), not as the exchange's.
+    expect(await vaultRefreshes(mail, 'refreshed', 'proactive')).toBe(1);
+    expect(await vaultRefreshes(mail, 'refreshed', 'exchange')).toBe(0);
     const refreshed = await mail.stored(ALICE);
     expect(refreshed.refreshToken).not.toBe(alice.refreshToken);
     expect(refreshed.expiresAt?.getTime()).toBeGreaterThan(Date.now() + 30 * 60_000);
@@ -272,6 +283,7 @@ describe.each(testBackends())('proactive refresh of third-party tokens on $name'
     const marked = async (): Promise<boolean> => (await user.get(`/api/third-party/${mail.service}/session`)).json<{ data: { session: { needs_reauthentication: boolean } } }>().data.session.needs_reauthentication;
     await until(marked);
     expect(mail.provider.refusedRefreshes()).toBe(refused + 1);
+    expect(await vaultRefreshes(mail, 'reauthentication_required', 'proactive')).toBe(1);
     // Lease over: the marked session is still never claimed again.
     await mail.gateway.broker.broker.runtime.database.dataSource.query('UPDATE third_party_sessions SET refresh_claimed_until = NULL');
     expect((await mail.sweeper.sweepNow()).claimed).toBe(0);
