@@ -164,12 +164,17 @@ export class TokenVault {
   private async refreshLocked(principal: string, serviceId: string, intent: RefreshIntent): Promise<UsableToken> {
     // Failures are returned through the lock, not thrown inside it: on PostgreSQL a throw
     // would roll back the re-authentication mark with the lock's transaction.
-    const outcome = await this.sessions.withRefreshLock(principal, serviceId, (locked) => this.refreshUnderLock(locked, principal, serviceId, intent));
+    // The service and its secret are read before the row lock is taken: under it (PostgreSQL) the lock's transaction
+    // holds one pool connection, and a read needing a second one deadlocks once as many refreshes run at once as the
+    // pool has connections (each holds one and waits for another) until the pool's acquire timeout fails them all.
+    const service = await this.services.findById(serviceId);
+    const clientSecret = service === undefined ? null : await this.clientSecret(service);
+    const outcome = await this.sessions.withRefreshLock(principal, serviceId, (locked) => this.refreshUnderLock(locked, principal, serviceId, intent, service, clientSecret));
     if ('failure' in outcome) throw outcome.failure;
     return outcome.token;
   }
 
-  private async refreshUnderLock(locked: LockedSession, principal: string, serviceId: string, intent: RefreshIntent): Promise<RefreshOutcome> {
+  private async refreshUnderLock(locked: LockedSession, principal: string, serviceId: string, intent: RefreshIntent, service: Service | undefined, clientSecret: string | null): Promise<RefreshOutcome> {
     const current = locked.current;
     // Deleted meanwhile: never resurrected.
     if (current === undefined) return failed('no_session', 'no session with the service');
@@ -181,13 +186,11 @@ export class TokenVault {
     if (current.refreshTokenEnvelope === null || (current.refreshTokenExpiresAt !== null && current.refreshTokenExpiresAt.getTime() <= now.getTime())) {
       return failed('refresh_unavailable', 'the session has no usable refresh token: reconnect the service');
     }
-    const service = await this.services.findById(serviceId);
     if (service === undefined) return failed('no_session', 'the service no longer exists');
     const refreshToken = this.cipher.decrypt(current.refreshTokenEnvelope, bindings.sessionToken(serviceId, principal, 'refresh_token')).toString('utf8');
     const started = this.clock.nowMs();
     // Issue 16: broker_vault_refreshes_total / _duration_seconds, by what asked for the refresh.
     const trigger: RefreshTrigger = intent.force ? 'forced' : intent.dueWithinMs !== undefined ? 'proactive' : 'exchange';
-    const clientSecret = await this.clientSecret(service);
     const roundTrip = performance.now();
     let tokens: ProviderTokens;
     try {
