@@ -79,7 +79,8 @@ async function answerRequest(route: HotRoute, request: IncomingMessage, response
   if (refusal !== undefined) return runtime.errors.answer(refusal, context);
   try {
     const body = await readCappedBody(request, route.bodyLimitBytes);
-    return await storage.run(new Store(logger), () => runtime.countQueries(queries, () => route.handle(request, body)));
+    // Counted until the handler settles, even if the client has gone: shutdown waits for its writes (a rotated refresh token).
+    return await runtime.lifecycle.completes(() => storage.run(new Store(logger), () => runtime.countQueries(queries, () => route.handle(request, body))));
   } catch (error) {
     // A refused body is left unread: answer first, then drain and close the connection.
     if (error instanceof RequestBodyError) closeAfterRefusedBody(request, response);

@@ -12,6 +12,8 @@ export type LifecyclePhase = 'starting' | 'running' | 'shutting_down';
 export class Lifecycle {
   private phase: LifecyclePhase = 'starting';
   private inFlight = 0;
+  /** Handlers still running whose client may already have gone (`completes`). */
+  private running = 0;
   private idleWaiters: Array<() => void> = [];
   private readonly shutdownListeners = new Set<() => void>();
   readonly startedAtMs: number;
@@ -71,7 +73,7 @@ export class Lifecycle {
       if (done) return;
       done = true;
       this.inFlight -= 1;
-      if (this.inFlight === 0) this.notifyIdle();
+      if (this.idle) this.notifyIdle();
     };
     response.once('finish', finish);
     response.once('close', finish);
@@ -81,7 +83,7 @@ export class Lifecycle {
 
   /** Resolves true when no request is in flight, false when `timeoutMs` passes first. */
   waitForIdle(timeoutMs: number): Promise<boolean> {
-    if (this.inFlight === 0) return Promise.resolve(true);
+    if (this.idle) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.idleWaiters = this.idleWaiters.filter((waiter) => waiter !== onIdle);
@@ -93,6 +95,26 @@ export class Lifecycle {
       };
       this.idleWaiters.push(onIdle);
     });
+  }
+
+  /**
+   * Runs `handler` counted as in flight until it settles, even when its client disconnects
+   * first (the request's own count ends at the connection's close): the drain waits for it,
+   * so the database is not closed under work that would still write, such as a provider
+   * refresh whose rotated refresh token must be stored (the token endpoint's handler).
+   */
+  async completes<T>(handler: () => Promise<T>): Promise<T> {
+    this.running += 1;
+    try {
+      return await handler();
+    } finally {
+      this.running -= 1;
+      if (this.idle) this.notifyIdle();
+    }
+  }
+
+  private get idle(): boolean {
+    return this.inFlight === 0 && this.running === 0;
   }
 
   private notifyIdle(): void {
