@@ -23,7 +23,8 @@ export function testKey(): string {
 
 /**
  * A valid raw config tree for tests: ephemeral ports, a fresh in-memory PGlite,
- * explicit keys (never development keys), quiet logging; `overrides` merged deeply.
+ * explicit keys (never development keys), quiet logging, no background refresh sweep;
+ * `overrides` merged deeply.
  */
 export function testConfigTree(overrides: Tree = {}): Tree {
   const base: Tree = {
@@ -36,6 +37,9 @@ export function testConfigTree(overrides: Tree = {}): Tree {
     encryption: { keys: [{ id: 'test-kek-1', key: testKey() }], current_key_id: 'test-kek-1' },
     third_party_oauth2: { jwe_keys: [{ id: 'test-jwe-1', key: testKey() }] },
     log: { level: 'info' },
+    // The background refresh sweep (on by default) is enabled by the tests about it: elsewhere a test that expires a
+    // session counts the exchange's own refresh.
+    token_refresh: { proactive: { enabled: false } },
   };
   return mergeConfigTrees(base, overrides);
 }
