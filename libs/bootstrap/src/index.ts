@@ -6,5 +6,6 @@
  * request logging and `/health`. Imported by the apps and by libs/testing.
  */
 export { CoreModule } from './core.module';
-export { startServers, runMain, StartupError, type ServerDefinition, type StartOptions, type RunningBroker, type RunningServer } from './launch';
+export { runMain } from './launch';
+export { startServers, StartupError, type ServerDefinition, type StartOptions, type RunningBroker, type RunningServer } from './start-servers';
 export type { BrokerRuntime } from './runtime';

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { LoadedConfig } from '@broker/config';
-import type { ServerDefinition } from '../launch';
+import type { ServerDefinition } from '../start-servers';
 import { runPrimary } from './run-primary';
 import { runWorker } from './run-worker';
 

@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { CONFIG_ERROR_EXIT_CODE, ConfigError, type LoadedConfig } from '@broker/config';
 import { joinClusterMetrics } from '@broker/telemetry';
-import { startServers, StartupError, type RunningBroker, type ServerDefinition } from '../launch';
+import { startServers, StartupError, type RunningBroker, type ServerDefinition } from '../start-servers';
 import type { WorkerMessage } from './worker-messages';
 
 function tellPrimary(message: WorkerMessage): Promise<void> {
