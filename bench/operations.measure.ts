@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { ApiClient, completeAuthorization, http, startPostgresCluster, startThirdPartyProvider, testConfig, type PostgresCluster, type ThirdPartyProvider } from '@broker/testing';
+import { BrokerMetrics } from '@broker/telemetry';
 import { EnvelopeCipher, REFRESH_MARGIN_MS } from '@broker/vault';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, it } from 'vitest';
@@ -165,9 +166,9 @@ describe('operations benchmark (PostgreSQL, issue 16)', () => {
    * (counts read from the still-running server) and stops the server. Prints the rows and
    * the CPU each party used.
    */
-  async function compare(title: string, variants: readonly Variant[], hooks: { before?: (server: RunServer) => Promise<void>; after?: (server: RunServer, run: Measurement) => Promise<RunNotes> } = {}): Promise<Row[]> {
+  async function compare(title: string, variants: readonly Variant[], hooks: { before?: (server: RunServer) => Promise<void>; after?: (server: RunServer, run: Measurement) => Promise<RunNotes> } = {}, rounds = ROUNDS): Promise<Row[]> {
     const notes: RunNotes[] = [];
-    const rows = await alternate(ROUNDS, [SHAPE], variants, async (_shape, variant, round) => {
+    const rows = await alternate(rounds, [SHAPE], variants, async (_shape, variant, round) => {
       const server = await variant.start();
       running.add(server);
       try {
@@ -264,9 +265,32 @@ describe('operations benchmark (PostgreSQL, issue 16)', () => {
   });
 
   it('1. metrics enabled vs disabled (target >= 0.97x)', async () => {
-    const rows = await compare('1. Prometheus metrics', [broker('metrics on'), broker('metrics off', { telemetry: { metrics: { enabled: false } } })]);
+    // Twice the rounds: one run's req/s varies by up to ±8 % on this shared 2-core machine, more than the 3 % asked about.
+    const rows = await compare('1. Prometheus metrics', [broker('metrics on'), broker('metrics off', { telemetry: { metrics: { enabled: false } } })], {}, 2 * ROUNDS);
     console.table([summary(rows, 'metrics on', 'metrics off')]);
   }, 1_800_000);
+
+  it('1b. what metrics add to one token exchange, in microseconds (no network, no noise)', () => {
+    // The calls a token exchange makes when metrics are on (hot route histogram, token outcome and exchange duration,
+    // verified-JWT cache twice, client cache once, the two clock reads), timed in a loop on a registry of their own.
+    const metrics = new BrokerMetrics(true);
+    const requests = metrics.httpServer('enduser');
+    const perRequest = (): void => {
+      const started = performance.now();
+      metrics.cacheLookup('client', true);
+      metrics.cacheLookup('verified_jwt', false);
+      metrics.cacheLookup('verified_jwt', false);
+      const seconds = (performance.now() - started) / 1000;
+      metrics.tokenRequest('urn:ietf:params:oauth:grant-type:token-exchange', 'ok', seconds);
+      requests.observe('POST', '/oauth2/token', 200, seconds);
+    };
+    const N = 1_000_000;
+    for (let i = 0; i < N / 10; i += 1) perRequest();
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < N; i += 1) perRequest();
+    const microseconds = Number(process.hrtime.bigint() - started) / 1e3 / N;
+    console.log(`metrics per token exchange: ${microseconds.toFixed(3)} µs (${N.toLocaleString('en-US')} iterations); at 2,400 exchanges/s on ~1.25 cores a request costs ~520 µs of CPU, so this is ${((microseconds / 520) * 100).toFixed(2)} % of it`);
+  });
 
   it('2. tracing at ratio 1.0 to a loopback OTLP sink vs tracing off', async () => {
     const tracing = { telemetry: { tracing: { enabled: true, endpoint: (sink as OtlpSink).endpoint, sampling_ratio: 1 } } };
