@@ -31,6 +31,9 @@ import { cpuSecondsBetween, startScriptServer, treeCpuTicks, type ServerProcess 
 const CONNECTIONS = 50;
 const ROUNDS = 2;
 const SHAPE = { name: '(a) fresh tokens' } as const;
+/** Shape (b) of the token-exchange benchmark: one assertion and 1,000 users' subject tokens, reused (verified-JWT cache hits, no signature work). */
+const REUSED = { name: '(b) reused tokens' } as const;
+type Shape = typeof SHAPE | typeof REUSED;
 /** Scenario 4: the share of the bench users whose access token expires during each run. */
 const EXPIRING_SHARE = 0.1;
 /**
@@ -134,6 +137,8 @@ describe('operations benchmark (PostgreSQL, issue 16)', () => {
   let registry: Registry;
   let postgresPid: number;
   let fresh: FreshBodies;
+  /** Shape (b)'s bodies. */
+  let reused: string[] = [];
   /** Scenario 4's sessions: real access and refresh tokens from the provider. */
   let expiring: string[] = [];
   const running = new Set<RunServer>();
@@ -166,20 +171,20 @@ describe('operations benchmark (PostgreSQL, issue 16)', () => {
    * (counts read from the still-running server) and stops the server. Prints the rows and
    * the CPU each party used.
    */
-  async function compare(title: string, variants: readonly Variant[], hooks: { before?: (server: RunServer) => Promise<void>; after?: (server: RunServer, run: Measurement) => Promise<RunNotes> } = {}, rounds = ROUNDS): Promise<Row[]> {
+  async function compare(title: string, variants: readonly Variant[], hooks: { before?: (server: RunServer) => Promise<void>; after?: (server: RunServer, run: Measurement) => Promise<RunNotes> } = {}, rounds = ROUNDS, shape: Shape = SHAPE): Promise<Row[]> {
     const notes: RunNotes[] = [];
-    const rows = await alternate(rounds, [SHAPE], variants, async (_shape, variant, round) => {
+    const rows = await alternate(rounds, [shape], variants, async (_shape, variant, round) => {
       const server = await variant.start();
       running.add(server);
       try {
         await expectOk(server.tokenUrl, probe());
-        const bodies = fresh.ready();
+        const bodies = shape === REUSED ? reused : fresh.ready();
         await hooks.before?.(server);
         const cpu = { server: treeCpuTicks(server.pid), postgres: treeCpuTicks(postgresPid), self: process.cpuUsage(), wall: process.hrtime.bigint() };
-        const run = await measureLoad({ url: server.tokenUrl, method: 'POST', headers: FORM_HEADERS, bodies, cycle: false, connections: CONNECTIONS });
+        const run = await measureLoad({ url: server.tokenUrl, method: 'POST', headers: FORM_HEADERS, bodies, cycle: shape === REUSED, connections: CONNECTIONS });
         const wall = Number(process.hrtime.bigint() - cpu.wall) / 1e9;
         const self = process.cpuUsage(cpu.self);
-        fresh.spend(run);
+        if (shape !== REUSED) fresh.spend(run);
         const serverAfter = treeCpuTicks(server.pid);
         notes.push({
           target: variant.name,
@@ -199,16 +204,16 @@ describe('operations benchmark (PostgreSQL, issue 16)', () => {
         if (warnings.length > 0) console.log(`${variant.name}, round ${round}: ${warnings.length} broker warning/error lines, the first:\n${warnings.slice(0, 5).join('\n')}`);
       }
     });
-    console.log(`\n${title}: token exchange shape ${SHAPE.name}, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, alternating${QUICK ? ' (BENCH_QUICK: smoke, not a result)' : ''}`);
+    console.log(`\n${title}: token exchange shape ${shape.name}, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, alternating${QUICK ? ' (BENCH_QUICK: smoke, not a result)' : ''}`);
     console.table(table(rows, ['p50', 'p95', 'p99']));
     console.log('CPU per run, % of one core over warm-up + run (server: its whole process tree; load generator: this process)');
     console.table(notes);
     return rows;
   }
 
-  const summary = (rows: readonly Row[], a: string, b: string): Record<string, string> => {
-    const x = averages(rows, a, SHAPE.name);
-    const y = averages(rows, b, SHAPE.name);
+  const summary = (rows: readonly Row[], a: string, b: string, shape: Shape = SHAPE): Record<string, string> => {
+    const x = averages(rows, a, shape.name);
+    const y = averages(rows, b, shape.name);
     return { comparison: `${a} / ${b}`, 'req/s': ratio({ value: x.rps, valid: x.valid }, { value: y.rps, valid: y.valid }), p99: ratio({ value: x.p99, valid: x.valid }, { value: y.p99, valid: y.valid }) };
   };
 
@@ -245,6 +250,8 @@ describe('operations benchmark (PostgreSQL, issue 16)', () => {
       expiring = users.filter((_, i) => i % Math.round(1 / EXPIRING_SHARE) === 0);
       for (const principal of expiring) await connect(setup.enduserUrl as string, principal);
       const agentId = registry.agentIds[0] as string;
+      const assertion = (issuer).clientAssertion(db.audience);
+      reused = users.map((user) => exchangeBody(assertion, (issuer as GatewayIssuer).subjectToken(user, agentId, db.audience)));
       fresh = new FreshBodies((n) => exchangeBody((issuer as GatewayIssuer).clientAssertion(db.audience), (issuer as GatewayIssuer).subjectToken(users[n % USERS] as string, agentId, db.audience)));
     } finally {
       running.delete(setup);
@@ -311,6 +318,12 @@ describe('operations benchmark (PostgreSQL, issue 16)', () => {
   it('3. server.workers 2 vs 1 (target >= 1.6x) and vs the reference with 2 cluster workers (target >= 0.85x)', async () => {
     const rows = await compare('3. worker processes', [broker('broker, 2 workers', { server: { workers: 2 } }), broker('broker, 1 worker', { server: { workers: 1 } }), reference(2), reference(1)]);
     console.table([summary(rows, 'broker, 2 workers', 'broker, 1 worker'), summary(rows, 'broker, 2 workers', 'reference, 2 workers'), summary(rows, 'reference, 2 workers', 'reference, 1 worker')]);
+  }, 1_800_000);
+
+  it('3b. the same with reused tokens (no signature work: where one event loop is the limit)', async () => {
+    const variants = [broker('broker, 2 workers', { server: { workers: 2 } }), broker('broker, 1 worker', { server: { workers: 1 } }), reference(2), reference(1)];
+    const rows = await compare('3b. worker processes', variants, {}, ROUNDS, REUSED);
+    console.table([summary(rows, 'broker, 2 workers', 'broker, 1 worker', REUSED), summary(rows, 'broker, 2 workers', 'reference, 2 workers', REUSED), summary(rows, 'reference, 2 workers', 'reference, 1 worker', REUSED)]);
   }, 1_800_000);
 
   it('4. exchange p99 with proactive refresh on vs off while 10 % of the sessions expire', async () => {
