@@ -2,30 +2,16 @@ import { ApiClient, completeAuthorization, http, startGatewayFixture, startTestB
 import { SessionRepository } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOGUE, type Family } from './support/metric-catalogue';
 import { BOTH_SERVERS } from './support/servers';
 
 const ALICE = 'alice@example.com';
 const GATEWAY_SUB = 'gateway';
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
-/** Issue 16's catalogue: every family and exactly its label names (histograms: without `le`). */
-const CATALOGUE: Readonly<Record<string, { type: string; labels: readonly string[] }>> = {
-  broker_http_request_duration_seconds: { type: 'histogram', labels: ['server', 'route', 'method', 'status_class'] },
-  broker_token_requests_total: { type: 'counter', labels: ['grant_type', 'outcome'] },
-  broker_token_exchange_duration_seconds: { type: 'histogram', labels: ['outcome'] },
-  broker_impersonation_decisions_total: { type: 'counter', labels: ['outcome'] },
-  broker_vault_refreshes_total: { type: 'counter', labels: ['outcome', 'trigger'] },
-  broker_vault_refresh_duration_seconds: { type: 'histogram', labels: ['trigger'] },
-  broker_provider_http_errors_total: { type: 'counter', labels: ['kind'] },
-  broker_sessions_needing_reauthentication: { type: 'gauge', labels: [] },
-  broker_cache_requests_total: { type: 'counter', labels: ['cache', 'result'] },
-  broker_key_set_fetch_failures_total: { type: 'counter', labels: ['key_set'] },
-  broker_key_set_seconds_since_last_success: { type: 'gauge', labels: ['key_set'] },
-  broker_approvals_pending: { type: 'gauge', labels: [] },
-  broker_approval_waiters: { type: 'gauge', labels: [] },
-  broker_approval_wakeups_total: { type: 'counter', labels: [] },
-  broker_db_pool_connections: { type: 'gauge', labels: ['state'] },
-  broker_db_pglite_wait_seconds: { type: 'histogram', labels: [] },
+/** The catalogue, and the process families this test also expects. */
+const EXPECTED: Readonly<Record<string, Family>> = {
+  ...CATALOGUE,
   nodejs_eventloop_lag_seconds: { type: 'gauge', labels: [] },
   process_cpu_seconds_total: { type: 'counter', labels: [] },
 };
@@ -135,17 +121,8 @@ describe.each(testBackends())('GET /metrics after real traffic on $name', (backe
   });
 
   async function exchange(overrides: Record<string, string> = {}): Promise<HttpResponse> {
-    const fields = {
-      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-      client_assertion: await gateway.assertion({ jti: undefined }),
-      subject_token: await gateway.subjectToken(ALICE, agent),
-      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
-      resource: 'https://mail.example.com',
-      ...overrides,
-    };
+    const { response, fields } = await gateway.exchange(ALICE, agent, { fields: overrides });
     secrets.push(fields.client_assertion, fields.subject_token);
-    const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
     const body = response.json<{ access_token?: string; error?: string }>();
     if (body.access_token !== undefined) secrets.push(body.access_token);
     if (body.error !== undefined) exchangeErrors.push(body.error);
@@ -190,7 +167,7 @@ describe.each(testBackends())('GET /metrics after real traffic on $name', (backe
 
   it('exposes every family of the catalogue with its type and exactly its label names', () => {
     const { types, samples } = parsed;
-    for (const [family, { type, labels }] of Object.entries(CATALOGUE)) {
+    for (const [family, { type, labels }] of Object.entries(EXPECTED)) {
       expect(types.get(family), family).toBe(type);
       const series = samples.filter((s) => familyOf(s, types) === family);
       expect(series.length, family).toBeGreaterThan(0);

@@ -5,6 +5,7 @@ import { http, startTestBroker, type TestBroker } from '@broker/testing';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { CATALOGUE, type Family } from './support/metric-catalogue';
 import { BOTH_SERVERS } from './support/servers';
 
 /**
@@ -17,27 +18,6 @@ import { BOTH_SERVERS } from './support/servers';
 const DOCKER = resolve('docker');
 const readYaml = <T>(path: string): T => parse(readFileSync(resolve(DOCKER, path), 'utf8')) as T;
 
-type Family = { readonly type: 'counter' | 'gauge' | 'histogram'; readonly labels: readonly string[] };
-
-/** The broker's own families (issue 16 item 1): the names and labels the metrics module exports. */
-const CATALOGUE: Readonly<Record<string, Family>> = {
-  broker_http_request_duration_seconds: { type: 'histogram', labels: ['server', 'route', 'method', 'status_class'] },
-  broker_token_requests_total: { type: 'counter', labels: ['grant_type', 'outcome'] },
-  broker_token_exchange_duration_seconds: { type: 'histogram', labels: ['outcome'] },
-  broker_impersonation_decisions_total: { type: 'counter', labels: ['outcome'] },
-  broker_vault_refreshes_total: { type: 'counter', labels: ['outcome', 'trigger'] },
-  broker_vault_refresh_duration_seconds: { type: 'histogram', labels: ['trigger'] },
-  broker_provider_http_errors_total: { type: 'counter', labels: ['kind'] },
-  broker_sessions_needing_reauthentication: { type: 'gauge', labels: [] },
-  broker_cache_requests_total: { type: 'counter', labels: ['cache', 'result'] },
-  broker_key_set_fetch_failures_total: { type: 'counter', labels: ['key_set'] },
-  broker_key_set_seconds_since_last_success: { type: 'gauge', labels: ['key_set'] },
-  broker_approvals_pending: { type: 'gauge', labels: [] },
-  broker_approval_waiters: { type: 'gauge', labels: [] },
-  broker_approval_wakeups_total: { type: 'counter', labels: [] },
-  broker_db_pool_connections: { type: 'gauge', labels: ['state'] },
-  broker_db_pglite_wait_seconds: { type: 'histogram', labels: [] },
-};
 
 /** Labels Prometheus attaches to every series of a target (scrape config), not the broker. */
 const TARGET_LABELS = new Set(['job', 'instance', 'deployment']);

@@ -148,15 +148,7 @@ async function startMailFixture(backend: TestBackend, config: Record<string, unk
       };
     },
     async exchange(principal) {
-      const fields = {
-        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-        client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-        client_assertion: await gateway.assertion({ jti: undefined }),
-        subject_token: await gateway.subjectToken(principal, agent),
-        subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
-        resource: 'https://mail.example.com',
-      };
-      const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+      const { response } = await gateway.exchange(principal, agent);
       return { status: response.status, body: response.json() };
     },
     async revokeRefreshToken(principal) {

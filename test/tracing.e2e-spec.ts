@@ -59,15 +59,7 @@ async function startScenario(backend: ReturnType<typeof testBackends>[number], t
 
   /** A token exchange for Alice through the agent, with `traceparent`; the fields sent (secrets to search for). */
   async function exchange(traceparent: string) {
-    const fields = {
-      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-      client_assertion: await gateway.assertion({ jti: undefined }),
-      subject_token: await gateway.subjectToken(ALICE, agent),
-      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
-      resource: 'https://mail.example.com',
-    };
-    const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', traceparent }, body: new URLSearchParams(fields).toString() });
+    const { response, fields } = await gateway.exchange(ALICE, agent, { headers: { traceparent } });
     return { response, body: response.json<{ access_token?: string }>(), fields };
   }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '@broker/domain';
 import type { ServerDefinition } from '@broker/bootstrap';
 import type { JWTPayload } from 'jose';
+import { http, type HttpResponse } from './http-client';
 import { startJwtIssuer, type SignOptions, type TestJwtIssuer } from './jwt-issuer';
 import { freePort } from './postgres-cluster';
 import { startTestBroker, type TestBroker } from './test-broker';
@@ -44,6 +45,12 @@ export interface GatewayFixture {
   assertion(claims?: JWTPayload, options?: SignOptions): Promise<string>;
   /** A subject token for `principal` acting through `agentId` (`azp`), for the subject audience; `claims` override. */
   subjectToken(principal: string, agentId: string, claims?: JWTPayload, options?: SignOptions): Promise<string>;
+  /**
+   * POSTs an RFC 8693 token exchange for `principal` through `agentId` to `base`/oauth2/token: a fresh assertion
+   * (without jti) and subject token, `resource`, then `fields` over them; returns the answer and the fields sent
+   * (the secrets a test searches logs, metrics and spans for).
+   */
+  exchange(principal: string, agentId: string, options?: { resource?: string; fields?: Record<string, string>; headers?: Record<string, string> }): Promise<{ response: HttpResponse; fields: Record<string, string> & { readonly client_assertion: string; readonly subject_token: string } }>;
   /** Stops the broker, then the issuer unless it was given. */
   stop(): Promise<void>;
 }
@@ -70,12 +77,27 @@ export async function startGatewayFixture(options: GatewayFixtureOptions): Promi
     const broker = await startTestBroker({ servers: options.servers, clock: options.clock, config: mergeConfigTrees(own, options.config ?? {}) });
     const lifetime: SignOptions = options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds };
     const subjectAudience = options.subjectAudience ?? base;
+    const assertion: GatewayFixture['assertion'] = (claims = {}, signOptions = {}) => issuer.sign({ sub: options.gatewaySub ?? 'gateway-1', jti: randomUUID(), ...claims }, { audience: base, ...lifetime, ...signOptions });
+    const subjectToken: GatewayFixture['subjectToken'] = (principal, agentId, claims = {}, signOptions = {}) => issuer.sign({ sub: principal, azp: agentId, ...claims }, { audience: subjectAudience, ...lifetime, ...signOptions });
     return {
       broker,
       issuer,
       base,
-      assertion: (claims = {}, signOptions = {}) => issuer.sign({ sub: options.gatewaySub ?? 'gateway-1', jti: randomUUID(), ...claims }, { audience: base, ...lifetime, ...signOptions }),
-      subjectToken: (principal, agentId, claims = {}, signOptions = {}) => issuer.sign({ sub: principal, azp: agentId, ...claims }, { audience: subjectAudience, ...lifetime, ...signOptions }),
+      assertion,
+      subjectToken,
+      exchange: async (principal, agentId, { resource = 'https://mail.example.com', fields: extra = {}, headers = {} } = {}) => {
+        const fields = {
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+          client_assertion: await assertion({ jti: undefined }),
+          subject_token: await subjectToken(principal, agentId),
+          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+          resource,
+          ...extra,
+        };
+        const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() });
+        return { response, fields };
+      },
       stop: async () => {
         await broker.stop();
         if (ownIssuer) await issuer.stop();
