@@ -7,6 +7,7 @@ import {
   FrozenClock,
   http,
   postgresServerUrl,
+  RefreshGate,
   startGatewayFixture,
   startTestBroker,
   startThirdPartyProvider,
@@ -26,23 +27,6 @@ import { BOTH_SERVERS } from './support/servers';
 
 const ALICE = 'alice@example.com';
 const BOB = 'bob@example.com';
-
-/** Holds the provider's answer to the next refresh-token grant until released. */
-class RefreshGate {
-  private arrive!: () => void;
-  private open!: () => void;
-  readonly arrived = new Promise<void>((resolve) => (this.arrive = resolve));
-  readonly released = new Promise<void>((resolve) => (this.open = resolve));
-
-  hold(): Promise<void> {
-    this.arrive();
-    return this.released;
-  }
-
-  release(): void {
-    this.open();
-  }
-}
 
 interface ProviderControl {
   /** Provider /token requests answered with `failWith` so far. */

@@ -1,5 +1,5 @@
 import { SessionRepository } from '@broker/persistence';
-import { ApiClient, completeAuthorization, http, startGatewayFixture, startThirdPartyProvider, testBackends, type GatewayFixture, type TestBroker, type ThirdPartyProvider } from '@broker/testing';
+import { ApiClient, completeAuthorization, http, RefreshGate, startGatewayFixture, startThirdPartyProvider, testBackends, type GatewayFixture, type TestBroker, type ThirdPartyProvider } from '@broker/testing';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,24 +12,6 @@ interface Issued {
   readonly grantType: string;
   readonly accessToken: string | undefined;
   readonly refreshToken: string | undefined;
-}
-
-/** Holds the provider's answers to refresh-token grants until the test releases them. */
-class RefreshGate {
-  private arrive!: () => void;
-  private open!: () => void;
-  /** Resolves once the provider has handled a refresh-token grant whose answer is now held. */
-  readonly arrived = new Promise<void>((resolve) => (this.arrive = resolve));
-  readonly released = new Promise<void>((resolve) => (this.open = resolve));
-
-  hold(): Promise<void> {
-    this.arrive();
-    return this.released;
-  }
-
-  release(): void {
-    this.open();
-  }
 }
 
 describe.each(testBackends())('token exchange with an expired third-party access token on $name', (backend) => {

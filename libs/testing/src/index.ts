@@ -17,3 +17,4 @@ export { registerContractServer, checkContract, coveredOperations, ContractViola
 export { installContractFetch } from './contract-fetch';
 export { launchBrowser, openConsolePage, axeViolations, describeViolations, screenshots, SCREENSHOT_DIR, type RecordedPage, type ConsolePageOptions, type AxeViolation } from './browser';
 export { OtlpReceiver, OTLP_SPAN_KIND, type ReceivedSpan } from './otlp-receiver';
+export { RefreshGate } from './refresh-gate';
