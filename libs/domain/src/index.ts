@@ -19,3 +19,4 @@ export { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm } from './jws-algorithm
 export { compileCel, celReferences, CelCompileError, type CompiledExpression } from './cel';
 export { ApprovalError, type ApprovalErrorCode } from './approvals/approval-error';
 export type { ApprovalRecord, ApprovalStatus, ApprovalPersistence, RiskLevel, ParamsPattern, NewApproval, CreationLimits, CreateOutcome, SyncedApproval, SyncSnapshot, SyncFilter } from './approvals/approval.types';
+export { EVENT_TYPES, type EventType, type EventActor, type EventActorType, type EventOutcome, type EventDetailsByType, type ApprovalEventDetails, type BrokerEvent, type AnyBrokerEvent, type RecordedEvent } from './events/broker-events';

@@ -20,3 +20,4 @@ export { AuthorizationCodeRepository, type AuthorizationCodeRecord } from './reg
 export { ClientAssertionReplayRepository } from './registry/client-assertion-replay.repository';
 export { ApprovalRepository } from './approvals/approval.repository';
 export { ApprovalChangeFeed, APPROVALS_CHANNEL, type ApprovalChangeListener } from './approvals/approval-change-feed';
+export { EventRepository, type EventToAppend, type EventFilter, type EventPage } from './events/event.repository';

@@ -12,10 +12,11 @@ import { PermissionSetRepository } from './permission-set.repository';
 import { ServiceRepository } from './service.repository';
 import { SessionRepository } from './session.repository';
 import { SigningKeyRepository } from './signing-key.repository';
+import { EventRepository } from '../events/event.repository';
 
 type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
 
-const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup, ClientAssertionReplayRepository];
+const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup, ClientAssertionReplayRepository, EventRepository];
 
 /**
  * Each repository built on the process's database. The two that touch the client cache get

@@ -1,0 +1,128 @@
+/**
+ * Issue 17: the business events of the activity ledger, one typed definition per kind.
+ * An event says who did what with whose delegation: identifiers, outcomes and small typed
+ * details, never a token, assertion, code, secret, cookie, key or an approval argument's
+ * value (argument names and a hash only). The compiler checks every recorded event against
+ * its kind's `details` type (`BrokerEvent<K>`), and `EVENT_TYPES` lists every kind once.
+ */
+
+/** Who did it. */
+export type EventActorType = 'principal' | 'agent' | 'gateway' | 'admin' | 'broker';
+
+export interface EventActor {
+  readonly type: EventActorType;
+  /** The principal, agent id, gateway `sub` or admin principal; null for the broker itself. */
+  readonly id: string | null;
+}
+
+/** How it ended. */
+export type EventOutcome = 'success' | 'failure';
+
+/** The typed `details` of each event kind. */
+export interface EventDetailsByType {
+  /** An RFC 8693 exchange on the token endpoint (the hot path: recorded in batches). */
+  'token.exchanged': { readonly resource: string | null; readonly oauth_error: string | null };
+  /** An impersonation token issued or refused (the hot path: recorded in batches). */
+  'impersonation.decided': { readonly audience: string | null; readonly oauth_error: string | null };
+  'grant.created': { readonly permission_set_ids: readonly string[]; readonly service_ids: readonly string[]; readonly valid_until: string | null };
+  'grant.replaced': { readonly permission_set_ids: readonly string[]; readonly service_ids: readonly string[]; readonly valid_until: string | null };
+  'grant.revoked': Record<string, never>;
+  'grant.expired': { readonly valid_until: string };
+  'session.connected': { readonly scopes: readonly string[] };
+  'session.refreshed': { readonly trigger: 'exchange' | 'proactive' | 'forced' };
+  'session.needs_reauthentication': { readonly trigger: 'exchange' | 'proactive' | 'forced' };
+  'session.disconnected': Record<string, never>;
+  'approval.requested': ApprovalEventDetails;
+  'approval.approved': ApprovalEventDetails & { readonly persistence: string };
+  'approval.denied': ApprovalEventDetails;
+  'approval.consumed': ApprovalEventDetails;
+  'approval.revoked': ApprovalEventDetails;
+  'approval.expired': ApprovalEventDetails;
+  'client_credentials.issued': { readonly client_id: string };
+  'client_credentials.rotated': { readonly client_id: string };
+  'client_credentials.revoked': { readonly client_id: string };
+  'signing_key.added': { readonly kid: string; readonly algorithm: string };
+  'signing_key.promoted': { readonly kid: string };
+  'signing_key.removed': { readonly kid: string };
+  'agent.created': { readonly display_name: string };
+  'agent.changed': { readonly display_name: string };
+  'agent.deleted': Record<string, never>;
+  'service.created': { readonly display_name: string };
+  'service.changed': { readonly display_name: string };
+  'service.deleted': Record<string, never>;
+  'permission_set.created': { readonly permission_set_id: string; readonly name: string };
+  'permission_set.changed': { readonly permission_set_id: string; readonly name: string };
+  'permission_set.deleted': { readonly permission_set_id: string };
+}
+
+/** What an approval event says about the tool call: its name, risk, argument names and a hash of the arguments, never their values. */
+export interface ApprovalEventDetails {
+  readonly approval_id: string;
+  readonly tool_name: string;
+  readonly risk_level: string | null;
+  readonly argument_names: readonly string[];
+  /** SHA-256 (hex) of the canonical JSON of the arguments: comparable, not reversible for any argument worth protecting. */
+  readonly arguments_sha256: string;
+}
+
+export type EventType = keyof EventDetailsByType;
+
+/** Every kind, once (the README lists them; a test checks the two agree). */
+export const EVENT_TYPES: readonly EventType[] = [
+  'token.exchanged',
+  'impersonation.decided',
+  'grant.created',
+  'grant.replaced',
+  'grant.revoked',
+  'grant.expired',
+  'session.connected',
+  'session.refreshed',
+  'session.needs_reauthentication',
+  'session.disconnected',
+  'approval.requested',
+  'approval.approved',
+  'approval.denied',
+  'approval.consumed',
+  'approval.revoked',
+  'approval.expired',
+  'client_credentials.issued',
+  'client_credentials.rotated',
+  'client_credentials.revoked',
+  'signing_key.added',
+  'signing_key.promoted',
+  'signing_key.removed',
+  'agent.created',
+  'agent.changed',
+  'agent.deleted',
+  'service.created',
+  'service.changed',
+  'service.deleted',
+  'permission_set.created',
+  'permission_set.changed',
+  'permission_set.deleted',
+] as const satisfies readonly EventType[];
+
+/** One event of kind `K`, as it is recorded (`id` and `occurred_at` are given by the recorder). */
+export interface BrokerEvent<K extends EventType = EventType> {
+  readonly type: K;
+  readonly actor: EventActor;
+  /** The person whose delegation or data it concerns (shown on their activity page). */
+  readonly principal: string | null;
+  readonly agentId: string | null;
+  readonly serviceId: string | null;
+  readonly outcome: EventOutcome;
+  /** The request's trace id (`traceresponse`), null for the broker's own background work. */
+  readonly traceId: string | null;
+  readonly details: EventDetailsByType[K];
+}
+
+/** Any event, with its details typed by its kind (a discriminated union over `type`). */
+export type AnyBrokerEvent = { [K in EventType]: BrokerEvent<K> }[EventType];
+
+/** A recorded event as the ledger stores and returns it. */
+export type RecordedEvent = AnyBrokerEvent & {
+  readonly id: string;
+  /** Position in the ledger: the pagination cursor (newest first = highest). */
+  readonly seq: string;
+  readonly occurredAt: Date;
+};

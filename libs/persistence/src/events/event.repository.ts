@@ -1,0 +1,119 @@
+import type { AnyBrokerEvent, EventType, RecordedEvent } from '@broker/domain';
+import type { DataSource, EntityManager } from 'typeorm';
+
+interface EventRow {
+  seq: string;
+  id: string;
+  type: string;
+  occurred_at: Date;
+  actor_type: string;
+  actor_id: string | null;
+  principal: string | null;
+  agent_id: string | null;
+  service_id: string | null;
+  outcome: string;
+  trace_id: string | null;
+  details: unknown;
+}
+
+/** An event ready to insert: the event, its id and when it happened. */
+export interface EventToAppend {
+  readonly id: string;
+  readonly occurredAt: Date;
+  readonly event: AnyBrokerEvent;
+}
+
+/** What a page of the ledger is filtered by; every field optional. */
+export interface EventFilter {
+  /** Only this person's events (the end-user API always sets it to the caller). */
+  readonly principal?: string;
+  readonly agentId?: string;
+  readonly serviceId?: string;
+  readonly types?: readonly EventType[];
+  /** occurred_at >= from */
+  readonly from?: Date;
+  /** occurred_at < to */
+  readonly to?: Date;
+}
+
+/** A page, newest first; `next` is the cursor of the following (older) page, null at the end. */
+export interface EventPage {
+  readonly events: RecordedEvent[];
+  readonly next: string | null;
+}
+
+const COLUMNS = 'seq::text AS seq, id, type, occurred_at, actor_type, actor_id, principal, agent_id, service_id, outcome, trace_id, details';
+/** Rows per INSERT statement (12 parameters each: far below PostgreSQL's 65,535). */
+const INSERT_CHUNK = 500;
+
+function toRecorded(row: EventRow): RecordedEvent {
+  return {
+    seq: row.seq,
+    id: row.id,
+    occurredAt: row.occurred_at,
+    type: row.type,
+    actor: { type: row.actor_type, id: row.actor_id },
+    principal: row.principal,
+    agentId: row.agent_id,
+    serviceId: row.service_id,
+    outcome: row.outcome,
+    traceId: row.trace_id,
+    details: row.details,
+  } as RecordedEvent;
+}
+
+/**
+ * Issue 17: the activity ledger's table. `append` writes with the caller's transaction
+ * manager when given, so a state change and its event commit or roll back together; the
+ * hot path's batches append without one. Rows are never updated (a trigger refuses it);
+ * `purgeBefore` deletes old ones in small batches (retention).
+ */
+export class EventRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Inserts the events (multi-row INSERTs), in `manager`'s transaction when given. */
+  async append(events: readonly EventToAppend[], manager?: EntityManager): Promise<void> {
+    const runner = manager ?? this.dataSource.manager;
+    for (let first = 0; first < events.length; first += INSERT_CHUNK) {
+      const chunk = events.slice(first, first + INSERT_CHUNK);
+      const values: unknown[] = [];
+      const rows = chunk.map(({ id, occurredAt, event }, index) => {
+        values.push(id, event.type, occurredAt, event.actor.type, event.actor.id, event.principal, event.agentId, event.serviceId, event.outcome, event.traceId, JSON.stringify(event.details));
+        const base = index * 11;
+        return `(${Array.from({ length: 11 }, (_, i) => `$${base + i + 1}`).join(', ')})`;
+      });
+      await runner.query(`INSERT INTO events (id, type, occurred_at, actor_type, actor_id, principal, agent_id, service_id, outcome, trace_id, details) VALUES ${rows.join(', ')}`, values);
+    }
+  }
+
+  /**
+   * One page, newest first (by `seq`: the order events were written), `before` the cursor
+   * of the previous page: events written meanwhile land above the first page and never
+   * shift the pages after it.
+   */
+  async page(filter: EventFilter, limit: number, before?: string): Promise<EventPage> {
+    const where: string[] = [];
+    const values: unknown[] = [];
+    const add = (sql: (param: string) => string, value: unknown): void => {
+      values.push(value);
+      where.push(sql(`$${values.length}`));
+    };
+    if (filter.principal !== undefined) add((p) => `principal = ${p}`, filter.principal);
+    if (filter.agentId !== undefined) add((p) => `agent_id = ${p}`, filter.agentId);
+    if (filter.serviceId !== undefined) add((p) => `service_id = ${p}`, filter.serviceId);
+    if (filter.types !== undefined && filter.types.length > 0) add((p) => `type = ANY(${p}::text[])`, filter.types);
+    if (filter.from !== undefined) add((p) => `occurred_at >= ${p}`, filter.from);
+    if (filter.to !== undefined) add((p) => `occurred_at < ${p}`, filter.to);
+    if (before !== undefined) add((p) => `seq < ${p}::bigint`, before);
+    values.push(limit + 1);
+    const rows = await this.dataSource.query<EventRow[]>(`SELECT ${COLUMNS} FROM events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${values.length}`, values);
+    const events = rows.slice(0, limit).map(toRecorded);
+    return { events, next: rows.length > limit ? (events[events.length - 1]?.seq ?? null) : null };
+  }
+
+  /** Deletes up to `batch` events that happened before `cutoff`, oldest first; returns how many (call again until 0). */
+  async purgeBefore(cutoff: Date, batch: number): Promise<number> {
+    const [, count] = await this.dataSource.query<[unknown[], number]>('DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE occurred_at < $1 ORDER BY seq LIMIT $2)', [cutoff, batch]);
+    return count;
+  }
+}
