@@ -296,6 +296,31 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    // Issue 17: the activity ledger (business events), its retention, and webhooks.
+    events: z
+      .strictObject({
+        enabled: bool(true),
+        // Events older than this are purged in batches by a background job.
+        retention: duration('90d'),
+        // The hot path's events (token exchange, impersonation) are queued and written in batches.
+        queue: z
+          .strictObject({
+            max_events: positiveInt(10_000, 1_000_000),
+            flush_interval: duration('250ms'),
+            batch_size: positiveInt(500, 10_000),
+          })
+          .prefault({}),
+        webhooks: z
+          .strictObject({
+            // Special-use networks (loopback, private, link-local) webhook URLs may reach; none by default.
+            allowed_networks: cidrList([]),
+            timeout: duration('5s'),
+            // A delivery is retried with exponential back-off and jitter for this long, then marked failed.
+            retry_for: duration('24h'),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
     log: z
       .strictObject({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

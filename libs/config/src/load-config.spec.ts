@@ -152,6 +152,17 @@ describe('loadConfig', () => {
     expect(configError(() => parseConfig({ ...KEYS, token_refresh: { proactive: { batch_size: 0 } } }, {}))).toMatch(/^config error: token_refresh\.proactive\.batch_size must be a whole number between 1 and 10000/);
   });
 
+  it('reads events: the ledger on, 90 days of retention, a bounded hot-path queue, webhooks to public addresses only', () => {
+    expect(parseConfig(KEYS, {}).config.events).toEqual({
+      enabled: true,
+      retention: 90 * 86_400_000,
+      queue: { max_events: 10_000, flush_interval: 250, batch_size: 500 },
+      webhooks: { allowed_networks: [], timeout: 5_000, retry_for: 86_400_000 },
+    });
+    expect(parseConfig({ ...KEYS, events: { retention: '30d', webhooks: { allowed_networks: '127.0.0.0/8' } } }, {}).config.events).toMatchObject({ retention: 30 * 86_400_000, webhooks: { allowed_networks: ['127.0.0.0/8'] } });
+    expect(configError(() => parseConfig({ ...KEYS, events: { queue: { max_events: 0 } } }, {}))).toMatch(/^config error: events\.queue\.max_events must be a whole number between 1 and 1000000/);
+  });
+
   it('requires a connection URL for the postgres backend', () => {
     expect(configError(() => parseConfig({ ...KEYS, storage: { backend: 'postgres' } }, {}))).toMatch(/^config error: storage\.postgres\.connection_url is required/);
   });
