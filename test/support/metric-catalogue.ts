@@ -23,4 +23,6 @@ export const CATALOGUE: Readonly<Record<string, Family>> = {
   broker_approval_wakeups_total: { type: 'counter', labels: [] },
   broker_db_pool_connections: { type: 'gauge', labels: ['state'] },
   broker_db_pglite_wait_seconds: { type: 'histogram', labels: [] },
+  broker_events_written_total: { type: 'counter', labels: [] },
+  broker_events_dropped_total: { type: 'counter', labels: [] },
 };

@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import { DataSource, MigrationExecutor, type DataSourceOptions, type EntityManager } from 'typeorm';
 import type { LoggerOptions } from 'typeorm/logger/LoggerOptions';
 import { ENTITIES } from './entities';
+import { EventLedger, type EventSettings } from './events/event-ledger';
+import { EventRepository } from './events/event.repository';
 import { InstallationRepository, type Installation } from './installation/installation.repository';
 import { MIGRATIONS } from './migrations';
 import { PostgresListenConnection } from './notifications/postgres-listen-connection';
@@ -41,6 +43,11 @@ export class Database {
   readonly clientCache = new ClientCache();
   /** Internal to `libs/persistence`: clears `clientCache` on other replicas' writes. */
   readonly registryChanges: RegistryChangeListener;
+  /**
+   * Issue 17: the process's one activity ledger writer (one hot-path queue and flusher for
+   * both servers), flushed by `close` before the data source goes.
+   */
+  readonly events: EventLedger;
 
   private constructor(
     /** Internal to `libs/persistence`: repositories are built on it, nothing else sees it. */
@@ -49,10 +56,12 @@ export class Database {
     private readonly logger: Logger,
     private readonly pglite: SharedPglite | undefined,
     listenUrl: string | undefined,
+    events: EventSettings,
   ) {
     // Connects only when something subscribes: CLIs and the admin API open no LISTEN connection.
     this.notifications = listenUrl === undefined ? undefined : new PostgresListenConnection(listenUrl);
     this.registryChanges = new RegistryChangeListener(this.notifications, this.clientCache);
+    this.events = new EventLedger(new EventRepository(dataSource), events, logger.child({ component: 'event-ledger' }));
   }
 
   /** Connects (and, unless disabled by config, applies pending migrations). */
@@ -93,7 +102,7 @@ export class Database {
       throw error;
     }
     const listenUrl = storage.backend === 'postgres' ? storage.postgres.connection_url : undefined;
-    const database = new Database(dataSource, storage.backend, logger, pglite, listenUrl);
+    const database = new Database(dataSource, storage.backend, logger, pglite, listenUrl, config.events);
     if (options.runMigrations ?? config.storage.migrations.run_on_start) {
       try {
         await database.migrate();
@@ -144,6 +153,7 @@ export class Database {
     if (!metrics.enabled) return;
     metrics.setDatabaseReaders(databaseReaders(this.dataSource, this.pglite?.lock));
     this.clientCache.metrics = metrics;
+    this.events.metrics = metrics;
     const pool = (this.dataSource.driver as unknown as { master?: { onWait?: (seconds: number) => void } }).master;
     if (this.pglite !== undefined && pool !== undefined) pool.onWait = (seconds) => metrics.pgliteWait(seconds);
   }
@@ -175,6 +185,8 @@ export class Database {
     if (this.closed) return;
     this.closed = true;
     try {
+      // Issue 17: the hot-path events still queued are written while the data source is open.
+      if (this.dataSource.isInitialized) await this.events.close();
       await this.notifications?.close();
       if (this.dataSource.isInitialized) await this.dataSource.destroy();
     } finally {

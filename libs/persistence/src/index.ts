@@ -21,3 +21,5 @@ export { ClientAssertionReplayRepository } from './registry/client-assertion-rep
 export { ApprovalRepository } from './approvals/approval.repository';
 export { ApprovalChangeFeed, APPROVALS_CHANNEL, type ApprovalChangeListener } from './approvals/approval-change-feed';
 export { EventRepository, type EventToAppend, type EventFilter, type EventPage } from './events/event.repository';
+export { EventLedger, type EventSettings, type WithinTransaction } from './events/event-ledger';
+export { EventRetention } from './events/event-retention';

@@ -1,6 +1,9 @@
+import { Clock, Random } from '@broker/domain';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { APPROVAL_PROVIDERS, APPROVAL_TOKENS } from './approvals/approval.providers';
 import { Database } from './database';
+import { EventLedger } from './events/event-ledger';
+import { EventRetention } from './events/event-retention';
 import { REPOSITORY_PROVIDERS, REPOSITORY_TOKENS } from './registry/registry.providers';
 
 /**
@@ -14,8 +17,15 @@ export class PersistenceModule {
   static forDatabase(database: Database): DynamicModule {
     return {
       module: PersistenceModule,
-      providers: [{ provide: Database, useValue: database }, ...REPOSITORY_PROVIDERS, ...APPROVAL_PROVIDERS],
-      exports: [Database, ...REPOSITORY_TOKENS, ...APPROVAL_TOKENS],
+      providers: [
+        { provide: Database, useValue: database },
+        ...REPOSITORY_PROVIDERS,
+        ...APPROVAL_PROVIDERS,
+        // Issue 17: the process's one ledger writer (the database's), stamping with the runtime's clock and randomness.
+        { provide: EventLedger, useFactory: (clock: Clock, random: Random) => database.events.use(clock, random), inject: [Clock, Random] },
+        EventRetention,
+      ],
+      exports: [Database, ...REPOSITORY_TOKENS, ...APPROVAL_TOKENS, EventLedger, EventRetention],
     };
   }
 }

@@ -177,5 +177,15 @@ export class BrokerMetrics {
   pgliteWait(seconds: number): void {
     this.on?.families.pgliteWait.observe(seconds);
   }
+
+  /** Issue 17: hot-path ledger events written by the queue's flusher. */
+  eventsWritten(count: number): void {
+    this.on?.families.eventsWritten.inc(count);
+  }
+
+  /** Issue 17: hot-path ledger events dropped on queue overflow (never a token exchange blocked or failed instead). */
+  eventsDropped(count: number): void {
+    this.on?.families.eventsDropped.inc(count);
+  }
 }
 

@@ -86,6 +86,9 @@ export function createFamilies(registry: Registry, sources: FamilySources) {
       },
     }),
     pgliteWait: new Histogram({ name: 'broker_db_pglite_wait_seconds', help: "Wait for PGlite's exclusive connection", buckets: LATENCY_BUCKETS, registers }),
+    // Issue 17: the activity ledger's hot-path queue.
+    eventsWritten: new Counter({ name: 'broker_events_written_total', help: 'Activity ledger events written by the hot-path queue (multi-row inserts)', registers }),
+    eventsDropped: new Counter({ name: 'broker_events_dropped_total', help: 'Activity ledger hot-path events dropped because the queue was full (oldest first)', registers }),
   };
 }
 

@@ -1,0 +1,178 @@
+import type { BrokerConfig } from '@broker/config';
+import { CryptoRandom, SystemClock, type AnyBrokerEvent, type Clock, type Random } from '@broker/domain';
+import type { BrokerMetrics } from '@broker/telemetry';
+import type { Logger } from 'pino';
+import type { EntityManager } from 'typeorm';
+import type { EventRepository, EventToAppend } from './event.repository';
+
+export type EventSettings = Pick<BrokerConfig['events'], 'enabled' | 'queue'>;
+
+/**
+ * Issue 17: work a repository runs inside its own write's transaction, with the write's
+ * result and the transaction's manager: where a state change's event is `record`ed.
+ */
+export type WithinTransaction<T> = (result: T, manager: EntityManager) => Promise<void>;
+
+/** At most one overflow warning per this many milliseconds (a full queue would otherwise log per exchange). */
+const WARN_EVERY_MS = 1_000;
+
+/**
+ * Issue 17 item 2: the activity ledger's writer, one per process (the `Database` holds it).
+ * State changes (grants, sessions, approvals, admin writes) `record` their event with the
+ * caller's transaction manager, so a committed change always has its event and a rolled-back
+ * one never does. The hot path (token exchange, impersonation) `enqueue`s: a bounded
+ * in-memory queue that one flusher writes with multi-row INSERTs every `flush_interval`, or
+ * as soon as `batch_size` events wait. A failed write keeps its events for the next tick
+ * (still bounded); on overflow the oldest queued events are dropped and counted
+ * (`broker_events_dropped_total`, one warning per second at most): a slow ledger never blocks
+ * or fails a token exchange. `close` flushes what is queued (clean shutdown).
+ * With `events.enabled: false` both do nothing.
+ */
+export class EventLedger {
+  /** Set at boot by the database's owner (`Database.instrument`). */
+  metrics: BrokerMetrics | undefined;
+  private clock: Clock = new SystemClock();
+  private random: Random = new CryptoRandom();
+  private queue: EventToAppend[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  /** The write in progress (one flusher: writes never overlap). */
+  private writing: Promise<void> | undefined;
+  private droppedSinceWarning = 0;
+  private lastWarningAt = Number.NEGATIVE_INFINITY;
+  private closed = false;
+
+  constructor(
+    private readonly repository: EventRepository,
+    private readonly settings: EventSettings,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The runtime's clock and randomness (event time and id): bound by the persistence module's provider. */
+  use(clock: Clock, random: Random): this {
+    this.clock = clock;
+    this.random = random;
+    return this;
+  }
+
+  get enabled(): boolean {
+    return this.settings.enabled;
+  }
+
+  /** Events waiting in the hot-path queue. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Appends a state change's event in the caller's transaction (`manager`): it commits or
+   * rolls back with the change. Without a transaction (PGlite's refresh lock), pass the
+   * manager the change was written with: the event is written right after it.
+   */
+  async record(event: AnyBrokerEvent, manager: EntityManager): Promise<void> {
+    if (!this.settings.enabled) return;
+    await this.repository.append([this.stamp(event)], manager);
+  }
+
+  /** The hot path: queues the event and returns at once (never throws, never waits for the database). */
+  enqueue(event: AnyBrokerEvent): void {
+    if (!this.settings.enabled || this.closed) return;
+    this.queue.push(this.stamp(event));
+    this.trim();
+    if (this.queue.length >= this.settings.queue.batch_size && this.writing === undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      void this.tick();
+    } else {
+      this.arm();
+    }
+  }
+
+  /** Writes everything queued now (after the write in progress); throws when a write fails (the events stay queued). */
+  async flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.writing !== undefined) await this.writing;
+    while (this.queue.length > 0) {
+      const written = this.writeBatch();
+      this.writing = written.then(
+        () => undefined,
+        () => undefined,
+      );
+      try {
+        await written;
+      } finally {
+        this.writing = undefined;
+      }
+    }
+  }
+
+  /** Clean shutdown (before the data source closes): no more queueing, and what is queued is written. */
+  async close(): Promise<void> {
+    this.closed = true;
+    try {
+      await this.flush();
+    } catch (error) {
+      this.logger.warn({ lost: this.queue.length, error: (error as Error).message }, 'activity ledger: the queued events could not be written at shutdown');
+    }
+  }
+
+  private stamp(event: AnyBrokerEvent): EventToAppend {
+    return { id: this.random.uuid(), occurredAt: this.clock.now(), event };
+  }
+
+  /** Drops the oldest queued events beyond `max_events`, counted, with at most one warning per second. */
+  private trim(): void {
+    const excess = this.queue.length - this.settings.queue.max_events;
+    if (excess <= 0) return;
+    this.queue.splice(0, excess);
+    this.metrics?.eventsDropped(excess);
+    this.droppedSinceWarning += excess;
+    const now = performance.now();
+    if (now - this.lastWarningAt < WARN_EVERY_MS) return;
+    this.logger.warn({ dropped: this.droppedSinceWarning, max_events: this.settings.queue.max_events }, 'activity ledger: queue full, oldest hot-path events dropped');
+    this.lastWarningAt = now;
+    this.droppedSinceWarning = 0;
+  }
+
+  private arm(): void {
+    if (this.timer !== undefined || this.writing !== undefined || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.tick();
+    }, this.settings.queue.flush_interval);
+    this.timer.unref();
+  }
+
+  /** One flusher run: a batch, then more while full batches wait; the rest waits for the next tick. Never rejects. */
+  private async tick(): Promise<void> {
+    if (this.writing !== undefined) return;
+    let release!: () => void;
+    this.writing = new Promise((resolve) => (release = resolve));
+    try {
+      do {
+        await this.writeBatch();
+      } while (this.queue.length >= this.settings.queue.batch_size && !this.closed);
+    } catch (error) {
+      // The message only: the statement's parameters are the events (credential-free, but bulky).
+      this.logger.warn({ queued: this.queue.length, error: (error as Error).message }, 'activity ledger: writing queued events failed; retrying on the next tick');
+    } finally {
+      this.writing = undefined;
+      release();
+      if (this.queue.length > 0) this.arm();
+    }
+  }
+
+  /** Writes the oldest `batch_size` queued events; on failure they go back to the front of the queue (still bounded). */
+  private async writeBatch(): Promise<void> {
+    const batch = this.queue.splice(0, this.settings.queue.batch_size);
+    if (batch.length === 0) return;
+    try {
+      await this.repository.append(batch);
+    } catch (error) {
+      this.queue.unshift(...batch);
+      this.trim();
+      throw error;
+    }
+    this.metrics?.eventsWritten(batch.length);
+  }
+}
