@@ -106,7 +106,8 @@ export class EventRepository {
     if (filter.to !== undefined) add((p) => `occurred_at < ${p}`, filter.to);
     if (before !== undefined) add((p) => `seq < ${p}::bigint`, before);
     values.push(limit + 1);
-    const rows = await this.dataSource.query<EventRow[]>(`SELECT ${COLUMNS} FROM events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${values.length}`, values);
+    // `events.seq`: a bare `seq` would sort the selected `seq::text` alias ('999' above '1000') and skip events between pages.
+    const rows = await this.dataSource.query<EventRow[]>(`SELECT ${COLUMNS} FROM events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY events.seq DESC LIMIT $${values.length}`, values);
     const events = rows.slice(0, limit).map(toRecorded);
     return { events, next: rows.length > limit ? (events[events.length - 1]?.seq ?? null) : null };
   }
