@@ -4,10 +4,13 @@ import { CoreModule, type BrokerRuntime } from '@broker/bootstrap';
 import { HOT_ROUTES } from '@broker/http';
 import { OAuthServerModule } from '@broker/oauth-server';
 import { VaultModule } from '@broker/vault';
+import { WebhooksModule } from '@broker/webhooks';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AgentsController } from './agents/agents.controller';
 import { AgentsService } from './agents/agents.service';
 import { ClientCredentialsController } from './client-credentials/client-credentials.controller';
+import { EventsController } from './events/events.controller';
+import { EventsService } from './events/events.service';
 import { PermissionSetsController } from './permission-sets/permission-sets.controller';
 import { PermissionSetsService } from './permission-sets/permission-sets.service';
 import { MetricsController } from './metrics/metrics.controller';
@@ -16,6 +19,8 @@ import { IssuerDiscovery } from './services/issuer-discovery';
 import { ServicesController } from './services/services.controller';
 import { ServicesService } from './services/services.service';
 import { SigningKeysController } from './signing-keys/signing-keys.controller';
+import { WebhooksController } from './webhooks/webhooks.controller';
+import { WebhooksService } from './webhooks/webhooks.service';
 
 /**
  * The admin server (port 14000): agents, services, permission sets, client credentials,
@@ -28,10 +33,10 @@ export class AdminApiModule {
   static forRuntime(runtime: BrokerRuntime): DynamicModule {
     return {
       module: AdminApiModule,
-      imports: [CoreModule.forRuntime(runtime, 'admin'), AuthModule.forServer('admin'), AuditModule, VaultModule, OAuthServerModule],
-      controllers: [AgentsController, ServicesController, PermissionSetsController, ClientCredentialsController, SigningKeysController, MetricsController],
+      imports: [CoreModule.forRuntime(runtime, 'admin'), AuthModule.forServer('admin'), AuditModule, VaultModule, OAuthServerModule, WebhooksModule],
+      controllers: [AgentsController, ServicesController, PermissionSetsController, ClientCredentialsController, SigningKeysController, MetricsController, EventsController, WebhooksController],
       // No hot routes: the admin plane takes the ordinary pipeline.
-      providers: [AgentsService, ServicesService, PermissionSetsService, IssuerDiscovery, MetricsScrape, { provide: HOT_ROUTES, useValue: [] }],
+      providers: [EventsService, AgentsService, ServicesService, PermissionSetsService, IssuerDiscovery, MetricsScrape, WebhooksService, { provide: HOT_ROUTES, useValue: [] }],
     };
   }
 }

@@ -5,7 +5,10 @@ import { CoreModule, type BrokerRuntime } from '@broker/bootstrap';
 import { HOT_ROUTES } from '@broker/http';
 import { AuthorizationCodePurge, OAuthServerModule } from '@broker/oauth-server';
 import { VaultModule } from '@broker/vault';
+import { WebhooksModule } from '@broker/webhooks';
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ActivityController } from './activity/activity.controller';
+import { ActivityService } from './activity/activity.service';
 import { ApprovalsGatewayController } from './approvals/approvals-gateway.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { ApprovalsShutdown } from './approvals/approvals-shutdown';
@@ -31,9 +34,9 @@ export class UserApiModule {
   static forRuntime(runtime: BrokerRuntime): DynamicModule {
     return {
       module: UserApiModule,
-      imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, VaultModule, OAuthServerModule, ApprovalsModule],
-      controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller, ApprovalsGatewayController, ApprovalsController],
-      providers: [ApprovalsShutdown, AuthorizationCodePurge, ConsentService, GrantsService, AuthorizationSessionReader, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
+      imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, VaultModule, OAuthServerModule, ApprovalsModule, WebhooksModule],
+      controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller, ApprovalsGatewayController, ApprovalsController, ActivityController],
+      providers: [ActivityService, ApprovalsShutdown, AuthorizationCodePurge, ConsentService, GrantsService, AuthorizationSessionReader, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
     };
   }
 }
