@@ -351,6 +351,18 @@ describe.each(testBackends())('one story calling every documented operation with
     });
   });
 
+  it('the user reads their activity; the admin lists the events and exports a time range as NDJSON (issue 17)', async () => {
+    const activity = await alice.get(`/api/activity?limit=10&agent_id=${agentId}`);
+    expect(activity.status, activity.text).toBe(200);
+    expect(Array.isArray(activity.json<{ data: unknown }>().data)).toBe(true);
+    const events = await admin.get(`/api/events?principal=${encodeURIComponent(ALICE)}&limit=10`);
+    expect(events.status, events.text).toBe(200);
+    expect(Array.isArray(events.json<{ items: unknown }>().items)).toBe(true);
+    const exported = await http(`${gateway.broker.url('admin')}/api/events/export?from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z`, { headers: { 'x-remote-user': 'admin@example.com' } });
+    expect(exported.status, exported.text).toBe(200);
+    expect(exported.headers['content-disposition']).toMatch(/^attachment; /);
+  });
+
   it('everything is deleted again: grant, session, client credentials, agent, permission set, service', async () => {
     const grant = await alice.delete(`/api/consent/agents/${agentId}/grants`);
     expect(grant.status, grant.text).toBe(204);
