@@ -22,14 +22,11 @@ function repeatedNamesForm(): string {
   return parts.join('');
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-}
-
 /**
- * The parsers of untrusted input stay linear (issue 19, item 1): a form of repeated names is
- * refused quickly on the route every gateway shares, and the process keeps answering others.
+ * The parsers of untrusted input (issue 19, item 1): a form of repeated names is refused
+ * with the repeated parameter named, on both routes, and the process keeps answering others
+ * while a burst of them is parsed. How fast (linear, not quadratic) is measured by
+ * bench/parser.measure.ts: tests assert no timings (guide, "Honest tests").
  */
 describe('parsers of untrusted input', () => {
   let broker: TestBroker;
@@ -51,32 +48,15 @@ describe('parsers of untrusted input', () => {
     });
   }
 
-  /** The server's own latency for a request: `latency_ms` of its log line. */
-  function serverLatencyMs(traceId: string): number {
-    const line = broker.logs.lines.find((text) => text.includes(traceId) && text.includes('"latency_ms"'));
-    expect(line, 'the request log line').toBeDefined();
-    return (JSON.parse(line as string) as { latency_ms: number }).latency_ms;
-  }
-
   for (const [route, path] of [
     ['the hot route', '/oauth2/token'],
     ['the ordinary route', '/oauth2/token?via=express'],
   ] as const) {
-    it(`refuses a 256 KiB form of distinct names each sent twice in well under 100 ms (${route})`, async () => {
+    it(`refuses a 256 KiB form of distinct names each sent twice, naming the repeated parameter (${route})`, async () => {
       expect(form.length).toBeGreaterThan(TOKEN_BODY_LIMIT - 32);
-      await sendForm(path); // warm-up: the steady state is measured, not the first compilation
-      const latencies: number[] = [];
-      for (let attempt = 0; attempt < 5; attempt += 1) {
-        const traceId = randomBytes(16).toString('hex');
-        const response = await sendForm(path, traceId);
-        expect(response.status, response.text).toBe(400);
-        expect(response.json()).toEqual({ error: 'invalid_request', error_description: 'parameter 0 is repeated' });
-        latencies.push(serverLatencyMs(traceId));
-      }
-      // The issue's bound, measured by the server itself (its log line), median of five so
-      // one scheduling hiccup on a shared machine does not decide; the quadratic parser
-      // took 700-1,000 ms for each of them.
-      expect(median(latencies)).toBeLessThan(100);
+      const response = await sendForm(path);
+      expect(response.status, response.text).toBe(400);
+      expect(response.json()).toEqual({ error: 'invalid_request', error_description: 'parameter 0 is repeated' });
     });
   }
 
@@ -84,14 +64,9 @@ describe('parsers of untrusted input', () => {
     const burst = Array.from({ length: 8 }, () => sendForm('/oauth2/token'));
     // Asked once the burst is on the wire: it queues behind whatever the burst costs.
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const started = performance.now();
     const health = await http(`${broker.url('enduser')}/health`);
-    const healthMs = performance.now() - started;
     const answers = await Promise.all(burst);
     expect(health.status).toBe(200);
     expect(answers.map((response) => response.status)).toEqual(Array.from({ length: 8 }, () => 400));
-    // Eight linear parses take tens of milliseconds in all (100-200 ms measured on a loaded
-    // two-core machine); behind eight quadratic ones /health waited over ten seconds.
-    expect(healthMs).toBeLessThan(1000);
   });
 });

@@ -14,12 +14,12 @@ function problemOf(run: () => unknown): { code: string; fields: string[] } {
 }
 
 describe('params_pattern glob dialect', () => {
-  it('answers the ReDoS pattern *a*a*a*a*a*a*b against 200 a\'s in milliseconds', () => {
-    const started = performance.now();
+  // A backtracking matcher would not finish these within the test's timeout (exponential in the stars); the speed
+  // itself is not asserted (tests assert no timings).
+  it('answers the ReDoS pattern *a*a*a*a*a*a*b against 200 a\'s', () => {
     expect(argumentMatches('a'.repeat(200), '*a*a*a*a*a*a*b')).toBe(false);
     expect(argumentMatches(`${'a'.repeat(200)}b`, '*a*a*a*a*a*a*b')).toBe(true);
     expect(argumentMatches('a'.repeat(100_000), `${'*a'.repeat(40)}*b`)).toBe(false);
-    expect(performance.now() - started).toBeLessThan(100);
   });
 
   it('matches strings with *, ?, [..] and escapes; * stops at /, ** crosses it', () => {
