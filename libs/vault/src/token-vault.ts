@@ -1,6 +1,6 @@
 import { Clock, Random, type Service } from '@broker/domain';
-import { ServiceRepository, SessionRepository, type LockedSession, type ThirdPartySessionRecord } from '@broker/persistence';
-import { BrokerMetrics, type RefreshTrigger } from '@broker/telemetry';
+import { EventLedger, ServiceRepository, SessionRepository, type LockedSession, type ThirdPartySessionRecord, type WithinTransaction } from '@broker/persistence';
+import { BrokerMetrics, currentTraceId, type RefreshTrigger } from '@broker/telemetry';
 import { Injectable, Logger } from '@nestjs/common';
 import { bindings } from './bindings';
 import { EnvelopeCipher } from './envelope-cipher';
@@ -75,6 +75,7 @@ export class TokenVault {
     private readonly clock: Clock,
     private readonly random: Random,
     private readonly metrics: BrokerMetrics,
+    private readonly events: EventLedger,
   ) {}
 
   /**
@@ -87,10 +88,15 @@ export class TokenVault {
     await this.store(principal, service.id, tokens);
   }
 
-  /** Stores (or replaces in place) the principal's session with the service, sealed. */
+  /** Stores (or replaces in place) the principal's session with the service, sealed; its `session.connected` event in the same transaction (issue 17). */
   async store(principal: string, serviceId: string, tokens: ProviderTokens): Promise<void> {
     const now = this.clock.now();
-    await this.sessions.upsert({ id: this.random.uuid(), principal, serviceId, ...this.seal(principal, serviceId, tokens, undefined, now), initiatedAt: now, updatedAt: now });
+    await this.sessions.upsert({ id: this.random.uuid(), principal, serviceId, ...this.seal(principal, serviceId, tokens, undefined, now), initiatedAt: now, updatedAt: now }, (session, manager) =>
+      this.events.record(
+        { type: 'session.connected', actor: { type: 'principal', id: principal }, principal, agentId: null, serviceId, outcome: 'success', traceId: currentTraceId(), details: { scopes: [...session.scopes] } },
+        manager,
+      ),
+    );
   }
 
   /** The session's access token, refreshed first when expired or about to expire. */
@@ -200,7 +206,7 @@ export class TokenVault {
       const refused = error instanceof ProviderRefused && error.code === 'invalid_grant';
       this.metrics.vaultRefresh(refused ? 'reauthentication_required' : 'refresh_failed', trigger, (performance.now() - roundTrip) / 1000);
       if (refused) {
-        const marked = await locked.markNeedsReauthentication(now);
+        const marked = await locked.markNeedsReauthentication(now, this.refreshEvent('session.needs_reauthentication', principal, serviceId, trigger));
         if (!marked.written) return this.superseded(marked.current, serviceId);
         this.logger.warn(`refresh refused by the provider (invalid_grant) for service ${serviceId}: the user must reconnect`);
         return failed('reauthentication_required', REAUTHENTICATE);
@@ -209,11 +215,34 @@ export class TokenVault {
       return failed('refresh_failed', 'the provider could not refresh the session');
     }
     const sealed = this.seal(principal, serviceId, tokens, current, this.clock.now());
-    const saved = await locked.save({ ...sealed, updatedAt: this.clock.now() });
+    const saved = await locked.save({ ...sealed, updatedAt: this.clock.now() }, this.refreshEvent('session.refreshed', principal, serviceId, trigger));
     if (!saved.written) return this.superseded(saved.current, serviceId);
     intent.onRefreshed?.();
     this.logger.log(`refreshed the session with service ${serviceId} in ${this.clock.nowMs() - started} ms`);
     return { token: { accessToken: tokens.accessToken, tokenType: tokens.tokenType, expiresAt: sealed.accessTokenExpiresAt, scopes: sealed.scopes } };
+  }
+
+  /**
+   * Issue 17: a refresh's event, recorded with the refresh lock's write (PostgreSQL: in its
+   * transaction; PGlite: right after the write). The person forcing a refresh is its actor;
+   * an exchange's or the sweep's refresh is the broker's own work (the trigger says which).
+   */
+  private refreshEvent(type: 'session.refreshed' | 'session.needs_reauthentication', principal: string, serviceId: string, trigger: RefreshTrigger): WithinTransaction<ThirdPartySessionRecord> {
+    const traceId = currentTraceId();
+    return (_session, manager) =>
+      this.events.record(
+        {
+          type,
+          actor: trigger === 'forced' ? { type: 'principal', id: principal } : { type: 'broker', id: null },
+          principal,
+          agentId: null,
+          serviceId,
+          outcome: type === 'session.refreshed' ? 'success' : 'failure',
+          traceId,
+          details: { trigger },
+        },
+        manager,
+      );
   }
 
   /**

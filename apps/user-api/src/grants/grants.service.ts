@@ -1,6 +1,7 @@
 import { AuditLog } from '@broker/audit';
 import { ApiError, Clock, Random, type Agent, type FieldIssue, type Grant, type GrantDelegation, type PermissionSet, type Principal } from '@broker/domain';
-import { AgentRepository, GrantRepository, PermissionSetRepository } from '@broker/persistence';
+import { AgentRepository, EventLedger, GrantRepository, PermissionSetRepository } from '@broker/persistence';
+import { currentTraceId } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionReader } from '../consent/authorization-session.reader';
 import type { GrantDto } from './grant.dto';
@@ -11,7 +12,8 @@ export type GrantWrite = { readonly kind: 'deleted' } | { readonly kind: 'saved'
 
 /**
  * Grants: one per (principal, agent), created or replaced wholesale, deleted by its owner.
- * Every change writes one credential-free audit record.
+ * Every change writes one credential-free audit record, and (issue 17) its ledger event in
+ * the change's own transaction.
  */
 @Injectable()
 export class GrantsService {
@@ -23,6 +25,7 @@ export class GrantsService {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly random: Random,
+    private readonly events: EventLedger,
   ) {}
 
   async active(principal: Principal, agentId: string): Promise<Grant[]> {
@@ -40,12 +43,20 @@ export class GrantsService {
     const requested = parseGrantedPermissionSets(dto.granted_permission_sets);
     const validUntil = parseValidUntil(dto.valid_until, now);
     if (requested.size === 0) {
-      await this.grants.deleteAny(principal.id, agent);
+      // Issue 17: an active grant removed is a revocation; an expired one, its removal (grant.expired).
+      await this.grants.deleteAny(principal.id, agent, (deleted, manager) =>
+        deleted.validUntil !== null && deleted.validUntil.getTime() <= now.getTime()
+          ? this.events.record({ ...this.grantEvent(principal, agent), type: 'grant.expired', details: { valid_until: deleted.validUntil.toISOString() } }, manager)
+          : this.events.record({ ...this.grantEvent(principal, agent), type: 'grant.revoked', details: {} }, manager),
+      );
       this.audit.record('grant_deleted', { principal: principal.id, agent_id: agent, outcome: 'deleted_by_empty_grant' });
       return { kind: 'deleted' };
     }
     const delegations = await this.resolve(found, requested);
-    const { grant, created } = await this.grants.upsert(this.random.uuid(), principal.id, agent, validUntil, delegations, now);
+    const details = { permission_set_ids: [...requested.keys()], service_ids: [...new Set(delegations.map((d) => d.serviceId))], valid_until: validUntil?.toISOString() ?? null };
+    const { grant, created } = await this.grants.upsert(this.random.uuid(), principal.id, agent, validUntil, delegations, now, (result, manager) =>
+      this.events.record({ ...this.grantEvent(principal, agent), type: result.created ? 'grant.created' : 'grant.replaced', details }, manager),
+    );
     this.audit.record(created ? 'grant_created' : 'grant_replaced', {
       principal: principal.id,
       agent_id: agent,
@@ -60,7 +71,9 @@ export class GrantsService {
   /** Only the owner's active grant can be revoked; revoking does not end third-party sessions. */
   async revoke(principal: Principal, agentId: string): Promise<void> {
     const agent = (await this.assertAgent(agentId)).id;
-    const deleted = await this.grants.deleteActive(principal.id, agent, this.clock.now());
+    const deleted = await this.grants.deleteActive(principal.id, agent, this.clock.now(), (_grant, manager) =>
+      this.events.record({ ...this.grantEvent(principal, agent), type: 'grant.revoked', details: {} }, manager),
+    );
     if (deleted === undefined) throw new ApiError('not_found', `no grant for agent ${agent}`);
     this.audit.record('grant_deleted', {
       principal: principal.id,
@@ -69,6 +82,11 @@ export class GrantsService {
       service_ids: [...new Set(deleted.delegations.map((d) => d.serviceId))],
       outcome: 'revoked',
     });
+  }
+
+  /** Issue 17: what every grant event of the principal's own change says (the kind and details are added). */
+  private grantEvent(principal: Principal, agentId: string) {
+    return { actor: { type: 'principal', id: principal.id }, principal: principal.id, agentId, serviceId: null, outcome: 'success', traceId: currentTraceId() } as const;
   }
 
   private async assertAgent(agentId: string): Promise<Agent> {

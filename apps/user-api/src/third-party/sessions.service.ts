@@ -1,5 +1,6 @@
 import { ApiError, assertNever, Clock, type Principal, type Service } from '@broker/domain';
-import { GrantRepository, ServiceRepository, SessionRepository, type ThirdPartySessionRecord } from '@broker/persistence';
+import { EventLedger, GrantRepository, ServiceRepository, SessionRepository, type ThirdPartySessionRecord } from '@broker/persistence';
+import { currentTraceId } from '@broker/telemetry';
 import { EnvelopeCipher, TokenVault, TokenVaultError } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
 import type { AgentRef, SessionDetail, SessionListItem, SessionServiceView, SessionView, TerminatedSession } from './sessions.responses';
@@ -14,6 +15,7 @@ export class SessionsService {
     private readonly vault: TokenVault,
     private readonly cipher: EnvelopeCipher,
     private readonly clock: Clock,
+    private readonly events: EventLedger,
   ) {}
 
   /** Every configured service, with the caller's session or null (one query whatever the number of services). */
@@ -34,11 +36,18 @@ export class SessionsService {
     return this.dependents(principal, service.id);
   }
 
-  /** Deletes the stored tokens (not revoked at the provider); dependent agents see a missing session. */
+  /**
+   * Deletes the stored tokens (not revoked at the provider); dependent agents see a missing
+   * session. Issue 17: its `session.disconnected` event in the deletion's transaction.
+   */
   async terminate(principal: Principal, serviceId: string): Promise<TerminatedSession> {
     const service = await this.service(serviceId);
     const affected = await this.dependents(principal, service.id);
-    if (!(await this.sessions.delete(principal.id, service.id))) throw new ApiError('not_found', `no session with service ${service.id}`);
+    const traceId = currentTraceId();
+    const deleted = await this.sessions.delete(principal.id, service.id, (_session, manager) =>
+      this.events.record({ type: 'session.disconnected', actor: { type: 'principal', id: principal.id }, principal: principal.id, agentId: null, serviceId: service.id, outcome: 'success', traceId, details: {} }, manager),
+    );
+    if (!deleted) throw new ApiError('not_found', `no session with service ${service.id}`);
     return { terminated: true, affected_agents: affected };
   }
 

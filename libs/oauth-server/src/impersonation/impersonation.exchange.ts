@@ -1,8 +1,8 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, OAuthError, OFFLINE_SCOPES, scopesAllowedFor, isUuidShaped, type Agent } from '@broker/domain';
-import { AgentRepository, GrantRepository } from '@broker/persistence';
-import { BrokerMetrics } from '@broker/telemetry';
+import { AgentRepository, EventLedger, GrantRepository } from '@broker/persistence';
+import { BrokerMetrics, currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
 import { AccessTokenIssuer, type TokenResponse } from '../token/access-token-issuer';
 import { parseScope } from '../token/scopes';
@@ -40,6 +40,7 @@ export class ImpersonationExchange {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly metrics: BrokerMetrics,
+    private readonly events: EventLedger,
   ) {
     this.brokerIssuer = tokens.issuer;
     this.settings = readImpersonationSettings(config, this.brokerIssuer);
@@ -70,6 +71,7 @@ export class ImpersonationExchange {
   /** The decision record of a request refused before `handle` (a repeated parameter). */
   recordRefusal(form: TokenForm, error: OAuthError, failure: string): void {
     this.audit.record('impersonation_decision', decisionRecord(form.get('audience'), {}, { outcome: 'refused', oauthError: error.code, failure }));
+    this.recordEvent(form, {}, error.code);
   }
 
   async handle(form: TokenForm): Promise<TokenResponse> {
@@ -87,6 +89,7 @@ export class ImpersonationExchange {
       await this.requireDelegation(identities.subject, target);
       const issued = await this.tokens.issue({ agent: target, principal: identities.subject, scopes, grantType: TOKEN_EXCHANGE, act: { iss: stringClaim(match.actor.iss) ?? '', sub: identities.actor }, email: identities.email });
       this.audit.record('impersonation_decision', decisionRecord(form.get('audience'), facts, { outcome: 'issued' }));
+      this.recordEvent(form, facts, null);
       this.metrics.impersonationDecision('allowed');
       // RFC 8693 §2.2.1: issued_token_type is required; scope only when there is one.
       const { access_token, token_type, expires_in, scope } = issued;
@@ -95,8 +98,27 @@ export class ImpersonationExchange {
       const code = error instanceof OAuthError ? error.code : 'server_error';
       this.metrics.impersonationDecision(code === 'server_error' ? 'error' : 'denied');
       this.audit.record('impersonation_decision', decisionRecord(form.get('audience'), facts, { outcome: 'refused', oauthError: code, failure: error instanceof Refusal ? error.failure : code }));
+      this.recordEvent(form, facts, code);
       throw error;
     }
+  }
+
+  /**
+   * Issue 17: the decision's `impersonation.decided` event, queued (the token endpoint's hot
+   * path): the actor (by the rule's expression) acting as the subject towards the target
+   * agent, and the OAuth error code of a refusal; never a token or a claim set.
+   */
+  private recordEvent(form: TokenForm, facts: DecisionFacts, oauthError: string | null): void {
+    this.events.enqueue({
+      type: 'impersonation.decided',
+      actor: { type: 'principal', id: facts.identities?.actor ?? null },
+      principal: facts.identities?.subject ?? null,
+      agentId: facts.target?.id ?? null,
+      serviceId: null,
+      outcome: oauthError === null ? 'success' : 'failure',
+      traceId: currentTraceId(),
+      details: { audience: stringClaim(form.get('audience')), oauth_error: oauthError },
+    });
   }
 
   /** The registered agent the suffix names (UUID or canonical_id) → else invalid_target. */

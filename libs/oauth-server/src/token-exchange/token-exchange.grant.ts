@@ -1,7 +1,8 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { assertNever, Clock, normaliseResourceUri, OAuthError, type GrantDelegation } from '@broker/domain';
-import { ExchangeLookup, type ExchangeContext } from '@broker/persistence';
+import { EventLedger, ExchangeLookup, type ExchangeContext } from '@broker/persistence';
+import { currentTraceId } from '@broker/telemetry';
 import { TokenVault, TokenVaultError, type UsableToken } from '@broker/vault';
 import { Inject, Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
@@ -12,6 +13,13 @@ import { ImpersonationExchange } from '../impersonation/impersonation.exchange';
 import { ACCESS_TOKEN_TYPE, JWT_BEARER, TOKEN_EXCHANGE } from './token-types';
 import { GatewayCredentials, GatewayCredentialsRefused, type SubjectIdentity } from './gateway-credentials';
 
+
+/** An event's `resource` is cut here: the form's value, bounded by the body limit only, is the caller's text. */
+const MAX_RESOURCE_CHARS = 512;
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value.slice(0, 512) : null;
+}
 
 /**
  * RFC 8693 token exchange for gateways (SPEC.md "Third-party token exchange"): the hot
@@ -33,6 +41,7 @@ export class TokenExchangeGrant implements GrantStrategy {
     private readonly vault: TokenVault,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly events: EventLedger,
   ) {
     this.publicUrl = config.server.enduser.public_url;
   }
@@ -41,8 +50,10 @@ export class TokenExchangeGrant implements GrantStrategy {
     // Impersonation is decided first (before the resource requirement), at this one dispatch point.
     if (this.impersonation.activates(form)) return this.impersonation.handle(form);
     const facts: Record<string, string | null> = { principal: null, agent_id: null, service_id: null, resource: form.get('resource') ?? null };
+    let gatewayId: string | null = null;
     try {
       const assertion = await this.authenticateGateway(form);
+      gatewayId = stringOrNull(assertion.sub);
       const subject = await this.verifySubjectToken(form);
       const { principal, agentId } = this.extractIdentities(subject);
       facts.principal = principal;
@@ -53,17 +64,43 @@ export class TokenExchangeGrant implements GrantStrategy {
       const delegations = this.requireActiveGrant(context);
       const token = await this.usableToken(context, principal);
       this.audit.record('token_exchange', { ...facts, outcome: 'issued', oauth_error: null });
+      this.recordEvent(gatewayId, facts, null);
       return this.response(token, delegations, form.get('scope'));
     } catch (error) {
-      this.audit.record('token_exchange', { ...facts, outcome: 'refused', oauth_error: error instanceof OAuthError ? error.code : 'server_error' });
+      const code = error instanceof OAuthError ? error.code : 'server_error';
+      this.audit.record('token_exchange', { ...facts, outcome: 'refused', oauth_error: code });
+      this.recordEvent(gatewayId, facts, code);
       throw error;
     }
   }
 
   /** A refused request still leaves its one audit record (impersonation or exchange). */
   refusedBeforeHandling(form: TokenForm, error: OAuthError): void {
-    if (this.impersonation.activates(form)) this.impersonation.recordRefusal(form, error, 'repeated_parameter');
-    else this.audit.record('token_exchange', { principal: null, agent_id: null, service_id: null, resource: form.get('resource') ?? null, outcome: 'refused', oauth_error: error.code });
+    if (this.impersonation.activates(form)) {
+      this.impersonation.recordRefusal(form, error, 'repeated_parameter');
+      return;
+    }
+    const facts = { principal: null, agent_id: null, service_id: null, resource: form.get('resource') ?? null };
+    this.audit.record('token_exchange', { ...facts, outcome: 'refused', oauth_error: error.code });
+    this.recordEvent(null, facts, error.code);
+  }
+
+  /**
+   * Issue 17: the exchange's `token.exchanged` event, queued (the hot path never waits for
+   * the ledger): who asked (the gateway's `sub`), for whom, which service and resource, and
+   * the OAuth error code of a refusal; never a token or an assertion.
+   */
+  private recordEvent(gatewayId: string | null, facts: Readonly<Record<string, string | null>>, oauthError: string | null): void {
+    this.events.enqueue({
+      type: 'token.exchanged',
+      actor: { type: 'gateway', id: gatewayId },
+      principal: facts.principal ?? null,
+      agentId: facts.agent_id ?? null,
+      serviceId: facts.service_id ?? null,
+      outcome: oauthError === null ? 'success' : 'failure',
+      traceId: currentTraceId(),
+      details: { resource: facts.resource?.slice(0, MAX_RESOURCE_CHARS) ?? null, oauth_error: oauthError },
+    });
   }
 
   /** Step 1: the gateway's client assertion (RFC 7523) against the trust anchor → else 401 invalid_client. */

@@ -1,5 +1,6 @@
 import type { DelegationSummary, Grant, GrantDelegation } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { WithinTransaction } from '../events/event-ledger';
 
 interface GrantRow {
   id: string;
@@ -73,8 +74,19 @@ export class GrantRepository {
   /**
    * Creates the principal's grant for the agent, or replaces it wholesale (delegations
    * included). `created` tells which; an expired grant being replaced counts as created.
+   * Issue 17: `within` runs in the same transaction right after the grant row is written
+   * (its event), so the event commits with the grant and a failure after it (a delegation
+   * naming a permission set deleted meanwhile) rolls both back.
    */
-  async upsert(id: string, principal: string, agentId: string, validUntil: Date | null, delegations: readonly GrantDelegation[], now: Date): Promise<{ grant: Grant; created: boolean }> {
+  async upsert(
+    id: string,
+    principal: string,
+    agentId: string,
+    validUntil: Date | null,
+    delegations: readonly GrantDelegation[],
+    now: Date,
+    within?: WithinTransaction<{ grant: Grant; created: boolean }>,
+  ): Promise<{ grant: Grant; created: boolean }> {
     return this.dataSource.transaction(async (manager) => {
       const rows = await manager.query<(GrantRow & { created: boolean })[]>(
         `INSERT INTO grants AS g (id, principal, agent_id, valid_until, created_at, updated_at)
@@ -87,6 +99,8 @@ export class GrantRepository {
         [id, principal, agentId, validUntil, now],
       );
       const row = rows[0] as GrantRow & { created: boolean };
+      const result = { grant: toGrant(row, delegations.map((d) => ({ ...d, grant_id: row.id, permission_set_id: d.permissionSetId, service_id: d.serviceId, scopes: [...d.scopes] }))), created: row.created };
+      await within?.(result, manager);
       await manager.query('DELETE FROM grant_delegations WHERE grant_id = $1', [row.id]);
       for (const [position, delegation] of delegations.entries()) {
         await manager.query('INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) VALUES ($1, $2, $3, $4, $5)', [
@@ -97,19 +111,24 @@ export class GrantRepository {
           position,
         ]);
       }
-      return { grant: toGrant(row, delegations.map((d) => ({ ...d, grant_id: row.id, permission_set_id: d.permissionSetId, service_id: d.serviceId, scopes: [...d.scopes] }))), created: row.created };
+      return result;
     });
   }
 
-  /** Deletes the principal's active grant for the agent; the deleted grant, or undefined when none. */
-  async deleteActive(principal: string, agentId: string, now: Date): Promise<Grant | undefined> {
+  /**
+   * Deletes the principal's active grant for the agent; the deleted grant, or undefined when
+   * none. Issue 17: `within` (the revocation's event) runs in the deletion's transaction.
+   */
+  async deleteActive(principal: string, agentId: string, now: Date, within?: WithinTransaction<Grant>): Promise<Grant | undefined> {
     return this.dataSource.transaction(async (manager) => {
       const rows = await manager.query<GrantRow[]>(`SELECT g.* FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR UPDATE`, [principal, agentId, now]);
       const row = rows[0];
       if (row === undefined) return undefined;
       const delegations = await this.delegations(manager, [row.id]);
       await manager.query('DELETE FROM grants WHERE id = $1', [row.id]);
-      return toGrant(row, delegations);
+      const grant = toGrant(row, delegations);
+      await within?.(grant, manager);
+      return grant;
     });
   }
 
@@ -128,9 +147,21 @@ export class GrantRepository {
     return rows.map((row) => ({ agentId: row.agent_id, displayName: row.display_name }));
   }
 
-  /** Deletes the principal's grant for the agent whatever its state (an empty POST). */
-  async deleteAny(principal: string, agentId: string): Promise<void> {
-    await this.dataSource.query('DELETE FROM grants WHERE principal = $1 AND agent_id = $2', [principal, agentId]);
+  /**
+   * Deletes the principal's grant for the agent whatever its state (an empty POST); the
+   * deleted grant's id and `valid_until`, or undefined when there was none. Issue 17:
+   * `within` (a revocation's, or an expired grant's removal's, event) runs in the deletion's
+   * transaction.
+   */
+  async deleteAny(principal: string, agentId: string, within?: WithinTransaction<Pick<Grant, 'id' | 'validUntil'>>): Promise<Pick<Grant, 'id' | 'validUntil'> | undefined> {
+    return this.dataSource.transaction(async (manager) => {
+      const [rows] = await manager.query<[GrantRow[], number]>('DELETE FROM grants WHERE principal = $1 AND agent_id = $2 RETURNING id, valid_until', [principal, agentId]);
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      const deleted = { id: row.id, validUntil: row.valid_until };
+      await within?.(deleted, manager);
+      return deleted;
+    });
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Service } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { WithinTransaction } from '../events/event-ledger';
 import { ExclusiveLock } from '../pglite/exclusive-lock';
 import { active } from './grant.repository';
 
@@ -36,12 +37,14 @@ export type LockedWrite = { readonly written: true } | { readonly written: false
 
 /**
  * The locked session during a refresh: re-read after the lock, written back through it.
- * Both writes are conditional on the version of `current`, on both backends.
+ * Both writes are conditional on the version of `current`, on both backends. Issue 17:
+ * `within` (the write's event) runs only when the write was done, with the lock's
+ * transaction on PostgreSQL; on PGlite there is none, and it runs right after the write.
  */
 export interface LockedSession {
   readonly current: ThirdPartySessionRecord | undefined;
-  save(tokens: RefreshedTokens): Promise<LockedWrite>;
-  markNeedsReauthentication(now: Date): Promise<LockedWrite>;
+  save(tokens: RefreshedTokens, within?: WithinTransaction<ThirdPartySessionRecord>): Promise<LockedWrite>;
+  markNeedsReauthentication(now: Date, within?: WithinTransaction<ThirdPartySessionRecord>): Promise<LockedWrite>;
 }
 
 export interface SessionRow {
@@ -191,9 +194,24 @@ export class SessionRepository {
     return new Set(rows.map((row) => row.service_id));
   }
 
-  /** Stores the session, replacing the principal's previous one for the service in place (a reconnect, a new version). */
-  async upsert(session: NewThirdPartySession): Promise<void> {
-    await this.dataSource.query(
+  /**
+   * Stores the session, replacing the principal's previous one for the service in place (a
+   * reconnect, a new version). Issue 17: with `within` (the connection's event), both run in
+   * one transaction.
+   */
+  async upsert(session: NewThirdPartySession, within?: WithinTransaction<NewThirdPartySession>): Promise<void> {
+    if (within !== undefined) {
+      await this.dataSource.transaction(async (manager) => {
+        await this.upsertWith(manager, session);
+        await within(session, manager);
+      });
+      return;
+    }
+    await this.upsertWith(this.dataSource.manager, session);
+  }
+
+  private async upsertWith(manager: EntityManager, session: NewThirdPartySession): Promise<void> {
+    await manager.query(
       `INSERT INTO third_party_sessions (id, principal, service_id, access_token_envelope, refresh_token_envelope, token_type, scopes, access_token_expires_at, refresh_token_expires_at, initiated_at, updated_at, needs_reauthentication)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false)
        ON CONFLICT (principal, service_id) DO UPDATE SET
@@ -217,10 +235,18 @@ export class SessionRepository {
     );
   }
 
-  /** Deletes the stored tokens; false when there was no session. */
-  async delete(principal: string, serviceId: string): Promise<boolean> {
-    const result = await this.dataSource.query<[unknown[], number]>('DELETE FROM third_party_sessions WHERE principal = $1 AND service_id = $2', [principal, serviceId]);
-    return result[1] > 0;
+  /**
+   * Deletes the stored tokens; false when there was no session. Issue 17: `within` (the
+   * disconnection's event) runs in the deletion's transaction when a session was deleted.
+   */
+  async delete(principal: string, serviceId: string, within?: WithinTransaction<{ principal: string; serviceId: string }>): Promise<boolean> {
+    const sql = 'DELETE FROM third_party_sessions WHERE principal = $1 AND service_id = $2';
+    if (within === undefined) return (await this.dataSource.query<[unknown[], number]>(sql, [principal, serviceId]))[1] > 0;
+    return this.dataSource.transaction(async (manager) => {
+      const [, count] = await manager.query<[unknown[], number]>(sql, [principal, serviceId]);
+      if (count > 0) await within({ principal, serviceId }, manager);
+      return count > 0;
+    });
   }
 
   /**
@@ -271,23 +297,27 @@ export class SessionRepository {
   }
 
   private locked(manager: EntityManager, current: ThirdPartySessionRecord | undefined): LockedSession {
-    const write = async (sql: string, values: readonly unknown[]): Promise<LockedWrite> => {
+    const write = async (sql: string, values: readonly unknown[], within: WithinTransaction<ThirdPartySessionRecord> | undefined): Promise<LockedWrite> => {
       if (current === undefined) return { written: false, current: undefined };
       const [, count] = await manager.query<[unknown[], number]>(sql, [current.id, current.version, ...values]);
-      if (count > 0) return { written: true };
+      if (count > 0) {
+        await within?.(current, manager);
+        return { written: true };
+      }
       const rows = await manager.query<SessionRow[]>(SELECT, [current.principal, current.serviceId]);
       return { written: false, current: rows[0] ? toRecord(rows[0]) : undefined };
     };
     return {
       current,
-      save: (tokens) =>
+      save: (tokens, within) =>
         write(
           `UPDATE third_party_sessions SET access_token_envelope = $3, refresh_token_envelope = $4, token_type = $5, scopes = $6,
              access_token_expires_at = $7, refresh_token_expires_at = $8, updated_at = $9, needs_reauthentication = false, version = version + 1
            WHERE id = $1 AND version = $2`,
           [tokens.accessTokenEnvelope, tokens.refreshTokenEnvelope, tokens.tokenType, JSON.stringify(tokens.scopes), tokens.accessTokenExpiresAt, tokens.refreshTokenExpiresAt, tokens.updatedAt],
+          within,
         ),
-      markNeedsReauthentication: (now) => write('UPDATE third_party_sessions SET needs_reauthentication = true, updated_at = $3, version = version + 1 WHERE id = $1 AND version = $2', [now]),
+      markNeedsReauthentication: (now, within) => write('UPDATE third_party_sessions SET needs_reauthentication = true, updated_at = $3, version = version + 1 WHERE id = $1 AND version = $2', [now], within),
     };
   }
 }
