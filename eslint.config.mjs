@@ -26,6 +26,8 @@ const ALLOWED = {
   http: ['domain', 'config', 'auth', 'telemetry'],
   bootstrap: ['domain', 'config', 'persistence', 'auth', 'http', 'telemetry'],
   testing: ['domain', 'config', 'persistence', 'vault', 'http', 'bootstrap', 'telemetry'],
+  // Issue 17 item 5: the webhook outbox's delivery worker (outbound HTTP, the sealed secrets, the outbox tables).
+  webhooks: ['domain', 'config', 'persistence', 'outbound', 'vault', 'telemetry'],
 };
 const LIBS = readdirSync(new URL('./libs', import.meta.url), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
 const APPS = readdirSync(new URL('./apps', import.meta.url), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);

@@ -363,6 +363,26 @@ describe.each(testBackends())('one story calling every documented operation with
     expect(exported.headers['content-disposition']).toMatch(/^attachment; /);
   });
 
+  it('the admin creates, reads, replaces and lists a webhook, rotates its secret, lists its deliveries and deletes it (issue 17)', async () => {
+    // A public https address (no DNS needed), disabled: nothing is ever sent to it.
+    const body = { url: 'https://93.184.215.14/hooks', event_types: ['approval.requested'], enabled: false };
+    const created = await admin.post('/api/webhooks', body);
+    expect(created.status, created.text).toBe(201);
+    const webhookId = created.json<Created>().id;
+    const replaced = await admin.put(`/api/webhooks/${webhookId}`, { ...body, event_types: ['approval.requested', 'grant.revoked'] });
+    expect(replaced.status, replaced.text).toBe(200);
+    const read = await admin.get(`/api/webhooks/${webhookId}`);
+    expect(read.status, read.text).toBe(200);
+    const list = await admin.get('/api/webhooks');
+    expect(list.status, list.text).toBe(200);
+    const rotated = await admin.post(`/api/webhooks/${webhookId}/secret`);
+    expect(rotated.status, rotated.text).toBe(200);
+    const deliveries = await admin.get(`/api/webhooks/${webhookId}/deliveries`);
+    expect(deliveries.status, deliveries.text).toBe(200);
+    const deleted = await admin.delete(`/api/webhooks/${webhookId}`);
+    expect(deleted.status, deleted.text).toBe(204);
+  });
+
   it('everything is deleted again: grant, session, client credentials, agent, permission set, service', async () => {
     const grant = await alice.delete(`/api/consent/agents/${agentId}/grants`);
     expect(grant.status, grant.text).toBe(204);

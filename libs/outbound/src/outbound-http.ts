@@ -144,6 +144,14 @@ export class OutboundHttp {
   }
 
   /**
+   * POSTs `body` as it is (the caller sets its content type in `headers`) and returns the
+   * answer whatever its status (a 3xx as the policy says). Issue 17: webhook deliveries.
+   */
+  post(url: string, body: string, headers: Record<string, string>): Promise<OutboundResponse> {
+    return this.send('POST', url, headers, body);
+  }
+
+  /**
    * One request under the policy; `requiredStatus`, when given, is the only status accepted.
    * Issue 16: with tracing enabled, a CLIENT span of the current request, `traceparent` sent.
    */

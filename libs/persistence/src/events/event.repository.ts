@@ -1,5 +1,6 @@
 import type { AnyBrokerEvent, EventType, RecordedEvent } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
+import { withWebhookDeliveries } from '../webhooks/webhook-payload';
 
 interface EventRow {
   seq: string;
@@ -82,7 +83,8 @@ export class EventRepository {
         const base = index * 11;
         return `(${Array.from({ length: 11 }, (_, i) => `$${base + i + 1}`).join(', ')})`;
       });
-      await runner.query(`INSERT INTO events (id, type, occurred_at, actor_type, actor_id, principal, agent_id, service_id, outcome, trace_id, details) VALUES ${rows.join(', ')}`, values);
+      // Issue 17 item 5: the same statement writes the webhook outbox's deliveries of these events.
+      await runner.query(withWebhookDeliveries(`INSERT INTO events (id, type, occurred_at, actor_type, actor_id, principal, agent_id, service_id, outcome, trace_id, details) VALUES ${rows.join(', ')}`), values);
     }
   }
 

@@ -13,10 +13,12 @@ import { ServiceRepository } from './service.repository';
 import { SessionRepository } from './session.repository';
 import { SigningKeyRepository } from './signing-key.repository';
 import { EventRepository } from '../events/event.repository';
+import { WebhookDeliveryRepository } from '../webhooks/webhook-delivery.repository';
+import { WebhookRepository } from '../webhooks/webhook.repository';
 
 type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
 
-const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup, ClientAssertionReplayRepository, EventRepository];
+const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup, ClientAssertionReplayRepository, EventRepository, WebhookRepository, WebhookDeliveryRepository];
 
 /**
  * Each repository built on the process's database. The two that touch the client cache get
