@@ -23,5 +23,6 @@ export { ApprovalChangeFeed, APPROVALS_CHANNEL, type ApprovalChangeListener } fr
 export { EventRepository, type EventToAppend, type EventFilter, type EventPage } from './events/event.repository';
 export { EventLedger, type EventSettings, type WithinTransaction } from './events/event-ledger';
 export { EventRetention } from './events/event-retention';
+export { recordChange, adminEvent, type AdminEventSubject } from './events/change-events';
 export { WebhookRepository, type WebhookRecord, type WebhookInput, type WebhookDeliveryRecord, type WebhookDeliveryStatus } from './webhooks/webhook.repository';
 export { WebhookDeliveryRepository, type ClaimedDelivery, type DeliveryClaim, type AttemptOutcome } from './webhooks/webhook-delivery.repository';

@@ -1,3 +1,4 @@
+import { Principal } from '@broker/auth';
 import { ApiErrors, NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
@@ -26,8 +27,8 @@ export class AgentsController {
   @Post()
   @ApiCreatedResponse({ type: AgentResponse })
   @ApiErrors('conflict', 'validation failed')
-  async create(@Body() body: AgentDto): Promise<AgentResponse> {
-    return toAgentResponse(await this.agents.create(body));
+  async create(@Principal() admin: Principal, @Body() body: AgentDto): Promise<AgentResponse> {
+    return toAgentResponse(await this.agents.create(admin.id, body));
   }
 
   /** Read one agent. */
@@ -42,8 +43,8 @@ export class AgentsController {
   @Put(':agentId')
   @ApiOkResponse({ type: AgentResponse })
   @ApiErrors('agent not found', 'conflict', 'validation failed')
-  async replace(@Param() { agentId }: AgentIdParam, @Body() body: AgentDto): Promise<AgentResponse> {
-    return toAgentResponse(await this.agents.replace(agentId, body));
+  async replace(@Principal() admin: Principal, @Param() { agentId }: AgentIdParam, @Body() body: AgentDto): Promise<AgentResponse> {
+    return toAgentResponse(await this.agents.replace(admin.id, agentId, body));
   }
 
   /** Delete an agent. Irreversible: its grants and client credentials go with it. */
@@ -52,7 +53,7 @@ export class AgentsController {
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'deleted' })
   @ApiErrors('agent not found')
-  remove(@Param() { agentId }: AgentIdParam): Promise<void> {
-    return this.agents.delete(agentId);
+  remove(@Principal() admin: Principal, @Param() { agentId }: AgentIdParam): Promise<void> {
+    return this.agents.delete(admin.id, agentId);
   }
 }

@@ -1,10 +1,10 @@
 import { ApiError, canonicalIdProblem, Clock, Random, type Agent } from '@broker/domain';
-import { AgentRepository, PermissionSetRepository, type AgentInput } from '@broker/persistence';
+import { adminEvent, AgentRepository, EventLedger, PermissionSetRepository, recordChange, type AgentInput } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { inAdminVocabulary } from '../common/registry-api-error';
 import type { AgentDto } from './agent.dto';
 
-/** Agent registration (admin). */
+/** Agent registration (admin). Issue 17: every write records its `agent.*` event, by the admin principal, in its transaction. */
 @Injectable()
 export class AgentsService {
   constructor(
@@ -12,6 +12,7 @@ export class AgentsService {
     private readonly permissionSets: PermissionSetRepository,
     private readonly clock: Clock,
     private readonly random: Random,
+    private readonly ledger: EventLedger,
   ) {}
 
   list(): Promise<Agent[]> {
@@ -24,19 +25,22 @@ export class AgentsService {
     return agent;
   }
 
-  async create(dto: AgentDto): Promise<Agent> {
-    return inAdminVocabulary(this.agents.create(this.random.uuid(), await this.toInput(dto), this.clock.now()));
+  async create(admin: string, dto: AgentDto): Promise<Agent> {
+    const events = recordChange(this.ledger, (agent: Agent) => adminEvent('agent.created', admin, { agentId: agent.id }, { display_name: agent.displayName }));
+    return inAdminVocabulary(this.agents.create(this.random.uuid(), await this.toInput(dto), this.clock.now(), events));
   }
 
-  async replace(id: string, dto: AgentDto): Promise<Agent> {
-    const agent = await inAdminVocabulary(this.agents.replace(id, await this.toInput(dto), this.clock.now()));
+  async replace(admin: string, id: string, dto: AgentDto): Promise<Agent> {
+    const events = recordChange(this.ledger, (agent: Agent) => adminEvent('agent.changed', admin, { agentId: agent.id }, { display_name: agent.displayName }));
+    const agent = await inAdminVocabulary(this.agents.replace(id, await this.toInput(dto), this.clock.now(), events));
     if (agent === undefined) throw new ApiError('agent not found', `no agent ${id}`);
     return agent;
   }
 
   /** Irreversible: the agent's client credentials and grants go with it. */
-  async delete(id: string): Promise<void> {
-    if (!(await this.agents.delete(id))) throw new ApiError('agent not found', `no agent ${id}`);
+  async delete(admin: string, id: string): Promise<void> {
+    const events = recordChange(this.ledger, (agentId: string) => adminEvent('agent.deleted', admin, { agentId }, {}));
+    if (!(await this.agents.delete(id, events))) throw new ApiError('agent not found', `no agent ${id}`);
   }
 
   private async toInput(dto: AgentDto): Promise<AgentInput> {

@@ -1,4 +1,5 @@
 import { ClientCredentialsService } from '@broker/oauth-server';
+import { Principal } from '@broker/auth';
 import { ApiErrors, NoBody } from '@broker/http';
 import { Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
@@ -30,8 +31,8 @@ export class ClientCredentialsController {
   @ApiCreatedResponse({ type: IssuedClientCredentialsResponse, description: 'first credentials', headers: NO_STORE })
   @ApiOkResponse({ type: RotatedClientCredentialsResponse, description: 'rotated: a new secret, the previous one invalidated', headers: NO_STORE })
   @ApiErrors('agent not found')
-  async generate(@Param() { agentId }: AgentIdParam, @Res({ passthrough: true }) response: Response): Promise<IssuedClientCredentialsResponse | RotatedClientCredentialsResponse> {
-    const issued = await this.credentials.generate(agentId);
+  async generate(@Principal() admin: Principal, @Param() { agentId }: AgentIdParam, @Res({ passthrough: true }) response: Response): Promise<IssuedClientCredentialsResponse | RotatedClientCredentialsResponse> {
+    const issued = await this.credentials.generate(agentId, admin.id);
     response.status(issued.created ? 201 : 200).setHeader('Cache-Control', 'no-store');
     return toIssuedClientCredentialsResponse(issued);
   }
@@ -50,7 +51,7 @@ export class ClientCredentialsController {
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'revoked' })
   @ApiErrors('agent not found', 'client credentials not found')
-  revoke(@Param() { agentId }: AgentIdParam): Promise<void> {
-    return this.credentials.revoke(agentId);
+  revoke(@Principal() admin: Principal, @Param() { agentId }: AgentIdParam): Promise<void> {
+    return this.credentials.revoke(agentId, admin.id);
   }
 }

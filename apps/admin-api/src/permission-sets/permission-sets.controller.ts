@@ -1,3 +1,4 @@
+import { Principal } from '@broker/auth';
 import { ApiErrors, NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
@@ -26,8 +27,8 @@ export class PermissionSetsController {
   @Post()
   @ApiCreatedResponse({ type: PermissionSetResponse })
   @ApiErrors('conflict', 'validation failed')
-  async create(@Body() body: PermissionSetDto): Promise<PermissionSetResponse> {
-    return toPermissionSetResponse(await this.permissionSets.create(body));
+  async create(@Principal() admin: Principal, @Body() body: PermissionSetDto): Promise<PermissionSetResponse> {
+    return toPermissionSetResponse(await this.permissionSets.create(admin.id, body));
   }
 
   /** Read one permission set. */
@@ -42,8 +43,8 @@ export class PermissionSetsController {
   @Put(':permissionSetId')
   @ApiOkResponse({ type: PermissionSetResponse })
   @ApiErrors('permission set not found', 'conflict', 'validation failed')
-  async replace(@Param() { permissionSetId }: PermissionSetIdParam, @Body() body: PermissionSetDto): Promise<PermissionSetResponse> {
-    return toPermissionSetResponse(await this.permissionSets.replace(permissionSetId, body));
+  async replace(@Principal() admin: Principal, @Param() { permissionSetId }: PermissionSetIdParam, @Body() body: PermissionSetDto): Promise<PermissionSetResponse> {
+    return toPermissionSetResponse(await this.permissionSets.replace(admin.id, permissionSetId, body));
   }
 
   /** Delete a permission set. 409 `conflict` while an agent is assigned it or an active grant delegates it. */
@@ -52,7 +53,7 @@ export class PermissionSetsController {
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'deleted' })
   @ApiErrors('permission set not found', 'conflict')
-  remove(@Param() { permissionSetId }: PermissionSetIdParam): Promise<void> {
-    return this.permissionSets.delete(permissionSetId);
+  remove(@Principal() admin: Principal, @Param() { permissionSetId }: PermissionSetIdParam): Promise<void> {
+    return this.permissionSets.delete(admin.id, permissionSetId);
   }
 }

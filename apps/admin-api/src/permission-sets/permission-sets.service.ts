@@ -1,10 +1,10 @@
 import { ApiError, Clock, Random, type PermissionSet } from '@broker/domain';
-import { GrantRepository, PermissionSetRepository, ServiceRepository, type PermissionSetInput } from '@broker/persistence';
+import { adminEvent, EventLedger, GrantRepository, PermissionSetRepository, recordChange, ServiceRepository, type PermissionSetInput } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { inAdminVocabulary } from '../common/registry-api-error';
 import type { PermissionSetDto } from './permission-set.dto';
 
-/** Permission set management (admin). */
+/** Permission set management (admin). Issue 17: every write records its `permission_set.*` event, by the admin principal, in its transaction. */
 @Injectable()
 export class PermissionSetsService {
   constructor(
@@ -13,6 +13,7 @@ export class PermissionSetsService {
     private readonly grants: GrantRepository,
     private readonly clock: Clock,
     private readonly random: Random,
+    private readonly ledger: EventLedger,
   ) {}
 
   list(serviceId?: string): Promise<PermissionSet[]> {
@@ -25,20 +26,23 @@ export class PermissionSetsService {
     return set;
   }
 
-  async create(dto: PermissionSetDto): Promise<PermissionSet> {
-    return inAdminVocabulary(this.permissionSets.create(this.random.uuid(), await this.toInput(dto), this.clock.now()));
+  async create(admin: string, dto: PermissionSetDto): Promise<PermissionSet> {
+    const events = recordChange(this.ledger, (set: PermissionSet) => adminEvent('permission_set.created', admin, {}, { permission_set_id: set.id, name: set.name }));
+    return inAdminVocabulary(this.permissionSets.create(this.random.uuid(), await this.toInput(dto), this.clock.now(), events));
   }
 
-  async replace(id: string, dto: PermissionSetDto): Promise<PermissionSet> {
-    const set = await inAdminVocabulary(this.permissionSets.replace(id, await this.toInput(dto), this.clock.now()));
+  async replace(admin: string, id: string, dto: PermissionSetDto): Promise<PermissionSet> {
+    const events = recordChange(this.ledger, (changed: PermissionSet) => adminEvent('permission_set.changed', admin, {}, { permission_set_id: changed.id, name: changed.name }));
+    const set = await inAdminVocabulary(this.permissionSets.replace(id, await this.toInput(dto), this.clock.now(), events));
     if (set === undefined) throw new ApiError('permission set not found', `no permission set ${id}`);
     return set;
   }
 
   /** 409 while an agent is assigned the set or an active grant delegates it (expired grants do not count). */
-  async delete(id: string): Promise<void> {
+  async delete(admin: string, id: string): Promise<void> {
     await this.grants.releaseExpiredReferences({ permissionSetId: id }, this.clock.now());
-    if (!(await inAdminVocabulary(this.permissionSets.delete(id)))) throw new ApiError('permission set not found', `no permission set ${id}`);
+    const events = recordChange(this.ledger, (permissionSetId: string) => adminEvent('permission_set.deleted', admin, {}, { permission_set_id: permissionSetId }));
+    if (!(await inAdminVocabulary(this.permissionSets.delete(id, events)))) throw new ApiError('permission set not found', `no permission set ${id}`);
   }
 
   private async toInput(dto: PermissionSetDto): Promise<PermissionSetInput> {

@@ -1,3 +1,4 @@
+import { Principal } from '@broker/auth';
 import { ApiErrors, NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
@@ -27,8 +28,8 @@ export class ServicesController {
   @Post()
   @ApiCreatedResponse({ type: ServiceResponse })
   @ApiErrors('conflict', 'validation failed')
-  async create(@Body() body: ServiceDto): Promise<ServiceResponse> {
-    return toServiceResponse(await this.services.create(body));
+  async create(@Principal() admin: Principal, @Body() body: ServiceDto): Promise<ServiceResponse> {
+    return toServiceResponse(await this.services.create(admin.id, body));
   }
 
   /** Read one service, its secret redacted. */
@@ -43,8 +44,8 @@ export class ServicesController {
   @Put(':serviceId')
   @ApiOkResponse({ type: ServiceResponse })
   @ApiErrors('service not found', 'conflict', 'validation failed')
-  async replace(@Param() { serviceId }: ServiceIdParam, @Body() body: ServiceDto): Promise<ServiceResponse> {
-    return toServiceResponse(await this.services.replace(serviceId, body));
+  async replace(@Principal() admin: Principal, @Param() { serviceId }: ServiceIdParam, @Body() body: ServiceDto): Promise<ServiceResponse> {
+    return toServiceResponse(await this.services.replace(admin.id, serviceId, body));
   }
 
   /** Delete a service. 409 `conflict` while a permission set or an active grant references it. */
@@ -53,7 +54,7 @@ export class ServicesController {
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'deleted' })
   @ApiErrors('service not found', 'conflict')
-  remove(@Param() { serviceId }: ServiceIdParam): Promise<void> {
-    return this.services.delete(serviceId);
+  remove(@Principal() admin: Principal, @Param() { serviceId }: ServiceIdParam): Promise<void> {
+    return this.services.delete(admin.id, serviceId);
   }
 }

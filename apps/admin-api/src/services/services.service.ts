@@ -1,5 +1,5 @@
 import { ApiError, Clock, normaliseResourceUri, Random, type FieldIssue, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
-import { GrantRepository, ServiceRepository, type SecretChange, type ServiceInput } from '@broker/persistence';
+import { adminEvent, EventLedger, GrantRepository, recordChange, ServiceRepository, type SecretChange, type ServiceInput } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
 import { isUri } from '../common/is-uri';
@@ -7,7 +7,7 @@ import { inAdminVocabulary } from '../common/registry-api-error';
 import { IssuerDiscovery } from './issuer-discovery';
 import type { ServiceDto } from './service.dto';
 
-/** Third-party service registration (admin). */
+/** Third-party service registration (admin). Issue 17: every write records its `service.*` event, by the admin principal, in its transaction (never the client secret). */
 @Injectable()
 export class ServicesService {
   constructor(
@@ -17,6 +17,7 @@ export class ServicesService {
     private readonly discovery: IssuerDiscovery,
     private readonly clock: Clock,
     private readonly random: Random,
+    private readonly ledger: EventLedger,
   ) {}
 
   list(): Promise<Service[]> {
@@ -29,30 +30,33 @@ export class ServicesService {
     return service;
   }
 
-  async create(dto: ServiceDto): Promise<Service> {
+  async create(admin: string, dto: ServiceDto): Promise<Service> {
     const id = this.random.uuid();
     const secret = dto.client_secret ?? null;
     const input = await this.toInput(dto, secret !== null);
-    return inAdminVocabulary(this.services.create(id, input, secret === null ? null : this.cipher.encrypt(secret, bindings.clientSecret(id)), this.clock.now()));
+    const events = recordChange(this.ledger, (service: Service) => adminEvent('service.created', admin, { serviceId: service.id }, { display_name: service.displayName }));
+    return inAdminVocabulary(this.services.create(id, input, secret === null ? null : this.cipher.encrypt(secret, bindings.clientSecret(id)), this.clock.now(), events));
   }
 
   /** Full replacement, except an omitted client_secret keeps the stored one (API.md). */
-  async replace(id: string, dto: ServiceDto): Promise<Service> {
+  async replace(admin: string, id: string, dto: ServiceDto): Promise<Service> {
     const existing = await this.get(id);
     let change: SecretChange = { kind: 'keep' };
     if (dto.client_secret !== undefined) {
       change = { kind: 'set', envelope: dto.client_secret === null ? null : this.cipher.encrypt(dto.client_secret, bindings.clientSecret(id)) };
     }
     const hasSecret = change.kind === 'keep' ? existing.hasClientSecret : change.envelope !== null;
-    const service = await inAdminVocabulary(this.services.replace(id, await this.toInput(dto, hasSecret), change, this.clock.now()));
+    const events = recordChange(this.ledger, (changed: Service) => adminEvent('service.changed', admin, { serviceId: changed.id }, { display_name: changed.displayName }));
+    const service = await inAdminVocabulary(this.services.replace(id, await this.toInput(dto, hasSecret), change, this.clock.now(), events));
     if (service === undefined) throw new ApiError('service not found', `no service ${id}`);
     return service;
   }
 
   /** 409 while a permission set or an active grant references the service (expired grants do not count). */
-  async delete(id: string): Promise<void> {
+  async delete(admin: string, id: string): Promise<void> {
     await this.grants.releaseExpiredReferences({ serviceId: id }, this.clock.now());
-    if (!(await inAdminVocabulary(this.services.delete(id)))) throw new ApiError('service not found', `no service ${id}`);
+    const events = recordChange(this.ledger, (serviceId: string) => adminEvent('service.deleted', admin, { serviceId }, {}));
+    if (!(await inAdminVocabulary(this.services.delete(id, events)))) throw new ApiError('service not found', `no service ${id}`);
   }
 
   private async toInput(dto: ServiceDto, hasSecret: boolean): Promise<ServiceInput> {

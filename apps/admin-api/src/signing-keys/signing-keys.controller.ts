@@ -1,4 +1,5 @@
 import { SigningKeyService } from '@broker/oauth-server';
+import { Principal } from '@broker/auth';
 import { ApiErrors, NoBody } from '@broker/http';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
@@ -15,8 +16,8 @@ export class SigningKeysController {
   /** Add a signing key. It is published in the JWKS at once, and current only when it is the first key. */
   @Post()
   @ApiCreatedResponse({ type: SigningKeyResponse })
-  async add(@Body() body: AddSigningKeyDto): Promise<SigningKeyResponse> {
-    return toSigningKeyResponse(await this.keys.add(body.algorithm ?? 'ES256'));
+  async add(@Principal() admin: Principal, @Body() body: AddSigningKeyDto): Promise<SigningKeyResponse> {
+    return toSigningKeyResponse(await this.keys.add(body.algorithm ?? 'ES256', admin.id));
   }
 
   /** List every signing key as `{items}`, soft-deleted ones included, newest first. */
@@ -31,8 +32,8 @@ export class SigningKeysController {
   @NoBody()
   @ApiOkResponse({ type: SigningKeyResponse })
   @ApiErrors('signing key not found')
-  async promote(@Param() { kid }: KidParam): Promise<SigningKeyResponse> {
-    return toSigningKeyResponse(await this.keys.promote(kid));
+  async promote(@Principal() admin: Principal, @Param() { kid }: KidParam): Promise<SigningKeyResponse> {
+    return toSigningKeyResponse(await this.keys.promote(kid, admin.id));
   }
 
   /**
@@ -44,7 +45,7 @@ export class SigningKeysController {
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'deleted' })
   @ApiErrors('signing key not found', 'last_key', 'current_key')
-  remove(@Param() { kid }: KidParam): Promise<void> {
-    return this.keys.delete(kid);
+  remove(@Principal() admin: Principal, @Param() { kid }: KidParam): Promise<void> {
+    return this.keys.delete(kid, admin.id);
   }
 }

@@ -1,7 +1,6 @@
-import { ApprovalPages, ApprovalRequests, ApprovalSync, MAX_LONG_POLL_SECONDS, MIN_LONG_POLL_SECONDS } from '@broker/approvals';
+import { ApprovalPages, ApprovalRequests, ApprovalSync, MAX_LONG_POLL_SECONDS, MIN_LONG_POLL_SECONDS, type GatewayIdentity } from '@broker/approvals';
 import { ClientAuthenticated } from '@broker/auth';
 import { ApiErrors, NoBody, ValidationVocabulary } from '@broker/http';
-import type { SubjectIdentity } from '@broker/oauth-server';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiQuery, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
@@ -50,7 +49,7 @@ export class ApprovalsGatewayController {
   @ApiBody({ type: CreateApprovalDto })
   // 401: a credential missing or invalid; 403: the exchange's expression refuses the gateway, or the agent is not registered.
   @ApiErrors('bad request', 'unauthorized', 'forbidden', 'rate_limited')
-  async create(@Gateway() gateway: SubjectIdentity, @Body() body: unknown, @Res({ passthrough: true }) response: Response): Promise<CreatedApprovalResponse> {
+  async create(@Gateway() gateway: GatewayIdentity, @Body() body: unknown, @Res({ passthrough: true }) response: Response): Promise<CreatedApprovalResponse> {
     const { record, created } = await inApprovalsVocabulary(this.requests.create(gateway, parseCreateApprovalBody(body)));
     response.status(created ? 201 : 200);
     return { data: toCreatedView(record, this.pages.url(record.id)) };
@@ -104,7 +103,7 @@ export class ApprovalsGatewayController {
   @ApiSecurity('BearerSubjectToken')
   @ApiOkResponse({ type: ConsumedResponse, description: 'consumed (now or before)' })
   @ApiErrors('unauthorized', 'forbidden', 'not_found', 'gone', 'not_consumable')
-  async consume(@Gateway() gateway: SubjectIdentity, @Param() { id }: ApprovalIdParam): Promise<ConsumedResponse> {
+  async consume(@Gateway() gateway: GatewayIdentity, @Param() { id }: ApprovalIdParam): Promise<ConsumedResponse> {
     return { data: toConsumedView(await inApprovalsVocabulary(this.requests.consume(gateway, id))) };
   }
 }

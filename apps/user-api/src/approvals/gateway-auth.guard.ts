@@ -1,6 +1,5 @@
-import { ApprovalGatewayAuth } from '@broker/approvals';
+import { ApprovalGatewayAuth, type GatewayIdentity } from '@broker/approvals';
 import { assertNever } from '@broker/domain';
-import type { SubjectIdentity } from '@broker/oauth-server';
 import { createParamDecorator, Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
@@ -16,7 +15,7 @@ const GATEWAY_OPERATION = 'broker:gateway-operation';
 export const GatewayOperation = (operation: GatewayOperation): MethodDecorator => SetMetadata(GATEWAY_OPERATION, operation);
 
 /** The verified identity per request, for {@link Gateway}. */
-const identities = new WeakMap<Request, SubjectIdentity>();
+const identities = new WeakMap<Request, GatewayIdentity>();
 
 /**
  * Verifies a gateway's credentials before anything else of the request is read (issue 19:
@@ -54,8 +53,8 @@ export class GatewayAuthGuard implements CanActivate {
   }
 }
 
-/** The subject token's principal and agent, as {@link GatewayAuthGuard} verified them. */
-export const Gateway = createParamDecorator((_data: unknown, context: ExecutionContext): SubjectIdentity => {
+/** The subject token's principal and agent, and the gateway, as {@link GatewayAuthGuard} verified them. */
+export const Gateway = createParamDecorator((_data: unknown, context: ExecutionContext): GatewayIdentity => {
   const identity = identities.get(context.switchToHttp().getRequest<Request>());
   if (identity === undefined) throw new Error('no verified gateway identity: the route needs @GatewayOperation(create or consume)');
   return identity;

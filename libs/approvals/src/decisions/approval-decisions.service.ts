@@ -1,8 +1,10 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApprovalError, Clock, type Principal, type ApprovalPersistence, type ApprovalRecord, type ParamsPattern } from '@broker/domain';
-import { ApprovalRepository } from '@broker/persistence';
+import { ApprovalRepository, EventLedger, recordChange } from '@broker/persistence';
+import { currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
+import { approvalEvent, type ApprovalEventType } from '../events/approval-events';
 import { assertNotExpired, assertPending, notFound } from '../approval-rules';
 import { assertCoversReviewed, parseParamsPattern, renderScope } from '../patterns/params-pattern';
 
@@ -38,6 +40,7 @@ export class ApprovalDecisions {
     private readonly approvals: ApprovalRepository,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly ledger: EventLedger,
   ) {
     this.pendingTtlMs = config.approvals.pending_ttl;
   }
@@ -70,7 +73,7 @@ export class ApprovalDecisions {
       throw new ApprovalError('invalid_input', 'persistence session needs a request made with metadata.agent_session_id', [{ field: 'persistence', problem: 'the request carries no agent_session_id' }]);
     }
     const pattern = this.patternFor(record, input);
-    const approved = await this.approvals.approve(id, principal.id, input.persistence, pattern, now);
+    const approved = await this.approvals.approve(id, principal.id, input.persistence, pattern, now, this.decided('approval.approved', principal));
     if (approved === undefined) return this.lostRace(principal, id, now);
     this.audit.record('approval_approved', { approval_id: id, principal: principal.id, agent_id: approved.agentId, tool_name: approved.toolName, persistence: input.persistence, constrained_arguments: pattern === null ? null : Object.keys(pattern), outcome: 'approved' });
     return approved;
@@ -92,7 +95,7 @@ export class ApprovalDecisions {
     const now = this.clock.now();
     await this.decidable(principal, id, now);
     const kind = persistence ?? 'once';
-    const denied = await this.approvals.deny(id, principal.id, kind, kind === 'once' ? new Date(now.getTime() + this.pendingTtlMs) : null, now);
+    const denied = await this.approvals.deny(id, principal.id, kind, kind === 'once' ? new Date(now.getTime() + this.pendingTtlMs) : null, now, this.decided('approval.denied', principal));
     if (denied === undefined) return this.lostRace(principal, id, now);
     this.audit.record('approval_denied', { approval_id: id, principal: principal.id, agent_id: denied.agentId, tool_name: denied.toolName, persistence: kind, outcome: 'denied' });
     return denied;
@@ -105,7 +108,7 @@ export class ApprovalDecisions {
    */
   async revoke(principal: Principal, id: string): Promise<ApprovalRecord> {
     const now = this.clock.now();
-    const revoked = await this.approvals.revoke(id, principal.id, now);
+    const revoked = await this.approvals.revoke(id, principal.id, now, this.decided('approval.revoked', principal));
     if (revoked !== undefined) {
       this.audit.record('approval_revoked', { approval_id: id, principal: principal.id, agent_id: revoked.agentId, tool_name: revoked.toolName, persistence: 'permanent', outcome: 'revoked' });
       return revoked;
@@ -115,6 +118,12 @@ export class ApprovalDecisions {
     assertNotExpired(record, now);
     if (record.status === 'revoked') return record;
     throw new ApprovalError('not_revocable', 'only a permanent approval or denial can be revoked');
+  }
+
+  /** Issue 17: the principal's decision as a ledger event, recorded in the decision's transaction. */
+  private decided(type: ApprovalEventType, principal: Principal) {
+    const traceId = currentTraceId();
+    return recordChange(this.ledger, (record: ApprovalRecord) => approvalEvent(type, record, { type: 'principal', id: principal.id }, traceId));
   }
 
   /** The principal's pending, unexpired approval: else 404, 410 or 409. */

@@ -12,6 +12,15 @@ export interface GatewayHeaders {
   readonly clientAssertion: readonly string[] | undefined;
 }
 
+/**
+ * The verified identity of a gateway request: the subject token's principal and agent, and
+ * the gateway itself (its client assertion's `sub`; null on consume, which takes no
+ * assertion). Issue 17: the gateway is the actor of the events it causes.
+ */
+export interface GatewayIdentity extends SubjectIdentity {
+  readonly gateway: string | null;
+}
+
 const BEARER = /^Bearer +([A-Za-z0-9_.~+/-]+=*) *$/i;
 
 function unauthorized(message: string): ApprovalError {
@@ -56,7 +65,7 @@ export class ApprovalGatewayAuth {
   }
 
   /** Create: the subject token (Bearer) plus the client assertion (`X-Client-Assertion`). */
-  async forCreate(headers: GatewayHeaders): Promise<SubjectIdentity> {
+  async forCreate(headers: GatewayHeaders): Promise<GatewayIdentity> {
     const assertionJwt = this.clientAssertion(headers, false);
     if (assertionJwt === undefined) throw unauthorized('the gateway\'s client assertion is required in the X-Client-Assertion header');
     const subjectJwt = this.bearer(headers);
@@ -65,18 +74,18 @@ export class ApprovalGatewayAuth {
       const assertion = await this.credentials.verifyAssertion(assertionJwt);
       const identity = this.identify(await this.credentials.verifySubject(subjectJwt));
       this.credentials.assertAuthorized(assertion);
-      return identity;
+      return { ...identity, gateway: typeof assertion.sub === 'string' ? assertion.sub : null };
     } catch (error) {
       return refused(error);
     }
   }
 
   /** Consume: the subject token (Bearer) only. */
-  async forConsume(headers: GatewayHeaders): Promise<SubjectIdentity> {
+  async forConsume(headers: GatewayHeaders): Promise<GatewayIdentity> {
     const subjectJwt = this.bearer(headers);
     if (subjectJwt === undefined) throw unauthorized('the subject token is required as Authorization: Bearer <jwt>');
     try {
-      return this.identify(await this.credentials.verifySubject(subjectJwt));
+      return { ...this.identify(await this.credentials.verifySubject(subjectJwt)), gateway: null };
     } catch (error) {
       return refused(error);
     }

@@ -1,9 +1,11 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApprovalError, Clock, Random, type ApprovalRecord, type RiskLevel } from '@broker/domain';
-import type { SubjectIdentity } from '@broker/oauth-server';
-import { ApprovalRepository } from '@broker/persistence';
+import { ApprovalRepository, EventLedger, recordChange } from '@broker/persistence';
+import { currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
+import { approvalEvent, approvalExpired } from '../events/approval-events';
+import type { GatewayIdentity } from '../gateway/approval-gateway-auth';
 import { argumentsHash } from '../patterns/canonical-json';
 import { assertNotExpired, CREATION_WINDOW_MS, notFound } from '../approval-rules';
 
@@ -50,6 +52,7 @@ export class ApprovalRequests {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly random: Random,
+    private readonly ledger: EventLedger,
   ) {
     this.pendingTtlMs = config.approvals.pending_ttl;
     this.maxPending = config.approvals.rate_limit.max_pending_per_pair;
@@ -62,10 +65,14 @@ export class ApprovalRequests {
    * `approvals.rate_limit.max_pending_per_pair` pending and `max_requests_per_minute`
    * creations per minute per (principal, agent): else 429 with Retry-After.
    */
-  async create({ principal, agentId }: SubjectIdentity, input: ApprovalRequestInput): Promise<CreatedApproval> {
+  async create({ principal, agentId, gateway }: GatewayIdentity, input: ApprovalRequestInput): Promise<CreatedApproval> {
     if (UNSAFE_TEXT.test(input.toolName)) throw invalidInput('tool_name', 'must not contain control characters');
     const agentSessionId = this.agentSessionId(input.metadata);
     const now = this.clock.now();
+    // Issue 17: `approval.requested` (the gateway's) and the pair's stale pendings' `approval.expired`, in the create's transaction.
+    const traceId = currentTraceId();
+    const requested = recordChange(this.ledger, (record: ApprovalRecord) => approvalEvent('approval.requested', record, { type: 'gateway', id: gateway }, traceId));
+    const expired = recordChange(this.ledger, approvalExpired);
     const outcome = await this.approvals.create(
       {
         id: this.random.uuid(),
@@ -81,6 +88,7 @@ export class ApprovalRequests {
       },
       { maxPending: this.maxPending, maxPerWindow: this.maxPerMinute, windowMs: CREATION_WINDOW_MS },
       now,
+      requested === undefined || expired === undefined ? undefined : { requested, expired },
     );
     const facts = { principal, agent_id: agentId, tool_name: input.toolName, risk_level: input.riskLevel ?? null };
     switch (outcome.kind) {
@@ -108,9 +116,10 @@ export class ApprovalRequests {
    * Precedence: 404 unknown, 403 another principal's or agent's (API.md), 410 an expired
    * pending, 422 `not_consumable` for anything else.
    */
-  async consume({ principal, agentId }: SubjectIdentity, id: string): Promise<ApprovalRecord> {
+  async consume({ principal, agentId, gateway }: GatewayIdentity, id: string): Promise<ApprovalRecord> {
     const now = this.clock.now();
-    const consumed = await this.approvals.consume(id, principal, agentId, now);
+    const traceId = currentTraceId();
+    const consumed = await this.approvals.consume(id, principal, agentId, now, recordChange(this.ledger, (record: ApprovalRecord) => approvalEvent('approval.consumed', record, { type: 'gateway', id: gateway }, traceId)));
     if (consumed !== undefined) {
       this.audit.record('approval_consumed', { approval_id: id, principal, agent_id: agentId, tool_name: consumed.toolName, outcome: 'consumed' });
       return consumed;

@@ -1,7 +1,8 @@
 import { Clock } from '@broker/domain';
-import { ApprovalRepository } from '@broker/persistence';
+import { ApprovalRepository, EventLedger, recordChange } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
+import { approvalExpired } from '../events/approval-events';
 
 const RETRY_AFTER_FAILURE_MS = 5_000;
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -27,6 +28,7 @@ export class ExpirySweeper {
     private readonly approvals: ApprovalRepository,
     private readonly clock: Clock,
     private readonly logger: PinoLogger,
+    private readonly ledger: EventLedger,
   ) {
     logger.setContext('approvals');
   }
@@ -56,7 +58,8 @@ export class ExpirySweeper {
   private sweep(): Promise<void> {
     this.sweeping ??= (async () => {
       try {
-        await this.approvals.expireDue(this.clock.now());
+        // Issue 17: each expired pending request's `approval.expired` (the broker's), in the sweep's transaction.
+        await this.approvals.expireDue(this.clock.now(), recordChange(this.ledger, approvalExpired));
       } catch (error) {
         this.logger.warn({ err: error }, 'approvals: expiring due records failed; retrying');
       } finally {

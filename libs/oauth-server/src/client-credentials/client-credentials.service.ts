@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { AgentRepository, ClientCredentialRepository } from '@broker/persistence';
+import { adminEvent, AgentRepository, ClientCredentialRepository, EventLedger, recordChange } from '@broker/persistence';
 import { ApiError, Clock, Random } from '@broker/domain';
 import { Injectable } from '@nestjs/common';
 
@@ -43,13 +43,18 @@ export class ClientCredentialsService {
     private readonly agents: AgentRepository,
     private readonly random: Random,
     private readonly clock: Clock,
+    private readonly ledger: EventLedger,
   ) {}
 
-  /** Generates the agent's first secret, or rotates it (the old one stops working at once). */
-  async generate(agentId: string): Promise<IssuedClientCredentials> {
+  /**
+   * Generates the agent's first secret, or rotates it (the old one stops working at once).
+   * Issue 17: `client_credentials.issued` or `.rotated` by `admin`, in the write's transaction.
+   */
+  async generate(agentId: string, admin: string): Promise<IssuedClientCredentials> {
     await this.assertAgent(agentId);
     const secret = `${CLIENT_SECRET_PREFIX}${this.random.token(32)}`;
-    const { record, created } = await this.credentials.upsert(agentId, digest(secret), this.clock.now());
+    const events = recordChange(this.ledger, ({ created }: { created: boolean }) => adminEvent(created ? 'client_credentials.issued' : 'client_credentials.rotated', admin, { agentId }, { client_id: agentId }));
+    const { record, created } = await this.credentials.upsert(agentId, digest(secret), this.clock.now(), events);
     return { clientId: agentId, clientSecret: secret, createdAt: record.createdAt, previousInvalidatedAt: created ? null : record.rotatedAt, created };
   }
 
@@ -60,9 +65,11 @@ export class ClientCredentialsService {
     return { clientId: agentId, createdAt: record.createdAt, rotatedAt: record.rotatedAt };
   }
 
-  async revoke(agentId: string): Promise<void> {
+  /** Issue 17: `client_credentials.revoked` by `admin`, in the deletion's transaction. */
+  async revoke(agentId: string, admin: string): Promise<void> {
     await this.assertAgent(agentId);
-    if (!(await this.credentials.delete(agentId))) throw new ApiError('client credentials not found', `agent ${agentId} has no client credentials`);
+    const events = recordChange(this.ledger, () => adminEvent('client_credentials.revoked', admin, { agentId }, { client_id: agentId }));
+    if (!(await this.credentials.delete(agentId, events))) throw new ApiError('client credentials not found', `agent ${agentId} has no client credentials`);
   }
 
   /** True when `secret` is the agent's current client secret (constant-time comparison). */

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { ApiError, assertNever, Clock, type SigningAlgorithm } from '@broker/domain';
-import { Database, SigningKeyRepository, type SigningKeyRecord } from '@broker/persistence';
+import { ApiError, assertNever, Clock, type BrokerEvent, type SigningAlgorithm } from '@broker/domain';
+import { adminEvent, Database, EventLedger, recordChange, SigningKeyRepository, type SigningKeyRecord } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { generateSigningKey, importPrivateKey } from './key-material';
@@ -52,12 +52,24 @@ export class SigningKeyService implements OnApplicationBootstrap {
     private readonly database: Database,
     private readonly clock: Clock,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+    private readonly ledger: EventLedger,
   ) {}
 
   /** In local and hybrid mode the broker signs tokens, so a first key must exist (API.md "Signing keys"). */
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.oauth2_authorization_server.mode === 'proxy') return;
-    const created = await this.keys.ensureOne(() => this.newKey('ES256'));
+    // Issue 17: the first key is the broker's own `signing_key.added` (no admin, no request).
+    const added = recordChange(this.ledger, (key: SigningKeyRecord): BrokerEvent<'signing_key.added'> => ({
+      type: 'signing_key.added',
+      actor: { type: 'broker', id: null },
+      principal: null,
+      agentId: null,
+      serviceId: null,
+      outcome: 'success',
+      traceId: null,
+      details: { kid: key.kid, algorithm: key.algorithm },
+    }));
+    const created = await this.keys.ensureOne(() => this.newKey('ES256'), added);
     if (created) {
       this.invalidate();
       this.logger.log(`created the first signing key ${created.kid} (${created.algorithm})`);
@@ -68,21 +80,23 @@ export class SigningKeyService implements OnApplicationBootstrap {
     return this.keys.list();
   }
 
-  async add(algorithm: SigningAlgorithm): Promise<SigningKeyRecord> {
-    const record = await this.keys.add(await this.newKey(algorithm));
+  /** Issue 17: each change is `signing_key.added / promoted / removed` by `admin`, in the change's transaction. */
+  async add(algorithm: SigningAlgorithm, admin: string): Promise<SigningKeyRecord> {
+    const events = recordChange(this.ledger, (key: SigningKeyRecord) => adminEvent('signing_key.added', admin, {}, { kid: key.kid, algorithm: key.algorithm }));
+    const record = await this.keys.add(await this.newKey(algorithm), events);
     this.invalidate();
     return record;
   }
 
-  async promote(kid: string): Promise<SigningKeyRecord> {
-    const record = await this.keys.promote(kid);
+  async promote(kid: string, admin: string): Promise<SigningKeyRecord> {
+    const record = await this.keys.promote(kid, recordChange(this.ledger, () => adminEvent('signing_key.promoted', admin, {}, { kid })));
     if (record === undefined) throw new ApiError('signing key not found', `no signing key ${kid}`);
     this.invalidate();
     return record;
   }
 
-  async delete(kid: string): Promise<void> {
-    const outcome = await this.keys.softDelete(kid, this.clock.now());
+  async delete(kid: string, admin: string): Promise<void> {
+    const outcome = await this.keys.softDelete(kid, this.clock.now(), recordChange(this.ledger, () => adminEvent('signing_key.removed', admin, {}, { kid })));
     switch (outcome) {
       case 'deleted':
         this.invalidate();

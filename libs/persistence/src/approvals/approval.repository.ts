@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import type { WithinTransaction } from '../events/event-ledger';
 import type { ApprovalPersistence, ApprovalRecord, ApprovalStatus, CreateOutcome, CreationLimits, NewApproval, ParamsPattern, RiskLevel, SyncFilter, SyncSnapshot, SyncedApproval } from '@broker/domain';
 
 interface ApprovalRow {
@@ -48,6 +49,15 @@ const EXPIRE_DUE = `UPDATE approvals SET listed = false, status = CASE WHEN stat
                     WHERE listed AND expires_at <= $1`;
 
 const SELECT_WITH_AGENT = 'SELECT a.*, g.display_name AS agent_display_name FROM approvals a JOIN agents g ON g.id = a.agent_id';
+
+/**
+ * Issue 17: the ledger events of a create, run in its transaction: `requested` for the new
+ * pending request, `expired` for each stale pending of the pair the create expired first.
+ */
+export interface CreateEvents {
+  readonly requested: WithinTransaction<ApprovalRecord>;
+  readonly expired: WithinTransaction<ApprovalRecord>;
+}
 
 /** Rolls the create transaction back when a limit is reached. */
 class LimitReached extends Error {
@@ -125,16 +135,18 @@ export class ApprovalRepository {
    * tool and arguments hash), decided by the partial unique index. Under the pair's
    * advisory lock: stale pendings of the pair are expired first (they would otherwise
    * hold the unique index), and the limits are counted after the insert, which is rolled
-   * back when one is exceeded, so concurrent creates can never overshoot them.
+   * back when one is exceeded, so concurrent creates can never overshoot them. Issue 17:
+   * `events` run in the same transaction (a refused create leaves none).
    */
-  async create(approval: NewApproval, limits: CreationLimits, now: Date): Promise<CreateOutcome> {
+  async create(approval: NewApproval, limits: CreationLimits, now: Date, events?: CreateEvents): Promise<CreateOutcome> {
     const { principal, agentId } = approval;
     try {
       return await this.dataSource.transaction(async (manager): Promise<CreateOutcome> => {
         await manager.query("SELECT pg_advisory_xact_lock($1, hashtext($2 || '/' || $3))", [PAIR_LOCK_CLASS, principal, agentId]);
         const agent = await manager.query<{ display_name: string }[]>('SELECT display_name FROM agents WHERE id = $1 FOR KEY SHARE', [agentId]);
         if (agent[0] === undefined) return { kind: 'agent_unknown' };
-        await manager.query(`${EXPIRE_DUE} AND principal = $2 AND agent_id = $3`, [now, principal, agentId]);
+        const expired = rowsOf<ApprovalRow>(await manager.query(`${EXPIRE_DUE} AND principal = $2 AND agent_id = $3 RETURNING *`, [now, principal, agentId]));
+        for (const row of expired) if (row.status === 'expired') await events?.expired(toRecord(row), manager);
         const inserted = rowsOf<ApprovalRow>(
           await manager.query(
             `INSERT INTO approvals (id, principal, agent_id, tool_name, arguments, arguments_hash, metadata, risk_level, agent_session_id, status, created_at, expires_at)
@@ -153,7 +165,9 @@ export class ApprovalRepository {
           return { kind: 'duplicate', record: toRecord({ ...(existing[0] as ApprovalRow), agent_display_name: agent[0].display_name }) };
         }
         await this.assertWithinLimits(manager, principal, agentId, limits, now);
-        return { kind: 'created', record: toRecord({ ...created, agent_display_name: agent[0].display_name }) };
+        const record = toRecord({ ...created, agent_display_name: agent[0].display_name });
+        await events?.requested(record, manager);
+        return { kind: 'created', record };
       });
     } catch (error) {
       if (error instanceof LimitReached) return error.outcome;
@@ -193,8 +207,8 @@ export class ApprovalRepository {
   }
 
   /** pending → approved, only while unexpired; undefined when the approval was not in that state. */
-  async approve(id: string, principal: string, persistence: ApprovalPersistence, pattern: ParamsPattern | null, now: Date): Promise<ApprovalRecord | undefined> {
-    return this.transition(
+  async approve(id: string, principal: string, persistence: ApprovalPersistence, pattern: ParamsPattern | null, now: Date, events?: WithinTransaction<ApprovalRecord>): Promise<ApprovalRecord | undefined> {
+    return this.transition(events,
       `UPDATE approvals SET status = 'approved', persistence = $3, params_pattern = $4, approved_at = $5, expires_at = NULL
         WHERE id = $1 AND principal = $2 AND status = 'pending' AND expires_at > $5 RETURNING *`,
       [id, principal, persistence, pattern === null ? null : JSON.stringify(pattern), now],
@@ -205,8 +219,8 @@ export class ApprovalRepository {
    * pending → denied, only while unexpired. `listedUntil`: when a one-time denial leaves the
    * sync state (null: listed until revoked).
    */
-  async deny(id: string, principal: string, persistence: 'once' | 'permanent', listedUntil: Date | null, now: Date): Promise<ApprovalRecord | undefined> {
-    return this.transition(
+  async deny(id: string, principal: string, persistence: 'once' | 'permanent', listedUntil: Date | null, now: Date, events?: WithinTransaction<ApprovalRecord>): Promise<ApprovalRecord | undefined> {
+    return this.transition(events,
       `UPDATE approvals SET status = 'denied', persistence = $3, denied_at = $4, expires_at = $5
         WHERE id = $1 AND principal = $2 AND status = 'pending' AND expires_at > $4 RETURNING *`,
       [id, principal, persistence, now, listedUntil],
@@ -214,8 +228,8 @@ export class ApprovalRepository {
   }
 
   /** An approved, unconsumed `once` approval of this principal and agent → consumed; undefined otherwise. */
-  async consume(id: string, principal: string, agentId: string, now: Date): Promise<ApprovalRecord | undefined> {
-    return this.transition(
+  async consume(id: string, principal: string, agentId: string, now: Date, events?: WithinTransaction<ApprovalRecord>): Promise<ApprovalRecord | undefined> {
+    return this.transition(events,
       `UPDATE approvals SET consumed = true, consumed_at = $4, listed = false
         WHERE id = $1 AND principal = $2 AND agent_id = $3 AND status = 'approved' AND persistence = 'once' AND NOT consumed RETURNING *`,
       [id, principal, agentId, now],
@@ -223,8 +237,8 @@ export class ApprovalRepository {
   }
 
   /** A permanent approval or denial → revoked (leaves the sync state); undefined otherwise. */
-  async revoke(id: string, principal: string, now: Date): Promise<ApprovalRecord | undefined> {
-    return this.transition(
+  async revoke(id: string, principal: string, now: Date, events?: WithinTransaction<ApprovalRecord>): Promise<ApprovalRecord | undefined> {
+    return this.transition(events,
       `UPDATE approvals SET status = 'revoked', revoked_at = $3, listed = false
         WHERE id = $1 AND principal = $2 AND persistence = 'permanent' AND status IN ('approved', 'denied') RETURNING *`,
       [id, principal, now],
@@ -262,10 +276,18 @@ export class ApprovalRepository {
 
   /**
    * Makes the time-based exits due at `now` (idempotent: replicas sweeping at once change
-   * each row once). Returns how many records left the sync state.
+   * each row once). Returns how many records left the sync state. Issue 17: `expired` runs,
+   * in the same transaction, for each pending request that expired (not for a one-time
+   * denial leaving the sync state: it was decided, not expired).
    */
-  async expireDue(now: Date): Promise<number> {
-    return rowsOf(await this.dataSource.query(`${EXPIRE_DUE} RETURNING id`, [now])).length;
+  async expireDue(now: Date, expired?: WithinTransaction<ApprovalRecord>): Promise<number> {
+    if (expired === undefined) return rowsOf(await this.dataSource.query(`${EXPIRE_DUE} RETURNING id`, [now])).length;
+    return this.dataSource.transaction(async (manager) => {
+      const rows = rowsOf<ApprovalRow>(await manager.query(`${EXPIRE_DUE} RETURNING *`, [now]));
+      // RETURNING shows the new status: 'expired' only for a row that was pending (a listed row is never already expired).
+      for (const row of rows) if (row.status === 'expired') await expired(toRecord(row), manager);
+      return rows.length;
+    });
   }
 
   /** When the next listed record leaves the sync state by time, if any. */
@@ -274,9 +296,19 @@ export class ApprovalRepository {
     return rows[0]?.next ?? undefined;
   }
 
-  private async transition(sql: string, parameters: unknown[]): Promise<ApprovalRecord | undefined> {
-    const rows = rowsOf<ApprovalRow>(await this.dataSource.query(sql, parameters));
-    return rows[0] ? toRecord(rows[0]) : undefined;
+  /** One conditional UPDATE; with `events`, in a transaction with the events of the record it changed (none when it changed nothing). */
+  private async transition(events: WithinTransaction<ApprovalRecord> | undefined, sql: string, parameters: unknown[]): Promise<ApprovalRecord | undefined> {
+    if (events === undefined) {
+      const rows = rowsOf<ApprovalRow>(await this.dataSource.query(sql, parameters));
+      return rows[0] ? toRecord(rows[0]) : undefined;
+    }
+    return this.dataSource.transaction(async (manager) => {
+      const row = rowsOf<ApprovalRow>(await manager.query(sql, parameters))[0];
+      if (row === undefined) return undefined;
+      const record = toRecord(row);
+      await events(record, manager);
+      return record;
+    });
   }
 
   private async assertWithinLimits(manager: EntityManager, principal: string, agentId: string, limits: CreationLimits, now: Date): Promise<void> {

@@ -1,5 +1,6 @@
 import { RegistryError, type Agent, type Clock, type RequirementType } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { WithinTransaction } from '../events/event-ledger';
 import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '../persistence-errors';
 import type { ClientCache, ClientRecord } from './client-cache';
 import type { RegistryChangeListener } from './registry-change-listener';
@@ -152,20 +153,23 @@ export class AgentRepository {
     return toAgent(agent, await this.dataSource.getRepository(AgentPermissionSetEntity).findBy({ agentId: agent.id }));
   }
 
-  async create(id: string, input: AgentInput, now: Date): Promise<Agent> {
+  /** Issue 17: `events` (the ledger's `agent.created`) are appended in the same transaction. */
+  async create(id: string, input: AgentInput, now: Date, events?: WithinTransaction<Agent>): Promise<Agent> {
     try {
       return await this.dataSource.transaction(async (manager) => {
         const entity = manager.create(AgentEntity, { ...columns(input), id, createdAt: now, updatedAt: now });
         await manager.insert(AgentEntity, entity);
-        return toAgent(entity, await this.writeRefs(manager, id, input));
+        const agent = toAgent(entity, await this.writeRefs(manager, id, input));
+        await events?.(agent, manager);
+        return agent;
       });
     } catch (error) {
       translate(error, input);
     }
   }
 
-  /** Full replacement; undefined when no such agent. */
-  async replace(id: string, input: AgentInput, now: Date): Promise<Agent | undefined> {
+  /** Full replacement; undefined when no such agent. `events` are appended in the same transaction, only when it was replaced. */
+  async replace(id: string, input: AgentInput, now: Date, events?: WithinTransaction<Agent>): Promise<Agent | undefined> {
     try {
       return await this.dataSource.transaction(async (manager) => {
         const existing = await manager.findOne(AgentEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
@@ -174,7 +178,9 @@ export class AgentRepository {
         const entity = manager.merge(AgentEntity, existing, { ...columns(input), updatedAt: now });
         await manager.save(AgentEntity, entity);
         await manager.delete(AgentPermissionSetEntity, { agentId: id });
-        return toAgent(entity, await this.writeRefs(manager, id, input));
+        const agent = toAgent(entity, await this.writeRefs(manager, id, input));
+        await events?.(agent, manager);
+        return agent;
       });
     } catch (error) {
       translate(error, input);
@@ -183,11 +189,18 @@ export class AgentRepository {
     }
   }
 
-  /** Deletes the agent with its credentials and assignments (cascade); false when none. */
-  async delete(id: string): Promise<boolean> {
+  /**
+   * Deletes the agent with its credentials and assignments (cascade); false when none.
+   * Issue 17: with `events`, the delete and its events share one transaction.
+   */
+  async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {
     try {
-      const result = await this.dataSource.getRepository(AgentEntity).delete({ id });
-      return (result.affected ?? 0) > 0;
+      if (events === undefined) return ((await this.dataSource.getRepository(AgentEntity).delete({ id })).affected ?? 0) > 0;
+      return await this.dataSource.transaction(async (manager) => {
+        const deleted = ((await manager.delete(AgentEntity, { id })).affected ?? 0) > 0;
+        if (deleted) await events(id, manager);
+        return deleted;
+      });
     } finally {
       this.clientCache.invalidate();
     }

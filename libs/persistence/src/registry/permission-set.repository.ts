@@ -1,5 +1,6 @@
 import { RegistryError, type PermissionSet, type RequirementType } from '@broker/domain';
 import { In, type DataSource, type EntityManager } from 'typeorm';
+import type { WithinTransaction } from '../events/event-ledger';
 import { constraintViolation, FOREIGN_KEY_VIOLATION, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { PermissionSetEntity, PermissionSetServiceScopeEntity } from './registry.entities';
 
@@ -66,19 +67,23 @@ export class PermissionSetRepository {
     return new Set(rows.map((row) => row.id));
   }
 
-  async create(id: string, input: PermissionSetInput, now: Date): Promise<PermissionSet> {
+  /** Issue 17: `events` (the ledger's `permission_set.created`) are appended in the same transaction. */
+  async create(id: string, input: PermissionSetInput, now: Date, events?: WithinTransaction<PermissionSet>): Promise<PermissionSet> {
     try {
       return await this.dataSource.transaction(async (manager) => {
         const entity = manager.create(PermissionSetEntity, { id, name: input.name, description: input.description, createdAt: now, updatedAt: now });
         await manager.insert(PermissionSetEntity, entity);
-        return toPermissionSet(entity, await this.writeScopes(manager, id, input));
+        const set = toPermissionSet(entity, await this.writeScopes(manager, id, input));
+        await events?.(set, manager);
+        return set;
       });
     } catch (error) {
       translate(error, input);
     }
   }
 
-  async replace(id: string, input: PermissionSetInput, now: Date): Promise<PermissionSet | undefined> {
+  /** Undefined when no such set. `events` are appended in the same transaction, only when it was replaced. */
+  async replace(id: string, input: PermissionSetInput, now: Date, events?: WithinTransaction<PermissionSet>): Promise<PermissionSet | undefined> {
     try {
       return await this.dataSource.transaction(async (manager) => {
         const existing = await manager.findOne(PermissionSetEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
@@ -86,18 +91,28 @@ export class PermissionSetRepository {
         const entity = manager.merge(PermissionSetEntity, existing, { name: input.name, description: input.description, updatedAt: now });
         await manager.save(PermissionSetEntity, entity);
         await manager.delete(PermissionSetServiceScopeEntity, { permissionSetId: id });
-        return toPermissionSet(entity, await this.writeScopes(manager, id, input));
+        const set = toPermissionSet(entity, await this.writeScopes(manager, id, input));
+        await events?.(set, manager);
+        return set;
       });
     } catch (error) {
       translate(error, input);
     }
   }
 
-  /** Deletes the set; refused ('permission_set_in_use') while an agent or a grant references it. False when none. */
-  async delete(id: string): Promise<boolean> {
+  /**
+   * Deletes the set; refused ('permission_set_in_use') while an agent or a grant references
+   * it. False when none. Issue 17: with `events`, the delete and its events share one
+   * transaction (a refused delete rolls back and leaves none).
+   */
+  async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {
     try {
-      const result = await this.dataSource.getRepository(PermissionSetEntity).delete({ id });
-      return (result.affected ?? 0) > 0;
+      if (events === undefined) return ((await this.dataSource.getRepository(PermissionSetEntity).delete({ id })).affected ?? 0) > 0;
+      return await this.dataSource.transaction(async (manager) => {
+        const deleted = ((await manager.delete(PermissionSetEntity, { id })).affected ?? 0) > 0;
+        if (deleted) await events(id, manager);
+        return deleted;
+      });
     } catch (error) {
       if (isReferenceViolation(error)) {
         throw new RegistryError('permission_set_in_use', 'the permission set is assigned to an agent or delegated by a grant: remove it there first');

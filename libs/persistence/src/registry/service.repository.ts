@@ -1,5 +1,6 @@
 import { RegistryError, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
 import { In, type DataSource, type EntityManager } from 'typeorm';
+import type { WithinTransaction } from '../events/event-ledger';
 import { constraintViolation, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { ServiceEntity, ServiceProtectedResourceEntity } from './registry.entities';
 
@@ -78,19 +79,23 @@ export class ServiceRepository {
     return row === null ? undefined : row.clientSecretEnvelope;
   }
 
-  async create(id: string, input: ServiceInput, secretEnvelope: Buffer | null, now: Date): Promise<Service> {
+  /** Issue 17: `events` (the ledger's `service.created`) are appended in the same transaction. */
+  async create(id: string, input: ServiceInput, secretEnvelope: Buffer | null, now: Date, events?: WithinTransaction<Service>): Promise<Service> {
     try {
       return await this.dataSource.transaction(async (manager) => {
         const entity = manager.create(ServiceEntity, { ...columns(input), id, clientSecretEnvelope: secretEnvelope, createdAt: now, updatedAt: now });
         await manager.insert(ServiceEntity, entity);
-        return toService(entity, await this.writeResources(manager, id, input.protectedResources));
+        const service = toService(entity, await this.writeResources(manager, id, input.protectedResources));
+        await events?.(service, manager);
+        return service;
       });
     } catch (error) {
       translateResourceConflict(error);
     }
   }
 
-  async replace(id: string, input: ServiceInput, secret: SecretChange, now: Date): Promise<Service | undefined> {
+  /** Undefined when no such service. `events` are appended in the same transaction, only when it was replaced. */
+  async replace(id: string, input: ServiceInput, secret: SecretChange, now: Date, events?: WithinTransaction<Service>): Promise<Service | undefined> {
     try {
       return await this.dataSource.transaction(async (manager) => {
         const existing = await manager.findOne(ServiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
@@ -99,18 +104,28 @@ export class ServiceRepository {
         if (secret.kind === 'set') entity.clientSecretEnvelope = secret.envelope;
         await manager.save(ServiceEntity, entity);
         await manager.delete(ServiceProtectedResourceEntity, { serviceId: id });
-        return toService(entity, await this.writeResources(manager, id, input.protectedResources));
+        const service = toService(entity, await this.writeResources(manager, id, input.protectedResources));
+        await events?.(service, manager);
+        return service;
       });
     } catch (error) {
       translateResourceConflict(error);
     }
   }
 
-  /** Deletes the service; refused ('service_in_use') while a permission set or a grant references it. False when none. */
-  async delete(id: string): Promise<boolean> {
+  /**
+   * Deletes the service; refused ('service_in_use') while a permission set or a grant
+   * references it. False when none. Issue 17: with `events`, the delete and its events share
+   * one transaction (a refused delete rolls back and leaves none).
+   */
+  async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {
     try {
-      const result = await this.dataSource.getRepository(ServiceEntity).delete({ id });
-      return (result.affected ?? 0) > 0;
+      if (events === undefined) return ((await this.dataSource.getRepository(ServiceEntity).delete({ id })).affected ?? 0) > 0;
+      return await this.dataSource.transaction(async (manager) => {
+        const deleted = ((await manager.delete(ServiceEntity, { id })).affected ?? 0) > 0;
+        if (deleted) await events(id, manager);
+        return deleted;
+      });
     } catch (error) {
       if (isReferenceViolation(error)) {
         throw new RegistryError('service_in_use', 'the service is referenced by a permission set or a grant: remove it from them first');

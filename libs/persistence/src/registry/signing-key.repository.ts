@@ -1,5 +1,6 @@
 import type { SigningAlgorithm } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { WithinTransaction } from '../events/event-ledger';
 import { SigningKeyEntity } from './registry.entities';
 
 /** A stored signing key; the private key stays sealed. */
@@ -44,40 +45,46 @@ export class SigningKeyRepository {
     return (await this.list()).filter((key) => key.deletedAt === null);
   }
 
-  /** Adds a key; it becomes current when no live key exists. */
-  async add(key: NewSigningKey): Promise<SigningKeyRecord> {
+  /** Adds a key; it becomes current when no live key exists. Issue 17: `events` are appended in the same transaction. */
+  async add(key: NewSigningKey, events?: WithinTransaction<SigningKeyRecord>): Promise<SigningKeyRecord> {
     return this.withKeySetLock(async (manager) => {
       const liveCount = await manager.createQueryBuilder(SigningKeyEntity, 'k').where('k.deleted_at IS NULL').getCount();
       const entity = manager.create(SigningKeyEntity, { ...key, isCurrent: liveCount === 0, deletedAt: null });
       await manager.insert(SigningKeyEntity, entity);
-      return toRecord(entity);
+      const record = toRecord(entity);
+      await events?.(record, manager);
+      return record;
     });
   }
 
-  /** Creates the first key with `create()` only when no live key exists (start-up, replicas racing). */
-  async ensureOne(create: () => Promise<NewSigningKey>): Promise<SigningKeyRecord | undefined> {
+  /** Creates the first key with `create()` only when no live key exists (start-up, replicas racing); `events` only when it did. */
+  async ensureOne(create: () => Promise<NewSigningKey>, events?: WithinTransaction<SigningKeyRecord>): Promise<SigningKeyRecord | undefined> {
     return this.withKeySetLock(async (manager) => {
       const liveCount = await manager.createQueryBuilder(SigningKeyEntity, 'k').where('k.deleted_at IS NULL').getCount();
       if (liveCount > 0) return undefined;
       const entity = manager.create(SigningKeyEntity, { ...(await create()), isCurrent: true, deletedAt: null });
       await manager.insert(SigningKeyEntity, entity);
-      return toRecord(entity);
+      const record = toRecord(entity);
+      await events?.(record, manager);
+      return record;
     });
   }
 
-  /** Makes `kid` the current key; undefined when it does not exist or is deleted. */
-  async promote(kid: string): Promise<SigningKeyRecord | undefined> {
+  /** Makes `kid` the current key; undefined when it does not exist or is deleted. `events` only when it was promoted. */
+  async promote(kid: string, events?: WithinTransaction<SigningKeyRecord>): Promise<SigningKeyRecord | undefined> {
     return this.withKeySetLock(async (manager) => {
       const target = await manager.findOneBy(SigningKeyEntity, { kid });
       if (target === null || target.deletedAt !== null) return undefined;
       await manager.createQueryBuilder().update(SigningKeyEntity).set({ isCurrent: false }).where('is_current').execute();
       await manager.update(SigningKeyEntity, { kid }, { isCurrent: true });
-      return toRecord({ ...target, isCurrent: true });
+      const record = toRecord({ ...target, isCurrent: true });
+      await events?.(record, manager);
+      return record;
     });
   }
 
-  /** Soft-deletes `kid` unless it is the last live key or the current one. */
-  async softDelete(kid: string, now: Date): Promise<DeleteKeyOutcome> {
+  /** Soft-deletes `kid` unless it is the last live key or the current one; `events` only when it was deleted. */
+  async softDelete(kid: string, now: Date, events?: WithinTransaction<string>): Promise<DeleteKeyOutcome> {
     return this.withKeySetLock(async (manager) => {
       const live = await manager.createQueryBuilder(SigningKeyEntity, 'k').where('k.deleted_at IS NULL').setLock('pessimistic_write').getMany();
       const target = live.find((key) => key.kid === kid);
@@ -85,6 +92,7 @@ export class SigningKeyRepository {
       if (live.length === 1) return 'last_key';
       if (target.isCurrent) return 'current_key';
       await manager.update(SigningKeyEntity, { kid }, { deletedAt: now });
+      await events?.(kid, manager);
       return 'deleted';
     });
   }
