@@ -115,6 +115,14 @@ async function deliveryOf(admin: ApiClient, webhookId: string, eventId: string):
 
 const LOOPBACK = { events: { webhooks: { allowed_networks: ['127.0.0.0/8'] } } };
 
+/**
+ * Every broker this file started (a restart starts another) and every secret and receiver
+ * URL (a URL may carry a receiver's token in real life): all logs are searched for all of
+ * them, since Nest's Logger (the worker's) writes to the process's first broker's log.
+ */
+const brokers: TestBroker[] = [];
+const secrets: string[] = [];
+
 describe.each(testBackends())('webhooks on $name', (backend) => {
   let receiver: Receiver;
   let storage: Record<string, unknown>;
@@ -126,7 +134,11 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
   let webhook: WebhookAnswer;
 
   /** A broker on this describe's database (a restart keeps it), with the frozen clock. */
-  const start = (config: Record<string, unknown>): Promise<TestBroker> => startTestBroker({ servers: BOTH_SERVERS, clock, config: { ...keys, ...config, storage } });
+  const start = async (config: Record<string, unknown>): Promise<TestBroker> => {
+    const started = await startTestBroker({ servers: BOTH_SERVERS, clock, config: { ...keys, ...config, storage } });
+    brokers.push(started);
+    return started;
+  };
 
   beforeAll(async () => {
     receiver = await startReceiver();
@@ -152,6 +164,7 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
     expect(created.status).toBe(201);
     expect(created.headers['cache-control']).toBe('no-store');
     webhook = created.json<WebhookAnswer>();
+    secrets.push(webhook.secret ?? '', receiver.url);
     expect(webhook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const read = await admin.get(`/api/webhooks/${webhook.id}`);
     expect(read.json()).toEqual({ id: webhook.id, url: receiver.url, event_types: ['agent.deleted', 'approval.requested'], enabled: true, created_at: expect.any(String) as string, updated_at: expect.any(String) as string });
@@ -181,6 +194,7 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
     expect(rotated.headers['cache-control']).toBe('no-store');
     const secret = rotated.json<WebhookAnswer>().secret as string;
     expect(secret).not.toBe(webhook.secret);
+    secrets.push(secret);
     const eventId = await record(broker, clock);
     await workerOf(broker).deliverNow();
     const [request] = receiver.forEvent(eventId);
@@ -294,6 +308,18 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
     expect((await admin.get(`/api/webhooks/${webhook.id}/deliveries`)).status).toBe(404);
     const [row] = await broker.broker.runtime.database.dataSource.query<{ n: number }[]>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1', [webhook.id]);
     expect(row?.n).toBe(0);
+  });
+
+  it('never logs a webhook secret or URL, and stores the secret only sealed', async () => {
+    expect(secrets.length).toBeGreaterThanOrEqual(3);
+    // Failed attempts were logged above (500s, 503s, the refused address): with ids and reasons only.
+    expect(brokers.flatMap((b) => b.logs.records()).filter((r) => String(r.msg).startsWith('webhooks: delivery')).length).toBeGreaterThan(0);
+    for (const started of brokers) expect(started.logs.leaked(secrets)).toEqual([]);
+    const created = (await admin.post('/api/webhooks', { url: 'https://93.184.215.14/hooks', event_types: ['agent.deleted'], enabled: false })).json<WebhookAnswer>();
+    const key = Buffer.from((created.secret as string).slice('whsec_'.length), 'base64');
+    const [row] = await broker.broker.runtime.database.dataSource.query<{ envelope: Buffer }[]>('SELECT secret_envelope AS envelope FROM webhooks WHERE id = $1', [created.id]);
+    expect(row?.envelope.includes(key)).toBe(false);
+    expect(row?.envelope.toString('latin1')).not.toContain(created.secret);
   });
 });
 
