@@ -148,6 +148,7 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
   let once: string;
   let permanent: string;
   let spareKid: string;
+  let webhookId: string;
 
   const ALICE = 'alice@example.com';
 
@@ -172,6 +173,7 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
     expect((await alice.post(`/api/consent/agents/${registry.agent}/grants`, { granted_permission_sets: { [registry.readMail]: [registry.mail] }, valid_until: '2099-01-01T00:00:00Z' })).status).toBe(201);
     expect((await admin.post(`/api/agents/${registry.agent}/client-credentials`)).status).toBe(201);
     spareKid = (await admin.post('/api/oauth2-server/signing-keys', { algorithm: 'ES256' })).json<{ kid: string }>().kid;
+    webhookId = (await admin.post('/api/webhooks', { url: 'https://93.184.215.14/hooks', event_types: ['agent.deleted'], enabled: false })).json<{ id: string }>().id;
     pending = await createApproval('read_file');
     once = await createApproval('write_file');
     permanent = await createApproval('delete_file');
@@ -196,6 +198,7 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
       alice.get('/api/approvals/permanent'),
       alice.get(`/api/approvals/${once}`),
       alice.get('/api/third-party/sessions'),
+      admin.get('/api/webhooks'),
     ]);
     return JSON.stringify(reads.map((read) => [read.status, read.json()]));
   }
@@ -233,6 +236,14 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
     typed: () => ({ name: notString, description: notString, service_scopes: notArray, 'service_scopes.0.scopes': notArray, 'service_scopes.0.service_id': notString }),
   };
 
+  const webhookBody: BodyShape = {
+    kind: 'dto',
+    // A public address written as an IP (no DNS), disabled: nothing is ever sent to it.
+    valid: () => ({ url: 'https://93.184.215.14/hooks', event_types: ['agent.deleted', 'approval.requested'], enabled: false }),
+    text: ['url'],
+    typed: () => ({ url: notString, event_types: notArray, 'event_types.0': notString, enabled: fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.constant<Json>([])) }),
+  };
+
   const routes: Route[] = [
     // Admin server.
     { name: 'POST /api/agents', method: 'POST', url: adminUrl('/api/agents'), headers: asAdmin, body: agentBody },
@@ -246,6 +257,9 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
     { name: 'POST /api/oauth2-server/signing-keys', method: 'POST', url: adminUrl('/api/oauth2-server/signing-keys'), headers: asAdmin, body: { kind: 'dto', valid: () => ({ algorithm: 'ES256' }), text: ['algorithm'], typed: () => ({ algorithm: notString }) } },
     { name: 'PUT /api/oauth2-server/signing-keys/{kid}/current', method: 'PUT', url: () => adminUrl(`/api/oauth2-server/signing-keys/${spareKid}/current`)(), headers: asAdmin },
     { name: 'DELETE /api/oauth2-server/signing-keys/{kid}', method: 'DELETE', url: () => adminUrl(`/api/oauth2-server/signing-keys/${spareKid}`)(), headers: asAdmin },
+    { name: 'POST /api/webhooks', method: 'POST', url: adminUrl('/api/webhooks'), headers: asAdmin, body: webhookBody },
+    { name: 'PUT /api/webhooks/{id}', method: 'PUT', url: () => adminUrl(`/api/webhooks/${webhookId}`)(), headers: asAdmin, body: webhookBody },
+    { name: 'POST /api/webhooks/{id}/secret', method: 'POST', url: () => adminUrl(`/api/webhooks/${webhookId}/secret`)(), headers: asAdmin },
     // End-user server: consent and sessions.
     {
       name: 'POST /api/consent/agents/{id}/grants',
@@ -297,6 +311,7 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
     { name: 'DELETE /api/agents/{id}', method: 'DELETE', url: () => adminUrl(`/api/agents/${registry.agent}`)(), headers: asAdmin },
     { name: 'DELETE /api/services/{id}', method: 'DELETE', url: () => adminUrl(`/api/services/${registry.calendar}`)(), headers: asAdmin },
     { name: 'DELETE /api/permission-sets/{id}', method: 'DELETE', url: () => adminUrl(`/api/permission-sets/${registry.calendarSet}`)(), headers: asAdmin },
+    { name: 'DELETE /api/webhooks/{id}', method: 'DELETE', url: () => adminUrl(`/api/webhooks/${webhookId}`)(), headers: asAdmin },
   ];
 
   function expectClientError(response: HttpResponse, route: string, body: string): void {

@@ -1,6 +1,8 @@
-import { EVENT_TYPES, type EventType } from '@broker/domain';
+import { EVENT_TYPES, isHttpUrl, type EventType } from '@broker/domain';
+import { IsPlainText } from '@broker/http';
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsUri } from '../common/is-uri';
 
 /** Body of `POST /api/webhooks` and `PUT /api/webhooks/{id}` (the secret is generated, never sent). */
 export class WebhookDto {
@@ -12,6 +14,8 @@ export class WebhookDto {
   @ApiProperty({ format: 'uri', maxLength: 2048 })
   @IsString()
   @MaxLength(2048)
+  @IsPlainText()
+  @IsUri(isHttpUrl)
   url!: string;
 
   /** The event kinds delivered, at least one, each at most once. */
