@@ -240,6 +240,47 @@ describe.each(testBackends())('activity and events APIs (issue 17) on $name', (b
     });
   });
 
+  describe('GET /api/activity/last-used', () => {
+    const erin = 'erin@example.com';
+    const frank = 'frank@example.com';
+    /** A token exchange that failed (the agent did not get a token: not a use). */
+    function refused({ principal, at: when }: Spec): EventToAppend {
+      const event: AnyBrokerEvent = { type: 'token.exchanged', actor: { type: 'gateway', id: 'gateway-1' }, principal, agentId: MAIL_AGENT, serviceId: MAIL, outcome: 'failure', traceId: null, details: { resource: 'https://mail.example.com/api', oauth_error: 'invalid_grant' } };
+      return { id: randomUUID(), occurredAt: when, event };
+    }
+    type LastUsed = { agent_id: string; service_id: string; last_used_at: string };
+    const byPair = (a: LastUsed, b: LastUsed): number => `${a.agent_id}/${a.service_id}`.localeCompare(`${b.agent_id}/${b.service_id}`);
+
+    it('answers each agent and service the caller\'s agents used with the newest successful exchange, the caller\'s only', async () => {
+      await ledger.append([
+        exchanged({ principal: erin, at: at(600) }),
+        exchanged({ principal: erin, at: at(605) }),
+        exchanged({ principal: erin, at: at(603), agent: FILES_AGENT }),
+        exchanged({ principal: erin, at: at(604), agent: FILES_AGENT, service: FILES }),
+        // Newer, but not a use: a refused exchange, an event of another kind, and another person's exchange.
+        refused({ principal: erin, at: at(610) }),
+        revoked({ principal: erin, at: at(611) }),
+        exchanged({ principal: frank, at: at(612) }),
+      ]);
+      const response = await new ApiClient(broker.url('enduser'), erin).get('/api/activity/last-used');
+      expect(response.status, response.text).toBe(200);
+      const expected: LastUsed[] = [
+        { agent_id: MAIL_AGENT, service_id: MAIL, last_used_at: at(605).toISOString() },
+        { agent_id: FILES_AGENT, service_id: MAIL, last_used_at: at(603).toISOString() },
+        { agent_id: FILES_AGENT, service_id: FILES, last_used_at: at(604).toISOString() },
+      ];
+      expect([...response.json<{ data: LastUsed[] }>().data].sort(byPair)).toEqual(expected.sort(byPair));
+      const other = await new ApiClient(broker.url('enduser'), frank).get('/api/activity/last-used');
+      expect(other.json<{ data: LastUsed[] }>().data).toEqual([{ agent_id: MAIL_AGENT, service_id: MAIL, last_used_at: at(612).toISOString() }]);
+    });
+
+    it('answers an empty list to a person whose agents used nothing', async () => {
+      const response = await new ApiClient(broker.url('enduser'), 'nobody@example.com').get('/api/activity/last-used');
+      expect(response.status, response.text).toBe(200);
+      expect(response.json()).toEqual({ data: [] });
+    });
+  });
+
   describe('admin GET /api/events and its export', () => {
     // A separate day, so the activity tests' events stay out of these ranges.
     const day = new Date('2026-05-25T00:00:00.000Z');

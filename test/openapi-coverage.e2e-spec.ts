@@ -351,10 +351,13 @@ describe.each(testBackends())('one story calling every documented operation with
     });
   });
 
-  it('the user reads their activity; the admin lists the events and exports a time range as NDJSON (issue 17)', async () => {
+  it('the user reads their activity and when their agents last used each service; the admin lists the events and exports a time range as NDJSON (issue 17)', async () => {
     const activity = await alice.get(`/api/activity?limit=10&agent_id=${agentId}`);
     expect(activity.status, activity.text).toBe(200);
     expect(Array.isArray(activity.json<{ data: unknown }>().data)).toBe(true);
+    const lastUsed = await alice.get('/api/activity/last-used');
+    expect(lastUsed.status, lastUsed.text).toBe(200);
+    expect(Array.isArray(lastUsed.json<{ data: unknown }>().data)).toBe(true);
     const events = await admin.get(`/api/events?principal=${encodeURIComponent(ALICE)}&limit=10`);
     expect(events.status, events.text).toBe(200);
     expect(Array.isArray(events.json<{ items: unknown }>().items)).toBe(true);

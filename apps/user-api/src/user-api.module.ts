@@ -9,6 +9,7 @@ import { WebhooksModule } from '@broker/webhooks';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ActivityController } from './activity/activity.controller';
 import { ActivityService } from './activity/activity.service';
+import { LastUsedController } from './activity/last-used.controller';
 import { ApprovalsGatewayController } from './approvals/approvals-gateway.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { ApprovalsShutdown } from './approvals/approvals-shutdown';
@@ -35,7 +36,7 @@ export class UserApiModule {
     return {
       module: UserApiModule,
       imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, VaultModule, OAuthServerModule, ApprovalsModule, WebhooksModule],
-      controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller, ApprovalsGatewayController, ApprovalsController, ActivityController],
+      controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller, ApprovalsGatewayController, ApprovalsController, ActivityController, LastUsedController],
       providers: [ActivityService, ApprovalsShutdown, AuthorizationCodePurge, ConsentService, GrantsService, AuthorizationSessionReader, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
     };
   }

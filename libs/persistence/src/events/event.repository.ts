@@ -43,6 +43,13 @@ export interface EventPage {
   readonly next: string | null;
 }
 
+/** An agent's newest successful use of a service for one person. */
+export interface LastUsed {
+  readonly agentId: string;
+  readonly serviceId: string;
+  readonly lastUsedAt: Date;
+}
+
 const COLUMNS = 'seq::text AS seq, id, type, occurred_at, actor_type, actor_id, principal, agent_id, service_id, outcome, trace_id, details';
 /** Rows per INSERT statement (12 parameters each: far below PostgreSQL's 65,535). */
 const INSERT_CHUNK = 500;
@@ -112,6 +119,18 @@ export class EventRepository {
     const rows = await this.dataSource.query<EventRow[]>(`SELECT ${COLUMNS} FROM events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY events.seq DESC LIMIT $${values.length}`, values);
     const events = rows.slice(0, limit).map(toRecorded);
     return { events, next: rows.length > limit ? (events[events.length - 1]?.seq ?? null) : null };
+  }
+
+  /**
+   * Issue 17 item 3: when each of the person's agents last used each service (its newest
+   * successful token exchange), one row per agent and service, for the agents page.
+   */
+  async lastUsed(principal: string): Promise<LastUsed[]> {
+    const rows = await this.dataSource.query<{ agent_id: string; service_id: string; occurred_at: Date }[]>(
+      `SELECT DISTINCT ON (agent_id, service_id) agent_id, service_id, occurred_at FROM events WHERE principal = $1 AND type = 'token.exchanged' AND outcome = 'success' AND agent_id IS NOT NULL AND service_id IS NOT NULL ORDER BY agent_id, service_id, seq DESC`,
+      [principal],
+    );
+    return rows.map((row) => ({ agentId: row.agent_id, serviceId: row.service_id, lastUsedAt: new Date(row.occurred_at) }));
   }
 
   /** Deletes up to `batch` events that happened before `cutoff`, oldest first; returns how many (call again until 0). */
