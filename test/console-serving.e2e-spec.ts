@@ -93,7 +93,7 @@ describe('the console served by the end-user server', () => {
   });
 
   it('falls back to index.html for every console path, with or without a query string, for GET and HEAD', async () => {
-    const paths = ['/agents', `/agents/${UUID}`, '/agents/not-a-uuid', '/connections', '/connections?error=access_denied&error_description=x', '/connections?success=true&service_id=s', '/approvals', '/approvals/remembered', `/approvals/${UUID}`, '/agents?x=1'];
+    const paths = ['/agents', `/agents/${UUID}`, '/agents/not-a-uuid', '/connections', '/connections?error=access_denied&error_description=x', '/connections?success=true&service_id=s', '/approvals', '/approvals/remembered', `/approvals/${UUID}`, '/agents?x=1', '/activity', '/activity?type=token.exchanged'];
     for (const path of paths) expectIndex(await http(`${url}${path}`), built.index);
     const head = await http(`${url}/approvals`, { method: 'HEAD' });
     expect(head.status).toBe(200);
@@ -149,7 +149,7 @@ describe('the console served by the end-user server', () => {
   });
 
   it('answers the API 404 envelope for paths that only look like console paths', async () => {
-    const paths = ['/index.html', '/agentsX', '/agents/', '/agents/a/b', '/connections/x', '/approvals/a/b', '/approvalsX', '/assets/', '/assets/nope.js', '/assets', '/favicon.ico', '/console/agents'];
+    const paths = ['/index.html', '/agentsX', '/agents/', '/agents/a/b', '/connections/x', '/approvals/a/b', '/approvalsX', '/activity/x', '/activityX', '/assets/', '/assets/nope.js', '/assets', '/favicon.ico', '/console/agents'];
     for (const path of paths) expectNotFoundEnvelope(await http(`${url}${path}`));
   });
 

@@ -1,6 +1,7 @@
 import { createBrowserRouter } from 'react-router';
 import { Layout } from './components/Layout';
 import { NotFound } from './components/ErrorView';
+import { ActivityPage } from './pages/ActivityPage';
 import { AgentConsentPage } from './pages/AgentConsentPage';
 import { AgentsPage } from './pages/AgentsPage';
 import { ApprovalDetailPage } from './pages/ApprovalDetailPage';
@@ -19,6 +20,7 @@ export const router = createBrowserRouter([
       { path: '/approvals', element: <ApprovalsPage /> },
       { path: '/approvals/remembered', element: <RememberedPage /> },
       { path: '/approvals/:id', element: <ApprovalDetailPage /> },
+      { path: '/activity', element: <ActivityPage /> },
       { path: '*', element: <NotFound /> },
     ],
   },

@@ -20,8 +20,8 @@ const DOCUMENTS: Readonly<Record<ServerKind, string>> = { enduser: 'openapi/user
  */
 const OUTSIDE_CONTRACT = [/^\/openapi\.json$/, /^\/docs(\/.*)?$/];
 
-/** The console's pages (API.md consent UI paths) and its hashed assets. */
-const CONSOLE = /^\/$|^\/(?:agents|connections|approvals)(?:\/|$)|^\/assets\//;
+/** The console's pages (API.md consent UI paths, and `/activity`: issue 17) and its hashed assets. */
+const CONSOLE = /^\/$|^\/(?:agents|connections|approvals|activity)(?:\/|$)|^\/assets\//;
 
 export class ContractViolation extends Error {
   override name = 'ContractViolation';

@@ -36,6 +36,7 @@ export function Layout() {
             Approvals
           </NavLink>
           <NavLink to="/approvals/remembered">Remembered</NavLink>
+          <NavLink to="/activity">Activity</NavLink>
         </nav>
         <Person />
       </header>

@@ -6,9 +6,12 @@ import type { components } from '../api/user-api';
 import { Logo } from '../components/AgentLogo';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
+import { relativeTime } from '../activity/time';
+import { useCurrentGrant } from '../consent/consent-queries';
 import { formatDate } from '../format';
 
 type Delegation = components['schemas']['DelegationSummaryResponse'];
+type LastUsed = components['schemas']['LastUsedView'];
 
 /** `/agents`: the agents the person has delegated to, with revoke (issue 15 item 3). */
 export function AgentsPage() {
@@ -27,6 +30,10 @@ export function AgentsPage() {
 }
 
 function DelegationList({ items }: { items: readonly Delegation[] }) {
+  // Issue 17 item 3: when each agent last used each service, and the services' names.
+  const lastUsed = useQuery({ queryKey: ['last-used'], queryFn: () => unwrap(api.GET('/api/activity/last-used')) });
+  const services = useQuery({ queryKey: ['third-party-sessions'], queryFn: () => unwrap(api.GET('/api/third-party/sessions')) });
+  const serviceNames = new Map(services.data?.data.map((item) => [item.service.id, item.service.display_name]));
   if (items.length === 0)
     return (
       <div className="panel empty">
@@ -50,10 +57,45 @@ function DelegationList({ items }: { items: readonly Delegation[] }) {
               <span>Expires: {item.expires_at === null ? 'no expiry' : formatDate(item.expires_at)}</span>
               <span>Changed {formatDate(item.last_modified_at)}</span>
             </div>
+            {lastUsed.data !== undefined ? <ServiceUsage agentId={item.agent_id} name={item.display_name} used={lastUsed.data.data} serviceNames={serviceNames} /> : null}
           </div>
           <RevokeButton agentId={item.agent_id} name={item.display_name} />
         </li>
       ))}
+    </ul>
+  );
+}
+
+/** Each service the agent's grant delegates, with when the agent last used it (issue 17 item 3). */
+function ServiceUsage({ agentId, name, used, serviceNames }: { agentId: string; name: string; used: readonly LastUsed[]; serviceNames: ReadonlyMap<string, string> }) {
+  const grant = useCurrentGrant(agentId);
+  if (grant.data === undefined || grant.data === null) return null;
+  // By name, so the order stays the same whatever the grant's permission sets are.
+  const serviceIds = [...new Set(Object.values(grant.data.granted_permission_sets).flat())].sort((a, b) => (serviceNames.get(a) ?? '').localeCompare(serviceNames.get(b) ?? ''));
+  if (serviceIds.length === 0) return null;
+  const now = new Date();
+  return (
+    <ul className="usage" aria-label={`When ${name} last used each service`}>
+      {serviceIds.map((serviceId) => {
+        const at = used.find((entry) => entry.agent_id === agentId && entry.service_id === serviceId)?.last_used_at;
+        return (
+          <li key={serviceId}>
+            <span className="usage-service">{serviceNames.get(serviceId) ?? 'Service'}</span>
+            <span className="usage-when">
+              {at === undefined ? (
+                'Not used yet'
+              ) : (
+                <>
+                  Last used{' '}
+                  <time dateTime={at} title={formatDate(at)}>
+                    {relativeTime(at, now)}
+                  </time>
+                </>
+              )}
+            </span>
+          </li>
+        );
+      })}
     </ul>
   );
 }

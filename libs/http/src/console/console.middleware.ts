@@ -6,9 +6,10 @@ import { consoleSecurityHeaders } from './console-headers';
 
 /**
  * The console's pages (API.md consent UI paths), which all answer the single page's `index.html` (history fallback):
- * `/agents`, `/agents/:id`, `/connections`, `/approvals`, `/approvals/remembered`, `/approvals/:id`. Nothing else.
+ * `/agents`, `/agents/:id`, `/connections`, `/approvals`, `/approvals/remembered`, `/approvals/:id`, and `/activity`
+ * (issue 17 item 3). Nothing else.
  */
-export const CONSOLE_PAGE = /^\/(?:agents(?:\/[^/]+)?|connections|approvals(?:\/[^/]+)?)$/;
+export const CONSOLE_PAGE = /^\/(?:agents(?:\/[^/]+)?|connections|approvals(?:\/[^/]+)?|activity)$/;
 
 const ASSETS_PREFIX = '/assets/';
 

@@ -1,0 +1,66 @@
+import type { components } from '../api/user-api';
+
+export type ActivityEvent = components['schemas']['ActivityEvent'];
+export type EventKind = ActivityEvent['type'];
+
+/**
+ * Issue 17 item 3: each event kind in words a person reads ("Token used", not
+ * `token.exchanged`). Every kind of the API's enum has one (the compiler checks it).
+ */
+export const KIND_LABELS: Record<EventKind, string> = {
+  'token.exchanged': 'Token used',
+  'impersonation.decided': 'Acted as you',
+  'grant.created': 'Access granted',
+  'grant.replaced': 'Access changed',
+  'grant.revoked': 'Access revoked',
+  'grant.expired': 'Access expired',
+  'session.connected': 'Service connected',
+  'session.refreshed': 'Connection refreshed',
+  'session.needs_reauthentication': 'Needs reconnecting',
+  'session.disconnected': 'Service disconnected',
+  'approval.requested': 'Approval requested',
+  'approval.approved': 'Approval given',
+  'approval.denied': 'Approval denied',
+  'approval.consumed': 'Approved call made',
+  'approval.revoked': 'Remembered decision revoked',
+  'approval.expired': 'Approval expired',
+  'client_credentials.issued': 'Agent credentials issued',
+  'client_credentials.rotated': 'Agent credentials rotated',
+  'client_credentials.revoked': 'Agent credentials revoked',
+  'signing_key.added': 'Signing key added',
+  'signing_key.promoted': 'Signing key promoted',
+  'signing_key.removed': 'Signing key removed',
+  'agent.created': 'Agent created',
+  'agent.changed': 'Agent changed',
+  'agent.deleted': 'Agent deleted',
+  'service.created': 'Service created',
+  'service.changed': 'Service changed',
+  'service.deleted': 'Service deleted',
+  'permission_set.created': 'Permission set created',
+  'permission_set.changed': 'Permission set changed',
+  'permission_set.deleted': 'Permission set deleted',
+};
+
+/** The kinds a person's activity holds, grouped as the kind filter offers them (administration kinds never name a person). */
+export const KIND_GROUPS: readonly { readonly label: string; readonly kinds: readonly EventKind[] }[] = [
+  { label: 'Agents using your access', kinds: ['token.exchanged', 'impersonation.decided'] },
+  { label: 'Access you gave', kinds: ['grant.created', 'grant.replaced', 'grant.revoked', 'grant.expired'] },
+  { label: 'Connections', kinds: ['session.connected', 'session.refreshed', 'session.needs_reauthentication', 'session.disconnected'] },
+  { label: 'Approvals', kinds: ['approval.requested', 'approval.approved', 'approval.denied', 'approval.consumed', 'approval.revoked', 'approval.expired'] },
+];
+
+/** Who did it, as a phrase ("by you"); an administrator or another person is never named (the API leaves their id out). */
+export function actorPhrase(actor: ActivityEvent['actor'], agentName: string | null): string {
+  switch (actor.type) {
+    case 'principal':
+      return actor.id === null ? 'by another person' : 'by you';
+    case 'agent':
+      return agentName === null ? 'by an agent' : `by ${agentName}`;
+    case 'gateway':
+      return agentName === null ? 'through a gateway' : `by ${agentName}, through a gateway`;
+    case 'admin':
+      return 'by an administrator';
+    case 'broker':
+      return 'by the broker';
+  }
+}

@@ -1,0 +1,49 @@
+import { useQueries, useQuery } from '@tanstack/react-query';
+import { ApiFailure, api, unwrap } from '../api/client';
+
+/** Names by id: the person's agents and the configured services (issue 17 item 3: rows show names, never ids). */
+export interface Names {
+  readonly agents: ReadonlyMap<string, string>;
+  readonly services: ReadonlyMap<string, string>;
+}
+
+/** The person's agents (the agents page's list) and every configured service (the connections page's list). */
+export function useDirectory() {
+  const agents = useQuery({ queryKey: ['delegations'], queryFn: () => unwrap(api.GET('/api/consent/agents')) });
+  const services = useQuery({ queryKey: ['third-party-sessions'], queryFn: () => unwrap(api.GET('/api/third-party/sessions')) });
+  return {
+    agents: agents.data?.data.map((agent) => ({ id: agent.agent_id, name: agent.display_name })) ?? [],
+    services: services.data?.data.map((item) => ({ id: item.service.id, name: item.service.display_name })) ?? [],
+  };
+}
+
+/**
+ * Names for the rows shown: the directory's, plus an agent the person no longer delegates to
+ * (not on the agents list) read once from its consent view; a deleted one stays unnamed.
+ */
+export function useNames(directory: ReturnType<typeof useDirectory>, agentIds: readonly string[]): Names {
+  const known = new Set(directory.agents.map((agent) => agent.id));
+  const missing = [...new Set(agentIds)].filter((id) => !known.has(id));
+  const lookups = useQueries({
+    queries: missing.map((agentId) => ({
+      queryKey: ['activity-agent', agentId],
+      queryFn: async () => {
+        try {
+          return (await unwrap(api.GET('/api/consent/agents/{agentId}', { params: { path: { agentId } } }))).data.agent.display_name;
+        } catch (error) {
+          if (error instanceof ApiFailure && error.status === 404) return null;
+          throw error;
+        }
+      },
+      staleTime: Infinity,
+      retry: false,
+    })),
+  });
+  // Rebuilt each render: a few dozen entries at most.
+  const agents = new Map(directory.agents.map((agent) => [agent.id, agent.name]));
+  missing.forEach((id, index) => {
+    const name = lookups[index]?.data;
+    if (typeof name === 'string') agents.set(id, name);
+  });
+  return { agents, services: new Map(directory.services.map((service) => [service.id, service.name])) };
+}
