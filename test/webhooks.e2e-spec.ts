@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AnyBrokerEvent, EventType } from '@broker/domain';
 import { EventRepository } from '@broker/persistence';
-import { ApiClient, createPostgresDatabase, FrozenClock, postgresServerUrl, startTestBroker, testBackends, testKey, type TestBroker } from '@broker/testing';
+import { ApiClient, createPostgresDatabase, FrozenClock, http, postgresServerUrl, startGatewayFixture, startTestBroker, testBackends, testKey, type GatewayFixture, type TestBroker } from '@broker/testing';
 import { WebhookDeliveryWorker } from '@broker/webhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRegistry } from './support/registry-fixture';
 import { BOTH_SERVERS } from './support/servers';
 
 /** One request the receiver got. */
@@ -320,6 +321,45 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
     const [row] = await broker.broker.runtime.database.dataSource.query<{ envelope: Buffer }[]>('SELECT secret_envelope AS envelope FROM webhooks WHERE id = $1', [created.id]);
     expect(row?.envelope.includes(key)).toBe(false);
     expect(row?.envelope.toString('latin1')).not.toContain(created.secret);
+  });
+});
+
+describe.each(testBackends())('a real approval request posted to a webhook on $name (the first use: waiting approvals to chat)', (backend) => {
+  const ALICE = 'alice@example.com';
+  let receiver: Receiver;
+  let fixture: GatewayFixture;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    fixture = await startGatewayFixture({ servers: BOTH_SERVERS, backend, subjectAudience: 'gateway', config: LOOPBACK });
+    brokers.push(fixture.broker);
+  });
+
+  afterAll(async () => {
+    await fixture?.stop();
+    await receiver?.close();
+  });
+
+  it('delivers approval.requested, signed, with the tool name and the arguments\' names and hash, never their values', async () => {
+    const admin = new ApiClient(fixture.broker.url('admin'));
+    const webhook = (await admin.post('/api/webhooks', { url: receiver.url, event_types: ['approval.requested'], enabled: true })).json<WebhookAnswer>();
+    secrets.push(webhook.secret ?? '');
+    const registry = await createRegistry(admin);
+    expect((await new ApiClient(fixture.base, ALICE).post(`/api/consent/agents/${registry.agent}/grants`, { granted_permission_sets: { [registry.readMail]: [registry.mail] }, valid_until: '2099-01-01T00:00:00Z' })).status).toBe(201);
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${await fixture.subjectToken(ALICE, registry.agent)}`, 'x-client-assertion': await fixture.assertion() };
+    const secretArgument = 'the-quarterly-numbers.xlsx';
+    const created = await http(`${fixture.base}/api/approvals`, { method: 'POST', headers, body: JSON.stringify({ metadata: {}, tool_name: 'send_file', arguments: { path: secretArgument }, risk_level: 'critical' }) });
+    expect(created.status, created.text).toBe(201);
+    const approvalId = created.json<{ data: { id: string } }>().data.id;
+
+    await workerOf(fixture.broker).deliverNow();
+    const [request, ...more] = receiver.received;
+    expect(more).toHaveLength(0);
+    expect(verifies(webhook.secret as string, request?.headers ?? {}, request?.body ?? '')).toBe(true);
+    const payload = JSON.parse(request?.body ?? '{}') as { type: string; data: { id: string; principal: string; agent_id: string; details: Record<string, unknown> } };
+    expect(payload).toMatchObject({ type: 'approval.requested', data: { id: request?.headers['webhook-id'], principal: ALICE, agent_id: registry.agent, details: { approval_id: approvalId, tool_name: 'send_file', risk_level: 'critical', argument_names: ['path'] } } });
+    expect(payload.data.details.arguments_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(request?.body).not.toContain(secretArgument);
   });
 });
 
