@@ -22,6 +22,8 @@ function bindingOf(column: EnvelopeColumn, row: StoredEnvelope): string {
       return bindings.sessionToken(row.owner.serviceId as string, row.owner.principal as string, 'access_token');
     case 'third_party_sessions.refresh_token_envelope':
       return bindings.sessionToken(row.owner.serviceId as string, row.owner.principal as string, 'refresh_token');
+    case 'webhooks.secret_envelope':
+      return bindings.webhookSecret(row.owner.webhookId as string);
     default:
       return assertNever(column, 'envelope column');
   }

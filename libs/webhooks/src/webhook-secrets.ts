@@ -1,5 +1,5 @@
 import { Random } from '@broker/domain';
-import { EnvelopeCipher } from '@broker/vault';
+import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
 import { formatSecret } from './webhook-signature';
 
@@ -17,7 +17,8 @@ export interface IssuedWebhookSecret {
 /**
  * Issue 17 item 5: webhook signing secrets, sealed at rest like service client secrets
  * (the vault's envelope cipher; the binding names the webhook, so an envelope copied to
- * another row fails to open) and opened only to sign a delivery.
+ * another row fails to open; `bindings.webhookSecret`, which KEK rotation rewraps with the
+ * rest) and opened only to sign a delivery.
  */
 @Injectable()
 export class WebhookSecrets {
@@ -26,15 +27,10 @@ export class WebhookSecrets {
     private readonly random: Random,
   ) {}
 
-  /** The associated data of a webhook's secret. */
-  static binding(webhookId: string): string {
-    return `webhook:${webhookId}:secret`;
-  }
-
   issue(webhookId: string): IssuedWebhookSecret {
     const key = this.random.bytes(KEY_BYTES);
     try {
-      return { secret: formatSecret(key), envelope: this.cipher.encrypt(key, WebhookSecrets.binding(webhookId)) };
+      return { secret: formatSecret(key), envelope: this.cipher.encrypt(key, bindings.webhookSecret(webhookId)) };
     } finally {
       key.fill(0);
     }
@@ -42,6 +38,6 @@ export class WebhookSecrets {
 
   /** The key bytes (the caller zeroes them after signing); `VaultError` when the envelope does not open. */
   open(webhookId: string, envelope: Buffer): Buffer {
-    return this.cipher.decrypt(envelope, WebhookSecrets.binding(webhookId));
+    return this.cipher.decrypt(envelope, bindings.webhookSecret(webhookId));
   }
 }
