@@ -40,6 +40,7 @@ describe('cross-site requests (CSRF)', () => {
   let secret: string;
   let approval: string;
   let keyKid: string;
+  let webhookId: string;
   let cookie: string;
   let adminRoutes: Route[];
   let registryBefore: string[];
@@ -77,7 +78,7 @@ describe('cross-site requests (CSRF)', () => {
     });
 
   /** Every admin list, as text: what a refused request must leave untouched. */
-  const registry = (): Promise<string[]> => Promise.all(['/api/agents', '/api/services', '/api/permission-sets', '/api/oauth2-server/signing-keys'].map(async (path) => (await adminApi.get(path)).text));
+  const registry = (): Promise<string[]> => Promise.all(['/api/agents', '/api/services', '/api/permission-sets', '/api/oauth2-server/signing-keys', '/api/webhooks'].map(async (path) => (await adminApi.get(path)).text));
 
   const grants = async (): Promise<unknown[]> => (await alice.get(`/api/consent/agents/${reg.agent}/grants`)).json<{ data: unknown[] }>().data;
 
@@ -101,6 +102,7 @@ describe('cross-site requests (CSRF)', () => {
     expect((await adminApi.put(`/api/agents/${reg.agent}`, { display_name: 'Mail Agent', redirect_uris: [REDIRECT], allowed_scopes: ['profile'], permission_sets: [{ permission_set_id: reg.readMail }] })).status).toBe(200);
     secret = (await adminApi.post(`/api/agents/${reg.agent}/client-credentials`)).json<{ client_secret: string }>().client_secret;
     keyKid = (await adminApi.post('/api/oauth2-server/signing-keys', {})).json<{ kid: string }>().kid;
+    webhookId = (await adminApi.post('/api/webhooks', { url: 'https://hooks.example.com/broker', event_types: ['grant.created'], enabled: true })).json<{ id: string }>().id;
     expect((await alice.post(`/api/consent/agents/${reg.agent}/grants`, { granted_permission_sets: { [reg.readMail]: [reg.mail] } })).status).toBe(201);
     approval = await pendingApproval();
     const me = await alice.get('/api/me');
@@ -133,6 +135,10 @@ describe('cross-site requests (CSRF)', () => {
       { method: 'POST', template: '/api/oauth2-server/signing-keys', path: '/api/oauth2-server/signing-keys', body: {} },
       { method: 'PUT', template: '/api/oauth2-server/signing-keys/{kid}/current', path: `/api/oauth2-server/signing-keys/${keyKid}/current` },
       { method: 'DELETE', template: '/api/oauth2-server/signing-keys/{kid}', path: `/api/oauth2-server/signing-keys/${keyKid}` },
+      { method: 'POST', template: '/api/webhooks', path: '/api/webhooks', body: { url: 'https://evil.example.com/hook', event_types: ['grant.created'] } },
+      { method: 'PUT', template: '/api/webhooks/{webhookId}', path: `/api/webhooks/${webhookId}`, body: { url: 'https://evil.example.com/hook', event_types: ['grant.created'], enabled: true } },
+      { method: 'DELETE', template: '/api/webhooks/{webhookId}', path: `/api/webhooks/${webhookId}` },
+      { method: 'POST', template: '/api/webhooks/{webhookId}/secret', path: `/api/webhooks/${webhookId}/secret` },
     ];
     userRoutes = [
       { method: 'POST', template: '/api/consent/agents/{agentId}/grants', path: `/api/consent/agents/${reg.agent}/grants`, body: { granted_permission_sets: {} } },
