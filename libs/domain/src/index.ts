@@ -20,3 +20,4 @@ export { compileCel, celReferences, CelCompileError, type CompiledExpression } f
 export { ApprovalError, type ApprovalErrorCode } from './approvals/approval-error';
 export type { ApprovalRecord, ApprovalStatus, ApprovalPersistence, RiskLevel, ParamsPattern, NewApproval, CreationLimits, CreateOutcome, SyncedApproval, SyncSnapshot, SyncFilter } from './approvals/approval.types';
 export { EVENT_TYPES, type EventType, type EventActor, type EventActorType, type EventOutcome, type EventDetailsByType, type ApprovalEventDetails, type BrokerEvent, type AnyBrokerEvent, type RecordedEvent } from './events/broker-events';
+export { PeriodicTask } from './periodic-task';

@@ -1,5 +1,5 @@
 import { BROKER_CONFIG, SERVER_KIND, type BrokerConfig, type ServerKind } from '@broker/config';
-import { Clock, Random } from '@broker/domain';
+import { Clock, PeriodicTask, Random } from '@broker/domain';
 import { networkList, OutboundHttp, OutboundHttpError } from '@broker/outbound';
 import { WebhookDeliveryRepository, type AttemptOutcome, type ClaimedDelivery } from '@broker/persistence';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
@@ -58,9 +58,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   private readonly retryForMs: number;
   private readonly leaseMs: number;
   private readonly runs: boolean;
-  private timer: NodeJS.Timeout | undefined;
-  private chain: Promise<unknown> = Promise.resolve();
-  private closing = false;
+  private readonly task = new PeriodicTask(() => this.poll(), POLL_INTERVAL_MS);
   private started = false;
   /** Every attempt of this process added up. */
   readonly totals: DeliveryTotals = { attempts: 0, delivered: 0, retried: 0, failed: 0 };
@@ -91,39 +89,25 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   onApplicationBootstrap(): void {
     if (!this.runs) return;
     this.started = true;
-    this.arm();
+    this.task.start();
   }
 
   /** True when this instance delivers on its timer (events enabled, the end-user server's). */
   get delivering(): boolean {
-    return this.started && !this.closing;
+    return this.started && !this.task.stopping;
   }
 
-  async onModuleDestroy(): Promise<void> {
-    this.closing = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.chain;
+  onModuleDestroy(): Promise<void> {
+    return this.task.stop();
   }
 
   /** Delivers what is due now, after the poll in progress if any (polls never overlap); how many were claimed. Never rejects. */
   deliverNow(): Promise<number> {
-    const run = this.chain.then(() => this.poll());
-    this.chain = run.catch(() => undefined);
-    return run;
-  }
-
-  private arm(): void {
-    if (this.closing) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.deliverNow().finally(() => this.arm());
-    }, POLL_INTERVAL_MS);
-    this.timer.unref();
+    return this.task.runNow();
   }
 
   private async poll(): Promise<number> {
-    if (this.closing) return 0;
+    if (this.task.stopping) return 0;
     const now = this.clock.now();
     let claimed: ClaimedDelivery[];
     try {

@@ -1,5 +1,5 @@
 import { BROKER_CONFIG, SERVER_KIND, type BrokerConfig, type ServerKind } from '@broker/config';
-import { Clock } from '@broker/domain';
+import { Clock, PeriodicTask } from '@broker/domain';
 import { SessionRepository, type ClaimedSession } from '@broker/persistence';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { TokenVault, TokenVaultError } from '../token-vault';
@@ -57,11 +57,9 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
   private readonly leaseMs: number;
   private readonly backoff: ServiceBackoff;
   private readonly runs: boolean;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly task: PeriodicTask<SweepSummary>;
   /** Every sweep's counts added up since start (what this process's sweeps did; tests and diagnostics read it). */
   readonly totals: SweepSummary = emptySummary();
-  private chain: Promise<unknown> = Promise.resolve();
-  private closing = false;
   private started = false;
 
   constructor(
@@ -75,18 +73,19 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
     this.leaseMs = Math.max(2 * this.settings.interval, MIN_LEASE_MS);
     this.backoff = new ServiceBackoff(this.settings.interval);
     this.runs = this.settings.enabled && server === 'enduser';
+    this.task = new PeriodicTask(() => this.sweep(), this.settings.interval);
   }
 
   onApplicationBootstrap(): void {
     if (!this.runs) return;
     this.started = true;
     this.logger.log({ window_ms: this.settings.window, interval_ms: this.settings.interval, batch_size: this.settings.batch_size, concurrency: this.settings.concurrency }, 'proactive refresh: sweeping');
-    this.arm();
+    this.task.start();
   }
 
   /** True when this instance sweeps on its timer: enabled, and the end-user server's (one per process). */
   get sweeping(): boolean {
-    return this.started && !this.closing;
+    return this.started && !this.task.stopping;
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -94,32 +93,18 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
   }
 
   /** No further sweeps; waits for the refreshes in flight (queued ones are abandoned). */
-  async stop(): Promise<void> {
-    this.closing = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.chain;
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /** Sweeps now, after the sweep in progress if any (sweeps never overlap). Never rejects. */
   sweepNow(): Promise<SweepSummary> {
-    const run = this.chain.then(() => this.sweep());
-    this.chain = run.catch(() => undefined);
-    return run;
-  }
-
-  private arm(): void {
-    if (this.closing) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.sweepNow().finally(() => this.arm());
-    }, this.settings.interval);
-    this.timer.unref();
+    return this.task.runNow();
   }
 
   private async sweep(): Promise<SweepSummary> {
     const summary = emptySummary();
-    if (this.closing) return summary;
+    if (this.task.stopping) return summary;
     const now = this.clock.now();
     let claimed: ClaimedSession[];
     try {
@@ -148,7 +133,7 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
   }
 
   private async refreshOne(session: ClaimedSession, summary: SweepSummary): Promise<void> {
-    if (this.closing || this.backoff.isBlocked(session.serviceId, this.clock.nowMs())) {
+    if (this.task.stopping || this.backoff.isBlocked(session.serviceId, this.clock.nowMs())) {
       summary.skipped += 1;
       return;
     }
