@@ -59,6 +59,14 @@ describe.each(testBackends())('EventRepository (issue 17 activity ledger) on $na
     expect((await events.page({ types: ['grant.created'] }, 10)).events).toEqual([]);
   });
 
+  it('stores details with quotes, backslashes, braces, commas and non-ASCII text as written, and nulls as null', async () => {
+    const details = { approval_id: randomUUID(), tool_name: 'say "hi", {ok}\\ — ünïcødé ✓', risk_level: null, argument_names: ['a,b', 'c"d', '{e}'], arguments_sha256: 'ab'.repeat(32) };
+    const event: AnyBrokerEvent = { type: 'approval.requested', actor: { type: 'gateway', id: null }, principal: 'ann', agentId: null, serviceId: null, outcome: 'success', traceId: null, details };
+    await events.append([{ id: randomUUID(), occurredAt: t0, event }, revoked('ben', t0)]);
+    const [stored] = (await events.page({ principal: 'ann' }, 1)).events;
+    expect(stored).toMatchObject({ type: 'approval.requested', actor: { type: 'gateway', id: null }, agentId: null, serviceId: null, traceId: null, details });
+  });
+
   it('refuses to update a recorded event (append-only)', async () => {
     await events.append([revoked('ann', t0)]);
     await expect(database.dataSource.query("UPDATE events SET outcome = 'failure'")).rejects.toThrow(/append-only/);
