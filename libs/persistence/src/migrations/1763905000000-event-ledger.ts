@@ -5,6 +5,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * credential: see libs/domain `broker-events.ts`). `seq` orders it (the pagination cursor:
  * stable while new events arrive, newest first); a trigger refuses every UPDATE, so a
  * recorded event cannot be changed; DELETE is left to retention (`occurred_at` index).
+ * Few indexes, because the token exchange's events are written at the exchange's rate:
+ * the person's pages (`principal, seq`), time ranges and retention (`occurred_at`), and
+ * the primary key; `id` is a random UUID (unique by construction) and a kind filter scans
+ * newest first, so neither has an index of its own.
  */
 export class EventLedger1763905000000 implements MigrationInterface {
   name = 'EventLedger1763905000000';
@@ -13,7 +17,7 @@ export class EventLedger1763905000000 implements MigrationInterface {
     await queryRunner.query(`
       CREATE TABLE events (
         seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        id uuid NOT NULL UNIQUE,
+        id uuid NOT NULL,
         type text NOT NULL,
         occurred_at timestamptz NOT NULL,
         actor_type text NOT NULL,
@@ -27,7 +31,6 @@ export class EventLedger1763905000000 implements MigrationInterface {
       )`);
     await queryRunner.query('CREATE INDEX events_principal_seq_idx ON events (principal, seq DESC) WHERE principal IS NOT NULL');
     await queryRunner.query('CREATE INDEX events_occurred_at_idx ON events (occurred_at)');
-    await queryRunner.query('CREATE INDEX events_type_seq_idx ON events (type, seq DESC)');
     await queryRunner.query(`
       CREATE FUNCTION events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
