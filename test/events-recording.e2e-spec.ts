@@ -264,6 +264,16 @@ describe.each(testBackends())('issue 17: the actions that cause events record th
     expect(await latest('impersonation.decided')).toMatchObject({ actor_id: 'ops-1', principal: 'nobody@example.com', agent_id: w.agent, outcome: 'failure', trace_id: traceOf(refused), details: { oauth_error: 'access_denied' } });
   });
 
+  it('a refused exchange whose resource holds a NUL character is recorded (as U+FFFD) and does not hold up the events after it', async () => {
+    const hostile = await w.exchange('https://mail.example.com/\u0000x');
+    expect(hostile.status).toBe(400);
+    // The next exchange's event is written after it (whatever its outcome at this point of the scenario).
+    const fine = await w.exchange();
+    await w.app.get(EventLedger).flush();
+    const rows = await w.database.dataSource.query<EventRow[]>("SELECT * FROM events WHERE type = 'token.exchanged' AND trace_id = ANY($1::text[])", [[traceOf(hostile), traceOf(fine)]]);
+    expect(rows.map((row) => row.details.resource).sort()).toEqual(['https://mail.example.com', 'https://mail.example.com/\uFFFDx']);
+  });
+
   it('holds no token, assertion, code or client secret anywhere in the table after the scenario', async () => {
     await w.app.get(EventLedger).flush();
     const dump = JSON.stringify(await w.database.dataSource.query('SELECT * FROM events'));

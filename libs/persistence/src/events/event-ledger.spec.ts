@@ -125,6 +125,21 @@ describe.each(testBackends())('EventLedger (issue 17 item 2) on $name', (backend
     expect(await principals()).toEqual(['a', 'b']);
   });
 
+  it('drops only an event the database refuses (a poison event never holds the queue), counted and warned about', async () => {
+    const metrics = new BrokerMetrics(true);
+    const queue = ledger({}, metrics);
+    queue.enqueue(exchanged('a'));
+    // Not a UUID: the database refuses the row (SQLSTATE 22P02), as it would any data it cannot store.
+    queue.enqueue({ ...exchanged('poison'), agentId: 'not-a-uuid' });
+    queue.enqueue(exchanged('b'));
+    await queue.flush();
+    expect(await principals()).toEqual(['a', 'b']);
+    expect(queue.queued).toBe(0);
+    expect(await counter(metrics, 'broker_events_dropped_total')).toBe(1);
+    expect(await counter(metrics, 'broker_events_written_total')).toBe(2);
+    expect(logs.records().some((r) => r.msg === 'activity ledger: an event the database refused was dropped' && r.sqlstate === '22P02')).toBe(true);
+  });
+
   it('close writes what is queued and refuses later events', async () => {
     const queue = ledger({});
     queue.enqueue(exchanged('a'));

@@ -13,6 +13,12 @@ export type EventSettings = Pick<BrokerConfig['events'], 'enabled' | 'queue'>;
  */
 export type WithinTransaction<T> = (result: T, manager: EntityManager) => Promise<void>;
 
+/** PostgreSQL refused the data (class 22: data exception; 23: integrity), not the connection: retrying cannot help. */
+function refusedData(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
 /** At most one overflow warning per this many milliseconds (a full queue would otherwise log per exchange). */
 const WARN_EVERY_MS = 1_000;
 
@@ -162,17 +168,48 @@ export class EventLedger {
     }
   }
 
-  /** Writes the oldest `batch_size` queued events; on failure they go back to the front of the queue (still bounded). */
+  /**
+   * Writes the oldest `batch_size` queued events. When the database refuses the data itself
+   * (SQLSTATE class 22/23: one event it cannot store), the batch is written event by event
+   * and only the refused ones are dropped, counted and warned about, so one bad event never
+   * holds the queue; any other failure (the database unavailable) puts the batch back at the
+   * front of the queue for the next tick (still bounded).
+   */
   private async writeBatch(): Promise<void> {
     const batch = this.queue.splice(0, this.settings.queue.batch_size);
     if (batch.length === 0) return;
     try {
       await this.repository.append(batch);
     } catch (error) {
-      this.queue.unshift(...batch);
-      this.trim();
-      throw error;
+      if (!refusedData(error)) {
+        this.queue.unshift(...batch);
+        this.trim();
+        throw error;
+      }
+      await this.writeOneByOne(batch);
+      return;
     }
     this.metrics?.eventsWritten(batch.length);
   }
+
+  private async writeOneByOne(batch: readonly EventToAppend[]): Promise<void> {
+    let written = 0;
+    for (const [index, entry] of batch.entries()) {
+      try {
+        await this.repository.append([entry]);
+        written += 1;
+      } catch (error) {
+        if (!refusedData(error)) {
+          this.queue.unshift(...batch.slice(index));
+          this.trim();
+          this.metrics?.eventsWritten(written);
+          throw error;
+        }
+        this.metrics?.eventsDropped(1);
+        this.logger.warn({ type: entry.event.type, sqlstate: (error as { code?: string }).code }, 'activity ledger: an event the database refused was dropped');
+      }
+    }
+    this.metrics?.eventsWritten(written);
+  }
+
 }

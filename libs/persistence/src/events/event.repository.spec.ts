@@ -67,6 +67,14 @@ describe.each(testBackends())('EventRepository (issue 17 activity ledger) on $na
     expect(stored).toMatchObject({ type: 'approval.requested', actor: { type: 'gateway', id: null }, agentId: null, serviceId: null, traceId: null, details });
   });
 
+  it('stores a caller’s NUL characters (which PostgreSQL text and jsonb refuse) as U+FFFD instead of failing the batch', async () => {
+    const event: AnyBrokerEvent = { type: 'token.exchanged', actor: { type: 'gateway', id: 'gw\u0000x' }, principal: 'ann\u0000', agentId: null, serviceId: null, outcome: 'failure', traceId: null, details: { resource: 'https://a.example\u0000/x', oauth_error: 'invalid_target' } };
+    await events.append([{ id: randomUUID(), occurredAt: t0, event }, revoked('ben', t0)]);
+    const stored = (await events.page({ principal: 'ann\uFFFD' }, 1)).events[0];
+    expect(stored).toMatchObject({ actor: { id: 'gw\uFFFDx' }, details: { resource: 'https://a.example\uFFFD/x' } });
+    expect((await events.page({}, 10)).events).toHaveLength(2);
+  });
+
   it('refuses to update a recorded event (append-only)', async () => {
     await events.append([revoked('ann', t0)]);
     await expect(database.dataSource.query("UPDATE events SET outcome = 'failure'")).rejects.toThrow(/append-only/);

@@ -57,6 +57,19 @@ const INSERT_EVENTS = `INSERT INTO events (id, type, occurred_at, actor_type, ac
 /** Rows per INSERT statement (bounds one statement's arrays). */
 const INSERT_CHUNK = 500;
 
+/**
+ * PostgreSQL text and jsonb cannot hold U+0000, and a caller's text (a principal claim, a
+ * form's `resource`) may: it is stored as U+FFFD, so the event is kept and the batch it is
+ * in is not refused.
+ */
+function text(value: string | null): string | null {
+  return value !== null && value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
+}
+
+function withoutNul(_key: string, value: unknown): unknown {
+  return typeof value === 'string' ? text(value) : value;
+}
+
 function toRecorded(row: EventRow): RecordedEvent {
   return {
     seq: row.seq,
@@ -92,7 +105,7 @@ export class EventRepository {
       // write cost on the hot path's batches.
       const columns: unknown[][] = Array.from({ length: 11 }, () => []);
       for (const { id, occurredAt, event } of chunk) {
-        const row = [id, event.type, occurredAt, event.actor.type, event.actor.id, event.principal, event.agentId, event.serviceId, event.outcome, event.traceId, JSON.stringify(event.details)];
+        const row = [id, event.type, occurredAt, event.actor.type, text(event.actor.id), text(event.principal), event.agentId, event.serviceId, event.outcome, text(event.traceId), JSON.stringify(event.details, withoutNul)];
         row.forEach((value, column) => (columns[column] as unknown[]).push(value));
       }
       // Issue 17 item 5: the same statement writes the webhook outbox's deliveries of these events.
