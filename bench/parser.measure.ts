@@ -2,9 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { http, startTestBroker, type HttpResponse, type TestBroker } from '@broker/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { BOTH_SERVERS } from '../test/support/servers';
+import { repeatedNamesForm } from '../test/support/repeated-names-form';
 
-const TOKEN_BODY_LIMIT = 256 * 1024;
 const RUNS = 9;
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
 
 /**
  * Issue 19, item 1, measured: the parsers of untrusted input stay linear. A 256 KiB form of
@@ -14,23 +19,6 @@ const RUNS = 9;
  * latency (its log line) on both routes and /health's wait during a burst; asserts nothing
  * (test/parser-complexity.e2e-spec.ts checks the answers).
  */
-function repeatedNamesForm(): string {
-  const parts = ['grant_type=client_credentials'];
-  let size = parts[0]?.length ?? 0;
-  for (let i = 0; ; i += 1) {
-    const pair = `&${i.toString(36)}=&${i.toString(36)}=`;
-    if (size + pair.length > TOKEN_BODY_LIMIT) break;
-    parts.push(pair);
-    size += pair.length;
-  }
-  return parts.join('');
-}
-
-function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
 describe('parsers of untrusted input (issue 19)', () => {
   let broker: TestBroker;
   const form = repeatedNamesForm();

@@ -2,25 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { http, startTestBroker, type HttpResponse, type TestBroker } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
-
-const TOKEN_BODY_LIMIT = 256 * 1024;
-
-/**
- * Issue 19, item 1: `grant_type=client_credentials` and then distinct short names, each sent
- * twice, up to just under the 256 KiB cap (about 30,000 names). A parser that looks up every
- * name in a list of the names seen so far does about half a billion comparisons on it.
- */
-function repeatedNamesForm(): string {
-  const parts = ['grant_type=client_credentials'];
-  let size = parts[0]?.length ?? 0;
-  for (let i = 0; ; i += 1) {
-    const pair = `&${i.toString(36)}=&${i.toString(36)}=`;
-    if (size + pair.length > TOKEN_BODY_LIMIT) break;
-    parts.push(pair);
-    size += pair.length;
-  }
-  return parts.join('');
-}
+import { repeatedNamesForm, TOKEN_BODY_LIMIT } from './support/repeated-names-form';
 
 /**
  * The parsers of untrusted input (issue 19, item 1): a form of repeated names is refused
