@@ -170,6 +170,8 @@ describe('OutboundHttp (the one outbound client) against a real server on loopba
       expect(await failure(http.getJson(`${base}/json`))).toEqual({ reason: 'forbidden_address', message: 'the host is a special-use address' });
       expect(await failure(http.getJson('http://[::1]:9/json'))).toMatchObject({ reason: 'forbidden_address' });
       expect(await failure(http.getJson('http://169.254.169.254/latest/meta-data'))).toMatchObject({ reason: 'forbidden_address' });
+      expect(await failure(http.getJson('http://[::7f00:1]:9/json'))).toMatchObject({ reason: 'forbidden_address' });
+      expect(await failure(http.getJson('http://[fec0::1]:9/json'))).toMatchObject({ reason: 'forbidden_address' });
       expect(connections).toBe(before);
     });
 

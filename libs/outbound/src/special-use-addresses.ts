@@ -11,8 +11,12 @@ const SPECIAL_USE_V4 = [
   ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
   ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const;
+// ::/96 is the deprecated IPv4-compatible range (RFC 4291 §2.5.5.1: ::a.b.c.d, which a host may
+// route as the IPv4 address); it holds :: and ::1, listed on their own for the reader. IPv4-mapped
+// ::ffff:0:0/96 is outside it and judged as IPv4 (isForbiddenAddress, BlockList). fec0::/10 is
+// site-local (deprecated by RFC 3879, still routed inside some networks).
 const SPECIAL_USE_V6 = [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
+  ['::', 128], ['::1', 128], ['::', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const;
 
 const forbidden = new BlockList();
