@@ -18,6 +18,7 @@ export { SessionRepository, type ThirdPartySessionRecord, type NewThirdPartySess
 export { EnvelopeStore, ENVELOPE_COLUMNS, type EnvelopeColumn, type StoredEnvelope } from './registry/envelope-store';
 export { AuthorizationCodeRepository, type AuthorizationCodeRecord } from './registry/authorization-code.repository';
 export { ClientAssertionReplayRepository } from './registry/client-assertion-replay.repository';
+export { AuthorizationSessionAnswerRepository, type AuthorizationSessionAnswer, type AuthorizationDecision } from './registry/authorization-session-answer.repository';
 export { ApprovalRepository } from './approvals/approval.repository';
 export { ApprovalChangeFeed, APPROVALS_CHANNEL, type ApprovalChangeListener } from './approvals/approval-change-feed';
 export { EventRepository, type EventToAppend, type EventFilter, type EventPage } from './events/event.repository';

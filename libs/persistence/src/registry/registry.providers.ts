@@ -3,6 +3,7 @@ import type { Provider } from '@nestjs/common';
 import { Database } from '../database';
 import { AgentRepository } from './agent.repository';
 import { AuthorizationCodeRepository } from './authorization-code.repository';
+import { AuthorizationSessionAnswerRepository } from './authorization-session-answer.repository';
 import { ClientAssertionReplayRepository } from './client-assertion-replay.repository';
 import { ClientCredentialRepository } from './client-credential.repository';
 import { EnvelopeStore } from './envelope-store';
@@ -18,7 +19,7 @@ import { WebhookRepository } from '../webhooks/webhook.repository';
 
 type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
 
-const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup, ClientAssertionReplayRepository, EventRepository, WebhookRepository, WebhookDeliveryRepository];
+const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup, ClientAssertionReplayRepository, AuthorizationSessionAnswerRepository, EventRepository, WebhookRepository, WebhookDeliveryRepository];
 
 /**
  * Each repository built on the process's database. The two that touch the client cache get
