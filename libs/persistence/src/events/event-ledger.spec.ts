@@ -36,6 +36,11 @@ function exchanged(principal: string): AnyBrokerEvent {
   return { type: 'token.exchanged', actor: { type: 'gateway', id: 'gw' }, principal, agentId: null, serviceId: null, outcome: 'success', traceId: null, details: { resource: 'https://mail.example.com', oauth_error: null } };
 }
 
+/** An authenticated gateway's refused exchange: kept in the ledger, but dropped before any issued one on overflow. */
+function refused(principal: string): AnyBrokerEvent {
+  return { type: 'token.exchanged', actor: { type: 'gateway', id: 'gw' }, principal, agentId: null, serviceId: null, outcome: 'failure', traceId: null, details: { resource: 'https://mail.example.com', oauth_error: 'access_denied' } };
+}
+
 const settings = (queue: Partial<EventSettings['queue']>, enabled = true): EventSettings => ({ enabled, queue: { max_events: 10_000, flush_interval: 3_600_000, batch_size: 500, ...queue } });
 
 async function counter(metrics: BrokerMetrics, name: string): Promise<number> {
@@ -101,28 +106,58 @@ describe.each(testBackends())('EventLedger (issue 17 item 2) on $name', (backend
   it('on overflow drops the oldest queued events, counts them and warns once; the caller never waits', async () => {
     const metrics = new BrokerMetrics(true);
     const queue = ledger({ max_events: 3, batch_size: 2 }, metrics);
-    const warningsBefore = logs.records().filter((r) => r.msg === 'activity ledger: queue full, oldest hot-path events dropped').length;
+    const warningsBefore = logs.records().filter((r) => r.msg === 'activity ledger: queue full, hot-path events dropped (refusals first, then the oldest)').length;
     repository.hold();
     // a and b go to the (blocked) writer; c..g queue behind it, bounded at 3: c and d are dropped.
     for (const name of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) queue.enqueue(exchanged(name));
     expect(queue.queued).toBe(3);
     expect(await counter(metrics, 'broker_events_dropped_total')).toBe(2);
-    const warnings = logs.records().filter((r) => r.msg === 'activity ledger: queue full, oldest hot-path events dropped');
+    const warnings = logs.records().filter((r) => r.msg === 'activity ledger: queue full, hot-path events dropped (refusals first, then the oldest)');
     expect(warnings.length - warningsBefore).toBe(1);
     repository.release();
     await queue.flush();
     expect(await principals()).toEqual(['a', 'b', 'e', 'f', 'g']);
   });
 
-  it('keeps the events of a failed write for the next one (still bounded)', async () => {
+  it('on overflow drops refused requests’ events first (oldest first), issued ones only when no refusal is queued', async () => {
+    const metrics = new BrokerMetrics(true);
+    const queue = ledger({ max_events: 4 }, metrics);
+    // Five events for four places: the oldest refusal goes, not the oldest event (s1).
+    for (const event of [exchanged('s1'), refused('f1'), exchanged('s2'), refused('f2'), exchanged('s3')]) queue.enqueue(event);
+    expect(queue.queued).toBe(4);
+    // A refusal arriving at a full queue displaces the oldest refusal, never an issued event.
+    queue.enqueue(refused('f3'));
+    // An issued event displaces the last refusal queued; the next refusal finds only issued events and is itself dropped.
+    queue.enqueue(exchanged('s4'));
+    queue.enqueue(refused('f4'));
+    // Only issued events left: the oldest of them goes.
+    queue.enqueue(exchanged('s5'));
+    expect(queue.queued).toBe(4);
+    expect(await counter(metrics, 'broker_events_dropped_total')).toBe(5);
+    await queue.flush();
+    expect(await principals()).toEqual(['s2', 's3', 's4', 's5']);
+  });
+
+  it('writes the events it kept in the order they happened, issued and refused interleaved', async () => {
+    const queue = ledger({ max_events: 4, batch_size: 2 });
+    repository.hold();
+    // a and b go to the (held) writer; c..g queue behind it, bounded at 4: the oldest refusal (d) is dropped.
+    for (const event of [exchanged('a'), refused('b'), exchanged('c'), refused('d'), exchanged('e'), refused('f'), exchanged('g')]) queue.enqueue(event);
+    repository.release();
+    await queue.flush();
+    expect(await principals()).toEqual(['a', 'b', 'c', 'e', 'f', 'g']);
+  });
+
+  it('keeps the events of a failed write for the next one, in order (still bounded)', async () => {
     const queue = ledger({});
     queue.enqueue(exchanged('a'));
+    queue.enqueue(refused('b'));
     repository.failNext = true;
     await expect(queue.flush()).rejects.toThrow('database unavailable');
-    expect(queue.queued).toBe(1);
-    queue.enqueue(exchanged('b'));
+    expect(queue.queued).toBe(2);
+    queue.enqueue(exchanged('c'));
     await queue.flush();
-    expect(await principals()).toEqual(['a', 'b']);
+    expect(await principals()).toEqual(['a', 'b', 'c']);
   });
 
   it('drops only an event the database refuses (a poison event never holds the queue), counted and warned about', async () => {

@@ -22,6 +22,16 @@ function refusedData(error: unknown): boolean {
 /** At most one overflow warning per this many milliseconds (a full queue would otherwise log per exchange). */
 const WARN_EVERY_MS = 1_000;
 
+/** A queued event and its place in the order events were queued (the lanes are merged by it when written). */
+interface Queued extends EventToAppend {
+  readonly order: number;
+}
+
+/** The refusals (`true`) or the issued events (`false`) of `entries`, in their order. */
+function ofLane(entries: readonly Queued[], refusals: boolean): Queued[] {
+  return entries.filter((entry) => (entry.event.outcome === 'failure') === refusals);
+}
+
 /**
  * Issue 17 item 2: the activity ledger's writer, one per process (the `Database` holds it).
  * State changes (grants, sessions, approvals, admin writes) `record` their event with the
@@ -29,9 +39,13 @@ const WARN_EVERY_MS = 1_000;
  * one never does. The hot path (token exchange, impersonation) `enqueue`s: a bounded
  * in-memory queue that one flusher writes with multi-row INSERTs every `flush_interval`, or
  * as soon as `batch_size` events wait. A failed write keeps its events for the next tick
- * (still bounded); on overflow the oldest queued events are dropped and counted
- * (`broker_events_dropped_total`, one warning per second at most): a slow ledger never blocks
- * or fails a token exchange. `close` flushes what is queued (clean shutdown).
+ * (still bounded). Only requests that authenticated a gateway queue an event (README
+ * "Activity and events"), so every queued event is a real one; on overflow the queue drops,
+ * in this order, the oldest refused requests' events (`outcome: failure`), then, only when
+ * none is queued, the oldest issued ones: a flood of refusals can never push out a record of
+ * a token that was handed out. Drops are counted (`broker_events_dropped_total`, one warning
+ * per second at most): a slow ledger never blocks or fails a token exchange. What is kept is
+ * written in the order it was queued. `close` flushes what is queued (clean shutdown).
  * With `events.enabled: false` both do nothing.
  */
 export class EventLedger {
@@ -39,7 +53,12 @@ export class EventLedger {
   metrics: BrokerMetrics | undefined;
   private clock: Clock = new SystemClock();
   private random: Random = new CryptoRandom();
-  private queue: EventToAppend[] = [];
+  /** Issued (`success`) events, oldest first: dropped only when no refusal is queued. */
+  private readonly issued: Queued[] = [];
+  /** Refused requests' (`failure`) events, oldest first: dropped first on overflow. */
+  private readonly refusals: Queued[] = [];
+  /** The next queued event's `order`. */
+  private order = 0;
   private timer: NodeJS.Timeout | undefined;
   /** The write in progress (one flusher: writes never overlap). */
   private writing: Promise<void> | undefined;
@@ -66,7 +85,7 @@ export class EventLedger {
 
   /** Events waiting in the hot-path queue. */
   get queued(): number {
-    return this.queue.length;
+    return this.issued.length + this.refusals.length;
   }
 
   /**
@@ -82,9 +101,9 @@ export class EventLedger {
   /** The hot path: queues the event and returns at once (never throws, never waits for the database). */
   enqueue(event: AnyBrokerEvent): void {
     if (!this.settings.enabled || this.closed) return;
-    this.queue.push(this.stamp(event));
+    (event.outcome === 'failure' ? this.refusals : this.issued).push({ id: this.random.uuid(), occurredAt: this.clock.now(), event, order: this.order++ });
     this.trim();
-    if (this.queue.length >= this.settings.queue.batch_size && this.writing === undefined) {
+    if (this.queued >= this.settings.queue.batch_size && this.writing === undefined) {
       clearTimeout(this.timer);
       this.timer = undefined;
       void this.tick();
@@ -98,7 +117,7 @@ export class EventLedger {
     clearTimeout(this.timer);
     this.timer = undefined;
     while (this.writing !== undefined) await this.writing;
-    while (this.queue.length > 0) {
+    while (this.queued > 0) {
       const written = this.writeBatch();
       this.writing = written.then(
         () => undefined,
@@ -118,7 +137,7 @@ export class EventLedger {
     try {
       await this.flush();
     } catch (error) {
-      this.logger.warn({ lost: this.queue.length, error: (error as Error).message }, 'activity ledger: the queued events could not be written at shutdown');
+      this.logger.warn({ lost: this.queued, error: (error as Error).message }, 'activity ledger: the queued events could not be written at shutdown');
     }
   }
 
@@ -126,16 +145,21 @@ export class EventLedger {
     return { id: this.random.uuid(), occurredAt: this.clock.now(), event };
   }
 
-  /** Drops the oldest queued events beyond `max_events`, counted, with at most one warning per second. */
+  /**
+   * Drops the events beyond `max_events`: the oldest refusals first, then the oldest issued
+   * events; counted, with at most one warning per second.
+   */
   private trim(): void {
-    const excess = this.queue.length - this.settings.queue.max_events;
+    const excess = this.queued - this.settings.queue.max_events;
     if (excess <= 0) return;
-    this.queue.splice(0, excess);
+    const refusals = Math.min(excess, this.refusals.length);
+    this.refusals.splice(0, refusals);
+    this.issued.splice(0, excess - refusals);
     this.metrics?.eventsDropped(excess);
     this.droppedSinceWarning += excess;
     const now = performance.now();
     if (now - this.lastWarningAt < WARN_EVERY_MS) return;
-    this.logger.warn({ dropped: this.droppedSinceWarning, max_events: this.settings.queue.max_events }, 'activity ledger: queue full, oldest hot-path events dropped');
+    this.logger.warn({ dropped: this.droppedSinceWarning, max_events: this.settings.queue.max_events }, 'activity ledger: queue full, hot-path events dropped (refusals first, then the oldest)');
     this.lastWarningAt = now;
     this.droppedSinceWarning = 0;
   }
@@ -157,14 +181,14 @@ export class EventLedger {
     try {
       do {
         await this.writeBatch();
-      } while (this.queue.length >= this.settings.queue.batch_size && !this.closed);
+      } while (this.queued >= this.settings.queue.batch_size && !this.closed);
     } catch (error) {
       // The message only: the statement's parameters are the events (credential-free, but bulky).
-      this.logger.warn({ queued: this.queue.length, error: (error as Error).message }, 'activity ledger: writing queued events failed; retrying on the next tick');
+      this.logger.warn({ queued: this.queued, error: (error as Error).message }, 'activity ledger: writing queued events failed; retrying on the next tick');
     } finally {
       this.writing = undefined;
       release();
-      if (this.queue.length > 0) this.arm();
+      if (this.queued > 0) this.arm();
     }
   }
 
@@ -176,13 +200,13 @@ export class EventLedger {
    * front of the queue for the next tick (still bounded).
    */
   private async writeBatch(): Promise<void> {
-    const batch = this.queue.splice(0, this.settings.queue.batch_size);
+    const batch = this.oldest(this.settings.queue.batch_size);
     if (batch.length === 0) return;
     try {
       await this.repository.append(batch);
     } catch (error) {
       if (!refusedData(error)) {
-        this.queue.unshift(...batch);
+        this.putBack(batch);
         this.trim();
         throw error;
       }
@@ -192,7 +216,35 @@ export class EventLedger {
     this.metrics?.eventsWritten(batch.length);
   }
 
-  private async writeOneByOne(batch: readonly EventToAppend[]): Promise<void> {
+  /** Takes the `count` oldest queued events out of both lanes, in the order they were queued. */
+  private oldest(count: number): Queued[] {
+    const batch: Queued[] = [];
+    let issued = 0;
+    let refusals = 0;
+    while (batch.length < count) {
+      const nextIssued = this.issued[issued];
+      const nextRefusal = this.refusals[refusals];
+      if (nextIssued === undefined && nextRefusal === undefined) break;
+      if (nextRefusal === undefined || (nextIssued !== undefined && nextIssued.order < nextRefusal.order)) {
+        batch.push(nextIssued as Queued);
+        issued += 1;
+      } else {
+        batch.push(nextRefusal);
+        refusals += 1;
+      }
+    }
+    this.issued.splice(0, issued);
+    this.refusals.splice(0, refusals);
+    return batch;
+  }
+
+  /** Puts events taken by `oldest` back at the front of their lanes (older than anything queued since). */
+  private putBack(entries: readonly Queued[]): void {
+    this.issued.unshift(...ofLane(entries, false));
+    this.refusals.unshift(...ofLane(entries, true));
+  }
+
+  private async writeOneByOne(batch: readonly Queued[]): Promise<void> {
     let written = 0;
     for (const [index, entry] of batch.entries()) {
       try {
@@ -200,7 +252,7 @@ export class EventLedger {
         written += 1;
       } catch (error) {
         if (!refusedData(error)) {
-          this.queue.unshift(...batch.slice(index));
+          this.putBack(batch.slice(index));
           this.trim();
           this.metrics?.eventsWritten(written);
           throw error;
