@@ -177,6 +177,7 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.Pro
   const workers = resolveWorkers(parsed);
   const tracing = resolveTracing(parsed.telemetry.tracing, env);
   checkDevelopmentPrincipal(parsed, warnings);
+  checkGatewayTrust(parsed, warnings);
 
   let encryptionKeys = decodeKeys(parsed.encryption.keys, 'encryption.keys');
   let currentKeyId = parsed.encryption.current_key_id;
@@ -291,6 +292,32 @@ function checkDevelopmentPrincipal(parsed: ParsedConfig, warnings: string[]): vo
   warnings.push(
     `!!! DEVELOPMENT PRINCIPAL IN USE: every request to the end-user server without a principal header or session cookie acts as ${JSON.stringify(principal)} (development.principal). ` +
       'Never set it where an SSO proxy should authenticate people. !!!',
+  );
+}
+
+/**
+ * A loud warning when nothing but the token's audience tells the gateway from a person: the
+ * exchange's (or the approval sync's) authorization expression admits every assertion and
+ * the subject tokens' audiences overlap the assertions'. The broker still refuses a
+ * person's token for an agent as the gateway, but any other token of the issuer addressed
+ * to the broker (a service account's, an app's) would pass. README "Deployment checklist".
+ */
+function checkGatewayTrust(parsed: ParsedConfig, warnings: string[]): void {
+  const exchange = parsed.token_exchange;
+  if (exchange.client_assertion.issuer_uri === undefined) return;
+  const admitsAll = [
+    ['token_exchange.authorization.cel.expression', exchange.authorization.cel.expression],
+    ['approvals.sync.authorization.cel.expression', parsed.approvals.sync.authorization.cel.expression],
+  ].filter(([, expression]) => (expression as string).trim() === 'true').map(([key]) => key as string);
+  if (admitsAll.length === 0) return;
+  const brokerIssuer = parsed.oauth2_authorization_server.local.issuer_uri ?? parsed.server.enduser.public_url;
+  const assertionAudiences = exchange.client_assertion.audience ?? [brokerIssuer];
+  const subjectAudiences = exchange.subject_token.audience ?? assertionAudiences;
+  if (!subjectAudiences.some((audience) => assertionAudiences.includes(audience))) return;
+  warnings.push(
+    `!!! GATEWAY NOT PINNED: ${admitsAll.join(' and ')} ${admitsAll.length === 1 ? 'is' : 'are'} "true" and token_exchange.subject_token.audience overlaps ` +
+      'token_exchange.client_assertion.audience, so any token of the gateway\'s issuer addressed to the broker that is not a person\'s token for an agent ' +
+      'authenticates as the gateway. Name the gateway, e.g. \'client_assertion.sub in ["gateway"]\' (README "Deployment checklist"). !!!',
   );
 }
 

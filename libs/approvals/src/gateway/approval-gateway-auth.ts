@@ -73,6 +73,7 @@ export class ApprovalGatewayAuth {
     try {
       const assertion = await this.credentials.verifyAssertion(assertionJwt);
       const identity = this.identify(await this.credentials.verifySubject(subjectJwt));
+      this.credentials.assertDistinctParties(assertionJwt, assertion, subjectJwt, identity);
       this.credentials.assertAuthorized(assertion);
       return { ...identity, gateway: typeof assertion.sub === 'string' ? assertion.sub : null };
     } catch (error) {

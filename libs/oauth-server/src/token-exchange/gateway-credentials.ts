@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, isCanonicalUuid, isUuidShaped, type CompiledExpression } from '@broker/domain';
-import { ClientAssertionReplayRepository } from '@broker/persistence';
+import { AgentRepository, ClientAssertionReplayRepository } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
 import { CLOCK_TOLERANCE_SECONDS, JwtRejected } from '../jwt/jwt-verifier';
@@ -21,6 +21,16 @@ export class GatewayCredentialsRefused extends Error {
   }
 }
 
+/**
+ * What a verified client assertion would say if it were a subject token: whether it names a
+ * registered agent, and the principals it could speak for (its `sub`, and what the principal
+ * expression extracts). Worked out once per verified assertion and remembered with it.
+ */
+interface AssertionParty {
+  readonly namesAgent: boolean;
+  readonly principals: readonly string[];
+}
+
 /** The user and agent a verified subject token speaks for. */
 export interface SubjectIdentity {
   readonly principal: string;
@@ -35,6 +45,13 @@ export interface SubjectIdentity {
  * expressions are compiled at boot; a syntax error stops start-up naming the key. With
  * `token_exchange.client_assertion.single_use`, every presentation of an assertion (a
  * cached verification included) must also be the first use of its `jti`.
+ *
+ * A token the upstream issuer gave a person for an agent is never the gateway's credential
+ * (README "Security", "A person's token is not the gateway"), whatever the authorization
+ * expression admits: an assertion from which the subject-token claim extraction yields a
+ * registered agent is refused (decided on its full verification, remembered with it), and
+ * on the token exchange and approval create an assertion identical to the subject token,
+ * or speaking for the subject token's principal, is refused too (two comparisons a request).
  */
 @Injectable()
 export class GatewayCredentials {
@@ -43,12 +60,19 @@ export class GatewayCredentials {
   private readonly authorizes: CompiledExpression;
   /** Set only with `single_use`: without it, an assertion costs nothing more than its verification. */
   private readonly replays: ClientAssertionReplayRepository | undefined;
+  /**
+   * The party each verified assertion would be as a subject token. Keyed by the verifier's
+   * claims object, which is the same frozen object on every cache hit of one token, so a
+   * reused assertion costs one map lookup; forgotten with the verification.
+   */
+  private readonly parties = new WeakMap<JWTPayload, AssertionParty>();
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     private readonly anchor: TrustAnchor,
     replays: ClientAssertionReplayRepository,
     private readonly clock: Clock,
+    private readonly agents: AgentRepository,
   ) {
     this.replays = config.token_exchange.client_assertion.single_use ? replays : undefined;
     const extraction = config.token_exchange.claim_extraction;
@@ -66,8 +90,47 @@ export class GatewayCredentials {
       if (error instanceof JwtRejected) throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion is not valid');
       throw error;
     }
+    const party = this.parties.get(claims) ?? (await this.partyOf(claims));
+    if (party.namesAgent) throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion is a token issued to a person for an agent, not the gateway\'s');
     if (this.replays !== undefined) await this.assertFirstUse(claims, this.replays);
     return claims;
+  }
+
+  /**
+   * The gateway and the person are two parties: the assertion may not be the subject token
+   * itself, nor speak for the subject token's principal (its `sub`, or the principal the
+   * configured expression extracts from it). Called with a verified assertion and the
+   * identity of a verified subject token; costs a string comparison and a short list scan.
+   */
+  assertDistinctParties(assertionJwt: string, assertion: JWTPayload, subjectJwt: string, subject: SubjectIdentity): void {
+    if (assertionJwt === subjectJwt) throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion is the subject token');
+    const party = this.parties.get(assertion);
+    // Every assertion that reaches here went through verifyAssertion, which remembered its party.
+    if (party === undefined || party.principals.includes(subject.principal)) throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion speaks for the subject token\'s principal');
+  }
+
+  /** What `assertion` would be as a subject token (`AssertionParty`), remembered for its cached verifications. */
+  private async partyOf(assertion: JWTPayload): Promise<AssertionParty> {
+    const principals: string[] = [];
+    if (typeof assertion.sub === 'string') principals.push(assertion.sub.trim());
+    let principal: unknown;
+    let agentId: unknown;
+    try {
+      principal = this.principalOf({ subject_token: assertion });
+    } catch {
+      principal = undefined;
+    }
+    try {
+      agentId = this.agentIdOf({ subject_token: assertion });
+    } catch {
+      agentId = undefined;
+    }
+    if (typeof principal === 'string' && principal.trim() !== '') principals.push(principal.trim());
+    // A gateway's own token may carry an `azp` (its client id at the issuer); only one naming an agent of ours is a person's.
+    const namesAgent = typeof agentId === 'string' && isUuidShaped(agentId) && (await this.agents.findClient(agentId.toLowerCase())) !== undefined;
+    const party: AssertionParty = { namesAgent, principals };
+    this.parties.set(assertion, party);
+    return party;
   }
 
   /**

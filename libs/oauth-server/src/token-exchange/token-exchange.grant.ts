@@ -53,9 +53,12 @@ export class TokenExchangeGrant implements GrantStrategy {
     let gatewayId: string | null = null;
     try {
       const assertion = await this.authenticateGateway(form);
-      gatewayId = stringOrNull(assertion.sub);
       const subject = await this.verifySubjectToken(form);
-      const { principal, agentId } = this.extractIdentities(subject);
+      const identity = this.extractIdentities(subject);
+      this.assertDistinctParties(form, assertion, identity);
+      // Only now is the gateway authenticated: a person's token never becomes the actor of an event.
+      gatewayId = stringOrNull(assertion.sub);
+      const { principal, agentId } = identity;
       facts.principal = principal;
       facts.agent_id = agentId;
       this.assertAuthorized(assertion);
@@ -120,6 +123,15 @@ export class TokenExchangeGrant implements GrantStrategy {
   /** Step 2 (cont.): principal and agent id by the configured expressions → else invalid_request. */
   private extractIdentities(subject: JWTPayload): SubjectIdentity {
     return this.checkedSync(() => this.gateway.identify(subject));
+  }
+
+  /**
+   * Step 2 (cont.): the gateway and the person are two parties, whatever the authorization
+   * expression admits: an assertion that is the subject token or speaks for its principal
+   * does not authenticate a gateway → 401 invalid_client.
+   */
+  private assertDistinctParties(form: TokenForm, assertion: JWTPayload, identity: SubjectIdentity): void {
+    this.checkedSync(() => this.gateway.assertDistinctParties(required(form, 'client_assertion'), assertion, required(form, 'subject_token'), identity));
   }
 
   /** Step 3: the authorization expression over the client assertion's claims → else 403 access_denied. */
