@@ -75,6 +75,84 @@ describe.each(testBackends())('EventRepository (issue 17 activity ledger) on $na
     expect((await events.page({}, 10)).events).toHaveLength(2);
   });
 
+  it('answers last-used with each agent and service pair’s newest successful exchange of the person, whatever is newer', async () => {
+    const agents = ['a', 'b', 'c', 'd', 'e'].map((c) => `00000000-0000-4000-8000-${c.repeat(12)}`);
+    const services = ['1', '2', '3', '4'].map((c) => `00000000-0000-4000-9000-${c.repeat(12)}`);
+    const written: EventToAppend[] = [];
+    let minute = 0;
+    const add = (event: Omit<AnyBrokerEvent, 'actor' | 'traceId' | 'details'> & { details?: unknown }): void => {
+      minute += 1;
+      const full = { actor: { type: 'gateway', id: 'gw' }, traceId: null, details: { resource: 'https://api.example', oauth_error: null }, ...event } as AnyBrokerEvent;
+      written.push({ id: randomUUID(), occurredAt: at(minute), event: full });
+    };
+    const exchange = (principal: string, agentId: string | null, serviceId: string | null, outcome: 'success' | 'failure'): void =>
+      add({ type: 'token.exchanged', principal, agentId, serviceId, outcome, details: { resource: 'https://api.example', oauth_error: outcome === 'failure' ? 'invalid_grant' : null } });
+    for (let round = 0; round < 3; round += 1) {
+      agents.forEach((agent, a) =>
+        services.forEach((service, s) => {
+          // Some pairs only ever failed; the rest succeed, then (in the last round) fail after their last success.
+          if ((a + s) % 3 === 0) exchange('ann', agent, service, 'failure');
+          else if (round < 2 || (a * s) % 2 === 0) exchange('ann', agent, service, 'success');
+          else exchange('ann', agent, service, 'failure');
+          // Another person's newer successes and other kinds of the same pair never count for ann.
+          if ((a + s) % 2 === 0) exchange('ben', agent, service, 'success');
+          if (s === 1) add({ type: 'grant.revoked', principal: 'ann', agentId: agent, serviceId: service, outcome: 'success', details: {} });
+        }),
+      );
+    }
+    exchange('ann', agents[0] as string, null, 'success');
+    exchange('ann', null, services[0] as string, 'success');
+    await events.append(written);
+
+    const expected = new Map<string, { agentId: string; serviceId: string; lastUsedAt: Date }>();
+    for (const { occurredAt, event } of written) {
+      if (event.principal === 'ann' && event.type === 'token.exchanged' && event.outcome === 'success' && event.agentId !== null && event.serviceId !== null) {
+        expected.set(`${event.agentId}/${event.serviceId}`, { agentId: event.agentId, serviceId: event.serviceId, lastUsedAt: occurredAt });
+      }
+    }
+    const byPair = (x: { agentId: string; serviceId: string }, y: { agentId: string; serviceId: string }): number => `${x.agentId}/${x.serviceId}`.localeCompare(`${y.agentId}/${y.serviceId}`);
+    const answer = await events.lastUsed('ann');
+    expect(answer.length).toBe(13);
+    expect([...answer].sort(byPair)).toEqual([...expected.values()].sort(byPair));
+    expect(await events.lastUsed('nobody')).toEqual([]);
+  });
+
+  it('pages by one or several kinds exactly as one newest-first list of the person’s events, with the other filters and the cursor', async () => {
+    const kinds = ['grant.revoked', 'grant.created', 'session.disconnected', 'token.exchanged'] as const;
+    const written: EventToAppend[] = [];
+    for (let i = 0; i < 60; i += 1) {
+      const type = kinds[(i * 7) % kinds.length] as (typeof kinds)[number];
+      const principal = i % 5 === 0 ? 'ben' : 'ann';
+      const agentId = i % 3 === 0 ? AGENT : null;
+      const event = { type, actor: { type: 'principal', id: principal }, principal, agentId, serviceId: null, outcome: 'success', traceId: null, details: {} } as unknown as AnyBrokerEvent;
+      written.push({ id: randomUUID(), occurredAt: at(i), event });
+    }
+    await events.append(written);
+    const walk = async (filter: Parameters<EventRepository['page']>[0], limit: number): Promise<string[]> => {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await events.page(filter, limit, cursor);
+        seen.push(...page.events.map((e) => e.id));
+        cursor = page.next ?? undefined;
+      } while (cursor !== undefined);
+      return seen;
+    };
+    const expected = (keep: (e: EventToAppend) => boolean): string[] => written.filter(keep).map((e) => e.id).reverse();
+    const of = (principal: string, types: readonly string[]) => (e: EventToAppend): boolean => e.event.principal === principal && types.includes(e.event.type);
+    expect(await walk({ principal: 'ann', types: ['grant.revoked'] }, 4)).toEqual(expected(of('ann', ['grant.revoked'])));
+    expect(await walk({ principal: 'ann', types: ['grant.revoked', 'session.disconnected'] }, 3)).toEqual(expected(of('ann', ['grant.revoked', 'session.disconnected'])));
+    // A kind named twice is still each event once.
+    expect(await walk({ principal: 'ann', types: ['grant.created', 'token.exchanged', 'grant.created'] }, 5)).toEqual(expected(of('ann', ['grant.created', 'token.exchanged'])));
+    expect(await walk({ principal: 'ann', types: [...kinds], agentId: AGENT, from: at(10), to: at(50) }, 2)).toEqual(
+      expected((e) => of('ann', kinds)(e) && e.event.agentId === AGENT && e.occurredAt >= at(10) && e.occurredAt < at(50)),
+    );
+    expect(await walk({ principal: 'ben', types: ['grant.revoked', 'token.exchanged'] }, 50)).toEqual(expected(of('ben', ['grant.revoked', 'token.exchanged'])));
+    expect(await walk({ principal: 'ann', types: ['approval.requested', 'grant.expired'] }, 10)).toEqual([]);
+    // Without a principal (the admin list): every person's events of those kinds.
+    expect(await walk({ types: ['grant.revoked', 'session.disconnected'] }, 7)).toEqual(expected((e) => ['grant.revoked', 'session.disconnected'].includes(e.event.type)));
+  });
+
   it('refuses to update a recorded event (append-only)', async () => {
     await events.append([revoked('ann', t0)]);
     await expect(database.dataSource.query("UPDATE events SET outcome = 'failure'")).rejects.toThrow(/append-only/);

@@ -122,31 +122,55 @@ export class EventRepository {
   async page(filter: EventFilter, limit: number, before?: string): Promise<EventPage> {
     const where: string[] = [];
     const values: unknown[] = [];
-    const add = (sql: (param: string) => string, value: unknown): void => {
+    const param = (value: unknown): string => {
       values.push(value);
-      where.push(sql(`$${values.length}`));
+      return `$${values.length}`;
     };
-    if (filter.principal !== undefined) add((p) => `principal = ${p}`, filter.principal);
-    if (filter.agentId !== undefined) add((p) => `agent_id = ${p}`, filter.agentId);
-    if (filter.serviceId !== undefined) add((p) => `service_id = ${p}`, filter.serviceId);
-    if (filter.types !== undefined && filter.types.length > 0) add((p) => `type = ANY(${p}::text[])`, filter.types);
-    if (filter.from !== undefined) add((p) => `occurred_at >= ${p}`, filter.from);
-    if (filter.to !== undefined) add((p) => `occurred_at < ${p}`, filter.to);
-    if (before !== undefined) add((p) => `seq < ${p}::bigint`, before);
-    values.push(limit + 1);
-    // `events.seq`: a bare `seq` would sort the selected `seq::text` alias ('999' above '1000') and skip events between pages.
-    const rows = await this.dataSource.query<EventRow[]>(`SELECT ${COLUMNS} FROM events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY events.seq DESC LIMIT $${values.length}`, values);
+    if (filter.principal !== undefined) where.push(`principal = ${param(filter.principal)}`);
+    if (filter.agentId !== undefined) where.push(`agent_id = ${param(filter.agentId)}`);
+    if (filter.serviceId !== undefined) where.push(`service_id = ${param(filter.serviceId)}`);
+    if (filter.from !== undefined) where.push(`occurred_at >= ${param(filter.from)}`);
+    if (filter.to !== undefined) where.push(`occurred_at < ${param(filter.to)}`);
+    if (before !== undefined) where.push(`seq < ${param(before)}::bigint`);
+    const take = param(limit + 1);
+    const types = [...new Set(filter.types ?? [])];
+    const conditions = (extra: string[]): string => (where.length + extra.length > 0 ? `WHERE ${[...where, ...extra].join(' AND ')}` : '');
+    let sql: string;
+    if (filter.principal !== undefined && types.length > 1) {
+      // A person's page of several kinds: the newest of each kind (one range of
+      // `events_principal_type_seq_idx` each, in `seq` order) merged, instead of `type = ANY(...)`,
+      // which that index answers in kind order only (every event of those kinds read and sorted).
+      const branches = types.map((type) => `(SELECT * FROM events ${conditions([`type = ${param(type)}`])} ORDER BY seq DESC LIMIT ${take})`);
+      sql = `SELECT ${COLUMNS} FROM (${branches.join(' UNION ALL ')}) AS events ORDER BY events.seq DESC LIMIT ${take}`;
+    } else {
+      const kinds = types.length === 0 ? [] : types.length === 1 ? [`type = ${param(types[0])}`] : [`type = ANY(${param(types)}::text[])`];
+      // `events.seq`: a bare `seq` would sort the selected `seq::text` alias ('999' above '1000') and skip events between pages.
+      sql = `SELECT ${COLUMNS} FROM events ${conditions(kinds)} ORDER BY events.seq DESC LIMIT ${take}`;
+    }
+    const rows = await this.dataSource.query<EventRow[]>(sql, values);
     const events = rows.slice(0, limit).map(toRecorded);
     return { events, next: rows.length > limit ? (events[events.length - 1]?.seq ?? null) : null };
   }
 
   /**
-   * Issue 17 item 3: when each of the person's agents last used each service (its newest
-   * successful token exchange), one row per agent and service, for the agents page.
+   * When each of the person's agents last used each service (its newest successful token
+   * exchange), one row per agent and service, for the agents page. A loose
+   * index scan of `events_last_used_idx`: the first pair's newest row, then the newest row of
+   * the next pair above it, and so on; one index descent a pair, where `DISTINCT ON` would read
+   * and sort every successful exchange of the person.
    */
   async lastUsed(principal: string): Promise<LastUsed[]> {
+    const used = "type = 'token.exchanged' AND outcome = 'success' AND agent_id IS NOT NULL AND service_id IS NOT NULL";
     const rows = await this.dataSource.query<{ agent_id: string; service_id: string; occurred_at: Date }[]>(
-      `SELECT DISTINCT ON (agent_id, service_id) agent_id, service_id, occurred_at FROM events WHERE principal = $1 AND type = 'token.exchanged' AND outcome = 'success' AND agent_id IS NOT NULL AND service_id IS NOT NULL ORDER BY agent_id, service_id, seq DESC`,
+      `WITH RECURSIVE pairs AS (
+        (SELECT agent_id, service_id, occurred_at FROM events WHERE principal = $1 AND ${used} ORDER BY agent_id, service_id, seq DESC LIMIT 1)
+        UNION ALL
+        SELECT newest.agent_id, newest.service_id, newest.occurred_at FROM pairs CROSS JOIN LATERAL (
+          SELECT agent_id, service_id, occurred_at FROM events
+          WHERE principal = $1 AND ${used} AND (events.agent_id, events.service_id) > (pairs.agent_id, pairs.service_id)
+          ORDER BY agent_id, service_id, seq DESC LIMIT 1
+        ) AS newest
+      ) SELECT agent_id, service_id, occurred_at FROM pairs`,
       [principal],
     );
     return rows.map((row) => ({ agentId: row.agent_id, serviceId: row.service_id, lastUsedAt: new Date(row.occurred_at) }));
