@@ -13,6 +13,7 @@ import { LastUsedController } from './activity/last-used.controller';
 import { ApprovalsGatewayController } from './approvals/approvals-gateway.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { ApprovalsShutdown } from './approvals/approvals-shutdown';
+import { AuthorizationSessionAnswers } from './consent/authorization-session-answers';
 import { AuthorizationSessionReader } from './consent/authorization-session.reader';
 import { ConsentController } from './consent/consent.controller';
 import { ConsentService } from './consent/consent.service';
@@ -37,7 +38,7 @@ export class UserApiModule {
       module: UserApiModule,
       imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, VaultModule, OAuthServerModule, ApprovalsModule, WebhooksModule],
       controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller, ApprovalsGatewayController, ApprovalsController, ActivityController, LastUsedController],
-      providers: [ActivityService, ApprovalsShutdown, AuthorizationCodePurge, ConsentService, GrantsService, AuthorizationSessionReader, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
+      providers: [ActivityService, ApprovalsShutdown, AuthorizationCodePurge, ConsentService, GrantsService, AuthorizationSessionReader, AuthorizationSessionAnswers, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
     };
   }
 }

@@ -9,6 +9,7 @@ export type ApiErrorCode =
   | 'invalid request body'
   | 'validation failed'
   | 'session_expired'
+  | 'session_used'
   | 'invalid_permission_set'
   | 'invalid scopes'
   | 'invalid_redirect_uri'

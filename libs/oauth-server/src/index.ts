@@ -2,7 +2,7 @@
 export { OAuthServerModule } from './oauth-server.module';
 export { SigningKeyService, type CurrentSigningKey, type JsonWebKeySet } from './signing-keys/signing-key.service';
 export { ClientCredentialsService, CLIENT_SECRET_PREFIX, type IssuedClientCredentials, type ClientCredentialsMetadata } from './client-credentials/client-credentials.service';
-export { AuthorizationSessionTokens, AUTHORIZATION_SESSION_TTL_SECONDS, type AuthorizationSession, type CimdSnapshot } from './authorization-session/authorization-session-tokens';
+export { AuthorizationSessionTokens, AUTHORIZATION_SESSION_TTL_SECONDS, type AuthorizationSession, type NewAuthorizationSession, type CimdSnapshot } from './authorization-session/authorization-session-tokens';
 export { TokenEndpoint } from './token/token-endpoint';
 export { isRelayed, type TokenOutcome, type RelayedResponse } from './token/grant-strategy';
 export type { TokenResponse } from './token/access-token-issuer';

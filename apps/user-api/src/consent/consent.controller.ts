@@ -24,7 +24,8 @@ export class ConsentController {
   /**
    * An agent as the consent page shows it, with the authorization context of a
    * `session_token`. The token must be valid, unexpired and issued for this agent (else
-   * 400 `session_expired`) and for the caller (else 403 `forbidden`).
+   * 400 `session_expired`) and for the caller (else 403 `forbidden`). A request already
+   * answered is still shown, with `authorization_context.answered` (what was decided, when).
    */
   @Get(':agentId')
   @ApiOkResponse({ type: AgentDetailResponse })
@@ -38,7 +39,8 @@ export class ConsentController {
    * client's redirect_uri with `error=access_denied` and its state, for the front end.
    * Without a valid token of this agent and caller nothing is declined (400 `session_expired`,
    * 403 `forbidden`); nor when the redirect_uri is no longer registered or allowed (400
-   * `invalid_redirect_uri`).
+   * `invalid_redirect_uri`). A request is answered once: after Allow or Deny it is 409
+   * `session_used`, naming the decision, and nothing is sent again.
    */
   @Post(':agentId/deny')
   @NoBody()
@@ -46,7 +48,7 @@ export class ConsentController {
   // Required to decline anything; a missing one is answered 400 `session_expired` like an invalid one.
   @ApiQuery({ name: 'session_token', required: true, type: String, description: 'The authorization session token from the consent redirect of `/oauth2/authorize`.' })
   @ApiOkResponse({ type: DenialResponse })
-  @ApiErrors('session_expired', 'forbidden', 'not_found', 'invalid_redirect_uri')
+  @ApiErrors('session_expired', 'forbidden', 'not_found', 'invalid_redirect_uri', 'session_used')
   async deny(@Principal() principal: Principal, @Param() { agentId }: AgentIdParam, @Query() { session_token }: SessionTokenQuery): Promise<DenialResponse> {
     return { data: { redirect_url: await this.consent.deny(principal, agentId, session_token) } };
   }

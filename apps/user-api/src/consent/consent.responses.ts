@@ -87,6 +87,15 @@ export class ConsentServiceView {
   permissions!: PermissionView[];
 }
 
+/** How the authorization session was answered (README "Security": a consent link is answered once). */
+export class SessionAnswerView {
+  /** Allow (`allowed`), Deny (`denied`), or an error sent to the client by redirect (`error`). */
+  @ApiProperty({ enum: ['allowed', 'denied', 'error'] })
+  decision!: 'allowed' | 'denied' | 'error';
+  @ApiProperty({ format: 'date-time' })
+  answered_at!: string;
+}
+
 export class AuthorizationContextView {
   @ApiProperty({ format: 'uuid' })
   agent_id!: string;
@@ -100,6 +109,12 @@ export class AuthorizationContextView {
    */
   @ApiPropertyOptional({ type: String, format: 'uri', isArray: true, minItems: 1 })
   resources?: string[];
+  /**
+   * Present once the request was answered: the session cannot be answered again (Allow and
+   * Deny give 409 `session_used`); absent while it is pending.
+   */
+  @ApiPropertyOptional({ type: SessionAnswerView })
+  answered?: SessionAnswerView;
 }
 
 export class CimdView {

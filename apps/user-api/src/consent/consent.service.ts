@@ -1,7 +1,8 @@
 import { ApiError, Clock, type Agent, type PermissionSet, type Principal, type RequirementType, type Service } from '@broker/domain';
 import { AuthorizationDenial, type AuthorizationSession } from '@broker/oauth-server';
-import { AgentRepository, GrantRepository, PermissionSetRepository, ServiceRepository, SessionRepository } from '@broker/persistence';
+import { AgentRepository, GrantRepository, PermissionSetRepository, ServiceRepository, SessionRepository, type AuthorizationSessionAnswer } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
+import { AuthorizationSessionAnswers } from './authorization-session-answers';
 import { AuthorizationSessionReader } from './authorization-session.reader';
 import { toDelegationSummaryResponse, type AgentDetail, type AuthorizationContextView, type ConsentServiceView, type DelegationSummaryResponse } from './consent.responses';
 
@@ -18,16 +19,25 @@ export class ConsentService {
     private readonly grants: GrantRepository,
     private readonly sessions: SessionRepository,
     private readonly sessionReader: AuthorizationSessionReader,
+    private readonly answers: AuthorizationSessionAnswers,
     private readonly denial: AuthorizationDenial,
     private readonly clock: Clock,
   ) {}
 
-  /** The user declines the authorization request of the session token: where to send them. */
+  /**
+   * The user declines the authorization request of the session token: where to send them.
+   * The session ends denied (README "Security": answered once), only once the redirect is
+   * known to be sendable; an answered session is 409 `session_used`, with no redirect.
+   */
   async deny(principal: Principal, agentId: string, sessionToken: string | undefined): Promise<string> {
     if (sessionToken === undefined) throw new ApiError('session_expired', 'a session_token is required to decline an authorization request');
     const agent = await this.agents.findById(agentId);
     if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
-    return this.denial.redirectFor(await this.sessionReader.readFor(sessionToken, agent.id, principal));
+    const session = await this.sessionReader.readFor(sessionToken, agent.id, principal);
+    await this.answers.assertPending(session);
+    const redirect = await this.denial.redirectFor(session);
+    await this.answers.answer(session, principal, 'denied');
+    return redirect;
   }
 
   async delegations(principal: Principal): Promise<DelegationSummaryResponse[]> {
@@ -55,20 +65,23 @@ export class ConsentService {
         services: set.serviceScopes.map((entry) => ({ service_id: entry.serviceId, scopes: [...entry.scopes] })),
       })),
       services: services.map((service) => serviceView(service, sets, connected.has(service.id))),
-      authorization_context: session ? authorizationContext(session) : null,
+      authorization_context: session ? authorizationContext(session, await this.answers.answerOf(session)) : null,
       cimd: session?.cimd ? { ...session.cimd, requested_scopes: [...session.cimd.requested_scopes] } : null,
     };
   }
 }
 
 /**
- * The pending request; `resources` (RFC 8707: the MCP servers or APIs the token will be for)
- * read from the original URL, which the authorization server checked and sealed in the session.
+ * The request; `resources` (RFC 8707: the MCP servers or APIs the token will be for)
+ * read from the original URL, which the authorization server checked and sealed in the
+ * session; `answered` once the session was answered (README "Security").
  */
-function authorizationContext(session: AuthorizationSession): AuthorizationContextView {
-  const context = { agent_id: session.agentId, principal: session.principal, original_url: session.originalUrl };
+function authorizationContext(session: AuthorizationSession, answer: AuthorizationSessionAnswer | undefined): AuthorizationContextView {
+  const context: AuthorizationContextView = { agent_id: session.agentId, principal: session.principal, original_url: session.originalUrl };
   const resources = [...new Set(new URL(session.originalUrl).searchParams.getAll('resource'))];
-  return resources.length > 0 ? { ...context, resources } : context;
+  if (resources.length > 0) context.resources = resources;
+  if (answer !== undefined) context.answered = { decision: answer.decision, answered_at: answer.answeredAt.toISOString() };
+  return context;
 }
 
 function agentView(agent: Agent): AgentDetail['agent'] {

@@ -30,14 +30,15 @@ export class GrantsController {
    * permission set must be assigned to the agent and every service part of it (400
    * `invalid_permission_set`), every delegated service must get a scope (400 `invalid scopes`);
    * a `session_token` must be valid for this agent (400 `session_expired`) and the caller
-   * (403 `forbidden`).
+   * (403 `forbidden`), and not yet answered (409 `session_used`, naming the decision: a
+   * request is answered once, so never a second `redirect_url`).
    */
   @Post()
   @ApiSecurity('SessionAuth')
   @ApiSecurity('PrincipalHeader')
   @ApiCreatedResponse({ type: GrantResponse })
   @ApiNoContentResponse({ description: 'empty granted_permission_sets: grant deleted' })
-  @ApiErrors('not_found', 'session_expired', 'forbidden', 'invalid_permission_set', 'invalid scopes')
+  @ApiErrors('not_found', 'session_expired', 'forbidden', 'invalid_permission_set', 'invalid scopes', 'session_used')
   async write(
     @Principal() principal: Principal,
     @Param() { agentId }: AgentIdParam,

@@ -3,6 +3,7 @@ import { ApiError, Clock, Random, type Agent, type FieldIssue, type Grant, type 
 import { AgentRepository, EventLedger, GrantRepository, PermissionSetRepository } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
+import { AuthorizationSessionAnswers } from '../consent/authorization-session-answers';
 import { AuthorizationSessionReader } from '../consent/authorization-session.reader';
 import type { GrantDto } from './grant.dto';
 import { parseGrantedPermissionSets, parseValidUntil, type RequestedDelegation } from './grant-request';
@@ -22,6 +23,7 @@ export class GrantsService {
     private readonly agents: AgentRepository,
     private readonly permissionSets: PermissionSetRepository,
     private readonly sessionReader: AuthorizationSessionReader,
+    private readonly answers: AuthorizationSessionAnswers,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly random: Random,
@@ -38,6 +40,8 @@ export class GrantsService {
     const found = await this.assertAgent(agentId);
     const agent = found.id;
     const session = sessionToken === undefined ? undefined : await this.sessionReader.readFor(sessionToken, agent, principal);
+    // README "Security": an authorization session is answered once; an answered one changes nothing.
+    if (session !== undefined) await this.answers.assertPending(session);
     const now = this.clock.now();
     // The whole body is validated before anything is written: a bad valid_until never deletes.
     const requested = parseGrantedPermissionSets(dto.granted_permission_sets);
@@ -54,9 +58,11 @@ export class GrantsService {
     }
     const delegations = await this.resolve(found, requested);
     const details = { permission_set_ids: [...requested.keys()], service_ids: [...new Set(delegations.map((d) => d.serviceId))], valid_until: validUntil?.toISOString() ?? null };
-    const { grant, created } = await this.grants.upsert(this.random.uuid(), principal.id, agent, validUntil, delegations, now, (result, manager) =>
-      this.events.record({ ...this.grantEvent(principal, agent), type: result.created ? 'grant.created' : 'grant.replaced', details }, manager),
-    );
+    const { grant, created } = await this.grants.upsert(this.random.uuid(), principal.id, agent, validUntil, delegations, now, async (result, manager) => {
+      // The session ends allowed in the grant's transaction: of two Allows racing, the loser's grant rolls back (409).
+      if (session !== undefined) await this.answers.answer(session, principal, 'allowed', manager);
+      await this.events.record({ ...this.grantEvent(principal, agent), type: result.created ? 'grant.created' : 'grant.replaced', details }, manager);
+    });
     this.audit.record(created ? 'grant_created' : 'grant_replaced', {
       principal: principal.id,
       agent_id: agent,

@@ -24,6 +24,7 @@ export function apiStatus(code: ApiErrorCode): number {
     case 'client credentials not found':
       return 404;
     case 'conflict':
+    case 'session_used':
     case 'last_key':
     case 'current_key':
     case 'refresh_unavailable':
