@@ -9,6 +9,7 @@ export type Family = { readonly type: 'counter' | 'gauge' | 'histogram'; readonl
 export const CATALOGUE: Readonly<Record<string, Family>> = {
   broker_http_request_duration_seconds: { type: 'histogram', labels: ['server', 'route', 'method', 'status_class'] },
   broker_token_requests_total: { type: 'counter', labels: ['grant_type', 'outcome'] },
+  broker_token_requests_unauthenticated_total: { type: 'counter', labels: ['grant', 'reason'] },
   broker_token_exchange_duration_seconds: { type: 'histogram', labels: ['outcome'] },
   broker_impersonation_decisions_total: { type: 'counter', labels: ['outcome'] },
   broker_vault_refreshes_total: { type: 'counter', labels: ['outcome', 'trigger'] },

@@ -11,6 +11,17 @@ import type { ImpersonationRule, Role } from './impersonation-rules';
 type RuleMiss = 'access_denied' | 'invalid_request' | 'invalid_client';
 const PRECEDENCE: readonly RuleMiss[] = ['access_denied', 'invalid_request', 'invalid_client'];
 
+/** `failure` of the refusals `firstMatch` answers after some rule verified the client assertion. */
+const AFTER_CLIENT_VERIFIED: ReadonlySet<string> = new Set(['no_rule_permits', 'credentials_not_valid']);
+
+/**
+ * Whether `firstMatch` refused after a rule had verified the client assertion (RFC 7523
+ * §3): its access_denied and invalid_request. Its invalid_client means no rule did.
+ */
+export function refusedAfterClientVerified(error: unknown): boolean {
+  return error instanceof Refusal && AFTER_CLIENT_VERIFIED.has(error.failure);
+}
+
 /** The first rule that matched, with the verified claims of each credential. */
 export interface RuleMatch {
   readonly rule: ImpersonationRule;

@@ -11,7 +11,7 @@ import { ACCESS_TOKEN_TYPE, JWT_TOKEN_TYPE, TOKEN_EXCHANGE } from '../token-exch
 import { decisionRecord, stringClaim, type DecisionFacts, type Identities } from './impersonation-decision-record';
 import { ImpersonationRefusal as Refusal } from './impersonation-refusal';
 import { isUnderPrefix, parseImpersonationRequest } from './impersonation-request';
-import { ImpersonationRuleMatcher, type RuleMatch } from './impersonation-rule-matcher';
+import { ImpersonationRuleMatcher, refusedAfterClientVerified, type RuleMatch } from './impersonation-rule-matcher';
 import { readImpersonationSettings, type ImpersonationSettings } from './impersonation-rules';
 
 /**
@@ -68,10 +68,10 @@ export class ImpersonationExchange {
     return form.has('actor_token') && form.get('subject_token_type') === JWT_TOKEN_TYPE && !form.has('resource');
   }
 
-  /** The decision record of a request refused before `handle` (a repeated parameter). */
+  /** The decision record of a request refused before `handle` (a repeated parameter): no client authenticated, so no event. */
   recordRefusal(form: TokenForm, error: OAuthError, failure: string): void {
     this.audit.record('impersonation_decision', decisionRecord(form.get('audience'), {}, { outcome: 'refused', oauthError: error.code, failure }));
-    this.recordEvent(form, {}, error.code);
+    this.metrics.unauthenticatedTokenRequest('impersonation', error.code);
   }
 
   async handle(form: TokenForm): Promise<TokenResponse> {
@@ -98,7 +98,9 @@ export class ImpersonationExchange {
       const code = error instanceof OAuthError ? error.code : 'server_error';
       this.metrics.impersonationDecision(code === 'server_error' ? 'error' : 'denied');
       this.audit.record('impersonation_decision', decisionRecord(form.get('audience'), facts, { outcome: 'refused', oauthError: code, failure: error instanceof Refusal ? error.failure : code }));
-      this.recordEvent(form, facts, code);
+      // README "Activity and events": only a refusal after a rule verified the client assertion is an event; the rest is counted.
+      if (facts.match !== undefined || refusedAfterClientVerified(error)) this.recordEvent(form, facts, code);
+      else this.metrics.unauthenticatedTokenRequest('impersonation', code);
       throw error;
     }
   }
@@ -106,7 +108,10 @@ export class ImpersonationExchange {
   /**
    * Issue 17: the decision's `impersonation.decided` event, queued (the token endpoint's hot
    * path): the actor (by the rule's expression) acting as the subject towards the target
-   * agent, and the OAuth error code of a refusal; never a token or a claim set.
+   * agent, and the OAuth error code of a refusal; never a token or a claim set. Only once a
+   * rule verified the client assertion: a request refused before (a malformed request, an
+   * unknown target, a client no rule trusts) is counted in
+   * `broker_token_requests_unauthenticated_total` instead.
    */
   private recordEvent(form: TokenForm, facts: DecisionFacts, oauthError: string | null): void {
     this.events.enqueue({

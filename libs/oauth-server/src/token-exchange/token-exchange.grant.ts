@@ -2,7 +2,7 @@ import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { assertNever, Clock, normaliseResourceUri, OAuthError, type GrantDelegation } from '@broker/domain';
 import { EventLedger, ExchangeLookup, type ExchangeContext } from '@broker/persistence';
-import { currentTraceId } from '@broker/telemetry';
+import { BrokerMetrics, currentTraceId } from '@broker/telemetry';
 import { TokenVault, TokenVaultError, type UsableToken } from '@broker/vault';
 import { Inject, Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
@@ -42,6 +42,7 @@ export class TokenExchangeGrant implements GrantStrategy {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly events: EventLedger,
+    private readonly metrics: BrokerMetrics,
   ) {
     this.publicUrl = config.server.enduser.public_url;
   }
@@ -51,6 +52,7 @@ export class TokenExchangeGrant implements GrantStrategy {
     if (this.impersonation.activates(form)) return this.impersonation.handle(form);
     const facts: Record<string, string | null> = { principal: null, agent_id: null, service_id: null, resource: form.get('resource') ?? null };
     let gatewayId: string | null = null;
+    let authenticated = false;
     try {
       const assertion = await this.authenticateGateway(form);
       const subject = await this.verifySubjectToken(form);
@@ -58,6 +60,7 @@ export class TokenExchangeGrant implements GrantStrategy {
       this.assertDistinctParties(form, assertion, identity);
       // Only now is the gateway authenticated: a person's token never becomes the actor of an event.
       gatewayId = stringOrNull(assertion.sub);
+      authenticated = true;
       const { principal, agentId } = identity;
       facts.principal = principal;
       facts.agent_id = agentId;
@@ -72,7 +75,9 @@ export class TokenExchangeGrant implements GrantStrategy {
     } catch (error) {
       const code = error instanceof OAuthError ? error.code : 'server_error';
       this.audit.record('token_exchange', { ...facts, outcome: 'refused', oauth_error: code });
-      this.recordEvent(gatewayId, facts, code);
+      // README "Activity and events": only an authenticated gateway's refusal is an event; the rest is counted.
+      if (authenticated) this.recordEvent(gatewayId, facts, code);
+      else this.metrics.unauthenticatedTokenRequest('token_exchange', code);
       throw error;
     }
   }
@@ -85,13 +90,17 @@ export class TokenExchangeGrant implements GrantStrategy {
     }
     const facts = { principal: null, agent_id: null, service_id: null, resource: form.get('resource') ?? null };
     this.audit.record('token_exchange', { ...facts, outcome: 'refused', oauth_error: error.code });
-    this.recordEvent(null, facts, error.code);
+    // Refused before the client assertion was read: nobody authenticated, so no ledger event.
+    this.metrics.unauthenticatedTokenRequest('token_exchange', error.code);
   }
 
   /**
    * Issue 17: the exchange's `token.exchanged` event, queued (the hot path never waits for
    * the ledger): who asked (the gateway's `sub`), for whom, which service and resource, and
-   * the OAuth error code of a refusal; never a token or an assertion.
+   * the OAuth error code of a refusal; never a token or an assertion. Only for a request
+   * whose gateway authenticated: one refused before that records no event (a flood of them
+   * would fill the ledger and the webhook outbox) and is counted in
+   * `broker_token_requests_unauthenticated_total` instead.
    */
   private recordEvent(gatewayId: string | null, facts: Readonly<Record<string, string | null>>, oauthError: string | null): void {
     this.events.enqueue({

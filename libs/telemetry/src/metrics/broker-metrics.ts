@@ -11,9 +11,12 @@ import {
   IMPERSONATION_OUTCOMES,
   PROVIDER_ERROR_KINDS,
   REFRESH_OUTCOMES,
+  REFUSAL_LABELS,
+  refusalLabel,
   REFRESH_TRIGGERS,
   TOKEN_OUTCOME_LABELS,
   tokenOutcomeLabel,
+  UNAUTHENTICATED_GRANTS,
   type CacheName,
   type ImpersonationOutcome,
   type KeySetName,
@@ -21,6 +24,7 @@ import {
   type RefreshOutcome,
   type RefreshTrigger,
   type ServerLabel,
+  type UnauthenticatedGrant,
 } from './metric-labels';
 
 /** Database reads behind the gauges, passed in at boot by persistence (telemetry never imports it). */
@@ -56,6 +60,7 @@ function zeroed(child: Counter.Internal): Counter.Internal {
 function buildChildren(f: MetricFamilies) {
   return {
     tokenRequests: table(GRANT_TYPE_LABELS, TOKEN_OUTCOME_LABELS, (g, o) => zeroed(f.tokenRequests.labels(g, o))),
+    tokenRequestsUnauthenticated: table(UNAUTHENTICATED_GRANTS, REFUSAL_LABELS, (g, r) => zeroed(f.tokenRequestsUnauthenticated.labels(g, r))),
     tokenExchangeDuration: row(TOKEN_OUTCOME_LABELS, (o) => f.tokenExchangeDuration.labels(o)),
     impersonation: row(IMPERSONATION_OUTCOMES, (o) => zeroed(f.impersonationDecisions.labels(o))),
     vaultRefreshes: table(REFRESH_OUTCOMES, REFRESH_TRIGGERS, (o, t) => zeroed(f.vaultRefreshes.labels(o, t))),
@@ -124,6 +129,15 @@ export class BrokerMetrics {
     if (grant === 'token_exchange') this.on.children.tokenExchangeDuration[label].observe(seconds);
   }
 
+  /**
+   * A token exchange or impersonation request refused before its client assertion
+   * authenticated anyone, by its OAuth error code: counted here instead of a ledger event
+   * (README "Activity and events"), so a flood of them costs an add, not a row.
+   */
+  unauthenticatedTokenRequest(grant: UnauthenticatedGrant, code: string): void {
+    this.on?.children.tokenRequestsUnauthenticated[grant][refusalLabel(code)].inc();
+  }
+
   /** An impersonation decision: issued (`allowed`), refused (`denied`), or failed (`error`: server_error). */
   impersonationDecision(outcome: ImpersonationOutcome): void {
     this.on?.children.impersonation[outcome].inc();
@@ -183,7 +197,7 @@ export class BrokerMetrics {
     this.on?.families.eventsWritten.inc(count);
   }
 
-  /** Issue 17: hot-path ledger events dropped on queue overflow (never a token exchange blocked or failed instead). */
+  /** Issue 17: hot-path ledger events dropped on queue overflow, refusals first (never a token exchange blocked or failed instead). */
   eventsDropped(count: number): void {
     this.on?.families.eventsDropped.inc(count);
   }

@@ -22,6 +22,12 @@ export function createFamilies(registry: Registry, sources: FamilySources) {
   return {
     httpRequestDuration: new Histogram({ name: 'broker_http_request_duration_seconds', help: 'HTTP requests by server, route template, method and status class', labelNames: ['server', 'route', 'method', 'status_class'] as const, buckets: LATENCY_BUCKETS, registers }),
     tokenRequests: new Counter({ name: 'broker_token_requests_total', help: 'POST /oauth2/token requests by grant type and outcome (ok or the OAuth error code)', labelNames: ['grant_type', 'outcome'] as const, registers }),
+    tokenRequestsUnauthenticated: new Counter({
+      name: 'broker_token_requests_unauthenticated_total',
+      help: 'Token exchange and impersonation requests refused before a client assertion authenticated them, by grant and OAuth error code (no ledger event)',
+      labelNames: ['grant', 'reason'] as const,
+      registers,
+    }),
     tokenExchangeDuration: new Histogram({ name: 'broker_token_exchange_duration_seconds', help: 'RFC 8693 token exchange duration by outcome', labelNames: ['outcome'] as const, buckets: LATENCY_BUCKETS, registers }),
     impersonationDecisions: new Counter({ name: 'broker_impersonation_decisions_total', help: 'User impersonation decisions by outcome', labelNames: ['outcome'] as const, registers }),
     vaultRefreshes: new Counter({ name: 'broker_vault_refreshes_total', help: 'Third-party token refreshes by outcome and trigger', labelNames: ['outcome', 'trigger'] as const, registers }),
@@ -88,7 +94,7 @@ export function createFamilies(registry: Registry, sources: FamilySources) {
     pgliteWait: new Histogram({ name: 'broker_db_pglite_wait_seconds', help: "Wait for PGlite's exclusive connection", buckets: LATENCY_BUCKETS, registers }),
     // Issue 17: the activity ledger's hot-path queue.
     eventsWritten: new Counter({ name: 'broker_events_written_total', help: 'Activity ledger events written by the hot-path queue (multi-row inserts)', registers }),
-    eventsDropped: new Counter({ name: 'broker_events_dropped_total', help: 'Activity ledger hot-path events dropped because the queue was full (oldest first)', registers }),
+    eventsDropped: new Counter({ name: 'broker_events_dropped_total', help: 'Activity ledger hot-path events dropped because the queue was full (refused requests first, then the oldest)', registers }),
   };
 }
 

@@ -54,6 +54,23 @@ export function tokenOutcomeLabel(outcome: string): TokenOutcomeLabel {
   return TOKEN_OUTCOMES.has(outcome) ? (outcome as TokenOutcomeLabel) : OTHER;
 }
 
+/** `reason` of `broker_token_requests_unauthenticated_total`: the OAuth error code (RFC 6749 §5.2) or `other`. */
+export const REFUSAL_LABELS = [...OAUTH_ERROR_CODES, OTHER] as const;
+export type RefusalLabel = (typeof REFUSAL_LABELS)[number];
+const REFUSALS: ReadonlySet<string> = new Set(REFUSAL_LABELS);
+
+/** The label of a refusal's OAuth error code, or `other`. */
+export function refusalLabel(code: string): RefusalLabel {
+  return REFUSALS.has(code) ? (code as RefusalLabel) : OTHER;
+}
+
+/**
+ * `grant` of `broker_token_requests_unauthenticated_total`: the RFC 8693 exchange of a
+ * gateway, or user impersonation (the same grant type, told apart by its request).
+ */
+export type UnauthenticatedGrant = 'token_exchange' | 'impersonation';
+export const UNAUTHENTICATED_GRANTS: readonly UnauthenticatedGrant[] = ['token_exchange', 'impersonation'];
+
 /** `server` of the HTTP histogram. */
 export const SERVER_LABELS = ['enduser', 'admin'] as const;
 export type ServerLabel = (typeof SERVER_LABELS)[number];
