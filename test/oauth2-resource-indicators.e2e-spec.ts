@@ -1,4 +1,7 @@
-import { ApiClient, freePort, http, startTestBroker, type TestBroker } from '@broker/testing';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiClient, freePort, http, startTestBroker, testBackends, type TestBroker } from '@broker/testing';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,10 +15,10 @@ const OUTSIDE = 'https://elsewhere.example.com/mcp';
 const insecure = { [oauth.allowInsecureRequests]: true };
 
 /** A local broker with one confidential agent Alice has granted, and one she has not. */
-async function setUp(config: Record<string, unknown>, agentFields: Record<string, unknown> = {}): Promise<{ broker: TestBroker; base: string; as: oauth.AuthorizationServer; agent: { id: string; secret: string }; ungranted: string }> {
+async function setUp(config: Record<string, unknown>, agentFields: Record<string, unknown> = {}, storage?: Record<string, unknown>): Promise<{ broker: TestBroker; base: string; as: oauth.AuthorizationServer; agent: { id: string; secret: string }; ungranted: string }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const broker = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: base, consent_ui_url: 'https://consent.example.com' } }, oauth2_authorization_server: config } });
+  const broker = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: base, consent_ui_url: 'https://consent.example.com' } }, oauth2_authorization_server: config, ...(storage === undefined ? {} : { storage }) } });
   const admin = new ApiClient(broker.url('admin'));
   const alice = new ApiClient(base, ALICE);
   const serviceId = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
@@ -290,6 +293,88 @@ describe('RFC 8707 resource indicators, local mode with the default policy', () 
     const params = oauth.validateAuthResponse(as, client, new URL(response.headers.location as string), state);
     const result = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(agent.secret), params, REDIRECT, verifier, insecure));
     expect(decodeJwt(result.access_token).aud).toBeUndefined();
+  });
+});
+
+describe('RFC 8707 resource indicators required (resource_indicators.required)', () => {
+  const REQUIRED = { allowed_resources: [MCP_A, 'https://tools.example.com/'], required: true };
+  let broker: TestBroker;
+  let as: oauth.AuthorizationServer;
+  let agent: { id: string; secret: string };
+  let ungranted: string;
+  let client: oauth.Client;
+
+  beforeAll(async () => {
+    ({ broker, as, agent, ungranted } = await setUp({ local: { resource_indicators: REQUIRED, token_claims_expression: '{"aud": "https://forged.example.com"}' } }));
+    client = { client_id: agent.id };
+  });
+
+  afterAll(async () => {
+    await broker.stop();
+  });
+
+  const missing = { error: 'invalid_target', error_description: 'a resource is required: name the resource the token is for (RFC 8707)' };
+
+  it('refuses an authorization request without resource by redirect (invalid_target, with state), before any consent page', async () => {
+    for (const agentId of [agent.id, ungranted]) {
+      const { location, state } = await authorizeAs(as, agentId, []);
+      expect(location.origin + location.pathname).toBe(REDIRECT);
+      expect(Object.fromEntries(location.searchParams)).toEqual({ ...missing, state });
+    }
+  });
+
+  it('issues a token for a named resource, and for all of the code\'s resources when the token request names none', async () => {
+    const { location, verifier, state } = await authorizeAs(as, agent.id, [MCP_A, MCP_B]);
+    const params = oauth.validateAuthResponse(as, client, location, state);
+    const result = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(agent.secret), params, REDIRECT, verifier, insecure));
+    expect(decodeJwt(result.access_token).aud).toEqual([MCP_A, MCP_B]);
+    const credentials = await oauth.processClientCredentialsResponse(as, client, await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(agent.secret), new URLSearchParams({ resource: MCP_A }), insecure));
+    expect(decodeJwt(credentials.access_token).aud).toBe(MCP_A);
+  });
+
+  it('client_credentials: refuses a request without resource (invalid_target), whatever the claims expression would set', async () => {
+    const response = await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(agent.secret), new URLSearchParams(), insecure);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual(missing);
+  });
+
+  it('leaves the client authentication first: a wrong secret without resource is invalid_client', async () => {
+    const response = await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost('wrong'), new URLSearchParams(), insecure);
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as { error: string }).error).toBe('invalid_client');
+  });
+
+  describe.each(testBackends())('a code issued without resource before the switch ($name)', (backend) => {
+    let dataDir: string | undefined;
+
+    afterAll(() => {
+      if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('is refused at the token request without resource (invalid_target), not turned into a token without aud', async () => {
+      if (backend.name === 'pglite') dataDir = mkdtempSync(join(tmpdir(), 'broker-resource-required-'));
+      const storage = dataDir === undefined ? await backend.storage() : { backend: 'pglite', pglite: { data_dir: dataDir } };
+      const before = await setUp({ local: { resource_indicators: { ...REQUIRED, required: false } } }, {}, storage);
+      const beforeClient = { client_id: before.agent.id };
+      let code: { location: URL; verifier: string; state: string };
+      try {
+        code = await authorizeAs(before.as, before.agent.id, []);
+        expect(code.location.searchParams.get('code')).not.toBeNull();
+      } finally {
+        await before.broker.stop();
+      }
+      // The same database and port, now with resource_indicators.required.
+      const port = Number(new URL(before.base).port);
+      const after = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: before.base } }, oauth2_authorization_server: { local: { resource_indicators: REQUIRED } }, storage } });
+      try {
+        const params = oauth.validateAuthResponse(before.as, beforeClient, code.location, code.state);
+        const response = await oauth.authorizationCodeGrantRequest(before.as, beforeClient, oauth.ClientSecretBasic(before.agent.secret), params, REDIRECT, code.verifier, insecure);
+        expect(response.status).toBe(400);
+        expect(await response.json()).toEqual(missing);
+      } finally {
+        await after.stop();
+      }
+    });
   });
 });
 

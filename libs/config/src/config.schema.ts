@@ -174,7 +174,10 @@ export const configSchema = z
             token_ttl: duration('1h'),
             token_claims_expression: z.string().optional(),
             // RFC 8707: which `resource` values may be requested (exact URIs, or prefixes ending in `/`); empty: any https or loopback http URI.
-            resource_indicators: z.strictObject({ allowed_resources: oneOrMany(allowedResource, 'must be a resource URI or a list of them').default([]) }).prefault({}),
+            // `required`: an authorization or token request that names none is `invalid_target` (RFC 8707 §2); off for compatibility.
+            resource_indicators: z
+              .strictObject({ allowed_resources: oneOrMany(allowedResource, 'must be a resource URI or a list of them').default([]), required: bool(false) })
+              .prefault({}),
           })
           .prefault({}),
         proxy: z

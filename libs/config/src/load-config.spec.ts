@@ -157,10 +157,20 @@ describe('loadConfig', () => {
       enabled: true,
       retention: 90 * 86_400_000,
       queue: { max_events: 10_000, flush_interval: 250, batch_size: 500 },
-      webhooks: { allowed_networks: [], timeout: 5_000, retry_for: 86_400_000 },
+      webhooks: { allowed_networks: [], timeout: 5_000, retry_for: 86_400_000, concurrency: 8, per_webhook_concurrency: 2, delivery_retention: 7 * 86_400_000 },
     });
     expect(parseConfig({ ...KEYS, events: { retention: '30d', webhooks: { allowed_networks: '127.0.0.0/8' } } }, {}).config.events).toMatchObject({ retention: 30 * 86_400_000, webhooks: { allowed_networks: ['127.0.0.0/8'] } });
     expect(configError(() => parseConfig({ ...KEYS, events: { queue: { max_events: 0 } } }, {}))).toMatch(/^config error: events\.queue\.max_events must be a whole number between 1 and 1000000/);
+    expect(parseConfig({ ...KEYS, events: { webhooks: { concurrency: 16, per_webhook_concurrency: 1, delivery_retention: '30d' } } }, {}).config.events.webhooks).toMatchObject({ concurrency: 16, per_webhook_concurrency: 1, delivery_retention: 30 * 86_400_000 });
+    expect(configError(() => parseConfig({ ...KEYS, events: { webhooks: { per_webhook_concurrency: 0 } } }, {}))).toMatch(/^config error: events\.webhooks\.per_webhook_concurrency must be a whole number between 1 and 64/);
+  });
+
+  it('reads oauth2_authorization_server.local.resource_indicators.required: off by default, validated', () => {
+    expect(parseConfig(KEYS, {}).config.oauth2_authorization_server.local.resource_indicators).toEqual({ allowed_resources: [], required: false });
+    expect(parseConfig({ ...KEYS, oauth2_authorization_server: { local: { resource_indicators: { required: 'true' } } } }, {}).config.oauth2_authorization_server.local.resource_indicators.required).toBe(true);
+    expect(configError(() => parseConfig({ ...KEYS, oauth2_authorization_server: { local: { resource_indicators: { required: 'yes' } } } }, {}))).toMatch(
+      /^config error: oauth2_authorization_server\.local\.resource_indicators\.required must be true or false/,
+    );
   });
 
   it('requires a connection URL for the postgres backend', () => {
@@ -214,6 +224,7 @@ describe('shipped example configs', () => {
     const { config } = loadConfig(['--config', 'examples/config/broker.yaml'], env);
     expect(config.storage.backend).toBe('postgres');
     expect(config.server.enduser.authentication.preauth.trusted_sources).toEqual(['10.0.0.0/8']);
+    expect(config.oauth2_authorization_server.local.resource_indicators.required).toBe(true);
   });
 
   it('docker/broker.compose.yaml is valid', () => {

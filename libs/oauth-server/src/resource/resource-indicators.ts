@@ -64,6 +64,9 @@ function agentList(agent: Pick<Agent, 'allowedResources'>): ResourceList | undef
 /** The agent's `allowed_resources` does not name this resource. */
 const NOT_FOR_AGENT = 'the resource is not one this client may ask tokens for';
 
+/** `resource_indicators.required` and the request names no resource. */
+const MISSING = 'a resource is required: name the resource the token is for (RFC 8707)';
+
 /**
  * RFC 8707 resource indicators of the local authorization server. A `resource` is an absolute
  * URI without fragment (§2), compared and bound as sent (no normalisation: the resource server
@@ -71,18 +74,22 @@ const NOT_FOR_AGENT = 'the resource is not one this client may ask tokens for';
  * `oauth2_authorization_server.local.resource_indicators.allowed_resources`: exact URIs, or
  * prefixes ending in `/`; an empty list accepts any `https:` URI or `http:` on a loopback
  * host. An agent with a non-empty `allowed_resources` (same syntax) is further restricted to
- * those. The policy is compiled once at boot, an agent's list once per loaded agent; a check
- * is a set lookup and a few prefix tests.
+ * those. With `resource_indicators.required`, an authorization request or a local token request
+ * (`authorization_code`, `client_credentials`) that names no resource is `invalid_target`
+ * (RFC 8707 §2: "missing"), so no token leaves without an audience. The policy is compiled once
+ * at boot, an agent's list once per loaded agent; a check is a set lookup and a few prefix tests.
  */
 @Injectable()
 export class ResourceIndicators {
   private readonly configured: ResourceList;
   private readonly open: boolean;
+  private readonly required: boolean;
 
   constructor(@Inject(BROKER_CONFIG) config: BrokerConfig) {
-    const allowed = config.oauth2_authorization_server.local.resource_indicators.allowed_resources;
+    const { allowed_resources: allowed, required } = config.oauth2_authorization_server.local.resource_indicators;
     this.configured = new ResourceList(allowed);
     this.open = allowed.length === 0;
+    this.required = required;
     // Both servers of a process build this module: the policy is announced once per configuration.
     if (ANNOUNCED.has(config)) return;
     ANNOUNCED.add(config);
@@ -90,15 +97,20 @@ export class ResourceIndicators {
     if (config.oauth2_authorization_server.mode === 'proxy') logger.log('resource indicators: forwarded to the upstream authorization server (proxy mode)');
     else if (this.open) logger.log('resource indicators: any https URI or loopback http URI is accepted (resource_indicators.allowed_resources is empty; set it in production)');
     else logger.log(`resource indicators: only the ${allowed.length} configured resource_indicators.allowed_resources entries (${this.configured.exactCount} exact, ${this.configured.prefixCount} prefixes)`);
+    if (config.oauth2_authorization_server.mode !== 'proxy') logger.log(required ? 'resource indicators: required on authorization and token requests (resource_indicators.required)' : 'resource indicators: optional; a token requested without resource has no audience of ours (set resource_indicators.required in production)');
   }
 
   /**
    * The `resource` parameters of an authorization request (a repeated query parameter arrives
-   * as an array), de-duplicated in their order; [] when there are none. Throws `invalid_target`
-   * for a malformed value or one the policy or the agent's `allowed_resources` refuses.
+   * as an array), de-duplicated in their order; [] when there are none and none is required.
+   * Throws `invalid_target` for a missing one when required, a malformed value, or one the
+   * policy or the agent's `allowed_resources` refuses.
    */
   fromQuery(value: unknown, agent: Pick<Agent, 'allowedResources'>): string[] {
-    if (value === undefined) return [];
+    if (value === undefined) {
+      this.assertNamed([]);
+      return [];
+    }
     const values = Array.isArray(value) ? value : [value];
     if (!values.every((item): item is string => typeof item === 'string')) throw invalidTarget('resource must be an absolute URI');
     const resources = [...new Set(values)];
@@ -126,6 +138,14 @@ export class ResourceIndicators {
   assertAgentAllows(resources: readonly string[], agent: Pick<Agent, 'allowedResources'>): void {
     const list = agentList(agent);
     if (list !== undefined && !resources.every((resource) => list.matches(resource))) throw invalidTarget(NOT_FOR_AGENT);
+  }
+
+  /**
+   * The resources a token is about to be bound to: with `resource_indicators.required`, at least
+   * one (RFC 8707 §2: a missing resource is `invalid_target`), else `invalid_target`.
+   */
+  assertNamed(resources: readonly string[]): void {
+    if (this.required && resources.length === 0) throw invalidTarget(MISSING);
   }
 
   private allows(resource: string): boolean {

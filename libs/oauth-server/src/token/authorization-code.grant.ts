@@ -71,6 +71,8 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     if (requested !== undefined) this.resourcePolicy.assertAllowed(requested, agent);
     const resources = narrowResources(record.resources ?? [], requested);
     if (requested === undefined) this.resourcePolicy.assertAgentAllows(resources, agent);
+    // A code issued without resource (before resource_indicators.required was set) buys no token without aud.
+    this.resourcePolicy.assertNamed(resources);
     return this.tokens.issue({ agent, principal: record.principal, scopes: record.scopes, grantType: this.grantType, resources });
   }
 }

@@ -23,7 +23,10 @@ export class ClientCredentialsGrant implements GrantStrategy {
     assertScopesAllowed(agent, scopes);
     // RFC 8707: the token is for the named resource (its `aud`), if within the policy and the agent's allowed_resources.
     const resource = form.get('resource');
-    if (resource === undefined) return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType });
+    if (resource === undefined) {
+      this.resourcePolicy.assertNamed([]);
+      return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType });
+    }
     this.resourcePolicy.assertAllowed(resource, agent);
     return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType, resources: [resource] });
   }
