@@ -14,7 +14,7 @@ const AGENT = {
   redirect_uris: ['https://agent.example.com/callback', 'http://127.0.0.1/cb'],
   allowed_scopes: ['calendar.read', 'offline_access'],
   allowed_resources: ['https://mcp.example.com/mcp', 'https://tools.example.com/team/', 'urn:example:resource'],
-  client_uris: ['https://agent.example.com'],
+  client_uris: ['https://agent.example.com/client.json'],
 };
 
 describe('admin: agents', () => {

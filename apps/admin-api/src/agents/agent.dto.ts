@@ -1,8 +1,9 @@
-import { isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri, isResourceIndicatorEntry, MAX_AGENT_ALLOWED_RESOURCES, REQUIREMENT_TYPES, type RequirementType } from '@broker/domain';
-import { IsHttpsOrLoopbackUrl, IsHttpUrl, IsPlainText, IsRedirectUri, IsResourceIndicatorEntry, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
+import { clientUriProblem, isHttpsOrLoopbackUrl, isRedirectUri, isResourceIndicatorEntry, MAX_AGENT_ALLOWED_RESOURCES, REQUIREMENT_TYPES, type RequirementType } from '@broker/domain';
+import { IsHttpsOrLoopbackUrl, IsPlainText, IsRedirectUri, IsResourceIndicatorEntry, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
+import { IsClientUri } from '../common/is-client-uri';
 import { IsOmittable } from '../common/is-omittable';
 import { IsUri } from '../common/is-uri';
 import { TEXT_PATTERNS } from '../common/text-patterns';
@@ -118,13 +119,19 @@ export class AgentDto {
   @IsPlainText({}, { each: true })
   allowed_resources?: string[];
 
-  /** Absolute http(s) URLs. Duplicates are stored once. Omitted: none. */
+  /**
+   * Client ID Metadata Document URLs of this agent's clients: https, a fixed origin in normal
+   * form (lower-case host, no default port) and a path; a path segment that is exactly `*`
+   * stands for any one ordinary segment (never `.`, `..` or percent-encoded); no `*` in the
+   * host or port, no `.`/`..` segments (also percent-encoded), user info or fragment.
+   * Duplicates are stored once. Omitted: none.
+   */
   @ApiPropertyOptional({ type: 'array', items: { type: 'string', format: 'uri' }, maxItems: MAX_LIST_ENTRIES })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
-  @IsHttpUrl({ each: true })
-  @IsUri(isHttpUrl, { each: true })
+  @IsClientUri({ each: true })
+  @IsUri((value) => clientUriProblem(value) === undefined, { each: true })
   @IsPlainText({}, { each: true })
   client_uris?: string[];
 

@@ -15,6 +15,18 @@ export function normaliseResourceUri(value: string): string | undefined {
   return `${url.protocol}//${url.host}${path}${url.search}`;
 }
 
+/** A `.` or `..` path segment, also percent-encoded (`%2e`, any case; RFC 3986 §3.3, §5.2.4). */
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:[/?#]|$)/i;
+
+/**
+ * True when the URI's path has a `.` or `..` segment, written plainly or percent-encoded
+ * (RFC 3986 §5.2.4 removes them, and the WHATWG URL parser decodes `%2e` for it): a prefix or
+ * pattern matched on the string could otherwise be left by the URL actually used.
+ */
+export function hasDotSegment(value: string): boolean {
+  return DOT_SEGMENT.test(value);
+}
+
 /** The value as an absolute URL (WHATWG URL parser), or undefined when it is not one. */
 export function parseAbsoluteUrl(value: string): URL | undefined {
   try {

@@ -1,5 +1,5 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { OAuthError, type Agent } from '@broker/domain';
+import { isClientDocumentUrl, matchesClientUri, OAuthError, type Agent } from '@broker/domain';
 import { AgentRepository } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
 import type { CimdSnapshot } from '../authorization-session/authorization-session-tokens';
@@ -15,22 +15,21 @@ export interface CimdClient {
   readonly snapshot: (requestedScopes: readonly string[]) => CimdSnapshot;
 }
 
-/** `*` stands for exactly one whole path segment. */
-function matchesPattern(pattern: string, url: string): boolean {
-  const a = pattern.split('/');
-  const b = url.split('/');
-  return a.length === b.length && a.every((segment, i) => segment === b[i] || (segment === '*' && (b[i] ?? '') !== ''));
-}
-
-/** True when `agent` lists `url` among its `client_uris`, exactly or by a `*` pattern. */
+/**
+ * True when `agent` lists `url` among its `client_uris`, exactly or by a `*` pattern
+ * (`matchesClientUri`: the URL in normal form, the pattern's https origin fixed, each `*` one
+ * ordinary path segment).
+ */
 export function listsClientUri(agent: Agent, url: string): boolean {
-  return agent.clientUris.some((pattern) => pattern === url || (pattern.includes('*') && matchesPattern(pattern, url)));
+  return agent.clientUris.some((entry) => matchesClientUri(entry, url));
 }
 
 /**
  * Client ID Metadata Documents (local and hybrid, `cimd.enabled`): an HTTPS `client_id`
- * names a document; the agent is the one whose `client_uris` list the URL (exact, then
- * `*` whole-segment patterns; ambiguous or none is `invalid_client`); the document must
+ * names a document; the URL must be in normal form (`isClientDocumentUrl`: no dot segments,
+ * plain or encoded, which the fetch would resolve); the agent is the one whose `client_uris`
+ * list the URL (exact, then `*` whole-segment patterns of a fixed https origin; ambiguous or
+ * none is `invalid_client`), all before anything is fetched; the document must
  * pass `validateClientMetadata` and its `redirect_uris` must contain the request's.
  */
 @Injectable()
@@ -55,9 +54,11 @@ export class CimdClients {
    * user's). The token endpoint never calls this: it reads the code's agent instead.
    */
   async agentFor(url: string): Promise<Agent> {
+    // A URL the fetch would normalise (dot segments, `%2e`, case) is never matched nor fetched.
+    if (!isClientDocumentUrl(url)) throw new OAuthError('invalid_client', 'client_id is not a client metadata document URL in normal form (https, a path, no dot segments)');
     const agents = await this.agents.list();
-    let matches = agents.filter((agent) => agent.clientUris.includes(url));
-    if (matches.length === 0) matches = agents.filter((agent) => agent.clientUris.some((pattern) => pattern.includes('*') && matchesPattern(pattern, url)));
+    let matches = agents.filter((agent) => agent.clientUris.some((entry) => !entry.includes('*') && matchesClientUri(entry, url)));
+    if (matches.length === 0) matches = agents.filter((agent) => agent.clientUris.some((entry) => entry.includes('*') && matchesClientUri(entry, url)));
     if (matches.length !== 1) throw new OAuthError('invalid_client', matches.length === 0 ? 'client_id is not a registered client' : 'client_id matches more than one client');
     return matches[0] as Agent;
   }

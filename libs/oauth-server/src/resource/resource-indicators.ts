@@ -1,14 +1,11 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { isHttpsOrLoopbackUrl, OAuthError, parseAbsoluteUrl, type Agent } from '@broker/domain';
+import { hasDotSegment, isHttpsOrLoopbackUrl, OAuthError, parseAbsoluteUrl, type Agent } from '@broker/domain';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 /** At most this many `resource` values in one authorization request (each becomes an `aud` entry). */
 export const MAX_RESOURCES = 10;
 /** Longest accepted resource URI. */
 const MAX_RESOURCE_LENGTH = 2048;
-
-/** A `.` or `..` path segment (also percent-encoded): a prefix match could otherwise leave the prefix. */
-const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:[/?]|$)/i;
 
 /** The configurations whose policy was logged already. */
 const ANNOUNCED = new WeakSet<BrokerConfig>();
@@ -38,7 +35,7 @@ class ResourceList {
   /** Exactly one of the URIs, or under one of the prefixes without a dot segment that could leave it. */
   matches(resource: string): boolean {
     if (this.exact.has(resource)) return true;
-    return !DOT_SEGMENT.test(resource) && this.prefixes.some((prefix) => resource.startsWith(prefix));
+    return !hasDotSegment(resource) && this.prefixes.some((prefix) => resource.startsWith(prefix));
   }
 }
 
