@@ -13,6 +13,7 @@ export { PermissionSetRepository, type PermissionSetInput } from './registry/per
 export { ClientCredentialRepository, type ClientCredentialRecord } from './registry/client-credential.repository';
 export { SigningKeyRepository, type SigningKeyRecord, type NewSigningKey, type DeleteKeyOutcome } from './registry/signing-key.repository';
 export { GrantRepository } from './registry/grant.repository';
+export { GrantClientRepository } from './registry/grant-client.repository';
 export { ExchangeLookup, type ExchangeContext } from './registry/exchange-lookup';
 export { SessionRepository, type ThirdPartySessionRecord, type NewThirdPartySession, type LockedSession, type LockedWrite, type SessionOverview, type ClaimedSession, type RefreshClaim } from './registry/session.repository';
 export { EnvelopeStore, ENVELOPE_COLUMNS, type EnvelopeColumn, type StoredEnvelope } from './registry/envelope-store';

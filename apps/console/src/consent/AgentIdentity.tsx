@@ -42,14 +42,35 @@ export function AgentAbout({ agent }: { agent: Agent }) {
   );
 }
 
-/** For a CIMD agent: the domain the broker verified and the client id URL, shown prominently (issue 15 item 3). */
-export function CimdIdentity({ cimd }: { cimd: Cimd }) {
+/** The host a redirect URI returns to (its scheme for a native app's private-use scheme), or the URI itself when it cannot be read. */
+function redirectHost(uri: string): string {
+  try {
+    const target = new URL(uri);
+    return target.host.length > 0 ? target.host : target.protocol.replace(/:$/, '');
+  } catch {
+    return uri;
+  }
+}
+
+/**
+ * For a CIMD client: the domain the broker verified, the client (its document URL) and the
+ * host it returns to, shown prominently (issue 15 item 3). Consent is remembered per client
+ * document URL and redirect host (README "Security"): `newClient` says the person allowed the
+ * agent before, but not this client.
+ */
+export function CimdIdentity({ cimd, agentName, newClient = false }: { cimd: Cimd; agentName?: string; newClient?: boolean }) {
   const clientIdHref = safeUrl(cimd.client_id_url);
+  const host = redirectHost(cimd.redirect_uri);
   return (
     <section className="panel consent-cimd" aria-labelledby="consent-cimd">
       <h2 id="consent-cimd">Verified identity</h2>
+      {newClient ? (
+        <p className="notice warning consent-cimd-new" role="note">
+          You allowed {agentName ?? 'this agent'} before, but not this client. Allow only if you started this from <strong className="mono">{cimd.verified_domain}</strong>: it could then act for you as {agentName ?? 'this agent'} and return to <strong className="mono">{host}</strong>.
+        </p>
+      ) : null}
       <p className="consent-cimd-lead">
-        This agent identified itself with a client metadata document published by
+        This client identified itself with a client metadata document published by
       </p>
       <p className="consent-cimd-domain">{cimd.verified_domain}</p>
       <dl className="consent-facts">
@@ -67,7 +88,9 @@ export function CimdIdentity({ cimd }: { cimd: Cimd }) {
         </div>
         <div>
           <dt>Returns you to</dt>
-          <dd className="mono">{cimd.redirect_uri}</dd>
+          <dd>
+            <strong className="mono">{host}</strong> <span className="mono consent-muted">({cimd.redirect_uri})</span>
+          </dd>
         </div>
         {cimd.requested_scopes.length > 0 ? (
           <div>

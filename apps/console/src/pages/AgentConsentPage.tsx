@@ -55,7 +55,7 @@ function AgentConsent({ agentId }: { agentId: string }) {
           After you decide you go back to <strong className="mono">{host}</strong>.
         </p>
       ) : null}
-      {cimd !== null ? <CimdIdentity cimd={cimd} /> : null}
+      {cimd !== null ? <CimdIdentity cimd={cimd} agentName={agent.display_name} newClient={withRequest && grant.data !== null} /> : null}
       <AgentAbout agent={agent} />
       <ConsentForm agentId={agentId} detail={detail.data} grant={grant.data} sessionToken={withRequest ? sessionToken : null} />
     </div>

@@ -1,6 +1,6 @@
 import { AuditLog } from '@broker/audit';
-import { ApiError, Clock, Random, type Agent, type FieldIssue, type Grant, type GrantDelegation, type PermissionSet, type Principal } from '@broker/domain';
-import { AgentRepository, EventLedger, GrantRepository, PermissionSetRepository } from '@broker/persistence';
+import { ApiError, Clock, Random, redirectHostOf, type Agent, type FieldIssue, type Grant, type GrantDelegation, type PermissionSet, type Principal } from '@broker/domain';
+import { AgentRepository, EventLedger, GrantClientRepository, GrantRepository, PermissionSetRepository } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionAnswers } from '../consent/authorization-session-answers';
@@ -20,6 +20,7 @@ export type GrantWrite = { readonly kind: 'deleted' } | { readonly kind: 'saved'
 export class GrantsService {
   constructor(
     private readonly grants: GrantRepository,
+    private readonly grantClients: GrantClientRepository,
     private readonly agents: AgentRepository,
     private readonly permissionSets: PermissionSetRepository,
     private readonly sessionReader: AuthorizationSessionReader,
@@ -61,6 +62,8 @@ export class GrantsService {
     const { grant, created } = await this.grants.upsert(this.random.uuid(), principal.id, agent, validUntil, delegations, now, async (result, manager) => {
       // The session ends allowed in the grant's transaction: of two Allows racing, the loser's grant rolls back (409).
       if (session !== undefined) await this.answers.answer(session, principal, 'allowed', manager);
+      // README "Security": consent to a document client is remembered for its URL and the redirect host the page named.
+      if (session?.cimd) await this.grantClients.remember(result.grant.id, session.cimd.client_id_url, redirectHostOf(session.cimd.redirect_uri), now, manager);
       await this.events.record({ ...this.grantEvent(principal, agent), type: result.created ? 'grant.created' : 'grant.replaced', details }, manager);
     });
     this.audit.record(created ? 'grant_created' : 'grant_replaced', {

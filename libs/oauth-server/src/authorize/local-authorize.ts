@@ -1,6 +1,6 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { Clock, OAuthError, Random, scopesAllowedFor, type Principal } from '@broker/domain';
-import { AgentRepository, AuthorizationCodeRepository, GrantRepository } from '@broker/persistence';
+import { Clock, OAuthError, Random, redirectHostOf, scopesAllowedFor, type Principal } from '@broker/domain';
+import { AgentRepository, AuthorizationCodeRepository, GrantClientRepository, GrantRepository } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
 import { AuthorizationSessionTokens, type CimdSnapshot } from '../authorization-session/authorization-session-tokens';
 import { CimdClients } from '../cimd/cimd-clients';
@@ -16,7 +16,9 @@ export const CODE_TTL_MS = 60_000;
 
 /**
  * Local authorization (SPEC.md "GET /oauth2/authorize"): JSON errors in the spec's order,
- * then `invalid_scope` by redirect; with an active grant of the user for the agent a
+ * then `invalid_scope` by redirect; with an active grant of the user for the agent (for a
+ * Client ID Metadata Document client: and the user's consent, under that grant, to its
+ * document URL and redirect host, README "Security") a
  * single-use code (256 random bits, stored hashed, 60 s, bound to client, redirect_uri,
  * challenge, principal, scope and the RFC 8707 resources, a refused one being
  * `invalid_target` by redirect); without one, the consent page with an authorization
@@ -28,6 +30,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly agents: AgentRepository,
     private readonly grants: GrantRepository,
+    private readonly grantClients: GrantClientRepository,
     private readonly codes: AuthorizationCodeRepository,
     private readonly sessions: AuthorizationSessionTokens,
     private readonly tokens: AccessTokenIssuer,
@@ -43,9 +46,12 @@ export class LocalAuthorize implements AuthorizeStrategy {
     let agent;
     let redirectUri: string;
     let cimd: ((scopes: readonly string[]) => CimdSnapshot) | undefined;
+    let documentUrl: string | undefined;
     if (this.cimd.accepts(rawClientId)) {
       // A client metadata document: its redirect_uris, not the agent's, are registered.
-      const client = await this.cimd.forAuthorization(rawClientId as string, single(query, 'redirect_uri'));
+      const url = rawClientId as string;
+      documentUrl = url;
+      const client = await this.cimd.forAuthorization(url, single(query, 'redirect_uri'));
       ({ agent, redirectUri } = client);
       cimd = client.snapshot;
     } else {
@@ -68,7 +74,9 @@ export class LocalAuthorize implements AuthorizeStrategy {
       return clientRedirect(redirectUri, { error: error.code, error_description: error.description, state });
     }
     const now = this.clock.now();
-    if ((await this.grants.findActive(principal.id, agent.id, now)) === undefined) {
+    // A document client needs the person's consent to that document URL and redirect host, not only the agent's grant.
+    const consented = documentUrl === undefined ? (await this.grants.findActive(principal.id, agent.id, now)) !== undefined : await this.grantClients.consented(principal.id, agent.id, documentUrl, redirectHostOf(redirectUri), now);
+    if (!consented) {
       const token = await this.sessions.issue({ agentId: agent.id, principal: principal.id, originalUrl: request.originalUrl, cimd: cimd ? cimd(scopes) : null });
       return `${this.config.server.enduser.consent_ui_url}/agents/${agent.id}?session_token=${encodeURIComponent(token)}`;
     }

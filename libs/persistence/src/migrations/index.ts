@@ -12,9 +12,10 @@ import { AgentAllowedResources1763885000000 } from './1763885000000-agent-allowe
 import { SessionRefreshClaim1763895000000 } from './1763895000000-session-refresh-claim';
 import { EventLedger1763905000000 } from './1763905000000-event-ledger';
 import { Webhooks1763915000000 } from './1763915000000-webhooks';
+import { GrantClients1764100000000 } from './1764100000000-grant-clients';
 import { AuthorizationSessionAnswers1764110000000 } from './1764110000000-authorization-session-answers';
 import { WebhookDeliveryClaims1764120000000 } from './1764120000000-webhook-delivery-claims';
 import { ActivityIndexes1764130000000 } from './1764130000000-activity-indexes';
 
 /** Every migration, oldest first. A schema change is a new file appended here. */
-export const MIGRATIONS = [Installation1763780000000, AdminRegistry1763790000000, GrantsAndSessions1763800000000, SessionReauthentication1763810000000, AuthorizationCodes1763820000000, ToolApprovals1763835000000, RegistryNotifications1763845000000, ClientAssertionReplays1763855000000, SessionVersion1763865000000, AuthorizationCodeResources1763875000000, AgentAllowedResources1763885000000, SessionRefreshClaim1763895000000, EventLedger1763905000000, Webhooks1763915000000, AuthorizationSessionAnswers1764110000000, WebhookDeliveryClaims1764120000000, ActivityIndexes1764130000000];
+export const MIGRATIONS = [Installation1763780000000, AdminRegistry1763790000000, GrantsAndSessions1763800000000, SessionReauthentication1763810000000, AuthorizationCodes1763820000000, ToolApprovals1763835000000, RegistryNotifications1763845000000, ClientAssertionReplays1763855000000, SessionVersion1763865000000, AuthorizationCodeResources1763875000000, AgentAllowedResources1763885000000, SessionRefreshClaim1763895000000, EventLedger1763905000000, Webhooks1763915000000, AuthorizationSessionAnswers1764110000000, WebhookDeliveryClaims1764120000000, ActivityIndexes1764130000000, GrantClients1764100000000];

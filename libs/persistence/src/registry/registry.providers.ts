@@ -8,6 +8,7 @@ import { ClientAssertionReplayRepository } from './client-assertion-replay.repos
 import { ClientCredentialRepository } from './client-credential.repository';
 import { EnvelopeStore } from './envelope-store';
 import { ExchangeLookup } from './exchange-lookup';
+import { GrantClientRepository } from './grant-client.repository';
 import { GrantRepository } from './grant.repository';
 import { PermissionSetRepository } from './permission-set.repository';
 import { ServiceRepository } from './service.repository';
@@ -19,7 +20,7 @@ import { WebhookRepository } from '../webhooks/webhook.repository';
 
 type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
 
-const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup, ClientAssertionReplayRepository, AuthorizationSessionAnswerRepository, EventRepository, WebhookRepository, WebhookDeliveryRepository];
+const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, GrantClientRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup, ClientAssertionReplayRepository, AuthorizationSessionAnswerRepository, EventRepository, WebhookRepository, WebhookDeliveryRepository];
 
 /**
  * Each repository built on the process's database. The two that touch the client cache get
