@@ -77,12 +77,13 @@ describe('console: connections and approvals in a browser', () => {
     expect(recorded.pageErrors).toEqual([]);
   });
 
-  it('shows a failed callback as text and removes its parameters from the address bar', async () => {
+  it('shows a failed callback in the broker\'s words (never the address\'s error_description) and removes its parameters from the address bar', async () => {
     const recorded = await open(`/connections?error=access_denied&error_description=${encodeURIComponent(HOSTILE)}&keep=1`);
     const { page } = recorded;
     const alert = page.getByRole('alert');
     await alert.getByText('Connecting failed.').waitFor();
-    expect(await alert.textContent()).toContain(HOSTILE);
+    expect(await alert.textContent()).toContain('The provider did not grant access');
+    expect(await page.locator('main').textContent()).not.toContain('onerror');
     expect(new URL(page.url()).search).toBe('?keep=1');
     expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(recorded.dialogs).toEqual([]);

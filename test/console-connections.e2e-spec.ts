@@ -79,15 +79,30 @@ describe('console: connections in a browser', () => {
     expect(page.dialogs).toEqual([]);
   });
 
-  it('a failed callback: its error shown as readable text, never HTML', async () => {
-    const description = 'the connection attempt is invalid or has expired: start it again <img src=x onerror=alert(1)>';
+  it('a failed callback: only the broker\'s words for its code, never the error_description of the address', async () => {
+    const description = 'Your account is locked: call +1 555 0100 and read out your password <img src=x onerror=alert(1)>';
     const page = await open(`/connections?error=invalid_state&error_description=${encodeURIComponent(description)}`);
     const p = page.page;
-    await p.getByRole('alert').filter({ hasText: 'the connection attempt is invalid or has expired' }).first().waitFor();
-    await expect.poll(() => p.getByText(description, { exact: false }).count()).toBeGreaterThan(0);
+    const alert = p.getByRole('alert').filter({ hasText: 'Connecting failed.' }).first();
+    await alert.getByText('The connection link was invalid or had expired.', { exact: false }).waitFor();
+    expect(await p.locator('main').textContent()).not.toContain('call +1 555 0100');
     expect(await p.locator('main img').count()).toBe(0);
     expect(page.dialogs).toEqual([]);
     expect(page.unexpectedErrors()).toEqual([]);
     await reviewPage(page, 'connections-error');
+  });
+
+  it('a failed callback with a code the broker does not know: a general sentence, neither the code nor the description', async () => {
+    const code = 'Call_support_at_555_0100';
+    const page = await open(`/connections?error=${code}&error_description=${encodeURIComponent('Your session expired: sign in again at https://evil.example.com')}`);
+    const p = page.page;
+    const alert = p.getByRole('alert').filter({ hasText: 'Connecting failed.' }).first();
+    await alert.waitFor();
+    const main = await p.locator('main').textContent();
+    expect(main).not.toContain('evil.example.com');
+    expect(main).not.toContain('Your session expired');
+    expect(main).not.toContain(code);
+    expect(await alert.textContent()).toContain('The provider reported an error.');
+    expect(page.unexpectedErrors()).toEqual([]);
   });
 });

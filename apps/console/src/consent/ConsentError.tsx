@@ -12,6 +12,8 @@ function explain(error: unknown, withRequest: boolean): { title: string; detail:
   if (error.status === 404) return { title: 'Agent not found', detail: 'There is no agent at this address. It may have been removed by your administrator.' };
   if (error.status === 400 && (error.code === 'invalid_permission_set' || error.code === 'invalid scopes'))
     return { title: "The agent's permissions have changed", detail: 'Your administrator changed what this agent may ask for while you were deciding. Reload the page and review it again.' };
+  if (error.status === 409 && error.code === 'session_used')
+    return { title: 'This request was already answered', detail: 'It was answered in another tab or on another device. Nothing more is sent to the application.' };
   if (error.status === 400 && error.code === 'invalid_redirect_uri')
     return { title: 'The application can no longer be reached', detail: 'Its return address is no longer allowed, so nothing was sent back to it. Close this page.' };
   return null;

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../api/client';
+import { ApiFailure, api, unwrap } from '../api/client';
 import type { components } from '../api/user-api';
 
 export type AgentDetail = components['schemas']['AgentDetail'];
@@ -8,6 +8,11 @@ export type PermissionSet = components['schemas']['ConsentPermissionSetView'];
 export type ConsentService = components['schemas']['ConsentServiceView'];
 
 const withToken = (sessionToken: string | null) => (sessionToken === null ? {} : { session_token: sessionToken });
+
+/** The request was answered meanwhile (another tab, another device): 409 `session_used`. */
+function answeredElsewhere(error: unknown): boolean {
+  return error instanceof ApiFailure && error.status === 409 && error.code === 'session_used';
+}
 
 /** The agent as the consent page shows it; with a session_token also the pending request (read once: it expires). */
 export function useAgentDetail(agentId: string, sessionToken: string | null) {
@@ -44,12 +49,20 @@ export function useAllow(agentId: string, sessionToken: string | null) {
     onSuccess: async () => {
       await Promise.all([queries.invalidateQueries({ queryKey: ['grants', agentId] }), queries.invalidateQueries({ queryKey: ['delegations'] })]);
     },
+    // Read the request again: the page then shows what was decided instead of the form.
+    onError: async (error) => {
+      if (answeredElsewhere(error)) await queries.invalidateQueries({ queryKey: ['consent-agent', agentId, sessionToken] });
+    },
   });
 }
 
 /** Deny: declines the pending request; the answer is the client's redirect_uri with error=access_denied. */
 export function useDeny(agentId: string, sessionToken: string) {
+  const queries = useQueryClient();
   return useMutation({
     mutationFn: async () => (await unwrap(api.POST('/api/consent/agents/{agentId}/deny', { params: { path: { agentId }, query: { session_token: sessionToken } } }))).data,
+    onError: async (error) => {
+      if (answeredElsewhere(error)) await queries.invalidateQueries({ queryKey: ['consent-agent', agentId, sessionToken] });
+    },
   });
 }

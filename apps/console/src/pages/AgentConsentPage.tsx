@@ -3,6 +3,7 @@ import { Logo } from '../components/AgentLogo';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { formatDate } from '../format';
 import { AgentAbout, CimdIdentity } from '../consent/AgentIdentity';
+import { AnsweredRequest } from '../consent/AnsweredRequest';
 import { ConsentError } from '../consent/ConsentError';
 import { ConsentForm } from '../consent/ConsentForm';
 import { useAgentDetail, useCurrentGrant } from '../consent/consent-queries';
@@ -27,7 +28,9 @@ function AgentConsent({ agentId }: { agentId: string }) {
   if (grant.isError) return <ErrorView error={grant.error} />;
 
   const { agent, cimd, services, authorization_context } = detail.data;
-  const withRequest = sessionToken !== null && authorization_context !== null;
+  // A request already answered (Allow, Deny) is shown as such: never decided twice.
+  const answered = sessionToken !== null ? (authorization_context?.answered ?? null) : null;
+  const withRequest = sessionToken !== null && authorization_context !== null && answered === null;
   const connected = connectedServiceId === null ? undefined : services.find((s) => s.id === connectedServiceId);
   const host = withRequest ? returnHost(authorization_context.original_url) : null;
   return (
@@ -37,11 +40,13 @@ function AgentConsent({ agentId }: { agentId: string }) {
         <div>
           <h1>{withRequest ? `${agent.display_name} wants to act for you` : agent.display_name}</h1>
           <p className="consent-muted">
-            {withRequest
-              ? 'Review what it asks for, then allow or deny.'
-              : grant.data !== null
-                ? `You allowed this agent; last changed ${formatDate(grant.data.updated_at)}. Change or confirm its access below.`
-                : 'This agent does not act for you. You can allow it below.'}
+            {answered !== null
+              ? `${agent.display_name} asked to act for you.`
+              : withRequest
+                ? 'Review what it asks for, then allow or deny.'
+                : grant.data !== null
+                  ? `You allowed this agent; last changed ${formatDate(grant.data.updated_at)}. Change or confirm its access below.`
+                  : 'This agent does not act for you. You can allow it below.'}
           </p>
         </div>
       </header>
@@ -57,7 +62,11 @@ function AgentConsent({ agentId }: { agentId: string }) {
       ) : null}
       {cimd !== null ? <CimdIdentity cimd={cimd} agentName={agent.display_name} newClient={withRequest && grant.data !== null} /> : null}
       <AgentAbout agent={agent} />
-      <ConsentForm agentId={agentId} detail={detail.data} grant={grant.data} sessionToken={withRequest ? sessionToken : null} />
+      {answered !== null ? (
+        <AnsweredRequest answer={answered} onReview={() => setParams({ sessionToken: null, connectedServiceId: null })} />
+      ) : (
+        <ConsentForm agentId={agentId} detail={detail.data} grant={grant.data} sessionToken={withRequest ? sessionToken : null} />
+      )}
     </div>
   );
 }

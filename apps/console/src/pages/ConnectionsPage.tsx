@@ -6,7 +6,7 @@ import type { components } from '../api/user-api';
 import { Logo } from '../components/AgentLogo';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
-import { CALLBACK_PARAMS, connectUrl, explainCallbackError, isProviderError, readCallback, type CallbackResult } from '../connections/callback';
+import { CALLBACK_PARAMS, connectUrl, explainCallbackError, readCallback, type CallbackResult } from '../connections/callback';
 import { formatDate } from '../format';
 
 type Item = components['schemas']['SessionListItem'];
@@ -75,16 +75,16 @@ function CallbackNotice({ result, items }: { result: CallbackResult; items: read
       </div>
     );
   }
+  // Only the console's words: the query's error_description (and an unknown code) could be anyone's.
   return (
     <div className="notice danger" role="alert">
       <strong>Connecting failed.</strong> {explainCallbackError(result.code)}
-      {result.description !== null ? (
+      {result.code !== null ? (
         <>
           {' '}
-          {isProviderError(result.code) ? 'The provider said' : 'Details'}: “{result.description}”
+          <span className="muted-inline">(code: {result.code})</span>
         </>
-      ) : null}{' '}
-      <span className="muted-inline">(code: {result.code})</span>
+      ) : null}
     </div>
   );
 }
