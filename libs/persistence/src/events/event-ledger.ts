@@ -152,9 +152,8 @@ export class EventLedger {
   private trim(): void {
     const excess = this.queued - this.settings.queue.max_events;
     if (excess <= 0) return;
-    const refusals = Math.min(excess, this.refusals.length);
-    this.refusals.splice(0, refusals);
-    this.issued.splice(0, excess - refusals);
+    // One at a time (usually exactly one): `shift` drops the head in place, where `splice` copies the queue.
+    for (let left = excess; left > 0; left -= 1) (this.refusals.length > 0 ? this.refusals : this.issued).shift();
     this.metrics?.eventsDropped(excess);
     this.droppedSinceWarning += excess;
     const now = performance.now();
