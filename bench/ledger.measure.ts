@@ -82,6 +82,28 @@ describe('activity ledger: the hot path’s recording cost (issue 17)', () => {
     console.log(`recording per token exchange (hot path: trace id, event, uuid + clock, queue): ${microseconds.toFixed(3)} µs (${N.toLocaleString('en-US')} iterations); against ~520 µs of CPU per exchange that is ${((microseconds / 520) * 100).toFixed(2)} %`);
     await ledger.close();
   });
+
+  it('1c. recording on a full queue (the writer stuck, a flood of refusals): each event drops one, in microseconds', () => {
+    // The writer never returns: the queue fills to max_events, then every enqueue drops a refusal (README "Activity and events").
+    const stuck = { append: () => new Promise<void>(() => undefined) } as unknown as EventRepository;
+    const ledger = new EventLedger(stuck, { enabled: true, queue: { max_events: 10_000, flush_interval: 3_600_000, batch_size: 500 } }, pino({ level: 'silent' }));
+    const event = (i: number): AnyBrokerEvent => ({
+      type: 'token.exchanged',
+      actor: { type: 'gateway', id: 'gateway' },
+      principal: `user-${i % 1000}@example.com`,
+      agentId: '2f0c5d8e-7c36-4a55-9d7c-0b8d7b0c1a11',
+      serviceId: null,
+      outcome: i % 4 === 0 ? 'success' : 'failure',
+      traceId: null,
+      details: { resource: 'https://bench-api.example.com', oauth_error: i % 4 === 0 ? null : 'access_denied' },
+    });
+    const N = QUICK ? 100_000 : 1_000_000;
+    for (let i = 0; i < 20_000; i += 1) ledger.enqueue(event(i));
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < N; i += 1) ledger.enqueue(event(i));
+    const microseconds = Number(process.hrtime.bigint() - started) / 1e3 / N;
+    console.log(`recording on a full queue (one refusal dropped per event, 3 refusals : 1 issued): ${microseconds.toFixed(3)} µs per event (${N.toLocaleString('en-US')} iterations), ${ledger.queued} queued`);
+  });
 });
 
 describe('activity ledger benchmark (PostgreSQL, issue 17)', () => {
