@@ -1,15 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** How long the rest of a refused body is still read, and how much of it, before the connection is cut. */
+/** How long the rest of a refused body is still read and discarded before the connection is cut. */
 export interface RefusedBodyDrain {
-  /** Bytes read and discarded after the refusal before the socket is destroyed. */
-  readonly maxBytes: number;
-  /** Milliseconds after the refusal before the socket is destroyed. */
+  /** Milliseconds after the refusal before the socket is destroyed, however fast the client still sends. */
   readonly lingerMs: number;
+  /** Milliseconds without a byte from the client before the socket is destroyed. */
+  readonly idleMs: number;
 }
 
-/** 8 MiB more or two seconds, whichever comes first: enough for a client to finish a sizeable write and read the answer. */
-export const REFUSED_BODY_DRAIN: RefusedBodyDrain = { maxBytes: 8 * 1024 * 1024, lingerMs: 2000 };
+/**
+ * A lingering close (RFC 9112 §9.6) bounded by time only, as web servers bound theirs: at
+ * most five seconds, or two without a byte. No byte count cuts it short: a client streaming
+ * at loopback or LAN speed sends tens of MiB in that time (64 MiB in well under a second on
+ * loopback) and must be able to finish its write and read the answer, which an early cut
+ * destroys. A client that never stops sending is cut after five seconds, so a draining
+ * connection costs a bounded time, and the bytes it reads are dropped as they arrive.
+ */
+export const REFUSED_BODY_DRAIN: RefusedBodyDrain = { lingerMs: 5000, idleMs: 2000 };
 
 type EndArguments = [chunk?: unknown, encoding?: unknown, callback?: unknown];
 
@@ -17,13 +24,14 @@ type EndArguments = [chunk?: unknown, encoding?: unknown, callback?: unknown];
  * Closes the connection of a request whose body was refused unread (too large, encoded)
  * so that the answer reaches a client that is still sending. Call it before the answer
  * is written: the answer gets `Connection: close` and goes out at once, but its end is
- * held back while the rest of the body is read and discarded, until the body ends,
- * `drain.maxBytes` more have arrived or `drain.lingerMs` have passed. Only then is the
- * response ended (Node closes the connection), and past the bound or the linger the
- * socket is destroyed.
+ * held back while the rest of the body is read (never paused) and discarded chunk by chunk,
+ * until the body ends, `drain.lingerMs` have passed or the client has been silent for
+ * `drain.idleMs`. Only then is the response ended (Node closes the connection), and past
+ * the linger or the silence the socket is destroyed.
  *
- * Why not close at once: a socket closed with unread bytes, or receiving more, is reset
- * (TCP RST); the client's next write fails with EPIPE and its unread answer is dropped.
+ * Why not close at once, or after a number of bytes: a socket closed with unread bytes, or
+ * receiving more, is reset (TCP RST); the client's next write fails with EPIPE or
+ * ECONNRESET and its unread answer is dropped (RFC 9112 §9.6).
  */
 export function closeAfterRefusedBody(request: IncomingMessage, response: ServerResponse, drain: RefusedBodyDrain = REFUSED_BODY_DRAIN): void {
   if (!response.headersSent) response.setHeader('Connection', 'close');
@@ -32,7 +40,6 @@ export function closeAfterRefusedBody(request: IncomingMessage, response: Server
   const end = response.end.bind(response) as (...args: EndArguments) => ServerResponse;
   let outcome: 'draining' | 'ended' | 'cut' = 'draining';
   let held: { callback?: () => void } | undefined;
-  let discarded = 0;
 
   // The answer has been written and the drain is over: end the message (Node then closes
   // the connection, as the answer says); past the bound or the linger, cut it.
@@ -50,18 +57,20 @@ export function closeAfterRefusedBody(request: IncomingMessage, response: Server
     if (outcome !== 'draining') return;
     outcome = reason;
     clearTimeout(linger);
+    clearTimeout(idle);
     request.off('data', onData).off('end', onEnd).off('error', onGone).off('close', onGone);
     release();
   };
-  const onData = (chunk: Buffer): void => {
-    // Counted and dropped: nothing of a refused body is kept.
-    discarded += chunk.length;
-    if (discarded > drain.maxBytes) stop('cut');
+  // Dropped as it arrives: nothing of a refused body is kept or parsed.
+  const onData = (): void => {
+    idle.refresh();
   };
   const onEnd = (): void => stop('ended');
   const onGone = (): void => stop('cut');
   const linger = setTimeout(() => stop('cut'), drain.lingerMs);
   linger.unref();
+  const idle = setTimeout(() => stop('cut'), drain.idleMs);
+  idle.unref();
 
   response.end = ((...args: EndArguments): ServerResponse => {
     let [chunk, encoding, callback] = args;
