@@ -320,6 +320,12 @@ export const configSchema = z
             timeout: duration('5s'),
             // A delivery is retried with exponential back-off and jitter for this long, then marked failed.
             retry_for: duration('24h'),
+            // Attempts in flight at once per process, and per webhook across every process: one slow or hung
+            // receiver holds at most per_webhook_concurrency of them, never the others' turn.
+            concurrency: positiveInt(8, 256),
+            per_webhook_concurrency: positiveInt(2, 64),
+            // Delivered and failed deliveries of events older than this are purged in batches by a background job.
+            delivery_retention: duration('7d'),
           })
           .prefault({}),
       })

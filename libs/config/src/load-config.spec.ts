@@ -232,3 +232,30 @@ describe('shipped example configs', () => {
     expect(config.server.admin.bind).toBe('0.0.0.0');
   });
 });
+
+describe('gateway trust warning', () => {
+  const anchor = { issuer_uri: 'https://gateway.example.com', jwks_uri: 'https://gateway.example.com/jwks' };
+  const warningsOf = (tree: Record<string, unknown>): string => parseConfig({ ...KEYS, ...tree }, {}).warnings.join('\n');
+
+  it('warns, naming both keys and the checklist, when an expression admits everyone and the audiences overlap (the defaults)', () => {
+    const text = warningsOf({ token_exchange: { client_assertion: anchor } });
+    expect(text).toMatch(/GATEWAY NOT PINNED/);
+    expect(text).toContain('token_exchange.authorization.cel.expression and approvals.sync.authorization.cel.expression are "true"');
+    expect(text).toContain('token_exchange.subject_token.audience overlaps token_exchange.client_assertion.audience');
+    expect(text).toContain('Deployment checklist');
+    expect(warningsOf({ token_exchange: { client_assertion: { ...anchor, audience: ['a', 'b'] }, subject_token: { audience: ['b', 'c'] } } })).toMatch(/GATEWAY NOT PINNED/);
+  });
+
+  it('names only the expression that admits everyone', () => {
+    const text = warningsOf({ token_exchange: { client_assertion: anchor }, approvals: { sync: { authorization: { cel: { expression: 'client_assertion.sub == "gw"' } } } } });
+    expect(text).toContain('token_exchange.authorization.cel.expression is "true"');
+    expect(text).not.toContain('approvals.sync.authorization.cel.expression');
+  });
+
+  it('stays quiet when both expressions name the gateway, when the audiences are distinct, or with no trust anchor', () => {
+    const pinned = { cel: { expression: 'client_assertion.sub in ["gateway"]' } };
+    expect(warningsOf({ token_exchange: { client_assertion: anchor, authorization: pinned }, approvals: { sync: { authorization: pinned } } })).not.toMatch(/GATEWAY NOT PINNED/);
+    expect(warningsOf({ token_exchange: { client_assertion: anchor, subject_token: { audience: 'https://mcp.example.com' } } })).not.toMatch(/GATEWAY NOT PINNED/);
+    expect(warningsOf({})).not.toMatch(/GATEWAY NOT PINNED/);
+  });
+});

@@ -146,20 +146,22 @@ export class OutboundHttp {
   /**
    * POSTs `body` as it is (the caller sets its content type in `headers`) and returns the
    * answer whatever its status (a 3xx as the policy says). Issue 17: webhook deliveries.
+   * `signal` aborts the request early (a stopping worker); the policy's total timeout applies
+   * as well.
    */
-  post(url: string, body: string, headers: Record<string, string>): Promise<OutboundResponse> {
-    return this.send('POST', url, headers, body);
+  post(url: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<OutboundResponse> {
+    return this.send('POST', url, headers, body, undefined, signal);
   }
 
   /**
    * One request under the policy; `requiredStatus`, when given, is the only status accepted.
    * Issue 16: with tracing enabled, a CLIENT span of the current request, `traceparent` sent.
    */
-  private send(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: string | undefined, requiredStatus?: number): Promise<OutboundResponse> {
-    return traceOutboundCall(method, url, headers, (traced) => this.sendUntraced(method, url, traced, body, requiredStatus));
+  private send(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: string | undefined, requiredStatus?: number, signal?: AbortSignal): Promise<OutboundResponse> {
+    return traceOutboundCall(method, url, headers, (traced) => this.sendUntraced(method, url, traced, body, requiredStatus, signal));
   }
 
-  private async sendUntraced(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: string | undefined, requiredStatus?: number): Promise<OutboundResponse> {
+  private async sendUntraced(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: string | undefined, requiredStatus?: number, signal?: AbortSignal): Promise<OutboundResponse> {
     const { policy } = this;
     if (policy.addressGuard !== undefined) {
       // An IP literal never reaches the resolver, so the guard judges it here, before any connection.
@@ -168,7 +170,7 @@ export class OutboundHttp {
     }
     let response: Dispatcher.ResponseData;
     try {
-      response = await request(url, { method, headers, body, dispatcher: this.dispatcher, maxRedirections: 0, signal: AbortSignal.timeout(policy.totalTimeoutMs) });
+      response = await request(url, { method, headers, body, dispatcher: this.dispatcher, maxRedirections: 0, signal: signal === undefined ? AbortSignal.timeout(policy.totalTimeoutMs) : AbortSignal.any([signal, AbortSignal.timeout(policy.totalTimeoutMs)]) });
     } catch (error) {
       if (refusedByGuard(error)) throw new OutboundHttpError('forbidden_address', 'the host resolves to a special-use address');
       const { name, code } = error as { name?: string; code?: string };

@@ -1,12 +1,13 @@
 import { VaultModule } from '@broker/vault';
 import { Module } from '@nestjs/common';
+import { WebhookDeliveryRetention } from './webhook-delivery-retention';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker';
 import { WebhookSecrets } from './webhook-secrets';
 
 /**
- * Issue 17 item 5: webhook secrets (sealed by the vault) and the outbox's delivery worker.
- * Both servers import it (the admin API issues secrets); only the end-user server's worker
- * delivers.
+ * Issue 17 item 5: webhook secrets (sealed by the vault), the outbox's delivery worker and
+ * its retention. Both servers import it (the admin API issues secrets); only the end-user
+ * server's worker delivers and purges.
  */
-@Module({ imports: [VaultModule], providers: [WebhookSecrets, WebhookDeliveryWorker], exports: [WebhookSecrets, WebhookDeliveryWorker] })
+@Module({ imports: [VaultModule], providers: [WebhookSecrets, WebhookDeliveryWorker, WebhookDeliveryRetention], exports: [WebhookSecrets, WebhookDeliveryWorker, WebhookDeliveryRetention] })
 export class WebhooksModule {}
