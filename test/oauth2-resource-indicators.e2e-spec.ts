@@ -1,6 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { AuthorizationCodeRepository } from '@broker/persistence';
 import { ApiClient, freePort, http, startTestBroker, testBackends, type TestBroker } from '@broker/testing';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
@@ -345,35 +344,29 @@ describe('RFC 8707 resource indicators required (resource_indicators.required)',
   });
 
   describe.each(testBackends())('a code issued without resource before the switch ($name)', (backend) => {
-    let dataDir: string | undefined;
+    let stored: Awaited<ReturnType<typeof setUp>>;
 
-    afterAll(() => {
-      if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+    beforeAll(async () => {
+      stored = await setUp({ local: { resource_indicators: REQUIRED } }, {}, await backend.storage());
+    });
+
+    afterAll(async () => {
+      await stored.broker.stop();
     });
 
     it('is refused at the token request without resource (invalid_target), not turned into a token without aud', async () => {
-      if (backend.name === 'pglite') dataDir = mkdtempSync(join(tmpdir(), 'broker-resource-required-'));
-      const storage = dataDir === undefined ? await backend.storage() : { backend: 'pglite', pglite: { data_dir: dataDir } };
-      const before = await setUp({ local: { resource_indicators: { ...REQUIRED, required: false } } }, {}, storage);
-      const beforeClient = { client_id: before.agent.id };
-      let code: { location: URL; verifier: string; state: string };
-      try {
-        code = await authorizeAs(before.as, before.agent.id, []);
-        expect(code.location.searchParams.get('code')).not.toBeNull();
-      } finally {
-        await before.broker.stop();
-      }
-      // The same database and port, now with resource_indicators.required.
-      const port = Number(new URL(before.base).port);
-      const after = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: before.base } }, oauth2_authorization_server: { local: { resource_indicators: REQUIRED } }, storage } });
-      try {
-        const params = oauth.validateAuthResponse(before.as, beforeClient, code.location, code.state);
-        const response = await oauth.authorizationCodeGrantRequest(before.as, beforeClient, oauth.ClientSecretBasic(before.agent.secret), params, REDIRECT, code.verifier, insecure);
-        expect(response.status).toBe(400);
-        expect(await response.json()).toEqual(missing);
-      } finally {
-        await after.stop();
-      }
+      // A code stored as the broker stored it before resource_indicators.required was set: no resources.
+      const code = oauth.generateRandomState();
+      const verifier = oauth.generateRandomCodeVerifier();
+      const codes = stored.broker.broker.server('enduser').app.get(AuthorizationCodeRepository);
+      const now = new Date();
+      await codes.store(createHash('sha256').update(code).digest(), { agentId: stored.agent.id, principal: ALICE, redirectUri: REDIRECT, codeChallenge: await oauth.calculatePKCECodeChallenge(verifier), scopes: ['mail.read'], resources: [], expiresAt: new Date(now.getTime() + 60_000) }, now);
+      const storedClient = { client_id: stored.agent.id };
+      const location = new URL(`${REDIRECT}?code=${code}&iss=${encodeURIComponent(stored.base)}`);
+      const params = oauth.validateAuthResponse(stored.as, storedClient, location, oauth.skipStateCheck);
+      const response = await oauth.authorizationCodeGrantRequest(stored.as, storedClient, oauth.ClientSecretBasic(stored.agent.secret), params, REDIRECT, verifier, insecure);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual(missing);
     });
   });
 });
