@@ -109,6 +109,26 @@ describe.each(testBackends())('CIMD consent is per client document URL on $name'
     expect(codeAt((await authorize(first)).headers.location)).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
+  it('binds a code to the document URL it was issued to: another client of the agent, or its UUID, cannot redeem it (invalid_grant)', async () => {
+    const first = `${origin}/tenants/acme/client.json`;
+    const second = `${origin}/tenants/mallory/client.json`;
+    for (const presenter of [second, agentId, first]) {
+      const verifier = oauth.generateRandomCodeVerifier();
+      const url = new URL(`${base}/oauth2/authorize`);
+      for (const [k, v] of Object.entries({ client_id: first, response_type: 'code', redirect_uri: REDIRECT, scope: 'read', state: 'st', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+      const code = codeAt((await http(url.toString(), { headers: { 'x-remote-user': ALICE } })).headers.location);
+      expect(code).toBeDefined();
+      const form = new URLSearchParams({ grant_type: 'authorization_code', code: code as string, redirect_uri: REDIRECT, code_verifier: verifier, client_id: presenter });
+      const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
+      if (presenter === first) {
+        expect(response.status, response.text).toBe(200);
+      } else {
+        expect(response.status, presenter).toBe(400);
+        expect(response.json()).toEqual({ error: 'invalid_grant', error_description: 'the authorization code was issued to another client' });
+      }
+    }
+  });
+
   it('asks again for a redirect host of the same document the person was not shown', async () => {
     const client = `${origin}/tenants/hosts/client.json`;
     await consent(client);

@@ -81,7 +81,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
       return `${this.config.server.enduser.consent_ui_url}/agents/${agent.id}?session_token=${encodeURIComponent(token)}`;
     }
     const code = this.random.token(32);
-    await this.codes.store(codeDigest(code), { agentId: agent.id, principal: principal.id, redirectUri, codeChallenge: challenge, scopes, resources, expiresAt: new Date(now.getTime() + CODE_TTL_MS) }, now);
+    await this.codes.store(codeDigest(code), { agentId: agent.id, principal: principal.id, redirectUri, codeChallenge: challenge, scopes, resources, clientIdUrl: documentUrl ?? null, expiresAt: new Date(now.getTime() + CODE_TTL_MS) }, now);
     // RFC 9207: name the issuer in the response.
     return clientRedirect(redirectUri, { code, state, iss: this.tokens.issuer });
   }

@@ -23,10 +23,13 @@ function assertPkceS256(verifier: string, challenge: string): void {
   if (computed.length !== expected.length || !timingSafeEqual(computed, expected)) throw new OAuthError('invalid_grant', 'code_verifier does not match the code challenge');
 }
 
-/** RFC 6749 §4.1.3: the code was issued to this client, for this redirect_uri, and is unexpired. */
-function assertCodeBinding(code: AuthorizationCodeRecord, agentId: string, redirectUri: string, now: Date): void {
+/**
+ * RFC 6749 §4.1.3: the code was issued to this client (the agent, and the same client
+ * metadata document URL or none), for this redirect_uri, and is unexpired.
+ */
+function assertCodeBinding(code: AuthorizationCodeRecord, agentId: string, documentUrl: string | undefined, redirectUri: string, now: Date): void {
   if (code.expiresAt.getTime() <= now.getTime()) throw new OAuthError('invalid_grant', 'the authorization code has expired');
-  if (code.agentId !== agentId) throw new OAuthError('invalid_grant', 'the authorization code was issued to another client');
+  if (code.agentId !== agentId || (code.clientIdUrl ?? undefined) !== documentUrl) throw new OAuthError('invalid_grant', 'the authorization code was issued to another client');
   if (code.redirectUri !== redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri differs from the authorization request');
 }
 
@@ -63,7 +66,7 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     if (record === undefined) throw new OAuthError('invalid_grant', 'the authorization code is invalid or was already used');
     // A metadata-document client is resolved through the code's agent, never by scanning every agent.
     const agent = client?.agent ?? (await this.clients.documentClientAgent(record.agentId, documentUrl as string));
-    assertCodeBinding(record, agent.id, redirectUri, this.clock.now());
+    assertCodeBinding(record, agent.id, documentUrl, redirectUri, this.clock.now());
     assertPkceS256(verifier, record.codeChallenge);
     // RFC 8707 §2.2: one of the authorized resources (still within the policy and the agent's
     // allowed_resources), or all of them (still within the agent's allowed_resources).
