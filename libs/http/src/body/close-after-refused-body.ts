@@ -6,6 +6,11 @@ export interface RefusedBodyDrain {
   readonly lingerMs: number;
   /** Milliseconds without a byte from the client before the socket is destroyed. */
   readonly idleMs: number;
+  /**
+   * Connections of this process lingering at once; a refusal past it is closed at once, as
+   * before lingering existed (its client may see a reset instead of the answer).
+   */
+  readonly maxConcurrent: number;
 }
 
 /**
@@ -15,8 +20,13 @@ export interface RefusedBodyDrain {
  * loopback) and must be able to finish its write and read the answer, which an early cut
  * destroys. A client that never stops sending is cut after five seconds, so a draining
  * connection costs a bounded time, and the bytes it reads are dropped as they arrive.
+ * Reading costs CPU while a client sends, so at most 32 connections linger at once: a flood
+ * of oversized bodies gets answers cut short, never a process busy draining for them.
  */
-export const REFUSED_BODY_DRAIN: RefusedBodyDrain = { lingerMs: 5000, idleMs: 2000 };
+export const REFUSED_BODY_DRAIN: RefusedBodyDrain = { lingerMs: 5000, idleMs: 2000, maxConcurrent: 32 };
+
+/** Connections lingering now (this process); bounded by `RefusedBodyDrain.maxConcurrent`. */
+let lingering = 0;
 
 type EndArguments = [chunk?: unknown, encoding?: unknown, callback?: unknown];
 
@@ -36,6 +46,8 @@ type EndArguments = [chunk?: unknown, encoding?: unknown, callback?: unknown];
 export function closeAfterRefusedBody(request: IncomingMessage, response: ServerResponse, drain: RefusedBodyDrain = REFUSED_BODY_DRAIN): void {
   if (!response.headersSent) response.setHeader('Connection', 'close');
   if (request.complete || request.destroyed) return;
+  if (lingering >= drain.maxConcurrent) return;
+  lingering += 1;
 
   const end = response.end.bind(response) as (...args: EndArguments) => ServerResponse;
   let outcome: 'draining' | 'ended' | 'cut' = 'draining';
@@ -56,6 +68,7 @@ export function closeAfterRefusedBody(request: IncomingMessage, response: Server
   const stop = (reason: 'ended' | 'cut'): void => {
     if (outcome !== 'draining') return;
     outcome = reason;
+    lingering -= 1;
     clearTimeout(linger);
     clearTimeout(idle);
     request.off('data', onData).off('end', onEnd).off('error', onGone).off('close', onGone);
