@@ -217,7 +217,7 @@ describe('console: the consent page in a browser', () => {
       });
       await page.page.goto(`${fx.base}${path}`);
       const p = page.page;
-      await expect.poll(() => p.getByText(HOSTILE, { exact: false }).count(), { message: `${path} shows the hostile name as text` }).toBeGreaterThan(0);
+      await expect.poll(() => p.getByText(HOSTILE, { exact: false }).count(), { message: `${path} shows the hostile name as text`, timeout: 10_000 }).toBeGreaterThan(0);
       expect(rewritten, 'the agent answers went through the rewrite').toBeGreaterThan(0);
       // Give an injected handler every chance to run.
       await p.waitForTimeout(300);
