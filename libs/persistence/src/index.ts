@@ -25,6 +25,7 @@ export { ApprovalChangeFeed, APPROVALS_CHANNEL, type ApprovalChangeListener } fr
 export { EventRepository, type EventToAppend, type EventFilter, type EventPage } from './events/event.repository';
 export { EventLedger, type EventSettings, type WithinTransaction } from './events/event-ledger';
 export { EventRetention } from './events/event-retention';
+export { PURGE_BATCH, RetentionJob, type RetentionTarget } from './retention-job';
 export { recordChange, adminEvent, type AdminEventSubject } from './events/change-events';
 export { WebhookRepository, type WebhookRecord, type WebhookInput, type WebhookDeliveryRecord, type WebhookDeliveryStatus } from './webhooks/webhook.repository';
 export { WebhookDeliveryRepository, type ClaimedDelivery, type DeliveryClaim, type AttemptOutcome } from './webhooks/webhook-delivery.repository';

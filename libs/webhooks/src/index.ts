@@ -5,7 +5,7 @@
  */
 export { WebhooksModule } from './webhooks.module';
 export { WebhookDeliveryWorker, POLL_INTERVAL_MS, type DeliveryTotals } from './webhook-delivery.worker';
-export { WebhookDeliveryRetention, DELIVERY_PURGE_BATCH } from './webhook-delivery-retention';
+export { WebhookDeliveryRetention } from './webhook-delivery-retention';
 export { WebhookSecrets, type IssuedWebhookSecret } from './webhook-secrets';
 export { signWebhook, formatSecret, SECRET_PREFIX } from './webhook-signature';
 export { webhookUrlProblem } from './webhook-url';
