@@ -75,6 +75,11 @@ export default defineConfig({
         extends: true,
         test: { name: 'measure', include: ['bench/**/*.measure.ts'], testTimeout: 300_000 },
       },
+      {
+        // `npm run bench -- --against <git ref>` (bench/bench.mjs): this build against another commit's.
+        extends: true,
+        test: { name: 'against', include: ['bench/**/*.against.ts'], testTimeout: 1_800_000 },
+      },
     ],
   },
 });

@@ -3,7 +3,7 @@ import { bindings, type EnvelopeCipher } from '@broker/vault';
 import { Client } from 'pg';
 import type { GatewayIssuer } from './gateway-issuer';
 import { DURATION_SECONDS, EXCHANGE_FORM, EXCHANGE_RESOURCE, FORM_HEADERS, FRESH_RATE_CEILING, WARMUP_SECONDS, type Measurement } from './load';
-import { startBroker, type BrokerServer } from './servers';
+import { startBroker, type BrokerLaunch, type BrokerServer } from './servers';
 
 /**
  * What the PostgreSQL token-exchange benchmarks share (token-exchange.measure.ts, issue 7;
@@ -108,7 +108,7 @@ export type BrokerOverrides = Record<string, unknown> & { readonly server?: Reco
  * Starts the compiled broker on `db` (pool of 10 per process, production logging: one JSON
  * line per request), trusting `issuer` for client assertions, with `overrides` on top.
  */
-export function startBenchBroker(db: BenchDatabase, issuer: GatewayIssuer, overrides: BrokerOverrides = {}): Promise<BrokerServer> {
+export function startBenchBroker(db: BenchDatabase, issuer: GatewayIssuer, overrides: BrokerOverrides = {}, launch: BrokerLaunch = {}): Promise<BrokerServer> {
   const { server, ...rest } = overrides;
   return startBroker({
     storage: { backend: 'postgres', postgres: { connection_url: db.databaseUrl, pool_size: 10 } },
@@ -118,7 +118,7 @@ export function startBenchBroker(db: BenchDatabase, issuer: GatewayIssuer, overr
     log: { level: 'info' },
     ...rest,
     server: { ...server, enduser: { port: db.port, public_url: db.audience } },
-  });
+  }, launch);
 }
 
 export interface Registry {

@@ -81,12 +81,19 @@ function stopChild(child: ChildProcess): Promise<void> {
  * file, as a production deployment would ship it, rather than through a pipe into this
  * process, whose event loop would otherwise parse tens of thousands of lines mid-run.
  */
-export async function startBroker(config: Record<string, unknown> & { server: { enduser: { port: number } & Record<string, unknown> } }): Promise<BrokerServer> {
+export interface BrokerLaunch {
+  /** The compiled entry point (default: this checkout's `dist`); another build's, to compare with the past. */
+  readonly entryPoint?: string;
+  /** Node options before the entry point, e.g. `--cpu-prof` to profile a run. */
+  readonly nodeArgs?: readonly string[];
+}
+
+export async function startBroker(config: Record<string, unknown> & { server: { enduser: { port: number } & Record<string, unknown> } }, launch: BrokerLaunch = {}): Promise<BrokerServer> {
   const adminPort = await freePort();
   const { file, dir } = writeConfigFile({ ...config, server: { ...config.server, admin: { port: adminPort } } });
   const logFile = join(dir, 'broker.log');
   const log = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [ENTRY_POINTS.broker, '--config', file], { stdio: ['ignore', log, log] });
+  const child = spawn(process.execPath, [...(launch.nodeArgs ?? []), launch.entryPoint ?? ENTRY_POINTS.broker, '--config', file], { stdio: ['ignore', log, log] });
   closeSync(log);
   const pid = child.pid as number;
   let finalLog: string | undefined;

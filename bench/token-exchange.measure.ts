@@ -1,12 +1,12 @@
 import { cpus } from 'node:os';
-import { startPostgresCluster, testConfig, type PostgresCluster } from '@broker/testing';
-import { EnvelopeCipher } from '@broker/vault';
+import { startPostgresCluster, type PostgresCluster } from '@broker/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { adminApi, benchUsers, createBenchDatabase, createRegistry, exchangeBody, expectOk, FreshBodies, seed, SMALL, startBenchBroker, USERS, type Dataset } from './deployment';
+import { expectOk, SMALL, type Dataset } from './deployment';
+import { deploy, SHAPES, type Deployment } from './exchange-deployment';
 import { GatewayIssuer } from './gateway-issuer';
-import { alternate, averages, DURATION_SECONDS, FORM_HEADERS, measureLoad, ratio, table, WARMUP_SECONDS, type Measurement, type Row } from './load';
+import { alternate, averages, DURATION_SECONDS, FORM_HEADERS, measureLoad, ratio, table, WARMUP_SECONDS, type Row } from './load';
 import { takeMachine } from './machine-lock';
-import { startScriptServer, type BrokerServer, type ServerProcess } from './servers';
+import { startScriptServer } from './servers';
 
 /**
  * The token-exchange benchmark of issue 7, on a throwaway PostgreSQL cluster.
@@ -28,69 +28,9 @@ const ROUNDS = 2;
 /** 200k users who each delegated to 5 agents: 1M grants (and delegations), 200k sessions. */
 const LARGE: Dataset = { label: '1M grants, 200k sessions', principals: 200_000, agents: 5 };
 
-/** One dataset's database with a broker and a reference pointing at it. */
-interface Deployment {
-  readonly dataset: Dataset;
-  readonly broker: BrokerServer;
-  readonly reference: ServerProcess & { readonly url: string };
-  /** The agent the bench users' subject tokens name (the first of the dataset's agents). */
-  readonly agentId: string;
-  /** Shape (b): one assertion and the USERS subject tokens, reused run after run. */
-  readonly reusedBodies: readonly string[];
-  readonly fresh: FreshBodies;
-  adminPost<T>(path: string, body: unknown): Promise<T>;
-  stop(): Promise<void>;
-}
-
 interface Target {
   readonly name: string;
   readonly url: string;
-}
-
-/** The token-exchange load shapes; each run of a shape gets its bodies from `bodies` and reports back. */
-interface TokenExchangeShape {
-  readonly name: string;
-  bodies(deployment: Deployment): { bodies: readonly string[]; cycle: boolean };
-  spent?(deployment: Deployment, run: Measurement): void;
-}
-const SHAPES: readonly TokenExchangeShape[] = [
-  { name: '(a) fresh tokens', bodies: (d) => ({ bodies: d.fresh.ready(), cycle: false }), spent: (d, run) => d.fresh.spend(run) },
-  { name: '(b) reused tokens', bodies: (d) => ({ bodies: d.reusedBodies, cycle: true }) },
-];
-
-/** A database for `dataset`, registry through the admin API, data seeded, broker and reference started. */
-async function deploy(cluster: PostgresCluster, issuer: GatewayIssuer, dataset: Dataset): Promise<Deployment> {
-  const db = await createBenchDatabase(cluster);
-  const { audience, kek } = db;
-  const broker = await startBenchBroker(db, issuer);
-  let reference: (ServerProcess & { url: string }) | undefined;
-  try {
-    const { post: adminPost } = adminApi(broker.adminUrl);
-    const registry = await createRegistry(broker.adminUrl, dataset);
-    const agentId = registry.agentIds[0] as string;
-
-    const cipher = new EnvelopeCipher(testConfig({ encryption: { keys: [kek], current_key_id: kek.id } }));
-    console.log(`${dataset.label}: ${await seed(db.databaseUrl, dataset, registry, cipher)}`);
-
-    reference = await startScriptServer('reference-server.mjs', [JSON.stringify({ jwk: issuer.publicJwk, issuer: issuer.issuer, audience, databaseUrl: db.databaseUrl, kek })]);
-    const users = benchUsers(dataset);
-    const assertion = issuer.clientAssertion(audience);
-    const reusedBodies = users.map((user) => exchangeBody(assertion, issuer.subjectToken(user, agentId, audience)));
-    const fresh = new FreshBodies((n) => exchangeBody(issuer.clientAssertion(audience), issuer.subjectToken(users[n % USERS] as string, agentId, audience)));
-    // Both answer a token exchange before anything is measured (with tokens of their own,
-    // so the fresh pool stays unsent).
-    for (const url of [`${broker.enduserUrl}/oauth2/token`, `${reference.url}/token`]) {
-      await expectOk(url, exchangeBody(issuer.clientAssertion(audience), issuer.subjectToken(users[USERS - 1] as string, agentId, audience)));
-    }
-    const { stop: stopReference } = reference;
-    const stop = async (): Promise<void> => {
-      await Promise.all([broker.stop(), stopReference()]);
-    };
-    return { dataset, broker, reference, agentId, reusedBodies, fresh, adminPost, stop };
-  } catch (error) {
-    await Promise.all([broker.stop(), reference?.stop()]);
-    throw error;
-  }
 }
 
 /** Shapes (a) and (b), broker and reference alternating, ROUNDS rounds. */

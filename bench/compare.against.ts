@@ -1,0 +1,161 @@
+import { mkdtempSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startPostgresCluster, type PostgresCluster } from '@broker/testing';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { profileIn, summarizeProfile, type ProfileSummary } from './cpu-profile';
+import { expectOk, SMALL } from './deployment';
+import { deployBroker, SHAPES, startReference, type BrokerDeployment } from './exchange-deployment';
+import { GatewayIssuer } from './gateway-issuer';
+import { alternate, averages, FORM_HEADERS, measureLoad, ratio, table, type Row } from './load';
+import { takeMachine } from './machine-lock';
+import { startScriptServer, type ServerProcess } from './servers';
+
+/**
+ * `npm run bench -- --against <git ref>` (bench/bench.mjs builds the ref in a temporary
+ * worktree and runs this file): this checkout's broker, the ref's broker and the bare
+ * reference (bench/reference-server.mjs) in one run, on one PostgreSQL cluster, each broker
+ * on its own database seeded alike (1k grants), loaded in turn (A B C A B C) with the token
+ * exchange's two shapes, then client_credentials next to oidc-provider. Prints req/s and p99
+ * and the ratios: this build and the ref against the reference, this build against the ref.
+ *
+ * With BENCH_PROFILE=1 it profiles instead (`node --cpu-prof`, shape (b) reused tokens, one
+ * run per build) and prints each build's CPU time per request, step by step
+ * (bench/cpu-profile.ts). Throughput is not measured in that mode: the profiler costs time.
+ *
+ * Environment (set by bench/bench.mjs): BENCH_AGAINST_DIR, the ref's checkout with its
+ * `dist` built; BENCH_AGAINST_REF, its name for the tables.
+ */
+// eslint-disable-next-line no-restricted-properties -- knobs of the benchmark harness, not broker configuration
+const { BENCH_AGAINST_DIR: againstDir, BENCH_AGAINST_REF: againstRef = 'ref', BENCH_PROFILE: profileMode } = process.env;
+const CONNECTIONS = 50;
+const ROUNDS = 2;
+const NOW = 'this build';
+const THEN = `at ${againstRef}`;
+const REFERENCE = 'reference';
+
+interface Target {
+  readonly name: string;
+  readonly url: string;
+  /** Whose bodies the target is loaded with (the reference shares this build's database and audience). */
+  readonly deployment: BrokerDeployment;
+}
+
+describe(`this build against ${againstRef} and the bare reference (PostgreSQL, ${SMALL.label})`, () => {
+  let releaseMachine: (() => void) | undefined;
+  let cluster: PostgresCluster | undefined;
+  let issuer: GatewayIssuer | undefined;
+  let now: BrokerDeployment | undefined;
+  let then: BrokerDeployment | undefined;
+  let reference: (ServerProcess & { readonly url: string }) | undefined;
+  const profileDirs: string[] = [];
+
+  beforeAll(async () => {
+    if (againstDir === undefined) throw new Error('BENCH_AGAINST_DIR is not set: run `npm run bench -- --against <git ref>`');
+    releaseMachine = await takeMachine();
+    cluster = await startPostgresCluster();
+    if (cluster === undefined) throw new Error('this benchmark needs PostgreSQL (initdb/pg_ctl)');
+    issuer = await GatewayIssuer.start();
+    const launch = (entryRoot: string): { entryPoint: string; nodeArgs: string[] } => {
+      const nodeArgs: string[] = [];
+      if (profileMode === '1') {
+        const dir = mkdtempSync(join(tmpdir(), 'broker-profile-'));
+        profileDirs.push(dir);
+        nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
+      }
+      return { entryPoint: join(entryRoot, 'dist/apps/broker/src/main.js'), nodeArgs };
+    };
+    now = await deployBroker(cluster, issuer, SMALL, launch(process.cwd()));
+    then = await deployBroker(cluster, issuer, SMALL, launch(againstDir));
+    if (profileMode !== '1') reference = await startReference(now, issuer);
+    console.log(`machine: node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}; load: autocannon, ${CONNECTIONS} connections`);
+  }, 900_000);
+
+  afterAll(async () => {
+    await Promise.all([now?.stop(), then?.stop(), reference?.stop()]);
+    await issuer?.stop();
+    cluster?.stop();
+    // The profiles stay for a closer look (Chrome DevTools, or speedscope): their paths are printed.
+    releaseMachine?.();
+  });
+
+  it.runIf(profileMode !== '1')('token exchange and client_credentials, alternating', async () => {
+    const b = now as BrokerDeployment;
+    const targets: Target[] = [
+      { name: NOW, url: `${b.broker.enduserUrl}/oauth2/token`, deployment: b },
+      { name: THEN, url: `${(then as BrokerDeployment).broker.enduserUrl}/oauth2/token`, deployment: then as BrokerDeployment },
+      { name: REFERENCE, url: `${(reference as { url: string }).url}/token`, deployment: b },
+    ];
+    const rows = await alternate(ROUNDS, SHAPES, targets, async (shape, target) => {
+      const { bodies, cycle } = shape.bodies(target.deployment);
+      const run = await measureLoad({ url: target.url, method: 'POST', headers: FORM_HEADERS, bodies, cycle, connections: CONNECTIONS });
+      shape.spent?.(target.deployment, run);
+      return run;
+    });
+    console.log(`\ntoken exchange, ${CONNECTIONS} connections, ${NOW} / ${THEN} / ${REFERENCE} in turn, ${ROUNDS} rounds`);
+    console.table(table(rows));
+    console.table(SHAPES.flatMap(({ name }) => ratios(rows, name, REFERENCE)));
+    await clientCredentials([now as BrokerDeployment, then as BrokerDeployment]);
+  }, 1_800_000);
+
+  it.runIf(profileMode === '1')('profile of shape (b) reused tokens, per request', async () => {
+    const summaries: [string, ProfileSummary][] = [];
+    for (const [name, deployment] of [
+      [NOW, now],
+      [THEN, then],
+    ] as const) {
+      const d = deployment as BrokerDeployment;
+      const fromUs = Number(process.hrtime.bigint() / 1000n);
+      const run = await measureLoad({ url: `${d.broker.enduserUrl}/oauth2/token`, method: 'POST', headers: FORM_HEADERS, bodies: d.reusedBodies, cycle: true, connections: CONNECTIONS });
+      const toUs = Number(process.hrtime.bigint() / 1000n);
+      await d.stop();
+      const file = profileIn(profileDirs[name === NOW ? 0 : 1] as string);
+      summaries.push([name, summarizeProfile(file, { fromUs, toUs }, run.requests)]);
+      console.log(`${name}: profile ${file}`);
+      console.log(`${name}: ${Math.round(run.rps)} req/s under the profiler, ${run.requests} requests answered in the window`);
+    }
+    const steps = [...new Set(summaries.flatMap(([, s]) => s.rows.map((r) => r.step)))];
+    console.log(`\nCPU time per request of shape (b), by step (µs; samples of the broker's main thread while loaded)`);
+    console.table(
+      steps.map((step) => {
+        const row: Record<string, string | number> = { step };
+        for (const [name, s] of summaries) row[`${name} µs`] = s.rows.find((r) => r.step === step)?.usPerRequest ?? 0;
+        return row;
+      }),
+    );
+    console.table(summaries.map(([name, s]) => ({ build: name, 'µs per request': s.usPerRequest, 'busy share of the window': s.busyShare })));
+  }, 1_800_000);
+});
+
+/** Each build against `base` and this build against the ref, for `shape`. */
+function ratios(rows: readonly Row[], shape: string, base: string): Record<string, string>[] {
+  const of = (target: string) => averages(rows, target, shape);
+  const pair = (a: string, b: string): Record<string, string> => ({
+    shape,
+    ratio: `${a} / ${b}`,
+    'req/s': ratio({ value: of(a).rps, valid: of(a).valid }, { value: of(b).rps, valid: of(b).valid }),
+    p99: ratio({ value: of(a).p99, valid: of(a).valid }, { value: of(b).p99, valid: of(b).valid }),
+  });
+  return [pair(NOW, base), pair(THEN, base), pair(NOW, THEN)];
+}
+
+/** client_credentials on both builds next to oidc-provider's opaque tokens, in turn. */
+async function clientCredentials(deployments: readonly BrokerDeployment[]): Promise<void> {
+  const form = (clientId: string, clientSecret: string): string => new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'read' }).toString();
+  const targets: { name: string; url: string; body: string }[] = [];
+  for (const [i, d] of deployments.entries()) {
+    const { client_secret: secret } = await d.adminPost<{ client_secret: string }>(`/api/agents/${d.agentId}/client-credentials`, {});
+    targets.push({ name: i === 0 ? NOW : THEN, url: `${d.broker.enduserUrl}/oauth2/token`, body: form(d.agentId, secret) });
+  }
+  const provider = await startScriptServer('oidc-provider-server.mjs', [], { quiet: true });
+  try {
+    targets.push({ name: 'oidc-provider', url: `${provider.url}/token`, body: form('bench', 'bench-secret-0123456789') });
+    for (const target of targets) await expectOk(target.url, target.body);
+    const rows = await alternate(ROUNDS, [{ name: 'client_credentials' }], targets, (_shape, target) => measureLoad({ url: target.url, method: 'POST', headers: FORM_HEADERS, bodies: [target.body], connections: CONNECTIONS }));
+    console.log(`\nclient_credentials, ${CONNECTIONS} connections, in turn`);
+    console.table(table(rows));
+    console.table(ratios(rows, 'client_credentials', 'oidc-provider'));
+  } finally {
+    await provider.stop();
+  }
+}
