@@ -13,6 +13,7 @@ import { acquirePglite, releasePglite, type SharedPglite } from './pglite/pglite
 import { pgliteDriverModule } from './pglite/pglite-pool';
 import { databaseReaders } from './metrics/database-gauges';
 import { ClientCache } from './registry/client-cache';
+import { ExchangeContextCache } from './registry/exchange-context-cache';
 import { RegistryChangeListener } from './registry/registry-change-listener';
 import { TracedPgClient } from './traced-pg-client';
 import { TypeOrmPinoLogger } from './typeorm-logger';
@@ -44,6 +45,11 @@ export class Database {
   /** Internal to `libs/persistence`: clears `clientCache` on other replicas' writes. */
   readonly registryChanges: RegistryChangeListener;
   /**
+   * Internal to `libs/persistence`: the token exchange's grant and session reads, kept while
+   * the notification connection listens (PostgreSQL only; none on PGlite).
+   */
+  readonly exchangeCache: ExchangeContextCache | undefined;
+  /**
    * Issue 17: the process's one activity ledger writer (one hot-path queue and flusher for
    * both servers), flushed by `close` before the data source goes.
    */
@@ -61,6 +67,7 @@ export class Database {
     // Connects only when something subscribes: CLIs and the admin API open no LISTEN connection.
     this.notifications = listenUrl === undefined ? undefined : new PostgresListenConnection(listenUrl);
     this.registryChanges = new RegistryChangeListener(this.notifications, this.clientCache);
+    this.exchangeCache = this.notifications === undefined ? undefined : new ExchangeContextCache(this.notifications);
     this.events = new EventLedger(new EventRepository(dataSource), events, logger.child({ component: 'event-ledger' }));
   }
 
@@ -153,6 +160,7 @@ export class Database {
     if (!metrics.enabled) return;
     metrics.setDatabaseReaders(databaseReaders(this.dataSource, this.pglite?.lock));
     this.clientCache.metrics = metrics;
+    if (this.exchangeCache !== undefined) this.exchangeCache.metrics = metrics;
     this.events.metrics = metrics;
     const pool = (this.dataSource.driver as unknown as { master?: { onWait?: (seconds: number) => void } }).master;
     if (this.pglite !== undefined && pool !== undefined) pool.onWait = (seconds) => metrics.pgliteWait(seconds);

@@ -61,6 +61,11 @@ export class PostgresListenConnection {
     };
   }
 
+  /** Whether the connection is up and has issued `LISTEN` for `channel` (a subscriber may serve from memory). */
+  isListening(channel: string): boolean {
+    return this.client !== undefined && this.listening.has(channel);
+  }
+
   /** Ends the connection for good (the database closes). */
   async close(): Promise<void> {
     this.closed = true;

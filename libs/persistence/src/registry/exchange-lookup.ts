@@ -1,6 +1,7 @@
 import type { GrantDelegation } from '@broker/domain';
 import type { DataSource } from 'typeorm';
 import { preparedQuery } from '../prepared-query';
+import type { ExchangeContextCache } from './exchange-context-cache';
 import { active } from './grant.repository';
 import { toRecord, type SessionRow, type ThirdPartySessionRecord } from './session.repository';
 
@@ -14,7 +15,7 @@ export interface ExchangeContext {
   readonly session: ThirdPartySessionRecord | undefined;
 }
 
-type ContextRow = Partial<SessionRow> & { owner_service_id: string; permission_set_id: string | null; delegation_scopes: string[] | null };
+type ContextRow = Partial<SessionRow> & { owner_service_id: string; permission_set_id: string | null; delegation_scopes: string[] | null; grant_valid_until: Date | null };
 
 /**
  * The token exchange's database work in one round trip (SPEC.md steps 4-6): the service
@@ -22,9 +23,10 @@ type ContextRow = Partial<SessionRow> & { owner_service_id: string; permission_s
  * (principal, agent) then the delegation primary key) and the session (unique
  * (principal, service)), each joined on an index; the grant is active by `active` (compared
  * in SQL with the caller's clock). One row per delegation, the session repeated on each. Prepared once per
- * connection (`preparedQuery`).
+ * connection (`preparedQuery`). On PostgreSQL a complete context is then kept in memory
+ * (`ExchangeContextCache`) until a notification says one of its rows changed.
  */
-const SQL = `SELECT r.service_id AS owner_service_id, d.permission_set_id, d.scopes AS delegation_scopes, s.*
+const SQL = `SELECT r.service_id AS owner_service_id, d.permission_set_id, d.scopes AS delegation_scopes, g.valid_until AS grant_valid_until, s.*
   FROM service_protected_resources r
   LEFT JOIN (grants g JOIN grant_delegations d ON d.grant_id = g.id)
          ON d.service_id = r.service_id AND g.principal = $2 AND g.agent_id = $3 AND ${active(4)}
@@ -35,17 +37,26 @@ const SQL = `SELECT r.service_id AS owner_service_id, d.permission_set_id, d.sco
 export class ExchangeLookup {
   private readonly query: (values: readonly unknown[]) => Promise<ContextRow[]>;
 
-  constructor(dataSource: DataSource) {
+  constructor(
+    dataSource: DataSource,
+    private readonly cache?: ExchangeContextCache,
+  ) {
     this.query = preparedQuery<ContextRow>(dataSource, 'broker_exchange_lookup', SQL);
   }
 
   /** Undefined when no service owns `resource` (normal form). */
-  async contextFor(resource: string, principal: string, agentId: string, now: Date): Promise<ExchangeContext | undefined> {
+  contextFor(resource: string, principal: string, agentId: string, now: Date): Promise<ExchangeContext | undefined> {
+    if (this.cache === undefined) return this.read(resource, principal, agentId, now).then((found) => found?.context);
+    return this.cache.read(resource, principal, agentId, now.getTime(), () => this.read(resource, principal, agentId, now));
+  }
+
+  private async read(resource: string, principal: string, agentId: string, now: Date): Promise<{ context: ExchangeContext; grantValidUntil: Date | null } | undefined> {
     const rows = await this.query([resource, principal, agentId, now]);
     const first = rows[0];
     if (first === undefined) return undefined;
     const delegations: GrantDelegation[] = [];
     for (const row of rows) if (row.permission_set_id !== null && row.delegation_scopes !== null) delegations.push({ permissionSetId: row.permission_set_id, serviceId: row.owner_service_id, scopes: row.delegation_scopes });
-    return { serviceId: first.owner_service_id, delegations, session: typeof first.id === 'string' ? toRecord(first as SessionRow) : undefined };
+    const session = typeof first.id === 'string' ? toRecord(first as SessionRow) : undefined;
+    return { context: { serviceId: first.owner_service_id, delegations, session }, grantValidUntil: first.grant_valid_until };
   }
 }

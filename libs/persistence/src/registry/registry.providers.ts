@@ -20,11 +20,12 @@ import { WebhookRepository } from '../webhooks/webhook.repository';
 
 type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
 
-const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, GrantClientRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ExchangeLookup, ClientAssertionReplayRepository, AuthorizationSessionAnswerRepository, EventRepository, WebhookRepository, WebhookDeliveryRepository];
+const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, GrantClientRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ClientAssertionReplayRepository, AuthorizationSessionAnswerRepository, EventRepository, WebhookRepository, WebhookDeliveryRepository];
 
 /**
  * Each repository built on the process's database. The two that touch the client cache get
- * the process's one cache from the `Database` (both servers share it; no static registry).
+ * the process's one cache from the `Database` (both servers share it; no static registry),
+ * the token exchange's lookup its context cache.
  */
 export const REPOSITORY_PROVIDERS: Provider[] = [
   ...REPOSITORIES.map((repository) => ({
@@ -38,10 +39,15 @@ export const REPOSITORY_PROVIDERS: Provider[] = [
     inject: [Database, Clock],
   },
   {
+    provide: ExchangeLookup,
+    useFactory: (database: Database) => new ExchangeLookup(database.dataSource, database.exchangeCache),
+    inject: [Database],
+  },
+  {
     provide: ClientCredentialRepository,
     useFactory: (database: Database) => new ClientCredentialRepository(database.dataSource, database.clientCache),
     inject: [Database],
   },
 ];
 
-export const REPOSITORY_TOKENS = [...REPOSITORIES, AgentRepository, ClientCredentialRepository];
+export const REPOSITORY_TOKENS = [...REPOSITORIES, AgentRepository, ExchangeLookup, ClientCredentialRepository];

@@ -112,8 +112,8 @@ export type ProviderErrorKind = 'status' | 'timeout' | 'unreachable' | 'invalid_
 export const PROVIDER_ERROR_KINDS: readonly ProviderErrorKind[] = ['status', 'timeout', 'unreachable', 'invalid_response', 'other'];
 
 /** `cache` of `broker_cache_requests_total`. */
-export type CacheName = 'verified_jwt' | 'client';
-export const CACHE_NAMES: readonly CacheName[] = ['verified_jwt', 'client'];
+export type CacheName = 'verified_jwt' | 'client' | 'exchange_context';
+export const CACHE_NAMES: readonly CacheName[] = ['verified_jwt', 'client', 'exchange_context'];
 
 /**
  * `key_set` of the key set families: which remote JWKS, by role (never its URL).
