@@ -1,6 +1,7 @@
 import type { Clock } from '@broker/domain';
 import type { BrokerMetrics } from '@broker/telemetry';
-import { jwtVerify, type JWTHeaderParameters, type JWTPayload } from 'jose';
+import type { JWTHeaderParameters, JWTPayload } from 'jose';
+import { checkedClaims, decodeJws, JwsRefused, signatureValid } from './compact-jws';
 import type { RemoteKeySet } from './remote-key-set';
 import { VerifiedJwtCache } from './verified-jwt-cache';
 
@@ -38,7 +39,7 @@ export interface VerifyOptions {
 
 /**
  * Verifies JWTs of one trusted issuer: signature by its cached key set (`RemoteKeySet`)
- * with an algorithm of the allow-list, `iss`, `aud` when asked, `exp` (required), `nbf` and
+ * with an algorithm of the allow-list (node:crypto, `compact-jws.ts`), `iss`, `aud` when asked, `exp` (required), `nbf` and
  * `iat` (60 s leeway each), then the purpose's own rules (`accepts`). Results are
  * remembered by the hash of the token bytes until the token's `exp` (`VerifiedJwtCache`)
  * and forgotten when the key set changes, so a reused token costs one hash, not a
@@ -68,16 +69,14 @@ export class JwtVerifier {
     let payload: JWTPayload;
     let header: JWTHeaderParameters;
     try {
-      ({ payload, protectedHeader: header } = await jwtVerify(jwt, this.keys.getKey, {
-        issuer: this.issuer,
-        audience: options.audience === undefined ? undefined : [...options.audience],
-        algorithms: [...options.algorithms],
-        clockTolerance: CLOCK_TOLERANCE_SECONDS,
-        currentDate: this.clock.now(),
-        requiredClaims: ['exp'],
-      }));
+      const jws = decodeJws(jwt, options.algorithms);
+      const keys = await this.keys.keysFor(jws.alg, jws.header.kid);
+      if (keys.length === 0) throw new JwsRefused('no matching key');
+      if (!keys.some((candidate) => signatureValid(jws, candidate.key))) throw new JwsRefused('signature invalid');
+      payload = checkedClaims(jws, { issuer: this.issuer, audience: options.audience, toleranceSeconds: CLOCK_TOLERANCE_SECONDS, nowMs: this.clock.nowMs() });
+      header = jws.header;
     } catch (error) {
-      throw new JwtRejected((error as { code?: string }).code ?? 'invalid token');
+      throw new JwtRejected(error instanceof JwsRefused ? error.code : 'invalid token');
     }
     const nowMs = this.clock.nowMs();
     if (payload.iat !== undefined && payload.iat > nowMs / 1000 + CLOCK_TOLERANCE_SECONDS) throw new JwtRejected('issued in the future');

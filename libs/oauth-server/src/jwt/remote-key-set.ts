@@ -2,7 +2,9 @@ import { type Clock } from '@broker/domain';
 import { OutboundHttp } from '@broker/outbound';
 import { NO_KEY_SET_METRICS, type KeySetMetrics } from '@broker/telemetry';
 import { Logger } from '@nestjs/common';
-import { createLocalJWKSet, errors, type CryptoKey, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from 'jose';
+import type { AsymmetricAlgorithm } from '@broker/domain';
+import type { JSONWebKeySet } from 'jose';
+import { candidateKeys, importVerificationKeys, type VerificationKey } from './compact-jws';
 
 /** Refresh policy of a trusted issuer's key set. */
 export interface RemoteKeySetPolicy {
@@ -20,8 +22,6 @@ export const TRUSTED_KEYS_POLICY: RemoteKeySetPolicy = { maxAgeMs: 10 * 60_000, 
 const KEY_SET_MAX_BYTES = 1024 * 1024;
 const KEY_SET_CONNECT_TIMEOUT_MS = 3_000;
 
-type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
-
 /**
  * A remote JWK set (a trusted issuer's, or the upstream authorization server's), fetched
  * and imported once and never per request. It is refetched when older than `maxAgeMs` (in
@@ -33,7 +33,8 @@ type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Pr
  */
 export class RemoteKeySet {
   private readonly logger = new Logger(RemoteKeySet.name);
-  private resolver: KeyResolver | undefined;
+  /** The set's public keys, imported when the set was fetched (undefined until a fetch succeeded). */
+  private keys: readonly VerificationKey[] | undefined;
   private document: JSONWebKeySet | undefined;
   private failing = false;
   private content = '';
@@ -66,18 +67,19 @@ export class RemoteKeySet {
     this.listeners.push(listener);
   }
 
-  /** The key resolver for jose's `jwtVerify`, with one refetch on an unknown `kid` per interval. */
-  readonly getKey = async (header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> => {
-    if (this.resolver === undefined || this.isStale()) await this.refresh();
-    if (this.resolver === undefined) throw new errors.JWKSNoMatchingKey('the trusted key set is unavailable');
-    try {
-      return await this.resolver(header, token);
-    } catch (error) {
-      if (!(error instanceof errors.JWKSNoMatchingKey) || !this.mayFetch()) throw error;
-      await this.refresh();
-      return this.resolver(header, token);
-    }
-  };
+  /**
+   * The keys that may verify a JWS with `alg` and `kid` (none: refused), from the set
+   * imported at its last fetch; a stale set is refetched first, and a `kid` none of the keys
+   * has causes one refetch per interval (the issuer may have rotated).
+   */
+  async keysFor(alg: AsymmetricAlgorithm, kid: unknown): Promise<readonly VerificationKey[]> {
+    if (this.keys === undefined || this.isStale()) await this.refresh();
+    if (this.keys === undefined) return [];
+    const found = candidateKeys(this.keys, alg, kid);
+    if (found.length > 0 || !this.mayFetch()) return found;
+    await this.refresh();
+    return candidateKeys(this.keys, alg, kid);
+  }
 
   /**
    * The last good document (the same object until its content changes), refetched first
@@ -124,9 +126,9 @@ export class RemoteKeySet {
       this.metrics.fetchSucceeded();
       if (this.failing) this.logger.log(`key set available again at ${this.uri}`);
       this.failing = false;
-      if (content === this.content && this.resolver !== undefined) return;
+      if (content === this.content && this.keys !== undefined) return;
       this.document = document as unknown as JSONWebKeySet;
-      this.resolver = createLocalJWKSet(this.document);
+      this.keys = importVerificationKeys(document.keys as unknown[]);
       const changed = this.content !== '';
       this.content = content;
       this.generation += 1;
