@@ -9,7 +9,7 @@ import { deployBroker, SHAPES, startReference, type BrokerDeployment } from './e
 import { GatewayIssuer } from './gateway-issuer';
 import { alternate, averages, FORM_HEADERS, measureLoad, ratio, table, type Row } from './load';
 import { takeMachine } from './machine-lock';
-import { startScriptServer, type ServerProcess } from './servers';
+import { cpuSecondsBetween, startScriptServer, treeCpuTicks, type ServerProcess } from './servers';
 
 /**
  * `npm run bench -- --against <git ref>` (bench/bench.mjs builds the ref in a temporary
@@ -19,8 +19,8 @@ import { startScriptServer, type ServerProcess } from './servers';
  * exchange's two shapes, then client_credentials next to oidc-provider. Prints req/s and p99
  * and the ratios: this build and the ref against the reference, this build against the ref.
  *
- * With BENCH_PROFILE=1 it profiles instead (`node --cpu-prof`, shape (b) reused tokens, one
- * run per build) and prints each build's CPU time per request, step by step
+ * With BENCH_PROFILE=1 it profiles instead (`node --cpu-prof`, one run of each load per
+ * build: reused tokens, fresh tokens, client_credentials) and prints each build's CPU time per request, step by step
  * (bench/cpu-profile.ts). Throughput is not measured in that mode: the profiler costs time.
  *
  * Environment (set by bench/bench.mjs): BENCH_AGAINST_DIR, the ref's checkout with its
@@ -98,32 +98,49 @@ describe(`this build against ${againstRef} and the bare reference (PostgreSQL, $
     await clientCredentials([now as BrokerDeployment, then as BrokerDeployment]);
   }, 1_800_000);
 
-  it.runIf(profileMode === '1')('profile of shape (b) reused tokens, per request', async () => {
-    const summaries: [string, ProfileSummary][] = [];
-    for (const [name, deployment] of [
+  it.runIf(profileMode === '1')('profile of each load, per request', async () => {
+    const loads = ['(b) reused tokens', '(a) fresh tokens', 'client_credentials'] as const;
+    const summaries = new Map<string, [string, ProfileSummary][]>(loads.map((load) => [load, []]));
+    for (const [index, [name, deployment]] of ([
       [NOW, now],
       [THEN, then],
-    ] as const) {
+    ] as const).entries()) {
       const d = deployment as BrokerDeployment;
-      const fromUs = Number(process.hrtime.bigint() / 1000n);
-      const run = await measureLoad({ url: `${d.broker.enduserUrl}/oauth2/token`, method: 'POST', headers: FORM_HEADERS, bodies: d.reusedBodies, cycle: true, connections: CONNECTIONS });
-      const toUs = Number(process.hrtime.bigint() / 1000n);
+      const url = `${d.broker.enduserUrl}/oauth2/token`;
+      const { client_secret: secret } = await d.adminPost<{ client_secret: string }>(`/api/agents/${d.agentId}/client-credentials`, {});
+      const windows: { load: string; fromUs: number; toUs: number; requests: number; cpuUs: number }[] = [];
+      for (const load of loads) {
+        const spec =
+          load === '(b) reused tokens'
+            ? { bodies: d.reusedBodies, cycle: true }
+            : load === '(a) fresh tokens'
+              ? { bodies: d.fresh.ready(), cycle: false }
+              : { bodies: [new URLSearchParams({ grant_type: 'client_credentials', client_id: d.agentId, client_secret: secret, scope: 'read' }).toString()], cycle: true };
+        const fromUs = Number(process.hrtime.bigint() / 1000n);
+        const cpuBefore = treeCpuTicks(d.broker.pid);
+        const run = await measureLoad({ url, method: 'POST', headers: FORM_HEADERS, ...spec, connections: CONNECTIONS });
+        const cpuUs = cpuSecondsBetween(cpuBefore, treeCpuTicks(d.broker.pid)) * 1e6;
+        windows.push({ load, fromUs, toUs: Number(process.hrtime.bigint() / 1000n), requests: run.requests, cpuUs });
+        if (load === '(a) fresh tokens') d.fresh.spend(run);
+        console.log(`${name}, ${load}: ${Math.round(run.rps)} req/s under the profiler, ${run.requests} requests answered`);
+      }
       await d.stop();
-      const file = profileIn(profileDirs[name === NOW ? 0 : 1] as string);
-      summaries.push([name, summarizeProfile(file, { fromUs, toUs }, run.requests)]);
+      const file = profileIn(profileDirs[index] as string);
       console.log(`${name}: profile ${file}`);
-      console.log(`${name}: ${Math.round(run.rps)} req/s under the profiler, ${run.requests} requests answered in the window`);
+      for (const w of windows) summaries.get(w.load)?.push([name, summarizeProfile(file, w, w.requests, w.cpuUs)]);
     }
-    const steps = [...new Set(summaries.flatMap(([, s]) => s.rows.map((r) => r.step)))];
-    console.log(`\nCPU time per request of shape (b), by step (µs; samples of the broker's main thread while loaded)`);
-    console.table(
-      steps.map((step) => {
-        const row: Record<string, string | number> = { step };
-        for (const [name, s] of summaries) row[`${name} µs`] = s.rows.find((r) => r.step === step)?.usPerRequest ?? 0;
-        return row;
-      }),
-    );
-    console.table(summaries.map(([name, s]) => ({ build: name, 'µs per request': s.usPerRequest, 'busy share of the window': s.busyShare })));
+    for (const [load, perBuild] of summaries) {
+      const steps = [...new Set(perBuild.flatMap(([, s]) => s.rows.map((r) => r.step)))];
+      console.log(`\n${load}: CPU time per request by step (µs: the process's CPU time in the window, shared by the profile's samples)`);
+      console.table(
+        steps.map((step) => {
+          const row: Record<string, string | number> = { step };
+          for (const [name, s] of perBuild) row[`${name} µs`] = s.rows.find((r) => r.step === step)?.usPerRequest ?? 0;
+          return row;
+        }),
+      );
+      console.table(perBuild.map(([name, s]) => ({ build: name, 'CPU µs per request': s.usPerRequest, 'samples not idle': s.busyShare })));
+    }
   }, 1_800_000);
 });
 

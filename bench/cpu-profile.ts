@@ -97,8 +97,14 @@ export function profileIn(dir: string): string {
   return join(dir, files[0] as string);
 }
 
-/** The per-request cost of each step, from `file`, over samples in [fromUs, toUs] (monotonic µs), for `requests` answered. */
-export function summarizeProfile(file: string, window: { readonly fromUs: number; readonly toUs: number }, requests: number): ProfileSummary {
+/**
+ * The per-request cost of each step, from `file`, over samples in [fromUs, toUs] (monotonic
+ * µs), for `requests` answered. V8 samples by the wall clock: a thread the kernel set aside
+ * for another process (the load generator, PostgreSQL, on two shared cores) keeps its last
+ * stack meanwhile. So each step's share of the samples is applied to `cpuUs`, the CPU time
+ * the kernel counted for the process in the window, when given.
+ */
+export function summarizeProfile(file: string, window: { readonly fromUs: number; readonly toUs: number }, requests: number, cpuUs?: number): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const parent = new Map<number, number>();
   const byId = new Map<number, ProfileNode>();
@@ -144,11 +150,12 @@ export function summarizeProfile(file: string, window: { readonly fromUs: number
     totals.set(step, (totals.get(step) ?? 0) + delta);
   }
   const order = [...STEPS.map((s) => s.name), OTHER];
+  const scale = cpuUs === undefined ? 1 : cpuUs / busy;
   const rows = order
     .filter((name) => totals.has(name))
     .map((name) => {
-      const us = totals.get(name) as number;
-      return { step: name, ms: Math.round(us / 1000), usPerRequest: Number((us / requests).toFixed(1)), share: `${((100 * us) / busy).toFixed(1)} %` };
+      const us = (totals.get(name) as number) * scale;
+      return { step: name, ms: Math.round(us / 1000), usPerRequest: Number((us / requests).toFixed(1)), share: `${((100 * us) / (busy * scale)).toFixed(1)} %` };
     });
-  return { rows, usPerRequest: Number((busy / requests).toFixed(1)), busyShare: `${((100 * busy) / (busy + idle)).toFixed(0)} %` };
+  return { rows, usPerRequest: Number(((busy * scale) / requests).toFixed(1)), busyShare: `${((100 * busy) / (busy + idle)).toFixed(0)} %` };
 }
