@@ -66,6 +66,15 @@ export class GatewayCredentials {
    * reused assertion costs one map lookup; forgotten with the verification.
    */
   private readonly parties = new WeakMap<JWTPayload, AssertionParty>();
+  /**
+   * `identify` and `assertAuthorized`'s outcomes (a refusal included, thrown again on every
+   * call), remembered per claims object like `parties`: the expressions are pure functions of
+   * the claims, so a reused token's expressions are evaluated once. Only the verifier's cached
+   * claims are remembered, which it freezes when it admits a token (on its second sight):
+   * a token seen once is evaluated and forgotten, without a map entry.
+   */
+  private readonly identities = new WeakMap<JWTPayload, SubjectIdentity | GatewayCredentialsRefused>();
+  private readonly authorizations = new WeakMap<JWTPayload, GatewayCredentialsRefused | null>();
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
@@ -116,12 +125,12 @@ export class GatewayCredentials {
     let principal: unknown;
     let agentId: unknown;
     try {
-      principal = this.principalOf({ subject_token: assertion });
+      principal = evaluateQuietly(this.principalOf, { subject_token: assertion });
     } catch {
       principal = undefined;
     }
     try {
-      agentId = this.agentIdOf({ subject_token: assertion });
+      agentId = evaluateQuietly(this.agentIdOf, { subject_token: assertion });
     } catch {
       agentId = undefined;
     }
@@ -157,28 +166,70 @@ export class GatewayCredentials {
 
   /** Principal and agent id by the configured expressions (agent id: a UUID, lower-cased). */
   identify(subject: JWTPayload): SubjectIdentity {
+    let outcome = this.identities.get(subject);
+    if (outcome === undefined) {
+      outcome = this.identityOf(subject);
+      if (!Object.isFrozen(subject)) {
+        if (outcome instanceof GatewayCredentialsRefused) throw outcome;
+        return outcome;
+      }
+      this.identities.set(subject, outcome);
+    }
+    if (outcome instanceof GatewayCredentialsRefused) throw new GatewayCredentialsRefused(outcome.refusal, outcome.message);
+    return outcome;
+  }
+
+  private identityOf(subject: JWTPayload): SubjectIdentity | GatewayCredentialsRefused {
     let principal: unknown;
     let agentId: unknown;
     try {
-      principal = this.principalOf({ subject_token: subject });
-      agentId = this.agentIdOf({ subject_token: subject });
+      principal = evaluateQuietly(this.principalOf, { subject_token: subject });
+      agentId = evaluateQuietly(this.agentIdOf, { subject_token: subject });
     } catch {
-      throw new GatewayCredentialsRefused('identity_missing', 'the subject token lacks the principal or agent claim');
+      return new GatewayCredentialsRefused('identity_missing', 'the subject token lacks the principal or agent claim');
     }
-    if (typeof principal !== 'string' || principal.trim() === '' || principal.length > 200) throw new GatewayCredentialsRefused('identity_missing', 'the subject token has no usable principal claim');
-    if (typeof agentId !== 'string' || !isUuidShaped(agentId)) throw new GatewayCredentialsRefused('identity_missing', 'the subject token has no usable agent claim');
+    if (typeof principal !== 'string' || principal.trim() === '' || principal.length > 200) return new GatewayCredentialsRefused('identity_missing', 'the subject token has no usable principal claim');
+    if (typeof agentId !== 'string' || !isUuidShaped(agentId)) return new GatewayCredentialsRefused('identity_missing', 'the subject token has no usable agent claim');
     const agent = agentId.toLowerCase();
-    return { principal: principal.trim(), agentId: isCanonicalUuid(agent) ? agent : agentId };
+    return Object.freeze({ principal: principal.trim(), agentId: isCanonicalUuid(agent) ? agent : agentId });
   }
 
   /** The authorization expression over the client assertion's claims (`true` admits all). */
   assertAuthorized(assertion: JWTPayload): void {
+    let refusal = this.authorizations.get(assertion);
+    if (refusal === undefined) {
+      refusal = this.authorizationOf(assertion);
+      if (!Object.isFrozen(assertion)) {
+        if (refusal !== null) throw refusal;
+        return;
+      }
+      this.authorizations.set(assertion, refusal);
+    }
+    if (refusal !== null) throw new GatewayCredentialsRefused(refusal.refusal, refusal.message);
+  }
+
+  private authorizationOf(assertion: JWTPayload): GatewayCredentialsRefused | null {
     let allowed: unknown;
     try {
-      allowed = this.authorizes({ client_assertion: assertion });
+      allowed = evaluateQuietly(this.authorizes, { client_assertion: assertion });
     } catch {
       allowed = false;
     }
-    if (allowed !== true) throw new GatewayCredentialsRefused('not_authorized', 'the gateway is not authorized');
+    return allowed === true ? null : new GatewayCredentialsRefused('not_authorized', 'the gateway is not authorized');
+  }
+}
+
+/**
+ * Evaluates `expression` with the error stack traces off: an evaluation error here (a claim
+ * the token lacks) is a refusal or an absent value, never logged, so its stack would only
+ * cost the time to capture it on every request with a fresh token.
+ */
+function evaluateQuietly(expression: CompiledExpression, context: Readonly<Record<string, unknown>>): unknown {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return expression(context);
+  } finally {
+    Error.stackTraceLimit = limit;
   }
 }

@@ -50,7 +50,7 @@ export class TokenExchangeGrant implements GrantStrategy {
   async handle(form: TokenForm, _context: TokenRequestContext): Promise<TokenResponse> {
     // Impersonation is decided first (before the resource requirement), at this one dispatch point.
     if (this.impersonation.activates(form)) return this.impersonation.handle(form);
-    const facts: Record<string, string | null> = { principal: null, agent_id: null, service_id: null, resource: form.get('resource') ?? null };
+    const facts: ExchangeFacts = { principal: null, agent_id: null, service_id: null, resource: form.get('resource') ?? null };
     let gatewayId: string | null = null;
     let authenticated = false;
     try {
@@ -69,12 +69,14 @@ export class TokenExchangeGrant implements GrantStrategy {
       facts.service_id = context.serviceId;
       const delegations = this.requireActiveGrant(context);
       const token = await this.usableToken(context, principal);
-      this.audit.record('token_exchange', { ...facts, outcome: 'issued', oauth_error: null });
+      this.audit.record('token_exchange', { principal: facts.principal, agent_id: facts.agent_id, service_id: facts.service_id, resource: facts.resource, outcome: 'issued', oauth_error: null });
       this.recordEvent(gatewayId, facts, null);
       return this.response(token, delegations, form.get('scope'));
-    } catch (error) {
+    } catch (thrown) {
+      // Steps 1-3 throw GatewayCredentialsRefused: here it becomes the exchange's OAuth error.
+      const error = thrown instanceof GatewayCredentialsRefused ? TokenExchangeGrant.toOAuth(thrown) : thrown;
       const code = error instanceof OAuthError ? error.code : 'server_error';
-      this.audit.record('token_exchange', { ...facts, outcome: 'refused', oauth_error: code });
+      this.audit.record('token_exchange', { principal: facts.principal, agent_id: facts.agent_id, service_id: facts.service_id, resource: facts.resource, outcome: 'refused', oauth_error: code });
       // README "Activity and events": only an authenticated gateway's refusal is an event; the rest is counted.
       if (authenticated) this.recordEvent(gatewayId, facts, code);
       else this.metrics.unauthenticatedTokenRequest('token_exchange', code);
@@ -102,7 +104,7 @@ export class TokenExchangeGrant implements GrantStrategy {
    * would fill the ledger and the webhook outbox) and is counted in
    * `broker_token_requests_unauthenticated_total` instead.
    */
-  private recordEvent(gatewayId: string | null, facts: Readonly<Record<string, string | null>>, oauthError: string | null): void {
+  private recordEvent(gatewayId: string | null, facts: Readonly<ExchangeFacts>, oauthError: string | null): void {
     this.events.enqueue({
       type: 'token.exchanged',
       actor: { type: 'gateway', id: gatewayId },
@@ -116,22 +118,22 @@ export class TokenExchangeGrant implements GrantStrategy {
   }
 
   /** Step 1: the gateway's client assertion (RFC 7523) against the trust anchor → else 401 invalid_client. */
-  private async authenticateGateway(form: TokenForm): Promise<JWTPayload> {
+  private authenticateGateway(form: TokenForm): Promise<JWTPayload> {
     const assertion = required(form, 'client_assertion');
     if (form.get('client_assertion_type') !== JWT_BEARER) throw new OAuthError('invalid_request', `client_assertion_type must be ${JWT_BEARER}`);
-    return this.checked(() => this.gateway.verifyAssertion(assertion));
+    return this.gateway.verifyAssertion(assertion);
   }
 
   /** Step 2: the user's subject token, verified by the same anchor → else 400 invalid_request. */
-  private async verifySubjectToken(form: TokenForm): Promise<JWTPayload> {
+  private verifySubjectToken(form: TokenForm): Promise<JWTPayload> {
     const token = required(form, 'subject_token');
     if (form.get('subject_token_type') !== ACCESS_TOKEN_TYPE) throw new OAuthError('invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
-    return this.checked(() => this.gateway.verifySubject(token));
+    return this.gateway.verifySubject(token);
   }
 
   /** Step 2 (cont.): principal and agent id by the configured expressions → else invalid_request. */
   private extractIdentities(subject: JWTPayload): SubjectIdentity {
-    return this.checkedSync(() => this.gateway.identify(subject));
+    return this.gateway.identify(subject);
   }
 
   /**
@@ -140,12 +142,12 @@ export class TokenExchangeGrant implements GrantStrategy {
    * does not authenticate a gateway → 401 invalid_client.
    */
   private assertDistinctParties(form: TokenForm, assertion: JWTPayload, identity: SubjectIdentity): void {
-    this.checkedSync(() => this.gateway.assertDistinctParties(required(form, 'client_assertion'), assertion, required(form, 'subject_token'), identity));
+    this.gateway.assertDistinctParties(required(form, 'client_assertion'), assertion, required(form, 'subject_token'), identity);
   }
 
   /** Step 3: the authorization expression over the client assertion's claims → else 403 access_denied. */
   private assertAuthorized(assertion: JWTPayload): void {
-    this.checkedSync(() => this.gateway.assertAuthorized(assertion));
+    this.gateway.assertAuthorized(assertion);
   }
 
   /** The exchange's errors for refused gateway credentials (SPEC.md's table). */
@@ -160,22 +162,6 @@ export class TokenExchangeGrant implements GrantStrategy {
         return new OAuthError('access_denied', 'the gateway is not authorized to exchange tokens');
       default:
         return assertNever(refusal.refusal, 'gateway refusal');
-    }
-  }
-
-  private async checked<T>(step: () => Promise<T>): Promise<T> {
-    try {
-      return await step();
-    } catch (error) {
-      throw error instanceof GatewayCredentialsRefused ? TokenExchangeGrant.toOAuth(error) : error;
-    }
-  }
-
-  private checkedSync<T>(step: () => T): T {
-    try {
-      return step();
-    } catch (error) {
-      throw error instanceof GatewayCredentialsRefused ? TokenExchangeGrant.toOAuth(error) : error;
     }
   }
 
@@ -215,13 +201,21 @@ export class TokenExchangeGrant implements GrantStrategy {
     const scope = token.scopes.join(' ');
     const sets: Record<string, string[]> = {};
     for (const d of delegations) (sets[d.permissionSetId] ??= []).push(d.serviceId);
-    return {
-      access_token: token.accessToken,
-      token_type: token.tokenType,
-      issued_token_type: ACCESS_TOKEN_TYPE,
-      ...(token.expiresAt !== null ? { expires_in: Math.max(0, Math.floor((token.expiresAt.getTime() - this.clock.nowMs()) / 1000)) } : {}),
-      ...(scope !== '' && scope !== (requestedScope ?? '') ? { scope } : {}),
-      granted_permission_sets: sets,
-    };
+    // Built in the answer's member order (optional members in place), without intermediate objects.
+    const answer: Mutable<TokenResponse> = { access_token: token.accessToken, token_type: token.tokenType, issued_token_type: ACCESS_TOKEN_TYPE };
+    if (token.expiresAt !== null) answer.expires_in = Math.max(0, Math.floor((token.expiresAt.getTime() - this.clock.nowMs()) / 1000));
+    if (scope !== '' && scope !== (requestedScope ?? '')) answer.scope = scope;
+    answer.granted_permission_sets = sets;
+    return answer;
   }
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** What an exchange's audit record and event say about it, filled in step by step. */
+interface ExchangeFacts {
+  principal: string | null;
+  agent_id: string | null;
+  service_id: string | null;
+  readonly resource: string | null;
 }
