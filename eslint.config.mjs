@@ -18,7 +18,7 @@ const ALLOWED = {
   telemetry: ['domain', 'config'],
   outbound: ['domain', 'config', 'telemetry'],
   persistence: ['domain', 'config', 'telemetry'],
-  audit: ['domain', 'config'],
+  audit: ['domain', 'config', 'telemetry'],
   vault: ['domain', 'config', 'persistence', 'outbound', 'telemetry'],
   'oauth-server': ['domain', 'config', 'persistence', 'audit', 'vault', 'outbound', 'telemetry'],
   approvals: ['domain', 'config', 'persistence', 'audit', 'oauth-server', 'telemetry'],

@@ -1,3 +1,4 @@
+import { currentTraceId } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 
@@ -38,7 +39,6 @@ export class AuditLog {
       if (FORBIDDEN.test(name)) throw new Error(`audit field "${name}" looks like a credential and is not recorded`);
       safe[name] = value;
     }
-    const bindings = this.logger.logger.bindings() as { trace_id?: string };
-    this.logger.info({ audit: true, event, request_id: bindings.trace_id ?? null, ...safe }, `audit ${event}`);
+    this.logger.info({ audit: true, event, request_id: currentTraceId(), ...safe }, `audit ${event}`);
   }
 }

@@ -11,5 +11,5 @@ export { NO_KEY_SET_METRICS, type KeySetMetrics } from './metrics/key-set-metric
 export { UNMATCHED_ROUTE, type CacheName, type ImpersonationOutcome, type KeySetName, type ProviderErrorKind, type RefreshOutcome, type RefreshTrigger } from './metrics/metric-labels';
 export { NO_TRACING, Tracing, type RemoteParent, type ServerSpan } from './tracing/tracing';
 export { traceStatement, traceOutboundCall, type WithStatus } from './tracing/child-spans';
-export { currentTraceId } from './tracing/current-trace-id';
+export { currentTraceId, requestLogger } from './tracing/current-trace-id';
 export { createTelemetry, type Telemetry } from './telemetry';

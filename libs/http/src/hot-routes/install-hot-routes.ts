@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
-import type { HttpServerMetrics } from '@broker/telemetry';
+import { requestLogger, type HttpServerMetrics } from '@broker/telemetry';
 import { storage, Store } from 'nestjs-pino/storage';
 import type { Logger } from 'pino';
 import { closeAfterRefusedBody } from '../body/close-after-refused-body';
@@ -55,7 +55,7 @@ async function serve(route: HotRoute, request: IncomingMessage, response: Server
   const traceId = span === undefined ? runtime.startTrace(request, response) : span.traceId;
   const context: Omit<ErrorContext, 'server'> = { traceId, method: route.method, path: route.path };
   // The same per-request logger as pino-http gives the Nest routes: trace id bound (audit `request_id`, the log line).
-  const logger = runtime.logger.child({ trace_id: traceId });
+  const logger = requestLogger(runtime.logger, traceId);
   const queries: QueryCount = { queries: 0 };
   // Issue 16: the handler's statements and outbound calls are children of the request's span.
   let answer = await (span === undefined ? answerRequest(route, request, response, runtime, context, logger, queries) : span.run(() => answerRequest(route, request, response, runtime, context, logger, queries)));
