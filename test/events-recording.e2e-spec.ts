@@ -190,6 +190,8 @@ describe.each(testBackends())('issue 17: the actions that cause events record th
     // An expired grant removed (an empty POST) is recorded as its removal, not as a revocation.
     expect((await w.alice.post(`/api/consent/agents/${w.agent}/grants`, { granted_permission_sets: { [w.set]: [w.service] } })).status).toBe(201);
     await w.database.dataSource.query("UPDATE grants SET valid_until = now() - interval '1 hour' WHERE principal = $1", [ALICE]);
+    // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+    await w.database.settleNotifications();
     const [{ valid_until: expiredAt } = { valid_until: new Date(0) }] = await w.database.dataSource.query<{ valid_until: Date }[]>('SELECT valid_until FROM grants WHERE principal = $1', [ALICE]);
     const revocations = (await w.database.dataSource.query<{ n: number }[]>("SELECT count(*)::int AS n FROM events WHERE type = 'grant.revoked'"))[0]?.n;
     const removed = await w.alice.post(`/api/consent/agents/${w.agent}/grants`, { granted_permission_sets: {} });
@@ -229,6 +231,8 @@ describe.each(testBackends())('issue 17: the actions that cause events record th
 
     // An expired access token is refreshed by the exchange: the broker's own work, in the exchange's trace.
     await w.database.dataSource.query("UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1", [ALICE]);
+    // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+    await w.database.settleNotifications();
     const refreshing = await w.exchange();
     expect(refreshing.status).toBe(200);
     expect(await latest('session.refreshed')).toMatchObject({ actor_type: 'broker', actor_id: null, principal: ALICE, service_id: w.service, outcome: 'success', trace_id: traceOf(refreshing), details: { trigger: 'exchange' } });

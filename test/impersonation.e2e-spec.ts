@@ -270,6 +270,8 @@ describe('user impersonation (local mode)', () => {
     expect(missing.status).toBe(403);
     expect(missing.json()).toEqual({ error: 'access_denied', error_description: expect.any(String) as unknown, error_uri: `${consentUi}/agents/${target}` });
     await broker.broker.runtime.database.dataSource.query(`UPDATE grants SET valid_until = now() - interval '1 minute' WHERE principal = 'carol'`);
+    // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+    await broker.broker.runtime.database.settleNotifications();
     const expired = await impersonate(await signedFields({ subject_token: await subjectToken('carol') }));
     expect(expired.status).toBe(403);
     expect(expired.json()).toEqual(missing.json());

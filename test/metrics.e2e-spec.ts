@@ -131,6 +131,8 @@ describe.each(testBackends())('GET /metrics after real traffic on $name', (backe
 
   async function expireAccessToken(): Promise<void> {
     await broker.broker.runtime.database.dataSource.query("UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2", [ALICE, service]);
+    // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+    await broker.broker.runtime.database.settleNotifications();
   }
 
   /** The stored refresh token, used (and so rotated away) behind the broker's back: its next refresh is refused. */

@@ -266,6 +266,8 @@ describe.each(testBackends())('third-party connections on $name', (backend) => {
     it('refreshes an expired access token once for 50 concurrent callers, all getting the new token', async () => {
       await connect(alice);
       await broker.broker.runtime.database.dataSource.query("UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2", [ALICE, serviceId]);
+      // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+      await broker.broker.runtime.database.settleNotifications();
       const vault = broker.broker.server('enduser').app.get(TokenVault);
       const refreshesBefore = provider.refreshes();
       const tokens = await Promise.all(Array.from({ length: 50 }, () => vault.getUsableToken(ALICE, serviceId)));
@@ -278,6 +280,8 @@ describe.each(testBackends())('third-party connections on $name', (backend) => {
     it('409 refresh_unavailable without a refresh token', async () => {
       await connect(alice);
       await broker.broker.runtime.database.dataSource.query('UPDATE third_party_sessions SET refresh_token_envelope = NULL WHERE principal = $1 AND service_id = $2', [ALICE, serviceId]);
+      // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+      await broker.broker.runtime.database.settleNotifications();
       const response = await alice.post(`/api/third-party/${serviceId}/session/refresh`);
       expect(response.status).toBe(409);
       expect(response.json<{ error: string }>().error).toBe('refresh_unavailable');

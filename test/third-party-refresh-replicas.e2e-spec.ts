@@ -55,6 +55,8 @@ describe.runIf(postgresServerUrl())('refresh single-flight across broker process
 
   it('50 concurrent getUsableToken calls in two processes on an expired token: one refresh, one new token for all', async () => {
     await broker.broker.runtime.database.dataSource.query("UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute'");
+    // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+    await broker.broker.runtime.database.settleNotifications();
     const replicaConfig = { ...config, server: { enduser: { port: 0 }, admin: { port: 0 } } };
     const replicas = await Promise.all([replica(replicaConfig), replica(replicaConfig)]);
     const before = provider.refreshes();

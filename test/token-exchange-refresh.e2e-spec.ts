@@ -83,6 +83,8 @@ describe.each(testBackends())('token exchange with an expired third-party access
 
   async function expireAccessToken(): Promise<void> {
     await broker.broker.runtime.database.dataSource.query("UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2", [ALICE, service]);
+    // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+    await broker.broker.runtime.database.settleNotifications();
   }
 
   /** The stored session's tokens, decrypted. */

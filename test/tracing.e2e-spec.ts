@@ -65,6 +65,8 @@ async function startScenario(backend: ReturnType<typeof testBackends>[number], t
 
   async function expireAccessToken(): Promise<void> {
     await broker.broker.runtime.database.dataSource.query("UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2", [ALICE, service]);
+    // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+    await broker.broker.runtime.database.settleNotifications();
   }
 
   return { gateway, provider, alice, service, traceparents, issued, exchange, expireAccessToken };

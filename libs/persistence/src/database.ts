@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { BrokerConfig } from '@broker/config';
 import type { BrokerMetrics } from '@broker/telemetry';
 import type { Logger } from 'pino';
@@ -13,7 +14,8 @@ import { acquirePglite, releasePglite, type SharedPglite } from './pglite/pglite
 import { pgliteDriverModule } from './pglite/pglite-pool';
 import { databaseReaders } from './metrics/database-gauges';
 import { ClientCache } from './registry/client-cache';
-import { ExchangeContextCache } from './registry/exchange-context-cache';
+import { registerExchangeCache } from './registry/exchange-cache-registry';
+import { EXCHANGE_CHANNEL, ExchangeContextCache } from './registry/exchange-context-cache';
 import { RegistryChangeListener } from './registry/registry-change-listener';
 import { TracedPgClient } from './traced-pg-client';
 import { TypeOrmPinoLogger } from './typeorm-logger';
@@ -68,6 +70,7 @@ export class Database {
     this.notifications = listenUrl === undefined ? undefined : new PostgresListenConnection(listenUrl);
     this.registryChanges = new RegistryChangeListener(this.notifications, this.clientCache);
     this.exchangeCache = this.notifications === undefined ? undefined : new ExchangeContextCache(this.notifications);
+    if (this.exchangeCache !== undefined) registerExchangeCache(dataSource, this.exchangeCache);
     this.events = new EventLedger(new EventRepository(dataSource), events, logger.child({ component: 'event-ledger' }));
   }
 
@@ -164,6 +167,29 @@ export class Database {
     this.events.metrics = metrics;
     const pool = (this.dataSource.driver as unknown as { master?: { onWait?: (seconds: number) => void } }).master;
     if (this.pglite !== undefined && pool !== undefined) pool.onWait = (seconds) => metrics.pgliteWait(seconds);
+  }
+
+  /**
+   * Resolves once this process has heard every `exchange_changed` notification committed
+   * before the call: a marker sent now arrives after them on the one notification
+   * connection. For whoever writes the token exchange's rows behind the broker's back (an
+   * operator's SQL, a test) and needs the next request to see them; nothing to wait for
+   * when the exchange serves nothing from memory.
+   */
+  async settleNotifications(timeoutMs = 5_000): Promise<void> {
+    if (this.notifications === undefined || this.exchangeCache?.active !== true) return;
+    const marker = `settle-${randomUUID()}`;
+    let heard: () => void = () => undefined;
+    const arrived = new Promise<void>((resolve) => (heard = resolve));
+    const unsubscribe = await this.notifications.subscribe(EXCHANGE_CHANNEL, { notify: (payload) => payload === marker && heard(), resync: () => heard(), lost: () => heard() });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await this.dataSource.query('SELECT pg_notify($1, $2)', [EXCHANGE_CHANNEL, marker]);
+      await Promise.race([arrived, new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error('the notification connection did not answer')), timeoutMs)))]);
+    } finally {
+      clearTimeout(timer);
+      await unsubscribe();
+    }
   }
 
   /** Runs `work` in one transaction; inside it, use only the given manager. */

@@ -5,6 +5,7 @@ import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '..
 import type { ClientCache, ClientRecord } from './client-cache';
 import type { RegistryChangeListener } from './registry-change-listener';
 import { AgentEntity, AgentPermissionSetEntity } from './registry.entities';
+import { committedExchangeChange } from './exchange-cache-registry';
 
 /** Everything of an agent an admin writes. */
 export type AgentInput = Omit<Agent, 'id' | 'createdAt' | 'updatedAt'>;
@@ -195,14 +196,19 @@ export class AgentRepository {
    */
   async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {
     try {
-      if (events === undefined) return ((await this.dataSource.getRepository(AgentEntity).delete({ id })).affected ?? 0) > 0;
-      return await this.dataSource.transaction(async (manager) => {
-        const deleted = ((await manager.delete(AgentEntity, { id })).affected ?? 0) > 0;
-        if (deleted) await events(id, manager);
-        return deleted;
-      });
+      try {
+        if (events === undefined) return ((await this.dataSource.getRepository(AgentEntity).delete({ id })).affected ?? 0) > 0;
+        return await this.dataSource.transaction(async (manager) => {
+          const deleted = ((await manager.delete(AgentEntity, { id })).affected ?? 0) > 0;
+          if (deleted) await events(id, manager);
+          return deleted;
+        });
+      } finally {
+        this.clientCache.invalidate();
+      }
     } finally {
-      this.clientCache.invalidate();
+      // Committed (or rolled back): this process's own next exchange reads the rows again.
+      committedExchangeChange(this.dataSource);
     }
   }
 

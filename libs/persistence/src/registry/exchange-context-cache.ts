@@ -1,6 +1,17 @@
 import type { BrokerMetrics } from '@broker/telemetry';
 import type { PostgresListenConnection } from '../notifications/postgres-listen-connection';
-import type { ExchangeContext } from './exchange-lookup';
+import type { GrantDelegation } from '@broker/domain';
+import type { ThirdPartySessionRecord } from './session.repository';
+
+/** What the token exchange needs from the database, read at once (`ExchangeLookup`). */
+export interface ExchangeContext {
+  /** The service owning the resource. */
+  readonly serviceId: string;
+  /** The delegations of the principal's active grant for the agent covering that service (empty: none). */
+  readonly delegations: GrantDelegation[];
+  /** The principal's session with the service, tokens still sealed. */
+  readonly session: ThirdPartySessionRecord | undefined;
+}
 
 /**
  * The channel of committed changes to what the token exchange reads (grants, their

@@ -1,19 +1,11 @@
 import type { GrantDelegation } from '@broker/domain';
 import type { DataSource } from 'typeorm';
 import { preparedQuery } from '../prepared-query';
-import type { ExchangeContextCache } from './exchange-context-cache';
+import type { ExchangeContext, ExchangeContextCache } from './exchange-context-cache';
 import { active } from './grant.repository';
-import { toRecord, type SessionRow, type ThirdPartySessionRecord } from './session.repository';
+import { toRecord, type SessionRow } from './session.repository';
 
-/** What the token exchange needs from the database, read at once. */
-export interface ExchangeContext {
-  /** The service owning the resource. */
-  readonly serviceId: string;
-  /** The delegations of the principal's active grant for the agent covering that service (empty: none). */
-  readonly delegations: GrantDelegation[];
-  /** The principal's session with the service, tokens still sealed. */
-  readonly session: ThirdPartySessionRecord | undefined;
-}
+export type { ExchangeContext } from './exchange-context-cache';
 
 type ContextRow = Partial<SessionRow> & { owner_service_id: string; permission_set_id: string | null; delegation_scopes: string[] | null; grant_valid_until: Date | null };
 

@@ -1,6 +1,7 @@
 import type { DelegationSummary, Grant, GrantDelegation } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../events/event-ledger';
+import { committedExchangeChange } from './exchange-cache-registry';
 
 interface GrantRow {
   id: string;
@@ -87,32 +88,37 @@ export class GrantRepository {
     now: Date,
     within?: WithinTransaction<{ grant: Grant; created: boolean }>,
   ): Promise<{ grant: Grant; created: boolean }> {
-    return this.dataSource.transaction(async (manager) => {
-      const rows = await manager.query<(GrantRow & { created: boolean })[]>(
-        `INSERT INTO grants AS g (id, principal, agent_id, valid_until, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $5)
-         ON CONFLICT (principal, agent_id) DO UPDATE
-           SET valid_until = EXCLUDED.valid_until,
-               updated_at  = EXCLUDED.updated_at,
-               created_at  = CASE WHEN ${active(5)} THEN g.created_at ELSE EXCLUDED.created_at END
-         RETURNING g.*, (xmax = 0) AS created`,
-        [id, principal, agentId, validUntil, now],
-      );
-      const row = rows[0] as GrantRow & { created: boolean };
-      const result = { grant: toGrant(row, delegations.map((d) => ({ ...d, grant_id: row.id, permission_set_id: d.permissionSetId, service_id: d.serviceId, scopes: [...d.scopes] }))), created: row.created };
-      await within?.(result, manager);
-      await manager.query('DELETE FROM grant_delegations WHERE grant_id = $1', [row.id]);
-      for (const [position, delegation] of delegations.entries()) {
-        await manager.query('INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) VALUES ($1, $2, $3, $4, $5)', [
-          row.id,
-          delegation.permissionSetId,
-          delegation.serviceId,
-          JSON.stringify(delegation.scopes),
-          position,
-        ]);
-      }
-      return result;
-    });
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        const rows = await manager.query<(GrantRow & { created: boolean })[]>(
+          `INSERT INTO grants AS g (id, principal, agent_id, valid_until, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $5)
+           ON CONFLICT (principal, agent_id) DO UPDATE
+             SET valid_until = EXCLUDED.valid_until,
+                 updated_at  = EXCLUDED.updated_at,
+                 created_at  = CASE WHEN ${active(5)} THEN g.created_at ELSE EXCLUDED.created_at END
+           RETURNING g.*, (xmax = 0) AS created`,
+          [id, principal, agentId, validUntil, now],
+        );
+        const row = rows[0] as GrantRow & { created: boolean };
+        const result = { grant: toGrant(row, delegations.map((d) => ({ ...d, grant_id: row.id, permission_set_id: d.permissionSetId, service_id: d.serviceId, scopes: [...d.scopes] }))), created: row.created };
+        await within?.(result, manager);
+        await manager.query('DELETE FROM grant_delegations WHERE grant_id = $1', [row.id]);
+        for (const [position, delegation] of delegations.entries()) {
+          await manager.query('INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) VALUES ($1, $2, $3, $4, $5)', [
+            row.id,
+            delegation.permissionSetId,
+            delegation.serviceId,
+            JSON.stringify(delegation.scopes),
+            position,
+          ]);
+        }
+        return result;
+      });
+    } finally {
+      // Committed (or rolled back): this process's own next exchange reads the rows again.
+      committedExchangeChange(this.dataSource, principal);
+    }
   }
 
   /**
@@ -120,16 +126,21 @@ export class GrantRepository {
    * none. Issue 17: `within` (the revocation's event) runs in the deletion's transaction.
    */
   async deleteActive(principal: string, agentId: string, now: Date, within?: WithinTransaction<Grant>): Promise<Grant | undefined> {
-    return this.dataSource.transaction(async (manager) => {
-      const rows = await manager.query<GrantRow[]>(`SELECT g.* FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR UPDATE`, [principal, agentId, now]);
-      const row = rows[0];
-      if (row === undefined) return undefined;
-      const delegations = await this.delegations(manager, [row.id]);
-      await manager.query('DELETE FROM grants WHERE id = $1', [row.id]);
-      const grant = toGrant(row, delegations);
-      await within?.(grant, manager);
-      return grant;
-    });
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        const rows = await manager.query<GrantRow[]>(`SELECT g.* FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR UPDATE`, [principal, agentId, now]);
+        const row = rows[0];
+        if (row === undefined) return undefined;
+        const delegations = await this.delegations(manager, [row.id]);
+        await manager.query('DELETE FROM grants WHERE id = $1', [row.id]);
+        const grant = toGrant(row, delegations);
+        await within?.(grant, manager);
+        return grant;
+      });
+    } finally {
+      // Committed (or rolled back): this process's own next exchange reads the rows again.
+      committedExchangeChange(this.dataSource, principal);
+    }
   }
 
   /**
@@ -154,14 +165,19 @@ export class GrantRepository {
    * transaction.
    */
   async deleteAny(principal: string, agentId: string, within?: WithinTransaction<Pick<Grant, 'id' | 'validUntil'>>): Promise<Pick<Grant, 'id' | 'validUntil'> | undefined> {
-    return this.dataSource.transaction(async (manager) => {
-      const [rows] = await manager.query<[GrantRow[], number]>('DELETE FROM grants WHERE principal = $1 AND agent_id = $2 RETURNING id, valid_until', [principal, agentId]);
-      const row = rows[0];
-      if (row === undefined) return undefined;
-      const deleted = { id: row.id, validUntil: row.valid_until };
-      await within?.(deleted, manager);
-      return deleted;
-    });
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        const [rows] = await manager.query<[GrantRow[], number]>('DELETE FROM grants WHERE principal = $1 AND agent_id = $2 RETURNING id, valid_until', [principal, agentId]);
+        const row = rows[0];
+        if (row === undefined) return undefined;
+        const deleted = { id: row.id, validUntil: row.valid_until };
+        await within?.(deleted, manager);
+        return deleted;
+      });
+    } finally {
+      // Committed (or rolled back): this process's own next exchange reads the rows again.
+      committedExchangeChange(this.dataSource, principal);
+    }
   }
 
   /**

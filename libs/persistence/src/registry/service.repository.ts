@@ -3,6 +3,7 @@ import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../events/event-ledger';
 import { constraintViolation, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { ServiceEntity, ServiceProtectedResourceEntity } from './registry.entities';
+import { committedExchangeChange } from './exchange-cache-registry';
 
 /** Everything of a service an admin writes, except its secret. */
 export type ServiceInput = Omit<Service, 'id' | 'createdAt' | 'updatedAt' | 'hasClientSecret'>;
@@ -82,34 +83,44 @@ export class ServiceRepository {
   /** Issue 17: `events` (the ledger's `service.created`) are appended in the same transaction. */
   async create(id: string, input: ServiceInput, secretEnvelope: Buffer | null, now: Date, events?: WithinTransaction<Service>): Promise<Service> {
     try {
-      return await this.dataSource.transaction(async (manager) => {
-        const entity = manager.create(ServiceEntity, { ...columns(input), id, clientSecretEnvelope: secretEnvelope, createdAt: now, updatedAt: now });
-        await manager.insert(ServiceEntity, entity);
-        const service = toService(entity, await this.writeResources(manager, id, input.protectedResources));
-        await events?.(service, manager);
-        return service;
-      });
-    } catch (error) {
-      translateResourceConflict(error);
+      try {
+        return await this.dataSource.transaction(async (manager) => {
+          const entity = manager.create(ServiceEntity, { ...columns(input), id, clientSecretEnvelope: secretEnvelope, createdAt: now, updatedAt: now });
+          await manager.insert(ServiceEntity, entity);
+          const service = toService(entity, await this.writeResources(manager, id, input.protectedResources));
+          await events?.(service, manager);
+          return service;
+        });
+      } catch (error) {
+        translateResourceConflict(error);
+      }
+    } finally {
+      // Committed (or rolled back): this process's own next exchange reads the rows again.
+      committedExchangeChange(this.dataSource);
     }
   }
 
   /** Undefined when no such service. `events` are appended in the same transaction, only when it was replaced. */
   async replace(id: string, input: ServiceInput, secret: SecretChange, now: Date, events?: WithinTransaction<Service>): Promise<Service | undefined> {
     try {
-      return await this.dataSource.transaction(async (manager) => {
-        const existing = await manager.findOne(ServiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
-        if (existing === null) return undefined;
-        const entity = manager.merge(ServiceEntity, existing, { ...columns(input), updatedAt: now });
-        if (secret.kind === 'set') entity.clientSecretEnvelope = secret.envelope;
-        await manager.save(ServiceEntity, entity);
-        await manager.delete(ServiceProtectedResourceEntity, { serviceId: id });
-        const service = toService(entity, await this.writeResources(manager, id, input.protectedResources));
-        await events?.(service, manager);
-        return service;
-      });
-    } catch (error) {
-      translateResourceConflict(error);
+      try {
+        return await this.dataSource.transaction(async (manager) => {
+          const existing = await manager.findOne(ServiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+          if (existing === null) return undefined;
+          const entity = manager.merge(ServiceEntity, existing, { ...columns(input), updatedAt: now });
+          if (secret.kind === 'set') entity.clientSecretEnvelope = secret.envelope;
+          await manager.save(ServiceEntity, entity);
+          await manager.delete(ServiceProtectedResourceEntity, { serviceId: id });
+          const service = toService(entity, await this.writeResources(manager, id, input.protectedResources));
+          await events?.(service, manager);
+          return service;
+        });
+      } catch (error) {
+        translateResourceConflict(error);
+      }
+    } finally {
+      // Committed (or rolled back): this process's own next exchange reads the rows again.
+      committedExchangeChange(this.dataSource);
     }
   }
 
@@ -120,17 +131,22 @@ export class ServiceRepository {
    */
   async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {
     try {
-      if (events === undefined) return ((await this.dataSource.getRepository(ServiceEntity).delete({ id })).affected ?? 0) > 0;
-      return await this.dataSource.transaction(async (manager) => {
-        const deleted = ((await manager.delete(ServiceEntity, { id })).affected ?? 0) > 0;
-        if (deleted) await events(id, manager);
-        return deleted;
-      });
-    } catch (error) {
-      if (isReferenceViolation(error)) {
-        throw new RegistryError('service_in_use', 'the service is referenced by a permission set or a grant: remove it from them first');
+      try {
+        if (events === undefined) return ((await this.dataSource.getRepository(ServiceEntity).delete({ id })).affected ?? 0) > 0;
+        return await this.dataSource.transaction(async (manager) => {
+          const deleted = ((await manager.delete(ServiceEntity, { id })).affected ?? 0) > 0;
+          if (deleted) await events(id, manager);
+          return deleted;
+        });
+      } catch (error) {
+        if (isReferenceViolation(error)) {
+          throw new RegistryError('service_in_use', 'the service is referenced by a permission set or a grant: remove it from them first');
+        }
+        throw error;
       }
-      throw error;
+    } finally {
+      // Committed (or rolled back): this process's own next exchange reads the rows again.
+      committedExchangeChange(this.dataSource);
     }
   }
 

@@ -3,6 +3,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../events/event-ledger';
 import { ExclusiveLock } from '../pglite/exclusive-lock';
 import { active } from './grant.repository';
+import { committedExchangeChange } from './exchange-cache-registry';
 
 /** A stored third-party session; tokens stay sealed. */
 export interface ThirdPartySessionRecord {
@@ -200,14 +201,19 @@ export class SessionRepository {
    * one transaction.
    */
   async upsert(session: NewThirdPartySession, within?: WithinTransaction<NewThirdPartySession>): Promise<void> {
-    if (within !== undefined) {
-      await this.dataSource.transaction(async (manager) => {
-        await this.upsertWith(manager, session);
-        await within(session, manager);
-      });
-      return;
+    try {
+      if (within !== undefined) {
+        await this.dataSource.transaction(async (manager) => {
+          await this.upsertWith(manager, session);
+          await within(session, manager);
+        });
+        return;
+      }
+      await this.upsertWith(this.dataSource.manager, session);
+    } finally {
+      // Committed (or rolled back): this process's own next exchange reads the rows again.
+      committedExchangeChange(this.dataSource, session.principal);
     }
-    await this.upsertWith(this.dataSource.manager, session);
   }
 
   private async upsertWith(manager: EntityManager, session: NewThirdPartySession): Promise<void> {
@@ -240,13 +246,18 @@ export class SessionRepository {
    * disconnection's event) runs in the deletion's transaction when a session was deleted.
    */
   async delete(principal: string, serviceId: string, within?: WithinTransaction<{ principal: string; serviceId: string }>): Promise<boolean> {
-    const sql = 'DELETE FROM third_party_sessions WHERE principal = $1 AND service_id = $2';
-    if (within === undefined) return (await this.dataSource.query<[unknown[], number]>(sql, [principal, serviceId]))[1] > 0;
-    return this.dataSource.transaction(async (manager) => {
-      const [, count] = await manager.query<[unknown[], number]>(sql, [principal, serviceId]);
-      if (count > 0) await within({ principal, serviceId }, manager);
-      return count > 0;
-    });
+    try {
+      const sql = 'DELETE FROM third_party_sessions WHERE principal = $1 AND service_id = $2';
+      if (within === undefined) return (await this.dataSource.query<[unknown[], number]>(sql, [principal, serviceId]))[1] > 0;
+      return await this.dataSource.transaction(async (manager) => {
+        const [, count] = await manager.query<[unknown[], number]>(sql, [principal, serviceId]);
+        if (count > 0) await within({ principal, serviceId }, manager);
+        return count > 0;
+      });
+    } finally {
+      // Committed (or rolled back): this process's own next exchange reads the rows again.
+      committedExchangeChange(this.dataSource, principal);
+    }
   }
 
   /**
@@ -279,10 +290,15 @@ export class SessionRepository {
    */
   async withRefreshLock<T>(principal: string, serviceId: string, work: (locked: LockedSession) => Promise<T>): Promise<T> {
     if (this.backend === 'postgres') {
-      return this.dataSource.transaction(async (manager) => {
-        const rows = await manager.query<SessionRow[]>(`${SELECT} FOR UPDATE`, [principal, serviceId]);
-        return work(this.locked(manager, rows[0] ? toRecord(rows[0]) : undefined));
-      });
+      try {
+        return await this.dataSource.transaction(async (manager) => {
+          const rows = await manager.query<SessionRow[]>(`${SELECT} FOR UPDATE`, [principal, serviceId]);
+          return work(this.locked(manager, rows[0] ? toRecord(rows[0]) : undefined));
+        });
+      } finally {
+        // A refresh or a mark just committed (or nothing did): this process's next exchange reads the session again.
+        committedExchangeChange(this.dataSource, principal);
+      }
     }
     const key = `${principal}\u0000${serviceId}`;
     const lock = this.localLocks.get(key) ?? new ExclusiveLock();
