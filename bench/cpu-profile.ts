@@ -51,7 +51,7 @@ const inFile =
  */
 export const STEPS: readonly Step[] = [
   { name: 'garbage collection', matches: (f) => f.functionName === '(garbage collector)' },
-  { name: 'JWT verification, full (jose)', matches: inFile('node_modules/jose/') },
+  { name: 'JWT verification, full (signature, claims)', matches: inFile('node_modules/jose/', '/jwt/compact-jws') },
   { name: 'JWT verification cache (hash, lookup, key set)', matches: inFile('/jwt/verified-jwt-cache', '/jwt/jwt-verifier', '/jwt/remote-key-set', '/token-exchange/trust-anchor') },
   { name: 'gateway rules (CEL, parties, identity)', matches: inFile('/token-exchange/gateway-credentials', '@marcbachmann/cel-js', '/token/config-expression', '/domain/src/cel') },
   { name: 'PostgreSQL driver (pg)', matches: inFile('node_modules/pg/', 'node_modules/pg-protocol/', 'node_modules/pg-pool/', 'node_modules/pg-types/', 'node_modules/postgres-') },
