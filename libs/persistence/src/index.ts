@@ -15,6 +15,7 @@ export { SigningKeyRepository, type SigningKeyRecord, type NewSigningKey, type D
 export { GrantRepository } from './registry/grant.repository';
 export { GrantClientRepository } from './registry/grant-client.repository';
 export { ExchangeLookup, type ExchangeContext } from './registry/exchange-lookup';
+export { RefreshTokenRepository, type RefreshTokenRecord, type NewRefreshToken, type NewRefreshFamily, type RotationOutcome } from './registry/refresh-token.repository';
 export { SessionRepository, type ThirdPartySessionRecord, type NewThirdPartySession, type LockedSession, type LockedWrite, type SessionOverview, type ClaimedSession, type RefreshClaim } from './registry/session.repository';
 export { EnvelopeStore, ENVELOPE_COLUMNS, type EnvelopeColumn, type StoredEnvelope } from './registry/envelope-store';
 export { AuthorizationCodeRepository, type AuthorizationCodeRecord } from './registry/authorization-code.repository';

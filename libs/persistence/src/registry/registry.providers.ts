@@ -11,6 +11,7 @@ import { ExchangeLookup } from './exchange-lookup';
 import { GrantClientRepository } from './grant-client.repository';
 import { GrantRepository } from './grant.repository';
 import { PermissionSetRepository } from './permission-set.repository';
+import { RefreshTokenRepository } from './refresh-token.repository';
 import { ServiceRepository } from './service.repository';
 import { SessionRepository } from './session.repository';
 import { SigningKeyRepository } from './signing-key.repository';
@@ -20,7 +21,7 @@ import { WebhookRepository } from '../webhooks/webhook.repository';
 
 type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
 
-const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, GrantClientRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ClientAssertionReplayRepository, AuthorizationSessionAnswerRepository, EventRepository, WebhookRepository, WebhookDeliveryRepository];
+const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, GrantClientRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ClientAssertionReplayRepository, AuthorizationSessionAnswerRepository, RefreshTokenRepository, EventRepository, WebhookRepository, WebhookDeliveryRepository];
 
 /**
  * Each repository built on the process's database. The two that touch the client cache get
