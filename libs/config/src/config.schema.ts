@@ -178,6 +178,9 @@ export const configSchema = z
             resource_indicators: z
               .strictObject({ allowed_resources: oneOrMany(allowedResource, 'must be a resource URI or a list of them').default([]), required: bool(false) })
               .prefault({}),
+            // Refresh tokens (RFC 6749 §6, rotated on every use): issued on the authorization code grant for `offline_access`.
+            // `idle_ttl`: how long an unused token stays valid; `absolute_ttl`: the family's whole life from its first token.
+            refresh_tokens: z.strictObject({ enabled: bool(true), idle_ttl: duration('7d'), absolute_ttl: duration('30d') }).prefault({}),
           })
           .prefault({}),
         proxy: z

@@ -39,12 +39,18 @@ export const KIND_LABELS: Record<EventKind, string> = {
   'permission_set.created': 'Permission set created',
   'permission_set.changed': 'Permission set changed',
   'permission_set.deleted': 'Permission set deleted',
+  'refresh_token.issued': 'Stayed signed in',
+  'refresh_token.rotated': 'Sign-in renewed',
+  'refresh_token.reused': 'Stolen sign-in stopped',
+  'refresh_token.revoked': 'Signed out',
+  'access_token.revoked': 'Token revoked',
 };
 
 /** The kinds a person's activity holds, grouped as the kind filter offers them (administration kinds never name a person). */
 export const KIND_GROUPS: readonly { readonly label: string; readonly kinds: readonly EventKind[] }[] = [
   { label: 'Agents using your access', kinds: ['token.exchanged', 'impersonation.decided'] },
   { label: 'Access you gave', kinds: ['grant.created', 'grant.replaced', 'grant.revoked', 'grant.expired'] },
+  { label: 'Agent sign-ins', kinds: ['refresh_token.issued', 'refresh_token.rotated', 'refresh_token.reused', 'refresh_token.revoked', 'access_token.revoked'] },
   { label: 'Connections', kinds: ['session.connected', 'session.refreshed', 'session.needs_reauthentication', 'session.disconnected'] },
   { label: 'Approvals', kinds: ['approval.requested', 'approval.approved', 'approval.denied', 'approval.consumed', 'approval.revoked', 'approval.expired'] },
 ];

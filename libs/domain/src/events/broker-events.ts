@@ -53,6 +53,16 @@ export interface EventDetailsByType {
   'permission_set.created': { readonly permission_set_id: string; readonly name: string };
   'permission_set.changed': { readonly permission_set_id: string; readonly name: string };
   'permission_set.deleted': { readonly permission_set_id: string };
+  /** A refresh token family started by an authorization code (OAuth 2.1 §4.3; never the token). */
+  'refresh_token.issued': { readonly family_id: string };
+  /** A refresh token of the family exchanged for its successor (rotation on every use). */
+  'refresh_token.rotated': { readonly family_id: string };
+  /** A rotated refresh token presented again (RFC 9700 §4.14.2): the family is revoked. */
+  'refresh_token.reused': { readonly family_id: string };
+  /** The family ended by its client (RFC 7009). */
+  'refresh_token.revoked': { readonly family_id: string };
+  /** An access token revoked by its client (RFC 7009); `jti` names it, never its value. */
+  'access_token.revoked': { readonly jti: string };
 }
 
 /** What an approval event says about the tool call: its name, risk, argument names and a hash of the arguments, never their values. */
@@ -100,6 +110,11 @@ export const EVENT_TYPES: readonly EventType[] = [
   'permission_set.created',
   'permission_set.changed',
   'permission_set.deleted',
+  'refresh_token.issued',
+  'refresh_token.rotated',
+  'refresh_token.reused',
+  'refresh_token.revoked',
+  'access_token.revoked',
 ] as const satisfies readonly EventType[];
 
 /** One event of kind `K`, as it is recorded (`id` and `occurred_at` are given by the recorder). */

@@ -34,10 +34,12 @@ export interface AccessTokenSubject {
   readonly email?: string;
   /** RFC 8707: the resources the token is for; its `aud` (a string for one), which the claims expression cannot change. */
   readonly resources?: readonly string[];
+  /** The refresh token family the token came with (its `sid`): revoking the family ends the token (introspection). */
+  readonly familyId?: string;
 }
 
 /** Claims the broker sets itself; the claims expression cannot override them. */
-const RESERVED_CLAIMS = new Set(['iss', 'sub', 'iat', 'exp', 'nbf', 'jti', 'agent_id', 'client_id', 'scope', 'act']);
+const RESERVED_CLAIMS = new Set(['iss', 'sub', 'iat', 'exp', 'nbf', 'jti', 'agent_id', 'client_id', 'scope', 'act', 'sid']);
 
 /**
  * Signs the broker's own access tokens (JWT, RFC 9068 shape) with the current signing key,
@@ -75,6 +77,7 @@ export class AccessTokenIssuer {
     if (scope) claims.scope = scope;
     if (subject.act !== undefined) claims.act = { iss: subject.act.iss, sub: subject.act.sub };
     if (subject.email !== undefined) claims.email = subject.email;
+    if (subject.familyId !== undefined) claims.sid = subject.familyId;
     // The audience binding (RFC 8707, RFC 9068 §4) replaces any `aud` of the claims expression.
     const resources = subject.resources ?? [];
     if (resources.length > 0) claims.aud = resources.length === 1 ? resources[0] : [...resources];
