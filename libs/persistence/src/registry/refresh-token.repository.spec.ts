@@ -3,7 +3,7 @@ import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
-import { RefreshTokenRepository, type NewRefreshToken } from './refresh-token.repository';
+import { RefreshTokenRepository, type RefreshPresentation } from './refresh-token.repository';
 
 const sha = (value: string): Buffer => createHash('sha256').update(value).digest();
 
@@ -27,69 +27,112 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
     await database?.close();
   });
 
-  /** A grant of `principal` to the agent and the first token `value` of a new family. */
-  const family = async (principal: string, value: string, familyExpiresAt: Date = at(30 * DAY)) => {
+  /** A grant of `principal` to the agent (created at `grantCreatedAt`) and the first token `value` of a new family. */
+  const family = async (principal: string, value: string, options: { familyExpiresAt?: Date; credential?: Buffer | null; clientIdUrl?: string | null; grantCreatedAt?: Date } = {}) => {
     const grantId = randomUUID();
-    await database.dataSource.query('INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) VALUES ($1, $2, $3, NULL, $4, $4)', [grantId, principal, agent, now]);
-    const first = await tokens.issue({ id: randomUUID(), familyId: randomUUID(), tokenSha256: sha(value), agentId: agent, principal, grantId, resources: ['https://mcp.example.com'], scopes: ['read', 'offline_access'], credentialSha256: null, issuedAt: now, idleExpiresAt: at(7 * DAY), familyExpiresAt });
+    await database.dataSource.query('INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) VALUES ($1, $2, $3, NULL, $4, $4)', [grantId, principal, agent, options.grantCreatedAt ?? now]);
+    const first = await tokens.issue({
+      id: randomUUID(),
+      familyId: randomUUID(),
+      tokenSha256: sha(value),
+      agentId: agent,
+      principal,
+      grantId,
+      resources: ['https://mcp.example.com', 'https://files.example.com'],
+      scopes: ['read', 'offline_access'],
+      credentialSha256: options.credential ?? null,
+      clientIdUrl: options.clientIdUrl ?? null,
+      issuedAt: now,
+      idleExpiresAt: at(7 * DAY),
+      familyExpiresAt: options.familyExpiresAt ?? at(30 * DAY),
+    });
     return { grantId, first };
   };
-  const next = (value: string, issuedAt: Date = now, idleExpiresAt: Date = at(7 * DAY), scopes: string[] = ['read', 'offline_access']): NewRefreshToken => ({ id: randomUUID(), tokenSha256: sha(value), resources: ['https://mcp.example.com'], scopes, issuedAt, idleExpiresAt });
+  /** `value` presented by the agent (public, no document URL unless said) at `when`, its successor `next`. */
+  const present = (value: string, next: string, when: Date = now, more: Partial<RefreshPresentation> = {}) =>
+    tokens.rotate({ tokenSha256: sha(value), now: when, agentId: agent, credentialSha256: null, clientIdUrl: null, successor: { id: randomUUID(), tokenSha256: sha(next), idleExpiresAt: new Date(when.getTime() + 7 * DAY) }, ...more });
 
-  it('rotates a current token once, into a successor of the same family that rotates in turn', async () => {
+  it('rotates a current token once, into a successor of the same family (same scopes and resources) that rotates in turn', async () => {
     const { first } = await family('alice', 'alice-1');
-    const one = await tokens.rotate(sha('alice-1'), at(1_000), () => next('alice-2', at(1_000), at(1_000 + 7 * DAY), ['read']));
+    const one = await present('alice-1', 'alice-2', at(1_000), { scopes: ['read'], resource: 'https://mcp.example.com' });
     expect(one.outcome).toBe('rotated');
     if (one.outcome !== 'rotated') return;
-    expect(one.previous.id).toBe(first.id);
-    expect(one.successor).toMatchObject({ familyId: first.familyId, principal: 'alice', agentId: agent, grantId: first.grantId, scopes: ['read'] });
-    expect((await tokens.rotate(sha('alice-2'), at(2_000), () => next('alice-3'))).outcome).toBe('rotated');
+    // RFC 6749 §6: the new refresh token keeps the original scope; only the access token is narrowed.
+    expect(one.successor).toMatchObject({ familyId: first.familyId, principal: 'alice', agentId: agent, grantId: first.grantId, scopes: ['read', 'offline_access'], resources: first.resources });
+    expect(one.successor.issuedAt.getTime()).toBe(at(1_000).getTime());
+    expect((await present('alice-2', 'alice-3', at(2_000))).outcome).toBe('rotated');
   });
 
   it('treats a rotated token presented again as reuse: the whole family is revoked, its newest token too', async () => {
     await family('bob', 'bob-1');
-    expect((await tokens.rotate(sha('bob-1'), now, () => next('bob-2'))).outcome).toBe('rotated');
-    expect((await tokens.rotate(sha('bob-1'), at(5_000), () => next('bob-x'))).outcome).toBe('reused');
-    expect((await tokens.rotate(sha('bob-2'), at(6_000), () => next('bob-3'))).outcome).toBe('inactive');
+    expect((await present('bob-1', 'bob-2')).outcome).toBe('rotated');
+    expect((await present('bob-1', 'bob-x', at(5_000))).outcome).toBe('reused');
+    expect(await present('bob-2', 'bob-3', at(6_000))).toMatchObject({ outcome: 'refused', reason: 'inactive' });
     expect((await tokens.liveFamiliesByAgent('bob', at(6_000))).get(agent)).toBeUndefined();
   });
 
   it('lets exactly one of many concurrent presentations of one token rotate it', async () => {
     await family('carol', 'carol-1');
-    const outcomes = await Promise.all(Array.from({ length: 6 }, (_, i) => tokens.rotate(sha('carol-1'), now, () => next(`carol-2-${i}`))));
+    const outcomes = await Promise.all(Array.from({ length: 6 }, (_, i) => present('carol-1', `carol-2-${i}`)));
     expect(outcomes.filter((o) => o.outcome === 'rotated')).toHaveLength(1);
-    // The others found it rotated: a reuse, which ends the family (the winner's successor included).
-    expect(outcomes.filter((o) => o.outcome === 'reused').length).toBeGreaterThan(0);
+    // The first to find it rotated reports the reuse and ends the family (the winner's successor included);
+    // those after it find the family revoked.
+    expect(outcomes.filter((o) => o.outcome === 'reused')).toHaveLength(1);
+    expect(outcomes.filter((o) => o.outcome === 'refused' && o.reason === 'inactive')).toHaveLength(4);
     expect((await tokens.liveFamiliesByAgent('carol', now)).get(agent)).toBeUndefined();
+    const stored = await database.dataSource.query<{ n: number }[]>("SELECT count(*)::int AS n FROM refresh_tokens WHERE principal = 'carol'");
+    expect(stored[0]?.n).toBe(2);
   });
 
-  it('refuses a token past its idle or its absolute expiry, and keeps the family expiry on successors', async () => {
-    await family('dave', 'dave-1', at(10 * DAY));
-    expect((await tokens.rotate(sha('dave-1'), at(8 * DAY), () => next('dave-2'))).outcome).toBe('inactive');
-    await family('dave-b', 'dave-b1', at(10 * DAY));
-    const rotated = await tokens.rotate(sha('dave-b1'), at(6 * DAY), () => next('dave-b2', at(6 * DAY), at(13 * DAY)));
+  it('refuses a token past its idle or its absolute expiry, and caps a successor by the family expiry', async () => {
+    await family('dave', 'dave-1', { familyExpiresAt: at(10 * DAY) });
+    expect(await present('dave-1', 'dave-2', at(8 * DAY))).toMatchObject({ outcome: 'refused', reason: 'inactive' });
+    await family('dave-b', 'dave-b1', { familyExpiresAt: at(10 * DAY) });
+    const rotated = await present('dave-b1', 'dave-b2', at(6 * DAY));
     expect(rotated.outcome === 'rotated' && rotated.successor.idleExpiresAt.getTime()).toBe(at(10 * DAY).getTime());
-    expect((await tokens.rotate(sha('dave-b2'), at(10 * DAY), () => next('dave-b3'))).outcome).toBe('inactive');
+    expect(await present('dave-b2', 'dave-b3', at(10 * DAY))).toMatchObject({ outcome: 'refused', reason: 'inactive' });
   });
 
-  it('leaves the token unrotated when the successor is refused, and knows nothing of an unknown token', async () => {
+  it('refuses a narrowing beyond the token, leaving it current; knows nothing of an unknown token', async () => {
     await family('erin', 'erin-1');
-    await expect(tokens.rotate(sha('erin-1'), now, () => Promise.reject(new Error('the grant was revoked')))).rejects.toThrow('the grant was revoked');
-    expect((await tokens.rotate(sha('erin-1'), now, () => next('erin-2'))).outcome).toBe('rotated');
-    expect((await tokens.rotate(sha('never-issued'), now, () => next('nope'))).outcome).toBe('unknown');
+    expect(await present('erin-1', 'erin-x', now, { scopes: ['write'] })).toMatchObject({ outcome: 'refused', reason: 'scope' });
+    expect(await present('erin-1', 'erin-y', now, { resource: 'https://other.example.com' })).toMatchObject({ outcome: 'refused', reason: 'resource' });
+    expect((await present('erin-1', 'erin-2')).outcome).toBe('rotated');
+    expect(await present('never-issued', 'nope')).toMatchObject({ outcome: 'refused', reason: 'unknown' });
   });
 
-  it('ends with its grant or its agent, and revokes a family only for the client it was issued to', async () => {
-    const { grantId } = await family('frank', 'frank-1');
-    expect((await tokens.liveFamiliesByAgent('frank', now)).get(agent)).toBe(1);
-    await database.dataSource.query('DELETE FROM grants WHERE id = $1', [grantId]);
-    expect((await tokens.rotate(sha('frank-1'), now, () => next('frank-2'))).outcome).toBe('unknown');
+  it('is bound to the client, its credential and its document URL: another presenter changes nothing', async () => {
+    await family('frank', 'frank-1', { credential: sha('secret-1') });
+    expect(await present('frank-1', 'x', now, { agentId: randomUUID(), credentialSha256: sha('secret-1') })).toMatchObject({ outcome: 'refused', reason: 'client' });
+    // The agent's credential was rotated since: the family is dead for it.
+    expect(await present('frank-1', 'x', now, { credentialSha256: sha('secret-2') })).toMatchObject({ outcome: 'refused', reason: 'credential' });
+    expect((await present('frank-1', 'frank-2', now, { credentialSha256: sha('secret-1') })).outcome).toBe('rotated');
+    await family('frank-doc', 'doc-1', { clientIdUrl: 'https://client.example.com/meta.json' });
+    expect(await present('doc-1', 'x')).toMatchObject({ outcome: 'refused', reason: 'client' });
+    expect(await tokens.holderOf(sha('doc-1'))).toEqual({ agentId: agent, clientIdUrl: 'https://client.example.com/meta.json' });
+    expect((await present('doc-1', 'doc-2', now, { clientIdUrl: 'https://client.example.com/meta.json' })).outcome).toBe('rotated');
+  });
 
-    const { first } = await family('grace', 'grace-1');
-    expect(await tokens.familyOf(sha('grace-1'), randomUUID())).toBeUndefined();
-    expect(await tokens.familyOf(sha('grace-1'), agent)).toBe(first.familyId);
+  it('ends with its grant (deleted, expired, or expired and granted again) or its agent', async () => {
+    const { grantId } = await family('gina', 'gina-1');
+    expect((await tokens.liveFamiliesByAgent('gina', now)).get(agent)).toBe(1);
+    await database.dataSource.query('DELETE FROM grants WHERE id = $1', [grantId]);
+    expect(await present('gina-1', 'gina-2')).toMatchObject({ outcome: 'refused', reason: 'unknown' });
+
+    const expiring = await family('hank', 'hank-1');
+    await database.dataSource.query('UPDATE grants SET valid_until = $2 WHERE id = $1', [expiring.grantId, at(1_000)]);
+    expect(await present('hank-1', 'hank-2', at(2_000))).toMatchObject({ outcome: 'refused', reason: 'grant' });
+    // Granted again after expiring: same row, a newer created_at; the token from before stays dead.
+    await database.dataSource.query('UPDATE grants SET valid_until = NULL, created_at = $2 WHERE id = $1', [expiring.grantId, at(3_000)]);
+    expect(await present('hank-1', 'hank-2', at(4_000))).toMatchObject({ outcome: 'refused', reason: 'grant' });
+  });
+
+  it('revokes a family only for the client it was issued to', async () => {
+    const { first } = await family('ivy', 'ivy-1');
+    expect(await tokens.familyOf(sha('ivy-1'), randomUUID())).toBeUndefined();
+    expect(await tokens.familyOf(sha('ivy-1'), agent)).toBe(first.familyId);
     expect(await tokens.revokeFamily(first.familyId, now)).toBe(true);
     expect(await tokens.revokeFamily(first.familyId, now)).toBe(false);
-    expect((await tokens.rotate(sha('grace-1'), now, () => next('grace-2'))).outcome).toBe('inactive');
+    expect(await present('ivy-1', 'ivy-2')).toMatchObject({ outcome: 'refused', reason: 'inactive' });
   });
 });

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { active } from './grant.repository';
 
 /** A refresh token as stored (its value never is: only its SHA-256). */
 export interface RefreshTokenRecord {
@@ -9,43 +10,59 @@ export interface RefreshTokenRecord {
   readonly grantId: string;
   readonly resources: readonly string[];
   readonly scopes: readonly string[];
-  /** The confidential client's credential digest when the token was issued (null: a public client). */
+  /** The confidential client's credential digest when the family began (null: a public client). */
   readonly credentialSha256: Buffer | null;
+  /** The Client ID Metadata Document URL the family was issued to (null: the agent's own client_id). */
+  readonly clientIdUrl: string | null;
   readonly issuedAt: Date;
   readonly idleExpiresAt: Date;
   readonly familyExpiresAt: Date;
-}
-
-/** What a new token of a family needs; the family's absolute expiry is the first token's. */
-export interface NewRefreshToken {
-  readonly id: string;
-  readonly tokenSha256: Buffer;
-  readonly resources: readonly string[];
-  readonly scopes: readonly string[];
-  readonly issuedAt: Date;
-  readonly idleExpiresAt: Date;
 }
 
 /** The first token of a family (an authorization code's). */
-export interface NewRefreshFamily extends NewRefreshToken {
+export interface NewRefreshFamily {
+  readonly id: string;
   readonly familyId: string;
+  readonly tokenSha256: Buffer;
   readonly agentId: string;
   readonly principal: string;
   readonly grantId: string;
+  readonly resources: readonly string[];
+  readonly scopes: readonly string[];
   readonly credentialSha256: Buffer | null;
+  readonly clientIdUrl: string | null;
+  readonly issuedAt: Date;
+  readonly idleExpiresAt: Date;
   readonly familyExpiresAt: Date;
 }
 
+/** A refresh token presented at the token endpoint by an authenticated (or identified public) client. */
+export interface RefreshPresentation {
+  readonly tokenSha256: Buffer;
+  readonly now: Date;
+  /** The presenting client: its agent, its credential digest now (null: public), the document URL it presented (null: none). */
+  readonly agentId: string;
+  readonly credentialSha256: Buffer | null;
+  readonly clientIdUrl: string | null;
+  /** Narrowing the client asked for (RFC 6749 §6, RFC 8707 §2.2): refused, the token left current, unless within the token's. */
+  readonly scopes?: readonly string[];
+  readonly resource?: string;
+  /** The successor's id, value digest and idle expiry (capped by the family's absolute expiry). */
+  readonly successor: { readonly id: string; readonly tokenSha256: Buffer; readonly idleExpiresAt: Date };
+}
+
+/** Why a presented token bought nothing. */
+export type RefreshRefusal = 'unknown' | 'client' | 'credential' | 'inactive' | 'grant' | 'scope' | 'resource';
+
 /**
- * What presenting a refresh token did: rotated (the successor was stored in the same
- * transaction), reused (it had been rotated already: the whole family is now revoked),
- * inactive (revoked, or past its idle or absolute expiry), or unknown.
+ * What presenting a refresh token did: rotated (the successor is stored, the presented token
+ * is spent), reused (it had been rotated already: the whole family is now revoked), or
+ * refused (the token, when it exists, is left as it was).
  */
 export type RotationOutcome =
-  | { readonly outcome: 'rotated'; readonly previous: RefreshTokenRecord; readonly successor: RefreshTokenRecord }
+  | { readonly outcome: 'rotated'; readonly successor: RefreshTokenRecord }
   | { readonly outcome: 'reused'; readonly previous: RefreshTokenRecord }
-  | { readonly outcome: 'inactive' }
-  | { readonly outcome: 'unknown' };
+  | { readonly outcome: 'refused'; readonly reason: RefreshRefusal; readonly record?: RefreshTokenRecord };
 
 interface Row {
   id: string;
@@ -56,6 +73,7 @@ interface Row {
   resources: string[];
   scopes: string[];
   credential_sha256: Buffer | null;
+  client_id_url: string | null;
   issued_at: Date;
   idle_expires_at: Date;
   family_expires_at: Date;
@@ -72,84 +90,127 @@ const toRecord = (row: Row): RefreshTokenRecord => ({
   resources: row.resources,
   scopes: row.scopes,
   credentialSha256: row.credential_sha256,
+  clientIdUrl: row.client_id_url,
   issuedAt: row.issued_at,
   idleExpiresAt: row.idle_expires_at,
   familyExpiresAt: row.family_expires_at,
 });
 
-const INSERT = `INSERT INTO refresh_tokens (id, family_id, token_sha256, agent_id, principal, grant_id, resources, scopes, credential_sha256, issued_at, idle_expires_at, family_expires_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`;
+/**
+ * The rotation, one statement (its own transaction, one round trip): the presented token is
+ * marked rotated only if it is current, unexpired, issued to this client with this
+ * credential, within an active grant that is not newer than it (an expired grant granted
+ * again starts afresh), and covers the narrowing asked for; its successor is inserted from
+ * the same row. Concurrent presentations meet at the row lock: the first rotates, the others
+ * re-check the row, find it rotated and insert nothing.
+ */
+const ROTATE = `WITH current AS (
+    UPDATE refresh_tokens r SET rotated_at = $2
+      FROM grants g
+     WHERE r.token_sha256 = $1 AND r.agent_id = $3 AND r.client_id_url IS NOT DISTINCT FROM $4::text AND r.credential_sha256 IS NOT DISTINCT FROM $5::bytea
+       AND r.rotated_at IS NULL AND r.revoked_at IS NULL AND r.idle_expires_at > $2 AND r.family_expires_at > $2
+       AND g.id = r.grant_id AND ${active(2)} AND g.created_at <= r.issued_at
+       AND ($6::jsonb IS NULL OR r.scopes @> $6::jsonb) AND ($7::text IS NULL OR r.resources @> jsonb_build_array($7::text))
+    RETURNING r.*)
+  INSERT INTO refresh_tokens (id, family_id, token_sha256, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, issued_at, idle_expires_at, family_expires_at)
+  SELECT $8, family_id, $9, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, $2, LEAST($10::timestamptz, family_expires_at), family_expires_at FROM current
+  RETURNING *`;
+
+const sameBytes = (a: Buffer | null, b: Buffer | null): boolean => (a === null || b === null ? a === b : a.equals(b));
 
 /**
  * Refresh tokens of the local authorization server, rotated on every use (OAuth 2.1 §4.3.1).
- * Rotation is one conditional UPDATE of the presented token (still current, not revoked,
- * within both expiries) followed, in the same transaction, by the successor's INSERT:
- * concurrent presentations of one token, on any replica, meet at that row and exactly one
- * rotates it. A presentation of a token that was already rotated is a reuse (RFC 9700
- * §4.14.2): the whole family is revoked.
+ * Rotation is one statement (`ROTATE`): concurrent presentations of one token, on any
+ * replica, meet at its row and exactly one rotates it. A presentation of a token that was
+ * already rotated is a reuse (RFC 9700 §4.14.2): the whole family is revoked, so of two
+ * racing presentations one gets tokens and then finds them ended too (README "Token
+ * lifecycle": a client presents each refresh token once).
  */
 export class RefreshTokenRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Stores the first token of a new family. */
   async issue(token: NewRefreshFamily, manager: EntityManager = this.dataSource.manager): Promise<RefreshTokenRecord> {
-    const rows = await manager.query<Row[]>(INSERT, [
-      token.id,
-      token.familyId,
-      token.tokenSha256,
-      token.agentId,
-      token.principal,
-      token.grantId,
-      JSON.stringify(token.resources),
-      JSON.stringify(token.scopes),
-      token.credentialSha256,
-      token.issuedAt,
-      token.idleExpiresAt,
-      token.familyExpiresAt,
-    ]);
+    const rows = await manager.query<Row[]>(
+      `INSERT INTO refresh_tokens (id, family_id, token_sha256, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, issued_at, idle_expires_at, family_expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, LEAST($12::timestamptz, $13::timestamptz), $13) RETURNING *`,
+      [
+        token.id,
+        token.familyId,
+        token.tokenSha256,
+        token.agentId,
+        token.principal,
+        token.grantId,
+        JSON.stringify(token.resources),
+        JSON.stringify(token.scopes),
+        token.credentialSha256,
+        token.clientIdUrl,
+        token.issuedAt,
+        token.idleExpiresAt,
+        token.familyExpiresAt,
+      ],
+    );
     return toRecord(rows[0] as Row);
   }
 
+  /** The agent a token was issued to, and its document URL (to resolve a metadata-document client before presenting). */
+  async holderOf(tokenSha256: Buffer): Promise<{ agentId: string; clientIdUrl: string | null } | undefined> {
+    const rows = await this.dataSource.query<Pick<Row, 'agent_id' | 'client_id_url'>[]>('SELECT agent_id, client_id_url FROM refresh_tokens WHERE token_sha256 = $1', [tokenSha256]);
+    const row = rows[0];
+    return row === undefined ? undefined : { agentId: row.agent_id, clientIdUrl: row.client_id_url };
+  }
+
   /**
-   * Rotates the token whose SHA-256 is `tokenSha256` at `now`: `successor` decides the next
-   * token from the current one (and may throw to refuse, leaving the token unrotated).
+   * Presents a refresh token (OAuth 2.1 §4.3.1: rotated on every use): one statement when it
+   * is good; otherwise one more read says why, and a token already rotated is a reuse (RFC
+   * 9700 §4.14.2): its whole family is revoked.
    */
-  async rotate(tokenSha256: Buffer, now: Date, successor: (current: RefreshTokenRecord) => NewRefreshToken | Promise<NewRefreshToken>): Promise<RotationOutcome> {
-    return this.dataSource.transaction(async (manager): Promise<RotationOutcome> => {
-      const [rotated] = await manager.query<[Row[], number]>(
-        `UPDATE refresh_tokens SET rotated_at = $2
-          WHERE token_sha256 = $1 AND rotated_at IS NULL AND revoked_at IS NULL AND idle_expires_at > $2 AND family_expires_at > $2
-          RETURNING *`,
-        [tokenSha256, now],
-      );
-      const row = rotated[0];
-      if (row !== undefined) {
-        const previous = toRecord(row);
-        const next = await successor(previous);
-        const rows = await manager.query<Row[]>(INSERT, [
-          next.id,
-          row.family_id,
-          next.tokenSha256,
-          row.agent_id,
-          row.principal,
-          row.grant_id,
-          JSON.stringify(next.resources),
-          JSON.stringify(next.scopes),
-          row.credential_sha256,
-          next.issuedAt,
-          next.idleExpiresAt < row.family_expires_at ? next.idleExpiresAt : row.family_expires_at,
-          row.family_expires_at,
-        ]);
-        return { outcome: 'rotated', previous, successor: toRecord(rows[0] as Row) };
-      }
-      const found = (await manager.query<Row[]>('SELECT * FROM refresh_tokens WHERE token_sha256 = $1 FOR UPDATE', [tokenSha256]))[0];
-      if (found === undefined) return { outcome: 'unknown' };
-      if (found.rotated_at !== null && found.revoked_at === null) {
-        await this.revokeFamilyWith(manager, found.family_id, now);
-        return { outcome: 'reused', previous: toRecord(found) };
-      }
-      return { outcome: 'inactive' };
-    });
+  async rotate(presented: RefreshPresentation): Promise<RotationOutcome> {
+    const { now, successor } = presented;
+    const rows = await this.dataSource.query<Row[]>(ROTATE, [
+      presented.tokenSha256,
+      now,
+      presented.agentId,
+      presented.clientIdUrl,
+      presented.credentialSha256,
+      presented.scopes === undefined ? null : JSON.stringify(presented.scopes),
+      presented.resource ?? null,
+      successor.id,
+      successor.tokenSha256,
+      successor.idleExpiresAt,
+    ]);
+    const row = rows[0];
+    if (row !== undefined) return { outcome: 'rotated', successor: toRecord(row) };
+    return this.refusal(presented);
+  }
+
+  /** Why `presented` was not rotated (the slow path: only refusals pay for it). */
+  private async refusal(presented: RefreshPresentation): Promise<RotationOutcome> {
+    const { now } = presented;
+    const found = (
+      await this.dataSource.query<(Row & { grant_active: boolean | null; grant_created_at: Date | null })[]>(
+        `SELECT r.*, ${active(2)} AS grant_active, g.created_at AS grant_created_at
+           FROM refresh_tokens r LEFT JOIN grants g ON g.id = r.grant_id WHERE r.token_sha256 = $1`,
+        [presented.tokenSha256, now],
+      )
+    )[0];
+    if (found === undefined) return { outcome: 'refused', reason: 'unknown' };
+    const record = toRecord(found);
+    const refused = (reason: RefreshRefusal): RotationOutcome => ({ outcome: 'refused', reason, record });
+    // RFC 6749 §6: bound to the client it was issued to; another client's presentation changes nothing.
+    if (found.agent_id !== presented.agentId || found.client_id_url !== presented.clientIdUrl) return refused('client');
+    if (found.revoked_at !== null) return refused('inactive');
+    if (found.rotated_at !== null) {
+      // Of racing presentations, the one whose revocation ended the family reports the reuse (one event).
+      return (await this.revokeFamily(found.family_id, now)) ? { outcome: 'reused', previous: record } : refused('inactive');
+    }
+    if (found.idle_expires_at.getTime() <= now.getTime() || found.family_expires_at.getTime() <= now.getTime()) return refused('inactive');
+    if (!sameBytes(found.credential_sha256, presented.credentialSha256)) return refused('credential');
+    if (found.grant_active !== true || (found.grant_created_at as Date).getTime() > found.issued_at.getTime()) return refused('grant');
+    if (presented.scopes !== undefined && !presented.scopes.every((scope) => found.scopes.includes(scope))) return refused('scope');
+    if (presented.resource !== undefined && !found.resources.includes(presented.resource)) return refused('resource');
+    // Changed between the two reads (rotated or revoked meanwhile): nothing was rotated for this presentation.
+    return refused('inactive');
   }
 
   /** Revokes every token of the family; true when one was still unrevoked. */
