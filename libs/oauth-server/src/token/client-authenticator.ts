@@ -10,6 +10,8 @@ import type { TokenForm } from './token-form';
 export interface AuthenticatedClient {
   readonly agent: Agent;
   readonly confidential: boolean;
+  /** The digest of the agent's current secret (null: a public client): refresh tokens are bound to it. */
+  readonly credentialSha256: Buffer | null;
 }
 
 /**
@@ -62,11 +64,11 @@ export class ClientAuthenticator {
     if (secretSha256 === null) {
       if (!options.allowPublic) throw new OAuthError('invalid_client', 'client authentication failed');
       if (presented.clientSecret !== undefined) throw new OAuthError('invalid_client', 'client authentication failed');
-      return { agent, confidential: false };
+      return { agent, confidential: false, credentialSha256: null };
     }
     if (presented.clientSecret === undefined || !secretMatches(secretSha256, presented.clientSecret)) {
       throw new OAuthError('invalid_client', 'client authentication failed');
     }
-    return { agent, confidential: true };
+    return { agent, confidential: true, credentialSha256: secretSha256 };
   }
 }

@@ -46,6 +46,12 @@ export class GrantRepository {
     return toGrant(row, await this.delegations(this.dataSource.manager, [row.id]));
   }
 
+  /** The id of the principal's active grant for the agent (what a refresh token family is bound to). */
+  async activeId(principal: string, agentId: string, now: Date): Promise<string | undefined> {
+    const rows = await this.dataSource.query<{ id: string }[]>(`SELECT g.id FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)}`, [principal, agentId, now]);
+    return rows[0]?.id;
+  }
+
   /** Whether the principal has an active grant for the agent (one indexed lookup). */
   async hasActive(principal: string, agentId: string, now: Date): Promise<boolean> {
     const rows = await this.dataSource.query<unknown[]>(`SELECT 1 FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)}`, [principal, agentId, now]);
