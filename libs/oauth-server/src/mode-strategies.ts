@@ -11,6 +11,7 @@ import { UpstreamKeySet } from './proxy/upstream-key-set';
 import { SigningKeyService } from './signing-keys/signing-key.service';
 import { AuthorizationCodeGrant } from './token/authorization-code.grant';
 import { ClientCredentialsGrant } from './token/client-credentials.grant';
+import { RefreshTokenGrant } from './token/refresh-token.grant';
 import { GRANT_STRATEGIES, type GrantStrategy } from './token/grant-strategy';
 import { TokenExchangeGrant } from './token-exchange/token-exchange.grant';
 import { TrustAnchor } from './token-exchange/trust-anchor';
@@ -18,7 +19,7 @@ import { GatewayCredentials } from './token-exchange/gateway-credentials';
 import { ImpersonationExchange } from './impersonation/impersonation.exchange';
 
 /** Every strategy implementation; the factories below pick the mode's. */
-export const STRATEGY_IMPLEMENTATIONS = [LocalAuthorize, ProxyAuthorize, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder, UpstreamKeySet, TrustAnchor, GatewayCredentials, ImpersonationExchange, TokenExchangeGrant];
+export const STRATEGY_IMPLEMENTATIONS = [LocalAuthorize, ProxyAuthorize, AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant, ProxyTokenForwarder, UpstreamKeySet, TrustAnchor, GatewayCredentials, ImpersonationExchange, TokenExchangeGrant];
 
 /**
  * The mode is chosen once, here (STYLE.md rule 5): `AuthorizeStrategy`, the token
@@ -45,17 +46,18 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
   },
   {
     provide: GRANT_STRATEGIES,
-    inject: [BROKER_CONFIG, AuthorizationCodeGrant, ClientCredentialsGrant, ProxyTokenForwarder, TokenExchangeGrant, LocalAuthorize],
-    useFactory: (config: BrokerConfig, code: AuthorizationCodeGrant, credentials: ClientCredentialsGrant, forwarder: ProxyTokenForwarder, exchange: TokenExchangeGrant, local: LocalAuthorize): GrantStrategy[] => {
+    inject: [BROKER_CONFIG, AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant, ProxyTokenForwarder, TokenExchangeGrant, LocalAuthorize],
+    useFactory: (config: BrokerConfig, code: AuthorizationCodeGrant, refresh: RefreshTokenGrant, credentials: ClientCredentialsGrant, forwarder: ProxyTokenForwarder, exchange: TokenExchangeGrant, local: LocalAuthorize): GrantStrategy[] => {
       // The third-party token exchange works the same in every mode.
       const mode = config.oauth2_authorization_server.mode;
       switch (mode) {
         case 'local':
-          return [code, credentials, exchange];
+          return [code, refresh, credentials, exchange];
         case 'proxy':
           return [forwarder, exchange];
         case 'hybrid':
-          return [new HybridAuthorizationCodeGrant(code, forwarder, (clientId) => local.servesLocally(clientId)), credentials, exchange];
+          // Refresh tokens are the broker's own (local agents'); a proxied agent's come from the upstream.
+          return [new HybridAuthorizationCodeGrant(code, forwarder, (clientId) => local.servesLocally(clientId)), refresh, credentials, exchange];
         default:
           return assertNever(mode, 'mode');
       }

@@ -14,6 +14,7 @@ import { MODE_STRATEGY_PROVIDERS, STRATEGY_IMPLEMENTATIONS } from './mode-strate
 import { SigningKeyService } from './signing-keys/signing-key.service';
 import { AccessTokenIssuer } from './token/access-token-issuer';
 import { ClientAuthenticator } from './token/client-authenticator';
+import { RefreshTokens } from './token/refresh-tokens';
 import { TokenEndpoint } from './token/token-endpoint';
 import { GatewayCredentials } from './token-exchange/gateway-credentials';
 
@@ -32,6 +33,7 @@ import { GatewayCredentials } from './token-exchange/gateway-credentials';
     AuthorizationSessionTokens,
     AccessTokenIssuer,
     ClientAuthenticator,
+    RefreshTokens,
     ClientMetadataDocuments,
     CimdClients,
     ResourceIndicators,

@@ -6,6 +6,7 @@ import { narrowResources, ResourceIndicators } from '../resource/resource-indica
 import { AccessTokenIssuer, type TokenResponse } from './access-token-issuer';
 import { presentedClient } from './client-authentication';
 import { ClientAuthenticator } from './client-authenticator';
+import { RefreshTokens, withRefreshToken } from './refresh-tokens';
 import type { GrantStrategy, TokenRequestContext } from './grant-strategy';
 import { required, type TokenForm } from './token-form';
 
@@ -39,7 +40,8 @@ export function codeDigest(code: string): Buffer {
 
 /**
  * `authorization_code` (RFC 6749 §4.1.3 with RFC 7636), local: single-use codes, PKCE S256;
- * a `resource` (RFC 8707) narrows the token to one of the code's resources.
+ * a `resource` (RFC 8707) narrows the token to one of the code's resources. A code for
+ * `offline_access` also buys a refresh token (`RefreshTokens`).
  */
 @Injectable()
 export class AuthorizationCodeGrant implements GrantStrategy {
@@ -50,6 +52,7 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     private readonly codes: AuthorizationCodeRepository,
     private readonly tokens: AccessTokenIssuer,
     private readonly resourcePolicy: ResourceIndicators,
+    private readonly refreshTokens: RefreshTokens,
     private readonly clock: Clock,
   ) {}
 
@@ -76,6 +79,11 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     if (requested === undefined) this.resourcePolicy.assertAgentAllows(resources, agent);
     // A code issued without resource (before resource_indicators.required was set) buys no token without aud.
     this.resourcePolicy.assertNamed(resources);
-    return this.tokens.issue({ agent, principal: record.principal, scopes: record.scopes, grantType: this.grantType, resources });
+    if (!this.refreshTokens.wanted(record.scopes)) return this.tokens.issue({ agent, principal: record.principal, scopes: record.scopes, grantType: this.grantType, resources });
+    // `offline_access` (allowed for the agent when the code was issued): a refresh token family for the code's
+    // scope and authorized resources (all of them, whatever `resource` narrowed this access token to).
+    const family = await this.refreshTokens.start({ agent, principal: record.principal, scopes: record.scopes, resources: record.resources ?? [], credentialSha256: client?.credentialSha256 ?? null, clientIdUrl: documentUrl ?? null });
+    const response = await this.tokens.issue({ agent, principal: record.principal, scopes: record.scopes, grantType: this.grantType, resources, familyId: family.record.familyId });
+    return withRefreshToken(response, family.value);
   }
 }

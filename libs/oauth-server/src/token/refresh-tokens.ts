@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { Clock, OAuthError, Random, type Agent } from '@broker/domain';
+import { EventLedger, GrantRepository, RefreshTokenRepository, type RefreshTokenRecord } from '@broker/persistence';
+import { currentTraceId } from '@broker/telemetry';
+import { Inject, Injectable } from '@nestjs/common';
+import type { TokenResponse } from './access-token-issuer';
+
+/** The scope that asks for a refresh token (OpenID Connect Core §11, as MCP clients send it). */
+export const OFFLINE_ACCESS = 'offline_access';
+
+/** SHA-256 of a refresh token's value: what is stored and looked up, never the value. */
+export function refreshTokenDigest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/** Who a new family is for: the code's client, person, scopes and resources. */
+export interface FamilyStart {
+  readonly agent: Agent;
+  readonly principal: string;
+  readonly scopes: readonly string[];
+  readonly resources: readonly string[];
+  /** The client's credential digest now (null: public). */
+  readonly credentialSha256: Buffer | null;
+  /** The metadata document URL the code was redeemed with (null: the agent's own client_id). */
+  readonly clientIdUrl: string | null;
+}
+
+/**
+ * Refresh tokens of the local authorization server (README "Token lifecycle"): 256 random
+ * bits, stored as their SHA-256, in families started by an authorization code that asked
+ * for `offline_access`, each family bound to the client (and its credential), the person,
+ * their grant and the authorized resources. Every token lives `idle_ttl` unused and never
+ * past its family's `absolute_ttl`; each use rotates it. Events name the family, never a
+ * token.
+ */
+@Injectable()
+export class RefreshTokens {
+  readonly enabled: boolean;
+  private readonly idleTtlMs: number;
+  private readonly absoluteTtlMs: number;
+
+  constructor(
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+    private readonly repository: RefreshTokenRepository,
+    private readonly grants: GrantRepository,
+    private readonly events: EventLedger,
+    private readonly clock: Clock,
+    private readonly random: Random,
+  ) {
+    const settings = config.oauth2_authorization_server.local.refresh_tokens;
+    this.enabled = settings.enabled;
+    this.idleTtlMs = settings.idle_ttl;
+    this.absoluteTtlMs = settings.absolute_ttl;
+  }
+
+  /** Whether a code for `scopes` buys a refresh token: asked for with `offline_access`, and enabled. */
+  wanted(scopes: readonly string[]): boolean {
+    return this.enabled && scopes.includes(OFFLINE_ACCESS);
+  }
+
+  /**
+   * Starts a family for an authorization code's tokens: bound to the person's active grant
+   * for the agent (none: the grant was revoked since the consent, `invalid_grant`).
+   */
+  async start(family: FamilyStart): Promise<{ value: string; record: RefreshTokenRecord }> {
+    const now = this.clock.now();
+    const grantId = await this.grants.activeId(family.principal, family.agent.id, now);
+    if (grantId === undefined) throw new OAuthError('invalid_grant', 'the grant for this client was revoked or has expired');
+    const value = this.random.token(32);
+    const record = await this.repository.issue({
+      id: this.random.uuid(),
+      familyId: this.random.uuid(),
+      tokenSha256: refreshTokenDigest(value),
+      agentId: family.agent.id,
+      principal: family.principal,
+      grantId,
+      resources: family.resources,
+      scopes: family.scopes,
+      credentialSha256: family.credentialSha256,
+      clientIdUrl: family.clientIdUrl,
+      issuedAt: now,
+      idleExpiresAt: new Date(now.getTime() + this.idleTtlMs),
+      familyExpiresAt: new Date(now.getTime() + this.absoluteTtlMs),
+    });
+    this.recordEvent('refresh_token.issued', record, 'success');
+    return { value, record };
+  }
+
+  /**
+   * Presents `value` for the client: its successor and the rotated family's record, or
+   * `invalid_grant` (`invalid_scope` / `invalid_target` for a narrowing outside the token,
+   * which leaves it current). A token rotated before ends its family (reuse, an event).
+   */
+  async rotate(value: string, client: { agent: Agent; credentialSha256: Buffer | null; clientIdUrl: string | null }, narrowing: { scopes?: readonly string[]; resource?: string }): Promise<{ value: string; record: RefreshTokenRecord }> {
+    const now = this.clock.now();
+    const next = this.random.token(32);
+    const outcome = await this.repository.rotate({
+      tokenSha256: refreshTokenDigest(value),
+      now,
+      agentId: client.agent.id,
+      credentialSha256: client.credentialSha256,
+      clientIdUrl: client.clientIdUrl,
+      ...narrowing,
+      successor: { id: this.random.uuid(), tokenSha256: refreshTokenDigest(next), idleExpiresAt: new Date(now.getTime() + this.idleTtlMs) },
+    });
+    switch (outcome.outcome) {
+      case 'rotated':
+        this.recordEvent('refresh_token.rotated', outcome.successor, 'success');
+        return { value: next, record: outcome.successor };
+      case 'reused':
+        this.recordEvent('refresh_token.reused', outcome.previous, 'failure');
+        throw new OAuthError('invalid_grant', 'the refresh token was already used; its sign-in has been ended');
+      case 'refused':
+        switch (outcome.reason) {
+          case 'scope':
+            throw new OAuthError('invalid_scope', 'the requested scope exceeds the scope of the refresh token');
+          case 'resource':
+            throw new OAuthError('invalid_target', 'the requested resource is not one the refresh token was issued for');
+          case 'client':
+            throw new OAuthError('invalid_grant', 'the refresh token is invalid or was issued to another client');
+          case 'credential':
+            throw new OAuthError('invalid_grant', "the client's credentials changed since the refresh token was issued");
+          case 'grant':
+            throw new OAuthError('invalid_grant', 'the grant for this client was revoked or has expired');
+          default:
+            throw new OAuthError('invalid_grant', 'the refresh token is invalid, expired or revoked');
+        }
+    }
+  }
+
+  /** Ends a family whose client may no longer hold it (its registration changed); true when it was live. */
+  end(record: RefreshTokenRecord): Promise<boolean> {
+    return this.repository.revokeFamily(record.familyId, this.clock.now());
+  }
+
+  /** The token endpoint's hot path: queued, written in batches (README "Activity and events"). */
+  private recordEvent(type: 'refresh_token.issued' | 'refresh_token.rotated' | 'refresh_token.reused', record: RefreshTokenRecord, outcome: 'success' | 'failure'): void {
+    this.events.enqueue({
+      type,
+      actor: { type: 'agent', id: record.agentId },
+      principal: record.principal,
+      agentId: record.agentId,
+      serviceId: null,
+      outcome,
+      traceId: currentTraceId(),
+      details: { family_id: record.familyId },
+    });
+  }
+}
+
+/** The token response with the refresh token added. */
+export function withRefreshToken(response: TokenResponse, value: string): TokenResponse {
+  return { ...response, refresh_token: value };
+}
