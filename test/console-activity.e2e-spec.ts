@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { AnyBrokerEvent } from '@broker/domain';
-import { EventRepository, type EventToAppend } from '@broker/persistence';
+import { EventRepository, GrantRepository, RefreshTokenRepository, type EventToAppend } from '@broker/persistence';
 import { ApiClient, type RecordedPage } from '@broker/testing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -249,5 +249,24 @@ describe('console: activity in a browser (issue 17)', () => {
     // Bob's agents page: his own use only (Mail Agent used for him a minute ago).
     const bob = await fx.open('/agents', BOB);
     await expect.poll(() => bob.page.locator('li.card', { hasText: 'Mail Agent' }).locator('ul.usage > li').allInnerTexts()).toEqual([expect.stringMatching(/^Mail\s*Last used (1 minute|\d+ minutes) ago$/)]);
+  });
+  it("says on the agents page how many of an agent's sign-ins are live, and that revoking ends them", async () => {
+    const app = fx.broker.broker.server('enduser').app;
+    const grantId = await app.get(GrantRepository).activeId(ALICE, mailAgent, new Date());
+    const tokens = app.get(RefreshTokenRepository);
+    // Two families (two sign-ins of the agent as Alice), as the authorization code grant starts them; a third already revoked.
+    for (const revoked of [false, false, true]) {
+      const familyId = randomUUID();
+      await tokens.issue({ id: randomUUID(), familyId, tokenSha256: createHash('sha256').update(randomUUID()).digest(), agentId: mailAgent, principal: ALICE, grantId: grantId as string, resources: [], scopes: ['offline_access'], credentialSha256: null, clientIdUrl: null, issuedAt: new Date(), idleExpiresAt: new Date(now + 86_400_000), familyExpiresAt: new Date(now + 30 * 86_400_000) });
+      if (revoked) await tokens.revokeFamily(familyId, new Date());
+    }
+    const recorded = await fx.open('/agents', ALICE);
+    const { page } = recorded;
+    const mailCard = page.locator('li.card', { hasText: 'Mail Agent' });
+    await expect.poll(() => mailCard.locator('.meta').innerText()).toContain('2 active sign-ins');
+    await expect.poll(() => page.locator('li.card', { hasText: 'Calendar Agent' }).locator('.meta').innerText()).toContain('No active sign-in');
+    await mailCard.getByRole('button', { name: 'Revoke' }).click();
+    await expect.poll(() => page.locator('dialog[open]').innerText()).toContain('its 2 active sign-ins end');
+    await reviewPage(recorded, 'agents-live-sign-ins');
   });
 });

@@ -56,10 +56,11 @@ function DelegationList({ items }: { items: readonly Delegation[] }) {
               </span>
               <span>Expires: {item.expires_at === null ? 'no expiry' : formatDate(item.expires_at)}</span>
               <span>Changed {formatDate(item.last_modified_at)}</span>
+              <LiveSessions count={item.live_sessions} />
             </div>
             {lastUsed.data !== undefined ? <ServiceUsage agentId={item.agent_id} name={item.display_name} used={lastUsed.data.data} serviceNames={serviceNames} /> : null}
           </div>
-          <RevokeButton agentId={item.agent_id} name={item.display_name} />
+          <RevokeButton agentId={item.agent_id} name={item.display_name} liveSessions={item.live_sessions} />
         </li>
       ))}
     </ul>
@@ -100,8 +101,14 @@ function ServiceUsage({ agentId, name, used, serviceNames }: { agentId: string; 
   );
 }
 
+/** How many sign-ins of the agent can renew its access without asking the person again (never a token). */
+function LiveSessions({ count }: { count: number }) {
+  const title = 'Places where this agent is signed in as you and can renew its access without asking you again';
+  return <span title={title}>{count === 0 ? 'No active sign-in' : count === 1 ? '1 active sign-in' : `${count} active sign-ins`}</span>;
+}
+
 /** Revoke with a confirmation that says what stops working. */
-function RevokeButton({ agentId, name }: { agentId: string; name: string }) {
+function RevokeButton({ agentId, name, liveSessions }: { agentId: string; name: string; liveSessions: number }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [failure, setFailure] = useState<unknown>(null);
   const queries = useQueryClient();
@@ -119,7 +126,10 @@ function RevokeButton({ agentId, name }: { agentId: string; name: string }) {
         Revoke
       </button>
       <ConfirmDialog dialogRef={dialog} id={`revoke-${agentId}`} title={`Revoke access for ${name}?`} confirmLabel="Revoke access" busy={revoke.isPending} failure={failure} onConfirm={() => revoke.mutate()}>
-        <p>{name} will no longer be able to act for you: every service you granted it stops working for it at once. Your connected accounts stay connected.</p>
+        <p>
+          {name} will no longer be able to act for you: every service you granted it stops working for it at once
+          {liveSessions > 0 ? `, and its ${liveSessions === 1 ? 'active sign-in ends' : `${liveSessions} active sign-ins end`}` : ''}. Your connected accounts stay connected.
+        </p>
       </ConfirmDialog>
     </>
   );

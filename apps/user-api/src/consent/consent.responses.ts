@@ -17,13 +17,16 @@ export class DelegationSummaryResponse {
   /** The grant's `valid_until`; null: indefinite. */
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   expires_at!: string | null;
+  /** Sign-ins of the agent that can renew its access without the person (live refresh token families; never a token). */
+  @ApiProperty({ type: 'integer', minimum: 0 })
+  live_sessions!: number;
 }
 
 export class DelegationListResponse {
   data!: DelegationSummaryResponse[];
 }
 
-export function toDelegationSummaryResponse(summary: DelegationSummary): DelegationSummaryResponse {
+export function toDelegationSummaryResponse(summary: DelegationSummary, liveSessions: number): DelegationSummaryResponse {
   return {
     agent_id: summary.agentId,
     display_name: summary.displayName,
@@ -31,6 +34,7 @@ export function toDelegationSummaryResponse(summary: DelegationSummary): Delegat
     active_grant_count: summary.activeGrantCount,
     last_modified_at: summary.lastModifiedAt.toISOString(),
     expires_at: summary.expiresAt?.toISOString() ?? null,
+    live_sessions: liveSessions,
   };
 }
 

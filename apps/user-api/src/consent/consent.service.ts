@@ -1,6 +1,6 @@
 import { ApiError, Clock, type Agent, type PermissionSet, type Principal, type RequirementType, type Service } from '@broker/domain';
 import { AuthorizationDenial, type AuthorizationSession } from '@broker/oauth-server';
-import { AgentRepository, GrantRepository, PermissionSetRepository, ServiceRepository, SessionRepository, type AuthorizationSessionAnswer } from '@broker/persistence';
+import { AgentRepository, GrantRepository, PermissionSetRepository, RefreshTokenRepository, ServiceRepository, SessionRepository, type AuthorizationSessionAnswer } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionAnswers } from './authorization-session-answers';
 import { AuthorizationSessionReader } from './authorization-session.reader';
@@ -18,6 +18,7 @@ export class ConsentService {
     private readonly services: ServiceRepository,
     private readonly grants: GrantRepository,
     private readonly sessions: SessionRepository,
+    private readonly refreshTokens: RefreshTokenRepository,
     private readonly sessionReader: AuthorizationSessionReader,
     private readonly answers: AuthorizationSessionAnswers,
     private readonly denial: AuthorizationDenial,
@@ -41,7 +42,9 @@ export class ConsentService {
   }
 
   async delegations(principal: Principal): Promise<DelegationSummaryResponse[]> {
-    return (await this.grants.summaries(principal.id, this.clock.now())).map(toDelegationSummaryResponse);
+    const now = this.clock.now();
+    const [summaries, live] = await Promise.all([this.grants.summaries(principal.id, now), this.refreshTokens.liveFamiliesByAgent(principal.id, now)]);
+    return summaries.map((summary) => toDelegationSummaryResponse(summary, live.get(summary.agentId) ?? 0));
   }
 
   async agentDetail(principal: Principal, agentId: string, sessionToken: string | undefined): Promise<AgentDetail> {

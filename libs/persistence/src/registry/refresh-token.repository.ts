@@ -224,12 +224,14 @@ export class RefreshTokenRepository {
     return rows[0]?.family_id;
   }
 
-  /** Per agent, the person's families still usable at `now` (never a token). */
+  /** Per agent, the person's families still usable at `now` (never a token): a current token within an active grant not newer than it. */
   async liveFamiliesByAgent(principal: string, now: Date): Promise<Map<string, number>> {
     const rows = await this.dataSource.query<{ agent_id: string; families: number }[]>(
-      `SELECT agent_id, count(DISTINCT family_id)::int AS families FROM refresh_tokens
-        WHERE principal = $1 AND rotated_at IS NULL AND revoked_at IS NULL AND idle_expires_at > $2 AND family_expires_at > $2
-        GROUP BY agent_id`,
+      `SELECT r.agent_id, count(DISTINCT r.family_id)::int AS families
+         FROM refresh_tokens r JOIN grants g ON g.id = r.grant_id
+        WHERE r.principal = $1 AND r.rotated_at IS NULL AND r.revoked_at IS NULL AND r.idle_expires_at > $2 AND r.family_expires_at > $2
+          AND ${active(2)} AND g.created_at <= r.issued_at
+        GROUP BY r.agent_id`,
       [principal, now],
     );
     return new Map(rows.map((r) => [r.agent_id, r.families]));
