@@ -12,6 +12,8 @@ export const CATALOGUE: Readonly<Record<string, Family>> = {
   broker_token_requests_unauthenticated_total: { type: 'counter', labels: ['grant', 'reason'] },
   broker_token_exchange_duration_seconds: { type: 'histogram', labels: ['outcome'] },
   broker_impersonation_decisions_total: { type: 'counter', labels: ['outcome'] },
+  broker_token_revocations_total: { type: 'counter', labels: ['token_type'] },
+  broker_token_introspections_total: { type: 'counter', labels: ['active'] },
   broker_vault_refreshes_total: { type: 'counter', labels: ['outcome', 'trigger'] },
   broker_vault_refresh_duration_seconds: { type: 'histogram', labels: ['trigger'] },
   broker_provider_http_errors_total: { type: 'counter', labels: ['kind'] },

@@ -23,6 +23,8 @@ import { MeController } from './me/me.controller';
 import { OAuth2Controller } from './oauth2/oauth2.controller';
 import { JwksHotRoute } from './oauth2/jwks.hot-route';
 import { TokenHotRoute } from './oauth2/token.hot-route';
+import { TokenLifecycleController } from './oauth2/token-lifecycle.controller';
+import { IntrospectionHotRoute, RevocationHotRoute } from './oauth2/token-lifecycle.hot-routes';
 import { ConnectService } from './third-party/connect.service';
 import { SessionsService } from './third-party/sessions.service';
 import { ThirdPartyController } from './third-party/third-party.controller';
@@ -37,8 +39,16 @@ export class UserApiModule {
     return {
       module: UserApiModule,
       imports: [CoreModule.forRuntime(runtime, 'enduser'), AuthModule.forServer('enduser'), AuditModule, VaultModule, OAuthServerModule, ApprovalsModule, WebhooksModule],
-      controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller, ApprovalsGatewayController, ApprovalsController, ActivityController, LastUsedController],
-      providers: [ActivityService, ApprovalsShutdown, AuthorizationCodePurge, ConsentService, GrantsService, AuthorizationSessionReader, AuthorizationSessionAnswers, ConnectService, SessionsService, TokenHotRoute, JwksHotRoute, { provide: HOT_ROUTES, useFactory: (token: TokenHotRoute, jwks: JwksHotRoute) => [token, jwks], inject: [TokenHotRoute, JwksHotRoute] }],
+      controllers: [MeController, ConsentController, GrantsController, ThirdPartyController, OAuth2Controller, TokenLifecycleController, ApprovalsGatewayController, ApprovalsController, ActivityController, LastUsedController],
+      providers: [
+        ...[ActivityService, ApprovalsShutdown, AuthorizationCodePurge, ConsentService, GrantsService, AuthorizationSessionReader, AuthorizationSessionAnswers, ConnectService, SessionsService],
+        ...[TokenHotRoute, JwksHotRoute, RevocationHotRoute, IntrospectionHotRoute],
+        {
+          provide: HOT_ROUTES,
+          useFactory: (token: TokenHotRoute, jwks: JwksHotRoute, revoke: RevocationHotRoute, introspect: IntrospectionHotRoute) => [token, jwks, revoke, introspect],
+          inject: [TokenHotRoute, JwksHotRoute, RevocationHotRoute, IntrospectionHotRoute],
+        },
+      ],
     };
   }
 }

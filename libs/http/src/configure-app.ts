@@ -63,8 +63,8 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   if (server === 'enduser') app.use('/api', corsMiddleware(config.server.enduser.cors.allowed_origins));
   // CSRF: an unsafe request from a foreign page is refused before anything parses or changes; the OAuth2 endpoints are cross-origin by design.
   app.use(crossSiteMiddleware(CrossSiteRequestPolicy.forServer(config, server), (request) => isOAuthPath(request.path)));
-  // OAuth2 endpoints parse their own bodies: the token endpoint takes a form of at most 256 KiB.
-  if (server === 'enduser') app.use('/oauth2/token', tokenBodyMiddleware());
+  // OAuth2 endpoints parse their own bodies: the token, revocation and introspection endpoints take a form of at most 256 KiB.
+  if (server === 'enduser') for (const path of ['/oauth2/token', '/oauth2/revoke', '/oauth2/introspect']) app.use(path, tokenBodyMiddleware());
   app.use(jsonBodyMiddleware((request) => isOAuthPath(request.path)));
   // Last before Nest's pipeline: every statement from here on counts for the request's log line.
   app.use(queryCountMiddleware(countQueries));

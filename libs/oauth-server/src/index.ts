@@ -4,6 +4,8 @@ export { SigningKeyService, type CurrentSigningKey, type JsonWebKeySet } from '.
 export { ClientCredentialsService, CLIENT_SECRET_PREFIX, type IssuedClientCredentials, type ClientCredentialsMetadata } from './client-credentials/client-credentials.service';
 export { AuthorizationSessionTokens, AUTHORIZATION_SESSION_TTL_SECONDS, type AuthorizationSession, type NewAuthorizationSession, type CimdSnapshot } from './authorization-session/authorization-session-tokens';
 export { TokenEndpoint } from './token/token-endpoint';
+export { TokenLifecycleEndpoints } from './token-lifecycle/token-lifecycle-endpoints';
+export type { IntrospectionResponse } from './token-lifecycle/token-introspection';
 export { isRelayed, type TokenOutcome, type RelayedResponse } from './token/grant-strategy';
 export type { TokenResponse } from './token/access-token-issuer';
 export { AUTHORIZE_STRATEGY, type AuthorizeStrategy, type AuthorizationRequest } from './authorize/authorize-strategy';

@@ -17,6 +17,7 @@ import { TokenExchangeGrant } from './token-exchange/token-exchange.grant';
 import { TrustAnchor } from './token-exchange/trust-anchor';
 import { GatewayCredentials } from './token-exchange/gateway-credentials';
 import { ImpersonationExchange } from './impersonation/impersonation.exchange';
+import { TOKEN_LIFECYCLE_SCOPE, type TokenLifecycleScope } from './token-lifecycle/lifecycle-clients';
 
 /** Every strategy implementation; the factories below pick the mode's. */
 export const STRATEGY_IMPLEMENTATIONS = [LocalAuthorize, ProxyAuthorize, AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant, ProxyTokenForwarder, UpstreamKeySet, TrustAnchor, GatewayCredentials, ImpersonationExchange, TokenExchangeGrant];
@@ -58,6 +59,24 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
         case 'hybrid':
           // Refresh tokens are the broker's own (local agents'); a proxied agent's come from the upstream.
           return [new HybridAuthorizationCodeGrant(code, forwarder, (clientId) => local.servesLocally(clientId)), refresh, credentials, exchange];
+        default:
+          return assertNever(mode, 'mode');
+      }
+    },
+  },
+  {
+    // Revocation and introspection (RFC 7009, RFC 7662) serve the tokens the broker issues itself.
+    provide: TOKEN_LIFECYCLE_SCOPE,
+    inject: [BROKER_CONFIG],
+    useFactory: (config: BrokerConfig): TokenLifecycleScope => {
+      const mode = config.oauth2_authorization_server.mode;
+      switch (mode) {
+        case 'local':
+          return { open: true, servesAgent: () => true };
+        case 'proxy':
+          return { open: false, servesAgent: () => false };
+        case 'hybrid':
+          return { open: true, servesAgent: (agent) => agent.clientId === null };
         default:
           return assertNever(mode, 'mode');
       }

@@ -17,6 +17,11 @@ import { ClientAuthenticator } from './token/client-authenticator';
 import { RefreshTokens } from './token/refresh-tokens';
 import { TokenEndpoint } from './token/token-endpoint';
 import { GatewayCredentials } from './token-exchange/gateway-credentials';
+import { LifecycleClients } from './token-lifecycle/lifecycle-clients';
+import { LocalTokenVerifier } from './token-lifecycle/local-token-verifier';
+import { TokenIntrospection } from './token-lifecycle/token-introspection';
+import { TokenLifecycleEndpoints } from './token-lifecycle/token-lifecycle-endpoints';
+import { TokenRevocation } from './token-lifecycle/token-revocation';
 
 /**
  * The broker's OAuth2 authorization server: signing keys, client credentials,
@@ -39,10 +44,15 @@ import { GatewayCredentials } from './token-exchange/gateway-credentials';
     ResourceIndicators,
     ...STRATEGY_IMPLEMENTATIONS,
     TokenEndpoint,
+    LocalTokenVerifier,
+    LifecycleClients,
+    TokenRevocation,
+    TokenIntrospection,
+    TokenLifecycleEndpoints,
     AuthorizationServerMetadataService,
     AuthorizationDenial,
     ...MODE_STRATEGY_PROVIDERS,
   ],
-  exports: [AuthorizationDenial, GatewayCredentials, SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens, TokenEndpoint, AuthorizationServerMetadataService, AUTHORIZE_STRATEGY, JWKS_SOURCE],
+  exports: [AuthorizationDenial, GatewayCredentials, SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens, TokenEndpoint, TokenLifecycleEndpoints, AuthorizationServerMetadataService, AUTHORIZE_STRATEGY, JWKS_SOURCE],
 })
 export class OAuthServerModule {}

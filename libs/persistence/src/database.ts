@@ -17,6 +17,7 @@ import { ClientCache } from './registry/client-cache';
 import { registerExchangeCache } from './registry/exchange-cache-registry';
 import { EXCHANGE_CHANNEL, ExchangeContextCache } from './registry/exchange-context-cache';
 import { RegistryChangeListener } from './registry/registry-change-listener';
+import { TokenStateCache } from './registry/token-state-cache';
 import { TracedPgClient } from './traced-pg-client';
 import { TypeOrmPinoLogger } from './typeorm-logger';
 
@@ -52,6 +53,11 @@ export class Database {
    */
   readonly exchangeCache: ExchangeContextCache | undefined;
   /**
+   * Internal to `libs/persistence`: introspection's revocation and grant reads, kept while
+   * the notification connection listens (PostgreSQL only; none on PGlite).
+   */
+  readonly tokenState: TokenStateCache | undefined;
+  /**
    * Issue 17: the process's one activity ledger writer (one hot-path queue and flusher for
    * both servers), flushed by `close` before the data source goes.
    */
@@ -70,7 +76,10 @@ export class Database {
     this.notifications = listenUrl === undefined ? undefined : new PostgresListenConnection(listenUrl);
     this.registryChanges = new RegistryChangeListener(this.notifications, this.clientCache);
     this.exchangeCache = this.notifications === undefined ? undefined : new ExchangeContextCache(this.notifications);
-    if (this.exchangeCache !== undefined) registerExchangeCache(dataSource, this.exchangeCache);
+    this.tokenState = this.notifications === undefined ? undefined : new TokenStateCache(this.notifications);
+    const { exchangeCache, tokenState } = this;
+    // A grant, session, service or agent write through this process: both caches drop what it changed at commit.
+    if (exchangeCache !== undefined && tokenState !== undefined) registerExchangeCache(dataSource, { invalidate: (principal) => (exchangeCache.invalidate(principal), tokenState.forgetPrincipal(principal)) });
     this.events = new EventLedger(new EventRepository(dataSource), events, logger.child({ component: 'event-ledger' }));
   }
 
@@ -164,6 +173,7 @@ export class Database {
     metrics.setDatabaseReaders(databaseReaders(this.dataSource, this.pglite?.lock));
     this.clientCache.metrics = metrics;
     if (this.exchangeCache !== undefined) this.exchangeCache.metrics = metrics;
+    if (this.tokenState !== undefined) this.tokenState.metrics = metrics;
     this.events.metrics = metrics;
     const pool = (this.dataSource.driver as unknown as { master?: { onWait?: (seconds: number) => void } }).master;
     if (this.pglite !== undefined && pool !== undefined) pool.onWait = (seconds) => metrics.pgliteWait(seconds);

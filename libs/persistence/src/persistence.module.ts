@@ -5,6 +5,7 @@ import { Database } from './database';
 import { EventLedger } from './events/event-ledger';
 import { EventRetention } from './events/event-retention';
 import { REPOSITORY_PROVIDERS, REPOSITORY_TOKENS } from './registry/registry.providers';
+import { RevokedAccessTokenRetention } from './registry/revoked-access-token-retention';
 
 /**
  * Provides the process's `Database` and the repositories to one Nest application. The
@@ -24,8 +25,9 @@ export class PersistenceModule {
         // Issue 17: the process's one ledger writer (the database's), stamping with the runtime's clock and randomness.
         { provide: EventLedger, useFactory: (clock: Clock, random: Random) => database.events.use(clock, random), inject: [Clock, Random] },
         EventRetention,
+        RevokedAccessTokenRetention,
       ],
-      exports: [Database, ...REPOSITORY_TOKENS, ...APPROVAL_TOKENS, EventLedger, EventRetention],
+      exports: [Database, ...REPOSITORY_TOKENS, ...APPROVAL_TOKENS, EventLedger, EventRetention, RevokedAccessTokenRetention],
     };
   }
 }

@@ -19,8 +19,8 @@ export class AuthorizationServerMetadataResponse {
   jwks_uri!: string;
   @ApiProperty({ enum: ['code'], isArray: true })
   response_types_supported!: string[];
-  /** local: authorization_code, client_credentials, token exchange; proxy: authorization_code, token exchange; hybrid: all three. */
-  @ApiProperty({ enum: ['authorization_code', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'], isArray: true })
+  /** local: authorization_code, refresh_token (with `local.refresh_tokens.enabled`), client_credentials, token exchange; proxy: authorization_code, token exchange; hybrid: all of them. */
+  @ApiProperty({ enum: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'], isArray: true })
   grant_types_supported!: string[];
   @ApiProperty({ enum: ['S256'], isArray: true })
   code_challenge_methods_supported!: string[];
@@ -31,6 +31,20 @@ export class AuthorizationServerMetadataResponse {
   /** Client ID Metadata Documents accepted as `client_id`: present (true) in local and hybrid modes with `oauth2_authorization_server.cimd.enabled`, absent otherwise. */
   @ApiPropertyOptional({ type: Boolean, enum: [true] })
   client_id_metadata_document_supported?: boolean;
+  /** `["offline_access"]` (refresh tokens) in local and hybrid modes with `oauth2_authorization_server.local.refresh_tokens.enabled`; absent otherwise. */
+  @ApiPropertyOptional({ enum: ['offline_access'], isArray: true })
+  scopes_supported?: string[];
+  /** RFC 7009 token revocation (local and hybrid modes; absent in proxy mode). */
+  @ApiPropertyOptional({ format: 'uri' })
+  revocation_endpoint?: string;
+  @ApiPropertyOptional({ enum: ['client_secret_basic', 'client_secret_post', 'none'], isArray: true })
+  revocation_endpoint_auth_methods_supported?: string[];
+  /** RFC 7662 token introspection (local and hybrid modes; absent in proxy mode). */
+  @ApiPropertyOptional({ format: 'uri' })
+  introspection_endpoint?: string;
+  /** A confidential agent's secret, or the gateway's client assertion (`private_key_jwt`, RFC 7523). */
+  @ApiPropertyOptional({ enum: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'], isArray: true })
+  introspection_endpoint_auth_methods_supported?: string[];
 }
 
 /** SPEC.md "GET /.well-known/oauth-authorization-server". */

@@ -15,6 +15,14 @@ export interface AuthorizationServerMetadata {
   readonly authorization_response_iss_parameter_supported: boolean;
   /** Client ID Metadata Documents (local and hybrid modes with `cimd.enabled`); absent otherwise. */
   readonly client_id_metadata_document_supported?: true;
+  /** `offline_access` (refresh tokens), local and hybrid modes with `refresh_tokens.enabled`. */
+  readonly scopes_supported?: readonly string[];
+  /** RFC 7009 (local and hybrid modes). */
+  readonly revocation_endpoint?: string;
+  readonly revocation_endpoint_auth_methods_supported?: readonly string[];
+  /** RFC 7662 (local and hybrid modes). */
+  readonly introspection_endpoint?: string;
+  readonly introspection_endpoint_auth_methods_supported?: readonly string[];
 }
 
 /** `GET /.well-known/oauth-authorization-server`: the issuer is the broker's public URL in every mode. */
@@ -36,6 +44,17 @@ export class AuthorizationServerMetadataService {
       authorization_response_iss_parameter_supported: true,
       // MCP clients (MCP authorization 2025-11-25) look for this before using a document URL as client_id.
       ...(config.oauth2_authorization_server.cimd.enabled && config.oauth2_authorization_server.mode !== 'proxy' ? { client_id_metadata_document_supported: true as const } : {}),
+      ...(config.oauth2_authorization_server.local.refresh_tokens.enabled && config.oauth2_authorization_server.mode !== 'proxy' ? { scopes_supported: ['offline_access'] } : {}),
+      // Proxy mode relays the upstream's tokens: it revokes and introspects nothing of its own.
+      ...(config.oauth2_authorization_server.mode === 'proxy'
+        ? {}
+        : {
+            revocation_endpoint: `${base}/oauth2/revoke`,
+            revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+            introspection_endpoint: `${base}/oauth2/introspect`,
+            // RFC 7662 §2.1: introspection needs an authenticated caller: a confidential agent, or the gateway's client assertion (RFC 7523).
+            introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+          }),
     };
   }
 

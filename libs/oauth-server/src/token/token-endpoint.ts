@@ -73,7 +73,7 @@ const BASIC = /^basic /i;
  * RFC 6749 §5.2: when the client tried to authenticate with the Authorization header and
  * failed, the answer is 401 with a `WWW-Authenticate` challenge of the scheme it used.
  */
-function withBasicChallenge(error: unknown): unknown {
+export function withBasicChallenge(error: unknown): unknown {
   if (!(error instanceof OAuthError) || error.code !== 'invalid_client' || error.challenge !== undefined) return error;
   return new OAuthError(error.code, error.description, error.errorUri, 'Basic realm="oauth2", charset="UTF-8"');
 }

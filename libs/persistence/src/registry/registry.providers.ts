@@ -15,6 +15,7 @@ import { RefreshTokenRepository } from './refresh-token.repository';
 import { ServiceRepository } from './service.repository';
 import { SessionRepository } from './session.repository';
 import { SigningKeyRepository } from './signing-key.repository';
+import { TokenStateRepository } from './token-state.repository';
 import { EventRepository } from '../events/event.repository';
 import { WebhookDeliveryRepository } from '../webhooks/webhook-delivery.repository';
 import { WebhookRepository } from '../webhooks/webhook.repository';
@@ -45,10 +46,15 @@ export const REPOSITORY_PROVIDERS: Provider[] = [
     inject: [Database],
   },
   {
+    provide: TokenStateRepository,
+    useFactory: (database: Database) => new TokenStateRepository(database.dataSource, database.tokenState),
+    inject: [Database],
+  },
+  {
     provide: ClientCredentialRepository,
     useFactory: (database: Database) => new ClientCredentialRepository(database.dataSource, database.clientCache),
     inject: [Database],
   },
 ];
 
-export const REPOSITORY_TOKENS = [...REPOSITORIES, AgentRepository, ExchangeLookup, ClientCredentialRepository];
+export const REPOSITORY_TOKENS = [...REPOSITORIES, AgentRepository, ExchangeLookup, ClientCredentialRepository, TokenStateRepository];

@@ -14,6 +14,7 @@ import {
   REFUSAL_LABELS,
   refusalLabel,
   REFRESH_TRIGGERS,
+  REVOKED_TOKEN_TYPES,
   TOKEN_OUTCOME_LABELS,
   tokenOutcomeLabel,
   UNAUTHENTICATED_GRANTS,
@@ -23,6 +24,7 @@ import {
   type ProviderErrorKind,
   type RefreshOutcome,
   type RefreshTrigger,
+  type RevokedTokenType,
   type ServerLabel,
   type UnauthenticatedGrant,
 } from './metric-labels';
@@ -63,6 +65,8 @@ function buildChildren(f: MetricFamilies) {
     tokenRequestsUnauthenticated: table(UNAUTHENTICATED_GRANTS, REFUSAL_LABELS, (g, r) => zeroed(f.tokenRequestsUnauthenticated.labels(g, r))),
     tokenExchangeDuration: row(TOKEN_OUTCOME_LABELS, (o) => f.tokenExchangeDuration.labels(o)),
     impersonation: row(IMPERSONATION_OUTCOMES, (o) => zeroed(f.impersonationDecisions.labels(o))),
+    revocations: row(REVOKED_TOKEN_TYPES, (t) => zeroed(f.tokenRevocations.labels(t))),
+    introspections: { true: zeroed(f.tokenIntrospections.labels('true')), false: zeroed(f.tokenIntrospections.labels('false')) },
     vaultRefreshes: table(REFRESH_OUTCOMES, REFRESH_TRIGGERS, (o, t) => zeroed(f.vaultRefreshes.labels(o, t))),
     vaultRefreshDuration: row(REFRESH_TRIGGERS, (t) => f.vaultRefreshDuration.labels(t)),
     providerErrors: row(PROVIDER_ERROR_KINDS, (k) => zeroed(f.providerHttpErrors.labels(k))),
@@ -136,6 +140,16 @@ export class BrokerMetrics {
    */
   unauthenticatedTokenRequest(grant: UnauthenticatedGrant, code: string): void {
     this.on?.children.tokenRequestsUnauthenticated[grant][refusalLabel(code)].inc();
+  }
+
+  /** An authenticated revocation (RFC 7009), by what it ended. */
+  tokenRevocation(tokenType: RevokedTokenType): void {
+    this.on?.children.revocations[tokenType].inc();
+  }
+
+  /** An introspection answer (RFC 7662), by `active`. */
+  tokenIntrospection(active: boolean): void {
+    this.on?.children.introspections[active ? 'true' : 'false'].inc();
   }
 
   /** An impersonation decision: issued (`allowed`), refused (`denied`), or failed (`error`: server_error). */

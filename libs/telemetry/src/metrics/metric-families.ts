@@ -29,6 +29,8 @@ export function createFamilies(registry: Registry, sources: FamilySources) {
       registers,
     }),
     tokenExchangeDuration: new Histogram({ name: 'broker_token_exchange_duration_seconds', help: 'RFC 8693 token exchange duration by outcome', labelNames: ['outcome'] as const, buckets: LATENCY_BUCKETS, registers }),
+    tokenRevocations: new Counter({ name: 'broker_token_revocations_total', help: 'POST /oauth2/revoke requests that authenticated, by what they revoked (RFC 7009; none: unknown or another client\'s token)', labelNames: ['token_type'] as const, registers }),
+    tokenIntrospections: new Counter({ name: 'broker_token_introspections_total', help: 'POST /oauth2/introspect answers by active (RFC 7662)', labelNames: ['active'] as const, registers }),
     impersonationDecisions: new Counter({ name: 'broker_impersonation_decisions_total', help: 'User impersonation decisions by outcome', labelNames: ['outcome'] as const, registers }),
     vaultRefreshes: new Counter({ name: 'broker_vault_refreshes_total', help: 'Third-party token refreshes by outcome and trigger', labelNames: ['outcome', 'trigger'] as const, registers }),
     vaultRefreshDuration: new Histogram({ name: 'broker_vault_refresh_duration_seconds', help: "Provider refresh round trip by trigger", labelNames: ['trigger'] as const, buckets: LATENCY_BUCKETS, registers }),

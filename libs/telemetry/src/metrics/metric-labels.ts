@@ -112,8 +112,12 @@ export type ProviderErrorKind = 'status' | 'timeout' | 'unreachable' | 'invalid_
 export const PROVIDER_ERROR_KINDS: readonly ProviderErrorKind[] = ['status', 'timeout', 'unreachable', 'invalid_response', 'other'];
 
 /** `cache` of `broker_cache_requests_total`. */
-export type CacheName = 'verified_jwt' | 'client' | 'exchange_context';
-export const CACHE_NAMES: readonly CacheName[] = ['verified_jwt', 'client', 'exchange_context'];
+export type CacheName = 'verified_jwt' | 'client' | 'exchange_context' | 'token_state';
+export const CACHE_NAMES: readonly CacheName[] = ['verified_jwt', 'client', 'exchange_context', 'token_state'];
+
+/** RFC 7009: what a revocation ended (`none`: nothing, an unknown token or another client's). */
+export type RevokedTokenType = 'access_token' | 'refresh_token' | 'none';
+export const REVOKED_TOKEN_TYPES: readonly RevokedTokenType[] = ['access_token', 'refresh_token', 'none'];
 
 /**
  * `key_set` of the key set families: which remote JWKS, by role (never its URL).
