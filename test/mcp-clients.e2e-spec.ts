@@ -6,7 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CimdClientProvider, connectMcpClient } from './support/mcp-client';
+import { CimdClientProvider, connectMcpClient, consentingBrowser, type Consent } from './support/mcp-client';
 import { MCP_SCOPE, startMcpServer, type TestMcpServer } from './support/mcp-server';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -34,26 +34,11 @@ describe('MCP clients: the official SDK against the local authorization server',
   let example: ChildProcess | undefined;
   let setId: string;
   let serviceId: string;
-  const consents: { agentId: string; detail: Record<string, unknown> }[] = [];
+  const consents: Consent[] = [];
   const clients: Client[] = [];
 
-  /** The person in a browser: the broker's redirect to the consent page, the grant with the session token, back to the client. */
-  async function browser(authorizationUrl: URL): Promise<URL> {
-    const first = await http(authorizationUrl.href, { headers: { 'x-remote-user': ALICE } });
-    expect(first.status, first.text).toBe(302);
-    const location = new URL(first.headers.location as string);
-    if (location.origin !== CONSENT_UI) return location;
-    const agentId = location.pathname.split('/').at(-1) as string;
-    const sessionToken = encodeURIComponent(location.searchParams.get('session_token') as string);
-    const detail = await alice.get(`/api/consent/agents/${agentId}?session_token=${sessionToken}`);
-    expect(detail.status, detail.text).toBe(200);
-    consents.push({ agentId, detail: detail.json<{ data: Record<string, unknown> }>().data });
-    const granted = await alice.post(`/api/consent/agents/${agentId}/grants?session_token=${sessionToken}`, { granted_permission_sets: { [setId]: [serviceId] } });
-    expect(granted.status, granted.text).toBe(201);
-    const resumed = await http(new URL(granted.json<{ redirect_url: string }>().redirect_url, base).href, { headers: { 'x-remote-user': ALICE } });
-    expect(resumed.status, resumed.text).toBe(302);
-    return new URL(resumed.headers.location as string);
-  }
+  /** The person in a browser (consent page, grant with the session token, back to the client). */
+  const browser = (url: URL): Promise<URL> => consentingBrowser(alice, base, CONSENT_UI, { [setId]: [serviceId] }, consents)(url);
 
   const provider = () => new CimdClientProvider(clientId, REDIRECT, browser, base);
 

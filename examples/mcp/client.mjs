@@ -2,13 +2,18 @@
 // A minimal MCP client (the official SDK), to try examples/mcp/server.mjs without an IDE:
 //
 //   node examples/mcp/client.mjs --client-id <agent id or client metadata document URL> [--server http://localhost:3001/mcp]
+//                                [--calls 3 --interval 90]
 //
 // It runs the MCP authorization flow like desktop MCP clients do: discovery from the MCP
 // server's protected-resource metadata, the authorization request with PKCE and
 // resource=<MCP server> (it prints the URL: open it in a browser, consent, and the browser
 // comes back to http://127.0.0.1:33418/callback, where this script listens), the token
-// request with the same resource, then it lists the tools and calls `whoami`.
-// Tokens are kept in memory only.
+// request with the same resource, then it lists the tools and calls `whoami` (`--calls` times,
+// `--interval` seconds apart). When the broker's metadata lists `offline_access` in
+// scopes_supported, it asks for it too (MCP authorization, 2026-07-28 revision): when the
+// access token expires between calls, the SDK renews it with the refresh token (rotated on
+// every use) instead of sending you to the browser again, and this script says so.
+// Tokens are kept in memory only and never printed.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -21,6 +26,8 @@ const { values } = parseArgs({
     'client-id': { type: 'string' },
     server: { type: 'string', default: process.env.MCP_SERVER_URL ?? 'http://localhost:3001/mcp' },
     'callback-port': { type: 'string', default: '33418' },
+    calls: { type: 'string', default: '1' },
+    interval: { type: 'string', default: '90' },
   },
 });
 if (!values['client-id']) {
@@ -55,12 +62,22 @@ const provider = {
   clientInformation: () => information,
   saveClientInformation: (value) => void (information = value),
   tokens: () => tokens,
-  saveTokens: (value) => void (tokens = value),
+  saveTokens: (value) => {
+    // A second save is a renewal: the access token expired and the refresh token bought a new one.
+    if (tokens !== undefined) console.log(`access token renewed with the refresh token (no browser), valid ${value.expires_in ?? '?'} s`);
+    tokens = value;
+  },
   saveCodeVerifier: (value) => void (verifier = value),
   codeVerifier: () => verifier,
   saveDiscoveryState: (value) => void (discovery = value),
   discoveryState: () => discovery,
-  redirectToAuthorization: (url) => console.log(`\nOpen this URL in a browser and allow the request:\n\n  ${url.href}\n`),
+  redirectToAuthorization: (url) => {
+    const scope = url.searchParams.get('scope') ?? '';
+    if (discovery?.authorizationServerMetadata?.scopes_supported?.includes('offline_access') && !scope.split(' ').includes('offline_access')) {
+      url.searchParams.set('scope', [scope, 'offline_access'].filter(Boolean).join(' '));
+    }
+    console.log(`\nOpen this URL in a browser and allow the request:\n\n  ${url.href}\n`);
+  },
 };
 
 let client = new Client({ name: 'broker-example-client', version: '1.0.0' });
@@ -79,6 +96,10 @@ try {
 listener.close();
 const { tools } = await client.listTools();
 console.log(`tools: ${tools.map((tool) => tool.name).join(', ')}`);
-const result = await client.callTool({ name: 'whoami', arguments: {} });
-for (const part of result.content) if (part.type === 'text') console.log(part.text);
+const calls = Number(values.calls);
+for (let call = 1; call <= calls; call += 1) {
+  const result = await client.callTool({ name: 'whoami', arguments: {} });
+  for (const part of result.content) if (part.type === 'text') console.log(part.text);
+  if (call < calls) await new Promise((resolve) => setTimeout(resolve, Number(values.interval) * 1000));
+}
 await client.close();

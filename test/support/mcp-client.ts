@@ -3,6 +3,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { http, type ApiClient } from '@broker/testing';
+import { expect } from 'vitest';
 
 /**
  * What the person does with an authorization URL in a browser, as the test plays it: it
@@ -10,6 +12,37 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
  * on, the client's redirect URI with `code`, `state` and `iss`.
  */
 export type Browser = (authorizationUrl: URL) => Promise<URL>;
+
+/** What the person consents to in `consentingBrowser`, and what they saw. */
+export interface Consent {
+  readonly agentId: string;
+  readonly detail: Record<string, unknown>;
+}
+
+/**
+ * The person in a browser: the broker's redirect to the consent page (`consentUi`), where
+ * they read the agent's detail and grant `grant` with the session token (the consent page's
+ * two end-user API calls), then back through the broker to the client. Each consent given
+ * is pushed to `consents`.
+ */
+export function consentingBrowser(person: ApiClient, base: string, consentUi: string, grant: Record<string, unknown>, consents: Consent[] = []): Browser {
+  return async (authorizationUrl) => {
+    const first = await http(authorizationUrl.href, { headers: { 'x-remote-user': person.principal as string } });
+    expect(first.status, first.text).toBe(302);
+    const location = new URL(first.headers.location as string);
+    if (location.origin !== consentUi) return location;
+    const agentId = location.pathname.split('/').at(-1) as string;
+    const sessionToken = encodeURIComponent(location.searchParams.get('session_token') as string);
+    const detail = await person.get(`/api/consent/agents/${agentId}?session_token=${sessionToken}`);
+    expect(detail.status, detail.text).toBe(200);
+    consents.push({ agentId, detail: detail.json<{ data: Record<string, unknown> }>().data });
+    const granted = await person.post(`/api/consent/agents/${agentId}/grants?session_token=${sessionToken}`, { granted_permission_sets: grant });
+    expect(granted.status, granted.text).toBe(201);
+    const resumed = await http(new URL(granted.json<{ redirect_url: string }>().redirect_url, base).href, { headers: { 'x-remote-user': person.principal as string } });
+    expect(resumed.status, resumed.text).toBe(302);
+    return new URL(resumed.headers.location as string);
+  };
+}
 
 /**
  * An MCP client's OAuth state, in memory, as a desktop MCP client keeps it for one MCP
@@ -32,6 +65,12 @@ export class CimdClientProvider implements OAuthClientProvider {
     private readonly redirect: string,
     private readonly browser: Browser,
     private readonly issuer: string,
+    /**
+     * Ask for `offline_access` when the authorization server's metadata lists it in
+     * `scopes_supported` (as MCP's 2026-07-28 authorization revision has clients do), so
+     * that an expired access token is renewed with the refresh token, without a browser.
+     */
+    private readonly options: { offlineAccess?: boolean } = {},
   ) {}
 
   get redirectUrl(): string {
@@ -80,6 +119,10 @@ export class CimdClientProvider implements OAuthClientProvider {
   }
 
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
+    const scope = authorizationUrl.searchParams.get('scope') ?? '';
+    if (this.options.offlineAccess === true && this.discovery?.authorizationServerMetadata?.scopes_supported?.includes('offline_access') && !scope.split(' ').includes('offline_access')) {
+      authorizationUrl.searchParams.set('scope', [scope, 'offline_access'].filter(Boolean).join(' '));
+    }
     this.authorizationUrls.push(authorizationUrl);
     const landing = await this.browser(authorizationUrl);
     if (`${landing.origin}${landing.pathname}` !== this.redirect) throw new Error(`the browser did not come back to the redirect URI: ${landing.origin}${landing.pathname}`);
