@@ -1,0 +1,159 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { cpus } from 'node:os';
+import { startPostgresCluster, type PostgresCluster } from '@broker/testing';
+import { Client } from 'pg';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { benchUsers, count, SMALL, USERS } from './deployment';
+import { deployBroker, type BrokerDeployment } from './exchange-deployment';
+import { GatewayIssuer } from './gateway-issuer';
+import { alternate, averages, DURATION_SECONDS, FORM_HEADERS, FRESH_RATE_CEILING, measureLoad, ratio, table, WARMUP_SECONDS, type Measurement } from './load';
+import { takeMachine } from './machine-lock';
+
+/**
+ * The local authorization server's token lifecycle on PostgreSQL, in one run: the
+ * `refresh_token` grant and RFC 7662 introspection next to `client_credentials` (the
+ * cheapest grant: a cached client and one signature), alternating run by run.
+ *
+ * - client_credentials: one body, reused (as a client does).
+ * - refresh_token: every request presents a refresh token never presented before (each is
+ *   single use: a second presentation is a reuse and ends its family), for the bench users'
+ *   grants, seeded straight into `refresh_tokens` as the authorization code grant stores them
+ *   (random value, its SHA-256, bound to the agent, its credential and the grant).
+ * - introspection: a resource server asking about 1,000 users' access tokens (each issued by a
+ *   refresh), cycled, authenticated as the agent the tokens were issued to.
+ * Prints numbers; asserts nothing about them. Targets: refresh ≥ 0.8x, introspection ≥ 1.5x
+ * client_credentials.
+ */
+const CONNECTIONS = 50;
+const ROUNDS = 2;
+
+/** Refresh tokens stored for the bench users, each handed out once. */
+class RefreshPool {
+  private values: string[] = [];
+  private fastestRps = 0;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly agentId: string,
+    private readonly agentSecret: string,
+  ) {}
+
+  /** Seeds what the next run may spend (outside the measurement) and returns its bodies. */
+  async ready(): Promise<string[]> {
+    const wanted = Math.ceil(Math.max(FRESH_RATE_CEILING, 1.5 * this.fastestRps) * (WARMUP_SECONDS + DURATION_SECONDS));
+    if (this.values.length < wanted) this.values.push(...(await this.seed(wanted - this.values.length)));
+    return this.values.map((value) => this.body(value));
+  }
+
+  body(value: string): string {
+    return new URLSearchParams({ grant_type: 'refresh_token', refresh_token: value, client_id: this.agentId, client_secret: this.agentSecret }).toString();
+  }
+
+  spend(run: Measurement): void {
+    this.values = this.values.slice(run.spent);
+    this.fastestRps = Math.max(this.fastestRps, run.rps);
+  }
+
+  /** `n` new families, one per bench user in turn, as `RefreshTokens.start` stores them. */
+  async seed(n: number): Promise<string[]> {
+    const db = new Client({ connectionString: this.databaseUrl });
+    await db.connect();
+    try {
+      const users = benchUsers(SMALL);
+      const values = Array.from({ length: n }, () => randomBytes(32).toString('base64url'));
+      const BATCH = 10_000;
+      for (let first = 0; first < n; first += BATCH) {
+        const batch = values.slice(first, first + BATCH);
+        await db.query(
+          `INSERT INTO refresh_tokens (id, family_id, token_sha256, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, issued_at, idle_expires_at, family_expires_at)
+           SELECT gen_random_uuid(), gen_random_uuid(), t.sha, g.agent_id, g.principal, g.id, '[]', '["read","offline_access"]', c.secret_sha256, NULL, now(), now() + interval '7 days', now() + interval '30 days'
+             FROM unnest($1::bytea[], $2::text[]) AS t(sha, principal)
+             JOIN grants g ON g.principal = t.principal AND g.agent_id = $3
+             JOIN agent_client_credentials c ON c.agent_id = g.agent_id`,
+          [batch.map((value) => createHash('sha256').update(value).digest()), batch.map((_, i) => users[(first + i) % USERS] as string), this.agentId],
+        );
+      }
+      await db.query('ANALYZE refresh_tokens');
+      return values;
+    } finally {
+      await db.end();
+    }
+  }
+}
+
+async function post<T>(url: string, body: string): Promise<T> {
+  const response = await fetch(url, { method: 'POST', headers: FORM_HEADERS, body });
+  if (response.status !== 200) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+async function lifecycle(deployment: BrokerDeployment): Promise<void> {
+  const { client_secret: secret } = await deployment.adminPost<{ client_secret: string }>(`/api/agents/${deployment.agentId}/client-credentials`, {});
+  const token = `${deployment.broker.enduserUrl}/oauth2/token`;
+  const introspect = `${deployment.broker.enduserUrl}/oauth2/introspect`;
+  const clientCredentials = new URLSearchParams({ grant_type: 'client_credentials', client_id: deployment.agentId, client_secret: secret, scope: 'read' }).toString();
+  await post(token, clientCredentials);
+
+  const pool = new RefreshPool(deployment.db.databaseUrl, deployment.agentId, secret);
+  // 1,000 users' access tokens (one refresh each, outside the measurement) for the introspection run.
+  const accessTokens: string[] = [];
+  for (const value of await pool.seed(USERS)) accessTokens.push((await post<{ access_token: string }>(token, pool.body(value))).access_token);
+  const introspections = accessTokens.map((accessToken) => new URLSearchParams({ token: accessToken, token_type_hint: 'access_token', client_id: deployment.agentId, client_secret: secret }).toString());
+  const answer = await post<{ active: boolean }>(introspect, introspections[0] as string);
+  if (answer.active !== true) throw new Error(`introspection answered ${JSON.stringify(answer)}`);
+
+  const shapes = [{ name: 'client_credentials' }, { name: 'refresh_token' }, { name: 'introspection' }] as const;
+  const rows = await alternate(ROUNDS, [{ name: 'lifecycle' }], shapes, async (_shape, target) => {
+    switch (target.name) {
+      case 'client_credentials':
+        return measureLoad({ url: token, method: 'POST', headers: FORM_HEADERS, bodies: [clientCredentials], connections: CONNECTIONS });
+      case 'refresh_token': {
+        const run = await measureLoad({ url: token, method: 'POST', headers: FORM_HEADERS, bodies: await pool.ready(), cycle: false, connections: CONNECTIONS });
+        pool.spend(run);
+        return run;
+      }
+      case 'introspection':
+        return measureLoad({ url: introspect, method: 'POST', headers: FORM_HEADERS, bodies: introspections, cycle: true, connections: CONNECTIONS });
+    }
+  });
+  console.log(`\ntoken lifecycle on PostgreSQL (POST /oauth2/token, POST /oauth2/introspect), ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, alternating`);
+  console.table(table(rows));
+  const cc = averages(rows, 'client_credentials', 'lifecycle');
+  const of = (name: string) => averages(rows, name, 'lifecycle');
+  console.table(
+    ['refresh_token', 'introspection'].map((name) => ({
+      measure: name,
+      target: name === 'refresh_token' ? '≥ 0.8x' : '≥ 1.5x',
+      'req/s vs client_credentials': ratio({ value: of(name).rps, valid: of(name).valid }, { value: cc.rps, valid: cc.valid }),
+      'p99 vs client_credentials': ratio({ value: of(name).p99, valid: of(name).valid }, { value: cc.p99, valid: cc.valid }),
+    })),
+  );
+  console.log(`refresh tokens seeded for the runs: ${count(USERS)} for the access tokens, the rest spent one per request`);
+}
+
+describe('token lifecycle benchmark (PostgreSQL)', () => {
+  let releaseMachine: (() => void) | undefined;
+  let cluster: PostgresCluster | undefined;
+  let issuer: GatewayIssuer | undefined;
+  let deployment: BrokerDeployment | undefined;
+
+  beforeAll(async () => {
+    releaseMachine = await takeMachine();
+    cluster = await startPostgresCluster();
+    if (cluster === undefined) throw new Error('the token lifecycle benchmark needs PostgreSQL (initdb/pg_ctl)');
+    issuer = await GatewayIssuer.start();
+    console.log(`machine: node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}`);
+  }, 900_000);
+
+  afterAll(async () => {
+    await deployment?.stop();
+    await issuer?.stop();
+    cluster?.stop();
+    releaseMachine?.();
+  });
+
+  it(`${SMALL.label}: refresh_token and introspection next to client_credentials`, async () => {
+    deployment = await deployBroker(cluster as PostgresCluster, issuer as GatewayIssuer, SMALL);
+    await lifecycle(deployment);
+  }, 900_000);
+});
