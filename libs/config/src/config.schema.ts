@@ -141,7 +141,13 @@ export const configSchema = z
     storage: z
       .strictObject({
         backend: z.enum(['pglite', 'postgres']).default('pglite'),
-        pglite: z.strictObject({ data_dir: z.string().min(1).default('./data/pglite') }).prefault({}),
+        pglite: z
+          .strictObject({
+            data_dir: z.string().min(1).default('./data/pglite'),
+            // A PGlite data directory dump that seeds a database not created yet (README "Configuration").
+            initial_data: z.string().min(1).optional(),
+          })
+          .prefault({}),
         postgres: z
           .strictObject({
             connection_url: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection URL').optional(),

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import type { BrokerConfig } from '@broker/config';
 import type { BrokerMetrics } from '@broker/telemetry';
 import type { Logger } from 'pino';
@@ -100,7 +101,7 @@ export class Database {
     let pglite: SharedPglite | undefined;
     let dataSourceOptions: DataSourceOptions;
     if (storage.backend === 'pglite') {
-      pglite = await acquirePglite(storage.pglite.data_dir);
+      pglite = await acquirePglite(storage.pglite.data_dir, storage.pglite.initial_data);
       dataSourceOptions = { ...base, driver: pgliteDriverModule(pglite, PGLITE_ACQUIRE_TIMEOUT_MS), database: 'postgres' };
     } else {
       dataSourceOptions = {
@@ -157,6 +158,22 @@ export class Database {
       }
       return reverted;
     });
+  }
+
+  /**
+   * PGlite only: writes the data directory as an uncompressed tarball to `file`, what
+   * `storage.pglite.initial_data` seeds a new database with (README "Configuration"). The
+   * dump is taken while holding the one connection, so no transaction is half in it.
+   */
+  async dumpPglite(file: string): Promise<void> {
+    if (this.pglite === undefined) throw new Error('dumpPglite: the database is not PGlite');
+    const release = await this.pglite.lock.acquire(PGLITE_ACQUIRE_TIMEOUT_MS);
+    try {
+      const dump = await this.pglite.db.dumpDataDir('none');
+      await writeFile(file, Buffer.from(await dump.arrayBuffer()), { mode: 0o600 });
+    } finally {
+      release();
+    }
   }
 
   /** Names of the applied migrations, oldest first. */

@@ -1,5 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { PGlite, types } from '@electric-sql/pglite';
 import { ExclusiveLock } from './exclusive-lock';
 
@@ -17,7 +18,10 @@ interface Entry {
 
 const MEMORY = 'memory://';
 const instances = new Map<string, Entry>();
-let memoryTemplate: Promise<PGlite> | undefined;
+/** A freshly initialised data directory, dumped once per process. */
+let pristine: Promise<Blob> | undefined;
+/** `storage.pglite.initial_data` files, read once per process. */
+const initialDumps = new Map<string, Promise<Blob>>();
 
 /**
  * node-postgres returns int8 as a string and bytea as a Buffer; PGlite's defaults
@@ -32,30 +36,58 @@ function isMemory(dataDir: string): boolean {
   return dataDir.startsWith(MEMORY);
 }
 
-async function create(dataDir: string): Promise<PGlite> {
+function pristineDump(): Promise<Blob> {
+  pristine ??= PGlite.create(MEMORY).then(async (db) => {
+    try {
+      return await db.dumpDataDir('none');
+    } finally {
+      await db.close();
+    }
+  });
+  return pristine;
+}
+
+function initialDump(file: string): Promise<Blob> {
+  const path = resolve(file);
+  let dump = initialDumps.get(path);
+  if (dump === undefined) {
+    dump = readFile(path).then((bytes) => new Blob([bytes]));
+    initialDumps.set(path, dump);
+    dump.catch(() => initialDumps.delete(path));
+  }
+  return dump;
+}
+
+/**
+ * Opens the instance. A new database (in memory, or a data directory holding none yet)
+ * starts from `initialData` (a PGlite data directory dump) when given; an in-memory one
+ * otherwise starts from a pristine data directory initialised once per process (initdb
+ * costs seconds, loading a dump a fraction of that).
+ */
+async function create(dataDir: string, initialData: string | undefined): Promise<PGlite> {
   if (isMemory(dataDir)) {
-    // An in-memory database is a clone of a per-process pristine template: initdb runs
-    // once per process (seconds) and each further database costs a copy (sub-second).
-    memoryTemplate ??= PGlite.create(MEMORY, { parsers: PARSERS });
-    const clone = await (await memoryTemplate).clone();
-    return PGlite.create({ loadDataDir: await clone.dumpDataDir('none'), parsers: PARSERS }).finally(() => clone.close());
+    const loadDataDir = await (initialData === undefined ? pristineDump() : initialDump(initialData));
+    return PGlite.create({ loadDataDir, parsers: PARSERS });
   }
   const dir = resolve(dataDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return PGlite.create(dir, { parsers: PARSERS });
+  const loadDataDir = initialData !== undefined && !existsSync(join(dir, 'PG_VERSION')) ? await initialDump(initialData) : undefined;
+  return PGlite.create(dir, { parsers: PARSERS, ...(loadDataDir === undefined ? {} : { loadDataDir }) });
 }
 
 /**
  * Returns the process's PGlite instance for `dataDir`, opening it on first use: one
  * instance per data directory per process, shared by both servers. Each `acquire`
  * must be paired with `release`; the last release closes the instance.
- * `memory://<name>` names a separate in-memory database.
+ * `memory://<name>` names a separate in-memory database. `initialData` (the path of a
+ * PGlite data directory dump) seeds a database that does not exist yet, and is ignored
+ * when the instance is already open or the directory already holds a database.
  */
-export function acquirePglite(dataDir: string): Promise<SharedPglite> {
+export function acquirePglite(dataDir: string, initialData?: string): Promise<SharedPglite> {
   const key = isMemory(dataDir) ? dataDir : resolve(dataDir);
   let entry = instances.get(key);
   if (entry === undefined) {
-    const shared = create(dataDir).then((db) => ({ key, db, lock: new ExclusiveLock() }));
+    const shared = create(dataDir, initialData).then((db) => ({ key, db, lock: new ExclusiveLock() }));
     entry = { shared, refs: 0 };
     instances.set(key, entry);
     shared.catch(() => instances.delete(key));
