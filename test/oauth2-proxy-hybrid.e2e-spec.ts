@@ -177,7 +177,31 @@ describe('OAuth2 server in hybrid mode', () => {
     const local = (await new ApiClient(broker.url('admin')).get('/api/oauth2-server/signing-keys')).json<{ items: { kid: string }[] }>().items;
     expect(mine.keys.map((k) => k.kid).sort()).toEqual([...local.map((k) => k.kid), ...theirs.keys.map((k) => k.kid)].sort());
     const metadata = (await http(`${base}/.well-known/oauth-authorization-server`)).json<{ grant_types_supported: string[] }>();
-    expect(metadata.grant_types_supported.sort()).toEqual(['authorization_code', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange']);
+    // refresh_token: the local agents' (README "Token lifecycle").
+    expect(metadata.grant_types_supported.sort()).toEqual(['authorization_code', 'client_credentials', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange']);
+  });
+
+  it("issues and rotates refresh tokens for a local agent; a proxied agent's refresh is not the broker's (invalid_grant)", async () => {
+    const admin = new ApiClient(broker.url('admin'));
+    const serviceId = (await admin.post('/api/services', { display_name: 'S', client_id: 's', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://api.example.com'] })).json<{ id: string }>().id;
+    const setId = (await admin.post('/api/permission-sets', { name: 'S', service_scopes: [{ service_id: serviceId, scopes: ['read'] }] })).json<{ id: string }>().id;
+    const local = (await admin.post('/api/agents', { display_name: 'Local, offline', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: setId }] })).json<{ id: string }>().id;
+    const proxied = (await admin.post('/api/agents', { display_name: 'Proxied, offline', client_id: UPSTREAM_CLIENT, redirect_uris: [REDIRECT] })).json<{ id: string }>().id;
+    expect((await new ApiClient(base, 'alice').post(`/api/consent/agents/${local}/grants`, { granted_permission_sets: { [setId]: [serviceId] } })).status).toBe(201);
+    const verifier = oauth.generateRandomCodeVerifier();
+    const url = new URL(await authorizeUrl(base, local, verifier));
+    url.searchParams.set('scope', 'offline_access');
+    const code = new URL((await http(url.toString(), { headers: { 'x-remote-user': 'alice' } })).headers.location as string).searchParams.get('code') as string;
+    const token = (form: Record<string, string>) => http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+    const issued = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: local });
+    expect(issued.status, issued.text).toBe(200);
+    const refreshToken = issued.json<{ refresh_token: string }>().refresh_token;
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: local });
+    expect(refreshed.status, refreshed.text).toBe(200);
+    expect(refreshed.json<{ refresh_token: string }>().refresh_token).not.toBe(refreshToken);
+    const upstreamToken = await token({ grant_type: 'refresh_token', refresh_token: 'an-upstream-refresh-token', client_id: proxied });
+    expect(upstreamToken.status).toBe(400);
+    expect(upstreamToken.json<{ error: string }>().error).toBe('invalid_grant');
   });
 
   it('dispatches per agent: an upstream client_id goes upstream, any other agent is served locally', async () => {
