@@ -60,6 +60,7 @@ describe.each(testBackends())('one story calling every documented operation with
   let agentId: string;
   let clientSecret: string;
   let accessToken: string;
+  let ownToken: string;
 
   beforeAll(async () => {
     gateway = await startGatewayFixture({
@@ -289,6 +290,15 @@ describe.each(testBackends())('one story calling every documented operation with
     const jwks = createRemoteJWKSet(new URL(as.jwks_uri as string));
     expect((await jwtVerify(result.access_token, jwks, { issuer: base })).payload).toMatchObject({ sub: agentId, scope: 'mail.read' });
     expect((await jwtVerify(accessToken, jwks, { issuer: base })).payload).toMatchObject({ sub: ALICE, agent_id: agentId });
+    ownToken = result.access_token;
+  });
+
+  it('the agent introspects its token (RFC 7662), revokes it (RFC 7009), and finds it inactive', async () => {
+    const client: oauth.Client = { client_id: agentId };
+    const introspect = async () => oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, oauth.ClientSecretBasic(clientSecret), ownToken, insecure));
+    expect(await introspect()).toMatchObject({ active: true, client_id: agentId, sub: agentId, token_type: 'Bearer' });
+    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.ClientSecretBasic(clientSecret), ownToken, insecure));
+    expect(await introspect()).toEqual({ active: false });
   });
 
   it('the gateway exchanges the user\'s token for the third-party token (RFC 8693)', async () => {
