@@ -176,12 +176,20 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
     const first = await signIn(confidential.id);
     const sid = decodeJwt(first.access_token).sid as string;
     const second = await refresh(confidential.id, first.refresh_token as string);
+    const introspect = async (token: string) => {
+      const { client, auth } = clientOf(confidential.id);
+      return (await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, auth, token, insecure))).active;
+    };
+    expect(await introspect(second.access_token)).toBe(true);
     expect(await refusal(confidential.id, first.refresh_token as string)).toEqual({
       status: 400,
       body: { error: 'invalid_grant', error_description: 'the refresh token was already used; its sign-in has been ended' },
     });
     // The legitimate holder's current token is ended too (RFC 9700 §4.14.2).
     expect((await refusal(confidential.id, second.refresh_token as string)).body.error).toBe('invalid_grant');
+    // The family's access tokens are inactive at once (their sid).
+    expect(await introspect(second.access_token)).toBe(false);
+    expect(await introspect(second.refresh_token as string)).toBe(false);
     expect(await events('refresh_token.reused', sid)).toEqual([expect.objectContaining({ actor_type: 'agent', outcome: 'failure', details: { family_id: sid } })]);
   });
 

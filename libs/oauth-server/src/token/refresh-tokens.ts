@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, OAuthError, Random, type Agent } from '@broker/domain';
-import { EventLedger, GrantRepository, RefreshTokenRepository, type RefreshTokenRecord } from '@broker/persistence';
+import { EventLedger, GrantRepository, RefreshTokenRepository, TokenStateRepository, type RefreshTokenRecord } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
 import type { TokenResponse } from './access-token-issuer';
@@ -44,6 +44,7 @@ export class RefreshTokens {
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     private readonly repository: RefreshTokenRepository,
     private readonly grants: GrantRepository,
+    private readonly tokenState: TokenStateRepository,
     private readonly events: EventLedger,
     private readonly clock: Clock,
     private readonly random: Random,
@@ -109,6 +110,8 @@ export class RefreshTokens {
         this.recordEvent('refresh_token.rotated', outcome.successor, 'success');
         return { value: next, record: outcome.successor };
       case 'reused':
+        // This process's introspection forgets the family now; other replicas hear it from the database (token_revoked).
+        this.tokenState.familyRevoked(outcome.previous.familyId);
         this.recordEvent('refresh_token.reused', outcome.previous, 'failure');
         throw new OAuthError('invalid_grant', 'the refresh token was already used; its sign-in has been ended');
       case 'refused':
@@ -123,15 +126,18 @@ export class RefreshTokens {
             throw new OAuthError('invalid_grant', "the client's credentials changed since the refresh token was issued");
           case 'grant':
             throw new OAuthError('invalid_grant', 'the grant for this client was revoked or has expired');
-          default:
+          case 'unknown':
+          case 'inactive':
             throw new OAuthError('invalid_grant', 'the refresh token is invalid, expired or revoked');
         }
     }
   }
 
   /** Ends a family whose client may no longer hold it (its registration changed); true when it was live. */
-  end(record: RefreshTokenRecord): Promise<boolean> {
-    return this.repository.revokeFamily(record.familyId, this.clock.now());
+  async end(record: RefreshTokenRecord): Promise<boolean> {
+    const ended = await this.repository.revokeFamily(record.familyId, this.clock.now());
+    this.tokenState.familyRevoked(record.familyId);
+    return ended;
   }
 
   /** The token endpoint's hot path: queued, written in batches (README "Activity and events"). */

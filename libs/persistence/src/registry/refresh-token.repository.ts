@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { preparedQuery } from '../prepared-query';
 import { active } from './grant.repository';
 
 /** A refresh token as stored (its value never is: only its SHA-256). */
@@ -127,7 +128,12 @@ const sameBytes = (a: Buffer | null, b: Buffer | null): boolean => (a === null |
  * lifecycle": a client presents each refresh token once).
  */
 export class RefreshTokenRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  /** The rotation: the refresh grant's one statement, prepared once per PostgreSQL connection. */
+  private readonly rotation: (values: readonly unknown[]) => Promise<Row[]>;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.rotation = preparedQuery<Row>(dataSource, 'broker_refresh_token_rotation', ROTATE);
+  }
 
   /** Stores the first token of a new family. */
   async issue(token: NewRefreshFamily, manager: EntityManager = this.dataSource.manager): Promise<RefreshTokenRecord> {
@@ -167,7 +173,7 @@ export class RefreshTokenRepository {
    */
   async rotate(presented: RefreshPresentation): Promise<RotationOutcome> {
     const { now, successor } = presented;
-    const rows = await this.dataSource.query<Row[]>(ROTATE, [
+    const rows = await this.rotation([
       presented.tokenSha256,
       now,
       presented.agentId,
