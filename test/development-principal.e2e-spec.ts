@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError, parseConfig } from '@broker/config';
-import { BrokerProcess, http, startTestBroker, testConfigTree, writeConfigFile, type TestBroker } from '@broker/testing';
+import { BrokerProcess, http, pgliteStorage, startTestBroker, testConfigTree, writeConfigFile, type TestBroker } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_API } from '../apps/admin-api/src/admin-api.server';
 import { USER_API } from '../apps/user-api/src/user-api.server';
@@ -125,7 +125,7 @@ describe('the broker process with development.principal', () => {
     const { dir } = writeConfigFile({});
     return writeConfigFile({
       server: { enduser: { port: 0 }, admin: { port: 0 }, shutdown: { timeout: '10s' } },
-      storage: { pglite: { data_dir: join(dir, 'pglite') } },
+      storage: { pglite: pgliteStorage(join(dir, 'pglite')) },
       ...extra,
       development: { keys_file: join(dir, 'development-keys.json'), principal: DEVELOPER },
     }).file;

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BrokerProcess, http, writeConfigFile } from '@broker/testing';
+import { BrokerProcess, http, pgliteStorage, writeConfigFile } from '@broker/testing';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -156,7 +156,7 @@ describe('the documents served live', () => {
     const { dir } = writeConfigFile({});
     const { file } = writeConfigFile({
       server: { enduser: { port: 0 }, admin: { port: 0 } },
-      storage: { pglite: { data_dir: join(dir, 'pglite') } },
+      storage: { pglite: pgliteStorage(join(dir, 'pglite')) },
       development: { keys_file: join(dir, 'development-keys.json') },
     });
     const broker = new BrokerProcess('broker', ['--config', file]);
@@ -192,7 +192,7 @@ describe('the documents served live', () => {
     const { dir } = writeConfigFile({});
     const { file } = writeConfigFile({
       server: { enduser: { port: 0, api_docs: { enabled: true } }, admin: { port: 0, api_docs: { enabled: false } } },
-      storage: { pglite: { data_dir: join(dir, 'pglite') } },
+      storage: { pglite: pgliteStorage(join(dir, 'pglite')) },
       development: { keys_file: join(dir, 'development-keys.json') },
     });
     const broker = new BrokerProcess('broker', ['--config', file]);

@@ -109,7 +109,7 @@ describe('the broker process', () => {
 
 describe.runIf(postgresServerUrl())('the standalone servers on one PostgreSQL', () => {
   it('start at the same time, migrate once between them, and both answer healthy', async () => {
-    const url = await createPostgresDatabase();
+    const url = await createPostgresDatabase(undefined, { empty: true });
     const { file } = processConfig({ storage: { backend: 'postgres', postgres: { connection_url: url } } });
     const userApi = new BrokerProcess('user-api', ['--config', file]);
     const adminApi = new BrokerProcess('admin-api', ['--config', file]);

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ApiClient, completeAuthorization, ENTRY_POINTS, http, OTLP_SPAN_KIND, OtlpReceiver, startGatewayFixture, startThirdPartyProvider, testBackends, writeConfigFile, type GatewayFixture, type ReceivedSpan, type ThirdPartyProvider } from '@broker/testing';
+import { ApiClient, completeAuthorization, ENTRY_POINTS, http, OTLP_SPAN_KIND, OtlpReceiver, pgliteStorage, startGatewayFixture, startThirdPartyProvider, testBackends, writeConfigFile, type GatewayFixture, type ReceivedSpan, type ThirdPartyProvider } from '@broker/testing';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
@@ -207,7 +207,7 @@ async function loadedModulesOfBuiltBroker(tracing: Record<string, unknown>): Pro
   const { dir } = writeConfigFile({});
   const { file } = writeConfigFile({
     server: { enduser: { port: 0 }, admin: { port: 0 }, shutdown: { timeout: '10s' } },
-    storage: { pglite: { data_dir: join(dir, 'pglite') } },
+    storage: { pglite: pgliteStorage(join(dir, 'pglite')) },
     development: { keys_file: join(dir, 'development-keys.json') },
     token_refresh: { proactive: { enabled: false } },
     telemetry: { tracing },

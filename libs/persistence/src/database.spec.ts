@@ -9,7 +9,8 @@ describe.each(testBackends())('Database on $name', (backend) => {
   const logs = new LogCapture();
 
   beforeAll(async () => {
-    const config = testConfig({ storage: await backend.storage() });
+    // Empty: these tests apply and revert the migrations themselves.
+    const config = testConfig({ storage: await backend.storage({ empty: true }) });
     database = await Database.open(config, createLogger(config, logs), { runMigrations: false });
   });
 

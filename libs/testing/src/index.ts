@@ -1,9 +1,10 @@
 /** Test helpers (imported by tests only): real servers, real databases, log capture, a frozen clock. */
 export { startPostgresCluster, freePort, type PostgresCluster } from './postgres-cluster';
 export { testBackends, createPostgresDatabase, postgresServerUrl, type TestBackend } from './test-databases';
+export { prepareMigratedDatabases, type MigratedDatabases } from './migrated-databases';
 export { LogCapture } from './log-capture';
 export { FrozenClock } from './frozen-clock';
-export { testConfig, testConfigTree, testKey } from './test-config';
+export { testConfig, testConfigTree, testKey, pgliteStorage, type FreshDatabaseOptions } from './test-config';
 export { startTestBroker, type TestBroker, type TestBrokerOptions } from './test-broker';
 export { http, httpJson, type HttpResponse, type HttpRequestOptions } from './http-client';
 export { BrokerProcess, writeConfigFile, ENTRY_POINTS } from './broker-process';

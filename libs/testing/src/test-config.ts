@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { parseConfig, type BrokerConfig } from '@broker/config';
+import { inject } from 'vitest';
 
 type Tree = Record<string, unknown>;
 
@@ -16,13 +17,32 @@ export function mergeConfigTrees(base: Tree, override: Tree): Tree {
   return out;
 }
 
+/** How a test wants its fresh database. */
+export interface FreshDatabaseOptions {
+  /**
+   * True for the tests about migrations themselves: a database with nothing applied.
+   * Otherwise the database is a copy of one migrated once per run (test/global-setup.ts).
+   */
+  readonly empty?: boolean;
+}
+
+/**
+ * The `storage.pglite` settings of a fresh PGlite database in `dataDir` (in memory by
+ * default): seeded (`initial_data`) from the run's migrated dump unless `empty`.
+ */
+export function pgliteStorage(dataDir = `memory://${randomBytes(6).toString('hex')}`, options: FreshDatabaseOptions = {}): Tree {
+  // An explicit `undefined` when empty: merged over `testConfigTree`'s base, it removes the seed.
+  return { data_dir: dataDir, initial_data: options.empty ? undefined : inject('pgliteDump') || undefined };
+}
+
 /** Random 32-byte keys in the config's base64 form. */
 export function testKey(): string {
   return randomBytes(32).toString('base64');
 }
 
 /**
- * A valid raw config tree for tests: ephemeral ports, a fresh in-memory PGlite,
+ * A valid raw config tree for tests: ephemeral ports, a fresh in-memory PGlite (every
+ * migration applied: seeded from the run's dump; a `data_dir` override is seeded too),
  * explicit keys (never development keys), quiet logging, no background refresh sweep;
  * `overrides` merged deeply.
  */
@@ -33,7 +53,7 @@ export function testConfigTree(overrides: Tree = {}): Tree {
       admin: { port: 0, bind: '127.0.0.1' },
       shutdown: { timeout: '5s' },
     },
-    storage: { backend: 'pglite', pglite: { data_dir: `memory://${randomBytes(6).toString('hex')}` } },
+    storage: { backend: 'pglite', pglite: pgliteStorage() },
     encryption: { keys: [{ id: 'test-kek-1', key: testKey() }], current_key_id: 'test-kek-1' },
     third_party_oauth2: { jwe_keys: [{ id: 'test-jwe-1', key: testKey() }] },
     log: { level: 'info' },
