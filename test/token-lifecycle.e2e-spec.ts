@@ -296,6 +296,22 @@ describe.each(testBackends())('token revocation and introspection on $name', (ba
     expect(repeated.headers['cache-control']).toBe('no-store');
   });
 
+  it('answers the same through the ordinary route (a query string misses the hot route)', async () => {
+    const token = await clientCredentials(agentA);
+    const authorization = `Basic ${Buffer.from(`${agentA.id}:${agentA.secret}`).toString('base64')}`;
+    const introspectOn = (path: string) => http(`${base}${path}`, { method: 'POST', headers: { ...FORM, authorization }, body: new URLSearchParams({ token }).toString() });
+    const hot = await introspectOn('/oauth2/introspect');
+    const ordinary = await introspectOn('/oauth2/introspect?via=express');
+    expect(ordinary.status).toBe(200);
+    expect(ordinary.json()).toEqual(hot.json());
+    expect(ordinary.headers['cache-control']).toBe('no-store');
+    const revoked = await http(`${base}/oauth2/revoke?via=express`, { method: 'POST', headers: { ...FORM, authorization }, body: new URLSearchParams({ token }).toString() });
+    expect([revoked.status, revoked.text, revoked.headers['cache-control']]).toEqual([200, '', 'no-store']);
+    expect((await introspectOn('/oauth2/introspect?via=express')).json()).toEqual({ active: false });
+    const refused = await http(`${base}/oauth2/revoke?via=express`, { method: 'POST', headers: { ...FORM, authorization: `Basic ${Buffer.from(`${agentA.id}:wrong`).toString('base64')}` }, body: 'token=x' });
+    expect([refused.status, refused.headers['www-authenticate'], refused.json<{ error: string }>().error]).toEqual([401, 'Basic realm="oauth2", charset="UTF-8"', 'invalid_client']);
+  });
+
   it('carries act for an impersonation token', async () => {
     const form = new URLSearchParams({
       grant_type: EXCHANGE,
