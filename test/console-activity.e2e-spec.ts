@@ -268,5 +268,8 @@ describe('console: activity in a browser (issue 17)', () => {
     await mailCard.getByRole('button', { name: 'Revoke' }).click();
     await expect.poll(() => page.locator('dialog[open]').innerText()).toContain('its 2 active sign-ins end');
     await reviewPage(recorded, 'agents-live-sign-ins');
+    // The agent's own page says it too.
+    const agentPage = await fx.open(`/agents/${mailAgent}`, ALICE);
+    await expect.poll(() => agentPage.page.locator('.consent-header').innerText()).toContain('2 active sign-ins');
   });
 });

@@ -1,4 +1,6 @@
+import { useQuery } from '@tanstack/react-query';
 import { useParams } from 'react-router';
+import { api, unwrap } from '../api/client';
 import { Logo } from '../components/AgentLogo';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { formatDate } from '../format';
@@ -22,6 +24,9 @@ function AgentConsent({ agentId }: { agentId: string }) {
   const { sessionToken, connectedServiceId } = params;
   const detail = useAgentDetail(agentId, sessionToken);
   const grant = useCurrentGrant(agentId);
+  // The agents list says how many sign-ins of this agent are live (never a token).
+  const delegations = useQuery({ queryKey: ['delegations'], queryFn: () => unwrap(api.GET('/api/consent/agents')) });
+  const liveSessions = delegations.data?.data.find((item) => item.agent_id === agentId)?.live_sessions;
 
   if (detail.isError) return <ConsentError error={detail.error} withRequest={sessionToken !== null} onDropRequest={sessionToken !== null ? () => setParams({ sessionToken: null, connectedServiceId: null }) : undefined} />;
   if (detail.isPending || grant.isPending) return <Loading label="Loading the agent…" />;
@@ -45,7 +50,7 @@ function AgentConsent({ agentId }: { agentId: string }) {
               : withRequest
                 ? 'Review what it asks for, then allow or deny.'
                 : grant.data !== null
-                  ? `You allowed this agent; last changed ${formatDate(grant.data.updated_at)}. Change or confirm its access below.`
+                  ? `You allowed this agent; last changed ${formatDate(grant.data.updated_at)}${signIns(liveSessions)}. Change or confirm its access below.`
                   : 'This agent does not act for you. You can allow it below.'}
           </p>
         </div>
@@ -69,4 +74,10 @@ function AgentConsent({ agentId }: { agentId: string }) {
       )}
     </div>
   );
+}
+
+/** `; 2 active sign-ins` (sign-ins that renew the agent's access without asking again), or nothing before it is known. */
+function signIns(count: number | undefined): string {
+  if (count === undefined) return '';
+  return count === 0 ? '; no active sign-in' : `; ${count} active sign-in${count === 1 ? '' : 's'}`;
 }
