@@ -13,9 +13,10 @@ import { looksLikeJwt, readTokenRequestForm } from './token-form-rules';
  * `POST /oauth2/revoke` (RFC 7009). The client authenticates as at the token endpoint
  * (`LifecycleClients.revoker`); then the token is looked for as an access token of ours
  * (a JWT we signed, unexpired) when it has a JWT's form, else as a refresh token (by its
- * SHA-256); `token_type_hint` is not needed for that and is ignored. Only a token issued to the requesting client is revoked; an unknown,
- * malformed, expired or foreign token changes nothing and is answered the same 200
- * (RFC 7009 §2.2), so the answer never tells whether a token exists.
+ * SHA-256); `token_type_hint` is not needed for that and is ignored. Only a token issued
+ * to the requesting client is revoked; an unknown, malformed, expired or foreign token
+ * changes nothing and is answered the same 200 (RFC 7009 §2.2), so the answer never tells
+ * whether a token exists.
  *
  * - A refresh token ends its whole family (`RefreshTokenRepository.revokeFamily`): every
  *   token of the family, and every access token issued with it (their `sid`), is inactive
