@@ -344,6 +344,16 @@ describe.each(testBackends())('token revocation and introspection on $name', (ba
     expect((await introspectAsA(await personToken(agentA.id, basic(agentA)))).active).toBe(true);
   });
 
+  it('answers inactive once the person\'s grant has expired (valid_until, judged by the clock on every answer)', async () => {
+    const validUntil = new Date(clock.nowMs() + 10 * 60_000).toISOString();
+    expect((await alice.post(`/api/consent/agents/${publicAgent}/grants`, { granted_permission_sets: { [setId]: [serviceId] }, valid_until: validUntil })).status).toBe(201);
+    const token = await personToken(publicAgent, oauth.None());
+    expect((await introspectAsGateway(token)).active).toBe(true);
+    expect((await introspectAsGateway(token)).active).toBe(true);
+    clock.advance(11 * 60_000);
+    expect(await introspectAsGateway(token)).toEqual({ active: false });
+  });
+
   it('answers inactive once the agent is deleted', async () => {
     const doomed = (await admin.post('/api/agents', { display_name: 'Doomed', allowed_scopes: ['profile'] })).json<{ id: string }>().id;
     const secret = (await admin.post(`/api/agents/${doomed}/client-credentials`)).json<{ client_secret: string }>().client_secret;
