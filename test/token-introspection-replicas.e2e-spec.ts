@@ -1,4 +1,4 @@
-import { ApiClient, createPostgresDatabase, freePort, http, postgresServerUrl, startTestBroker, testKey, type TestBroker } from '@broker/testing';
+import { ApiClient, createPostgresDatabase, freePort, http, postgresServerUrl, startJwtIssuer, startTestBroker, testKey, type TestBroker, type TestJwtIssuer } from '@broker/testing';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
@@ -16,6 +16,7 @@ const insecure = { [oauth.allowInsecureRequests]: true };
 describe.runIf(postgresServerUrl())('token introspection served from memory, across two replicas on PostgreSQL', () => {
   let a: TestBroker;
   let b: TestBroker;
+  let gateway: TestJwtIssuer;
   let base: string;
   let bUrl: string;
   let asA: oauth.AuthorizationServer;
@@ -26,11 +27,12 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
   const alice = () => new ApiClient(base, ALICE);
 
   beforeAll(async () => {
+    gateway = await startJwtIssuer('ES256');
     const storage = { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } };
     const keys = { encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' }, third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] } };
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    const start = (enduserPort: number) => startTestBroker({ servers: BOTH_SERVERS, config: { ...keys, storage, server: { enduser: { port: enduserPort, public_url: base } } } });
+    const start = (enduserPort: number) => startTestBroker({ servers: BOTH_SERVERS, config: { ...keys, storage, server: { enduser: { port: enduserPort, public_url: base } }, token_exchange: { client_assertion: { issuer_uri: gateway.issuer, jwks_uri: gateway.jwksUri } } } });
     a = await start(port);
     const bPort = await freePort();
     b = await start(bPort);
@@ -52,6 +54,7 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
   afterAll(async () => {
     await a?.stop();
     await b?.stop();
+    await gateway?.stop();
   });
 
   const grant = () => alice().post(`/api/consent/agents/${agent.id}/grants`, { granted_permission_sets: { [setId]: [serviceId] } });
@@ -111,5 +114,23 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
     expect(await activeOn(asB, token)).toBe(false);
     expect(await activeOn(asA, token)).toBe(false);
     expect((await grant()).status).toBe(201);
+  });
+
+  it('an agent deleted by an administrator on replica A is inactive on replica B at the next request (the gateway asks)', async () => {
+    const admin = new ApiClient(a.url('admin'));
+    const doomed = (await admin.post('/api/agents', { display_name: 'Doomed', allowed_scopes: ['mail.read'] })).json<{ id: string }>().id;
+    const secret = (await admin.post(`/api/agents/${doomed}/client-credentials`)).json<{ client_secret: string }>().client_secret;
+    const issued = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'client_credentials', client_id: doomed, client_secret: secret }).toString() });
+    const token = issued.json<{ access_token: string }>().access_token;
+    const assertion = await gateway.sign({ sub: 'gateway' }, { audience: base, ttlSeconds: 3600 });
+    const askB = async () => {
+      const response = await http(`${bUrl}/oauth2/introspect`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion }).toString() });
+      expect(response.status, response.text).toBe(200);
+      return response.json<{ active: boolean }>().active;
+    };
+    expect(await askB()).toBe(true);
+    expect(await askB()).toBe(true);
+    expect((await admin.delete(`/api/agents/${doomed}`)).status).toBe(204);
+    expect(await askB()).toBe(false);
   });
 });
