@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { startPostgresCluster, type PostgresCluster } from '@broker/testing';
 import { Client } from 'pg';
@@ -8,6 +9,7 @@ import { deployBroker, type BrokerDeployment } from './exchange-deployment';
 import { GatewayIssuer } from './gateway-issuer';
 import { alternate, averages, DURATION_SECONDS, FORM_HEADERS, FRESH_RATE_CEILING, measureLoad, ratio, table, WARMUP_SECONDS, type Measurement } from './load';
 import { takeMachine } from './machine-lock';
+import { cpuSecondsBetween, treeCpuTicks } from './servers';
 
 /**
  * The local authorization server's token lifecycle on PostgreSQL, in one run: the
@@ -81,6 +83,27 @@ class RefreshPool {
   }
 }
 
+/** The postmaster's pid (the parent of a backend of this database), to count PostgreSQL's CPU time. */
+async function postmasterPid(databaseUrl: string): Promise<number> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const backend = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid as number;
+    const stat = readFileSync(`/proc/${backend}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } finally {
+    await db.end();
+  }
+}
+
+/** CPU µs per answered request of the broker and of PostgreSQL during each run (two cores shared with the load generator). */
+interface CpuShare {
+  readonly target: string;
+  readonly round: number;
+  readonly brokerUs: number;
+  readonly postgresUs: number;
+}
+
 async function post<T>(url: string, body: string): Promise<T> {
   const response = await fetch(url, { method: 'POST', headers: FORM_HEADERS, body });
   if (response.status !== 200) throw new Error(`${url}: ${response.status} ${await response.text()}`);
@@ -103,8 +126,18 @@ async function lifecycle(deployment: BrokerDeployment): Promise<void> {
   if (answer.active !== true) throw new Error(`introspection answered ${JSON.stringify(answer)}`);
 
   const shapes = [{ name: 'client_credentials' }, { name: 'refresh_token' }, { name: 'introspection' }] as const;
-  const rows = await alternate(ROUNDS, [{ name: 'lifecycle' }], shapes, async (_shape, target) => {
-    switch (target.name) {
+  const postmaster = await postmasterPid(deployment.db.databaseUrl);
+  const cpu: CpuShare[] = [];
+  const rows = await alternate(ROUNDS, [{ name: 'lifecycle' }], shapes, async (_shape, target, round) => {
+    const broker = treeCpuTicks(deployment.broker.pid);
+    const postgres = treeCpuTicks(postmaster);
+    const run = await measure(target.name);
+    const answered = Math.max(1, run.requests);
+    cpu.push({ target: target.name, round, brokerUs: (cpuSecondsBetween(broker, treeCpuTicks(deployment.broker.pid)) * 1e6) / answered, postgresUs: (cpuSecondsBetween(postgres, treeCpuTicks(postmaster)) * 1e6) / answered });
+    return run;
+  });
+  async function measure(name: (typeof shapes)[number]['name']): Promise<Measurement> {
+    switch (name) {
       case 'client_credentials':
         return measureLoad({ url: token, method: 'POST', headers: FORM_HEADERS, bodies: [clientCredentials], connections: CONNECTIONS });
       case 'refresh_token': {
@@ -115,7 +148,7 @@ async function lifecycle(deployment: BrokerDeployment): Promise<void> {
       case 'introspection':
         return measureLoad({ url: introspect, method: 'POST', headers: FORM_HEADERS, bodies: introspections, cycle: true, connections: CONNECTIONS });
     }
-  });
+  }
   console.log(`\ntoken lifecycle on PostgreSQL (POST /oauth2/token, POST /oauth2/introspect), ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, alternating`);
   console.table(table(rows));
   const cc = averages(rows, 'client_credentials', 'lifecycle');
@@ -128,6 +161,8 @@ async function lifecycle(deployment: BrokerDeployment): Promise<void> {
       'p99 vs client_credentials': ratio({ value: of(name).p99, valid: of(name).valid }, { value: cc.p99, valid: cc.valid }),
     })),
   );
+  console.log('CPU per request (warm-up included in the time, measured requests in the count): broker process, PostgreSQL (postmaster and backends)');
+  console.table(cpu.map((c) => ({ target: c.target, round: c.round, 'broker µs': Math.round(c.brokerUs), 'postgres µs': Math.round(c.postgresUs) })));
   console.log(`refresh tokens seeded for the runs: ${count(USERS)} for the access tokens, the rest spent one per request`);
 }
 

@@ -233,11 +233,11 @@ export class RefreshTokenRepository {
   /** Per agent, the person's families still usable at `now` (never a token): a current token within an active grant not newer than it. */
   async liveFamiliesByAgent(principal: string, now: Date): Promise<Map<string, number>> {
     const rows = await this.dataSource.query<{ agent_id: string; families: number }[]>(
-      `SELECT r.agent_id, count(DISTINCT r.family_id)::int AS families
-         FROM refresh_tokens r JOIN grants g ON g.id = r.grant_id
-        WHERE r.principal = $1 AND r.rotated_at IS NULL AND r.revoked_at IS NULL AND r.idle_expires_at > $2 AND r.family_expires_at > $2
+      `SELECT g.agent_id, count(DISTINCT r.family_id)::int AS families
+         FROM grants g JOIN refresh_tokens r ON r.grant_id = g.id
+        WHERE g.principal = $1 AND r.rotated_at IS NULL AND r.revoked_at IS NULL AND r.idle_expires_at > $2 AND r.family_expires_at > $2
           AND ${active(2)} AND g.created_at <= r.issued_at
-        GROUP BY r.agent_id`,
+        GROUP BY g.agent_id`,
       [principal, now],
     );
     return new Map(rows.map((r) => [r.agent_id, r.families]));
