@@ -330,7 +330,8 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
       for (const [path, operations] of Object.entries(document.paths)) {
         for (const method of Object.keys(operations).filter((m) => ['post', 'put', 'patch', 'delete'].includes(m))) {
           const name = `${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, (segment) => (segment === '{kid}' ? '{kid}' : '{id}'))}`;
-          if (name === 'POST /oauth2/token') continue; // a form, tested below
+          // Forms, tested below.
+          if (name === 'POST /oauth2/token' || name === 'POST /oauth2/revoke' || name === 'POST /oauth2/introspect') continue;
           expect(covered, `${name} is not in the property test`).toContain(name);
         }
       }
@@ -373,4 +374,27 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
       { seed: SEED, numRuns: RUNS * 2 },
     );
   });
+
+  for (const path of ['/oauth2/revoke', '/oauth2/introspect']) {
+    it(`POST ${path}: every hostile form is a 4xx {error, error_description}`, async () => {
+      // Each carries a wrong client secret, so even a well-formed one is refused (401 invalid_client).
+      const hostileForm = fc.oneof(
+        fc.stringMatching(/^[a-z_]{1,8}$/).map((name) => `token=t&${name}=1&${name}=2&client_id=${registry.agent}&client_secret=x`),
+        controlCharacter.map((control) => `token=t${encodeURIComponent(control === '\ud800' || control === '\udfff' ? '\u0000' : control)}&client_id=${registry.agent}&client_secret=x`),
+        fc.integer({ min: 66, max: 20_000 }).map((depth) => `token=${'['.repeat(depth)}&client_id=${registry.agent}&client_secret=x`),
+        fc.constantFrom('token=t&client_id=%00&client_secret=%00', `token=1e400&client_id=${registry.agent}&client_secret=1e400`, 'token=%E0%A4%A', '%%%'),
+      );
+      await fc.assert(
+        fc.asyncProperty(hostileForm, async (form) => {
+          const response = await http(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+          expect(response.status, form.slice(0, 80)).toBeGreaterThanOrEqual(400);
+          expect(response.status, form.slice(0, 80)).toBeLessThan(500);
+          const envelope = response.json<Record<string, unknown>>();
+          expect(typeof envelope.error).toBe('string');
+          expect(typeof envelope.error_description).toBe('string');
+        }),
+        { seed: SEED, numRuns: RUNS },
+      );
+    });
+  }
 });
