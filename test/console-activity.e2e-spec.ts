@@ -250,14 +250,17 @@ describe('console: activity in a browser (issue 17)', () => {
     const bob = await fx.open('/agents', BOB);
     await expect.poll(() => bob.page.locator('li.card', { hasText: 'Mail Agent' }).locator('ul.usage > li').allInnerTexts()).toEqual([expect.stringMatching(/^Mail\s*Last used (1 minute|\d+ minutes) ago$/)]);
   });
-  it("says on the agents page how many of an agent's sign-ins are live, and that revoking ends them", async () => {
+  it("says on the agents page how many of an agent's sign-ins are live, and revoking there ends them", async () => {
     const app = fx.broker.broker.server('enduser').app;
     const grantId = await app.get(GrantRepository).activeId(ALICE, mailAgent, new Date());
     const tokens = app.get(RefreshTokenRepository);
     // Two families (two sign-ins of the agent as Alice), as the authorization code grant starts them; a third already revoked.
+    const values: string[] = [];
     for (const revoked of [false, false, true]) {
       const familyId = randomUUID();
-      await tokens.issue({ id: randomUUID(), familyId, tokenSha256: createHash('sha256').update(randomUUID()).digest(), agentId: mailAgent, principal: ALICE, grantId: grantId as string, resources: [], scopes: ['offline_access'], credentialSha256: null, clientIdUrl: null, issuedAt: new Date(), idleExpiresAt: new Date(now + 86_400_000), familyExpiresAt: new Date(now + 30 * 86_400_000) });
+      const value = randomUUID();
+      values.push(value);
+      await tokens.issue({ id: randomUUID(), familyId, tokenSha256: createHash('sha256').update(value).digest(), agentId: mailAgent, principal: ALICE, grantId: grantId as string, resources: [], scopes: ['offline_access'], credentialSha256: null, clientIdUrl: null, issuedAt: new Date(), idleExpiresAt: new Date(now + 86_400_000), familyExpiresAt: new Date(now + 30 * 86_400_000) });
       if (revoked) await tokens.revokeFamily(familyId, new Date());
     }
     const recorded = await fx.open('/agents', ALICE);
@@ -271,5 +274,16 @@ describe('console: activity in a browser (issue 17)', () => {
     // The agent's own page says it too.
     const agentPage = await fx.open(`/agents/${mailAgent}`, ALICE);
     await expect.poll(() => agentPage.page.locator('.consent-header').innerText()).toContain('2 active sign-ins');
+
+    // Alice revokes the agent's access in the console: its refresh tokens stop working at once.
+    const refresh = (value: string) => fetch(`${fx.base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: value, client_id: mailAgent }) });
+    const renewed = await refresh(values[0] as string);
+    expect(renewed.status).toBe(200);
+    const successor = ((await renewed.json()) as { refresh_token: string }).refresh_token;
+    await page.locator('dialog[open]').getByRole('button', { name: 'Revoke access' }).click();
+    await expect.poll(() => page.locator('li.card', { hasText: 'Mail Agent' }).count()).toBe(0);
+    const refused = await refresh(successor);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toBe('invalid_grant');
   });
 });

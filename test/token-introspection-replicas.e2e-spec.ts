@@ -133,4 +133,18 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
     expect((await admin.delete(`/api/agents/${doomed}`)).status).toBe(204);
     expect(await askB()).toBe(false);
   });
+
+  it('lets one of concurrent refreshes of one token, on replicas A and B at once, win; the others get invalid_grant', async () => {
+    expect((await grant()).status).toBeLessThan(300);
+    const { refresh_token: refreshToken } = await tokens();
+    const basic = `Basic ${Buffer.from(`${agent.id}:${encodeURIComponent(agent.secret)}`).toString('base64')}`;
+    const refresh = (url: string) => http(`${url}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic }, body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken as string }).toString() });
+    const answers = await Promise.all([base, bUrl, base, bUrl, base, bUrl].map(refresh));
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
+    for (const answer of answers.filter((a) => a.status !== 200)) expect(answer.json<{ error: string }>().error).toBe('invalid_grant');
+    // The token was presented again after its rotation: a reuse, which ended the winner's new token too, on both replicas.
+    const winner = answers.find((answer) => answer.status === 200)?.json<{ access_token: string; refresh_token: string }>();
+    expect(await activeOn(asB, winner?.refresh_token as string)).toBe(false);
+    expect(await activeOn(asA, winner?.access_token as string)).toBe(false);
+  });
 });
