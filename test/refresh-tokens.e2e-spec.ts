@@ -1,4 +1,4 @@
-import { EventLedger } from '@broker/persistence';
+import { EventLedger, RefreshTokenRetention } from '@broker/persistence';
 import { ApiClient, freePort, FrozenClock, http, startTestBroker, testBackends, type TestBroker } from '@broker/testing';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
@@ -282,6 +282,18 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
     // ... and refused just past day 30, though unused for only 6 days.
     clock.advance(6 * DAY + 1_000);
     expect((await refusal(confidential.id, current)).body.error).toBe('invalid_grant');
+  });
+
+  it('purges the rows of ended families (hourly retention job), keeping live ones', async () => {
+    const live = await signIn(confidential.id);
+    const count = async (condition: string) =>
+      (await broker.broker.runtime.database.dataSource.query<{ n: number }[]>(`SELECT count(*)::int AS n FROM refresh_tokens WHERE ${condition}`, [clock.now()]))[0]?.n ?? 0;
+    const ended = await count("family_expires_at < $1::timestamptz - interval '1 minute'");
+    // The months the clock advanced in the tests above ended the families started before them.
+    expect(ended).toBeGreaterThan(0);
+    expect(await broker.broker.server('enduser').app.get(RefreshTokenRetention).purgeNow()).toBe(ended);
+    expect(await count("family_expires_at < $1::timestamptz - interval '1 minute'")).toBe(0);
+    expect((await refresh(confidential.id, live.refresh_token as string)).refresh_token).toBeTruthy();
   });
 
   it('never writes a token or secret to a log line or an event', async () => {

@@ -18,6 +18,7 @@ export { ExchangeLookup, type ExchangeContext } from './registry/exchange-lookup
 export { RefreshTokenRepository, type RefreshTokenRecord, type NewRefreshFamily, type RefreshPresentation, type RefreshRefusal, type RotationOutcome } from './registry/refresh-token.repository';
 export { TokenStateRepository, type RefreshTokenState, type AccessTokenFacts, type AccessTokenKey, type GrantFacts } from './registry/token-state.repository';
 export { RevokedAccessTokenRetention } from './registry/revoked-access-token-retention';
+export { RefreshTokenRetention } from './registry/refresh-token-retention';
 export { SessionRepository, type ThirdPartySessionRecord, type NewThirdPartySession, type LockedSession, type LockedWrite, type SessionOverview, type ClaimedSession, type RefreshClaim } from './registry/session.repository';
 export { EnvelopeStore, ENVELOPE_COLUMNS, type EnvelopeColumn, type StoredEnvelope } from './registry/envelope-store';
 export { AuthorizationCodeRepository, type AuthorizationCodeRecord } from './registry/authorization-code.repository';

@@ -5,6 +5,7 @@ import { Database } from './database';
 import { EventLedger } from './events/event-ledger';
 import { EventRetention } from './events/event-retention';
 import { REPOSITORY_PROVIDERS, REPOSITORY_TOKENS } from './registry/registry.providers';
+import { RefreshTokenRetention } from './registry/refresh-token-retention';
 import { RevokedAccessTokenRetention } from './registry/revoked-access-token-retention';
 
 /**
@@ -26,8 +27,9 @@ export class PersistenceModule {
         { provide: EventLedger, useFactory: (clock: Clock, random: Random) => database.events.use(clock, random), inject: [Clock, Random] },
         EventRetention,
         RevokedAccessTokenRetention,
+        RefreshTokenRetention,
       ],
-      exports: [Database, ...REPOSITORY_TOKENS, ...APPROVAL_TOKENS, EventLedger, EventRetention, RevokedAccessTokenRetention],
+      exports: [Database, ...REPOSITORY_TOKENS, ...APPROVAL_TOKENS, EventLedger, EventRetention, RevokedAccessTokenRetention, RefreshTokenRetention],
     };
   }
 }

@@ -127,6 +127,20 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
     expect(await present('hank-1', 'hank-2', at(4_000))).toMatchObject({ outcome: 'refused', reason: 'grant' });
   });
 
+  it('purges the rows of families whose absolute expiry passed, rotated ones included, and nothing else', async () => {
+    await family('judy', 'judy-1', { familyExpiresAt: at(2 * DAY) });
+    expect((await present('judy-1', 'judy-2', at(DAY))).outcome).toBe('rotated');
+    await family('kim', 'kim-1', { familyExpiresAt: at(40 * DAY) });
+    const rows = async (principal: string) => (await database.dataSource.query<{ n: number }[]>('SELECT count(*)::int AS n FROM refresh_tokens WHERE principal = $1', [principal]))[0]?.n;
+    expect(await rows('judy')).toBe(2);
+    // Before the family's end nothing goes; after it, both of judy's rows, in batches of one.
+    expect(await tokens.purgeEnded(at(2 * DAY - 1), 10)).toBe(0);
+    expect(await tokens.purgeEnded(at(2 * DAY + 1), 1)).toBe(1);
+    expect(await tokens.purgeEnded(at(2 * DAY + 1), 1)).toBe(1);
+    expect(await rows('judy')).toBe(0);
+    expect(await rows('kim')).toBe(1);
+  });
+
   it('revokes a family only for the client it was issued to', async () => {
     const { first } = await family('ivy', 'ivy-1');
     expect(await tokens.familyOf(sha('ivy-1'), randomUUID())).toBeUndefined();

@@ -243,6 +243,16 @@ export class RefreshTokenRepository {
     return new Map(rows.map((r) => [r.agent_id, r.families]));
   }
 
+  /**
+   * Deletes up to `batch` tokens of families whose absolute expiry passed before `cutoff`
+   * (nothing of such a family can be used or reused any more); how many went. Hourly work
+   * (`RefreshTokenRetention`), so it scans rather than adding an index every refresh would pay for.
+   */
+  async purgeEnded(cutoff: Date, batch: number): Promise<number> {
+    const [, count] = await this.dataSource.query<[unknown[], number]>('DELETE FROM refresh_tokens WHERE id IN (SELECT id FROM refresh_tokens WHERE family_expires_at < $1 LIMIT $2)', [cutoff, batch]);
+    return count;
+  }
+
   private async revokeFamilyWith(manager: EntityManager, familyId: string, now: Date): Promise<boolean> {
     const [, count] = await manager.query<[unknown[], number]>('UPDATE refresh_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL', [familyId, now]);
     return count > 0;
