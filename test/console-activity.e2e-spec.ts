@@ -268,12 +268,14 @@ describe('console: activity in a browser (issue 17)', () => {
     const mailCard = page.locator('li.card', { hasText: 'Mail Agent' });
     await expect.poll(() => mailCard.locator('.meta').innerText()).toContain('2 active sign-ins');
     await expect.poll(() => page.locator('li.card', { hasText: 'Calendar Agent' }).locator('.meta').innerText()).toContain('No active sign-in');
-    await mailCard.getByRole('button', { name: 'Revoke' }).click();
-    await expect.poll(() => page.locator('dialog[open]').innerText()).toContain('its 2 active sign-ins end');
     await reviewPage(recorded, 'agents-live-sign-ins');
     // The agent's own page says it too.
     const agentPage = await fx.open(`/agents/${mailAgent}`, ALICE);
     await expect.poll(() => agentPage.page.locator('.consent-header').innerText()).toContain('2 active sign-ins');
+    await reviewPage(agentPage, 'agent-page-live-sign-ins');
+    await mailCard.getByRole('button', { name: 'Revoke' }).click();
+    await expect.poll(() => page.locator('dialog[open]').innerText()).toContain('its 2 active sign-ins end');
+    await reviewPage(recorded, 'agents-revoke-ends-sign-ins');
 
     // Alice revokes the agent's access in the console: its refresh tokens stop working at once.
     const refresh = (value: string) => fetch(`${fx.base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: value, client_id: mailAgent }) });

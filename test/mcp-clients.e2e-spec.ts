@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { loadConfig } from '@broker/config';
-import { ApiClient, freePort, http, startHttpsDocumentServer, startTestBroker, type HttpsDocumentServer, type TestBroker } from '@broker/testing';
+import { ApiClient, freePort, http, startTestBroker, type HttpsDocumentServer, type TestBroker } from '@broker/testing';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CimdClientProvider, connectMcpClient, consentingBrowser, type Consent } from './support/mcp-client';
+import { CimdClientProvider, connectMcpClient, consentingBrowser, startClientMetadataDocument, type Consent } from './support/mcp-client';
 import { MCP_SCOPE, startMcpServer, type TestMcpServer } from './support/mcp-server';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -43,12 +43,7 @@ describe('MCP clients: the official SDK against the local authorization server',
   const provider = () => new CimdClientProvider(clientId, REDIRECT, browser, base);
 
   beforeAll(async () => {
-    docs = await startHttpsDocumentServer((request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ client_id: `https://127.0.0.1:${docs.port}${request.url ?? ''}`, client_name: 'Desktop MCP client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'] }),
-      );
-    });
-    clientId = `https://127.0.0.1:${docs.port}/oauth/client-metadata.json`;
+    ({ docs, clientId } = await startClientMetadataDocument(REDIRECT));
     const [port, portA, portB, portExample] = [await freePort(), await freePort(), await freePort(), await freePort()];
     base = `http://127.0.0.1:${port}`;
     exampleUrl = `http://127.0.0.1:${portExample}/mcp`;

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiClient, freePort, startHttpsDocumentServer, startTestBroker, type HttpsDocumentServer, type TestBroker } from '@broker/testing';
+import { ApiClient, freePort, startTestBroker, type HttpsDocumentServer, type TestBroker } from '@broker/testing';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CimdClientProvider, connectMcpClient, consentingBrowser } from './support/mcp-client';
+import { CimdClientProvider, connectMcpClient, consentingBrowser, startClientMetadataDocument } from './support/mcp-client';
 import { MCP_SCOPE, startMcpServer, type TestMcpServer } from './support/mcp-server';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -40,12 +40,7 @@ describe('MCP clients keep working across an access token expiry (refresh tokens
   let browser: (url: URL) => Promise<URL>;
 
   beforeAll(async () => {
-    docs = await startHttpsDocumentServer((request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ client_id: `https://127.0.0.1:${docs.port}${request.url ?? ''}`, client_name: 'Desktop MCP client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }),
-      );
-    });
-    clientId = `https://127.0.0.1:${docs.port}/oauth/client-metadata.json`;
+    ({ docs, clientId } = await startClientMetadataDocument(REDIRECT, ['authorization_code', 'refresh_token']));
     const [port, portMcp, portExample] = [await freePort(), await freePort(), await freePort()];
     base = `http://127.0.0.1:${port}`;
     exampleUrl = `http://127.0.0.1:${portExample}/mcp`;

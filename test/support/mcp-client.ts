@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { http, type ApiClient } from '@broker/testing';
+import { http, startHttpsDocumentServer, type ApiClient, type HttpsDocumentServer } from '@broker/testing';
 import { expect } from 'vitest';
 
 /**
@@ -12,6 +12,19 @@ import { expect } from 'vitest';
  * on, the client's redirect URI with `code`, `state` and `iss`.
  */
 export type Browser = (authorizationUrl: URL) => Promise<URL>;
+
+/**
+ * A desktop MCP client's Client ID Metadata Document, served over HTTPS on loopback: a public
+ * client (`none`) whose one redirect URI is `redirect`; `clientId` is the document's URL.
+ */
+export async function startClientMetadataDocument(redirect: string, grantTypes: readonly string[] = ['authorization_code']): Promise<{ docs: HttpsDocumentServer; clientId: string }> {
+  const docs: HttpsDocumentServer = await startHttpsDocumentServer((request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({ client_id: `https://127.0.0.1:${docs.port}${request.url ?? ''}`, client_name: 'Desktop MCP client', redirect_uris: [redirect], token_endpoint_auth_method: 'none', grant_types: grantTypes, response_types: ['code'] }),
+    );
+  });
+  return { docs, clientId: `https://127.0.0.1:${docs.port}/oauth/client-metadata.json` };
+}
 
 /** What the person consents to in `consentingBrowser`, and what they saw. */
 export interface Consent {

@@ -20,21 +20,9 @@ export interface RefreshTokenRecord {
   readonly familyExpiresAt: Date;
 }
 
-/** The first token of a family (an authorization code's). */
-export interface NewRefreshFamily {
-  readonly id: string;
-  readonly familyId: string;
+/** The first token of a family (an authorization code's): the record, and the digest of its value. */
+export interface NewRefreshFamily extends RefreshTokenRecord {
   readonly tokenSha256: Buffer;
-  readonly agentId: string;
-  readonly principal: string;
-  readonly grantId: string;
-  readonly resources: readonly string[];
-  readonly scopes: readonly string[];
-  readonly credentialSha256: Buffer | null;
-  readonly clientIdUrl: string | null;
-  readonly issuedAt: Date;
-  readonly idleExpiresAt: Date;
-  readonly familyExpiresAt: Date;
 }
 
 /** A refresh token presented at the token endpoint by an authenticated (or identified public) client. */
