@@ -58,6 +58,7 @@ export class PermissionSetsService {
     return {
       name: dto.name,
       description: dto.description ?? '',
+      resourceScopes: [],
       serviceScopes: dto.service_scopes.map((entry, index) => ({
         serviceId: serviceIds[index] as string,
         scopes: [...new Set(entry.scopes)],

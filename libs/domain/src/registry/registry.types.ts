@@ -69,12 +69,37 @@ export interface PermissionSetServiceScopes {
   readonly requirementType: RequirementType;
 }
 
-/** A bundle of service scopes. */
+/**
+ * A protected resource the broker is the authorization server of (an MCP server, an API):
+ * tokens for it carry its `resourceUri` as `aud` (RFC 8707, RFC 9728 `resource`) and only
+ * the scopes it offers. The broker holds no tokens for it (unlike a `Service`).
+ */
+export interface ProtectedResource {
+  readonly id: string;
+  readonly displayName: string;
+  readonly description: string | null;
+  readonly logoUrl: string | null;
+  /** Absolute URI without fragment, compared exactly as clients send it in `resource`. */
+  readonly resourceUri: string;
+  /** The scopes it offers, each described for people. */
+  readonly scopes: readonly ServiceScope[];
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export interface PermissionSetResourceScopes {
+  readonly resourceId: string;
+  readonly scopes: readonly string[];
+  readonly requirementType: RequirementType;
+}
+
+/** A bundle of service scopes and protected-resource scopes. */
 export interface PermissionSet {
   readonly id: string;
   readonly name: string;
   readonly description: string;
   readonly serviceScopes: readonly PermissionSetServiceScopes[];
+  readonly resourceScopes: readonly PermissionSetResourceScopes[];
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -86,6 +111,13 @@ export interface GrantDelegation {
   readonly scopes: readonly string[];
 }
 
+/** One delegated protected resource of a grant, under one permission set, with the consented scopes. */
+export interface GrantResourceDelegation {
+  readonly permissionSetId: string;
+  readonly resourceId: string;
+  readonly scopes: readonly string[];
+}
+
 /** A user's delegation to an agent (SPEC.md "Grant"): one per principal and agent. */
 export interface Grant {
   readonly id: string;
@@ -94,6 +126,8 @@ export interface Grant {
   /** null: indefinite. */
   readonly validUntil: Date | null;
   readonly delegations: readonly GrantDelegation[];
+  /** The protected resources (MCP servers) the grant lets the agent ask tokens for. */
+  readonly resourceDelegations: readonly GrantResourceDelegation[];
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }

@@ -211,6 +211,7 @@ function toGrant(row: GrantRow, delegations: readonly DelegationRow[]): Grant {
     agentId: row.agent_id,
     validUntil: row.valid_until,
     delegations: delegations.filter((d) => d.grant_id === row.id).map((d) => ({ permissionSetId: d.permission_set_id, serviceId: d.service_id, scopes: d.scopes })),
+    resourceDelegations: [],
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -8,7 +8,7 @@ import { AgentRepository } from './agent.repository';
 import { PermissionSetRepository, type PermissionSetInput } from './permission-set.repository';
 
 function set(name: string, serviceScopes: PermissionSetInput['serviceScopes'] = []): PermissionSetInput {
-  return { name, description: '', serviceScopes };
+  return { name, description: '', serviceScopes, resourceScopes: [] };
 }
 
 // STYLE.md shape 3: the repository names the registry rule; only the admin API picks the wire code.

@@ -14,6 +14,7 @@ function toPermissionSet(entity: PermissionSetEntity, rows: PermissionSetService
     serviceScopes: rows
       .sort((a, b) => a.position - b.position)
       .map((row) => ({ serviceId: row.serviceId, scopes: row.scopes, requirementType: row.requirementType as RequirementType })),
+    resourceScopes: [],
     createdAt: entity.createdAt,
     updatedAt: entity.updatedAt,
   };

@@ -57,7 +57,7 @@ describe.each(testBackends())('ServiceRepository refusals on $name', (backend) =
   it('refuses to delete a service a permission set covers with the registry rule, and keeps it', async () => {
     const id = randomUUID();
     await services.create(id, service([]), null, new Date());
-    await permissionSets.create(randomUUID(), { name: `covers ${id}`, description: '', serviceScopes: [{ serviceId: id, scopes: ['mail.read'], requirementType: 'mandatory' }] }, new Date());
+    await permissionSets.create(randomUUID(), { name: `covers ${id}`, description: '', resourceScopes: [], serviceScopes: [{ serviceId: id, scopes: ['mail.read'], requirementType: 'mandatory' }] }, new Date());
 
     const refused = services.delete(id);
     await expect(refused).rejects.toBeInstanceOf(RegistryError);
