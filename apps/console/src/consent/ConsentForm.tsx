@@ -2,18 +2,17 @@ import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { ConnectServices } from './ConnectServices';
 import { ConsentError } from './ConsentError';
-import { useAllow, useDeny, type AgentDetail, type Grant } from './consent-queries';
+import { agentResources, setResources, useAllow, useDeny, type AgentDetail, type Grant, type PermissionSet } from './consent-queries';
 import { ExpiryPicker } from './ExpiryPicker';
 import { initialExpiry, validUntil, type Expiry } from './expiry';
 import { GrantConfirmation } from './GrantConfirmation';
-import { isNavigable } from './navigation';
+import { McpServers, resourceScopes } from './McpServers';
+import { leaveFor } from './navigation';
 import { isRequired, PermissionSetList } from './PermissionSetList';
 
-/** Leaves the console for the client's redirect_uri (a full navigation, the authorization request resumes there). */
-function leaveFor(url: string): boolean {
-  if (!isNavigable(url)) return false;
-  window.location.assign(url);
-  return true;
+/** A set delegates something: services, MCP servers, or both. */
+function hasContent(set: PermissionSet): boolean {
+  return set.services.length > 0 || setResources(set).length > 0;
 }
 
 /**
@@ -24,6 +23,7 @@ export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId:
   const [now] = useState(() => new Date());
   const sets = detail.permission_sets;
   const services = useMemo(() => new Map(detail.services.map((service) => [service.id, service])), [detail.services]);
+  const resources = useMemo(() => new Map(agentResources(detail).map((resource) => [resource.id, resource])), [detail]);
   const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set(Object.keys(grant?.granted_permission_sets ?? {}).filter((id) => sets.some((set) => set.id === id))));
   const [expiry, setExpiry] = useState<Expiry>(() => initialExpiry(grant ?? undefined, now));
   const [expiryError, setExpiryError] = useState<string | null>(null);
@@ -38,7 +38,9 @@ export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId:
     if (saved !== null) confirmation.current?.focus();
   }, [saved]);
 
-  const chosen = sets.filter((set) => (isRequired(set) || selected.has(set.id)) && set.services.length > 0);
+  const chosen = sets.filter((set) => (isRequired(set) || selected.has(set.id)) && hasContent(set));
+  const reachedScopes = resourceScopes(chosen);
+  const reached = agentResources(detail).filter((resource) => reachedScopes.has(resource.id));
   const unconnected = [...new Set(chosen.flatMap((set) => set.services.map((s) => s.service_id)))].map((id) => services.get(id)).filter((s) => s !== undefined && s.connection_status === 'not_connected');
 
   function toggle(setId: string, on: boolean) {
@@ -60,7 +62,8 @@ export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId:
       return;
     }
     setExpiryError(null);
-    const granted = Object.fromEntries(chosen.map((set) => [set.id, set.services.map((s) => s.service_id)]));
+    // Per set, the ids it delegates: its services and its MCP servers alike.
+    const granted = Object.fromEntries(chosen.map((set) => [set.id, [...set.services.map((s) => s.service_id), ...setResources(set).map((r) => r.resource_id)]]));
     allow.mutate(
       { granted_permission_sets: granted, valid_until: until.value },
       {
@@ -90,11 +93,11 @@ export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId:
   const failure = allow.error ?? deny.error;
   return (
     <form className="consent-form" onSubmit={submit} noValidate aria-label={`Decide what ${detail.agent.display_name} may do`}>
-      {saved !== null ? <GrantConfirmation ref={confirmation} grant={saved} agentName={detail.agent.display_name} sets={sets} services={services} /> : null}
+      {saved !== null ? <GrantConfirmation ref={confirmation} grant={saved} agentName={detail.agent.display_name} sets={sets} services={services} resources={resources} /> : null}
       <section className="panel consent-permissions" aria-labelledby="consent-permissions">
         <h2 id="consent-permissions">What it may do</h2>
         <fieldset className="consent-plain" aria-labelledby="consent-permissions" disabled={busy}>
-          <PermissionSetList sets={sets} services={services} selected={selected} onToggle={toggle} disabled={busy} />
+          <PermissionSetList sets={sets} services={services} resources={resources} selected={selected} onToggle={toggle} disabled={busy} />
         </fieldset>
         {unconnected.length > 0 ? (
           <p className="notice warning consent-unconnected">
@@ -102,6 +105,7 @@ export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId:
           </p>
         ) : null}
       </section>
+      <McpServers resources={reached} scopes={reachedScopes} agentName={detail.agent.display_name} />
       <ConnectServices services={detail.services} agentId={agentId} sessionToken={sessionToken} />
       <ExpiryPicker value={expiry} onChange={(next) => { setExpiry(next); setExpiryError(null); }} error={expiryError} disabled={busy} now={now} />
       {failure !== null ? <ConsentError error={failure} withRequest={sessionToken !== null} /> : null}

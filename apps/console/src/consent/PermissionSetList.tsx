@@ -1,14 +1,14 @@
 import { Logo } from '../components/AgentLogo';
-import type { ConsentService, PermissionSet } from './consent-queries';
+import { setResources, type ConsentResource, type ConsentService, type PermissionSet } from './consent-queries';
 
 /** Mandatory (and require-all-scopes) sets are fixed on; optional ones are the person's choice. */
 export function isRequired(set: PermissionSet): boolean {
   return set.requirement_type !== 'optional';
 }
 
-/** The scopes of one service in a set, in the service's own words, with the scope code in small mono. */
-function ScopeList({ scopes, service }: { scopes: readonly string[]; service: ConsentService | undefined }) {
-  const words = new Map((service?.permissions ?? []).map((p) => [p.scope, p.description]));
+/** The scopes of one service or MCP server in a set, in its own words, with the scope code in small mono. */
+export function ScopeList({ scopes, described }: { scopes: readonly string[]; described: ConsentService | ConsentResource | undefined }) {
+  const words = new Map((described?.permissions ?? []).map((p) => [p.scope, p.description]));
   return (
     <ul className="consent-scopes">
       {scopes.map((scope) => {
@@ -24,24 +24,52 @@ function ScopeList({ scopes, service }: { scopes: readonly string[]; service: Co
   );
 }
 
+/** The set's MCP servers, or only those in `only`. */
+function shown(set: PermissionSet, only: ReadonlySet<string> | undefined) {
+  return setResources(set).filter((entry) => only === undefined || only.has(entry.resource_id));
+}
+
 function ConnectionBadge({ service }: { service: ConsentService | undefined }) {
   if (service === undefined) return null;
   return service.connection_status === 'connected' ? <span className="badge success">Connected</span> : <span className="badge warning">Not connected</span>;
 }
 
-/** The permission sets the agent asks for, each with its services and scopes; optional ones selectable. */
+/** An MCP server in a set: name, its resource URI as text (never a link), its scopes; nothing to connect. */
+function ResourceEntry({ entry, resource }: { entry: { scopes: readonly string[] }; resource: ConsentResource | undefined }) {
+  const name = resource?.display_name ?? 'Unknown MCP server';
+  return (
+    <li className="consent-service consent-resource">
+      <div className="consent-service-head">
+        <Logo url={resource?.logo_url} name={name} />
+        <span className="consent-service-name">{name}</span>
+        <span className="badge">MCP server</span>
+      </div>
+      {resource !== undefined ? <p className="mono consent-resource-uri">{resource.resource_uri}</p> : null}
+      <ScopeList scopes={entry.scopes} described={resource} />
+    </li>
+  );
+}
+
+/**
+ * The permission sets the agent asks for, each with its services and MCP servers and their scopes;
+ * optional ones selectable. With `only`, each set shows just those MCP servers (incremental consent).
+ */
 export function PermissionSetList({
   sets,
   services,
+  resources,
   selected,
   onToggle,
   disabled,
+  only,
 }: {
   sets: readonly PermissionSet[];
   services: ReadonlyMap<string, ConsentService>;
+  resources: ReadonlyMap<string, ConsentResource>;
   selected: ReadonlySet<string>;
   onToggle: (setId: string, on: boolean) => void;
   disabled: boolean;
+  only?: ReadonlySet<string>;
 }) {
   if (sets.length === 0) return <p className="consent-muted">This agent asks for no permissions yet: its administrator has assigned none.</p>;
   return (
@@ -49,7 +77,10 @@ export function PermissionSetList({
       {sets.map((set) => {
         const required = isRequired(set);
         const inputId = `consent-set-${set.id}`;
-        const described = [`${inputId}-requirement`, set.description.length > 0 ? `${inputId}-description` : null].filter((id) => id !== null).join(' ');
+        // Incremental consent shows the set by name only, with the MCP servers asked for.
+        const description = only === undefined ? set.description : '';
+        const described = [`${inputId}-requirement`, description.length > 0 ? `${inputId}-description` : null].filter((id) => id !== null).join(' ');
+        const mcp = shown(set, only);
         return (
           <li key={set.id} className={`consent-set${required || selected.has(set.id) ? ' is-on' : ''}`}>
             <div className="consent-set-head">
@@ -61,27 +92,36 @@ export function PermissionSetList({
                 {required ? 'Required' : 'Optional'}
               </span>
             </div>
-            {set.description.length > 0 ? (
+            {description.length > 0 ? (
               <p id={`${inputId}-description`} className="consent-set-description">
-                {set.description}
+                {description}
               </p>
             ) : null}
-            <ul className="consent-service-list" aria-label={`Services in ${set.name}`}>
-              {set.services.map((entry) => {
-                const service = services.get(entry.service_id);
-                const name = service?.display_name ?? 'Unknown service';
-                return (
-                  <li key={entry.service_id} className="consent-service">
-                    <div className="consent-service-head">
-                      <Logo url={service?.logo_url} name={name} />
-                      <span className="consent-service-name">{name}</span>
-                      <ConnectionBadge service={service} />
-                    </div>
-                    <ScopeList scopes={entry.scopes} service={service} />
-                  </li>
-                );
-              })}
-            </ul>
+            {only === undefined && set.services.length > 0 ? (
+              <ul className="consent-service-list" aria-label={`Services in ${set.name}`}>
+                {set.services.map((entry) => {
+                  const service = services.get(entry.service_id);
+                  const name = service?.display_name ?? 'Unknown service';
+                  return (
+                    <li key={entry.service_id} className="consent-service">
+                      <div className="consent-service-head">
+                        <Logo url={service?.logo_url} name={name} />
+                        <span className="consent-service-name">{name}</span>
+                        <ConnectionBadge service={service} />
+                      </div>
+                      <ScopeList scopes={entry.scopes} described={service} />
+                    </li>
+                  );
+                })}
+              </ul>
+            ) : null}
+            {mcp.length > 0 ? (
+              <ul className="consent-service-list" aria-label={`MCP servers in ${set.name}`}>
+                {mcp.map((entry) => (
+                  <ResourceEntry key={entry.resource_id} entry={entry} resource={resources.get(entry.resource_id)} />
+                ))}
+              </ul>
+            ) : null}
           </li>
         );
       })}

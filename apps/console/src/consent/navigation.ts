@@ -13,6 +13,13 @@ export function isNavigable(url: string): boolean {
   return !['javascript:', 'data:', 'vbscript:', 'blob:', 'file:'].includes(parsed.protocol);
 }
 
+/** Leaves the console for the client's redirect_uri (a full navigation, the authorization request resumes there). */
+export function leaveFor(url: string): boolean {
+  if (!isNavigable(url)) return false;
+  window.location.assign(url);
+  return true;
+}
+
 /** Where Connect sends the browser: the broker's third-party authorize route, coming back to this consent page (with its request). */
 export function connectServiceUrl(serviceId: string, agentId: string, sessionToken: string | null): string {
   const base = (import.meta.env.VITE_BROKER_URL as string | undefined) ?? '';

@@ -8,6 +8,8 @@ import { AgentAbout, CimdIdentity } from '../consent/AgentIdentity';
 import { AnsweredRequest } from '../consent/AnsweredRequest';
 import { ConsentError } from '../consent/ConsentError';
 import { ConsentForm } from '../consent/ConsentForm';
+import { pendingResources } from '../consent/step-up';
+import { namesInWords, StepUpForm } from '../consent/StepUpForm';
 import { useAgentDetail, useCurrentGrant } from '../consent/consent-queries';
 import { useConsentParams } from '../consent/consent-params';
 import { returnHost } from '../consent/navigation';
@@ -38,16 +40,21 @@ function AgentConsent({ agentId }: { agentId: string }) {
   const withRequest = sessionToken !== null && authorization_context !== null && answered === null;
   const connected = connectedServiceId === null ? undefined : services.find((s) => s.id === connectedServiceId);
   const host = withRequest ? returnHost(authorization_context.original_url) : null;
+  // Incremental consent: allowed before, and the request asks for MCP servers not delegated yet.
+  const pending = withRequest ? pendingResources(detail.data, grant.data !== null) : [];
+  const stepUp = pending.length > 0 && grant.data !== null && sessionToken !== null ? { grant: grant.data, sessionToken } : null;
   return (
     <div className="consent-page">
       <header className="consent-header">
         <Logo url={agent.logo_url ?? cimd?.logo_uri} name={agent.display_name} />
         <div>
-          <h1>{withRequest ? `${agent.display_name} wants to act for you` : agent.display_name}</h1>
+          <h1>{stepUp !== null ? `Allow ${agent.display_name} to use ${namesInWords(pending.map((resource) => resource.display_name))}?` : withRequest ? `${agent.display_name} wants to act for you` : agent.display_name}</h1>
           <p className="consent-muted">
             {answered !== null
               ? `${agent.display_name} asked to act for you.`
-              : withRequest
+              : stepUp !== null
+                ? `You allowed ${agent.display_name} before. It now asks for more: review it, then allow or deny.`
+                : withRequest
                 ? 'Review what it asks for, then allow or deny.'
                 : grant.data !== null
                   ? `You allowed this agent; last changed ${formatDate(grant.data.updated_at)}${signIns(liveSessions)}. Change or confirm its access below.`
@@ -69,6 +76,8 @@ function AgentConsent({ agentId }: { agentId: string }) {
       <AgentAbout agent={agent} />
       {answered !== null ? (
         <AnsweredRequest answer={answered} onReview={() => setParams({ sessionToken: null, connectedServiceId: null })} />
+      ) : stepUp !== null ? (
+        <StepUpForm agentId={agentId} detail={detail.data} grant={stepUp.grant} sessionToken={stepUp.sessionToken} pending={pending} />
       ) : (
         <ConsentForm agentId={agentId} detail={detail.data} grant={grant.data} sessionToken={withRequest ? sessionToken : null} />
       )}

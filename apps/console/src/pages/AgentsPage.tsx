@@ -10,7 +10,14 @@ import { relativeTime } from '../activity/time';
 import { useCurrentGrant } from '../consent/consent-queries';
 import { formatDate } from '../format';
 
-type Delegation = components['schemas']['DelegationSummaryResponse'];
+/** An MCP server the active grant lets the agent reach. */
+interface ReachedResource {
+  readonly id: string;
+  readonly display_name: string;
+  readonly resource_uri: string;
+  readonly logo_url: string | null;
+}
+type Delegation = components['schemas']['DelegationSummaryResponse'] & { readonly resources?: readonly ReachedResource[] };
 type LastUsed = components['schemas']['LastUsedView'];
 
 /** `/agents`: the agents the person has delegated to, with revoke (issue 15 item 3). */
@@ -54,11 +61,17 @@ function DelegationList({ items }: { items: readonly Delegation[] }) {
               <span>
                 {item.active_grant_count} service{item.active_grant_count === 1 ? '' : 's'}
               </span>
+              {(item.resources ?? []).length > 0 ? (
+                <span>
+                  {(item.resources ?? []).length} MCP server{(item.resources ?? []).length === 1 ? '' : 's'}
+                </span>
+              ) : null}
               <span>Expires: {item.expires_at === null ? 'no expiry' : formatDate(item.expires_at)}</span>
               <span>Changed {formatDate(item.last_modified_at)}</span>
               <LiveSessions count={item.live_sessions} />
             </div>
-            {lastUsed.data !== undefined ? <ServiceUsage agentId={item.agent_id} name={item.display_name} used={lastUsed.data.data} serviceNames={serviceNames} /> : null}
+            {lastUsed.data !== undefined ? <ServiceUsage agentId={item.agent_id} name={item.display_name} used={lastUsed.data.data} serviceNames={serviceNames} resources={item.resources ?? []} /> : null}
+            <McpAccess name={item.display_name} resources={item.resources ?? []} />
           </div>
           <RevokeButton agentId={item.agent_id} name={item.display_name} liveSessions={item.live_sessions} />
         </li>
@@ -68,11 +81,13 @@ function DelegationList({ items }: { items: readonly Delegation[] }) {
 }
 
 /** Each service the agent's grant delegates, with when the agent last used it (issue 17 item 3). */
-function ServiceUsage({ agentId, name, used, serviceNames }: { agentId: string; name: string; used: readonly LastUsed[]; serviceNames: ReadonlyMap<string, string> }) {
+function ServiceUsage({ agentId, name, used, serviceNames, resources }: { agentId: string; name: string; used: readonly LastUsed[]; serviceNames: ReadonlyMap<string, string>; resources: readonly ReachedResource[] }) {
   const grant = useCurrentGrant(agentId);
   if (grant.data === undefined || grant.data === null) return null;
+  // A grant delegates services and MCP servers alike; the MCP servers are listed apart.
+  const resourceIds = new Set(resources.map((resource) => resource.id));
   // By name, so the order stays the same whatever the grant's permission sets are.
-  const serviceIds = [...new Set(Object.values(grant.data.granted_permission_sets).flat())].sort((a, b) => (serviceNames.get(a) ?? '').localeCompare(serviceNames.get(b) ?? ''));
+  const serviceIds = [...new Set(Object.values(grant.data.granted_permission_sets).flat())].filter((id) => !resourceIds.has(id)).sort((a, b) => (serviceNames.get(a) ?? '').localeCompare(serviceNames.get(b) ?? ''));
   if (serviceIds.length === 0) return null;
   const now = new Date();
   return (
@@ -97,6 +112,21 @@ function ServiceUsage({ agentId, name, used, serviceNames }: { agentId: string; 
           </li>
         );
       })}
+    </ul>
+  );
+}
+
+/** The MCP servers the agent may reach (the broker issues their tokens): names, with the address as secondary text. */
+function McpAccess({ name, resources }: { name: string; resources: readonly ReachedResource[] }) {
+  if (resources.length === 0) return null;
+  return (
+    <ul className="usage mcp-access" aria-label={`MCP servers ${name} may use`}>
+      {resources.map((resource) => (
+        <li key={resource.id}>
+          <span className="usage-service">{resource.display_name}</span>
+          <span className="usage-when mono">{resource.resource_uri}</span>
+        </li>
+      ))}
     </ul>
   );
 }

@@ -1,0 +1,101 @@
+import { useMemo, useState, type FormEvent } from 'react';
+import { formatDate } from '../format';
+import { ConsentError } from './ConsentError';
+import { agentResources, useAllow, useDeny, type AgentDetail, type ConsentResource, type Grant } from './consent-queries';
+import { McpServers, resourceScopes } from './McpServers';
+import { leaveFor } from './navigation';
+import { isRequired, PermissionSetList } from './PermissionSetList';
+import { setsCovering, widenedGrant } from './step-up';
+
+/** "A", "A and B", "A, B and C". */
+export function namesInWords(names: readonly string[]): string {
+  return names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1] ?? ''}`;
+}
+
+/**
+ * Incremental consent: the person already allowed the agent, and its authorization request asks
+ * for MCP servers the grant does not delegate yet. Only those servers and the permission sets
+ * covering them are offered; Allow adds them to the grant, everything allowed before stays as it
+ * is, and so does its expiry. Deny declines this request only.
+ */
+export function StepUpForm({ agentId, detail, grant, sessionToken, pending }: { agentId: string; detail: AgentDetail; grant: Grant; sessionToken: string; pending: readonly ConsentResource[] }) {
+  const agentName = detail.agent.display_name;
+  const pendingIds = useMemo(() => new Set(pending.map((resource) => resource.id)), [pending]);
+  const sets = useMemo(() => setsCovering(detail.permission_sets, pendingIds), [detail.permission_sets, pendingIds]);
+  const services = useMemo(() => new Map(detail.services.map((service) => [service.id, service])), [detail.services]);
+  const resources = useMemo(() => new Map(agentResources(detail).map((resource) => [resource.id, resource])), [detail]);
+  // The request asks for these servers: the sets covering them start ticked, optional ones can be unticked.
+  const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set(sets.map((set) => set.id)));
+  const [leaving, setLeaving] = useState<string | null>(null);
+  const allow = useAllow(agentId, sessionToken);
+  const deny = useDeny(agentId, sessionToken);
+  const busy = allow.isPending || deny.isPending || leaving !== null;
+  const chosen = sets.filter((set) => isRequired(set) || selected.has(set.id));
+  const scopes = resourceScopes(chosen);
+
+  function toggle(setId: string, on: boolean) {
+    setSelected((current) => {
+      const next = new Set(current);
+      if (on) next.add(setId);
+      else next.delete(setId);
+      return next;
+    });
+  }
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (busy || chosen.length === 0) return;
+    // The grant is replaced as a whole: what it delegates now, plus the servers asked for; same expiry.
+    allow.mutate(
+      { granted_permission_sets: widenedGrant(grant.granted_permission_sets, chosen, pendingIds), valid_until: grant.valid_until },
+      {
+        onSuccess: (answer) => {
+          if (answer?.redirect_url === undefined) return;
+          setLeaving('Access allowed. Returning you to the application…');
+          if (!leaveFor(answer.redirect_url)) setLeaving('Access allowed. You can close this page and return to the application.');
+        },
+      },
+    );
+  }
+
+  function decline() {
+    if (busy) return;
+    deny.mutate(undefined, {
+      onSuccess: ({ redirect_url }) => {
+        setLeaving('Request denied. Returning you to the application…');
+        if (!leaveFor(redirect_url)) setLeaving('Request denied. You can close this page.');
+      },
+    });
+  }
+
+  const failure = allow.error ?? deny.error;
+  const names = namesInWords(pending.map((resource) => resource.display_name));
+  return (
+    <form className="consent-form" onSubmit={submit} noValidate aria-label={`Decide whether ${agentName} may use ${names}`}>
+      <section className="panel consent-permissions" aria-labelledby="consent-permissions">
+        <h2 id="consent-permissions">What it asks for now</h2>
+        <p className="notice consent-return consent-stays" role="note">
+          What you allowed {agentName} before stays allowed{grant.valid_until === null ? ', with no expiry' : `, until ${formatDate(grant.valid_until)}`}. Allow adds only what is below, for the same time.
+        </p>
+        <fieldset className="consent-plain" aria-labelledby="consent-permissions" disabled={busy}>
+          <PermissionSetList sets={sets} services={services} resources={resources} selected={selected} onToggle={toggle} disabled={busy} only={pendingIds} />
+        </fieldset>
+      </section>
+      <McpServers resources={pending.filter((resource) => scopes.has(resource.id))} scopes={scopes} agentName={agentName} />
+      {failure !== null ? <ConsentError error={failure} withRequest /> : null}
+      <div className="panel consent-decision">
+        <p className="consent-decision-hint" role="status">
+          {leaving ?? (chosen.length === 0 ? 'Choose at least one permission set to allow.' : `${agentName} will also be able to use ${names}.`)}
+        </p>
+        <div className="actions">
+          <button type="button" className="button danger" disabled={busy} onClick={decline}>
+            Deny
+          </button>
+          <button type="submit" className="button primary" disabled={busy || chosen.length === 0}>
+            {allow.isPending ? 'Allowing…' : 'Allow'}
+          </button>
+        </div>
+      </div>
+    </form>
+  );
+}
