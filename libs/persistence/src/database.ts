@@ -18,6 +18,7 @@ import { ClientCache } from './registry/client-cache';
 import { registerExchangeCache } from './registry/exchange-cache-registry';
 import { EXCHANGE_CHANNEL, ExchangeContextCache } from './registry/exchange-context-cache';
 import { RegistryChangeListener } from './registry/registry-change-listener';
+import { ResourceCatalog } from './registry/resource-catalog';
 import { TokenStateCache } from './registry/token-state-cache';
 import { TracedPgClient } from './traced-pg-client';
 import { TypeOrmPinoLogger } from './typeorm-logger';
@@ -46,7 +47,12 @@ export class Database {
    * a write through either server clears what the other reads (provided to both).
    */
   readonly clientCache = new ClientCache();
-  /** Internal to `libs/persistence`: clears `clientCache` on other replicas' writes. */
+  /**
+   * Internal to `libs/persistence`: the protected resources by URI (the authorization and
+   * token endpoints' `resource` lookups), one per process like `clientCache`.
+   */
+  readonly resourceCatalog = new ResourceCatalog();
+  /** Internal to `libs/persistence`: clears `clientCache` and `resourceCatalog` on other replicas' writes. */
   readonly registryChanges: RegistryChangeListener;
   /**
    * Internal to `libs/persistence`: the token exchange's grant and session reads, kept while
@@ -75,7 +81,7 @@ export class Database {
   ) {
     // Connects only when something subscribes: CLIs and the admin API open no LISTEN connection.
     this.notifications = listenUrl === undefined ? undefined : new PostgresListenConnection(listenUrl);
-    this.registryChanges = new RegistryChangeListener(this.notifications, this.clientCache);
+    this.registryChanges = new RegistryChangeListener(this.notifications, [this.clientCache, this.resourceCatalog]);
     this.exchangeCache = this.notifications === undefined ? undefined : new ExchangeContextCache(this.notifications);
     this.tokenState = this.notifications === undefined ? undefined : new TokenStateCache(this.notifications);
     const { exchangeCache, tokenState } = this;

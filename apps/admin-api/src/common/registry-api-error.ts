@@ -13,10 +13,16 @@ export function registryApiError(error: RegistryError): ApiError {
     case 'service_in_use':
     case 'duplicate_permission_set_name':
     case 'permission_set_in_use':
+    case 'duplicate_resource_uri':
+    case 'resource_uri_of_other_kind':
+    case 'resource_in_use':
+    case 'resource_scope_in_use':
       return new ApiError('conflict', error.message);
     // 400: a reference the admin sent vanished between validation and the write.
     case 'permission_set_missing':
     case 'service_missing':
+    case 'resource_missing':
+    case 'resource_scope_not_offered':
       return new ApiError('validation failed', error.message);
     default:
       return assertNever(error.code, 'registry error code');

@@ -24,8 +24,8 @@ export interface EventDetailsByType {
   'token.exchanged': { readonly resource: string | null; readonly oauth_error: string | null };
   /** An impersonation token issued or refused (the hot path: recorded in batches). */
   'impersonation.decided': { readonly audience: string | null; readonly oauth_error: string | null };
-  'grant.created': { readonly permission_set_ids: readonly string[]; readonly service_ids: readonly string[]; readonly valid_until: string | null };
-  'grant.replaced': { readonly permission_set_ids: readonly string[]; readonly service_ids: readonly string[]; readonly valid_until: string | null };
+  'grant.created': { readonly permission_set_ids: readonly string[]; readonly service_ids: readonly string[]; readonly resource_ids: readonly string[]; readonly valid_until: string | null };
+  'grant.replaced': { readonly permission_set_ids: readonly string[]; readonly service_ids: readonly string[]; readonly resource_ids: readonly string[]; readonly valid_until: string | null };
   'grant.revoked': Record<string, never>;
   'grant.expired': { readonly valid_until: string };
   'session.connected': { readonly scopes: readonly string[] };
@@ -50,6 +50,9 @@ export interface EventDetailsByType {
   'service.created': { readonly display_name: string };
   'service.changed': { readonly display_name: string };
   'service.deleted': Record<string, never>;
+  'resource.created': { readonly resource_id: string; readonly display_name: string; readonly resource_uri: string };
+  'resource.changed': { readonly resource_id: string; readonly display_name: string; readonly resource_uri: string };
+  'resource.deleted': { readonly resource_id: string };
   'permission_set.created': { readonly permission_set_id: string; readonly name: string };
   'permission_set.changed': { readonly permission_set_id: string; readonly name: string };
   'permission_set.deleted': { readonly permission_set_id: string };
@@ -107,6 +110,9 @@ export const EVENT_TYPES: readonly EventType[] = [
   'service.created',
   'service.changed',
   'service.deleted',
+  'resource.created',
+  'resource.changed',
+  'resource.deleted',
   'permission_set.created',
   'permission_set.changed',
   'permission_set.deleted',

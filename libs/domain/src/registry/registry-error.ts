@@ -17,7 +17,19 @@ export type RegistryErrorCode =
   /** A service the permission set covers was deleted between validation and the write (foreign key). */
   | 'service_missing'
   /** An agent or a grant still references the permission set being deleted (foreign key). */
-  | 'permission_set_in_use';
+  | 'permission_set_in_use'
+  /** Another protected resource already has this `resource_uri` (unique constraint). */
+  | 'duplicate_resource_uri'
+  /** A URI is both a service's protected resource and a registered protected resource. */
+  | 'resource_uri_of_other_kind'
+  /** A permission set or a grant still references the protected resource being deleted (foreign key). */
+  | 'resource_in_use'
+  /** A replacement drops a scope of the protected resource that a permission set still names. */
+  | 'resource_scope_in_use'
+  /** A protected resource the permission set covers was deleted between validation and the write (foreign key). */
+  | 'resource_missing'
+  /** A permission set names a scope its protected resource no longer offers (changed between validation and the write). */
+  | 'resource_scope_not_offered';
 
 /** A registry write refused by a database rule; `message` is safe to send as is. */
 export class RegistryError extends Error {

@@ -2,11 +2,21 @@ import { RegistryError, type PermissionSet, type RequirementType } from '@broker
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../events/event-ledger';
 import { constraintViolation, FOREIGN_KEY_VIOLATION, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
-import { PermissionSetEntity, PermissionSetServiceScopeEntity } from './registry.entities';
+import { PermissionSetEntity, PermissionSetResourceScopeEntity, PermissionSetServiceScopeEntity, ProtectedResourceEntity } from './registry.entities';
 
 export type PermissionSetInput = Omit<PermissionSet, 'id' | 'createdAt' | 'updatedAt'>;
 
-function toPermissionSet(entity: PermissionSetEntity, rows: PermissionSetServiceScopeEntity[]): PermissionSet {
+/** The rows of one or more sets: their service scopes and their protected-resource scopes. */
+interface ScopeRows {
+  readonly services: PermissionSetServiceScopeEntity[];
+  readonly resources: PermissionSetResourceScopeEntity[];
+}
+
+function rowsOf(rows: ScopeRows, permissionSetId: string): ScopeRows {
+  return { services: rows.services.filter((row) => row.permissionSetId === permissionSetId), resources: rows.resources.filter((row) => row.permissionSetId === permissionSetId) };
+}
+
+function toPermissionSet(entity: PermissionSetEntity, { services: rows, resources }: ScopeRows): PermissionSet {
   return {
     id: entity.id,
     name: entity.name,
@@ -14,7 +24,9 @@ function toPermissionSet(entity: PermissionSetEntity, rows: PermissionSetService
     serviceScopes: rows
       .sort((a, b) => a.position - b.position)
       .map((row) => ({ serviceId: row.serviceId, scopes: row.scopes, requirementType: row.requirementType as RequirementType })),
-    resourceScopes: [],
+    resourceScopes: resources
+      .sort((a, b) => a.position - b.position)
+      .map((row) => ({ resourceId: row.resourceId, scopes: row.scopes, requirementType: row.requirementType as RequirementType })),
     createdAt: entity.createdAt,
     updatedAt: entity.updatedAt,
   };
@@ -25,40 +37,60 @@ function translate(error: unknown, input: PermissionSetInput): never {
   if (violation?.code === UNIQUE_VIOLATION && violation.constraint === 'permission_sets_name_key') {
     throw new RegistryError('duplicate_permission_set_name', `a permission set named "${input.name}" already exists`);
   }
+  if (violation?.code === FOREIGN_KEY_VIOLATION && violation.constraint?.startsWith('permission_set_resource_scopes') === true) {
+    throw new RegistryError('resource_missing', 'resource_scopes: a referenced protected resource no longer exists');
+  }
   if (violation?.code === FOREIGN_KEY_VIOLATION) throw new RegistryError('service_missing', 'service_scopes: a referenced service no longer exists');
   throw error;
 }
 
-/** Permission sets and the service scopes they bundle. */
+/** Which sets a list returns: those covering the service and (both given) the protected resource. */
+export interface PermissionSetFilter {
+  readonly serviceId?: string;
+  readonly resourceId?: string;
+}
+
+/** Permission sets and the service scopes and protected-resource scopes they bundle. */
 export class PermissionSetRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** All sets, or those covering `serviceId`, oldest first. */
-  async list(serviceId?: string): Promise<PermissionSet[]> {
+  list(serviceId?: string): Promise<PermissionSet[]> {
+    return this.listWhere({ serviceId });
+  }
+
+  /** The sets covering the filter's service and protected resource (each when given), oldest first. */
+  async listWhere(filter: PermissionSetFilter): Promise<PermissionSet[]> {
+    let ids: Set<string> | undefined;
+    if (filter.serviceId !== undefined) {
+      const covering = await this.dataSource.getRepository(PermissionSetServiceScopeEntity).find({ select: { permissionSetId: true }, where: { serviceId: filter.serviceId } });
+      ids = new Set(covering.map((c) => c.permissionSetId));
+    }
+    if (filter.resourceId !== undefined) {
+      const covering = await this.dataSource.getRepository(PermissionSetResourceScopeEntity).find({ select: { permissionSetId: true }, where: { resourceId: filter.resourceId } });
+      const previous = ids;
+      ids = new Set(covering.map((c) => c.permissionSetId).filter((id) => previous === undefined || previous.has(id)));
+    }
     const repository = this.dataSource.getRepository(PermissionSetEntity);
     let sets: PermissionSetEntity[];
-    if (serviceId === undefined) {
-      sets = await repository.find({ order: { createdAt: 'ASC', id: 'ASC' } });
-    } else {
-      const covering = await this.dataSource.getRepository(PermissionSetServiceScopeEntity).find({ select: { permissionSetId: true }, where: { serviceId } });
-      sets = covering.length === 0 ? [] : await repository.find({ where: { id: In(covering.map((c) => c.permissionSetId)) }, order: { createdAt: 'ASC', id: 'ASC' } });
-    }
-    const rows = sets.length === 0 ? [] : await this.dataSource.getRepository(PermissionSetServiceScopeEntity).findBy({ permissionSetId: In(sets.map((s) => s.id)) });
-    return sets.map((set) => toPermissionSet(set, rows.filter((row) => row.permissionSetId === set.id)));
+    if (ids === undefined) sets = await repository.find({ order: { createdAt: 'ASC', id: 'ASC' } });
+    else sets = ids.size === 0 ? [] : await repository.find({ where: { id: In([...ids]) }, order: { createdAt: 'ASC', id: 'ASC' } });
+    const rows = await this.scopeRows(sets.map((s) => s.id));
+    return sets.map((set) => toPermissionSet(set, rowsOf(rows, set.id)));
   }
 
   async findById(id: string): Promise<PermissionSet | undefined> {
     const set = await this.dataSource.getRepository(PermissionSetEntity).findOneBy({ id });
     if (set === null) return undefined;
-    return toPermissionSet(set, await this.dataSource.getRepository(PermissionSetServiceScopeEntity).findBy({ permissionSetId: id }));
+    return toPermissionSet(set, await this.scopeRows([id]));
   }
 
-  /** The sets among `ids` that exist, in two queries whatever their number. */
+  /** The sets among `ids` that exist, in three queries whatever their number. */
   async findByIds(ids: readonly string[]): Promise<PermissionSet[]> {
     if (ids.length === 0) return [];
     const sets = await this.dataSource.getRepository(PermissionSetEntity).findBy({ id: In([...ids]) });
-    const rows = sets.length === 0 ? [] : await this.dataSource.getRepository(PermissionSetServiceScopeEntity).findBy({ permissionSetId: In(sets.map((s) => s.id)) });
-    return sets.map((set) => toPermissionSet(set, rows.filter((row) => row.permissionSetId === set.id)));
+    const rows = await this.scopeRows(sets.map((s) => s.id));
+    return sets.map((set) => toPermissionSet(set, rowsOf(rows, set.id)));
   }
 
   /** The ids among `ids` that name existing permission sets. */
@@ -92,6 +124,7 @@ export class PermissionSetRepository {
         const entity = manager.merge(PermissionSetEntity, existing, { name: input.name, description: input.description, updatedAt: now });
         await manager.save(PermissionSetEntity, entity);
         await manager.delete(PermissionSetServiceScopeEntity, { permissionSetId: id });
+        await manager.delete(PermissionSetResourceScopeEntity, { permissionSetId: id });
         const set = toPermissionSet(entity, await this.writeScopes(manager, id, input));
         await events?.(set, manager);
         return set;
@@ -122,11 +155,42 @@ export class PermissionSetRepository {
     }
   }
 
-  private async writeScopes(manager: EntityManager, permissionSetId: string, input: PermissionSetInput): Promise<PermissionSetServiceScopeEntity[]> {
-    const rows = input.serviceScopes.map((entry, position) =>
+  private async scopeRows(permissionSetIds: readonly string[]): Promise<ScopeRows> {
+    if (permissionSetIds.length === 0) return { services: [], resources: [] };
+    const where = { permissionSetId: In([...permissionSetIds]) };
+    const [services, resources] = [await this.dataSource.getRepository(PermissionSetServiceScopeEntity).findBy(where), await this.dataSource.getRepository(PermissionSetResourceScopeEntity).findBy(where)];
+    return { services, resources };
+  }
+
+  private async writeScopes(manager: EntityManager, permissionSetId: string, input: PermissionSetInput): Promise<ScopeRows> {
+    const services = input.serviceScopes.map((entry, position) =>
       manager.create(PermissionSetServiceScopeEntity, { permissionSetId, serviceId: entry.serviceId, scopes: [...entry.scopes], requirementType: entry.requirementType, position }),
     );
-    if (rows.length > 0) await manager.insert(PermissionSetServiceScopeEntity, rows);
-    return rows;
+    if (services.length > 0) await manager.insert(PermissionSetServiceScopeEntity, services);
+    await assertScopesOffered(manager, input);
+    const resources = input.resourceScopes.map((entry, position) =>
+      manager.create(PermissionSetResourceScopeEntity, { permissionSetId, resourceId: entry.resourceId, scopes: [...entry.scopes], requirementType: entry.requirementType, position }),
+    );
+    if (resources.length > 0) await manager.insert(PermissionSetResourceScopeEntity, resources);
+    return { services, resources };
+  }
+}
+
+/**
+ * Within the write's transaction: every protected resource named still exists and offers the
+ * scopes named ('resource_missing', 'resource_scope_not_offered'). The share lock on the
+ * resources' rows waits for a replacement of one in flight and holds off the next until commit
+ * (`ProtectedResourceRepository.replace` checks the sets naming the scopes it drops).
+ */
+async function assertScopesOffered(manager: EntityManager, input: PermissionSetInput): Promise<void> {
+  if (input.resourceScopes.length === 0) return;
+  const ids = input.resourceScopes.map((entry) => entry.resourceId);
+  const resources = await manager.find(ProtectedResourceEntity, { select: { id: true, scopes: true }, where: { id: In(ids) }, lock: { mode: 'pessimistic_read' } });
+  for (const entry of input.resourceScopes) {
+    const resource = resources.find((r) => r.id === entry.resourceId);
+    if (resource === undefined) throw new RegistryError('resource_missing', 'resource_scopes: a referenced protected resource no longer exists');
+    const offered = new Set(resource.scopes.map((s) => s.scope));
+    const missing = entry.scopes.filter((scope) => !offered.has(scope));
+    if (missing.length > 0) throw new RegistryError('resource_scope_not_offered', `resource_scopes: the protected resource ${entry.resourceId} does not offer ${missing.join(', ')}`);
   }
 }

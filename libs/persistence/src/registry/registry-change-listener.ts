@@ -1,11 +1,20 @@
 import type { PostgresListenConnection } from '../notifications/postgres-listen-connection';
-import type { ClientCache } from './client-cache';
 
-/** The channel of committed token-endpoint client changes (agents, assignments, secrets); migration RegistryNotifications. */
+/** What the listener clears: the client cache, the protected-resource catalog. */
+export interface RegistryReadCache {
+  invalidate(): void;
+}
+
+/**
+ * The channel of committed registry changes the hot paths read from memory: token-endpoint
+ * clients (agents, assignments, secrets; migration RegistryNotifications) and protected
+ * resources (migration ProtectedResources).
+ */
 export const REGISTRY_CHANNEL = 'registry_changed';
 
 /**
- * Clears the process's client cache when another replica changes a client: `LISTEN
+ * Clears the process's client cache and resource catalog when another replica changes a
+ * client or a protected resource: `LISTEN
  * registry_changed` on the process's one notification connection (PostgreSQL). PGlite is
  * one process by construction, so this process's own writes are all there is, and they
  * clear the cache themselves.
@@ -19,14 +28,19 @@ export class RegistryChangeListener {
 
   constructor(
     private readonly connection: PostgresListenConnection | undefined,
-    private readonly cache: ClientCache,
+    private readonly caches: readonly RegistryReadCache[],
   ) {}
 
-  /** Idempotent and synchronous: one boolean test on the token endpoint's path after the first call. */
+  /**
+   * Idempotent and synchronous: one boolean test on the token endpoint's path after the first
+   * call. Either cache's first lookup starts it; the notification clears both.
+   */
   ensureStarted(): void {
     if (this.started || this.connection === undefined) return;
     this.started = true;
-    const invalidate = (): void => this.cache.invalidate();
+    const invalidate = (): void => {
+      for (const cache of this.caches) cache.invalidate();
+    };
     void this.connection
       .subscribe(REGISTRY_CHANNEL, {
         notify: invalidate,

@@ -71,6 +71,27 @@ export class PermissionSetServiceScopeEntity {
   @Column({ type: 'integer' }) position!: number;
 }
 
+@Entity({ name: 'protected_resources' })
+export class ProtectedResourceEntity {
+  @PrimaryColumn({ type: 'uuid' }) id!: string;
+  @Column({ name: 'display_name', type: 'varchar', length: 255 }) displayName!: string;
+  @Column({ type: 'text', nullable: true }) description!: string | null;
+  @Column({ name: 'logo_url', type: 'text', nullable: true }) logoUrl!: string | null;
+  @Column({ name: 'resource_uri', type: 'text' }) resourceUri!: string;
+  @Column({ type: 'jsonb' }) scopes!: { scope: string; description: string }[];
+  @Column({ name: 'created_at', ...timestamptz }) createdAt!: Date;
+  @Column({ name: 'updated_at', ...timestamptz }) updatedAt!: Date;
+}
+
+@Entity({ name: 'permission_set_resource_scopes' })
+export class PermissionSetResourceScopeEntity {
+  @PrimaryColumn({ name: 'permission_set_id', type: 'uuid' }) permissionSetId!: string;
+  @PrimaryColumn({ name: 'resource_id', type: 'uuid' }) resourceId!: string;
+  @Column({ type: 'jsonb' }) scopes!: string[];
+  @Column({ name: 'requirement_type', type: 'varchar', length: 32 }) requirementType!: string;
+  @Column({ type: 'integer' }) position!: number;
+}
+
 @Entity({ name: 'agent_client_credentials' })
 export class AgentClientCredentialEntity {
   @PrimaryColumn({ name: 'agent_id', type: 'uuid' }) agentId!: string;
@@ -97,6 +118,8 @@ export const REGISTRY_ENTITIES = [
   ServiceProtectedResourceEntity,
   PermissionSetEntity,
   PermissionSetServiceScopeEntity,
+  ProtectedResourceEntity,
+  PermissionSetResourceScopeEntity,
   AgentClientCredentialEntity,
   SigningKeyEntity,
 ];

@@ -11,6 +11,7 @@ import { ExchangeLookup } from './exchange-lookup';
 import { GrantClientRepository } from './grant-client.repository';
 import { GrantRepository } from './grant.repository';
 import { PermissionSetRepository } from './permission-set.repository';
+import { ProtectedResourceRepository } from './protected-resource.repository';
 import { RefreshTokenRepository } from './refresh-token.repository';
 import { ServiceRepository } from './service.repository';
 import { SessionRepository } from './session.repository';
@@ -51,10 +52,15 @@ export const REPOSITORY_PROVIDERS: Provider[] = [
     inject: [Database],
   },
   {
+    provide: ProtectedResourceRepository,
+    useFactory: (database: Database) => new ProtectedResourceRepository(database.dataSource, database.resourceCatalog, database.registryChanges),
+    inject: [Database],
+  },
+  {
     provide: ClientCredentialRepository,
     useFactory: (database: Database) => new ClientCredentialRepository(database.dataSource, database.clientCache),
     inject: [Database],
   },
 ];
 
-export const REPOSITORY_TOKENS = [...REPOSITORIES, AgentRepository, ExchangeLookup, ClientCredentialRepository, TokenStateRepository];
+export const REPOSITORY_TOKENS = [...REPOSITORIES, AgentRepository, ExchangeLookup, ClientCredentialRepository, TokenStateRepository, ProtectedResourceRepository];

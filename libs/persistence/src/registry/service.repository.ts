@@ -4,6 +4,7 @@ import type { WithinTransaction } from '../events/event-ledger';
 import { constraintViolation, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { ServiceEntity, ServiceProtectedResourceEntity } from './registry.entities';
 import { committedExchangeChange } from './exchange-cache-registry';
+import { assertNoneARegisteredResource } from './resource-uri-claims';
 
 /** Everything of a service an admin writes, except its secret. */
 export type ServiceInput = Omit<Service, 'id' | 'createdAt' | 'updatedAt' | 'hasClientSecret'>;
@@ -42,7 +43,8 @@ function translateResourceConflict(error: unknown): never {
 
 /**
  * Third-party services and their protected resources. A resource URI is the primary key
- * of its row, so two services can never own the same URI, even when two requests race.
+ * of its row, so two services can never own the same URI, even when two requests race; nor
+ * can a registered protected resource have it ('resource_uri_of_other_kind').
  */
 export class ServiceRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -74,6 +76,13 @@ export class ServiceRepository {
     return new Set(rows.map((row) => row.id));
   }
 
+  /** The URIs among `uris` that some service's `protected_resources` lists. */
+  async protectedResourcesAmong(uris: readonly string[]): Promise<Set<string>> {
+    if (uris.length === 0) return new Set();
+    const rows = await this.dataSource.query<{ uri: string }[]>('SELECT uri FROM service_protected_resources WHERE uri = ANY($1)', [[...uris]]);
+    return new Set(rows.map((row) => row.uri));
+  }
+
   /** The sealed client secret, or null when none is stored. */
   async findSecretEnvelope(id: string): Promise<Buffer | null | undefined> {
     const row = await this.dataSource.getRepository(ServiceEntity).findOne({ select: { id: true, clientSecretEnvelope: true }, where: { id } });
@@ -85,6 +94,7 @@ export class ServiceRepository {
     try {
       try {
         return await this.dataSource.transaction(async (manager) => {
+          await assertNoneARegisteredResource(manager, input.protectedResources);
           const entity = manager.create(ServiceEntity, { ...columns(input), id, clientSecretEnvelope: secretEnvelope, createdAt: now, updatedAt: now });
           await manager.insert(ServiceEntity, entity);
           const service = toService(entity, await this.writeResources(manager, id, input.protectedResources));
@@ -107,6 +117,7 @@ export class ServiceRepository {
         return await this.dataSource.transaction(async (manager) => {
           const existing = await manager.findOne(ServiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
           if (existing === null) return undefined;
+          await assertNoneARegisteredResource(manager, input.protectedResources);
           const entity = manager.merge(ServiceEntity, existing, { ...columns(input), updatedAt: now });
           if (secret.kind === 'set') entity.clientSecretEnvelope = secret.envelope;
           await manager.save(ServiceEntity, entity);
