@@ -209,8 +209,8 @@ describe.each(testBackends())('issue 17: the actions that cause events record th
     const before = await w.database.dataSource.query<{ n: number }[]>('SELECT count(*)::int AS n FROM events');
     const ghostSet = '00000000-0000-4000-8000-000000000017';
     await expect(
-      grants.upsert(crypto.randomUUID(), 'rollback@example.com', w.agent, null, [{ permissionSetId: ghostSet, serviceId: w.service, scopes: ['mail.read'] }], new Date(), (result, manager) =>
-        ledger.record({ type: 'grant.created', actor: { type: 'principal', id: 'rollback@example.com' }, principal: 'rollback@example.com', agentId: w.agent, serviceId: null, outcome: 'success', traceId: null, details: { permission_set_ids: [ghostSet], service_ids: [w.service], valid_until: null } }, manager),
+      grants.upsert(crypto.randomUUID(), 'rollback@example.com', w.agent, null, [{ permissionSetId: ghostSet, serviceId: w.service, scopes: ['mail.read'] }], [], new Date(), (result, manager) =>
+        ledger.record({ type: 'grant.created', actor: { type: 'principal', id: 'rollback@example.com' }, principal: 'rollback@example.com', agentId: w.agent, serviceId: null, outcome: 'success', traceId: null, details: { permission_set_ids: [ghostSet], service_ids: [w.service], resource_ids: [], valid_until: null } }, manager),
       ),
     ).rejects.toThrow();
     expect(await w.database.dataSource.query('SELECT 1 FROM grants WHERE principal = $1', ['rollback@example.com'])).toEqual([]);

@@ -12,6 +12,7 @@ export { AUTHORIZE_STRATEGY, type AuthorizeStrategy, type AuthorizationRequest }
 export { JWKS_SOURCE, type JwksSource } from './metadata/jwks-source';
 export { AuthorizationServerMetadataService, type AuthorizationServerMetadata } from './metadata/authorization-server-metadata';
 export { AuthorizationDenial } from './authorize/authorization-denial';
+export { ResourceIndicators } from './resource/resource-indicators';
 export { AuthorizationCodePurge, AUTHORIZATION_CODE_PURGE } from './authorize/authorization-code-purge';
 export { TrustAnchor, type AnchorPurpose } from './token-exchange/trust-anchor';
 export { JwtVerifier, JwtRejected, ASYMMETRIC_ALGORITHMS, CLOCK_TOLERANCE_SECONDS, type VerifyOptions } from './jwt/jwt-verifier';

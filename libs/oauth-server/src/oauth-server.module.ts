@@ -9,6 +9,7 @@ import { ClientMetadataDocuments } from './cimd/client-metadata-documents';
 import { ClientCredentialsService } from './client-credentials/client-credentials.service';
 import { AuthorizationServerMetadataService } from './metadata/authorization-server-metadata';
 import { ResourceIndicators } from './resource/resource-indicators';
+import { ResourceConsent } from './resource/resource-consent';
 import { JWKS_SOURCE } from './metadata/jwks-source';
 import { MODE_STRATEGY_PROVIDERS, STRATEGY_IMPLEMENTATIONS } from './mode-strategies';
 import { SigningKeyService } from './signing-keys/signing-key.service';
@@ -42,6 +43,7 @@ import { TokenRevocation } from './token-lifecycle/token-revocation';
     ClientMetadataDocuments,
     CimdClients,
     ResourceIndicators,
+    ResourceConsent,
     ...STRATEGY_IMPLEMENTATIONS,
     TokenEndpoint,
     LocalTokenVerifier,
@@ -53,6 +55,6 @@ import { TokenRevocation } from './token-lifecycle/token-revocation';
     AuthorizationDenial,
     ...MODE_STRATEGY_PROVIDERS,
   ],
-  exports: [AuthorizationDenial, GatewayCredentials, SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens, TokenEndpoint, TokenLifecycleEndpoints, AuthorizationServerMetadataService, AUTHORIZE_STRATEGY, JWKS_SOURCE],
+  exports: [AuthorizationDenial, ResourceIndicators, GatewayCredentials, SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens, TokenEndpoint, TokenLifecycleEndpoints, AuthorizationServerMetadataService, AUTHORIZE_STRATEGY, JWKS_SOURCE],
 })
 export class OAuthServerModule {}

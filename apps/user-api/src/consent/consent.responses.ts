@@ -1,4 +1,5 @@
 import type { DelegationSummary, RequirementType } from '@broker/domain';
+import type { DelegatedResource } from '@broker/persistence';
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 
 /** An agent the caller has an active grant for (SPEC.md "Agent delegation summary"). */
@@ -20,13 +21,27 @@ export class DelegationSummaryResponse {
   /** Sign-ins of the agent that can renew its access without the person (live refresh token families; never a token). */
   @ApiProperty({ type: 'integer', minimum: 0 })
   live_sessions!: number;
+  /** The protected resources (MCP servers) the active grant lets the agent ask tokens for, by name. */
+  resources!: DelegatedResourceView[];
+}
+
+/** A protected resource (an MCP server) a grant delegates, as lists name it. */
+export class DelegatedResourceView {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+  display_name!: string;
+  /** The RFC 8707 resource URI: the `aud` of its tokens. */
+  @ApiProperty({ format: 'uri' })
+  resource_uri!: string;
+  @ApiProperty({ type: String, format: 'uri', nullable: true })
+  logo_url!: string | null;
 }
 
 export class DelegationListResponse {
   data!: DelegationSummaryResponse[];
 }
 
-export function toDelegationSummaryResponse(summary: DelegationSummary, liveSessions: number): DelegationSummaryResponse {
+export function toDelegationSummaryResponse(summary: DelegationSummary, liveSessions: number, resources: readonly DelegatedResource[]): DelegationSummaryResponse {
   return {
     agent_id: summary.agentId,
     display_name: summary.displayName,
@@ -35,6 +50,7 @@ export function toDelegationSummaryResponse(summary: DelegationSummary, liveSess
     last_modified_at: summary.lastModifiedAt.toISOString(),
     expires_at: summary.expiresAt?.toISOString() ?? null,
     live_sessions: liveSessions,
+    resources: resources.map((resource) => ({ id: resource.id, display_name: resource.displayName, resource_uri: resource.resourceUri, logo_url: resource.logoUrl })),
   };
 }
 
@@ -60,6 +76,12 @@ export class PermissionSetServiceView {
   scopes!: string[];
 }
 
+export class PermissionSetResourceView {
+  @ApiProperty({ format: 'uuid' })
+  resource_id!: string;
+  scopes!: string[];
+}
+
 export class ConsentPermissionSetView {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -69,6 +91,8 @@ export class ConsentPermissionSetView {
   /** As assigned to the agent. */
   requirement_type!: RequirementType;
   services!: PermissionSetServiceView[];
+  /** The protected resources (MCP servers) of the set, with its scopes of each. */
+  resources!: PermissionSetResourceView[];
 }
 
 export class PermissionView {
@@ -89,6 +113,30 @@ export class ConsentServiceView {
   connection_status!: 'connected' | 'not_connected';
   /** Sorted, de-duplicated union of the scopes of the agent's permission sets covering the service. */
   permissions!: PermissionView[];
+}
+
+/**
+ * A protected resource (an MCP server) the agent's permission sets reach: nothing to connect,
+ * the broker issues its tokens itself.
+ */
+export class ConsentResourceView {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+  display_name!: string;
+  description!: string | null;
+  @ApiProperty({ type: String, format: 'uri', nullable: true })
+  logo_url!: string | null;
+  /** The RFC 8707 resource URI: the `aud` of its tokens. */
+  @ApiProperty({ format: 'uri' })
+  resource_uri!: string;
+  /** The strongest requirement among the agent's permission sets covering it. */
+  requirement_type!: RequirementType;
+  /** Sorted, de-duplicated union of the scopes of the agent's permission sets covering it, described. */
+  permissions!: PermissionView[];
+  /** The caller's active grant already delegates it. */
+  granted!: boolean;
+  /** The authorization request of the `session_token` asks a token for it. */
+  requested!: boolean;
 }
 
 /** How the authorization session was answered (README "Security": a consent link is answered once). */
@@ -138,6 +186,8 @@ export class AgentDetail {
   /** The agent's permission sets, in their order of assignment. */
   permission_sets!: ConsentPermissionSetView[];
   services!: ConsentServiceView[];
+  /** The protected resources (MCP servers) the permission sets reach, in order of first appearance. */
+  resources!: ConsentResourceView[];
   /** With a `session_token`: the pending authorization request; null otherwise. */
   @ApiProperty({ oneOf: [{ $ref: getSchemaPath(AuthorizationContextView) }, { type: 'null' }] })
   authorization_context!: AuthorizationContextView | null;

@@ -1,10 +1,10 @@
-import { ApiError, Clock, type Agent, type PermissionSet, type Principal, type RequirementType, type Service } from '@broker/domain';
+import { ApiError, Clock, type Agent, type PermissionSet, type Principal, type ProtectedResource, type RequirementType, type Service } from '@broker/domain';
 import { AuthorizationDenial, type AuthorizationSession } from '@broker/oauth-server';
-import { AgentRepository, GrantRepository, PermissionSetRepository, RefreshTokenRepository, ServiceRepository, SessionRepository, type AuthorizationSessionAnswer } from '@broker/persistence';
+import { AgentRepository, GrantRepository, PermissionSetRepository, ProtectedResourceRepository, RefreshTokenRepository, ServiceRepository, SessionRepository, type AuthorizationSessionAnswer } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionAnswers } from './authorization-session-answers';
 import { AuthorizationSessionReader } from './authorization-session.reader';
-import { toDelegationSummaryResponse, type AgentDetail, type AuthorizationContextView, type ConsentServiceView, type DelegationSummaryResponse } from './consent.responses';
+import { toDelegationSummaryResponse, type AgentDetail, type AuthorizationContextView, type ConsentResourceView, type ConsentServiceView, type DelegationSummaryResponse } from './consent.responses';
 
 /** How strongly a service is required, when several permission sets cover it. */
 const STRENGTH: Record<RequirementType, number> = { optional: 0, mandatory: 1, require_all_scopes: 2 };
@@ -16,6 +16,7 @@ export class ConsentService {
     private readonly agents: AgentRepository,
     private readonly permissionSets: PermissionSetRepository,
     private readonly services: ServiceRepository,
+    private readonly resources: ProtectedResourceRepository,
     private readonly grants: GrantRepository,
     private readonly sessions: SessionRepository,
     private readonly refreshTokens: RefreshTokenRepository,
@@ -43,8 +44,8 @@ export class ConsentService {
 
   async delegations(principal: Principal): Promise<DelegationSummaryResponse[]> {
     const now = this.clock.now();
-    const [summaries, live] = await Promise.all([this.grants.summaries(principal.id, now), this.refreshTokens.liveFamiliesByAgent(principal.id, now)]);
-    return summaries.map((summary) => toDelegationSummaryResponse(summary, live.get(summary.agentId) ?? 0));
+    const [summaries, live, resources] = await Promise.all([this.grants.summaries(principal.id, now), this.refreshTokens.liveFamiliesByAgent(principal.id, now), this.grants.resourcesByAgent(principal.id, now)]);
+    return summaries.map((summary) => toDelegationSummaryResponse(summary, live.get(summary.agentId) ?? 0, resources.get(summary.agentId) ?? []));
   }
 
   async agentDetail(principal: Principal, agentId: string, sessionToken: string | undefined): Promise<AgentDetail> {
@@ -57,7 +58,15 @@ export class ConsentService {
     const serviceIds = [...new Set(sets.flatMap((set) => set.serviceScopes.map((entry) => entry.serviceId)))];
     const byId = new Map((await this.services.findByIds(serviceIds)).map((service) => [service.id, service]));
     const services = serviceIds.map((id) => byId.get(id)).filter((s): s is Service => s !== undefined);
-    const connected = await this.sessions.connectedServiceIds(principal.id, serviceIds);
+    const resourceIds = [...new Set(sets.flatMap((set) => set.resourceScopes.map((entry) => entry.resourceId)))];
+    const [connected, registered, grant] = await Promise.all([
+      this.sessions.connectedServiceIds(principal.id, serviceIds),
+      this.resources.findByIds(resourceIds),
+      resourceIds.length === 0 ? undefined : this.grants.findActive(principal.id, agent.id, this.clock.now()),
+    ]);
+    const resourcesById = new Map(registered.map((resource) => [resource.id, resource]));
+    const granted = new Set(grant?.resourceDelegations.map((d) => d.resourceId) ?? []);
+    const requested = new Set(session === undefined ? [] : requestedResources(session));
     return {
       agent: agentView(agent),
       permission_sets: sets.map((set) => ({
@@ -66,8 +75,13 @@ export class ConsentService {
         description: set.description,
         requirement_type: agent.permissionSets.find((ref) => ref.permissionSetId === set.id)?.requirementType ?? 'mandatory',
         services: set.serviceScopes.map((entry) => ({ service_id: entry.serviceId, scopes: [...entry.scopes] })),
+        resources: set.resourceScopes.map((entry) => ({ resource_id: entry.resourceId, scopes: [...entry.scopes] })),
       })),
       services: services.map((service) => serviceView(service, sets, connected.has(service.id))),
+      resources: resourceIds
+        .map((id) => resourcesById.get(id))
+        .filter((r): r is ProtectedResource => r !== undefined)
+        .map((resource) => resourceView(resource, sets, granted.has(resource.id), requested.has(resource.resourceUri))),
       authorization_context: session ? authorizationContext(session, await this.answers.answerOf(session)) : null,
       cimd: session?.cimd ? { ...session.cimd, requested_scopes: [...session.cimd.requested_scopes] } : null,
     };
@@ -81,10 +95,42 @@ export class ConsentService {
  */
 function authorizationContext(session: AuthorizationSession, answer: AuthorizationSessionAnswer | undefined): AuthorizationContextView {
   const context: AuthorizationContextView = { agent_id: session.agentId, principal: session.principal, original_url: session.originalUrl };
-  const resources = [...new Set(new URL(session.originalUrl).searchParams.getAll('resource'))];
+  const resources = requestedResources(session);
   if (resources.length > 0) context.resources = resources;
   if (answer !== undefined) context.answered = { decision: answer.decision, answered_at: answer.answeredAt.toISOString() };
   return context;
+}
+
+/** The RFC 8707 resources the session's authorization request names, de-duplicated in order. */
+function requestedResources(session: AuthorizationSession): string[] {
+  return [...new Set(new URL(session.originalUrl).searchParams.getAll('resource'))];
+}
+
+/** The strongest of the requirements, `optional` when there is none. */
+function strongest(requirements: readonly RequirementType[]): RequirementType {
+  return requirements.reduce<RequirementType>((best, requirement) => (STRENGTH[requirement] > STRENGTH[best] ? requirement : best), 'optional');
+}
+
+/** Scopes as people read them: sorted, de-duplicated, each with its description (or itself when it has none). */
+function described(scopes: readonly string[], descriptions: readonly { scope: string; description: string }[]): { scope: string; description: string }[] {
+  const byScope = new Map(descriptions.map((s) => [s.scope, s.description]));
+  return [...new Set(scopes)].sort().map((scope) => ({ scope, description: byScope.get(scope) || scope }));
+}
+
+/** A protected resource on the consent page, by the rule `serviceView` follows for services. */
+function resourceView(resource: ProtectedResource, sets: readonly PermissionSet[], granted: boolean, requested: boolean): ConsentResourceView {
+  const entries = sets.flatMap((set) => set.resourceScopes.filter((entry) => entry.resourceId === resource.id));
+  return {
+    id: resource.id,
+    display_name: resource.displayName,
+    description: resource.description,
+    logo_url: resource.logoUrl,
+    resource_uri: resource.resourceUri,
+    requirement_type: strongest(entries.map((entry) => entry.requirementType)),
+    permissions: described(entries.flatMap((entry) => entry.scopes), resource.scopes),
+    granted,
+    requested,
+  };
 }
 
 function agentView(agent: Agent): AgentDetail['agent'] {
@@ -108,15 +154,12 @@ function agentView(agent: Agent): AgentDetail['agent'] {
  */
 function serviceView(service: Service, sets: readonly PermissionSet[], connected: boolean): ConsentServiceView {
   const entries = sets.flatMap((set) => set.serviceScopes.filter((entry) => entry.serviceId === service.id));
-  const requirement = entries.reduce<RequirementType>((strongest, entry) => (STRENGTH[entry.requirementType] > STRENGTH[strongest] ? entry.requirementType : strongest), 'optional');
-  const scopes = [...new Set(entries.flatMap((entry) => entry.scopes))].sort();
-  const described = new Map(service.scopes.map((s) => [s.scope, s.description]));
   return {
     id: service.id,
     display_name: service.displayName,
     logo_url: service.logoUrl,
-    requirement_type: requirement,
+    requirement_type: strongest(entries.map((entry) => entry.requirementType)),
     connection_status: connected ? 'connected' : 'not_connected',
-    permissions: scopes.map((scope) => ({ scope, description: described.get(scope) || scope })),
+    permissions: described(entries.flatMap((entry) => entry.scopes), service.scopes),
   };
 }

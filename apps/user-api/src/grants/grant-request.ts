@@ -1,6 +1,6 @@
 import { ApiError, isCanonicalUuid, isUuidShaped, parseRfc3339DateTime } from '@broker/domain';
 
-/** A parsed grant request: permission set id → service ids (lower-case), or empty to delete. */
+/** A parsed grant request: permission set id → the ids (lower-case) of its services and protected resources delegated, or empty to delete. */
 export type RequestedDelegation = ReadonlyMap<string, readonly string[]>;
 
 function invalid(message: string, field: string): ApiError {
@@ -14,8 +14,8 @@ function uuid(value: unknown, field: string): string {
 }
 
 /**
- * `granted_permission_sets`: an object of permission-set id → non-empty array of service
- * ids, or `{}` / `[]` (delete). Anything else is 400 `invalid request` naming the field.
+ * `granted_permission_sets`: an object of permission-set id → non-empty array of the ids of
+ * its services and protected resources, or `{}` / `[]` (delete). Anything else is 400 `invalid request` naming the field.
  */
 export function parseGrantedPermissionSets(value: unknown): RequestedDelegation {
   if (Array.isArray(value)) {

@@ -17,7 +17,7 @@ export class GrantView {
   /** null: indefinite. */
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   valid_until!: string | null;
-  /** Permission-set id → the service ids delegated under it. */
+  /** Permission-set id → the ids of the services and protected resources delegated under it. */
   @ApiProperty({ type: 'object', additionalProperties: { type: 'array', items: UUID, minItems: 1 }, ...UUID_KEYS })
   granted_permission_sets!: Record<string, string[]>;
   @ApiProperty({ format: 'date-time' })
@@ -43,6 +43,7 @@ export class GrantResponse {
 export function toGrantView(grant: Grant): GrantView {
   const sets: Record<string, string[]> = {};
   for (const delegation of grant.delegations) (sets[delegation.permissionSetId] ??= []).push(delegation.serviceId);
+  for (const delegation of grant.resourceDelegations) (sets[delegation.permissionSetId] ??= []).push(delegation.resourceId);
   return {
     id: grant.id,
     principal: grant.principal,

@@ -1,5 +1,5 @@
 import { AuditLog } from '@broker/audit';
-import { ApiError, Clock, Random, redirectHostOf, type Agent, type FieldIssue, type Grant, type GrantDelegation, type PermissionSet, type Principal } from '@broker/domain';
+import { ApiError, Clock, Random, redirectHostOf, type Agent, type FieldIssue, type Grant, type GrantDelegation, type GrantResourceDelegation, type PermissionSet, type Principal } from '@broker/domain';
 import { AgentRepository, EventLedger, GrantClientRepository, GrantRepository, PermissionSetRepository } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
@@ -57,9 +57,11 @@ export class GrantsService {
       this.audit.record('grant_deleted', { principal: principal.id, agent_id: agent, outcome: 'deleted_by_empty_grant' });
       return { kind: 'deleted' };
     }
-    const delegations = await this.resolve(found, requested);
-    const details = { permission_set_ids: [...requested.keys()], service_ids: [...new Set(delegations.map((d) => d.serviceId))], valid_until: validUntil?.toISOString() ?? null };
-    const { grant, created } = await this.grants.upsert(this.random.uuid(), principal.id, agent, validUntil, delegations, now, async (result, manager) => {
+    const { delegations, resourceDelegations } = await this.resolve(found, requested);
+    const serviceIds = [...new Set(delegations.map((d) => d.serviceId))];
+    const resourceIds = [...new Set(resourceDelegations.map((d) => d.resourceId))];
+    const details = { permission_set_ids: [...requested.keys()], service_ids: serviceIds, resource_ids: resourceIds, valid_until: validUntil?.toISOString() ?? null };
+    const { grant, created } = await this.grants.upsert(this.random.uuid(), principal.id, agent, validUntil, delegations, resourceDelegations, now, async (result, manager) => {
       // The session ends allowed in the grant's transaction: of two Allows racing, the loser's grant rolls back (409).
       if (session !== undefined) await this.answers.answer(session, principal, 'allowed', manager);
       // README "Security": consent to a document client is remembered for its URL and the redirect host the page named.
@@ -70,7 +72,8 @@ export class GrantsService {
       principal: principal.id,
       agent_id: agent,
       permission_set_ids: [...requested.keys()],
-      service_ids: [...new Set(delegations.map((d) => d.serviceId))],
+      service_ids: serviceIds,
+      resource_ids: resourceIds,
       valid_until: validUntil?.toISOString() ?? null,
       outcome: created ? 'created' : 'replaced',
     });
@@ -89,6 +92,7 @@ export class GrantsService {
       agent_id: agent,
       permission_set_ids: [...new Set(deleted.delegations.map((d) => d.permissionSetId))],
       service_ids: [...new Set(deleted.delegations.map((d) => d.serviceId))],
+      resource_ids: [...new Set(deleted.resourceDelegations.map((d) => d.resourceId))],
       outcome: 'revoked',
     });
   }
@@ -106,15 +110,17 @@ export class GrantsService {
 
   /**
    * SPEC.md "POST grants results" 4: every permission set exists and is assigned to the
-   * agent; every service belongs to that set; every delegated service ends up with at
-   * least one scope (the union over the sets delegating it). The consented scopes are
-   * stored with the grant, so a later edit of a permission set never widens it silently.
+   * agent; every id under it is a service or a protected resource of that set; every
+   * delegated service ends up with at least one scope (the union over the sets delegating
+   * it). The consented scopes are stored with the grant, so a later edit of a permission set
+   * never widens it silently.
    */
-  private async resolve(agent: Agent, requested: RequestedDelegation): Promise<GrantDelegation[]> {
+  private async resolve(agent: Agent, requested: RequestedDelegation): Promise<{ delegations: GrantDelegation[]; resourceDelegations: GrantResourceDelegation[] }> {
     const assigned = new Set(agent.permissionSets.map((ref) => ref.permissionSetId));
     const sets = new Map((await this.permissionSets.findByIds([...requested.keys()].filter((id) => assigned.has(id)))).map((set) => [set.id, set]));
     const issues: FieldIssue[] = [];
     const delegations: GrantDelegation[] = [];
+    const resourceDelegations: GrantResourceDelegation[] = [];
     for (const [setId, serviceIds] of requested) {
       const field = `granted_permission_sets.${setId}`;
       const set: PermissionSet | undefined = sets.get(setId);
@@ -122,10 +128,12 @@ export class GrantsService {
         issues.push({ field, problem: assigned.has(setId) ? 'no such permission set' : 'permission set is not assigned to this agent' });
         continue;
       }
-      for (const serviceId of serviceIds) {
-        const entry = set.serviceScopes.find((e) => e.serviceId === serviceId);
-        if (entry === undefined) issues.push({ field, problem: `service ${serviceId} is not part of this permission set` });
-        else delegations.push({ permissionSetId: setId, serviceId, scopes: [...entry.scopes] });
+      for (const id of serviceIds) {
+        const entry = set.serviceScopes.find((e) => e.serviceId === id);
+        const resource = entry === undefined ? set.resourceScopes.find((e) => e.resourceId === id) : undefined;
+        if (entry !== undefined) delegations.push({ permissionSetId: setId, serviceId: id, scopes: [...entry.scopes] });
+        else if (resource !== undefined) resourceDelegations.push({ permissionSetId: setId, resourceId: id, scopes: [...resource.scopes] });
+        else issues.push({ field, problem: `service or resource ${id} is not part of this permission set` });
       }
     }
     if (issues.length > 0) throw new ApiError('invalid_permission_set', issues.map((i) => `${i.field}: ${i.problem}`).join('; '), issues);
@@ -139,6 +147,6 @@ export class GrantsService {
     if (scopeless.length > 0) {
       throw new ApiError('invalid scopes', `no scope would be delegated for service ${scopeless.join(', ')}`, scopeless.map((id) => ({ field: 'granted_permission_sets', problem: `service ${id} has no scope` })));
     }
-    return delegations;
+    return { delegations, resourceDelegations };
   }
 }

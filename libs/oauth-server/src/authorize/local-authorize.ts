@@ -5,6 +5,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AuthorizationSessionTokens, type CimdSnapshot } from '../authorization-session/authorization-session-tokens';
 import { CimdClients } from '../cimd/cimd-clients';
 import { codeDigest } from '../token/authorization-code.grant';
+import { ResourceConsent } from '../resource/resource-consent';
 import { ResourceIndicators } from '../resource/resource-indicators';
 import { AccessTokenIssuer } from '../token/access-token-issuer';
 import { parseScope } from '../token/scopes';
@@ -16,9 +17,10 @@ export const CODE_TTL_MS = 60_000;
 
 /**
  * Local authorization (SPEC.md "GET /oauth2/authorize"): JSON errors in the spec's order,
- * then `invalid_scope` by redirect; with an active grant of the user for the agent (for a
- * Client ID Metadata Document client: and the user's consent, under that grant, to its
- * document URL and redirect host, README "Security") a
+ * then `invalid_scope` by redirect; with the user's consent (an active grant for the agent;
+ * for a named resource, `ResourceConsent`: a registered one delegated by that grant with the
+ * scopes asked; for a Client ID Metadata Document client also the user's consent, under that
+ * grant, to its document URL and redirect host, README "Security") a
  * single-use code (256 random bits, stored hashed, 60 s, bound to client, redirect_uri,
  * challenge, principal, scope and the RFC 8707 resources, a refused one being
  * `invalid_target` by redirect); without one, the consent page with an authorization
@@ -36,6 +38,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
     private readonly tokens: AccessTokenIssuer,
     private readonly cimd: CimdClients,
     private readonly resources: ResourceIndicators,
+    private readonly resourceConsent: ResourceConsent,
     private readonly clock: Clock,
     private readonly random: Random,
   ) {}
@@ -66,22 +69,25 @@ export class LocalAuthorize implements AuthorizeStrategy {
     if (!scopesAllowedFor(agent, scopes)) {
       return clientRedirect(redirectUri, { error: 'invalid_scope', error_description: 'a requested scope is not allowed for this client', state });
     }
+    const now = this.clock.now();
     let resources: string[];
+    let granted: { scopes: readonly string[]; consented: boolean };
     try {
       resources = this.resources.fromQuery(query.resource, agent);
+      // Consent per resource (README "Protected resources"); without a resource, the agent's grant.
+      granted = resources.length > 0 ? await this.resourceConsent.decide(principal.id, agent, resources, scopes, now) : { scopes, consented: await this.grants.hasActive(principal.id, agent.id, now) };
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
       return clientRedirect(redirectUri, { error: error.code, error_description: error.description, state });
     }
-    const now = this.clock.now();
-    // A document client needs the person's consent to that document URL and redirect host, not only the agent's grant.
-    const consented = documentUrl === undefined ? (await this.grants.findActive(principal.id, agent.id, now)) !== undefined : await this.grantClients.consented(principal.id, agent.id, documentUrl, redirectHostOf(redirectUri), now);
+    // A document client needs the person's consent to that document URL and redirect host too.
+    const consented = granted.consented && (documentUrl === undefined || (await this.grantClients.consented(principal.id, agent.id, documentUrl, redirectHostOf(redirectUri), now)));
     if (!consented) {
       const token = await this.sessions.issue({ agentId: agent.id, principal: principal.id, originalUrl: request.originalUrl, cimd: cimd ? cimd(scopes) : null });
       return `${this.config.server.enduser.consent_ui_url}/agents/${agent.id}?session_token=${encodeURIComponent(token)}`;
     }
     const code = this.random.token(32);
-    await this.codes.store(codeDigest(code), { agentId: agent.id, principal: principal.id, redirectUri, codeChallenge: challenge, scopes, resources, clientIdUrl: documentUrl ?? null, expiresAt: new Date(now.getTime() + CODE_TTL_MS) }, now);
+    await this.codes.store(codeDigest(code), { agentId: agent.id, principal: principal.id, redirectUri, codeChallenge: challenge, scopes: [...granted.scopes], resources, clientIdUrl: documentUrl ?? null, expiresAt: new Date(now.getTime() + CODE_TTL_MS) }, now);
     // RFC 9207: name the issuer in the response.
     return clientRedirect(redirectUri, { code, state, iss: this.tokens.issuer });
   }

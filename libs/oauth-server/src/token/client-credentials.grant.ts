@@ -1,3 +1,5 @@
+import { Clock, OAuthError } from '@broker/domain';
+import { ProtectedResourceRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { ResourceIndicators } from '../resource/resource-indicators';
 import { AccessTokenIssuer, type TokenResponse } from './access-token-issuer';
@@ -15,6 +17,8 @@ export class ClientCredentialsGrant implements GrantStrategy {
     private readonly clients: ClientAuthenticator,
     private readonly tokens: AccessTokenIssuer,
     private readonly resourcePolicy: ResourceIndicators,
+    private readonly catalog: ProtectedResourceRepository,
+    private readonly clock: Clock,
   ) {}
 
   async handle(form: TokenForm, context: TokenRequestContext): Promise<TokenResponse> {
@@ -28,6 +32,11 @@ export class ClientCredentialsGrant implements GrantStrategy {
       return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType });
     }
     this.resourcePolicy.assertAllowed(resource, agent);
+    // A registered protected resource's tokens carry only scopes it offers (README "Protected resources"); an in-memory lookup.
+    const registered = await this.catalog.byUri(resource, this.clock.now().getTime());
+    if (registered !== undefined && !scopes.every((scope) => registered.scopes.some((offered) => offered.scope === scope))) {
+      throw new OAuthError('invalid_scope', 'a requested scope is not offered by the resource');
+    }
     return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType, resources: [resource] });
   }
 }

@@ -1,4 +1,4 @@
-import type { DelegationSummary, Grant, GrantDelegation } from '@broker/domain';
+import type { DelegationSummary, Grant, GrantDelegation, GrantResourceDelegation } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../events/event-ledger';
 import { committedExchangeChange } from './exchange-cache-registry';
@@ -17,6 +17,27 @@ interface DelegationRow {
   permission_set_id: string;
   service_id: string;
   scopes: string[];
+}
+
+interface ResourceDelegationRow {
+  grant_id: string;
+  permission_set_id: string;
+  resource_id: string;
+  scopes: string[];
+}
+
+/** A grant's delegations as read: third-party services and protected resources. */
+interface Delegations {
+  readonly services: readonly DelegationRow[];
+  readonly resources: readonly ResourceDelegationRow[];
+}
+
+/** A protected resource a grant delegates, as the Agents page names it. */
+export interface DelegatedResource {
+  readonly id: string;
+  readonly displayName: string;
+  readonly resourceUri: string;
+  readonly logoUrl: string | null;
 }
 
 /**
@@ -58,6 +79,57 @@ export class GrantRepository {
     return rows.length > 0;
   }
 
+  /**
+   * The scopes the principal's active grant for the agent delegates for a protected resource
+   * (the union over the permission sets delegating it); undefined when there is no active grant
+   * or it does not delegate the resource. One indexed read (grants by principal and agent).
+   */
+  async resourceScopes(principal: string, agentId: string, resourceId: string, now: Date): Promise<ReadonlySet<string> | undefined> {
+    const rows = await this.dataSource.query<{ scopes: string[] }[]>(
+      `SELECT d.scopes FROM grants g JOIN grant_resources d ON d.grant_id = g.id
+        WHERE g.principal = $1 AND g.agent_id = $2 AND d.resource_id = $3 AND ${active(4)}`,
+      [principal, agentId, resourceId, now],
+    );
+    if (rows.length === 0) return undefined;
+    return new Set(rows.flatMap((row) => row.scopes));
+  }
+
+  /**
+   * Whether the principal's active grant for the agent delegates, for every one of `uris`, a
+   * third-party service whose `protected_resources` lists it (how an MCP server was put behind
+   * the broker before protected resources were registered: the person consented to that service).
+   */
+  async delegatesServiceResources(principal: string, agentId: string, uris: readonly string[], now: Date): Promise<boolean> {
+    const rows = await this.dataSource.query<{ covered: number }[]>(
+      `SELECT count(DISTINCT r.uri)::int AS covered
+         FROM grants g JOIN grant_delegations d ON d.grant_id = g.id JOIN service_protected_resources r ON r.service_id = d.service_id
+        WHERE g.principal = $1 AND g.agent_id = $2 AND r.uri = ANY($3) AND ${active(4)}`,
+      [principal, agentId, [...uris], now],
+    );
+    return (rows[0]?.covered ?? 0) === new Set(uris).size;
+  }
+
+  /**
+   * Per agent, the protected resources the principal's active grants delegate (each once, by
+   * display name then id): what the Agents page says each agent may reach.
+   */
+  async resourcesByAgent(principal: string, now: Date): Promise<Map<string, DelegatedResource[]>> {
+    const rows = await this.dataSource.query<{ agent_id: string; id: string; display_name: string; resource_uri: string; logo_url: string | null }[]>(
+      `SELECT DISTINCT g.agent_id, r.id, r.display_name, r.resource_uri, r.logo_url
+         FROM grants g JOIN grant_resources d ON d.grant_id = g.id JOIN protected_resources r ON r.id = d.resource_id
+        WHERE g.principal = $1 AND ${active(2)}
+        ORDER BY r.display_name COLLATE "C" ASC, r.id ASC`,
+      [principal, now],
+    );
+    const byAgent = new Map<string, DelegatedResource[]>();
+    for (const row of rows) {
+      const list = byAgent.get(row.agent_id) ?? [];
+      list.push({ id: row.id, displayName: row.display_name, resourceUri: row.resource_uri, logoUrl: row.logo_url });
+      byAgent.set(row.agent_id, list);
+    }
+    return byAgent;
+  }
+
   /** Agents the principal has an active grant for, by display name then agent id. */
   async summaries(principal: string, now: Date): Promise<DelegationSummary[]> {
     const rows = await this.dataSource.query<{ agent_id: string; display_name: string; logo_url: string | null; services: string; updated_at: Date; valid_until: Date | null }[]>(
@@ -91,6 +163,7 @@ export class GrantRepository {
     agentId: string,
     validUntil: Date | null,
     delegations: readonly GrantDelegation[],
+    resourceDelegations: readonly GrantResourceDelegation[],
     now: Date,
     within?: WithinTransaction<{ grant: Grant; created: boolean }>,
   ): Promise<{ grant: Grant; created: boolean }> {
@@ -107,7 +180,11 @@ export class GrantRepository {
           [id, principal, agentId, validUntil, now],
         );
         const row = rows[0] as GrantRow & { created: boolean };
-        const result = { grant: toGrant(row, delegations.map((d) => ({ ...d, grant_id: row.id, permission_set_id: d.permissionSetId, service_id: d.serviceId, scopes: [...d.scopes] }))), created: row.created };
+        const written: Delegations = {
+          services: delegations.map((d) => ({ grant_id: row.id, permission_set_id: d.permissionSetId, service_id: d.serviceId, scopes: [...d.scopes] })),
+          resources: resourceDelegations.map((d) => ({ grant_id: row.id, permission_set_id: d.permissionSetId, resource_id: d.resourceId, scopes: [...d.scopes] })),
+        };
+        const result = { grant: toGrant(row, written), created: row.created };
         await within?.(result, manager);
         await manager.query('DELETE FROM grant_delegations WHERE grant_id = $1', [row.id]);
         for (const [position, delegation] of delegations.entries()) {
@@ -119,6 +196,17 @@ export class GrantRepository {
             position,
           ]);
         }
+        await manager.query('DELETE FROM grant_resources WHERE grant_id = $1', [row.id]);
+        for (const [position, delegation] of resourceDelegations.entries()) {
+          await manager.query('INSERT INTO grant_resources (grant_id, permission_set_id, resource_id, scopes, position) VALUES ($1, $2, $3, $4, $5)', [
+            row.id,
+            delegation.permissionSetId,
+            delegation.resourceId,
+            JSON.stringify(delegation.scopes),
+            position,
+          ]);
+        }
+        await endFamiliesBeyond(manager, row.id, now);
         return result;
       });
     } finally {
@@ -190,28 +278,59 @@ export class GrantRepository {
    * Removes delegations of expired grants that reference a service or permission set, so
    * only active grants block its deletion (SPEC.md: 409 while grants reference it).
    */
-  async releaseExpiredReferences(reference: { serviceId: string } | { permissionSetId: string }, now: Date): Promise<void> {
-    const [column, value] = 'serviceId' in reference ? ['service_id', reference.serviceId] : ['permission_set_id', reference.permissionSetId];
+  async releaseExpiredReferences(reference: { serviceId: string } | { permissionSetId: string } | { resourceId: string }, now: Date): Promise<void> {
+    const [table, column, value] =
+      'serviceId' in reference ? ['grant_delegations', 'service_id', reference.serviceId] : 'resourceId' in reference ? ['grant_resources', 'resource_id', reference.resourceId] : ['grant_delegations', 'permission_set_id', reference.permissionSetId];
     await this.dataSource.query(
-      `DELETE FROM grant_delegations d USING grants g
+      `DELETE FROM ${table} d USING grants g
         WHERE d.grant_id = g.id AND d.${column} = $1 AND NOT ${active(2)}`,
       [value, now],
     );
+    // A permission set is referenced by both kinds of delegation.
+    if ('permissionSetId' in reference) {
+      await this.dataSource.query(`DELETE FROM grant_resources d USING grants g WHERE d.grant_id = g.id AND d.permission_set_id = $1 AND NOT ${active(2)}`, [value, now]);
+    }
   }
 
-  private async delegations(manager: EntityManager, grantIds: readonly string[]): Promise<DelegationRow[]> {
-    return manager.query<DelegationRow[]>('SELECT grant_id, permission_set_id, service_id, scopes FROM grant_delegations WHERE grant_id = ANY($1) ORDER BY position', [grantIds]);
+  private async delegations(manager: EntityManager, grantIds: readonly string[]): Promise<Delegations> {
+    const [services, resources] = await Promise.all([
+      manager.query<DelegationRow[]>('SELECT grant_id, permission_set_id, service_id, scopes FROM grant_delegations WHERE grant_id = ANY($1) ORDER BY position', [grantIds]),
+      manager.query<ResourceDelegationRow[]>('SELECT grant_id, permission_set_id, resource_id, scopes FROM grant_resources WHERE grant_id = ANY($1) ORDER BY position', [grantIds]),
+    ]);
+    return { services, resources };
   }
 }
 
-function toGrant(row: GrantRow, delegations: readonly DelegationRow[]): Grant {
+/**
+ * A grant replaced narrower takes back what it no longer delegates: the refresh token
+ * families of this grant bound to a registered protected resource the grant no longer
+ * delegates, or to a scope of it the grant no longer delegates, are revoked in the grant's
+ * transaction (README "Protected resources"). Access tokens already issued run to their
+ * expiry (`token_ttl`), as after any revocation of a grant.
+ */
+async function endFamiliesBeyond(manager: EntityManager, grantId: string, now: Date): Promise<void> {
+  await manager.query(
+    `UPDATE refresh_tokens r SET revoked_at = $2
+      WHERE r.grant_id = $1 AND r.revoked_at IS NULL
+        AND EXISTS (
+          SELECT 1 FROM jsonb_array_elements_text(r.resources) u JOIN protected_resources p ON p.resource_uri = u.value
+           WHERE NOT EXISTS (SELECT 1 FROM grant_resources d WHERE d.grant_id = r.grant_id AND d.resource_id = p.id)
+              OR EXISTS (
+                SELECT 1 FROM jsonb_array_elements_text(r.scopes) s
+                 WHERE s.value <> 'offline_access'
+                   AND NOT EXISTS (SELECT 1 FROM grant_resources d WHERE d.grant_id = r.grant_id AND d.resource_id = p.id AND d.scopes @> jsonb_build_array(s.value))))`,
+    [grantId, now],
+  );
+}
+
+function toGrant(row: GrantRow, delegations: Delegations): Grant {
   return {
     id: row.id,
     principal: row.principal,
     agentId: row.agent_id,
     validUntil: row.valid_until,
-    delegations: delegations.filter((d) => d.grant_id === row.id).map((d) => ({ permissionSetId: d.permission_set_id, serviceId: d.service_id, scopes: d.scopes })),
-    resourceDelegations: [],
+    delegations: delegations.services.filter((d) => d.grant_id === row.id).map((d) => ({ permissionSetId: d.permission_set_id, serviceId: d.service_id, scopes: d.scopes })),
+    resourceDelegations: delegations.resources.filter((d) => d.grant_id === row.id).map((d) => ({ permissionSetId: d.permission_set_id, resourceId: d.resource_id, scopes: d.scopes })),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -69,7 +69,7 @@ describe.each(testBackends())('SessionRepository.claimDueForRefresh (issue 16 pr
   async function grant(principal: string, serviceIds: readonly string[], validUntil: Date | null = null): Promise<void> {
     const agent = randomUUID();
     await database.dataSource.query('INSERT INTO agents (id, display_name) VALUES ($1, $2)', [agent, `agent ${agent}`]);
-    await grants.upsert(randomUUID(), principal, agent, validUntil, serviceIds.map((serviceId) => ({ permissionSetId: set, serviceId, scopes: [] })), now);
+    await grants.upsert(randomUUID(), principal, agent, validUntil, serviceIds.map((serviceId) => ({ permissionSetId: set, serviceId, scopes: [] })), [], now);
   }
 
   const names = (claimed: readonly { principal: string; serviceId: string }[]): string[] => claimed.map((c) => `${c.principal}/${c.serviceId === mail ? 'mail' : 'files'}`);

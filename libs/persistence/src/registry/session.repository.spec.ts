@@ -78,11 +78,11 @@ describe.each(testBackends())('SessionRepository.overview on $name', (backend) =
     await session(BOB, files);
     await session(BOB, mail);
     // Reader delegates mail through two permission sets: counted once.
-    await grants.upsert(randomUUID(), ALICE, reader, null, [{ permissionSetId: set, serviceId: mail, scopes: ['mail.read'] }, { permissionSetId: otherSet, serviceId: mail, scopes: [] }], now);
-    await grants.upsert(randomUUID(), ALICE, writer, new Date(now.getTime() + 1), [{ permissionSetId: set, serviceId: mail, scopes: [] }, { permissionSetId: set, serviceId: files, scopes: [] }], now);
+    await grants.upsert(randomUUID(), ALICE, reader, null, [{ permissionSetId: set, serviceId: mail, scopes: ['mail.read'] }, { permissionSetId: otherSet, serviceId: mail, scopes: [] }], [], now);
+    await grants.upsert(randomUUID(), ALICE, writer, new Date(now.getTime() + 1), [{ permissionSetId: set, serviceId: mail, scopes: [] }, { permissionSetId: set, serviceId: files, scopes: [] }], [], now);
     // Expired exactly now (valid_until > now is active): not counted.
-    await grants.upsert(randomUUID(), ALICE, expired, now, [{ permissionSetId: set, serviceId: mail, scopes: [] }], now);
-    await grants.upsert(randomUUID(), BOB, bobs, null, [{ permissionSetId: set, serviceId: mail, scopes: [] }], now);
+    await grants.upsert(randomUUID(), ALICE, expired, now, [{ permissionSetId: set, serviceId: mail, scopes: [] }], [], now);
+    await grants.upsert(randomUUID(), BOB, bobs, null, [{ permissionSetId: set, serviceId: mail, scopes: [] }], [], now);
 
     const overview = await sessions.overview(ALICE, now);
     expect(overview.map((row) => row.service.id)).toEqual([calendar, files, mail]);
