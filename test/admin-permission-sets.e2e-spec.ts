@@ -27,12 +27,13 @@ describe('admin: permission sets', () => {
     expect(response.status).toBe(201);
     const body = response.json<Record<string, unknown>>();
     expect(body).toMatchObject({ name: 'Read mail', description: 'Read your mail', service_scopes: [{ service_id: mail, scopes: ['mail.read'], requirement_type: 'mandatory' }] });
-    expect(Object.keys(body).sort()).toEqual(['created_at', 'description', 'id', 'name', 'service_scopes', 'updated_at']);
+    expect(Object.keys(body).sort()).toEqual(['created_at', 'description', 'id', 'name', 'resource_scopes', 'service_scopes', 'updated_at']);
+    expect(body.resource_scopes).toEqual([]);
     expect((await admin.get(`/api/permission-sets/${String(body.id)}`)).json()).toEqual(body);
   });
 
   it('takes description null as "none" (read back as "")', async () => {
-    const response = await admin.post('/api/permission-sets', { name: 'No description', description: null, service_scopes: [] });
+    const response = await admin.post('/api/permission-sets', { name: 'No description', description: null, service_scopes: [{ service_id: mail, scopes: ['mail.read'] }] });
     expect(response.status).toBe(201);
     expect(response.json()).toMatchObject({ name: 'No description', description: '' });
     expect((await admin.delete(`/api/permission-sets/${response.json<{ id: string }>().id}`)).status).toBe(204);
@@ -57,15 +58,15 @@ describe('admin: permission sets', () => {
   });
 
   it('refuses a duplicate name with 409 conflict (create and rename)', async () => {
-    const duplicate = await admin.post('/api/permission-sets', { name: 'Read mail', service_scopes: [] });
+    const duplicate = await admin.post('/api/permission-sets', { name: 'Read mail', service_scopes: [{ service_id: mail, scopes: ['x'] }] });
     expect(duplicate.status).toBe(409);
     expect(duplicate.json()).toEqual({ error: 'conflict', message: 'a permission set named "Read mail" already exists' });
-    const other = (await admin.post('/api/permission-sets', { name: 'Other', service_scopes: [] })).json<{ id: string }>().id;
-    expect((await admin.put(`/api/permission-sets/${other}`, { name: 'Read mail', service_scopes: [] })).status).toBe(409);
+    const other = (await admin.post('/api/permission-sets', { name: 'Other', service_scopes: [{ service_id: mail, scopes: ['x'] }] })).json<{ id: string }>().id;
+    expect((await admin.put(`/api/permission-sets/${other}`, { name: 'Read mail', service_scopes: [{ service_id: mail, scopes: ['x'] }] })).status).toBe(409);
   });
 
   it('deletes a set (204, then 404), and refuses while an agent is assigned it (409)', async () => {
-    const loose = (await admin.post('/api/permission-sets', { name: 'Loose', service_scopes: [] })).json<{ id: string }>().id;
+    const loose = (await admin.post('/api/permission-sets', { name: 'Loose', service_scopes: [{ service_id: files, scopes: ['x'] }] })).json<{ id: string }>().id;
     expect((await admin.delete(`/api/permission-sets/${loose}`)).status).toBe(204);
     const gone = await admin.get(`/api/permission-sets/${loose}`);
     expect(gone.status).toBe(404);
@@ -83,7 +84,7 @@ describe('admin: permission sets', () => {
   });
 
   it('answers 404 for unknown ids on GET, PUT and DELETE', async () => {
-    for (const response of [await admin.get(`/api/permission-sets/${UNKNOWN}`), await admin.put(`/api/permission-sets/${UNKNOWN}`, { name: 'n', service_scopes: [] }), await admin.delete(`/api/permission-sets/${UNKNOWN}`)]) {
+    for (const response of [await admin.get(`/api/permission-sets/${UNKNOWN}`), await admin.put(`/api/permission-sets/${UNKNOWN}`, { name: 'n', service_scopes: [{ service_id: mail, scopes: ['x'] }] }), await admin.delete(`/api/permission-sets/${UNKNOWN}`)]) {
       expect(response.status).toBe(404);
       expect(response.json<{ error: string }>().error).toBe('permission set not found');
     }
@@ -92,7 +93,9 @@ describe('admin: permission sets', () => {
   describe('validation', () => {
     const cases: [string, () => Record<string, unknown>, string, string][] = [
       ['missing name', () => ({ service_scopes: [] }), 'invalid request body', 'name'],
-      ['missing service_scopes', () => ({ name: 'n1' }), 'invalid request body', 'service_scopes'],
+      // A set covers at least one service or protected resource (README "Protected resources (MCP servers)").
+      ['missing service_scopes (and no resource_scopes)', () => ({ name: 'n1' }), 'validation failed', 'service_scopes'],
+      ['empty service_scopes (and no resource_scopes)', () => ({ name: 'n1b', service_scopes: [] }), 'validation failed', 'service_scopes'],
       ['unknown service', () => ({ name: 'n2', service_scopes: [{ service_id: UNKNOWN, scopes: ['a'] }] }), 'validation failed', UNKNOWN],
       ['malformed service id', () => ({ name: 'n3', service_scopes: [{ service_id: 'x', scopes: ['a'] }] }), 'validation failed', 'service_id'],
       ['empty scope string', () => ({ name: 'n4', service_scopes: [{ service_id: mail, scopes: [''] }] }), 'validation failed', 'scopes'],

@@ -149,6 +149,7 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
   let permanent: string;
   let spareKid: string;
   let webhookId: string;
+  let resourceId: string;
 
   const ALICE = 'alice@example.com';
 
@@ -173,6 +174,7 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
     expect((await alice.post(`/api/consent/agents/${registry.agent}/grants`, { granted_permission_sets: { [registry.readMail]: [registry.mail] }, valid_until: '2099-01-01T00:00:00Z' })).status).toBe(201);
     expect((await admin.post(`/api/agents/${registry.agent}/client-credentials`)).status).toBe(201);
     spareKid = (await admin.post('/api/oauth2-server/signing-keys', { algorithm: 'ES256' })).json<{ kid: string }>().kid;
+    resourceId = (await admin.post('/api/resources', { display_name: 'Hostile MCP', resource_uri: `https://hostile-${randomUUID()}.example.com/mcp`, scopes: [{ scope: 'files.read', description: 'Read files' }] })).json<{ id: string }>().id;
     webhookId = (await admin.post('/api/webhooks', { url: 'https://93.184.215.14/hooks', event_types: ['agent.deleted'], enabled: false })).json<{ id: string }>().id;
     pending = await createApproval('read_file');
     once = await createApproval('write_file');
@@ -199,6 +201,7 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
       alice.get(`/api/approvals/${once}`),
       alice.get('/api/third-party/sessions'),
       admin.get('/api/webhooks'),
+      admin.get('/api/resources'),
     ]);
     return JSON.stringify(reads.map((read) => [read.status, read.json()]));
   }
@@ -235,6 +238,12 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
     text: ['name', 'description'],
     typed: () => ({ name: notString, description: notString, service_scopes: notArray, 'service_scopes.0.scopes': notArray, 'service_scopes.0.service_id': notString }),
   };
+  const resourceBody: BodyShape = {
+    kind: 'dto',
+    valid: () => ({ display_name: 'Hostile MCP', description: 'Files', resource_uri: `https://hostile-${randomUUID()}.example.com/mcp`, scopes: [{ scope: 'files.read', description: 'Read files' }] }),
+    text: ['display_name', 'description', 'resource_uri', 'scopes.0.scope', 'scopes.0.description'],
+    typed: () => ({ display_name: notString, resource_uri: notString, scopes: notArray, 'scopes.0': notObject, 'scopes.0.description': notString }),
+  };
 
   const webhookBody: BodyShape = {
     kind: 'dto',
@@ -250,6 +259,8 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
     { name: 'PUT /api/agents/{id}', method: 'PUT', url: () => adminUrl(`/api/agents/${registry.agent}`)(), headers: asAdmin, body: agentBody },
     { name: 'POST /api/services', method: 'POST', url: adminUrl('/api/services'), headers: asAdmin, body: serviceBody },
     { name: 'PUT /api/services/{id}', method: 'PUT', url: () => adminUrl(`/api/services/${registry.calendar}`)(), headers: asAdmin, body: serviceBody },
+    { name: 'POST /api/resources', method: 'POST', url: adminUrl('/api/resources'), headers: asAdmin, body: resourceBody },
+    { name: 'PUT /api/resources/{id}', method: 'PUT', url: () => adminUrl(`/api/resources/${resourceId}`)(), headers: asAdmin, body: resourceBody },
     { name: 'POST /api/permission-sets', method: 'POST', url: adminUrl('/api/permission-sets'), headers: asAdmin, body: permissionSetBody },
     { name: 'PUT /api/permission-sets/{id}', method: 'PUT', url: () => adminUrl(`/api/permission-sets/${registry.readMail}`)(), headers: asAdmin, body: permissionSetBody },
     { name: 'POST /api/agents/{id}/client-credentials', method: 'POST', url: () => adminUrl(`/api/agents/${registry.agent}/client-credentials`)(), headers: asAdmin },
@@ -311,6 +322,7 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
     { name: 'DELETE /api/agents/{id}', method: 'DELETE', url: () => adminUrl(`/api/agents/${registry.agent}`)(), headers: asAdmin },
     { name: 'DELETE /api/services/{id}', method: 'DELETE', url: () => adminUrl(`/api/services/${registry.calendar}`)(), headers: asAdmin },
     { name: 'DELETE /api/permission-sets/{id}', method: 'DELETE', url: () => adminUrl(`/api/permission-sets/${registry.calendarSet}`)(), headers: asAdmin },
+    { name: 'DELETE /api/resources/{id}', method: 'DELETE', url: () => adminUrl(`/api/resources/${resourceId}`)(), headers: asAdmin },
     { name: 'DELETE /api/webhooks/{id}', method: 'DELETE', url: () => adminUrl(`/api/webhooks/${webhookId}`)(), headers: asAdmin },
   ];
 

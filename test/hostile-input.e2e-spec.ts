@@ -176,6 +176,9 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
         ['/api/services', 'issuer_uri', service({ issuer_uri: 'https://idp.example.com/\u0000' })],
         ['/api/permission-sets', 'name', { name: 'n\u0000', service_scopes: [] }],
         ['/api/permission-sets', 'description', { name: `n-${randomUUID()}`, description: '\u0000', service_scopes: [] }],
+        ['/api/resources', 'display_name', { display_name: 'R\u0000', resource_uri: `https://${randomUUID()}.example.com/mcp`, scopes: [] }],
+        ['/api/resources', 'scopes.0.description', { display_name: 'R', resource_uri: `https://${randomUUID()}.example.com/mcp`, scopes: [{ scope: 'files.read', description: 'Read\u0000' }] }],
+        ['/api/resources', 'resource_uri', { display_name: 'R', resource_uri: `https://${randomUUID()}.example.com/\u0000`, scopes: [] }],
       ];
       for (const [path, field, body] of cases) expectError(await admin.post(path, body), 400, 'validation failed', field);
     });

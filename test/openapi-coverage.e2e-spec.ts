@@ -143,6 +143,21 @@ describe.each(testBackends())('one story calling every documented operation with
     expect(list.json<{ items: Created[] }>().items.map((set) => set.id)).toEqual([setId]);
   });
 
+  it('the admin registers, replaces, reads, lists and deletes a protected resource', async () => {
+    const created = await admin.post('/api/resources', { display_name: 'Files MCP', resource_uri: 'https://files-mcp.example.com/mcp', scopes: [{ scope: 'files.read', description: 'Read your files' }] });
+    expect(created.status, created.text).toBe(201);
+    const resourceId = created.json<Created>().id;
+    const replaced = await admin.put(`/api/resources/${resourceId}`, { display_name: 'Files MCP', description: 'Your files', logo_url: 'https://files-mcp.example.com/logo.png', resource_uri: 'https://files-mcp.example.com/mcp', scopes: [{ scope: 'files.read', description: 'Read your files' }] });
+    expect(replaced.status, replaced.text).toBe(200);
+    const read = await admin.get(`/api/resources/${resourceId}`);
+    expect(read.status, read.text).toBe(200);
+    const list = await admin.get('/api/resources');
+    expect(list.status, list.text).toBe(200);
+    expect(list.json<{ items: Created[] }>().items.map((resource) => resource.id)).toEqual([resourceId]);
+    const deleted = await admin.delete(`/api/resources/${resourceId}`);
+    expect(deleted.status, deleted.text).toBe(204);
+  });
+
   it('the admin creates, replaces, reads and lists an agent', async () => {
     const body = { display_name: 'Mail Agent', redirect_uris: [REDIRECT], allowed_scopes: ['mail.read'], permission_sets: [{ permission_set_id: setId }] };
     const created = await admin.post('/api/agents', body);

@@ -18,12 +18,14 @@ import { MetricsScrape } from './metrics/metrics-scrape.service';
 import { IssuerDiscovery } from './services/issuer-discovery';
 import { ServicesController } from './services/services.controller';
 import { ServicesService } from './services/services.service';
+import { ResourcesController } from './resources/resources.controller';
+import { ResourcesService } from './resources/resources.service';
 import { SigningKeysController } from './signing-keys/signing-keys.controller';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { WebhooksService } from './webhooks/webhooks.service';
 
 /**
- * The admin server (port 14000): agents, services, permission sets, client credentials,
+ * The admin server (port 14000): agents, services, protected resources, permission sets, client credentials,
  * signing keys, `/health` and `/metrics` (trusted sources only, no principal). Every other
  * route needs the principal header; the proxy in
  * front enforces administrator privilege.
@@ -34,9 +36,9 @@ export class AdminApiModule {
     return {
       module: AdminApiModule,
       imports: [CoreModule.forRuntime(runtime, 'admin'), AuthModule.forServer('admin'), AuditModule, VaultModule, OAuthServerModule, WebhooksModule],
-      controllers: [AgentsController, ServicesController, PermissionSetsController, ClientCredentialsController, SigningKeysController, MetricsController, EventsController, WebhooksController],
+      controllers: [AgentsController, ServicesController, ResourcesController, PermissionSetsController, ClientCredentialsController, SigningKeysController, MetricsController, EventsController, WebhooksController],
       // No hot routes: the admin plane takes the ordinary pipeline.
-      providers: [EventsService, AgentsService, ServicesService, PermissionSetsService, IssuerDiscovery, MetricsScrape, WebhooksService, { provide: HOT_ROUTES, useValue: [] }],
+      providers: [EventsService, AgentsService, ServicesService, ResourcesService, PermissionSetsService, IssuerDiscovery, MetricsScrape, WebhooksService, { provide: HOT_ROUTES, useValue: [] }],
     };
   }
 }

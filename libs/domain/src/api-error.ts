@@ -21,6 +21,7 @@ export type ApiErrorCode =
   | 'agent not found'
   | 'service not found'
   | 'permission set not found'
+  | 'resource not found'
   | 'signing key not found'
   | 'client credentials not found'
   | 'conflict'

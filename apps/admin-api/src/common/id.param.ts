@@ -18,6 +18,12 @@ export class PermissionSetIdParam {
   permissionSetId!: string;
 }
 
+export class ResourceIdParam {
+  /** The protected resource's id. */
+  @IsUUID('all', { message: 'resource id must be a UUID' })
+  resourceId!: string;
+}
+
 export class KidParam {
   /** The signing key's id (`kid`). */
   @Matches(/^[A-Za-z0-9._-]{1,128}$/, { message: 'kid must be 1-128 characters of A-Z a-z 0-9 . _ -' })

@@ -2,7 +2,7 @@ import { REQUIREMENT_TYPES, type RequirementType } from '@broker/domain';
 import { IsPlainText, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
 import { IsOmittable } from '../common/is-omittable';
 import { TEXT_PATTERNS } from '../common/text-patterns';
 
@@ -26,7 +26,31 @@ export class ServiceScopesDto {
   requirement_type?: RequirementType;
 }
 
-/** Body of `POST /api/permission-sets` and `PUT /api/permission-sets/{id}`. */
+export class ResourceScopesDto {
+  /** An existing protected resource, at most once per permission set. */
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID('all')
+  resource_id!: string;
+
+  /** Scopes the resource offers, at least one; duplicates are stored once. */
+  @ApiProperty({ type: 'array', items: { type: 'string', pattern: TEXT_PATTERNS.scope }, minItems: 1, maxItems: MAX_LIST_ENTRIES })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_LIST_ENTRIES)
+  @IsScopeToken({ each: true })
+  scopes!: string[];
+
+  /** Omitted: `mandatory` (`null` is refused). */
+  @ApiPropertyOptional()
+  @IsOmittable()
+  @IsIn(REQUIREMENT_TYPES)
+  requirement_type?: RequirementType;
+}
+
+/**
+ * Body of `POST /api/permission-sets` and `PUT /api/permission-sets/{id}`. At least one of
+ * `service_scopes` and `resource_scopes` is non-empty.
+ */
 export class PermissionSetDto {
   /** Unique among permission sets. */
   @ApiProperty({ pattern: TEXT_PATTERNS.line })
@@ -43,12 +67,23 @@ export class PermissionSetDto {
   @IsPlainText({ lines: true })
   description?: string | null;
 
-  @ApiProperty({ type: [ServiceScopesDto], maxItems: MAX_LIST_ENTRIES })
+  /** Third-party services' scopes. Omitted: none. */
+  @ApiPropertyOptional({ type: [ServiceScopesDto], maxItems: MAX_LIST_ENTRIES })
+  @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
   @ValidateNested({ each: true })
   @Type(() => ServiceScopesDto)
-  service_scopes!: ServiceScopesDto[];
+  service_scopes?: ServiceScopesDto[];
+
+  /** Protected resources' scopes (MCP servers the broker issues tokens for). Omitted: none. */
+  @ApiPropertyOptional({ type: [ResourceScopesDto], maxItems: MAX_LIST_ENTRIES })
+  @IsOmittable()
+  @IsArray()
+  @ArrayMaxSize(MAX_LIST_ENTRIES)
+  @ValidateNested({ each: true })
+  @Type(() => ResourceScopesDto)
+  resource_scopes?: ResourceScopesDto[];
 }
 
 export class PermissionSetQuery {
@@ -56,4 +91,9 @@ export class PermissionSetQuery {
   @IsOptional()
   @IsUUID('all')
   service_id?: string;
+
+  /** Only the sets covering this protected resource (both filters given: the sets covering both). */
+  @IsOptional()
+  @IsUUID('all')
+  resource_id?: string;
 }

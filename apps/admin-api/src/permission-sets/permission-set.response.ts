@@ -10,6 +10,15 @@ export class ServiceScopesResponse {
   requirement_type!: RequirementType;
 }
 
+export class ResourceScopesResponse {
+  @ApiProperty({ format: 'uuid' })
+  resource_id!: string;
+  @ApiProperty()
+  scopes!: string[];
+  @ApiProperty()
+  requirement_type!: RequirementType;
+}
+
 export class PermissionSetResponse {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -20,6 +29,8 @@ export class PermissionSetResponse {
   description!: string;
   @ApiProperty()
   service_scopes!: ServiceScopesResponse[];
+  @ApiProperty({ type: [ResourceScopesResponse] })
+  resource_scopes!: ResourceScopesResponse[];
   @ApiProperty({ format: 'date-time' })
   created_at!: string;
   @ApiProperty({ format: 'date-time' })
@@ -37,6 +48,7 @@ export function toPermissionSetResponse(set: PermissionSet): PermissionSetRespon
     name: set.name,
     description: set.description,
     service_scopes: set.serviceScopes.map((entry) => ({ service_id: entry.serviceId, scopes: [...entry.scopes], requirement_type: entry.requirementType })),
+    resource_scopes: set.resourceScopes.map((entry) => ({ resource_id: entry.resourceId, scopes: [...entry.scopes], requirement_type: entry.requirementType })),
     created_at: set.createdAt.toISOString(),
     updated_at: set.updatedAt.toISOString(),
   };

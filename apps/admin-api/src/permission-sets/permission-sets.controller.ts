@@ -13,16 +13,17 @@ import { PermissionSetsService } from './permission-sets.service';
 export class PermissionSetsController {
   constructor(private readonly permissionSets: PermissionSetsService) {}
 
-  /** List permission sets as `{items}`, optionally only those covering `service_id`. */
+  /** List permission sets as `{items}`, optionally only those covering `service_id` and/or `resource_id`. */
   @Get()
   @ApiOkResponse({ type: PermissionSetListResponse })
-  async list(@Query() { service_id }: PermissionSetQuery): Promise<PermissionSetListResponse> {
-    return { items: (await this.permissionSets.list(service_id)).map(toPermissionSetResponse) };
+  async list(@Query() { service_id, resource_id }: PermissionSetQuery): Promise<PermissionSetListResponse> {
+    return { items: (await this.permissionSets.list(service_id, resource_id)).map(toPermissionSetResponse) };
   }
 
   /**
    * Create a permission set. 409 `conflict` when its name is taken; 400 `validation failed`
-   * when a service is listed twice or does not exist.
+   * when it covers no service and no protected resource, a service or resource is listed twice
+   * or does not exist, or a resource does not offer a scope named.
    */
   @Post()
   @ApiCreatedResponse({ type: PermissionSetResponse })

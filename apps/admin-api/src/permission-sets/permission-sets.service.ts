@@ -1,8 +1,8 @@
-import { ApiError, Clock, Random, type PermissionSet } from '@broker/domain';
-import { adminEvent, EventLedger, GrantRepository, PermissionSetRepository, recordChange, ServiceRepository, type PermissionSetInput } from '@broker/persistence';
+import { ApiError, Clock, Random, type FieldIssue, type PermissionSet } from '@broker/domain';
+import { adminEvent, EventLedger, GrantRepository, PermissionSetRepository, ProtectedResourceRepository, recordChange, ServiceRepository, type PermissionSetInput } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { inAdminVocabulary } from '../common/registry-api-error';
-import type { PermissionSetDto } from './permission-set.dto';
+import type { PermissionSetDto, ResourceScopesDto } from './permission-set.dto';
 
 /** Permission set management (admin). Issue 17: every write records its `permission_set.*` event, by the admin principal, in its transaction. */
 @Injectable()
@@ -10,14 +10,15 @@ export class PermissionSetsService {
   constructor(
     private readonly permissionSets: PermissionSetRepository,
     private readonly services: ServiceRepository,
+    private readonly resources: ProtectedResourceRepository,
     private readonly grants: GrantRepository,
     private readonly clock: Clock,
     private readonly random: Random,
     private readonly ledger: EventLedger,
   ) {}
 
-  list(serviceId?: string): Promise<PermissionSet[]> {
-    return this.permissionSets.list(serviceId?.toLowerCase());
+  list(serviceId?: string, resourceId?: string): Promise<PermissionSet[]> {
+    return this.permissionSets.listWhere({ serviceId: serviceId?.toLowerCase(), resourceId: resourceId?.toLowerCase() });
   }
 
   async get(id: string): Promise<PermissionSet> {
@@ -46,7 +47,12 @@ export class PermissionSetsService {
   }
 
   private async toInput(dto: PermissionSetDto): Promise<PermissionSetInput> {
-    const serviceIds = dto.service_scopes.map((entry) => entry.service_id.toLowerCase());
+    const serviceScopes = dto.service_scopes ?? [];
+    const resourceScopes = dto.resource_scopes ?? [];
+    if (serviceScopes.length === 0 && resourceScopes.length === 0) {
+      throw new ApiError('validation failed', 'a permission set covers at least one service or protected resource: service_scopes and resource_scopes are both empty', [{ field: 'resource_scopes', problem: 'required when service_scopes is empty' }]);
+    }
+    const serviceIds = serviceScopes.map((entry) => entry.service_id.toLowerCase());
     if (new Set(serviceIds).size !== serviceIds.length) {
       throw new ApiError('validation failed', 'service_scopes lists a service more than once', [{ field: 'service_scopes', problem: 'duplicate service_id' }]);
     }
@@ -58,12 +64,34 @@ export class PermissionSetsService {
     return {
       name: dto.name,
       description: dto.description ?? '',
-      resourceScopes: [],
-      serviceScopes: dto.service_scopes.map((entry, index) => ({
+      resourceScopes: await this.resourceScopes(resourceScopes),
+      serviceScopes: serviceScopes.map((entry, index) => ({
         serviceId: serviceIds[index] as string,
         scopes: [...new Set(entry.scopes)],
         requirementType: entry.requirement_type ?? 'mandatory',
       })),
     };
+  }
+
+  /** Each resource exists, once, and offers every scope named (a set never names a scope its resource does not offer). */
+  private async resourceScopes(entries: readonly ResourceScopesDto[]): Promise<PermissionSetInput['resourceScopes']> {
+    const ids = entries.map((entry) => entry.resource_id.toLowerCase());
+    if (new Set(ids).size !== ids.length) {
+      throw new ApiError('validation failed', 'resource_scopes lists a resource more than once', [{ field: 'resource_scopes', problem: 'duplicate resource_id' }]);
+    }
+    const found = new Map((await this.resources.findByIds(ids)).map((resource) => [resource.id, resource] as const));
+    const issues: FieldIssue[] = [];
+    ids.forEach((id, index) => {
+      const resource = found.get(id);
+      if (resource === undefined) {
+        issues.push({ field: `resource_scopes.${index}.resource_id`, problem: `no resource ${id}` });
+        return;
+      }
+      const offered = new Set(resource.scopes.map((s) => s.scope));
+      const unknown = [...new Set((entries[index] as ResourceScopesDto).scopes)].filter((scope) => !offered.has(scope));
+      if (unknown.length > 0) issues.push({ field: `resource_scopes.${index}.scopes`, problem: `resource ${id} does not offer ${unknown.join(', ')}` });
+    });
+    if (issues.length > 0) throw new ApiError('validation failed', `resource_scopes: ${issues.map((i) => i.problem).join('; ')}`, issues);
+    return entries.map((entry, index) => ({ resourceId: ids[index] as string, scopes: [...new Set(entry.scopes)], requirementType: entry.requirement_type ?? 'mandatory' }));
   }
 }

@@ -20,6 +20,7 @@ export function apiStatus(code: ApiErrorCode): number {
     case 'agent not found':
     case 'service not found':
     case 'permission set not found':
+    case 'resource not found':
     case 'signing key not found':
     case 'client credentials not found':
       return 404;

@@ -145,6 +145,15 @@ export class ResourceIndicators {
     if (this.required && resources.length === 0) throw invalidTarget(MISSING);
   }
 
+  /**
+   * Whether `local.resource_indicators.allowed_resources` admits the resource (exactly, or
+   * under a prefix ending in `/`); true when the list is empty. The admin API registers only
+   * protected resources the authorization endpoint would take as a `resource`.
+   */
+  configuredAllows(resource: string): boolean {
+    return this.open || this.configured.matches(resource);
+  }
+
   private allows(resource: string): boolean {
     return this.open ? isHttpsOrLoopbackUrl(resource) : this.configured.matches(resource);
   }
