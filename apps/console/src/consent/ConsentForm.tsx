@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { ConnectServices } from './ConnectServices';
 import { ConsentError } from './ConsentError';
-import { agentResources, setResources, useAllow, useDeny, type AgentDetail, type Grant, type PermissionSet } from './consent-queries';
+import { useAllow, useDeny, type AgentDetail, type Grant, type PermissionSet } from './consent-queries';
 import { ExpiryPicker } from './ExpiryPicker';
 import { initialExpiry, validUntil, type Expiry } from './expiry';
 import { GrantConfirmation } from './GrantConfirmation';
@@ -12,7 +12,7 @@ import { isRequired, PermissionSetList } from './PermissionSetList';
 
 /** A set delegates something: services, MCP servers, or both. */
 function hasContent(set: PermissionSet): boolean {
-  return set.services.length > 0 || setResources(set).length > 0;
+  return set.services.length > 0 || set.resources.length > 0;
 }
 
 /**
@@ -23,7 +23,7 @@ export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId:
   const [now] = useState(() => new Date());
   const sets = detail.permission_sets;
   const services = useMemo(() => new Map(detail.services.map((service) => [service.id, service])), [detail.services]);
-  const resources = useMemo(() => new Map(agentResources(detail).map((resource) => [resource.id, resource])), [detail]);
+  const resources = useMemo(() => new Map(detail.resources.map((resource) => [resource.id, resource])), [detail]);
   const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set(Object.keys(grant?.granted_permission_sets ?? {}).filter((id) => sets.some((set) => set.id === id))));
   const [expiry, setExpiry] = useState<Expiry>(() => initialExpiry(grant ?? undefined, now));
   const [expiryError, setExpiryError] = useState<string | null>(null);
@@ -40,7 +40,7 @@ export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId:
 
   const chosen = sets.filter((set) => (isRequired(set) || selected.has(set.id)) && hasContent(set));
   const reachedScopes = resourceScopes(chosen);
-  const reached = agentResources(detail).filter((resource) => reachedScopes.has(resource.id));
+  const reached = detail.resources.filter((resource) => reachedScopes.has(resource.id));
   const unconnected = [...new Set(chosen.flatMap((set) => set.services.map((s) => s.service_id)))].map((id) => services.get(id)).filter((s) => s !== undefined && s.connection_status === 'not_connected');
 
   function toggle(setId: string, on: boolean) {
@@ -63,7 +63,7 @@ export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId:
     }
     setExpiryError(null);
     // Per set, the ids it delegates: its services and its MCP servers alike.
-    const granted = Object.fromEntries(chosen.map((set) => [set.id, [...set.services.map((s) => s.service_id), ...setResources(set).map((r) => r.resource_id)]]));
+    const granted = Object.fromEntries(chosen.map((set) => [set.id, [...set.services.map((s) => s.service_id), ...set.resources.map((r) => r.resource_id)]]));
     allow.mutate(
       { granted_permission_sets: granted, valid_until: until.value },
       {

@@ -1,11 +1,11 @@
 import { Logo } from '../components/AgentLogo';
-import { setResources, type ConsentResource, type PermissionSet } from './consent-queries';
+import type { ConsentResource, PermissionSet } from './consent-queries';
 import { ScopeList } from './PermissionSetList';
 
 /** Per MCP server, the union of its scopes over the chosen sets. */
 export function resourceScopes(chosen: readonly PermissionSet[]): Map<string, string[]> {
   const scopes = new Map<string, string[]>();
-  for (const set of chosen) for (const entry of setResources(set)) scopes.set(entry.resource_id, [...new Set([...(scopes.get(entry.resource_id) ?? []), ...entry.scopes])]);
+  for (const set of chosen) for (const entry of set.resources) scopes.set(entry.resource_id, [...new Set([...(scopes.get(entry.resource_id) ?? []), ...entry.scopes])]);
   return scopes;
 }
 
@@ -40,7 +40,7 @@ function McpServer({ resource, scopes, agentName }: { resource: ConsentResource;
       </div>
       <p className="mono consent-resource-uri">
         <span className="visually-hidden">Address: </span>
-        {resource.resource_uri}
+        <span>{resource.resource_uri}</span>
       </p>
       {resource.description !== null && resource.description.length > 0 ? <p className="consent-resource-description">{resource.description}</p> : null}
       {scopes.length > 0 ? <ScopeList scopes={scopes} described={resource} /> : <p className="consent-muted consent-resource-none">No specific permissions.</p>}

@@ -1,5 +1,5 @@
 import { Logo } from '../components/AgentLogo';
-import { setResources, type ConsentResource, type ConsentService, type PermissionSet } from './consent-queries';
+import type { ConsentResource, ConsentService, PermissionSet } from './consent-queries';
 
 /** Mandatory (and require-all-scopes) sets are fixed on; optional ones are the person's choice. */
 export function isRequired(set: PermissionSet): boolean {
@@ -26,7 +26,7 @@ export function ScopeList({ scopes, described }: { scopes: readonly string[]; de
 
 /** The set's MCP servers, or only those in `only`. */
 function shown(set: PermissionSet, only: ReadonlySet<string> | undefined) {
-  return setResources(set).filter((entry) => only === undefined || only.has(entry.resource_id));
+  return set.resources.filter((entry) => only === undefined || only.has(entry.resource_id));
 }
 
 function ConnectionBadge({ service }: { service: ConsentService | undefined }) {

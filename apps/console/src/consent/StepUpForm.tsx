@@ -1,7 +1,7 @@
 import { useMemo, useState, type FormEvent } from 'react';
 import { formatDate } from '../format';
 import { ConsentError } from './ConsentError';
-import { agentResources, useAllow, useDeny, type AgentDetail, type ConsentResource, type Grant } from './consent-queries';
+import { useAllow, useDeny, type AgentDetail, type ConsentResource, type Grant } from './consent-queries';
 import { McpServers, resourceScopes } from './McpServers';
 import { leaveFor } from './navigation';
 import { isRequired, PermissionSetList } from './PermissionSetList';
@@ -23,7 +23,7 @@ export function StepUpForm({ agentId, detail, grant, sessionToken, pending }: { 
   const pendingIds = useMemo(() => new Set(pending.map((resource) => resource.id)), [pending]);
   const sets = useMemo(() => setsCovering(detail.permission_sets, pendingIds), [detail.permission_sets, pendingIds]);
   const services = useMemo(() => new Map(detail.services.map((service) => [service.id, service])), [detail.services]);
-  const resources = useMemo(() => new Map(agentResources(detail).map((resource) => [resource.id, resource])), [detail]);
+  const resources = useMemo(() => new Map(detail.resources.map((resource) => [resource.id, resource])), [detail]);
   // The request asks for these servers: the sets covering them start ticked, optional ones can be unticked.
   const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set(sets.map((set) => set.id)));
   const [leaving, setLeaving] = useState<string | null>(null);

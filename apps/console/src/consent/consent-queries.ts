@@ -5,43 +5,15 @@ import type { components } from '../api/user-api';
 export type Grant = components['schemas']['GrantView'];
 export type ConsentService = components['schemas']['ConsentServiceView'];
 
-/** The MCP server scopes one permission set bundles. */
-export interface PermissionSetResource {
-  readonly resource_id: string;
-  readonly scopes: readonly string[];
-}
-
+/** A permission set as the consent page shows it: its services and its MCP servers, each with the set's scopes. */
+export type PermissionSet = components['schemas']['ConsentPermissionSetView'];
 /**
  * A protected resource (an MCP server) the agent's permission sets reach: the broker is its
- * authorization server, so there is no account to connect (README "Console").
+ * authorization server, so there is no account to connect; `granted` and `requested` say
+ * whether the grant delegates it and whether the pending request asks for it.
  */
-export interface ConsentResource {
-  readonly id: string;
-  readonly display_name: string;
-  readonly description: string | null;
-  readonly logo_url: string | null;
-  /** RFC 8707 resource indicator: shown as text, never as a link. */
-  readonly resource_uri: string;
-  readonly requirement_type: 'mandatory' | 'optional' | 'require_all_scopes';
-  readonly permissions: readonly { readonly scope: string; readonly description: string }[];
-  /** The person's active grant already delegates it. */
-  readonly granted: boolean;
-  /** The pending authorization request asks a token for it. */
-  readonly requested: boolean;
-}
-
-export type PermissionSet = components['schemas']['ConsentPermissionSetView'] & { readonly resources?: readonly PermissionSetResource[] };
-export type AgentDetail = Omit<components['schemas']['AgentDetail'], 'permission_sets'> & { readonly permission_sets: PermissionSet[]; readonly resources?: readonly ConsentResource[] };
-
-/** The MCP servers a set bundles (none from a server that predates them). */
-export function setResources(set: PermissionSet): readonly PermissionSetResource[] {
-  return set.resources ?? [];
-}
-
-/** The MCP servers the agent's permission sets reach, in the order they first appear. */
-export function agentResources(detail: AgentDetail): readonly ConsentResource[] {
-  return detail.resources ?? [];
-}
+export type ConsentResource = components['schemas']['ConsentResourceView'];
+export type AgentDetail = components['schemas']['AgentDetail'];
 
 const withToken = (sessionToken: string | null) => (sessionToken === null ? {} : { session_token: sessionToken });
 

@@ -1,4 +1,4 @@
-import { setResources, type AgentDetail, type ConsentResource, type PermissionSet } from './consent-queries';
+import type { AgentDetail, ConsentResource, PermissionSet } from './consent-queries';
 
 /**
  * Incremental consent: the MCP servers the pending authorization request asks a token for that
@@ -6,12 +6,12 @@ import { setResources, type AgentDetail, type ConsentResource, type PermissionSe
  */
 export function pendingResources(detail: AgentDetail, hasGrant: boolean): readonly ConsentResource[] {
   if (!hasGrant) return [];
-  return (detail.resources ?? []).filter((resource) => resource.requested && !resource.granted);
+  return detail.resources.filter((resource) => resource.requested && !resource.granted);
 }
 
 /** The agent's permission sets that bundle at least one of the pending MCP servers. */
 export function setsCovering(sets: readonly PermissionSet[], pending: ReadonlySet<string>): PermissionSet[] {
-  return sets.filter((set) => setResources(set).some((entry) => pending.has(entry.resource_id)));
+  return sets.filter((set) => set.resources.some((entry) => pending.has(entry.resource_id)));
 }
 
 /**
@@ -21,7 +21,7 @@ export function setsCovering(sets: readonly PermissionSet[], pending: ReadonlySe
 export function widenedGrant(current: Readonly<Record<string, readonly string[]>>, chosen: readonly PermissionSet[], pending: ReadonlySet<string>): Record<string, string[]> {
   const next: Record<string, string[]> = Object.fromEntries(Object.entries(current).map(([setId, ids]) => [setId, [...ids]]));
   for (const set of chosen) {
-    const added = setResources(set)
+    const added = set.resources
       .map((entry) => entry.resource_id)
       .filter((id) => pending.has(id));
     next[set.id] = [...new Set([...(next[set.id] ?? []), ...added])];

@@ -1,4 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
 import { useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { Logo } from '../components/AgentLogo';
@@ -10,7 +11,7 @@ import { ConsentError } from '../consent/ConsentError';
 import { ConsentForm } from '../consent/ConsentForm';
 import { pendingResources } from '../consent/step-up';
 import { namesInWords, StepUpForm } from '../consent/StepUpForm';
-import { useAgentDetail, useCurrentGrant } from '../consent/consent-queries';
+import { useAgentDetail, useCurrentGrant, type Grant } from '../consent/consent-queries';
 import { useConsentParams } from '../consent/consent-params';
 import { returnHost } from '../consent/navigation';
 
@@ -26,6 +27,10 @@ function AgentConsent({ agentId }: { agentId: string }) {
   const { sessionToken, connectedServiceId } = params;
   const detail = useAgentDetail(agentId, sessionToken);
   const grant = useCurrentGrant(agentId);
+  // The grant as the page first read it decides between the full form and incremental consent:
+  // Allow refreshes the grant, and switching forms then would drop Allow's return to the application.
+  const [grantAtLoad, setGrantAtLoad] = useState<Grant | null | undefined>(undefined);
+  if (grantAtLoad === undefined && grant.data !== undefined) setGrantAtLoad(grant.data);
   // The agents list says how many sign-ins of this agent are live (never a token).
   const delegations = useQuery({ queryKey: ['delegations'], queryFn: () => unwrap(api.GET('/api/consent/agents')) });
   const liveSessions = delegations.data?.data.find((item) => item.agent_id === agentId)?.live_sessions;
@@ -41,8 +46,9 @@ function AgentConsent({ agentId }: { agentId: string }) {
   const connected = connectedServiceId === null ? undefined : services.find((s) => s.id === connectedServiceId);
   const host = withRequest ? returnHost(authorization_context.original_url) : null;
   // Incremental consent: allowed before, and the request asks for MCP servers not delegated yet.
-  const pending = withRequest ? pendingResources(detail.data, grant.data !== null) : [];
-  const stepUp = pending.length > 0 && grant.data !== null && sessionToken !== null ? { grant: grant.data, sessionToken } : null;
+  const earlier = grantAtLoad ?? null;
+  const pending = withRequest ? pendingResources(detail.data, earlier !== null) : [];
+  const stepUp = pending.length > 0 && earlier !== null && sessionToken !== null ? { grant: earlier, sessionToken } : null;
   return (
     <div className="consent-page">
       <header className="consent-header">

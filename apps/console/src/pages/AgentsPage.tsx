@@ -10,14 +10,9 @@ import { relativeTime } from '../activity/time';
 import { useCurrentGrant } from '../consent/consent-queries';
 import { formatDate } from '../format';
 
+type Delegation = components['schemas']['DelegationSummaryResponse'];
 /** An MCP server the active grant lets the agent reach. */
-interface ReachedResource {
-  readonly id: string;
-  readonly display_name: string;
-  readonly resource_uri: string;
-  readonly logo_url: string | null;
-}
-type Delegation = components['schemas']['DelegationSummaryResponse'] & { readonly resources?: readonly ReachedResource[] };
+type ReachedResource = components['schemas']['DelegatedResourceView'];
 type LastUsed = components['schemas']['LastUsedView'];
 
 /** `/agents`: the agents the person has delegated to, with revoke (issue 15 item 3). */
@@ -61,17 +56,17 @@ function DelegationList({ items }: { items: readonly Delegation[] }) {
               <span>
                 {item.active_grant_count} service{item.active_grant_count === 1 ? '' : 's'}
               </span>
-              {(item.resources ?? []).length > 0 ? (
+              {item.resources.length > 0 ? (
                 <span>
-                  {(item.resources ?? []).length} MCP server{(item.resources ?? []).length === 1 ? '' : 's'}
+                  {item.resources.length} MCP server{item.resources.length === 1 ? '' : 's'}
                 </span>
               ) : null}
               <span>Expires: {item.expires_at === null ? 'no expiry' : formatDate(item.expires_at)}</span>
               <span>Changed {formatDate(item.last_modified_at)}</span>
               <LiveSessions count={item.live_sessions} />
             </div>
-            {lastUsed.data !== undefined ? <ServiceUsage agentId={item.agent_id} name={item.display_name} used={lastUsed.data.data} serviceNames={serviceNames} resources={item.resources ?? []} /> : null}
-            <McpAccess name={item.display_name} resources={item.resources ?? []} />
+            {lastUsed.data !== undefined ? <ServiceUsage agentId={item.agent_id} name={item.display_name} used={lastUsed.data.data} serviceNames={serviceNames} resources={item.resources} /> : null}
+            <McpAccess name={item.display_name} resources={item.resources} />
           </div>
           <RevokeButton agentId={item.agent_id} name={item.display_name} liveSessions={item.live_sessions} />
         </li>
