@@ -41,6 +41,7 @@ describe('cross-site requests (CSRF)', () => {
   let approval: string;
   let keyKid: string;
   let webhookId: string;
+  let resourceId: string;
   let cookie: string;
   let adminRoutes: Route[];
   let registryBefore: string[];
@@ -78,7 +79,7 @@ describe('cross-site requests (CSRF)', () => {
     });
 
   /** Every admin list, as text: what a refused request must leave untouched. */
-  const registry = (): Promise<string[]> => Promise.all(['/api/agents', '/api/services', '/api/permission-sets', '/api/oauth2-server/signing-keys', '/api/webhooks'].map(async (path) => (await adminApi.get(path)).text));
+  const registry = (): Promise<string[]> => Promise.all(['/api/agents', '/api/services', '/api/resources', '/api/permission-sets', '/api/oauth2-server/signing-keys', '/api/webhooks'].map(async (path) => (await adminApi.get(path)).text));
 
   const grants = async (): Promise<unknown[]> => (await alice.get(`/api/consent/agents/${reg.agent}/grants`)).json<{ data: unknown[] }>().data;
 
@@ -102,6 +103,7 @@ describe('cross-site requests (CSRF)', () => {
     expect((await adminApi.put(`/api/agents/${reg.agent}`, { display_name: 'Mail Agent', redirect_uris: [REDIRECT], allowed_scopes: ['profile'], permission_sets: [{ permission_set_id: reg.readMail }] })).status).toBe(200);
     secret = (await adminApi.post(`/api/agents/${reg.agent}/client-credentials`)).json<{ client_secret: string }>().client_secret;
     keyKid = (await adminApi.post('/api/oauth2-server/signing-keys', {})).json<{ kid: string }>().kid;
+    resourceId = (await adminApi.post('/api/resources', { display_name: 'Files MCP', resource_uri: 'https://files-mcp.example.com/mcp', scopes: [{ scope: 'files.read', description: 'Read your files' }] })).json<{ id: string }>().id;
     webhookId = (await adminApi.post('/api/webhooks', { url: 'https://hooks.example.com/broker', event_types: ['grant.created'], enabled: true })).json<{ id: string }>().id;
     expect((await alice.post(`/api/consent/agents/${reg.agent}/grants`, { granted_permission_sets: { [reg.readMail]: [reg.mail] } })).status).toBe(201);
     approval = await pendingApproval();
@@ -119,6 +121,7 @@ describe('cross-site requests (CSRF)', () => {
       scopes: [],
       protected_resources: [`https://evil-${randomUUID()}.example.com/api`],
     };
+    const resourceBody = { display_name: 'evil', resource_uri: `https://evil-${randomUUID()}.example.com/mcp`, scopes: [] };
     const setBody = { name: `Evil ${randomUUID()}`, service_scopes: [{ service_id: reg.calendar, scopes: [] }] };
     adminRoutes = [
       { method: 'POST', template: '/api/agents', path: '/api/agents', body: agentBody },
@@ -127,6 +130,9 @@ describe('cross-site requests (CSRF)', () => {
       { method: 'POST', template: '/api/services', path: '/api/services', body: serviceBody },
       { method: 'PUT', template: '/api/services/{serviceId}', path: `/api/services/${reg.calendar}`, body: serviceBody },
       { method: 'DELETE', template: '/api/services/{serviceId}', path: `/api/services/${reg.calendar}` },
+      { method: 'POST', template: '/api/resources', path: '/api/resources', body: resourceBody },
+      { method: 'PUT', template: '/api/resources/{resourceId}', path: `/api/resources/${resourceId}`, body: resourceBody },
+      { method: 'DELETE', template: '/api/resources/{resourceId}', path: `/api/resources/${resourceId}` },
       { method: 'POST', template: '/api/permission-sets', path: '/api/permission-sets', body: setBody },
       { method: 'PUT', template: '/api/permission-sets/{permissionSetId}', path: `/api/permission-sets/${reg.calendarSet}`, body: setBody },
       { method: 'DELETE', template: '/api/permission-sets/{permissionSetId}', path: `/api/permission-sets/${reg.calendarSet}` },
