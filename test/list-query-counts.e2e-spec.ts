@@ -24,6 +24,7 @@ const data = (body: unknown): number => (body as { data: unknown[] }).data.lengt
 const ENDPOINTS: readonly ListEndpoint[] = [
   { server: 'admin', path: '/api/agents', count: bare },
   { server: 'admin', path: '/api/services', count: bare },
+  { server: 'admin', path: '/api/resources', count: items },
   { server: 'admin', path: '/api/permission-sets', count: items },
   { server: 'admin', path: '/api/oauth2-server/signing-keys', count: items },
   { server: 'enduser', path: '/api/third-party/sessions', count: data },
@@ -44,6 +45,7 @@ describe('list endpoints: a fixed number of database statements whatever the lis
   let alice: ApiClient;
   const services: string[] = [];
   const sets: string[] = [];
+  const resources: string[] = [];
   const agents: string[] = [];
 
   beforeAll(async () => {
@@ -100,10 +102,25 @@ describe('list endpoints: a fixed number of database statements whatever the lis
         updatedAt: now,
       });
     }
+    while (resources.length < size) {
+      const i = resources.length;
+      const scopes = [
+        { scope: 'files.read', description: 'Read' },
+        { scope: 'files.write', description: 'Write' },
+      ];
+      resources.push(await created(admin, '/api/resources', { display_name: `MCP ${i}`, resource_uri: `https://mcp-${i}.example.com/mcp`, scopes }));
+    }
     while (sets.length < size) {
       const i = sets.length;
       const covered = [services[i], services[(i + 1) % size]] as string[];
-      sets.push(await created(admin, '/api/permission-sets', { name: `Set ${i}`, service_scopes: covered.map((service_id) => ({ service_id, scopes: ['read', 'write'] })) }));
+      const resourcesCovered = [resources[i], resources[(i + 1) % size]] as string[];
+      sets.push(
+        await created(admin, '/api/permission-sets', {
+          name: `Set ${i}`,
+          service_scopes: covered.map((service_id) => ({ service_id, scopes: ['read', 'write'] })),
+          resource_scopes: resourcesCovered.map((resource_id) => ({ resource_id, scopes: ['files.read'] })),
+        }),
+      );
     }
     while (agents.length < size) {
       const i = agents.length;

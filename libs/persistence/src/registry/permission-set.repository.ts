@@ -44,6 +44,21 @@ function translate(error: unknown, input: PermissionSetInput): never {
   throw error;
 }
 
+interface ScopeRow {
+  readonly kind: 'service' | 'resource';
+  readonly permission_set_id: string;
+  readonly ref_id: string;
+  readonly scopes: string[];
+  readonly requirement_type: string;
+  readonly position: number;
+}
+
+const SCOPE_ROWS_SQL = `SELECT 'service' AS kind, permission_set_id, service_id AS ref_id, scopes, requirement_type, position
+    FROM permission_set_service_scopes WHERE permission_set_id = ANY($1::uuid[])
+  UNION ALL
+  SELECT 'resource' AS kind, permission_set_id, resource_id AS ref_id, scopes, requirement_type, position
+    FROM permission_set_resource_scopes WHERE permission_set_id = ANY($1::uuid[])`;
+
 /** Which sets a list returns: those covering the service and (both given) the protected resource. */
 export interface PermissionSetFilter {
   readonly serviceId?: string;
@@ -85,7 +100,7 @@ export class PermissionSetRepository {
     return toPermissionSet(set, await this.scopeRows([id]));
   }
 
-  /** The sets among `ids` that exist, in three queries whatever their number. */
+  /** The sets among `ids` that exist, in two queries whatever their number. */
   async findByIds(ids: readonly string[]): Promise<PermissionSet[]> {
     if (ids.length === 0) return [];
     const sets = await this.dataSource.getRepository(PermissionSetEntity).findBy({ id: In([...ids]) });
@@ -155,10 +170,17 @@ export class PermissionSetRepository {
     }
   }
 
+  /** The child rows of the sets, both kinds in one statement (a list stays at two statements whatever its length). */
   private async scopeRows(permissionSetIds: readonly string[]): Promise<ScopeRows> {
     if (permissionSetIds.length === 0) return { services: [], resources: [] };
-    const where = { permissionSetId: In([...permissionSetIds]) };
-    const [services, resources] = [await this.dataSource.getRepository(PermissionSetServiceScopeEntity).findBy(where), await this.dataSource.getRepository(PermissionSetResourceScopeEntity).findBy(where)];
+    const rows = await this.dataSource.query<ScopeRow[]>(SCOPE_ROWS_SQL, [[...permissionSetIds]]);
+    const services: PermissionSetServiceScopeEntity[] = [];
+    const resources: PermissionSetResourceScopeEntity[] = [];
+    for (const row of rows) {
+      const common = { permissionSetId: row.permission_set_id, scopes: row.scopes, requirementType: row.requirement_type, position: row.position };
+      if (row.kind === 'service') services.push({ ...common, serviceId: row.ref_id });
+      else resources.push({ ...common, resourceId: row.ref_id });
+    }
     return { services, resources };
   }
 
