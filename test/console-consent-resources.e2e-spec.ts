@@ -164,7 +164,7 @@ describe('console: MCP servers on the consent page', () => {
     expect(page.unexpectedErrors()).toEqual([]);
   });
 
-  it('the Agents page lists the MCP servers the agent may use, by name with the address', async () => {
+  it('the Agents page lists the MCP servers the agent may use, by name with the address, and Activity names them in the grant change', async () => {
     const page = await fx.open('/agents');
     opened.push(page);
     const card = page.page.getByRole('listitem').filter({ has: page.page.getByRole('link', { name: 'Research Assistant' }) });
@@ -176,5 +176,12 @@ describe('console: MCP servers on the consent page', () => {
     await reviewPage(page, 'agents-mcp');
     expect(page.pageErrors).toEqual([]);
     expect(page.unexpectedErrors()).toEqual([]);
+
+    // Activity: the incremental consent is "Access changed", naming the MCP servers the grant now delegates.
+    const activity = await fx.open('/activity');
+    opened.push(activity);
+    const changed = activity.page.getByRole('listitem').filter({ has: activity.page.getByRole('heading', { name: 'Access changed' }) });
+    const named = changed.getByRole('definition').filter({ hasText: 'Tickets' });
+    await expect.poll(async () => (await named.count()) > 0 && (await named.first().innerText()).split(', ').sort()).toEqual(['Docs search', 'Tickets']);
   });
 });

@@ -48,6 +48,8 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
     case 'grant.replaced': {
       const services = list(d, 'service_ids');
       if (services.length > 0) out.push(<Detail key="services" label="Services">{serviceNames(services)}</Detail>);
+      const resources = list(d, 'resource_ids');
+      if (resources.length > 0) out.push(<Detail key="resources" label="MCP servers">{resources.map((id) => names.resources.get(id) ?? 'an MCP server').join(', ')}</Detail>);
       out.push(<Detail key="until" label="Until">{text(d, 'valid_until') === null ? 'no expiry' : formatDate(text(d, 'valid_until'))}</Detail>);
       break;
     }

@@ -5,6 +5,8 @@ import { ApiFailure, api, unwrap } from '../api/client';
 export interface Names {
   readonly agents: ReadonlyMap<string, string>;
   readonly services: ReadonlyMap<string, string>;
+  /** The MCP servers the person's grants delegate now (the agents list names them). */
+  readonly resources: ReadonlyMap<string, string>;
 }
 
 /** The person's agents (the agents page's list) and every configured service (the connections page's list). */
@@ -14,6 +16,7 @@ export function useDirectory() {
   return {
     agents: agents.data?.data.map((agent) => ({ id: agent.agent_id, name: agent.display_name })) ?? [],
     services: services.data?.data.map((item) => ({ id: item.service.id, name: item.service.display_name })) ?? [],
+    resources: agents.data?.data.flatMap((agent) => agent.resources.map((resource) => ({ id: resource.id, name: resource.display_name }))) ?? [],
   };
 }
 
@@ -45,5 +48,5 @@ export function useNames(directory: ReturnType<typeof useDirectory>, agentIds: r
     const name = lookups[index]?.data;
     if (typeof name === 'string') agents.set(id, name);
   });
-  return { agents, services: new Map(directory.services.map((service) => [service.id, service.name])) };
+  return { agents, services: new Map(directory.services.map((service) => [service.id, service.name])), resources: new Map(directory.resources.map((resource) => [resource.id, resource.name])) };
 }
