@@ -6,7 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CimdClientProvider, connectMcpClient, consentingBrowser, startClientMetadataDocument, type Consent } from './support/mcp-client';
+import { allowRequestedResources, CimdClientProvider, connectMcpClient, consentingBrowser, startClientMetadataDocument, type Consent } from './support/mcp-client';
 import { MCP_SCOPE, startMcpServer, type TestMcpServer } from './support/mcp-server';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -17,9 +17,10 @@ const REDIRECT = 'http://127.0.0.1:33418/callback';
 const ELSEWHERE = 'https://elsewhere.example.com/mcp';
 
 /**
- * Issue 20: the official MCP TypeScript SDK on both sides of the broker's local
- * authorization server. The client's identity is a Client ID Metadata Document served over
- * HTTPS on loopback; two SDK MCP servers accept only broker tokens whose `aud` names them.
+ * The official MCP TypeScript SDK on both sides of the broker's local authorization server.
+ * The client's identity is a Client ID Metadata Document served over HTTPS on loopback; two
+ * SDK MCP servers, registered as protected resources, accept only broker tokens whose `aud`
+ * names them, and the person consents to each by name (README "Protected resources").
  */
 describe('MCP clients: the official SDK against the local authorization server', () => {
   let docs: HttpsDocumentServer;
@@ -32,13 +33,11 @@ describe('MCP clients: the official SDK against the local authorization server',
   let exampleUrl: string;
   let tokenForA = '';
   let example: ChildProcess | undefined;
-  let setId: string;
-  let serviceId: string;
   const consents: Consent[] = [];
   const clients: Client[] = [];
 
-  /** The person in a browser (consent page, grant with the session token, back to the client). */
-  const browser = (url: URL): Promise<URL> => consentingBrowser(alice, base, CONSENT_UI, { [setId]: [serviceId] }, consents)(url);
+  /** The person in a browser (consent page, Allow for the requested MCP server keeping the grant, back to the client). */
+  const browser = (url: URL): Promise<URL> => consentingBrowser(alice, base, CONSENT_UI, allowRequestedResources, consents)(url);
 
   const provider = () => new CimdClientProvider(clientId, REDIRECT, browser, base);
 
@@ -61,9 +60,16 @@ describe('MCP clients: the official SDK against the local authorization server',
     b = await startMcpServer({ name: 'MCP B', issuer: base, port: portB });
     alice = new ApiClient(base, ALICE);
     const admin = new ApiClient(broker.url('admin'));
-    serviceId = (await admin.post('/api/services', { display_name: 'Tools', client_id: 'tools', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://tools.example.com'] })).json<{ id: string }>().id;
-    setId = (await admin.post('/api/permission-sets', { name: 'MCP tools', service_scopes: [{ service_id: serviceId, scopes: [MCP_SCOPE] }] })).json<{ id: string }>().id;
-    const agent = await admin.post('/api/agents', { display_name: 'Desktop MCP client', client_uris: [clientId], allowed_scopes: [MCP_SCOPE], permission_sets: [{ permission_set_id: setId }] });
+    // Each MCP server registered as a protected resource, each in a permission set of its own.
+    const sets: string[] = [];
+    for (const [name, url] of [['MCP A', a.url], ['MCP B', b.url], ['Example MCP', exampleUrl]] as const) {
+      const resource = await admin.post('/api/resources', { display_name: name, resource_uri: url, scopes: [{ scope: MCP_SCOPE, description: `Use the tools of ${name}` }] });
+      expect(resource.status, resource.text).toBe(201);
+      const set = await admin.post('/api/permission-sets', { name: `${name} tools`, resource_scopes: [{ resource_id: resource.json<{ id: string }>().id, scopes: [MCP_SCOPE] }] });
+      expect(set.status, set.text).toBe(201);
+      sets.push(set.json<{ id: string }>().id);
+    }
+    const agent = await admin.post('/api/agents', { display_name: 'Desktop MCP client', client_uris: [clientId], allowed_scopes: [MCP_SCOPE], permission_sets: sets.map((id) => ({ permission_set_id: id, requirement_type: 'optional' })) });
     expect(agent.status, agent.text).toBe(201);
   });
 
@@ -92,8 +98,13 @@ describe('MCP clients: the official SDK against the local authorization server',
     // The person consented once, through the end-user API, for the document's agent.
     expect(consents).toHaveLength(1);
     expect(consents[0]?.detail.cimd).toMatchObject({ client_id_url: clientId, redirect_uri: REDIRECT, requested_scopes: [MCP_SCOPE] });
-    // The person sees which MCP server the agent will reach.
+    // The person sees which MCP server the agent will reach, by name.
     expect(consents[0]?.detail.authorization_context).toMatchObject({ resources: [a.url] });
+    expect(consents[0]?.detail.resources).toEqual([
+      expect.objectContaining({ display_name: 'MCP A', resource_uri: a.url, granted: false, requested: true, permissions: [{ scope: MCP_SCOPE, description: 'Use the tools of MCP A' }] }),
+      expect.objectContaining({ display_name: 'MCP B', resource_uri: b.url, granted: false, requested: false }),
+      expect.objectContaining({ display_name: 'Example MCP', resource_uri: exampleUrl, granted: false, requested: false }),
+    ]);
 
     const token = forA.tokens()?.access_token as string;
     tokenForA = token;
@@ -109,9 +120,14 @@ describe('MCP clients: the official SDK against the local authorization server',
     const forB = provider();
     const client = await connectMcpClient(b.url, forB);
     clients.push(client);
-    // The grant exists: no second consent.
-    expect(consents).toHaveLength(1);
+    // The grant covers A only: the person consents to B, and to B alone (incremental consent).
+    expect(consents).toHaveLength(2);
     expect(forB.authorizationUrls[0]?.searchParams.get('resource')).toBe(b.url);
+    expect((consents[1]?.detail.resources as { resource_uri: string; granted: boolean; requested: boolean }[]).map((r) => [r.resource_uri, r.granted, r.requested])).toEqual([
+      [a.url, true, false],
+      [b.url, false, true],
+      [exampleUrl, false, false],
+    ]);
     const result = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
     expect(result.content).toEqual([{ type: 'text', text: `MCP B: hi (for ${ALICE})` }]);
 

@@ -57,12 +57,18 @@ describe('MCP clients keep working across an access token expiry (refresh tokens
     mcp = await startMcpServer({ name: 'MCP', issuer: base, port: portMcp });
     const admin = new ApiClient(broker.url('admin'));
     const alice = new ApiClient(base, ALICE);
-    const serviceId = (await admin.post('/api/services', { display_name: 'Tools', client_id: 'tools', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://tools.example.com'] })).json<{ id: string }>().id;
-    const setId = (await admin.post('/api/permission-sets', { name: 'MCP tools', service_scopes: [{ service_id: serviceId, scopes: [MCP_SCOPE] }] })).json<{ id: string }>().id;
+    // Both MCP servers registered as protected resources, in one permission set.
+    const resourceIds: string[] = [];
+    for (const [name, url] of [['MCP', mcp.url], ['Example MCP', exampleUrl]] as const) {
+      const resource = await admin.post('/api/resources', { display_name: name, resource_uri: url, scopes: [{ scope: MCP_SCOPE, description: `Use the tools of ${name}` }] });
+      expect(resource.status, resource.text).toBe(201);
+      resourceIds.push(resource.json<{ id: string }>().id);
+    }
+    const setId = (await admin.post('/api/permission-sets', { name: 'MCP tools', resource_scopes: resourceIds.map((id) => ({ resource_id: id, scopes: [MCP_SCOPE] })) })).json<{ id: string }>().id;
     expect((await admin.post('/api/agents', { display_name: 'Desktop MCP client', client_uris: [clientId], allowed_scopes: [MCP_SCOPE, 'offline_access'], permission_sets: [{ permission_set_id: setId }] })).status).toBe(201);
     exampleAgent = (await admin.post('/api/agents', { display_name: 'Example MCP client', redirect_uris: ['http://127.0.0.1:33420/callback'], allowed_scopes: [MCP_SCOPE, 'offline_access'], permission_sets: [{ permission_set_id: setId }] })).json<{ id: string }>().id;
-    expect((await alice.post(`/api/consent/agents/${exampleAgent}/grants`, { granted_permission_sets: { [setId]: [serviceId] } })).status).toBe(201);
-    browser = consentingBrowser(alice, base, CONSENT_UI, { [setId]: [serviceId] });
+    expect((await alice.post(`/api/consent/agents/${exampleAgent}/grants`, { granted_permission_sets: { [setId]: resourceIds } })).status).toBe(201);
+    browser = consentingBrowser(alice, base, CONSENT_UI, { [setId]: resourceIds });
   });
 
   afterAll(async () => {

@@ -12,6 +12,12 @@ const MCP_A = 'https://mcp-a.example.com/mcp';
 const MCP_B = 'https://tools.example.com/b/mcp';
 const OUTSIDE = 'https://elsewhere.example.com/mcp';
 const insecure = { [oauth.allowInsecureRequests]: true };
+/**
+ * The resources asked for successfully below: none is registered as a protected resource, so
+ * each is one of the service's protected resources the grant delegates (README "Protected
+ * resources": an unregistered resource of no service is `invalid_target`).
+ */
+const SERVICE_RESOURCES = [MCP_A, MCP_B, 'https://tools.example.com/x?tenant=1', 'https://tools.example.com/b/other', 'https://any.example.org/mcp', 'http://127.0.0.1:8931/mcp', 'http://localhost:3000/mcp'];
 
 /** A local broker with one confidential agent Alice has granted, and one she has not. */
 async function setUp(config: Record<string, unknown>, agentFields: Record<string, unknown> = {}, storage?: Record<string, unknown>): Promise<{ broker: TestBroker; base: string; as: oauth.AuthorizationServer; agent: { id: string; secret: string }; ungranted: string }> {
@@ -20,7 +26,7 @@ async function setUp(config: Record<string, unknown>, agentFields: Record<string
   const broker = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: base, consent_ui_url: 'https://consent.example.com' } }, oauth2_authorization_server: config, ...(storage === undefined ? {} : { storage }) } });
   const admin = new ApiClient(broker.url('admin'));
   const alice = new ApiClient(base, ALICE);
-  const serviceId = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
+  const serviceId = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://mail.example.com', ...SERVICE_RESOURCES] })).json<{ id: string }>().id;
   const setId = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
   const id = (await admin.post('/api/agents', { display_name: 'MCP client', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: setId }], ...agentFields })).json<{ id: string }>().id;
   const secret = (await admin.post(`/api/agents/${id}/client-credentials`)).json<{ client_secret: string }>().client_secret;

@@ -32,13 +32,35 @@ export interface Consent {
   readonly detail: Record<string, unknown>;
 }
 
+/** The consent page's data, as far as `allowRequestedResources` reads it. */
+interface ConsentDetail {
+  readonly permission_sets: readonly { id: string; resources: readonly { resource_id: string }[] }[];
+  readonly resources: readonly { id: string; granted: boolean; requested: boolean }[];
+}
+
+/**
+ * What the console's Allow sends for a request naming MCP servers: for each permission set,
+ * the registered resources of it already granted or requested now (incremental consent keeps
+ * what was granted and adds what is asked).
+ */
+export function allowRequestedResources(detail: Record<string, unknown>): Record<string, string[]> {
+  const { permission_sets: sets, resources } = detail as unknown as ConsentDetail;
+  const wanted = new Set(resources.filter((r) => r.granted || r.requested).map((r) => r.id));
+  const grant: Record<string, string[]> = {};
+  for (const set of sets) {
+    const ids = set.resources.map((r) => r.resource_id).filter((id) => wanted.has(id));
+    if (ids.length > 0) grant[set.id] = ids;
+  }
+  return grant;
+}
+
 /**
  * The person in a browser: the broker's redirect to the consent page (`consentUi`), where
- * they read the agent's detail and grant `grant` with the session token (the consent page's
- * two end-user API calls), then back through the broker to the client. Each consent given
- * is pushed to `consents`.
+ * they read the agent's detail and grant `grant` (or what it computes from the detail) with
+ * the session token (the consent page's two end-user API calls), then back through the
+ * broker to the client. Each consent given is pushed to `consents`.
  */
-export function consentingBrowser(person: ApiClient, base: string, consentUi: string, grant: Record<string, unknown>, consents: Consent[] = []): Browser {
+export function consentingBrowser(person: ApiClient, base: string, consentUi: string, grant: Record<string, unknown> | ((detail: Record<string, unknown>) => Record<string, unknown>), consents: Consent[] = []): Browser {
   return async (authorizationUrl) => {
     const first = await http(authorizationUrl.href, { headers: { 'x-remote-user': person.principal as string } });
     expect(first.status, first.text).toBe(302);
@@ -48,8 +70,9 @@ export function consentingBrowser(person: ApiClient, base: string, consentUi: st
     const sessionToken = encodeURIComponent(location.searchParams.get('session_token') as string);
     const detail = await person.get(`/api/consent/agents/${agentId}?session_token=${sessionToken}`);
     expect(detail.status, detail.text).toBe(200);
-    consents.push({ agentId, detail: detail.json<{ data: Record<string, unknown> }>().data });
-    const granted = await person.post(`/api/consent/agents/${agentId}/grants?session_token=${sessionToken}`, { granted_permission_sets: grant });
+    const data = detail.json<{ data: Record<string, unknown> }>().data;
+    consents.push({ agentId, detail: data });
+    const granted = await person.post(`/api/consent/agents/${agentId}/grants?session_token=${sessionToken}`, { granted_permission_sets: typeof grant === 'function' ? grant(data) : grant });
     expect(granted.status, granted.text).toBe(201);
     const resumed = await http(new URL(granted.json<{ redirect_url: string }>().redirect_url, base).href, { headers: { 'x-remote-user': person.principal as string } });
     expect(resumed.status, resumed.text).toBe(302);

@@ -1,4 +1,4 @@
-import { OAuthError, OFFLINE_SCOPES, type Agent, type ProtectedResource } from '@broker/domain';
+import { normaliseResourceUri, OAuthError, OFFLINE_SCOPES, type Agent, type ProtectedResource } from '@broker/domain';
 import { GrantRepository, PermissionSetRepository, ProtectedResourceRepository, ServiceRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 
@@ -88,7 +88,9 @@ export class ResourceConsent {
    * person's active grant delegates those services (no grant yet: the consent page), else
    * `access_denied` (the person's grant leaves them out).
    */
-  private async decideUnregistered(principal: string, agent: Agent, resources: readonly string[], scopes: readonly string[], now: Date): Promise<ResourceConsentDecision> {
+  private async decideUnregistered(principal: string, agent: Agent, requested: readonly string[], scopes: readonly string[], now: Date): Promise<ResourceConsentDecision> {
+    // Services store their protected resources in normal form (the admin API's rule).
+    const resources = requested.map((uri) => normaliseResourceUri(uri) ?? uri);
     const ofServices = await this.services.protectedResourcesAmong(resources);
     if (!resources.every((uri) => ofServices.has(uri))) {
       throw new OAuthError('invalid_target', 'the resource is not registered with this authorization server (an administrator registers it as a protected resource)');
