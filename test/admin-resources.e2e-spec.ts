@@ -161,6 +161,25 @@ describe.each(testBackends())('admin: protected resources on $name', (backend) =
     expect((await admin.delete(`/api/resources/${used.id}`)).status).toBe(204);
   });
 
+  it('refuses to delete a resource an active grant delegates (409), and releases the references of expired grants first (204)', async () => {
+    const query = <T>(sql: string, parameters: unknown[]): Promise<T> => broker.broker.runtime.database.dataSource.query<T>(sql, parameters);
+    const delegated = await create();
+    const mail = (await admin.post('/api/services', service([`https://delegating${counter}.example.com`]))).json<{ id: string }>().id;
+    // The set once named the resource; the grant keeps what was consented (its own rows), whatever the set says now.
+    const set = (await admin.post('/api/permission-sets', { name: `Delegating ${delegated.id}`, service_scopes: [{ service_id: mail, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
+    const agent = (await admin.post('/api/agents', { display_name: 'Delegate', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
+    const grant = '0b7e2f7c-2a8f-4d5e-9a51-3c1f6f0a9e01';
+    await query("INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) VALUES ($1, 'alice@example.com', $2, $3, now(), now())", [grant, agent, '2099-01-01T00:00:00Z']);
+    await query("INSERT INTO grant_resources (grant_id, permission_set_id, resource_id, scopes, position) VALUES ($1, $2, $3, '[\"files.read\"]', 0)", [grant, set, delegated.id]);
+
+    const refused = await admin.delete(`/api/resources/${delegated.id}`);
+    expect(refused.status).toBe(409);
+    expect(refused.json()).toEqual({ error: 'conflict', message: 'the protected resource is named by a permission set or delegated by a grant: remove it there first' });
+
+    await query('UPDATE grants SET valid_until = $2 WHERE id = $1', [grant, '2000-01-01T00:00:00Z']);
+    expect((await admin.delete(`/api/resources/${delegated.id}`)).status).toBe(204);
+  });
+
   it('records resource.created, .changed and .deleted by the admin, with identifiers and names only', async () => {
     const created = await create({ display_name: 'Evented' });
     await admin.put(`/api/resources/${created.id}`, { display_name: 'Evented 2', resource_uri: created.resource_uri, scopes: [] });

@@ -49,7 +49,7 @@ export class ResourcesController {
     return toResourceResponse(await this.resources.replace(admin.id, resourceId, body));
   }
 
-  /** Delete a protected resource. 409 `conflict` while a permission set names it or a grant delegates it. */
+  /** Delete a protected resource. 409 `conflict` while a permission set names it or an active grant delegates it. */
   @Delete(':resourceId')
   @NoBody()
   @HttpCode(204)

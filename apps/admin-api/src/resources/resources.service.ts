@@ -1,6 +1,6 @@
 import { ApiError, Clock, Random, type ProtectedResource } from '@broker/domain';
 import { ResourceIndicators } from '@broker/oauth-server';
-import { adminEvent, EventLedger, ProtectedResourceRepository, recordChange, type ProtectedResourceInput } from '@broker/persistence';
+import { adminEvent, EventLedger, GrantRepository, ProtectedResourceRepository, recordChange, type ProtectedResourceInput } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { inAdminVocabulary } from '../common/registry-api-error';
 import type { ResourceDto } from './resource.dto';
@@ -15,6 +15,7 @@ const ALLOWED_RESOURCES_KEY = 'oauth2_authorization_server.local.resource_indica
 export class ResourcesService {
   constructor(
     private readonly resources: ProtectedResourceRepository,
+    private readonly grants: GrantRepository,
     private readonly indicators: ResourceIndicators,
     private readonly clock: Clock,
     private readonly random: Random,
@@ -46,8 +47,9 @@ export class ResourcesService {
     return resource;
   }
 
-  /** 409 while a permission set names the resource or a grant delegates it. */
+  /** 409 while a permission set names the resource or an active grant delegates it (expired grants do not count). */
   async delete(admin: string, id: string): Promise<void> {
+    await this.grants.releaseExpiredReferences({ resourceId: id }, this.clock.now());
     const events = recordChange(this.ledger, (resourceId: string) => adminEvent('resource.deleted', admin, {}, { resource_id: resourceId }));
     if (!(await inAdminVocabulary(this.resources.delete(id, events)))) throw new ApiError('resource not found', `no resource ${id}`);
   }
