@@ -57,8 +57,8 @@ describe('console: MCP servers on the consent page', () => {
     await fx?.stop();
   });
 
-  async function grants(): Promise<GrantView[]> {
-    const response = await http(`${fx.base}/api/consent/agents/${agentId}/grants`, { headers: { 'x-remote-user': ALICE } });
+  async function grants(agent = agentId): Promise<GrantView[]> {
+    const response = await http(`${fx.base}/api/consent/agents/${agent}/grants`, { headers: { 'x-remote-user': ALICE } });
     expect(response.status, response.text).toBe(200);
     return response.json<{ data: GrantView[] }>().data;
   }
@@ -67,28 +67,28 @@ describe('console: MCP servers on the consent page', () => {
    * The agent's authorization request for one MCP server, in the browser, landing on the consent
    * page; the redirect_uri is answered here, and `landing()` (called before the decision) records it.
    */
-  async function startAtConsent(resource: string): Promise<{ page: RecordedPage; verifier: string; state: string; landing: () => Promise<Request> }> {
+  async function startAtConsent(resource: string, agent = agentId): Promise<{ page: RecordedPage; verifier: string; state: string; landing: () => Promise<Request> }> {
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
     const url = new URL(as.authorization_endpoint as string);
-    const params = { client_id: agentId, response_type: 'code', redirect_uri: REDIRECT, state, resource, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
+    const params = { client_id: agent, response_type: 'code', redirect_uri: REDIRECT, state, resource, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
     const page = await fx.blank();
     opened.push(page);
     await page.page.context().route(`${REDIRECT}**`, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'agent callback' }));
     await page.page.goto(url.toString());
-    await page.page.waitForURL((u) => u.pathname === `/agents/${agentId}`);
+    await page.page.waitForURL((u) => u.pathname === `/agents/${agent}`);
     await page.page.getByRole('button', { name: /^allow/i }).waitFor();
     const landing = () => page.page.waitForRequest((request) => request.url().startsWith(REDIRECT), { timeout: 15_000 });
     return { page, verifier, state, landing };
   }
 
   /** The code at the redirect_uri, redeemed with PKCE: the token's audience. */
-  async function redeem(landed: Promise<Request>, verifier: string, state: string): Promise<unknown> {
+  async function redeem(landed: Promise<Request>, verifier: string, state: string, agent = agentId): Promise<unknown> {
     const callback = new URL((await landed).url());
     expect(callback.searchParams.get('error')).toBeNull();
     expect(callback.searchParams.get('code')).toBeTruthy();
-    const client: oauth.Client = { client_id: agentId, token_endpoint_auth_method: 'none' };
+    const client: oauth.Client = { client_id: agent, token_endpoint_auth_method: 'none' };
     const params = oauth.validateAuthResponse(as, client, callback, state);
     const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, insecure));
     return decodeJwt(tokens.access_token).aud;
@@ -162,6 +162,19 @@ describe('console: MCP servers on the consent page', () => {
     expect(after?.valid_until).toBe(before?.valid_until);
     expect(page.pageErrors).toEqual([]);
     expect(page.unexpectedErrors()).toEqual([]);
+  });
+
+  it('an agent whose only set is an optional MCP server: the request pre-selects it, and Allow delegates it', async () => {
+    const botId = await created('/api/agents', { display_name: 'Ticket Bot', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: ticketSet, requirement_type: 'optional' }] });
+    const { page, verifier, state, landing } = await startAtConsent(TICKETS_URI, botId);
+    const p = page.page;
+    expect(await p.getByRole('checkbox', { name: 'Help desk' }).isChecked()).toBe(true);
+    await p.getByRole('region', { name: 'MCP servers' }).getByText('Requested by Ticket Bot now').waitFor();
+    expect(await p.getByRole('region', { name: 'Third-party accounts' }).count()).toBe(0);
+    const landed = landing();
+    await p.getByRole('button', { name: /^allow/i }).click();
+    expect(await redeem(landed, verifier, state, botId)).toBe(TICKETS_URI);
+    expect((await grants(botId))[0]?.granted_permission_sets).toEqual({ [ticketSet]: [tickets] });
   });
 
   it('the Agents page lists the MCP servers the agent may use, by name with the address, and Activity names them in the grant change', async () => {

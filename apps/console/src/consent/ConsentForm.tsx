@@ -24,7 +24,12 @@ export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId:
   const sets = detail.permission_sets;
   const services = useMemo(() => new Map(detail.services.map((service) => [service.id, service])), [detail.services]);
   const resources = useMemo(() => new Map(detail.resources.map((resource) => [resource.id, resource])), [detail]);
-  const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set(Object.keys(grant?.granted_permission_sets ?? {}).filter((id) => sets.some((set) => set.id === id))));
+  // Pre-selected: the sets of the current grant, and those covering an MCP server the request asks for.
+  const [selected, setSelected] = useState<ReadonlySet<string>>(() => {
+    const requested = new Set(detail.resources.filter((resource) => resource.requested).map((resource) => resource.id));
+    const asked = sets.filter((set) => set.resources.some((entry) => requested.has(entry.resource_id))).map((set) => set.id);
+    return new Set([...Object.keys(grant?.granted_permission_sets ?? {}), ...asked].filter((id) => sets.some((set) => set.id === id)));
+  });
   const [expiry, setExpiry] = useState<Expiry>(() => initialExpiry(grant ?? undefined, now));
   const [expiryError, setExpiryError] = useState<string | null>(null);
   const [saved, setSaved] = useState<Grant | null>(null);
