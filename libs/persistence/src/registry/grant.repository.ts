@@ -115,10 +115,10 @@ export class GrantRepository {
    */
   async resourcesByAgent(principal: string, now: Date): Promise<Map<string, DelegatedResource[]>> {
     const rows = await this.dataSource.query<{ agent_id: string; id: string; display_name: string; resource_uri: string; logo_url: string | null }[]>(
-      `SELECT DISTINCT g.agent_id, r.id, r.display_name, r.resource_uri, r.logo_url
+      `SELECT DISTINCT g.agent_id, r.id, r.display_name, r.resource_uri, r.logo_url, r.display_name COLLATE "C" AS sort_name
          FROM grants g JOIN grant_resources d ON d.grant_id = g.id JOIN protected_resources r ON r.id = d.resource_id
         WHERE g.principal = $1 AND ${active(2)}
-        ORDER BY r.display_name COLLATE "C" ASC, r.id ASC`,
+        ORDER BY sort_name ASC, r.id ASC`,
       [principal, now],
     );
     const byAgent = new Map<string, DelegatedResource[]>();
