@@ -53,9 +53,11 @@ function DelegationList({ items }: { items: readonly Delegation[] }) {
               <Link to={`/agents/${item.agent_id}`}>{item.display_name}</Link>
             </div>
             <div className="meta">
-              <span>
-                {item.active_grant_count} service{item.active_grant_count === 1 ? '' : 's'}
-              </span>
+              {item.active_grant_count > 0 || item.resources.length === 0 ? (
+                <span>
+                  {item.active_grant_count} service{item.active_grant_count === 1 ? '' : 's'}
+                </span>
+              ) : null}
               {item.resources.length > 0 ? (
                 <span>
                   {item.resources.length} MCP server{item.resources.length === 1 ? '' : 's'}
