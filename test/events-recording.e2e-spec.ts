@@ -176,7 +176,7 @@ describe.each(testBackends())('issue 17: the actions that cause events record th
     // Same transaction as the grant: readable the moment the answer arrives, with no flush.
     const [now] = await w.database.dataSource.query<EventRow[]>("SELECT * FROM events WHERE type = 'grant.created'");
     expect(now).toMatchObject({ actor_type: 'principal', actor_id: ALICE, principal: ALICE, agent_id: w.agent, service_id: null, outcome: 'success', trace_id: traceOf(created) });
-    expect(now?.details).toEqual({ permission_set_ids: [w.set], service_ids: [w.service], valid_until: null });
+    expect(now?.details).toEqual({ permission_set_ids: [w.set], service_ids: [w.service], resource_ids: [], valid_until: null });
 
     const validUntil = new Date(Date.now() + 86_400_000).toISOString();
     const replaced = await w.alice.post(`/api/consent/agents/${w.agent}/grants`, { granted_permission_sets: { [w.set]: [w.service] }, valid_until: validUntil });

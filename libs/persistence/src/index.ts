@@ -14,7 +14,7 @@ export { ProtectedResourceRepository, type ProtectedResourceInput } from './regi
 export { RESOURCE_CATALOG_TTL_MS } from './registry/resource-catalog';
 export { ClientCredentialRepository, type ClientCredentialRecord } from './registry/client-credential.repository';
 export { SigningKeyRepository, type SigningKeyRecord, type NewSigningKey, type DeleteKeyOutcome } from './registry/signing-key.repository';
-export { GrantRepository, type DelegatedResource } from './registry/grant.repository';
+export { GrantRepository } from './registry/grant.repository';
 export { GrantClientRepository } from './registry/grant-client.repository';
 export { ExchangeLookup, type ExchangeContext } from './registry/exchange-lookup';
 export { RefreshTokenRepository, type RefreshTokenRecord, type NewRefreshFamily, type RefreshPresentation, type RefreshRefusal, type RotationOutcome } from './registry/refresh-token.repository';

@@ -1,5 +1,4 @@
 import type { DelegationSummary, RequirementType } from '@broker/domain';
-import type { DelegatedResource } from '@broker/persistence';
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 
 /** An agent the caller has an active grant for (SPEC.md "Agent delegation summary"). */
@@ -41,7 +40,7 @@ export class DelegationListResponse {
   data!: DelegationSummaryResponse[];
 }
 
-export function toDelegationSummaryResponse(summary: DelegationSummary, liveSessions: number, resources: readonly DelegatedResource[]): DelegationSummaryResponse {
+export function toDelegationSummaryResponse(summary: DelegationSummary, liveSessions: number): DelegationSummaryResponse {
   return {
     agent_id: summary.agentId,
     display_name: summary.displayName,
@@ -50,7 +49,7 @@ export function toDelegationSummaryResponse(summary: DelegationSummary, liveSess
     last_modified_at: summary.lastModifiedAt.toISOString(),
     expires_at: summary.expiresAt?.toISOString() ?? null,
     live_sessions: liveSessions,
-    resources: resources.map((resource) => ({ id: resource.id, display_name: resource.displayName, resource_uri: resource.resourceUri, logo_url: resource.logoUrl })),
+    resources: summary.resources.map((resource) => ({ id: resource.id, display_name: resource.displayName, resource_uri: resource.resourceUri, logo_url: resource.logoUrl })),
   };
 }
 

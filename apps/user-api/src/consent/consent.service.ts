@@ -44,8 +44,8 @@ export class ConsentService {
 
   async delegations(principal: Principal): Promise<DelegationSummaryResponse[]> {
     const now = this.clock.now();
-    const [summaries, live, resources] = await Promise.all([this.grants.summaries(principal.id, now), this.refreshTokens.liveFamiliesByAgent(principal.id, now), this.grants.resourcesByAgent(principal.id, now)]);
-    return summaries.map((summary) => toDelegationSummaryResponse(summary, live.get(summary.agentId) ?? 0, resources.get(summary.agentId) ?? []));
+    const [summaries, live] = await Promise.all([this.grants.summaries(principal.id, now), this.refreshTokens.liveFamiliesByAgent(principal.id, now)]);
+    return summaries.map((summary) => toDelegationSummaryResponse(summary, live.get(summary.agentId) ?? 0));
   }
 
   async agentDetail(principal: Principal, agentId: string, sessionToken: string | undefined): Promise<AgentDetail> {

@@ -132,6 +132,14 @@ export interface Grant {
   readonly updatedAt: Date;
 }
 
+/** A protected resource a grant delegates, as lists name it. */
+export interface DelegatedResource {
+  readonly id: string;
+  readonly displayName: string;
+  readonly resourceUri: string;
+  readonly logoUrl: string | null;
+}
+
 /** An agent the principal has an active grant for (SPEC.md "Agent delegation summary"). */
 export interface DelegationSummary {
   readonly agentId: string;
@@ -139,6 +147,8 @@ export interface DelegationSummary {
   readonly logoUrl: string | null;
   /** Distinct services the active grant delegates. */
   readonly activeGrantCount: number;
+  /** The protected resources (MCP servers) the active grant delegates, by display name. */
+  readonly resources: readonly DelegatedResource[];
   readonly lastModifiedAt: Date;
   readonly expiresAt: Date | null;
 }

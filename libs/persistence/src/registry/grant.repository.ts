@@ -32,12 +32,12 @@ interface Delegations {
   readonly resources: readonly ResourceDelegationRow[];
 }
 
-/** A protected resource a grant delegates, as the Agents page names it. */
-export interface DelegatedResource {
-  readonly id: string;
-  readonly displayName: string;
-  readonly resourceUri: string;
-  readonly logoUrl: string | null;
+/** A delegated protected resource as the summaries query aggregates it. */
+interface ResourceRow {
+  id: string;
+  display_name: string;
+  resource_uri: string;
+  logo_url: string | null;
 }
 
 /**
@@ -109,32 +109,13 @@ export class GrantRepository {
     return (rows[0]?.covered ?? 0) === new Set(uris).size;
   }
 
-  /**
-   * Per agent, the protected resources the principal's active grants delegate (each once, by
-   * display name then id): what the Agents page says each agent may reach.
-   */
-  async resourcesByAgent(principal: string, now: Date): Promise<Map<string, DelegatedResource[]>> {
-    const rows = await this.dataSource.query<{ agent_id: string; id: string; display_name: string; resource_uri: string; logo_url: string | null }[]>(
-      `SELECT DISTINCT g.agent_id, r.id, r.display_name, r.resource_uri, r.logo_url, r.display_name COLLATE "C" AS sort_name
-         FROM grants g JOIN grant_resources d ON d.grant_id = g.id JOIN protected_resources r ON r.id = d.resource_id
-        WHERE g.principal = $1 AND ${active(2)}
-        ORDER BY sort_name ASC, r.id ASC`,
-      [principal, now],
-    );
-    const byAgent = new Map<string, DelegatedResource[]>();
-    for (const row of rows) {
-      const list = byAgent.get(row.agent_id) ?? [];
-      list.push({ id: row.id, displayName: row.display_name, resourceUri: row.resource_uri, logoUrl: row.logo_url });
-      byAgent.set(row.agent_id, list);
-    }
-    return byAgent;
-  }
-
   /** Agents the principal has an active grant for, by display name then agent id. */
   async summaries(principal: string, now: Date): Promise<DelegationSummary[]> {
-    const rows = await this.dataSource.query<{ agent_id: string; display_name: string; logo_url: string | null; services: string; updated_at: Date; valid_until: Date | null }[]>(
+    const rows = await this.dataSource.query<{ agent_id: string; display_name: string; logo_url: string | null; services: string; resources: ResourceRow[]; updated_at: Date; valid_until: Date | null }[]>(
       `SELECT a.id AS agent_id, a.display_name, a.logo_url, g.updated_at, g.valid_until,
-              (SELECT count(DISTINCT d.service_id) FROM grant_delegations d WHERE d.grant_id = g.id) AS services
+              (SELECT count(DISTINCT d.service_id) FROM grant_delegations d WHERE d.grant_id = g.id) AS services,
+              (SELECT coalesce(json_agg(json_build_object('id', r.id, 'display_name', r.display_name, 'resource_uri', r.resource_uri, 'logo_url', r.logo_url) ORDER BY r.display_name COLLATE "C", r.id), '[]')
+                 FROM protected_resources r WHERE r.id IN (SELECT d.resource_id FROM grant_resources d WHERE d.grant_id = g.id)) AS resources
          FROM grants g JOIN agents a ON a.id = g.agent_id
         WHERE g.principal = $1 AND ${active(2)}
         ORDER BY a.display_name COLLATE "C" ASC, a.id ASC`,
@@ -145,6 +126,7 @@ export class GrantRepository {
       displayName: row.display_name,
       logoUrl: row.logo_url,
       activeGrantCount: Number(row.services),
+      resources: row.resources.map((r) => ({ id: r.id, displayName: r.display_name, resourceUri: r.resource_uri, logoUrl: r.logo_url })),
       lastModifiedAt: row.updated_at,
       expiresAt: row.valid_until,
     }));
