@@ -10,6 +10,8 @@ const CONSENT_UI = 'https://consent.example.com';
 const MCP_A = 'https://mcp-a.example.com/mcp';
 const MCP_B = 'https://mcp-b.example.com/mcp';
 const MAIL_API = 'https://mail.example.com/api';
+/** Registered, but in none of the agent's permission sets. */
+const MCP_OTHER = 'https://mcp-other.example.com/mcp';
 const insecure = { [oauth.allowInsecureRequests]: true };
 
 interface Registry {
@@ -60,6 +62,7 @@ describe.each(testBackends())('protected resources: consent per resource, tokens
       ],
     });
     const resourceB = await created('/api/resources', { display_name: 'Wiki MCP', resource_uri: MCP_B, scopes: [{ scope: 'b.read', description: 'Read wiki pages' }] });
+    await created('/api/resources', { display_name: 'Other MCP', resource_uri: MCP_OTHER, scopes: [{ scope: 'tools.read', description: 'Read' }] });
     const mail = await created('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: [MAIL_API] });
     const setA = await created('/api/permission-sets', { name: 'Tracker', resource_scopes: [{ resource_id: resourceA, scopes: ['tools.read'] }] });
     const setB = await created('/api/permission-sets', { name: 'Wiki', resource_scopes: [{ resource_id: resourceB, scopes: ['b.read'] }] });
@@ -174,7 +177,7 @@ describe.each(testBackends())('protected resources: consent per resource, tokens
     sessionTokenOf(location);
   });
 
-  it('refuses by redirect: two registered resources at once (invalid_target), a scope the resource does not offer or no permission set bundles (invalid_scope), an unregistered resource (invalid_target)', async () => {
+  it('refuses by redirect: two registered resources at once (invalid_target), a scope the resource does not offer or no permission set bundles (invalid_scope), an unregistered resource or one no permission set of the agent covers (invalid_target)', async () => {
     const both = await authorize([MCP_A, MCP_B], 'tools.read');
     expect(errorOf(both.location, both.state)).toBe('invalid_target');
     const foreign = await authorize([MCP_A], 'b.read');
@@ -183,6 +186,8 @@ describe.each(testBackends())('protected resources: consent per resource, tokens
     expect(errorOf(unbundled.location, unbundled.state)).toBe('invalid_scope');
     const unknown = await authorize(['https://unknown.example.com/mcp'], 'tools.read');
     expect(errorOf(unknown.location, unknown.state)).toBe('invalid_target');
+    const uncovered = await authorize([MCP_OTHER], 'tools.read');
+    expect(errorOf(uncovered.location, uncovered.state)).toBe('invalid_target');
   });
 
   it("a third-party service's protected resource (the older way) is covered while the grant delegates that service, refused once it does not", async () => {
