@@ -1,15 +1,20 @@
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { BrokerProcess, createPostgresDatabase, http, postgresServerUrl, writeConfigFile } from '@broker/testing';
+import { BrokerProcess, createPostgresDatabase, http, pgliteStorage, postgresServerUrl, writeConfigFile } from '@broker/testing';
 import { describe, expect, it } from 'vitest';
 
-/** A config on ephemeral ports with its data (PGlite files, development keys) under `dir`. */
-function processConfig(extra: Record<string, unknown> = {}): { file: string; dir: string } {
+/**
+ * A config on ephemeral ports with its data (PGlite files, development keys) under `dir`. The PGlite
+ * directory starts empty (the process migrates it, as on a first `npm start`) only with `emptyDatabase`;
+ * otherwise it is seeded from the run's migrated dump (`storage.pglite.initial_data`), since migrating an
+ * empty embedded database takes the process tens of seconds and the other tests are not about migrations.
+ */
+function processConfig(extra: Record<string, unknown> = {}, emptyDatabase = false): { file: string; dir: string } {
   const { dir } = writeConfigFile({});
   return writeConfigFile({
     server: { enduser: { port: 0 }, admin: { port: 0 }, shutdown: { timeout: '10s' } },
-    storage: { pglite: { data_dir: join(dir, 'pglite') } },
+    storage: { pglite: pgliteStorage(join(dir, 'pglite'), { empty: emptyDatabase }) },
     development: { keys_file: join(dir, 'development-keys.json') },
     ...extra,
   });
@@ -25,7 +30,7 @@ describe('the broker process', () => {
   });
 
   it('runs both servers on the embedded database, keeps data across a restart, and exits 0 on Ctrl-C', async () => {
-    const { file } = processConfig();
+    const { file } = processConfig({}, true);
     const first = new BrokerProcess('broker', ['--config', file]);
     const urls = await first.listening(['enduser', 'admin']);
     for (const url of Object.values(urls)) {
