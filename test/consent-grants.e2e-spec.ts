@@ -133,7 +133,7 @@ describe('consent and grants', () => {
       expect(Object.keys(body.data).sort()).toEqual(['agent_id', 'created_at', 'granted_permission_sets', 'id', 'principal', 'updated_at', 'valid_until']);
       expect((await alice.get(grantsPath(reg.agent))).json()).toEqual({ data: [body.data] });
       expect((await alice.get('/api/consent/agents')).json()).toEqual({
-        data: [{ agent_id: reg.agent, display_name: 'Mail Agent', logo_url: null, active_grant_count: 2, last_modified_at: body.data.updated_at, expires_at: null, live_sessions: 0 }],
+        data: [{ agent_id: reg.agent, display_name: 'Mail Agent', logo_url: null, active_grant_count: 2, last_modified_at: body.data.updated_at, expires_at: null, live_sessions: 0, resources: [] }],
       });
     });
 
