@@ -61,10 +61,26 @@ export default defineConfig({
     hookTimeout: 120_000,
     projects: [
       {
+        // `npm test`, part 1: the unit specs next to the code. They share their worker's module
+        // graph (no per-file isolation): each file would otherwise import TypeORM, Nest and
+        // the libs again, which costs more than the specs themselves (measured: 181 s -> 78 s
+        // for the 76 files). They start no server and change no global state they do not restore.
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts'],
+          globalSetup: ['test/global-setup.ts'],
+          setupFiles: ['test/contract-setup.ts'],
+          isolate: false,
+        },
+      },
+      {
+        // `npm test`, part 2: the end-to-end tests, each file in a fresh worker (servers,
+        // loggers and fetch wrappers of one file never meet another's).
         extends: true,
         test: {
           name: 'tests',
-          include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'test/**/*.e2e-spec.ts'],
+          include: ['test/**/*.e2e-spec.ts'],
           globalSetup: ['test/global-setup.ts'],
           setupFiles: ['test/contract-setup.ts'],
         },
