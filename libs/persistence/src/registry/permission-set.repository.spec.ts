@@ -11,7 +11,7 @@ function set(name: string, serviceScopes: PermissionSetInput['serviceScopes'] = 
   return { name, description: '', serviceScopes, resourceScopes: [] };
 }
 
-// STYLE.md shape 3: the repository names the registry rule; only the admin API picks the wire code.
+// The repository names the registry rule; only the admin API picks the wire code.
 describe.each(testBackends())('PermissionSetRepository refusals on $name', (backend) => {
   let database: Database;
   let permissionSets: PermissionSetRepository;

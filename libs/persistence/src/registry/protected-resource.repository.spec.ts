@@ -34,7 +34,7 @@ function set(name: string, resourceScopes: PermissionSetInput['resourceScopes'])
 
 const uri = (): string => `https://mcp-${randomUUID()}.example.com/mcp`;
 
-// STYLE.md shape 3: the repository names the registry rule; only the admin API picks the wire code.
+// The repository names the registry rule; only the admin API picks the wire code.
 describe.each(testBackends())('ProtectedResourceRepository on $name', (backend) => {
   let database: Database;
   let resources: ProtectedResourceRepository;

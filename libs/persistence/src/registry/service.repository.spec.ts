@@ -22,7 +22,7 @@ function service(protectedResources: string[]): ServiceInput {
   };
 }
 
-// STYLE.md shape 3: the repository names the registry rule; only the admin API picks the wire code.
+// The repository names the registry rule; only the admin API picks the wire code.
 describe.each(testBackends())('ServiceRepository refusals on $name', (backend) => {
   let database: Database;
   let services: ServiceRepository;
