@@ -74,7 +74,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
     let granted: { scopes: readonly string[]; consented: boolean };
     try {
       resources = this.resources.fromQuery(query.resource, agent);
-      // Consent per resource (README "Protected resources"); without a resource, the agent's grant.
+      // Consent per resource (README "Consent per MCP server"); without a resource, the agent's grant.
       granted = resources.length > 0 ? await this.resourceConsent.decide(principal.id, agent, resources, scopes, now) : { scopes, consented: await this.grants.hasActive(principal.id, agent.id, now) };
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
