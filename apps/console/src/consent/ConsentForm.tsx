@@ -8,6 +8,7 @@ import { initialExpiry, validUntil, type Expiry } from './expiry';
 import { GrantConfirmation } from './GrantConfirmation';
 import { McpServers, resourceScopes } from './McpServers';
 import { leaveFor } from './navigation';
+import { useSelection } from './selection';
 import { isRequired, PermissionSetList } from './PermissionSetList';
 
 /** A set delegates something: services, MCP servers, or both. */
@@ -25,7 +26,7 @@ export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId:
   const services = useMemo(() => new Map(detail.services.map((service) => [service.id, service])), [detail.services]);
   const resources = useMemo(() => new Map(detail.resources.map((resource) => [resource.id, resource])), [detail]);
   // Pre-selected: the sets of the current grant, and those covering an MCP server the request asks for.
-  const [selected, setSelected] = useState<ReadonlySet<string>>(() => {
+  const [selected, toggle] = useSelection(() => {
     const requested = new Set(detail.resources.filter((resource) => resource.requested).map((resource) => resource.id));
     const asked = sets.filter((set) => set.resources.some((entry) => requested.has(entry.resource_id))).map((set) => set.id);
     return new Set([...Object.keys(grant?.granted_permission_sets ?? {}), ...asked].filter((id) => sets.some((set) => set.id === id)));
@@ -47,15 +48,6 @@ export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId:
   const reachedScopes = resourceScopes(chosen);
   const reached = detail.resources.filter((resource) => reachedScopes.has(resource.id));
   const unconnected = [...new Set(chosen.flatMap((set) => set.services.map((s) => s.service_id)))].map((id) => services.get(id)).filter((s) => s !== undefined && s.connection_status === 'not_connected');
-
-  function toggle(setId: string, on: boolean) {
-    setSelected((current) => {
-      const next = new Set(current);
-      if (on) next.add(setId);
-      else next.delete(setId);
-      return next;
-    });
-  }
 
   function submit(event: FormEvent) {
     event.preventDefault();

@@ -4,6 +4,7 @@ import { ConsentError } from './ConsentError';
 import { useAllow, useDeny, type AgentDetail, type ConsentResource, type Grant } from './consent-queries';
 import { McpServers, resourceScopes } from './McpServers';
 import { leaveFor } from './navigation';
+import { useSelection } from './selection';
 import { isRequired, PermissionSetList } from './PermissionSetList';
 import { setsCovering, widenedGrant } from './step-up';
 
@@ -25,22 +26,13 @@ export function StepUpForm({ agentId, detail, grant, sessionToken, pending }: { 
   const services = useMemo(() => new Map(detail.services.map((service) => [service.id, service])), [detail.services]);
   const resources = useMemo(() => new Map(detail.resources.map((resource) => [resource.id, resource])), [detail]);
   // The request asks for these servers: the sets covering them start ticked, optional ones can be unticked.
-  const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set(sets.map((set) => set.id)));
+  const [selected, toggle] = useSelection(() => new Set(sets.map((set) => set.id)));
   const [leaving, setLeaving] = useState<string | null>(null);
   const allow = useAllow(agentId, sessionToken);
   const deny = useDeny(agentId, sessionToken);
   const busy = allow.isPending || deny.isPending || leaving !== null;
   const chosen = sets.filter((set) => isRequired(set) || selected.has(set.id));
   const scopes = resourceScopes(chosen);
-
-  function toggle(setId: string, on: boolean) {
-    setSelected((current) => {
-      const next = new Set(current);
-      if (on) next.add(setId);
-      else next.delete(setId);
-      return next;
-    });
-  }
 
   function submit(event: FormEvent) {
     event.preventDefault();
