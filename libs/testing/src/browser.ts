@@ -131,7 +131,7 @@ export function describeViolations(violations: readonly AxeViolation[]): string 
 
 /**
  * Three screenshots of the page as it is now: `<name>-light.png` and `<name>-dark.png` at 1280×720
- * and `<name>-mobile.png` at 375×800 (light), full page, in `test-artifacts/console/`. The page's
+ * and `<name>-mobile.png` at 390×844 (light, a current phone), full page, in `test-artifacts/console/`. The page's
  * viewport and colour scheme are restored afterwards. Returns the files written.
  */
 export async function screenshots(page: Page, name: string): Promise<string[]> {
@@ -139,7 +139,7 @@ export async function screenshots(page: Page, name: string): Promise<string[]> {
   const shots: [string, 'light' | 'dark', { width: number; height: number }][] = [
     ['light', 'light', { width: 1280, height: 720 }],
     ['dark', 'dark', { width: 1280, height: 720 }],
-    ['mobile', 'light', { width: 375, height: 800 }],
+    ['mobile', 'light', { width: 390, height: 844 }],
   ];
   const written: string[] = [];
   for (const [suffix, colorScheme, viewport] of shots) {
