@@ -100,7 +100,7 @@ describe.each(testBackends())('third-party connections on $name', (backend) => {
     expect(empty.json<{ error: string }>().error).toBe('invalid_redirect_uri');
   });
 
-  describe('callback failures redirect to the sessions page and store nothing', () => {
+  describe('callback failures redirect (to the sessions page without a verified state) and store nothing', () => {
     const failurePage = 'https://consent.example.com/connections';
 
     async function providerCallback(client: ApiClient): Promise<URL> {
@@ -150,7 +150,7 @@ describe.each(testBackends())('third-party connections on $name', (backend) => {
       expect((await finish(elsewhere, ALICE)).searchParams.get('error')).toBe('service_id_mismatch');
     });
 
-    it('a provider error with a valid state: its code, sanitised and capped', async () => {
+    it('a provider error with a valid state: its code, sanitised and capped; the broker\'s words, never the provider\'s description', async () => {
       const url = await providerCallback(alice);
       url.searchParams.delete('code');
       url.searchParams.set('error', 'access_denied');
@@ -158,8 +158,72 @@ describe.each(testBackends())('third-party connections on $name', (backend) => {
       const landed = await finish(url, ALICE);
       expect(landed.searchParams.get('error')).toBe('access_denied');
       const description = landed.searchParams.get('error_description') as string;
-      expect(description.length).toBeLessThanOrEqual(200);
-      expect(description).not.toMatch(/[\n\r]/);
+      expect(description).toBe('the connection was cancelled at the provider');
+      const odd = await providerCallback(alice);
+      odd.searchParams.delete('code');
+      odd.searchParams.set('error', `consent_required\n${'y'.repeat(100)}`);
+      odd.searchParams.set('error_description', 'Call +1 555 0100');
+      const other = await finish(odd, ALICE);
+      expect((other.searchParams.get('error') as string).length).toBeLessThanOrEqual(64);
+      expect(other.searchParams.get('error')).not.toMatch(/[\n\r]/);
+      expect(other.toString()).not.toContain('555');
+    });
+
+    describe('with a verified state, a failure goes back to the page that started the connection (a consent page keeps its request)', () => {
+      const started = () => `${publicUrl}/done`;
+
+      it('the person cancels at the provider: error=access_denied, service_id, the broker\'s words', async () => {
+        const url = await providerCallback(alice);
+        url.searchParams.delete('code');
+        url.searchParams.set('error', 'access_denied');
+        url.searchParams.set('error_description', 'End-User aborted interaction');
+        const landed = await finish(url, ALICE);
+        expect(`${landed.origin}${landed.pathname}`).toBe(started());
+        expect(Object.fromEntries(landed.searchParams)).toEqual({ error: 'access_denied', error_description: 'the connection was cancelled at the provider', service_id: serviceId });
+        expect(broker.logs.leaked(['End-User aborted interaction'])).toEqual([]);
+      });
+
+      it('the provider refuses the code (invalid_grant): error=token_exchange_failed', async () => {
+        const callback = await providerCallback(alice);
+        callback.searchParams.set('code', 'not-a-real-code');
+        const landed = await finish(callback, ALICE);
+        expect(`${landed.origin}${landed.pathname}`).toBe(started());
+        expect(landed.searchParams.get('error')).toBe('token_exchange_failed');
+        expect(landed.searchParams.get('service_id')).toBe(serviceId);
+      });
+
+      it('the token endpoint is unreachable (connection refused): error=provider_unreachable, nothing stored', async () => {
+        const bob = alice.as(BOB);
+        const callback = await providerCallback(bob);
+        const service = (await broker.broker.server('enduser').app.get(ServiceRepository).findById(serviceId))!;
+        await broker.broker.runtime.database.dataSource.query("UPDATE services SET token_endpoint = 'http://127.0.0.1:9/token' WHERE id = $1", [serviceId]);
+        await broker.broker.runtime.database.settleNotifications();
+        try {
+          const landed = await finish(callback, BOB);
+          expect(`${landed.origin}${landed.pathname}`).toBe(started());
+          expect(landed.searchParams.get('error')).toBe('provider_unreachable');
+          expect(landed.searchParams.get('error_description')).toBe('the provider could not be reached');
+          expect((await bob.get(`/api/third-party/${serviceId}/session`)).status).toBe(404);
+        } finally {
+          await broker.broker.runtime.database.dataSource.query('UPDATE services SET token_endpoint = $2 WHERE id = $1', [serviceId, service.tokenEndpoint]);
+          await broker.broker.runtime.database.settleNotifications();
+        }
+      });
+
+      it('the broker fails on its side (storing the tokens): error=broker_error', async () => {
+        const vault = broker.broker.server('enduser').app.get(TokenVault);
+        const store = vault.store.bind(vault);
+        const callback = await providerCallback(alice);
+        vault.store = () => Promise.reject(new Error('the database is gone'));
+        try {
+          const landed = await finish(callback, ALICE);
+          expect(`${landed.origin}${landed.pathname}`).toBe(started());
+          expect(landed.searchParams.get('error')).toBe('broker_error');
+          expect(landed.searchParams.get('error_description')).toBe('the broker could not complete the connection');
+        } finally {
+          vault.store = store;
+        }
+      });
     });
 
     describe('a provider error is believed only after the state is verified', () => {

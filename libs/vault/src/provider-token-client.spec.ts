@@ -61,21 +61,29 @@ describe('ProviderTokenClient (calls to third-party token endpoints)', () => {
     const refused = client.refresh(serviceAt(`${base}/redirect`), null, 'r');
     await expect(refused).rejects.toBeInstanceOf(ProviderUnavailable);
     await expect(refused).rejects.toThrow(/redirect \(302\), which is not followed/);
+    // An answer came: the provider is reachable, its answer unusable.
+    await expect(refused).rejects.toMatchObject({ unreachable: false });
     expect(received.slice(before).map((r) => r.body)).toEqual(['grant_type=refresh_token&refresh_token=r&client_id=c']);
   });
 
   it('refuses an answer over 1 MiB', async () => {
-    await expect(client.refresh(serviceAt(`${base}/huge`), null, 'r')).rejects.toThrow(/larger than 1 MiB/);
+    const huge = client.refresh(serviceAt(`${base}/huge`), null, 'r');
+    await expect(huge).rejects.toThrow(/larger than 1 MiB/);
+    await expect(huge).rejects.toMatchObject({ unreachable: false });
   });
 
   it('fails cleanly when nothing listens', async () => {
-    await expect(client.refresh(serviceAt('http://127.0.0.1:9/token'), null, 'r')).rejects.toThrow(/token endpoint unreachable/);
+    const refused = client.refresh(serviceAt('http://127.0.0.1:9/token'), null, 'r');
+    await expect(refused).rejects.toThrow(/token endpoint unreachable/);
+    await expect(refused).rejects.toMatchObject({ unreachable: true });
   });
 
   it('reports a non-JSON error page without its content', async () => {
     const failed = client.refresh(serviceAt(`${base}/error`), null, 'r');
     await expect(failed).rejects.toThrow('token endpoint answered 500');
     await expect(failed).rejects.not.toThrow(/internal details/);
+    // A 5xx: the provider failed, as good as unreachable.
+    await expect(failed).rejects.toMatchObject({ unreachable: true });
   });
 });
 

@@ -28,10 +28,24 @@ export class ProviderRefused extends Error {
 
 /** The call did not produce a usable HTTP answer (network, timeout, redirect, oversize, an error status). */
 export class ProviderUnavailable extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /**
+     * No answer came (refused connection, DNS, timeout, a connection cut) or the answer was a
+     * 5xx (RFC 9110 §15.6: the server failed): the provider is down, not refusing. False for an
+     * answer that came but is unusable (a redirect, a 4xx without an OAuth error, not JSON, too large).
+     */
+    readonly unreachable = false,
+  ) {
     super(message);
     this.name = 'ProviderUnavailable';
   }
+}
+
+/** An outbound failure in which no answer came from the provider, or a 5xx did. */
+function noAnswer(error: OutboundHttpError): boolean {
+  const kind = errorKind(error);
+  return kind === 'timeout' || kind === 'unreachable' || (error.reason === 'status' && (error.status ?? 0) >= 500);
 }
 
 /**
@@ -118,7 +132,7 @@ export class ProviderTokenClient {
       response = await this.http.postForm(service.tokenEndpoint, body, { accept: 'application/json', ...headers });
     } catch (error) {
       this.metrics?.providerHttpError(error instanceof OutboundHttpError ? errorKind(error) : 'other');
-      if (error instanceof OutboundHttpError) throw new ProviderUnavailable(`token endpoint ${error.message}`);
+      if (error instanceof OutboundHttpError) throw new ProviderUnavailable(`token endpoint ${error.message}`, noAnswer(error));
       throw error;
     }
     const json = jsonObjectOf(response.body);
@@ -127,7 +141,7 @@ export class ProviderTokenClient {
     }
     if (response.status !== 200 || json === undefined || typeof json.access_token !== 'string' || json.access_token.length === 0) {
       this.metrics?.providerHttpError(response.status !== 200 ? 'status' : 'invalid_response');
-      if (response.status !== 200 || json === undefined) throw new ProviderUnavailable(`token endpoint answered ${response.status}`);
+      if (response.status !== 200 || json === undefined) throw new ProviderUnavailable(`token endpoint answered ${response.status}`, response.status >= 500);
       throw new ProviderUnavailable('token endpoint answer has no access_token');
     }
     const tokenType = typeof json.token_type === 'string' && json.token_type.length > 0 ? json.token_type : 'Bearer';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApiError, Clock, Random, type Principal, type Service } from '@broker/domain';
 import { PermissionSetRepository, ServiceRepository } from '@broker/persistence';
-import { JweCodec, ProviderRefused, sanitiseProviderText, TokenVault } from '@broker/vault';
+import { JweCodec, ProviderRefused, ProviderUnavailable, sanitiseProviderText, TokenVault } from '@broker/vault';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 /** What the state token carries (SPEC.md "Tokens and claims"). */
@@ -22,7 +22,10 @@ export interface CallbackQuery {
   readonly iss?: unknown;
 }
 
-/** A callback failure: `error` for the sessions page, and a short description. */
+/**
+ * A callback failure: `error` for the page the person lands on, and a short description in
+ * the broker's own words (never the provider's `error_description`).
+ */
 class CallbackFailure extends Error {
   constructor(
     readonly code: string,
@@ -30,6 +33,28 @@ class CallbackFailure extends Error {
   ) {
     super(code);
   }
+}
+
+/** A failure once the state is verified (this person, this service): it may go back to the state's `redirect_uri`. */
+class VerifiedFailure extends CallbackFailure {
+  constructor(
+    failure: { code: string; description: string },
+    readonly claims: StateClaims,
+  ) {
+    super(failure.code, failure.description);
+  }
+}
+
+/**
+ * Why the code exchange failed, as the callback's `error` (README "Third-party connections"):
+ * the token endpoint answered an OAuth error (RFC 6749 §5.2) or an unusable answer
+ * (`token_exchange_failed`), gave no answer or a 5xx (`provider_unreachable`), or the broker
+ * failed on its side, storing the tokens for instance (`broker_error`).
+ */
+export function exchangeFailure(error: unknown): { code: string; description: string } {
+  if (error instanceof ProviderUnavailable && error.unreachable) return { code: 'provider_unreachable', description: 'the provider could not be reached' };
+  if (error instanceof ProviderRefused || error instanceof ProviderUnavailable) return { code: 'token_exchange_failed', description: 'the provider refused the authorization code' };
+  return { code: 'broker_error', description: 'the broker could not complete the connection' };
 }
 
 /**
@@ -86,13 +111,24 @@ export class ConnectService {
       target.searchParams.set('service_id', serviceId);
       return target.toString();
     } catch (error) {
-      const failure = error instanceof CallbackFailure ? error : new CallbackFailure('server_error', 'the connection could not be completed');
+      const failure = error instanceof CallbackFailure ? error : new CallbackFailure('broker_error', 'the broker could not complete the connection');
       if (!(error instanceof CallbackFailure)) this.logger.error(`third-party callback failed unexpectedly: ${(error as Error).message}`);
-      const target = new URL(`${this.config.server.enduser.consent_ui_url}/connections`);
-      target.searchParams.set('error', failure.code);
-      target.searchParams.set('error_description', failure.description);
-      return target.toString();
+      return this.failureUrl(failure).toString();
     }
+  }
+
+  /**
+   * Where a failure goes: with a verified state, back to the page that started the connection
+   * (its `redirect_uri`, on the broker's host: a consent page keeps its pending request) with
+   * `error`, `error_description` and `service_id`; otherwise the consent UI's sessions page,
+   * since an unverified state's `redirect_uri` is not to be believed.
+   */
+  private failureUrl(failure: CallbackFailure): URL {
+    const target = failure instanceof VerifiedFailure ? new URL(failure.claims.redirectUri) : new URL(`${this.config.server.enduser.consent_ui_url}/connections`);
+    target.searchParams.set('error', failure.code);
+    target.searchParams.set('error_description', failure.description);
+    if (failure instanceof VerifiedFailure) target.searchParams.set('service_id', failure.claims.serviceId);
+    return target;
   }
 
   private async complete(principal: Principal | undefined, serviceId: string, query: CallbackQuery): Promise<StateClaims> {
@@ -103,9 +139,24 @@ export class ConnectService {
     // CSRF: the state must have been issued to the user completing the flow.
     if (principal === undefined || claims.principal !== principal.id) throw new CallbackFailure('forbidden', 'this connection was started by another user');
     if (claims.serviceId !== serviceId.toLowerCase()) throw new CallbackFailure('service_id_mismatch', 'the callback does not belong to this service');
-    // RFC 6749 §4.1.2.1: a provider error ends the flow; its text is sanitised and capped (never echoed raw).
+    try {
+      await this.exchange(claims, query);
+    } catch (error) {
+      // Verified from here on: the failure goes back to the page that started the connection.
+      if (error instanceof CallbackFailure) throw new VerifiedFailure(error, claims);
+      this.logger.error(`third-party callback failed unexpectedly: ${(error as Error).message}`);
+      throw new VerifiedFailure(exchangeFailure(error), claims);
+    }
+    return claims;
+  }
+
+  /** The provider's answer for a verified state: its error, or the code exchanged and the tokens stored. */
+  private async exchange(claims: StateClaims, query: CallbackQuery): Promise<void> {
+    // RFC 6749 §4.1.2.1: a provider error ends the flow; its code is sanitised and capped, its
+    // error_description never passed on (the redirect carries the broker's own words).
     if (query.error !== undefined) {
-      throw new CallbackFailure(sanitiseProviderText(query.error, 64) || 'access_denied', sanitiseProviderText(query.error_description) || 'the provider did not authorize the connection');
+      const code = sanitiseProviderText(query.error, 64) || 'access_denied';
+      throw new CallbackFailure(code, code === 'access_denied' ? 'the connection was cancelled at the provider' : 'the provider did not authorize the connection');
     }
     if (typeof query.code !== 'string' || query.code.length === 0) throw new CallbackFailure('invalid_request', 'the provider sent no authorization code');
     const service = await this.services.findById(claims.serviceId);
@@ -115,10 +166,11 @@ export class ConnectService {
     try {
       await this.vault.connect(claims.principal, service, query.code, this.callbackUrl(service.id), claims.verifier);
     } catch (error) {
-      this.logger.warn(`code exchange with service ${service.id} failed: ${error instanceof ProviderRefused ? `provider error ${error.code}` : (error as Error).message}`);
-      throw new CallbackFailure('token_exchange_failed', 'the provider refused the authorization code');
+      const failure = exchangeFailure(error);
+      // The provider's own error code or the transport failure, never its error_description or a token.
+      this.logger.warn(`code exchange with service ${service.id} failed (${failure.code}): ${error instanceof ProviderRefused ? `provider error ${error.code}` : (error as Error).message}`);
+      throw new CallbackFailure(failure.code, failure.description);
     }
-    return claims;
   }
 
   private async openState(token: unknown): Promise<StateClaims> {
