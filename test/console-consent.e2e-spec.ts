@@ -144,6 +144,39 @@ describe('console: the consent page in a browser', () => {
     expect(await grants(clientId)).toEqual([]);
   });
 
+  it('leaving the consent page keeps the request for the tab: other pages lead back to it, Back shows it again, Deny answers the agent and forgets it', async () => {
+    const clientId = await agent({ display_name: 'Planner' });
+    const { page, state, landed } = await startAtConsent(clientId);
+    const p = page.page;
+    await expect.poll(() => new URL(p.url()).searchParams.has('session_token')).toBe(false);
+    // Another page of the console: a banner leads back to the waiting request.
+    await p.goto(`${fx.base}/connections`);
+    const banner = p.getByRole('region', { name: 'Requests waiting for your answer' });
+    await banner.getByText('is waiting for your answer.').waitFor();
+    expect(await banner.textContent()).toContain('Planner is waiting for your answer.');
+    await reviewPage(page, 'consent-pending-banner');
+    // Back: the request again, with Allow and Deny (not "does not act for you" with Cancel).
+    await p.goBack();
+    await p.waitForURL((u) => u.pathname === `/agents/${clientId}`);
+    await p.getByRole('button', { name: /^deny/i }).waitFor();
+    expect(await p.getByText('This agent does not act for you', { exact: false }).count()).toBe(0);
+    expect(await p.getByRole('region', { name: 'Requests waiting for your answer' }).count(), 'no banner on the request itself').toBe(0);
+    // From another page again, the banner's link returns to it.
+    await p.goto(`${fx.base}/agents`);
+    await banner.getByRole('link', { name: 'Return to the request' }).click();
+    await p.waitForURL((u) => u.pathname === `/agents/${clientId}`);
+    await p.getByRole('button', { name: /^deny/i }).click();
+    const callback = new URL((await landed).url());
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('state')).toBe(state);
+    // Answered: forgotten, no banner any more.
+    await p.goto(`${fx.base}/agents`);
+    await p.locator('main h1').first().waitFor();
+    expect(await p.getByRole('region', { name: 'Requests waiting for your answer' }).count()).toBe(0);
+    expect(await p.evaluate(() => (globalThis as unknown as { sessionStorage: { length: number } }).sessionStorage.length)).toBe(0);
+    expect(page.pageErrors).toEqual([]);
+  });
+
   it('works with the keyboard alone: Tab to the choices and to Allow, Space and Enter, and the agent gets its code', async () => {
     const clientId = await agent({ display_name: 'Keyboard Agent' });
     const { page, state, landed } = await startAtConsent(clientId);
@@ -271,6 +304,24 @@ describe('console: the consent page in a browser', () => {
       expect(await page.page.getByRole('button', { name: /^allow/i }).count()).toBe(0);
       await reviewPage(page, 'consent-expired');
     });
+
+    // After the one above (the clock is past the first session tokens): a request kept for the tab expires on the broker's side.
+    it('a request kept for the tab that expired meanwhile: Back says it expired (start again), and it is forgotten', async () => {
+      const clientId = await agent({ display_name: 'Late Agent' });
+      const { page } = await startAtConsent(clientId);
+      const p = page.page;
+      await expect.poll(() => new URL(p.url()).searchParams.has('session_token')).toBe(false);
+      await p.goto(`${fx.base}/connections`);
+      await p.getByRole('region', { name: 'Requests waiting for your answer' }).waitFor();
+      fx.clock.advance(11 * 60_000);
+      await p.goBack();
+      await p.waitForURL((u) => u.pathname === `/agents/${clientId}`);
+      await p.getByRole('alert').filter({ hasText: 'This request has expired' }).first().waitFor();
+      expect(await p.getByRole('button', { name: /^allow/i }).count()).toBe(0);
+      await p.goto(`${fx.base}/connections`);
+      await p.locator('main h1').first().waitFor();
+      expect(await p.getByRole('region', { name: 'Requests waiting for your answer' }).count()).toBe(0);
+    });
   });
 
   describe('headers', () => {
@@ -296,9 +347,10 @@ describe('console: the consent page in a browser', () => {
       expect(response?.status()).toBe(404);
       expect(response?.headers()['content-type']).toMatch(/^application\/json/);
       expect(await response?.json()).toMatchObject({ error: expect.any(String) as string });
+      // A browser's unknown page is the console's "page not found" page, still a 404.
       const unknown = await page.page.goto(`${fx.base}/not-a-console-page`);
       expect(unknown?.status()).toBe(404);
-      expect(unknown?.headers()['content-type']).toMatch(/^application\/json/);
+      expect(unknown?.headers()['content-type']).toMatch(/^text\/html/);
     });
   });
 });

@@ -32,10 +32,10 @@ function builtConsole(): { index: string; script: string; stylesheet: string } {
 }
 
 /** A request whose path goes out byte for byte (no URL normalisation of `..`), as a hostile client sends it. */
-function rawRequest(base: string, path: string, method = 'GET'): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+function rawRequest(base: string, path: string, method = 'GET', headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
   const { hostname, port } = new URL(base);
   return new Promise((resolvePromise, reject) => {
-    const req = httpRequest({ host: hostname, port, path, method, agent: false }, (res) => {
+    const req = httpRequest({ host: hostname, port, path, method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
@@ -151,6 +151,57 @@ describe('the console served by the end-user server', () => {
   it('answers the API 404 envelope for paths that only look like console paths', async () => {
     const paths = ['/index.html', '/agentsX', '/agents/', '/agents/a/b', '/connections/x', '/approvals/a/b', '/approvalsX', '/activity/x', '/activityX', '/assets/', '/assets/nope.js', '/assets', '/favicon.ico', '/console/agents'];
     for (const path of paths) expectNotFoundEnvelope(await http(`${url}${path}`));
+  });
+
+  it('answers a browser (HTML preferred) the console page with the status kept: 404 for an unknown path, 400 or 401 for a refused authorization request', async () => {
+    const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+    const signedIn = { ...browser, 'x-remote-user': 'alice@example.com' };
+    for (const path of ['/settings', '/agents/a/b', '/approvalsX']) {
+      const page = await rawRequest(url, path, 'GET', browser);
+      expect(page.status, path).toBe(404);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(page.headers['cache-control']).toBe('no-store');
+      expect(page.text).toContain('<div id="root"></div>');
+      expect(page.text).not.toContain('broker-error');
+      expectConsoleHeaders(page);
+    }
+    // RFC 6749 §4.1.2.1: an unknown client or unregistered redirect_uri is never redirected; the page names the error
+    // by its code from a fixed list, never by text from the request.
+    const unknownClient = await rawRequest(url, `/oauth2/authorize?client_id=${UUID}&redirect_uri=https%3A%2F%2Fevil.example%2F%3Cscript%3E&response_type=code`, 'GET', signedIn);
+    expect(unknownClient.status).toBe(400);
+    expect(unknownClient.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(unknownClient.text).toContain('<meta name="broker-error" content="invalid_client">');
+    expect(unknownClient.text).not.toContain('evil.example');
+    expectConsoleHeaders(unknownClient);
+    const malformed = await rawRequest(url, '/oauth2/authorize?client_id=%3Cb%3Ex%3C%2Fb%3E', 'GET', signedIn);
+    expect(malformed.status).toBe(400);
+    expect(malformed.text).toMatch(/<meta name="broker-error" content="invalid_(client|request)">/);
+    expect(malformed.text).not.toContain('<b>x');
+    // No identity from the sign-in proxy: 401 kept, the page says so.
+    const anonymous = await rawRequest(url, `/oauth2/authorize?client_id=${UUID}`, 'GET', browser);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.text).toContain('<meta name="broker-error" content="unauthenticated">');
+    // Not for the API's own paths, assets or a non-GET.
+    expectNotFoundEnvelope(await rawRequest(url, '/api/nope', 'GET', browser));
+    expectNotFoundEnvelope(await rawRequest(url, '/assets/nope.js', 'GET', browser));
+    const discovery = await rawRequest(url, '/.well-known/nope', 'GET', browser);
+    expect(discovery.status).toBe(404);
+    expect(discovery.headers['content-type']).toMatch(/^application\/json/);
+    expectNotFoundEnvelope(await rawRequest(url, '/settings', 'POST', browser));
+  });
+
+  it('keeps the exact JSON answers for API clients (JSON or no Accept, or */*) at the same addresses', async () => {
+    for (const accept of [undefined, 'application/json', '*/*', 'application/json, text/html;q=0.9']) {
+      const headers: Record<string, string> = { 'x-remote-user': 'alice@example.com', ...(accept === undefined ? {} : { accept }) };
+      expectNotFoundEnvelope(await http(`${url}/settings`, { headers }));
+      const unknownClient = await http(`${url}/oauth2/authorize?client_id=${UUID}&redirect_uri=https%3A%2F%2Fagent.example.com%2Fcb&response_type=code`, { headers });
+      expect(unknownClient.status).toBe(400);
+      expect(unknownClient.headers['content-type']).toMatch(/^application\/json/);
+      expect(unknownClient.json()).toEqual({ error: 'invalid_client', error_description: 'client_id is not a registered client' });
+      const anonymous = await http(`${url}/oauth2/authorize?client_id=${UUID}`, { headers: accept === undefined ? {} : { accept } });
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers['content-type']).toMatch(/^application\/json/);
+    }
   });
 
   it('sends the root to the console (302 /agents, no body)', async () => {

@@ -5,7 +5,7 @@ import type { Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { tokenBodyMiddleware } from './body/form-body.middleware';
 import { jsonBodyMiddleware } from './body/json-body.middleware';
-import { consoleMiddleware } from './console/console.middleware';
+import { consoleSite } from './console/console.middleware';
 import { corsMiddleware } from './cors.middleware';
 import { crossSiteMiddleware } from './cross-site.middleware';
 import { ErrorEnvelopeFilter, isOAuthPath } from './errors/error-envelope.filter';
@@ -43,7 +43,9 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   express.set('trust proxy', false);
 
   app.useLogger(app.get(Logger));
-  const errors = new ErrorEnvelopeFilter(server, logger);
+  // The built console's pages and assets (end-user server); a browser's unknown path or refused authorization request gets its page.
+  const site = server === 'enduser' ? consoleSite(config, logger) : undefined;
+  const errors = new ErrorEnvelopeFilter(server, logger, site?.errorPage);
   // Issue 14: each pipeline step is one function, called by both entrances (this pipeline and the hot routes).
   const startTrace = createTraceStart(random, config.request_context.trace.response_enabled);
   // Issue 16: with tracing enabled, the trace start is the request's SERVER span (chosen here, once: no per-request cost when off).
@@ -57,9 +59,8 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   // One log line for every request the trace started, as on the hot routes: refusals below are logged too.
   app.use(requestLoggingMiddleware(logger));
   app.use(shutdownGate(lifecycle));
-  // Issue 15: the built console's pages and assets (GET/HEAD of its own paths only), before the API's body parsing.
-  const consolePages = server === 'enduser' ? consoleMiddleware(config, logger) : undefined;
-  if (consolePages !== undefined) app.use(consolePages);
+  // The console's pages and assets (GET/HEAD of its own paths only), before the API's body parsing.
+  if (site !== undefined) app.use(site.middleware);
   if (server === 'enduser') app.use('/api', corsMiddleware(config.server.enduser.cors.allowed_origins));
   // CSRF: an unsafe request from a foreign page is refused before anything parses or changes; the OAuth2 endpoints are cross-origin by design.
   app.use(crossSiteMiddleware(CrossSiteRequestPolicy.forServer(config, server), (request) => isOAuthPath(request.path)));

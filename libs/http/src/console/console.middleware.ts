@@ -46,15 +46,68 @@ function send(request: Request, response: Response, file: ConsoleFile, headers: 
   response.end(body);
 }
 
+/** An error answer written as a page: status, headers and the bytes. */
+export interface ConsolePageAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+}
+
+/** The served console: its middleware, and the page a browser gets instead of an error's JSON. */
+export interface ConsoleSite {
+  readonly middleware: RequestHandler;
+  /**
+   * The console's page for an error answer (`status`, the envelope's `error` code) to a browser's GET or HEAD, or
+   * undefined when the JSON stays (an API client, the API's own paths, assets). See `browserErrorPage`.
+   */
+  readonly errorPage: (request: Request, status: number, code: string) => ConsolePageAnswer | undefined;
+}
+
+/** The authorization endpoint's errors the console explains (RFC 6749 §4.1.2.1: never redirected), by code. */
+const AUTHORIZE_ERRORS = new Set(['invalid_client', 'invalid_redirect_uri', 'invalid_request', 'unsupported_response_type', 'invalid_scope', 'invalid_target', 'access_denied']);
+
+/** Paths whose errors stay JSON even for a browser: the APIs, OAuth2 and discovery documents, and the console's files. */
+const JSON_ONLY = /^\/(?:api|oauth2|\.well-known|assets)(?:\/|$)/;
+
+/** True when the request prefers an HTML page over JSON (a browser's navigation); no `Accept` or `*\/*` is JSON. */
+export function prefersHtml(request: Request): boolean {
+  return request.accepts(['application/json', 'text/html']) === 'text/html';
+}
+
+/**
+ * The page code a browser's error answer shows, or undefined when the error stays JSON: at `/oauth2/authorize`,
+ * `unauthenticated` (401: no identity from the sign-in proxy), `server_error` (5xx) or the OAuth2 error code from a
+ * fixed list (else `invalid_request`); elsewhere outside `JSON_ONLY`, an unknown path's 404 (`''`: no code, the
+ * console's own "page not found"). Never text from the request: the page explains the code in its own words.
+ */
+export function browserErrorCode(path: string, status: number, code: string): string | undefined {
+  if (path === '/oauth2/authorize') {
+    if (status === 401) return 'unauthenticated';
+    if (status >= 500) return 'server_error';
+    return AUTHORIZE_ERRORS.has(code) ? code : 'invalid_request';
+  }
+  if (status === 404 && !JSON_ONLY.test(path)) return '';
+  return undefined;
+}
+
+/** The console's `index.html` naming `code` (from `browserErrorCode`'s fixed vocabulary) in a meta element. */
+function pageWithCode(index: Buffer, code: string): Buffer {
+  if (code === '') return index;
+  const html = index.toString('utf8');
+  const at = html.indexOf('</head>');
+  const meta = `<meta name="broker-error" content="${code}">`;
+  return Buffer.from(at < 0 ? `${meta}${html}` : `${html.slice(0, at)}${meta}${html.slice(at)}`, 'utf8');
+}
+
 /**
  * Serves the built console (issue 15 item 2) from the end-user server when `consent_ui_url` is the broker's own
  * `public_url`; otherwise, or when the console was not built, installs nothing and the paths answer the API's 404
  * envelope. The files are read once here; a request is a map lookup by exact name, so no path (`/assets/../x`,
  * encoded or not) reaches the file system, and there is no listing. Only GET and HEAD are answered; anything else,
  * and every unknown asset name, falls through to the API's own routes and 404.
- * Returns the middleware to install, or undefined.
+ * Returns the middleware to install and the browser's error page, or undefined.
  */
-export function consoleMiddleware(config: BrokerConfig, logger: Logger): RequestHandler | undefined {
+export function consoleSite(config: BrokerConfig, logger: Logger): ConsoleSite | undefined {
   const { public_url: publicUrl, consent_ui_url: consentUiUrl, console: settings } = config.server.enduser;
   if (new URL(consentUiUrl).href !== new URL(publicUrl).href) {
     logger.info({ consent_ui_url: consentUiUrl }, 'console not served by this server: consent_ui_url is elsewhere (host dist/console there)');
@@ -70,7 +123,7 @@ export function consoleMiddleware(config: BrokerConfig, logger: Logger): Request
   const assetHeaders: Headers = { ...security, 'Cache-Control': ASSET_CACHE };
   logger.info({ static_dir: settings.static_dir, assets: files.assets.size }, 'console served at the consent UI paths');
 
-  return (request: Request, response: Response, next: NextFunction): void => {
+  const middleware = (request: Request, response: Response, next: NextFunction): void => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return next();
     const path = request.path;
     if (path.startsWith(ASSETS_PREFIX)) {
@@ -86,4 +139,13 @@ export function consoleMiddleware(config: BrokerConfig, logger: Logger): Request
     }
     next();
   };
+  const errorHeaders: Headers = { ...security, 'Cache-Control': 'no-store', 'Content-Type': files.index.contentType };
+  const errorPage = (request: Request, status: number, code: string): ConsolePageAnswer | undefined => {
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || !prefersHtml(request)) return undefined;
+    const shown = browserErrorCode(request.path, status, code);
+    if (shown === undefined) return undefined;
+    const body = pageWithCode(files.index.body, shown);
+    return { status, headers: { ...errorHeaders, 'Content-Length': String(body.length) }, body };
+  };
+  return { middleware, errorPage };
 }

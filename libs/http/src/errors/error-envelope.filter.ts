@@ -21,6 +21,19 @@ export interface ErrorAnswer {
   readonly body: string;
 }
 
+/** The page a browser gets instead of an error's JSON (the console's), or undefined to keep the JSON. */
+export type BrowserErrorPage = (request: BrokerRequest, status: number, code: string) => { readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly body: Buffer } | undefined;
+
+/** The envelope's `error` code of a serialised answer, or '' when it has none. */
+function errorCodeOf(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown };
+    return typeof parsed.error === 'string' ? parsed.error : '';
+  } catch {
+    return '';
+  }
+}
+
 /**
  * The one global filter: sorts the thrown value, lets the envelope of the route's
  * family (OAuth2 or API) choose status and body, logs server errors with their detail
@@ -35,17 +48,26 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
   constructor(
     private readonly server: ServerKind,
     private readonly logger: Logger,
+    /** On the end-user server serving the console: the page for a browser's unknown path or refused authorization request. */
+    private readonly browserPage?: BrowserErrorPage,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<BrokerRequest>();
     const response = host.switchToHttp().getResponse<Response>();
-    const { status, headers, body } = this.answer(exception, { traceId: request.traceId ?? 'unknown', method: request.method, path: request.path, validationCode: routeValidationCode(request) });
+    const answer = this.answer(exception, { traceId: request.traceId ?? 'unknown', method: request.method, path: request.path, validationCode: routeValidationCode(request) });
     if (response.headersSent) {
       response.end();
       return;
     }
-    response.status(status).set(headers).send(body);
+    // A person's browser gets the console's page with the same status; API clients keep the JSON.
+    const page = this.browserPage?.(request, answer.status, errorCodeOf(answer.body));
+    if (page !== undefined) {
+      response.writeHead(page.status, page.headers);
+      response.end(page.body);
+      return;
+    }
+    response.status(answer.status).set(answer.headers).send(answer.body);
   }
 
   /**
