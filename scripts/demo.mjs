@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// `npm run demo` (issue 15 item 6): the broker on a throwaway embedded database, a sample third-party provider
-// (panva's oidc-provider) and a demo agent + gateway, registered through the admin API, then the steps to follow.
+// `npm run demo`: the broker on a throwaway embedded database, a sample third-party provider (panva's oidc-provider)
+// and a demo agent + gateway, registered through the admin API, then the steps to follow (README "Try it").
 //
 //   node scripts/demo.mjs [--enduser-port 8000] [--admin-port 14000] [--provider-port 9100] [--agent-port 9999]
 //
-// Runs the built broker (dist/), so `npm run demo` builds first. Ctrl-C stops everything and deletes the data.
+// Runs the built broker (dist/), so `npm run demo` builds first when the sources changed. Ctrl-C stops everything and deletes the data.
 // Nothing here is production code: the provider, the gateway's signing key and the broker's keys are made up per run.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
@@ -23,6 +23,31 @@ const PRINCIPAL = 'demo@example.com';
 const ADMIN_PRINCIPAL = 'demo-admin@example.com';
 const GATEWAY_SUB = 'demo-gateway';
 const RESOURCE = 'https://api.demo-drive.example/v1';
+/** The tool calls the demo agent's gateway asks the person to approve (README "Tool approvals"): one of each risk. */
+const APPROVAL_REQUESTS = [
+  {
+    tool_name: 'drive.share_file',
+    risk_level: 'medium',
+    arguments: { path: '/reports/2026-q3.pdf', share_with: ['bob@example.com'], permissions: { can_edit: false, expires_in_days: 7 } },
+    metadata: {
+      reason: 'You asked me to send the Q3 report to Bob.',
+      tool_title: 'Share a file',
+      tool_description: 'Gives other people access to one of your Demo Drive files.',
+      agent_session_id: 'demo-session-1',
+    },
+  },
+  {
+    tool_name: 'drive.delete_folder',
+    risk_level: 'critical',
+    arguments: { path: '/reports/drafts', recursive: true },
+    metadata: {
+      reason: 'You asked me to clean up the old drafts.',
+      tool_title: 'Delete a folder',
+      tool_description: 'Permanently deletes a folder and everything in it from Demo Drive.',
+      agent_session_id: 'demo-session-1',
+    },
+  },
+];
 const SCOPES = [
   { scope: 'files.read', description: 'See your files and folders' },
   { scope: 'files.write', description: 'Create and change your files' },
@@ -237,6 +262,17 @@ async function main() {
       `  --data-urlencode redirect_uri=${CALLBACK}`,
     ].join('\n');
 
+  // The gateway asks the person to approve two tool calls (POST /api/approvals with its two credentials).
+  const askForApprovals = async () => {
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${await sign({ sub: PRINCIPAL, azp: agent.id })}`, 'x-client-assertion': await sign({ sub: GATEWAY_SUB }) };
+    for (const body of APPROVAL_REQUESTS) {
+      const answer = await fetch(`${BROKER}/api/approvals`, { method: 'POST', headers, body: JSON.stringify(body) });
+      if (!answer.ok) throw new Error(`the broker refused the approval request: ${answer.status} ${await answer.text()}`);
+    }
+  };
+  const approvalsForm = `<form method="post" action="/approvals"><p><button type="submit">Ask for approval of two tool calls</button>
+(sharing a file, deleting a folder): they wait for you on the <a href="${escape(BROKER)}/approvals">Approvals page</a>.</p></form>`;
+
   const agentServer = createServer((request, response) => {
     const url = new URL(request.url ?? '/', AGENT);
     const text = (status, body) => {
@@ -254,9 +290,14 @@ async function main() {
           // The gateway vouches for the person behind the agent's request: who (sub) through which agent (azp).
           return text(200, await sign({ sub: PRINCIPAL, azp: agent.id }));
         case '/callback':
-          return page(response, callbackPage(url.searchParams, state, redeemCurl, exchangeCurl));
+          return page(response, callbackPage(url.searchParams, state, redeemCurl, exchangeCurl) + approvalsForm);
+        case '/approvals':
+          if (request.method !== 'POST') return text(405, 'POST to ask for approvals');
+          await askForApprovals();
+          response.writeHead(303, { location: `${BROKER}/approvals`, 'cache-control': 'no-store' });
+          return response.end();
         case '/':
-          return page(response, `<h1>Demo Assistant</h1><p><a href="${escape(authorize.toString())}">Ask the broker for access</a></p>`);
+          return page(response, `<h1>Demo Assistant</h1><p><a href="${escape(authorize.toString())}">Ask the broker for access</a></p>${approvalsForm}`);
         default:
           return text(404, 'not found');
       }
@@ -269,9 +310,10 @@ Agent Identity Broker demo: running. Ctrl-C stops everything (the data lives in 
 
   Signed in as        ${PRINCIPAL} (development.principal: there is no SSO proxy)
   Consent console     ${BROKER}/agents
-  Admin API           ${ADMIN}/api/agents (agent ${agent.id}, service ${service.id}, permission set ${set.id})
-  Demo Drive          ${PROVIDER} (sample provider: sign in with any name and password)
-  Demo agent          ${AGENT} (redirect URI ${CALLBACK})
+  Demo agent          ${AGENT} (its page; redirect URI ${CALLBACK})
+  Demo Drive          the sample provider on port ${ports.provider}: Connect takes you there (any name and password)
+  Admin API           curl -H 'X-Remote-User: ${ADMIN_PRINCIPAL}' ${ADMIN}/api/agents
+                      (agent ${agent.id}, service ${service.id}, permission set ${set.id})
   Broker log          ${logFile}
 
 1. Consent. Open this URL in your browser, the Demo Assistant's authorization request
@@ -294,6 +336,14 @@ ${exchangeCurl}
 
    Before step 2 this answers 403 access_denied (no grant) or 400 invalid_grant (not connected);
    afterwards, 200 with Demo Drive's access_token. See and revoke everything at ${BROKER}/agents.
+
+4. Approvals. Press "Ask for approval of two tool calls" on the demo agent's page, ${AGENT},
+   or play its gateway with
+
+   curl -s -X POST ${AGENT}/approvals
+
+   Two tool calls then wait for you at ${BROKER}/approvals: approve or deny them, remember a
+   decision ("Always"), and find it under Remembered; Activity shows every step.
 `);
 }
 

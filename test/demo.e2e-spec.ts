@@ -89,6 +89,30 @@ describe('npm run demo', () => {
     expect(new URL(authorizeUrl).searchParams.get('client_id')).toBe(agents[0]?.id);
   });
 
+  it('puts two tool calls on the Approvals page from the demo agent\'s button (its gateway asking), one of them critical', async () => {
+    const text = demo.output.join('');
+    expect(text).toContain(`curl -s -X POST http://localhost:${ports.agent}/approvals`);
+    // Every address printed for a browser opens a page: the admin API (401 without the principal header) is a curl.
+    expect(text).not.toMatch(/Admin API +http/);
+    expect(text).toContain(`curl -H 'X-Remote-User: demo-admin@example.com' http://localhost:${ports.admin}/api/agents`);
+    const agentPage = await http(`http://localhost:${ports.agent}/`);
+    expect(agentPage.text).toContain('<form method="post" action="/approvals">');
+
+    const asked = await http(`http://localhost:${ports.agent}/approvals`, { method: 'POST' });
+    expect(asked.status, asked.text).toBe(303);
+    expect(asked.headers.location).toBe(`${broker}/approvals`);
+    // The development principal is the person: the pending list is theirs, with the gateway's words for each call.
+    const pending = (await http(`${broker}/api/approvals/pending`)).json<{ data: { tool_name: string; risk_level: string | null; status: string; metadata: Record<string, unknown> }[] }>().data;
+    expect(pending.map((a) => [a.tool_name, a.risk_level, a.status])).toEqual([
+      ['drive.share_file', 'medium', 'pending'],
+      ['drive.delete_folder', 'critical', 'pending'],
+    ]);
+    expect(pending[0]?.metadata).toMatchObject({ tool_title: 'Share a file', reason: 'You asked me to send the Q3 report to Bob.' });
+    // A GET (a link followed, a prefetch) asks nothing.
+    expect((await http(`http://localhost:${ports.agent}/approvals`)).status).toBe(405);
+    expect((await http(`${broker}/api/approvals/pending`)).json<{ data: unknown[] }>().data).toHaveLength(2);
+  });
+
   it('runs consent → connect → exchange as the printed steps say, then stops on Ctrl-C with exit 0 and deletes its data', async () => {
     const agent = new URL(authorizeUrl).searchParams.get('client_id') as string;
     const service = (await admin.get('/api/services')).json<{ id: string }[]>()[0]?.id as string;
