@@ -100,7 +100,7 @@ describe('consent and grants', () => {
     it('adds the authorization context for a valid session token (and the CIMD block when carried)', async () => {
       const token = await sessionToken(reg.agent);
       const { data } = (await alice.get(`/api/consent/agents/${reg.agent}?session_token=${token}`)).json<{ data: Record<string, unknown> }>();
-      expect(data.authorization_context).toEqual({ agent_id: reg.agent, principal: ALICE, original_url: authorizeUrl(reg.agent) });
+      expect(data.authorization_context).toEqual({ agent_id: reg.agent, principal: ALICE, original_url: authorizeUrl(reg.agent), expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown });
       const cimd = { client_id_url: 'https://agent.example.com/client.json', redirect_uri: 'https://agent.example.com/cb', verified_domain: 'agent.example.com', requested_scopes: ['mail.read'], logo_uri: null };
       const cimdToken = await tokens.issue({ agentId: reg.agent, principal: ALICE, originalUrl: authorizeUrl(reg.agent), cimd });
       expect((await alice.get(`/api/consent/agents/${reg.agent}?session_token=${cimdToken}`)).json<{ data: { cimd: unknown } }>().data.cimd).toEqual(cimd);

@@ -1,12 +1,15 @@
-import { http, type RecordedPage } from '@broker/testing';
-import type { Page } from 'playwright-core';
+import { createHash } from 'node:crypto';
+import { freePort, http, type RecordedPage } from '@broker/testing';
+import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALICE, reviewPage, startConsoleFixture, type ConsoleFixture } from './support/console-fixture';
 
 /**
  * Issue 15 "Must show" 3 in a real Chromium: connect a service from /connections through
  * oidc-provider's own login and consent pages, see it connected, Refresh, Disconnect after
- * seeing the affected agents; a failed callback's message.
+ * seeing the affected agents; a failed callback's message. Connect from a consent page that
+ * fails (the person cancels, the token endpoint is down): back on the consent page with the
+ * reason, the request still answerable.
  */
 describe('console: connections in a browser', () => {
   let fx: ConsoleFixture;
@@ -86,10 +89,95 @@ describe('console: connections in a browser', () => {
     const alert = p.getByRole('alert').filter({ hasText: 'Connecting failed.' }).first();
     await alert.getByText('The connection link was invalid or had expired.', { exact: false }).waitFor();
     expect(await p.locator('main').textContent()).not.toContain('call +1 555 0100');
+    // The code is a small secondary line, never the sentence itself.
+    expect(await alert.locator('.notice-details').textContent()).toBe('Details: invalid_state');
+    expect(await alert.textContent()).not.toContain('(code:');
     expect(await p.locator('main img').count()).toBe(0);
     expect(page.dialogs).toEqual([]);
     expect(page.unexpectedErrors()).toEqual([]);
     await reviewPage(page, 'connections-error');
+  });
+
+  describe('Connect from the consent page fails: back on the consent page, the request intact', () => {
+    const REDIRECT = 'https://planner.example.com/cb';
+    let agentId: string;
+
+    beforeAll(async () => {
+      const set = (await fx.admin.post('/api/permission-sets', { name: 'Planner mail', service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
+      const created = await fx.admin.post('/api/agents', { display_name: 'Planner', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: set }] });
+      expect(created.status, created.text).toBe(201);
+      agentId = created.json<{ id: string }>().id;
+    });
+
+    /** Planner's authorization request in Alice's browser, landed on the consent page; the agent's redirect_uri answered here and recorded. */
+    async function atConsent(state: string): Promise<{ page: RecordedPage; landed: Promise<Request> }> {
+      const page = await fx.blank(ALICE);
+      await page.context.route(`${REDIRECT}**`, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'agent callback' }));
+      const landed = page.page.waitForRequest((request) => request.url().startsWith(REDIRECT), { timeout: 20_000 });
+      landed.catch(() => undefined); // awaited by the test
+      const url = new URL('/oauth2/authorize', fx.base);
+      const challenge = createHash('sha256').update('planner-verifier-0123456789-0123456789-0123456789').digest('base64url');
+      for (const [k, v] of Object.entries({ client_id: agentId, response_type: 'code', redirect_uri: REDIRECT, state, code_challenge: challenge, code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+      await page.page.goto(url.toString());
+      await page.page.waitForURL((u) => u.pathname === `/agents/${agentId}`);
+      await page.page.getByRole('button', { name: /^deny/i }).waitFor();
+      return { page, landed };
+    }
+
+    const connectLink = (p: Page) => p.getByRole('region', { name: 'Third-party accounts' }).getByRole('link', { name: /^connect/i });
+
+    it('the person cancels at the provider: the reason beside the service, and Deny still answers the agent', async () => {
+      const { page, landed } = await atConsent('cancel-state');
+      const p = page.page;
+      await connectLink(p).click();
+      const provider = new URL(fx.provider?.issuer as string).origin;
+      await p.waitForURL((url) => url.origin === provider);
+      await p.getByRole('link', { name: /cancel/i }).first().click();
+      await p.waitForURL((url) => url.origin === fx.base && url.pathname === `/agents/${agentId}`);
+      const alert = p.getByRole('alert').filter({ hasText: 'Connecting Mail failed.' });
+      await alert.waitFor();
+      expect(await alert.textContent()).toContain('The connection was cancelled at Mail');
+      expect(await alert.locator('.notice-details').textContent()).toBe('Details: access_denied');
+      // The callback's parameters left the address bar; the request is still there to answer.
+      expect(new URL(p.url()).search).toBe('');
+      await p.getByRole('button', { name: /^allow/i }).waitFor();
+      await reviewPage(page, 'consent-connect-cancelled');
+      await p.getByRole('button', { name: /^deny/i }).click();
+      const callback = new URL((await landed).url());
+      expect(callback.searchParams.get('error')).toBe('access_denied');
+      expect(callback.searchParams.get('state')).toBe('cancel-state');
+      expect(page.unexpectedErrors()).toEqual([]);
+    });
+
+    it('the provider\'s token endpoint is unreachable: "Mail could not be reached", and Allow still gives the agent its code', async () => {
+      const issuer = fx.provider?.issuer as string;
+      const closed = await freePort();
+      const body = { display_name: 'Mail', client_id: fx.provider?.clientId, client_secret: fx.provider?.clientSecret, issuer_uri: issuer, scopes: [{ scope: 'mail.read', description: 'Read your mail' }, { scope: 'mail.send', description: 'Send mail as you' }], protected_resources: ['https://mail.example.com/api'] };
+      const down = await fx.admin.put(`/api/services/${serviceId}`, { ...body, authorization_endpoint: `${issuer}/auth`, token_endpoint: `http://127.0.0.1:${closed}/token` });
+      expect(down.status, down.text).toBe(200);
+      try {
+        const { page, landed } = await atConsent('unreachable-state');
+        const p = page.page;
+        await connectLink(p).click();
+        await signInAtProvider(p);
+        await p.waitForURL((url) => url.pathname === `/agents/${agentId}`);
+        const alert = p.getByRole('alert').filter({ hasText: 'Connecting Mail failed.' });
+        await alert.waitFor();
+        const text = await alert.textContent();
+        expect(text).toContain('Mail could not be reached');
+        expect(text).not.toContain('refused');
+        expect(await alert.locator('.notice-details').textContent()).toBe('Details: provider_unreachable');
+        expect((await session()).status).toBe(404);
+        await reviewPage(page, 'consent-connect-unreachable');
+        await p.getByRole('button', { name: /^allow/i }).click();
+        const callback = new URL((await landed).url());
+        expect(callback.searchParams.get('code')).toBeTruthy();
+        expect(callback.searchParams.get('state')).toBe('unreachable-state');
+      } finally {
+        const restored = await fx.admin.put(`/api/services/${serviceId}`, body);
+        expect(restored.status, restored.text).toBe(200);
+      }
+    });
   });
 
   it('a failed callback with a code the broker does not know: a general sentence, neither the code nor the description', async () => {

@@ -146,7 +146,7 @@ describe('console: the consent page in a browser', () => {
 
   it('leaving the consent page keeps the request for the tab: other pages lead back to it, Back shows it again, Deny answers the agent and forgets it', async () => {
     const clientId = await agent({ display_name: 'Planner' });
-    const { page, state, landed } = await startAtConsent(clientId);
+    const { page, state } = await startAtConsent(clientId);
     const p = page.page;
     await expect.poll(() => new URL(p.url()).searchParams.has('session_token')).toBe(false);
     // Another page of the console: a banner leads back to the waiting request.
@@ -165,6 +165,8 @@ describe('console: the consent page in a browser', () => {
     await p.goto(`${fx.base}/agents`);
     await banner.getByRole('link', { name: 'Return to the request' }).click();
     await p.waitForURL((u) => u.pathname === `/agents/${clientId}`);
+    // The agent's redirect_uri (answered by the route startAtConsent set up) receives the answer.
+    const landed = p.waitForRequest((request) => request.url().startsWith(REDIRECT), { timeout: 15_000 });
     await p.getByRole('button', { name: /^deny/i }).click();
     const callback = new URL((await landed).url());
     expect(callback.searchParams.get('error')).toBe('access_denied');

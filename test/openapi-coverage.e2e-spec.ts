@@ -263,7 +263,7 @@ describe.each(testBackends())('one story calling every documented operation with
       const token = sessionTokenOf(await authorize());
       const detail = await alice.get(`/api/consent/agents/${agentId}?session_token=${encodeURIComponent(token)}`);
       expect(detail.status, detail.text).toBe(200);
-      expect(detail.json<{ data: { authorization_context: unknown } }>().data.authorization_context).toEqual({ agent_id: agentId, principal: ALICE, original_url: authorizeUrl });
+      expect(detail.json<{ data: { authorization_context: unknown } }>().data.authorization_context).toEqual({ agent_id: agentId, principal: ALICE, original_url: authorizeUrl, expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown });
       const denied = await alice.post(`/api/consent/agents/${agentId}/deny?session_token=${encodeURIComponent(token)}`);
       expect(denied.status, denied.text).toBe(200);
       const back = new URL(denied.json<{ data: { redirect_url: string } }>().data.redirect_url);

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { NavLink, Outlet } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { safeUrl } from '../safe-url';
+import { PendingRequestBanner } from '../consent/PendingRequestBanner';
 
 /** The person (from /api/me): name and picture in the header. */
 export function useMe() {
@@ -41,6 +42,7 @@ export function Layout() {
         <Person />
       </header>
       <main className="content">
+        <PendingRequestBanner />
         <Outlet />
       </main>
     </div>

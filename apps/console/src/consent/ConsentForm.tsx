@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { ConnectServices } from './ConnectServices';
+import { ConnectServices, type ConnectFailure } from './ConnectServices';
 import { ConsentError } from './ConsentError';
 import { useAllow, useDeny, type AgentDetail, type Grant, type PermissionSet } from './consent-queries';
 import { ExpiryPicker } from './ExpiryPicker';
@@ -20,7 +20,7 @@ function hasContent(set: PermissionSet): boolean {
  * The decision: permission sets (mandatory fixed on, optional chosen, the current grant pre-selected),
  * accounts to connect, the expiry, and Allow / Deny (or Cancel without an authorization request).
  */
-export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId: string; detail: AgentDetail; grant: Grant | null; sessionToken: string | null }) {
+export function ConsentForm({ agentId, detail, grant, sessionToken, connectFailure = null }: { agentId: string; detail: AgentDetail; grant: Grant | null; sessionToken: string | null; connectFailure?: ConnectFailure | null }) {
   const [now] = useState(() => new Date());
   const sets = detail.permission_sets;
   const services = useMemo(() => new Map(detail.services.map((service) => [service.id, service])), [detail.services]);
@@ -103,7 +103,7 @@ export function ConsentForm({ agentId, detail, grant, sessionToken }: { agentId:
         ) : null}
       </section>
       <McpServers resources={reached} scopes={reachedScopes} agentName={detail.agent.display_name} />
-      <ConnectServices services={detail.services} agentId={agentId} sessionToken={sessionToken} />
+      <ConnectServices services={detail.services} agentId={agentId} sessionToken={sessionToken} failure={connectFailure} />
       <ExpiryPicker value={expiry} onChange={(next) => { setExpiry(next); setExpiryError(null); }} error={expiryError} disabled={busy} now={now} />
       {failure !== null ? <ConsentError error={failure} withRequest={sessionToken !== null} /> : null}
       <div className="panel consent-decision">

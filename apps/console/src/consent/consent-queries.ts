@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ApiFailure, api, unwrap } from '../api/client';
 import type { components } from '../api/user-api';
+import { forgetRequest } from './pending-request';
 
 export type Grant = components['schemas']['GrantView'];
 export type ConsentService = components['schemas']['ConsentServiceView'];
@@ -55,6 +56,8 @@ export function useAllow(agentId: string, sessionToken: string | null) {
       return answer ?? null;
     },
     onSuccess: async () => {
+      // Answered: the tab no longer keeps the request.
+      if (sessionToken !== null) forgetRequest(agentId);
       await Promise.all([queries.invalidateQueries({ queryKey: ['grants', agentId] }), queries.invalidateQueries({ queryKey: ['delegations'] })]);
     },
     // Read the request again: the page then shows what was decided instead of the form.
@@ -69,6 +72,7 @@ export function useDeny(agentId: string, sessionToken: string) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async () => (await unwrap(api.POST('/api/consent/agents/{agentId}/deny', { params: { path: { agentId }, query: { session_token: sessionToken } } }))).data,
+    onSuccess: () => forgetRequest(agentId),
     onError: async (error) => {
       if (answeredElsewhere(error)) await queries.invalidateQueries({ queryKey: ['consent-agent', agentId, sessionToken] });
     },

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useParams } from 'react-router';
-import { api, unwrap } from '../api/client';
+import { ApiFailure, api, unwrap } from '../api/client';
 import { Logo } from '../components/AgentLogo';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { formatDate } from '../format';
@@ -14,6 +14,7 @@ import { namesInWords, StepUpForm } from '../consent/StepUpForm';
 import { useAgentDetail, useCurrentGrant, type Grant } from '../consent/consent-queries';
 import { useConsentParams } from '../consent/consent-params';
 import { returnHost } from '../consent/navigation';
+import { forgetRequest, rememberRequest } from '../consent/pending-request';
 
 /** `/agents/:id` (with or without `?session_token=`): who the agent is and what the person allows it (issue 15 item 3). */
 export function AgentConsentPage() {
@@ -23,8 +24,8 @@ export function AgentConsentPage() {
 }
 
 function AgentConsent({ agentId }: { agentId: string }) {
-  const [params, setParams] = useConsentParams();
-  const { sessionToken, connectedServiceId } = params;
+  const [params, setParams] = useConsentParams(agentId);
+  const { sessionToken, connectedServiceId, connectFailure = null } = params;
   const detail = useAgentDetail(agentId, sessionToken);
   const grant = useCurrentGrant(agentId);
   // The grant as the page first read it decides between the full form and incremental consent:
@@ -34,8 +35,22 @@ function AgentConsent({ agentId }: { agentId: string }) {
   // The agents list says how many sign-ins of this agent are live (never a token).
   const delegations = useQuery({ queryKey: ['delegations'], queryFn: () => unwrap(api.GET('/api/consent/agents')) });
   const liveSessions = delegations.data?.data.find((item) => item.agent_id === agentId)?.live_sessions;
+  // The request is kept for the tab while it waits for an answer (pending-request.ts), and
+  // forgotten once it is answered, expired or not this person's.
+  const context = sessionToken !== null ? detail.data?.authorization_context : undefined;
+  const agentName = detail.data?.agent.display_name;
+  const pendingUntil = context !== undefined && context !== null && context.answered === undefined ? (context.expires_at ?? null) : undefined;
+  const finished = (context !== undefined && context !== null && context.answered !== undefined) || (detail.error instanceof ApiFailure && (detail.error.code === 'session_expired' || detail.error.status === 403));
+  useEffect(() => {
+    if (sessionToken !== null && pendingUntil !== undefined && agentName !== undefined) rememberRequest({ agentId, agentName, sessionToken, expiresAt: pendingUntil });
+    else if (finished) forgetRequest(agentId);
+  }, [agentId, agentName, sessionToken, pendingUntil, finished]);
+  const dropRequest = () => {
+    forgetRequest(agentId);
+    setParams({ sessionToken: null, connectedServiceId: null });
+  };
 
-  if (detail.isError) return <ConsentError error={detail.error} withRequest={sessionToken !== null} onDropRequest={sessionToken !== null ? () => setParams({ sessionToken: null, connectedServiceId: null }) : undefined} />;
+  if (detail.isError) return <ConsentError error={detail.error} withRequest={sessionToken !== null} onDropRequest={sessionToken !== null ? dropRequest : undefined} />;
   if (detail.isPending || grant.isPending) return <Loading label="Loading the agent…" />;
   if (grant.isError) return <ErrorView error={grant.error} />;
 
@@ -81,11 +96,11 @@ function AgentConsent({ agentId }: { agentId: string }) {
       {cimd !== null ? <CimdIdentity cimd={cimd} agentName={agent.display_name} newClient={withRequest && grant.data !== null} /> : null}
       <AgentAbout agent={agent} />
       {answered !== null ? (
-        <AnsweredRequest answer={answered} onReview={() => setParams({ sessionToken: null, connectedServiceId: null })} />
+        <AnsweredRequest answer={answered} onReview={dropRequest} />
       ) : stepUp !== null ? (
         <StepUpForm agentId={agentId} detail={detail.data} grant={stepUp.grant} sessionToken={stepUp.sessionToken} pending={pending} />
       ) : (
-        <ConsentForm agentId={agentId} detail={detail.data} grant={grant.data} sessionToken={withRequest ? sessionToken : null} />
+        <ConsentForm agentId={agentId} detail={detail.data} grant={grant.data} sessionToken={withRequest ? sessionToken : null} connectFailure={connectFailure} />
       )}
     </div>
   );

@@ -79,12 +79,7 @@ function CallbackNotice({ result, items }: { result: CallbackResult; items: read
   return (
     <div className="notice danger" role="alert">
       <strong>Connecting failed.</strong> {explainCallbackError(result.code)}
-      {result.code !== null ? (
-        <>
-          {' '}
-          <span className="muted-inline">(code: {result.code})</span>
-        </>
-      ) : null}
+      {result.code !== null ? <small className="notice-details">Details: {result.code}</small> : null}
     </div>
   );
 }

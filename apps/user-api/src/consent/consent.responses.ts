@@ -155,6 +155,12 @@ export class AuthorizationContextView {
   @ApiProperty({ format: 'uri' })
   original_url!: string;
   /**
+   * When the session token stops being accepted (its `exp`): the console keeps a pending request
+   * for the tab until then (README "Security").
+   */
+  @ApiProperty({ format: 'date-time' })
+  expires_at!: string;
+  /**
    * RFC 8707: the resources (MCP servers, APIs) the agent asked a token for, as the request
    * named them; present only when it named at least one. The token's `aud` is these.
    */

@@ -94,7 +94,7 @@ export class ConsentService {
  * session; `answered` once the session was answered (README "Security").
  */
 function authorizationContext(session: AuthorizationSession, answer: AuthorizationSessionAnswer | undefined): AuthorizationContextView {
-  const context: AuthorizationContextView = { agent_id: session.agentId, principal: session.principal, original_url: session.originalUrl };
+  const context: AuthorizationContextView = { agent_id: session.agentId, principal: session.principal, original_url: session.originalUrl, expires_at: session.expiresAt.toISOString() };
   const resources = requestedResources(session);
   if (resources.length > 0) context.resources = resources;
   if (answer !== undefined) context.answered = { decision: answer.decision, answered_at: answer.answeredAt.toISOString() };
