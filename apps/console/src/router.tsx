@@ -4,6 +4,7 @@ import { NotFound } from './components/ErrorView';
 import { ActivityPage } from './pages/ActivityPage';
 import { AgentConsentPage } from './pages/AgentConsentPage';
 import { AgentsPage } from './pages/AgentsPage';
+import { AuthorizeErrorPage } from './pages/AuthorizeErrorPage';
 import { ApprovalDetailPage } from './pages/ApprovalDetailPage';
 import { ApprovalsPage } from './pages/ApprovalsPage';
 import { ConnectionsPage } from './pages/ConnectionsPage';
@@ -21,6 +22,8 @@ export const router = createBrowserRouter([
       { path: '/approvals/remembered', element: <RememberedPage /> },
       { path: '/approvals/:id', element: <ApprovalDetailPage /> },
       { path: '/activity', element: <ActivityPage /> },
+      // Only when the broker refused an authorization request without a redirect: the server answers this page then.
+      { path: '/oauth2/authorize', element: <AuthorizeErrorPage /> },
       { path: '*', element: <NotFound /> },
     ],
   },

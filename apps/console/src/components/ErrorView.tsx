@@ -1,4 +1,8 @@
+import { Link } from 'react-router';
 import { ApiFailure } from '../api/client';
+import { NoIdentity } from './NoIdentity';
+import { usePageTitle } from './page-title';
+import { hasSignedIn } from './sign-in';
 
 /** What a failure means for the person, in words (issue 15: one error view for 401, 403, 404, network). */
 function explain(error: unknown): { title: string; detail: string } {
@@ -13,6 +17,8 @@ function explain(error: unknown): { title: string; detail: string } {
 }
 
 export function ErrorView({ error }: { error: unknown }) {
+  // A 401 before the broker ever named the person: no identity arrived, nothing expired.
+  if (error instanceof ApiFailure && error.status === 401 && !hasSignedIn()) return <NoIdentity />;
   const { title, detail } = explain(error);
   return (
     <section className="panel error-view" role="alert">
@@ -22,13 +28,55 @@ export function ErrorView({ error }: { error: unknown }) {
   );
 }
 
+/** Where a lost person can go: the console's pages. */
+function PageLinks() {
+  return (
+    <ul className="page-links">
+      <li>
+        <Link to="/agents">Your agents</Link>
+      </li>
+      <li>
+        <Link to="/connections">Connections</Link>
+      </li>
+      <li>
+        <Link to="/approvals">Approvals</Link>
+      </li>
+      <li>
+        <Link to="/activity">Activity</Link>
+      </li>
+    </ul>
+  );
+}
+
+/** Any address the console has no page for (the server answers it with status 404). */
 export function NotFound() {
+  usePageTitle('Page not found');
   return (
     <section className="panel error-view" role="alert">
-      <h2>Page not found</h2>
-      <p>There is no page at this address.</p>
+      <h1>Page not found</h1>
+      <p>There is no page at this address: the link may be mistyped or out of date. These are the console&apos;s pages:</p>
+      <PageLinks />
     </section>
   );
+}
+
+/** An address whose id cannot be one (`/agents/not-a-uuid`): said in words before asking the broker anything. */
+export function InvalidLink({ what }: { what: 'agent' | 'approval' }) {
+  usePageTitle('Link not valid');
+  return (
+    <section className="panel error-view" role="alert">
+      <h1>This {what} link is not valid</h1>
+      <p>The address is incomplete or mistyped. Open the {what} from {what === 'agent' ? 'your agents' : 'your approvals'} instead.</p>
+      <p>
+        {what === 'agent' ? <Link to="/agents">Your agents</Link> : <Link to="/approvals">Your approvals</Link>}
+      </p>
+    </section>
+  );
+}
+
+/** The ids the broker gives agents and approvals; anything else cannot name one. */
+export function isUuid(id: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
 }
 
 export function Loading({ label }: { label: string }) {

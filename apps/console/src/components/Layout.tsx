@@ -1,12 +1,23 @@
 import { useQuery } from '@tanstack/react-query';
-import { NavLink, Outlet } from 'react-router';
+import { useState } from 'react';
+import { Link, NavLink, Outlet, useLocation } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { FocusContext } from './focus';
+import { hueOf, initialOf } from './hue';
+import { noteSignedIn } from './sign-in';
 import { safeUrl } from '../safe-url';
 import { PendingRequestBanner } from '../consent/PendingRequestBanner';
 
 /** The person (from /api/me): name and picture in the header. */
 export function useMe() {
-  return useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/me')) });
+  return useQuery({
+    queryKey: ['me'],
+    queryFn: async () => {
+      const me = await unwrap(api.GET('/api/me'));
+      noteSignedIn();
+      return me;
+    },
+  });
 }
 
 function Person() {
@@ -16,13 +27,23 @@ function Person() {
   const picture = safeUrl(picture_url);
   return (
     <div className="person" title={principal}>
-      {picture !== undefined ? <img className="avatar" src={picture} alt="" width={28} height={28} referrerPolicy="no-referrer" /> : <span className="avatar initials" aria-hidden="true">{display_name.slice(0, 1).toUpperCase()}</span>}
+      {picture !== undefined ? <img className="avatar" src={picture} alt="" width={28} height={28} referrerPolicy="no-referrer" /> : <span className={`avatar initials hue-${hueOf(principal)}`} aria-hidden="true">{initialOf(display_name)}</span>}
       <span className="person-name">{display_name}</span>
     </div>
   );
 }
 
+/** Approvals is the current tab on its list and on each approval, not on Remembered (its own tab). */
+function isApprovals(pathname: string): boolean {
+  return pathname === '/approvals' || (pathname.startsWith('/approvals/') && pathname !== '/approvals/remembered');
+}
+
 export function Layout() {
+  const { pathname } = useLocation();
+  // A page asking for the person's whole attention (consent to a request, a refused request) has no navigation around it.
+  const [focused, setFocused] = useState(false);
+  const bare = focused || pathname === '/oauth2/authorize';
+  const approvals = isApprovals(pathname);
   return (
     <div className="shell">
       <header className="topbar">
@@ -30,20 +51,24 @@ export function Layout() {
           <span className="brand-mark" aria-hidden="true" />
           <span>Identity Broker</span>
         </div>
-        <nav aria-label="Console">
-          <NavLink to="/agents">Agents</NavLink>
-          <NavLink to="/connections">Connections</NavLink>
-          <NavLink to="/approvals" end>
-            Approvals
-          </NavLink>
-          <NavLink to="/approvals/remembered">Remembered</NavLink>
-          <NavLink to="/activity">Activity</NavLink>
-        </nav>
+        {bare ? null : (
+          <nav aria-label="Console">
+            <NavLink to="/agents">Agents</NavLink>
+            <NavLink to="/connections">Connections</NavLink>
+            <Link to="/approvals" className={approvals ? 'active' : undefined} aria-current={approvals ? 'page' : undefined}>
+              Approvals
+            </Link>
+            <NavLink to="/approvals/remembered">Remembered</NavLink>
+            <NavLink to="/activity">Activity</NavLink>
+          </nav>
+        )}
         <Person />
       </header>
       <main className="content">
         <PendingRequestBanner />
-        <Outlet />
+        <FocusContext.Provider value={setFocused}>
+          <Outlet />
+        </FocusContext.Provider>
       </main>
     </div>
   );

@@ -18,7 +18,7 @@ function ExternalLink({ url, children }: { url: string | null; children: string 
   );
 }
 
-/** Who the agent is: its description, documentation links and identifier. */
+/** Who the agent is: its description and documentation links (its technical identifier is the administrator's business). */
 export function AgentAbout({ agent }: { agent: Agent }) {
   const links = [safeUrl(agent.governance_url), safeUrl(agent.user_documentation_url)].filter((url) => url !== undefined);
   return (
@@ -30,13 +30,6 @@ export function AgentAbout({ agent }: { agent: Agent }) {
           <ExternalLink url={agent.governance_url}>Governance and policies</ExternalLink>
           <ExternalLink url={agent.user_documentation_url}>User documentation</ExternalLink>
         </ul>
-      ) : null}
-      {agent.canonical_id !== null ? (
-        <p className="meta">
-          <span>
-            Identifier <code>{agent.canonical_id}</code>
-          </span>
-        </p>
       ) : null}
     </section>
   );

@@ -98,7 +98,7 @@ export function ConsentForm({ agentId, detail, grant, sessionToken, connectFailu
         </fieldset>
         {unconnected.length > 0 ? (
           <p className="notice warning consent-unconnected">
-            {unconnected.map((s) => s?.display_name).join(', ')} {unconnected.length === 1 ? 'is' : 'are'} not connected yet: the agent cannot use {unconnected.length === 1 ? 'it' : 'them'} until you connect your account.
+            The agent can use {unconnected.map((s) => s?.display_name).join(', ')} only once you connect your account there (Connect, under Third-party accounts).
           </p>
         ) : null}
       </section>

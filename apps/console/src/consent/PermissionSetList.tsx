@@ -29,9 +29,10 @@ function shown(set: PermissionSet, only: ReadonlySet<string> | undefined) {
   return set.resources.filter((entry) => only === undefined || only.has(entry.resource_id));
 }
 
+/** Connected, or nothing: "Not connected" is said once, beside Connect under "Third-party accounts". */
 function ConnectionBadge({ service }: { service: ConsentService | undefined }) {
-  if (service === undefined) return null;
-  return service.connection_status === 'connected' ? <span className="badge success">Connected</span> : <span className="badge warning">Not connected</span>;
+  if (service === undefined || service.connection_status !== 'connected') return null;
+  return <span className="badge success">Connected</span>;
 }
 
 /** An MCP server in a set: name, its resource URI as text (never a link), its scopes; nothing to connect. */

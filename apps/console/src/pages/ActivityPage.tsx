@@ -6,6 +6,7 @@ import { Filters, NO_FILTERS, type FilterState } from '../activity/Filters';
 import { useDirectory, useNames } from '../activity/names';
 import { dateRange, presetRange, type TimeRange } from '../activity/time';
 import { ErrorView, Loading } from '../components/ErrorView';
+import { usePageTitle } from '../components/page-title';
 
 /** Events per page of the list (the API allows 1-100). */
 const PAGE_SIZE = 25;
@@ -30,6 +31,7 @@ function toQuery(filters: FilterState, range: TimeRange): Query {
 
 /** `/activity` (issue 17 item 3): what the person's agents did with their delegation, and what they did, newest first. */
 export function ActivityPage() {
+  usePageTitle('Activity');
   const [filters, setFilters] = useState<FilterState>(NO_FILTERS);
   const [preset, setPreset] = useState<TimeRange>({});
   const custom = filters.range === 'custom' ? dateRange(filters.fromDay, filters.toDay) : undefined;

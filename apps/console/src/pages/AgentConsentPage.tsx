@@ -3,7 +3,10 @@ import { useEffect, useState } from 'react';
 import { useParams } from 'react-router';
 import { ApiFailure, api, unwrap } from '../api/client';
 import { Logo } from '../components/AgentLogo';
-import { ErrorView, Loading } from '../components/ErrorView';
+import { ErrorView, InvalidLink, isUuid, Loading } from '../components/ErrorView';
+import { useFocusedPage } from '../components/focus';
+import { usePageTitle } from '../components/page-title';
+import { AccountNote } from '../consent/AccountNote';
 import { formatDate } from '../format';
 import { AgentAbout, CimdIdentity } from '../consent/AgentIdentity';
 import { AnsweredRequest } from '../consent/AnsweredRequest';
@@ -19,6 +22,8 @@ import { forgetRequest, rememberRequest } from '../consent/pending-request';
 /** `/agents/:id` (with or without `?session_token=`): who the agent is and what the person allows it (issue 15 item 3). */
 export function AgentConsentPage() {
   const { id = '' } = useParams();
+  // A mistyped or cut link is said in words, not with the API's validation message.
+  if (!isUuid(id)) return <InvalidLink what="agent" />;
   // Another agent is another page: nothing (a request, a selection) carries over.
   return <AgentConsent key={id} agentId={id} />;
 }
@@ -49,6 +54,11 @@ function AgentConsent({ agentId }: { agentId: string }) {
     forgetRequest(agentId);
     setParams({ sessionToken: null, connectedServiceId: null });
   };
+
+  // A request is a focused page (no application navigation around the decision); the agent's own page is not.
+  useFocusedPage(sessionToken !== null);
+  const asked = sessionToken !== null && detail.data?.authorization_context != null && detail.data.authorization_context.answered == null;
+  usePageTitle(detail.data === undefined ? 'Agent' : asked ? `Allow ${detail.data.agent.display_name}?` : detail.data.agent.display_name);
 
   if (detail.isError) return <ConsentError error={detail.error} withRequest={sessionToken !== null} onDropRequest={sessionToken !== null ? dropRequest : undefined} />;
   if (detail.isPending || grant.isPending) return <Loading label="Loading the agent…" />;
@@ -83,6 +93,7 @@ function AgentConsent({ agentId }: { agentId: string }) {
           </p>
         </div>
       </header>
+      {withRequest ? <AccountNote /> : null}
       {connected !== undefined ? (
         <p className="notice success" role="status">
           {connected.display_name} is connected.

@@ -6,6 +6,7 @@ import type { components } from '../api/user-api';
 import { Logo } from '../components/AgentLogo';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
+import { usePageTitle } from '../components/page-title';
 import { relativeTime } from '../activity/time';
 import { useCurrentGrant } from '../consent/consent-queries';
 import { formatDate } from '../format';
@@ -17,6 +18,7 @@ type LastUsed = components['schemas']['LastUsedView'];
 
 /** `/agents`: the agents the person has delegated to, with revoke (issue 15 item 3). */
 export function AgentsPage() {
+  usePageTitle('Agents');
   const agents = useQuery({ queryKey: ['delegations'], queryFn: () => unwrap(api.GET('/api/consent/agents')) });
   return (
     <>

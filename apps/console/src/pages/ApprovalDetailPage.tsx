@@ -7,6 +7,7 @@ import { initialRows, toPattern, type PatternRow } from '../approvals/patterns';
 import { useDebounced } from '../approvals/useDebounced';
 import { ArgumentsView, PatternView, RiskBadge, agentName, persistenceWords, type Approval } from '../approvals/values';
 import { ErrorView, Loading } from '../components/ErrorView';
+import { usePageTitle } from '../components/page-title';
 import { formatDate } from '../format';
 
 type Persistence = components['schemas']['ApproveApprovalDto']['persistence'];
@@ -17,6 +18,7 @@ const PREVIEW_DELAY_MS = 350;
 
 /** `/approvals/:id`: one tool call, approved once / for the session / permanently (optionally widened by patterns) or denied. */
 export function ApprovalDetailPage() {
+  usePageTitle('Approval');
   const { id = '' } = useParams();
   const approval = useQuery({
     queryKey: ['approvals', 'one', id],

@@ -3,6 +3,7 @@ import { Link } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { ArgumentsView, RiskBadge, agentName, type Approval } from '../approvals/values';
 import { ErrorView, Loading } from '../components/ErrorView';
+import { usePageTitle } from '../components/page-title';
 import { formatDate } from '../format';
 
 /** How often the pending list asks again, so a new request shows up by itself (issue 15 item 3). */
@@ -10,6 +11,7 @@ const POLL_MS = 3_000;
 
 /** `/approvals`: the person's pending tool approvals, newest first, refreshing by itself. */
 export function ApprovalsPage() {
+  usePageTitle('Approvals');
   const pending = useQuery({
     queryKey: ['approvals', 'pending'],
     queryFn: () => unwrap(api.GET('/api/approvals/pending')),

@@ -6,6 +6,7 @@ import type { components } from '../api/user-api';
 import { Logo } from '../components/AgentLogo';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
+import { usePageTitle } from '../components/page-title';
 import { CALLBACK_PARAMS, connectUrl, explainCallbackError, readCallback, type CallbackResult } from '../connections/callback';
 import { formatDate } from '../format';
 
@@ -17,6 +18,7 @@ const SESSIONS = ['third-party-sessions'] as const;
 
 /** `/connections`: every configured service, its connection, Connect / Refresh / Disconnect (issue 15 item 3). */
 export function ConnectionsPage() {
+  usePageTitle('Connections');
   const [params, setParams] = useSearchParams();
   // Read once: the address bar loses these parameters right after (below), the message stays.
   const [callback] = useState<CallbackResult | null>(() => readCallback(params));

@@ -5,10 +5,12 @@ import { api, unwrap } from '../api/client';
 import { ArgumentsView, PatternView, RiskBadge, agentName, type Approval } from '../approvals/values';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
+import { usePageTitle } from '../components/page-title';
 import { formatDate } from '../format';
 
 /** `/approvals/remembered`: the person's standing permanent approvals and denials, with revoke. */
 export function RememberedPage() {
+  usePageTitle('Remembered approvals');
   const remembered = useQuery({ queryKey: ['approvals', 'permanent'], queryFn: () => unwrap(api.GET('/api/approvals/permanent')) });
   const [notice, setNotice] = useState<string | null>(null);
   return (
