@@ -104,6 +104,23 @@ describe.each(testBackends())('a consent link is answered once on $name', (backe
     expectUsed(await deny(person, token), 'denied');
   });
 
+  it('Deny is in the person\'s activity as consent.denied, once, naming no state, redirect or session token', async () => {
+    const person = someone();
+    const token = await consentLink(person, 'st-secret-state');
+    const denied = await deny(person, token);
+    expect(denied.status, denied.text).toBe(200);
+    // Written with the answer: readable as soon as the API answered.
+    const activity = async () => (await person.get('/api/activity?type=consent.denied')).json<{ data: { type: string; agent_id: string; actor: { type: string }; outcome: string; details: Record<string, unknown> }[] }>().data;
+    const [event, ...more] = await activity();
+    expect(more).toEqual([]);
+    expect(event).toMatchObject({ type: 'consent.denied', agent_id: reg.agent, actor: { type: 'principal' }, outcome: 'success', details: { resources: [] } });
+    const text = JSON.stringify(event);
+    for (const secret of [token, 'st-secret-state', REDIRECT, CHALLENGE]) expect(text).not.toContain(secret);
+    // A second answer (409) records nothing.
+    expectUsed(await deny(person, token), 'denied');
+    expect(await activity()).toHaveLength(1);
+  });
+
   it('lets exactly one of many concurrent Allows win; the rest are 409 with no redirect_url', async () => {
     const person = someone();
     const token = await consentLink(person);

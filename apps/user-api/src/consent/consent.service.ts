@@ -1,6 +1,7 @@
 import { ApiError, Clock, type Agent, type PermissionSet, type Principal, type ProtectedResource, type RequirementType, type Service } from '@broker/domain';
 import { AuthorizationDenial, type AuthorizationSession } from '@broker/oauth-server';
-import { AgentRepository, GrantRepository, PermissionSetRepository, ProtectedResourceRepository, RefreshTokenRepository, ServiceRepository, SessionRepository, type AuthorizationSessionAnswer } from '@broker/persistence';
+import { AgentRepository, Database, EventLedger, GrantRepository, PermissionSetRepository, ProtectedResourceRepository, RefreshTokenRepository, ServiceRepository, SessionRepository, type AuthorizationSessionAnswer } from '@broker/persistence';
+import { currentTraceId } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionAnswers } from './authorization-session-answers';
 import { AuthorizationSessionReader } from './authorization-session.reader';
@@ -24,12 +25,15 @@ export class ConsentService {
     private readonly answers: AuthorizationSessionAnswers,
     private readonly denial: AuthorizationDenial,
     private readonly clock: Clock,
+    private readonly database: Database,
+    private readonly events: EventLedger,
   ) {}
 
   /**
    * The user declines the authorization request of the session token: where to send them.
    * The session ends denied (README "Security": answered once), only once the redirect is
-   * known to be sendable; an answered session is 409 `session_used`, with no redirect.
+   * known to be sendable; an answered session is 409 `session_used`, with no redirect. The
+   * person's activity shows the refusal (README "Event kinds": `consent.denied`).
    */
   async deny(principal: Principal, agentId: string, sessionToken: string | undefined): Promise<string> {
     if (sessionToken === undefined) throw new ApiError('session_expired', 'a session_token is required to decline an authorization request');
@@ -38,7 +42,14 @@ export class ConsentService {
     const session = await this.sessionReader.readFor(sessionToken, agent.id, principal);
     await this.answers.assertPending(session);
     const redirect = await this.denial.redirectFor(session);
-    await this.answers.answer(session, principal, 'denied');
+    // The answer and its `consent.denied` event commit together: a losing second answer (409) records nothing.
+    await this.database.transaction(async (manager) => {
+      await this.answers.answer(session, principal, 'denied', manager);
+      await this.events.record(
+        { type: 'consent.denied', actor: { type: 'principal', id: principal.id }, principal: principal.id, agentId: agent.id, serviceId: null, outcome: 'success', traceId: currentTraceId(), details: { resources: requestedResources(session) } },
+        manager,
+      );
+    });
     return redirect;
   }
 

@@ -28,6 +28,8 @@ export interface EventDetailsByType {
   'grant.replaced': { readonly permission_set_ids: readonly string[]; readonly service_ids: readonly string[]; readonly resource_ids: readonly string[]; readonly valid_until: string | null };
   'grant.revoked': Record<string, never>;
   'grant.expired': { readonly valid_until: string };
+  /** The person declined an agent's authorization request on the consent page (RFC 6749 §4.1.2.1 `access_denied`); the RFC 8707 resources it named. */
+  'consent.denied': { readonly resources: readonly string[] };
   'session.connected': { readonly scopes: readonly string[] };
   'session.refreshed': { readonly trigger: 'exchange' | 'proactive' | 'forced' };
   'session.needs_reauthentication': { readonly trigger: 'exchange' | 'proactive' | 'forced' };
@@ -88,6 +90,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   'grant.replaced',
   'grant.revoked',
   'grant.expired',
+  'consent.denied',
   'session.connected',
   'session.refreshed',
   'session.needs_reauthentication',
