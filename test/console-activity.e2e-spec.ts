@@ -87,7 +87,7 @@ describe('console: activity in a browser (issue 17)', () => {
     await fx?.stop();
   });
 
-  const rows = (page: Page) => page.locator('ol[aria-label="Activity"] > li');
+  const rows = (page: Page) => page.locator('.activity-days ol > li');
   const rowTexts = (page: Page): Promise<string[]> => rows(page).allInnerTexts();
 
   /** Every event of Alice's activity for `query`, through the API, following next_cursor. */
@@ -173,13 +173,14 @@ describe('console: activity in a browser (issue 17)', () => {
     const recorded = await fx.open('/activity', ALICE);
     const { page } = recorded;
     await rows(page).first().waitFor();
-    const settle = async (expected: number): Promise<string[]> => {
-      await expect.poll(async () => (await rows(page).count()) === expected && (await page.locator('ol[aria-busy="true"]').count()) === 0).toBe(true);
+    // The filters go through the page address, so the list may change a moment after the control: wait for rows that fit.
+    const settle = async (expected: number, fits: (row: string) => boolean = () => true): Promise<string[]> => {
+      await expect.poll(async () => (await rows(page).count()) === expected && (await page.locator('[aria-busy="true"]').count()) === 0 && (await rowTexts(page)).every(fits)).toBe(true);
       return rowTexts(page);
     };
 
     await page.getByLabel('Agent', { exact: true }).selectOption({ label: 'Calendar Agent' });
-    const calendarRows = await settle(await apiCount(`agent_id=${calendarAgent}`));
+    const calendarRows = await settle(await apiCount(`agent_id=${calendarAgent}`), (row) => row.includes('Agent: Calendar Agent'));
     expect(calendarRows.length).toBeGreaterThan(0);
     expect(calendarRows.every((row) => row.includes('Agent: Calendar Agent'))).toBe(true);
     expect(calendarRows.join('\n')).toContain('invalid_grant');
@@ -187,18 +188,18 @@ describe('console: activity in a browser (issue 17)', () => {
 
     await page.getByLabel('Agent', { exact: true }).selectOption({ label: 'All agents' });
     await page.getByLabel('Service', { exact: true }).selectOption({ label: 'Calendar' });
-    const byService = await settle(await apiCount(`service_id=${calendar}`));
+    const byService = await settle(await apiCount(`service_id=${calendar}`), (row) => row.includes('Service: Calendar'));
     expect(byService.every((row) => row.includes('Service: Calendar'))).toBe(true);
 
     await page.getByLabel('Service', { exact: true }).selectOption({ label: 'All services' });
     await page.getByLabel('What happened').selectOption({ label: 'Approval requested' });
-    const approvals = await settle(1);
+    const approvals = await settle(1, (row) => row.includes('Approval requested'));
     expect(approvals[0]).toContain('send_email');
 
     // The last 7 days: none of the routine exchanges of 20-40 days ago.
     await page.getByLabel('What happened').selectOption({ label: 'Token used' });
     await page.getByLabel('When').selectOption({ label: 'Last 7 days' });
-    const recent = await settle(await apiCount(`type=token.exchanged&from=${encodeURIComponent(ago(7 * DAY).toISOString())}`));
+    const recent = await settle(await apiCount(`type=token.exchanged&from=${encodeURIComponent(ago(7 * DAY).toISOString())}`), (row) => row.includes('Token used'));
     expect(recent).toHaveLength(2);
 
     // Dates: the days of the routine exchanges only (the person's own calendar days).
@@ -207,7 +208,7 @@ describe('console: activity in a browser (issue 17)', () => {
     await page.getByLabel('From', { exact: true }).fill(day(ago(45 * DAY)));
     await page.getByLabel('To', { exact: true }).fill(day(ago(15 * DAY)));
     // A first page of 25, then the rest of the range.
-    await settle(25);
+    await settle(25, (row) => row.includes('Token used') && row.includes('Agent: Mail Agent'));
     await page.getByRole('button', { name: 'Load more' }).click();
     expect((await settle(ROUTINE)).every((row) => row.includes('Token used') && row.includes('Agent: Mail Agent'))).toBe(true);
     // A last day before the first is explained, not sent.
@@ -287,5 +288,70 @@ describe('console: activity in a browser (issue 17)', () => {
     const refused = await refresh(successor);
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: string }).error).toBe('invalid_grant');
+  });
+  it('badges say what came of each event, events are grouped by day, filters live in the address, and a declined consent is listed', async () => {
+    // A denial and a declined consent, as the recorders write them, newest of all.
+    const denial = event(new Date(), { type: 'approval.denied', actor: { type: 'principal', id: ALICE }, principal: ALICE, agentId: mailAgent, serviceId: null, outcome: 'success', traceId: trace(), details: { approval_id: randomUUID(), tool_name: 'delete_folder', risk_level: 'critical', argument_names: ['path'], arguments_sha256: 'b'.repeat(64) } });
+    const declined = event(new Date(Date.now() + 1_000), { type: 'consent.denied', actor: { type: 'principal', id: ALICE }, principal: ALICE, agentId: calendarAgent, serviceId: null, outcome: 'success', traceId: trace(), details: { resources: [] } });
+    await ledger.append([denial, declined]);
+    const recorded = await fx.open('/activity', ALICE);
+    const { page } = recorded;
+    await rows(page).first().waitFor();
+    const badge = (title: string) => rows(page).filter({ has: page.getByRole('heading', { name: title, exact: true }) }).first().locator('.badge');
+    expect(await badge('Approval denied').innerText()).toBe('Denied');
+    expect(await badge('Access declined').innerText()).toBe('Declined');
+    expect(await badge('Access revoked').innerText()).toBe('Revoked');
+    expect(await rows(page).filter({ hasText: 'Access declined' }).first().innerText()).toContain('Agent: Calendar Agent');
+
+    // A heading per day: today first, then earlier days, each holding only its own day's events.
+    const days = page.locator('.activity-day');
+    expect(await days.first().getByRole('heading', { level: 2 }).innerText()).toBe('Today');
+    const sections = await days.evaluateAll((elements) =>
+      elements.map((section) => ({
+        day: section.querySelector('h2 time')?.getAttribute('datetime') ?? '',
+        times: [...section.querySelectorAll('li time')].map((time) => {
+          const at = new Date(time.getAttribute('datetime') ?? '');
+          return `${at.getFullYear()}-${String(at.getMonth() + 1).padStart(2, '0')}-${String(at.getDate()).padStart(2, '0')}`;
+        }),
+      })),
+    );
+    expect(sections.length).toBeGreaterThan(1);
+    for (const section of sections) expect(new Set(section.times)).toEqual(new Set([section.day]));
+    expect(sections.map((section) => section.day)).toEqual([...new Set(sections.map((section) => section.day))].sort().reverse());
+    await reviewPage(recorded, 'activity-by-day');
+
+    // Filters in the address: a reload keeps them, Back undoes the last one.
+    await page.getByLabel('What happened').selectOption({ label: 'Access declined' });
+    await page.waitForURL((url) => url.searchParams.get('kind') === 'consent.denied');
+    await page.getByLabel('Agent', { exact: true }).selectOption({ label: 'Calendar Agent' });
+    await page.waitForURL((url) => url.searchParams.get('agent') === calendarAgent);
+    await page.reload();
+    await rows(page).first().waitFor();
+    expect(await page.getByLabel('What happened').inputValue()).toBe('consent.denied');
+    expect(await page.getByLabel('Agent', { exact: true }).inputValue()).toBe(calendarAgent);
+    expect(await rowTexts(page)).toEqual([expect.stringContaining('Access declined')]);
+    await page.goBack();
+    await page.waitForURL((url) => !url.searchParams.has('agent') && url.searchParams.get('kind') === 'consent.denied');
+    expect(await page.getByLabel('Agent', { exact: true }).inputValue()).toBe('');
+
+    // A shared address with dates opens with them; "To" sits beside "From", on a wide screen and on a phone.
+    const day = (date: Date): string => `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
+    const shared = `/activity?range=custom&from=${day(ago(45 * DAY))}&to=${day(ago(15 * DAY))}`;
+    for (const viewport of [undefined, { width: 390, height: 844 }]) {
+      const opened = await fx.open(shared, ALICE, viewport === undefined ? {} : { viewport });
+      const from = opened.page.getByLabel('From', { exact: true });
+      const to = opened.page.getByLabel('To', { exact: true });
+      await from.waitFor();
+      expect(await from.inputValue()).toBe(day(ago(45 * DAY)));
+      expect(await to.inputValue()).toBe(day(ago(15 * DAY)));
+      const [fromBox, toBox] = await Promise.all([from.boundingBox(), to.boundingBox()]);
+      expect(Math.abs((fromBox?.y ?? 0) - (toBox?.y ?? -100)), 'From and To on one line').toBeLessThan(2);
+      expect(toBox?.x ?? 0).toBeGreaterThan(fromBox?.x ?? 0);
+      if (viewport === undefined) {
+        await rows(opened.page).first().waitFor();
+        await reviewPage(opened, 'activity-dates');
+      }
+    }
+    expect(recorded.pageErrors).toEqual([]);
   });
 });

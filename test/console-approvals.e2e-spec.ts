@@ -32,11 +32,11 @@ describe('console: tool approvals in a browser', () => {
   });
 
   /** The gateway asks for approval of a tool call on Alice's behalf. */
-  async function create(tool: string, args: Record<string, unknown>, metadata: Record<string, unknown> = {}): Promise<string> {
+  async function create(tool: string, args: Record<string, unknown>, metadata: Record<string, unknown> = {}, risk: 'low' | 'medium' | 'critical' = 'critical'): Promise<string> {
     const response = await http(`${fx.base}/api/approvals`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${await fx.gateway.subjectToken(ALICE, agent)}`, 'x-client-assertion': await fx.gateway.assertion() },
-      body: JSON.stringify({ tool_name: tool, arguments: args, metadata, risk_level: 'critical' }),
+      body: JSON.stringify({ tool_name: tool, arguments: args, metadata, risk_level: risk }),
     });
     expect(response.status, response.text).toBe(201);
     return response.json<{ data: { id: string } }>().data.id;
@@ -66,18 +66,13 @@ describe('console: tool approvals in a browser', () => {
     await p.getByRole('link', { name: 'Review read_file from Files Agent' }).click();
     await p.waitForURL((url) => url.pathname === `/approvals/${id}`);
     await p.getByRole('radio', { name: /This agent session/ }).check();
-    await p.getByRole('radio', { name: /Arguments matching patterns/ }).check();
-    const path = p.getByRole('textbox', { name: 'path' });
-    await path.fill('/home/alice/notes/*');
-    // Any value for the other arguments.
-    for (const name of ['lines', 'note']) {
-      const row = p.locator('.pattern-row').filter({ has: p.getByText(name, { exact: true }) });
-      const any = row.getByRole('checkbox', { name: 'Any value' });
-      if (!(await any.isChecked())) await any.check();
-    }
-    // The live scope preview answers for these patterns before the person confirms.
+    // Choices in words, not globs: any file in the folder, any value for the other arguments.
+    await p.getByLabel('path', { exact: true }).selectOption({ label: 'Any file in /home/alice/notes' });
+    await p.getByLabel('lines', { exact: true }).selectOption({ label: 'Any lines' });
+    await p.getByLabel('note', { exact: true }).selectOption({ label: 'Any note' });
+    // What the choices cover, in words, once the broker has checked them.
     const preview = p.getByRole('status').filter({ hasText: 'What this approval covers' });
-    await expect.poll(() => preview.textContent(), { timeout: 10_000 }).toContain('/home/alice/notes/*');
+    await expect.poll(() => preview.textContent(), { timeout: 10_000 }).toMatch(/any file in \/home\/alice\/notes(?![\s\S]*Checking)/);
     await reviewPage(list, 'approval-detail');
     await p.getByRole('button', { name: 'Approve for this session' }).click();
     await p.getByRole('status').filter({ hasText: /approved/i }).first().waitFor();
@@ -97,8 +92,22 @@ describe('console: tool approvals in a browser', () => {
     const page = await open(`/approvals/${id}`);
     const p = page.page;
     await p.getByRole('radio', { name: /^Always/ }).check();
-    await p.getByRole('button', { name: 'Approve always' }).click();
-    await p.getByRole('status').filter({ hasText: /approved/i }).first().waitFor();
+    // A critical tool: "always" is confirmed a second time; Cancel decides nothing.
+    await p.getByRole('button', { name: 'Approve always…' }).click();
+    const confirm = p.getByRole('dialog', { name: 'Always allow a critical tool?' });
+    await confirm.waitFor();
+    await reviewPage(page, 'approval-always-critical');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    expect((await http(`${fx.base}/api/approvals/${id}`, { headers: { 'x-remote-user': ALICE } })).json<{ data: { status: string } }>().data.status).toBe('pending');
+    await p.getByRole('button', { name: 'Approve always…' }).click();
+    await confirm.getByRole('button', { name: 'Yes, always allow' }).click();
+    const approvedNotice = p.getByRole('status').filter({ hasText: /approved/i }).first();
+    await approvedNotice.waitFor();
+    // "Always" has no end: the notice names no time that could read as one.
+    const noticeText = await approvedNotice.innerText();
+    expect(noticeText).toContain('until you revoke it');
+    expect(noticeText).not.toMatch(/\d:\d\d/);
 
     await p.getByRole('link', { name: 'Remembered', exact: true }).click();
     await p.waitForURL((url) => url.pathname === '/approvals/remembered');
@@ -109,11 +118,101 @@ describe('console: tool approvals in a browser', () => {
     const dialog = p.getByRole('dialog');
     await dialog.waitFor();
     await reviewPage(page, 'remembered-revoke');
+    // The broker does not answer: the failure is shown in the dialog, which stays open for another try.
+    await p.route('**/api/approvals/*/revoke', (route) => route.abort());
+    await dialog.getByRole('button', { name: /revoke/i }).last().click();
+    await dialog.getByRole('alert').filter({ hasText: 'The broker cannot be reached' }).waitFor();
+    expect(await dialog.isVisible()).toBe(true);
+    await reviewPage(page, 'remembered-revoke-failed');
+    await p.unroute('**/api/approvals/*/revoke');
     await dialog.getByRole('button', { name: /revoke/i }).last().click();
     await revoke.waitFor({ state: 'detached' });
+    // What stopped, said in a status message; focus on the page's heading, not lost with the removed card.
+    await p.getByRole('status').filter({ hasText: 'Revoked: Files Agent can no longer run send_email without asking' }).waitFor();
+    expect(await p.locator('h1:focus').allInnerTexts()).toEqual(['Remembered decisions']);
+    await reviewPage(page, 'remembered-revoked');
     const permanent = await http(`${fx.base}/api/approvals/permanent`, { headers: { 'x-remote-user': ALICE } });
     expect(permanent.json<{ data: { id: string }[] }>().data.map((a) => a.id)).not.toContain(id);
     expect(page.pageErrors).toEqual([]);
+  });
+
+  it('a request in plain words: critical first, the agent\'s reason and the tool first, arguments as structured values, choices in words, errors in words', async () => {
+    const search = await create(
+      'search_documents',
+      { filters: { folders: ['/reports', '/finance'], modified_after: '2026-01-01' }, query: 'quarterly revenue', limit: 20 },
+      { reason: 'You asked me to summarise the Q3 revenue.', tool_title: 'Search your documents', tool_description: 'Finds documents in your drive by text and folder.' },
+      'critical',
+    );
+    // Newer, but low risk: listed after the critical one.
+    await create('list_files', { folder: '/tmp' }, {}, 'low');
+    const recorded = await open('/approvals');
+    const p = recorded.page;
+    const cards = p.locator('ul[aria-label="Pending approvals"] > li');
+    await cards.first().waitFor();
+    const first = await cards.first().innerText();
+    expect(first).toContain('Search your documents');
+    expect(first).toContain('Critical risk');
+    expect(first).toContain('You asked me to summarise the Q3 revenue.');
+    expect((await cards.allInnerTexts()).findIndex((text) => text.includes('list_files'))).toBeGreaterThan(0);
+    await reviewPage(recorded, 'approvals-critical-first');
+
+    // The broker stops answering: the list stays, with a banner and Retry.
+    await p.route('**/api/approvals/pending', (route) => route.abort());
+    const banner = p.getByRole('status').filter({ hasText: 'The broker is not answering' });
+    await banner.waitFor({ timeout: 30_000 });
+    expect(await cards.count()).toBeGreaterThan(1);
+    await reviewPage(recorded, 'approvals-reconnecting');
+    await p.unroute('**/api/approvals/pending');
+    // (A poll may get through first and remove the banner: then there is nothing left to retry.)
+    await banner
+      .getByRole('button', { name: 'Retry' })
+      .click({ timeout: 5_000 })
+      .catch(async (error: unknown) => {
+        if ((await banner.count()) > 0) throw error;
+      });
+    await banner.waitFor({ state: 'detached', timeout: 15_000 });
+
+    await p.getByRole('link', { name: 'Review Search your documents from Files Agent' }).click();
+    await p.waitForURL((url) => url.pathname === `/approvals/${search}`);
+    await p.getByRole('heading', { level: 1, name: /Search your documents/ }).waitFor();
+    // The reason and what the tool does come before the request's details, open, without a click.
+    const why = p.getByRole('region', { name: 'Why Files Agent asks' });
+    expect(await why.isVisible()).toBe(true);
+    expect(await why.innerText()).toContain('Finds documents in your drive by text and folder.');
+    const order = await p.locator('h2').allInnerTexts();
+    expect(order.indexOf('Why Files Agent asks')).toBeLessThan(order.indexOf('The request'));
+    // Arguments as structured values: the folders as a list, never escaped JSON.
+    const request = p.getByRole('region', { name: 'The request' });
+    const requestText = await request.innerText();
+    expect(await request.locator('.arg-items > li').allInnerTexts()).toEqual(['/reports', '/finance']);
+    expect(requestText).toContain('modified_after');
+    expect(requestText).not.toMatch(/[{}"\\]/);
+
+    // Choices per argument; a pattern of one's own that leaves out the reviewed value is explained in words.
+    await p.getByRole('radio', { name: /^Always/ }).check();
+    await p.getByLabel('query', { exact: true }).selectOption({ label: 'A pattern of my own (advanced)' });
+    await p.getByLabel('Pattern for query').fill('annual*');
+    const preview = p.getByRole('status').filter({ hasText: 'What this approval covers' });
+    await expect.poll(() => preview.innerText(), { timeout: 10_000 }).toContain('The choice for “query” leaves out the value you reviewed');
+    expect(await preview.innerText()).not.toContain('params_pattern');
+    await reviewPage(recorded, 'approval-pattern-error');
+    await p.getByLabel('query', { exact: true }).selectOption({ label: 'Any query' });
+    await expect.poll(() => preview.innerText(), { timeout: 10_000 }).toMatch(/query\s+any value/);
+    expect(await preview.innerText()).not.toMatch(/[{}"\\]/);
+    await reviewPage(recorded, 'approval-plain-words');
+    await p.getByRole('button', { name: 'Approve always…' }).click();
+    await p.getByRole('dialog').getByRole('button', { name: 'Yes, always allow' }).click();
+    await p.getByRole('status').filter({ hasText: /approved always/i }).waitFor();
+
+    // Remembered: the structured value in words, never `filters matches "{\"folders\":[…]}"`.
+    await p.getByRole('link', { name: 'Remembered', exact: true }).click();
+    const card = p.locator('li.card', { hasText: 'Search your documents' });
+    await card.waitFor();
+    const remembered = card.locator('.remembered-scope');
+    expect(await remembered.locator('.arg-items > li').allInnerTexts()).toEqual(['/reports', '/finance']);
+    expect(await remembered.innerText()).not.toMatch(/[{}"\\]/);
+    await reviewPage(recorded, 'remembered-structured');
+    expect(recorded.pageErrors).toEqual([]);
   });
 
   it('an unknown approval id: a not-found message, never a blank page', async () => {

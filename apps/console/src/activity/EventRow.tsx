@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { formatDate } from '../format';
-import { KIND_LABELS, actorPhrase, type ActivityEvent } from './kinds';
+import { KIND_LABELS, actorPhrase, outcomeBadge, type ActivityEvent } from './kinds';
 import type { Names } from './names';
 import { relativeTime } from './time';
 
@@ -56,6 +56,11 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
     case 'grant.expired':
       out.push(<Detail key="until" label="Expired at">{formatDate(text(d, 'valid_until'))}</Detail>);
       break;
+    case 'consent.denied': {
+      const resources = list(d, 'resources');
+      if (resources.length > 0) out.push(<Detail key="resources" label="It asked for"><span className="mono">{resources.join(', ')}</span></Detail>);
+      break;
+    }
     case 'session.connected': {
       const scopes = list(d, 'scopes');
       if (scopes.length > 0) out.push(<Detail key="scopes" label="Scopes"><span className="mono">{scopes.join(' ')}</span></Detail>);
@@ -95,12 +100,13 @@ export function EventRow({ event, names, now }: { event: ActivityEvent; names: N
   const service = event.service_id === null ? null : (names.services.get(event.service_id) ?? 'a removed service');
   const oauthError = event.outcome === 'failure' ? text(event.details, 'oauth_error') : null;
   const shown = details(event, names);
+  const badge = outcomeBadge(event.type, event.outcome);
   return (
     <li className="card activity-item">
       <div className="card-body">
         <div className="activity-heading">
-          <h2 className="activity-title">{KIND_LABELS[event.type] ?? event.type}</h2>
-          {event.outcome === 'success' ? <span className="badge success">Succeeded</span> : <span className="badge danger">Failed</span>}
+          <h3 className="activity-title">{KIND_LABELS[event.type] ?? event.type}</h3>
+          <span className={`badge${badge.tone === '' ? '' : ` ${badge.tone}`}`}>{badge.label}</span>
           {oauthError !== null ? <span className="mono activity-error">{oauthError}</span> : null}
         </div>
         <div className="meta">

@@ -1,19 +1,7 @@
 import { useId } from 'react';
+import type { FilterState } from './filter-state';
 import { KIND_GROUPS, KIND_LABELS, type EventKind } from './kinds';
 import { RANGE_LABELS, type RangeChoice } from './time';
-
-/** What the person filters the activity by; empty strings: no filter. */
-export interface FilterState {
-  readonly agent: string;
-  readonly service: string;
-  readonly kind: EventKind | '';
-  readonly range: RangeChoice;
-  /** `YYYY-MM-DD` of the custom range's first and last day. */
-  readonly fromDay: string;
-  readonly toDay: string;
-}
-
-export const NO_FILTERS: FilterState = { agent: '', service: '', kind: '', range: 'all', fromDay: '', toDay: '' };
 
 interface Option {
   readonly id: string;
@@ -74,7 +62,8 @@ export function Filters({ value, onChange, agents, services, invalidDates }: { v
         </select>
       </div>
       {value.range === 'custom' ? (
-        <>
+        // One cell, so "To" stays beside "From" at every width.
+        <div className="activity-dates">
           <div className="field">
             <label htmlFor={`${id}-from`}>From</label>
             <input id={`${id}-from`} type="date" value={value.fromDay} max={value.toDay || undefined} onChange={(event) => set({ fromDay: event.target.value })} aria-describedby={invalidDates ? `${id}-dates` : undefined} />
@@ -83,7 +72,7 @@ export function Filters({ value, onChange, agents, services, invalidDates }: { v
             <label htmlFor={`${id}-to`}>To</label>
             <input id={`${id}-to`} type="date" value={value.toDay} min={value.fromDay || undefined} onChange={(event) => set({ toDay: event.target.value })} aria-describedby={invalidDates ? `${id}-dates` : undefined} />
           </div>
-        </>
+        </div>
       ) : null}
       {invalidDates ? (
         <p className="consent-field-error activity-filters-error" id={`${id}-dates`} role="alert">

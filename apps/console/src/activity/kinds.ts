@@ -14,6 +14,7 @@ export const KIND_LABELS: Record<EventKind, string> = {
   'grant.replaced': 'Access changed',
   'grant.revoked': 'Access revoked',
   'grant.expired': 'Access expired',
+  'consent.denied': 'Access declined',
   'session.connected': 'Service connected',
   'session.refreshed': 'Connection refreshed',
   'session.needs_reauthentication': 'Needs reconnecting',
@@ -52,7 +53,7 @@ export const KIND_LABELS: Record<EventKind, string> = {
 /** The kinds a person's activity holds, grouped as the kind filter offers them (administration kinds never name a person). */
 export const KIND_GROUPS: readonly { readonly label: string; readonly kinds: readonly EventKind[] }[] = [
   { label: 'Agents using your access', kinds: ['token.exchanged', 'impersonation.decided'] },
-  { label: 'Access you gave', kinds: ['grant.created', 'grant.replaced', 'grant.revoked', 'grant.expired'] },
+  { label: 'Access you gave', kinds: ['grant.created', 'grant.replaced', 'grant.revoked', 'grant.expired', 'consent.denied'] },
   { label: 'Agent sign-ins', kinds: ['refresh_token.issued', 'refresh_token.rotated', 'refresh_token.reused', 'refresh_token.revoked', 'access_token.revoked'] },
   { label: 'Connections', kinds: ['session.connected', 'session.refreshed', 'session.needs_reauthentication', 'session.disconnected'] },
   { label: 'Approvals', kinds: ['approval.requested', 'approval.approved', 'approval.denied', 'approval.consumed', 'approval.revoked', 'approval.expired'] },
@@ -72,4 +73,40 @@ export function actorPhrase(actor: ActivityEvent['actor'], agentName: string | n
     case 'broker':
       return 'by the broker';
   }
+}
+
+/** A badge's words and colour (the classes of app.css: success, warning, danger; '' is neutral). */
+export interface OutcomeBadge {
+  readonly label: string;
+  readonly tone: 'success' | 'warning' | 'danger' | '';
+}
+
+/**
+ * What the event's badge says: what came of it, in the kind's own terms. `success` only means
+ * the broker did what was asked, so a denial, a revocation or an expiry recorded as a success
+ * is still not a green "Succeeded".
+ */
+const SUCCESS_BADGES: Partial<Record<EventKind, OutcomeBadge>> = {
+  'grant.created': { label: 'Granted', tone: 'success' },
+  'grant.replaced': { label: 'Changed', tone: 'success' },
+  'grant.revoked': { label: 'Revoked', tone: '' },
+  'grant.expired': { label: 'Expired', tone: '' },
+  'consent.denied': { label: 'Declined', tone: 'warning' },
+  'session.connected': { label: 'Connected', tone: 'success' },
+  'session.refreshed': { label: 'Refreshed', tone: 'success' },
+  'session.needs_reauthentication': { label: 'Needs you', tone: 'warning' },
+  'session.disconnected': { label: 'Disconnected', tone: '' },
+  'approval.requested': { label: 'Waiting for you', tone: 'warning' },
+  'approval.approved': { label: 'Approved', tone: 'success' },
+  'approval.denied': { label: 'Denied', tone: 'danger' },
+  'approval.consumed': { label: 'Used', tone: 'success' },
+  'approval.revoked': { label: 'Revoked', tone: '' },
+  'approval.expired': { label: 'Expired', tone: '' },
+  'refresh_token.revoked': { label: 'Signed out', tone: '' },
+  'access_token.revoked': { label: 'Revoked', tone: '' },
+};
+
+export function outcomeBadge(type: EventKind, outcome: ActivityEvent['outcome']): OutcomeBadge {
+  if (outcome === 'failure') return type === 'refresh_token.reused' ? { label: 'Stopped', tone: 'danger' } : { label: 'Failed', tone: 'danger' };
+  return SUCCESS_BADGES[type] ?? { label: 'Succeeded', tone: 'success' };
 }

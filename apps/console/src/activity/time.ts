@@ -60,3 +60,16 @@ export function relativeTime(value: string, now: Date = new Date()): string {
   }
   return 'just now';
 }
+
+/** The person's own calendar day of an instant, `YYYY-MM-DD` (the activity list's groups). */
+export function localDay(value: string | Date): string {
+  const date = new Date(value);
+  return `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
+}
+
+/** A day's heading: "Today", "Yesterday", else the date in words ("Tuesday, November 3, 2026"), in the person's language. */
+export function dayHeading(day: string, now: Date = new Date()): string {
+  if (day === localDay(now)) return 'Today';
+  if (day === localDay(new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1))) return 'Yesterday';
+  return new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' }).format(localMidnight(day, 0));
+}

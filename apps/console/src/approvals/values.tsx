@@ -1,23 +1,11 @@
 import { useId, useState } from 'react';
 import type { components } from '../api/user-api';
+import { globMeaning } from './patterns';
 
 export type Approval = components['schemas']['ApprovalView'];
 
 /** Values longer than this are cut, with a button to see them whole. */
 const SHORT = 160;
-
-/** JSON text with keys sorted (RFC 8785 for the values a browser parses): how the broker compares non-string arguments. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
-}
-
-/** A value as the person reads it: strings as they are, anything else as pretty JSON. */
-export function displayValue(value: unknown): string {
-  return typeof value === 'string' ? value : (JSON.stringify(value, null, 2) ?? 'null');
-}
 
 /** One value, cut at {@link SHORT} characters with a "Show all" toggle; always text, never HTML. */
 export function LongValue({ value }: { value: string }) {
@@ -37,7 +25,48 @@ export function LongValue({ value }: { value: string }) {
   );
 }
 
-/** A tool call's arguments: each name with its value, and the whole as pretty JSON, in a collapsible block. */
+/** Nested values deeper than this are shown as one line of text. */
+const MAX_DEPTH = 6;
+
+/**
+ * A value as a person reads it: text as it is, numbers and yes/no as words, lists as lists
+ * and objects as name → value lists, nested; never escaped JSON. Always text, never HTML.
+ */
+export function StructuredValue({ value, depth = 0 }: { value: unknown; depth?: number }) {
+  if (typeof value === 'string') return value === '' ? <span className="muted">empty text</span> : <LongValue value={value} />;
+  if (value === null || value === undefined) return <span className="muted">nothing (null)</span>;
+  if (typeof value === 'boolean') return <code className="arg-value">{value ? 'yes' : 'no'}</code>;
+  if (typeof value !== 'object') return <code className="arg-value">{String(value)}</code>;
+  if (depth >= MAX_DEPTH) return <LongValue value={JSON.stringify(value)} />;
+  if (Array.isArray(value))
+    return value.length === 0 ? (
+      <span className="muted">an empty list</span>
+    ) : (
+      <ul className="arg-items">
+        {value.map((item, index) => (
+          <li key={index}>
+            <StructuredValue value={item} depth={depth + 1} />
+          </li>
+        ))}
+      </ul>
+    );
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 0) return <span className="muted">no fields</span>;
+  return (
+    <dl className="arg-list nested">
+      {entries.map(([name, item], index) => (
+        <div key={index} className="arg-row">
+          <dt className="mono">{name}</dt>
+          <dd>
+            <StructuredValue value={item} depth={depth + 1} />
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** A tool call's arguments (or other named values): each name with its value, structured; the raw JSON for engineers, folded. */
 export function ArgumentsView({ args, open = false, label = 'Arguments' }: { args: Record<string, unknown>; open?: boolean; label?: string }) {
   const entries = Object.entries(args);
   return (
@@ -53,14 +82,14 @@ export function ArgumentsView({ args, open = false, label = 'Arguments' }: { arg
             <div key={index} className="arg-row">
               <dt className="mono">{name}</dt>
               <dd>
-                <LongValue value={displayValue(value)} />
+                <StructuredValue value={value} />
               </dd>
             </div>
           ))}
         </dl>
       )}
       <details className="raw-json">
-        <summary>JSON</summary>
+        <summary>As JSON</summary>
         <pre className="json">{JSON.stringify(args, null, 2)}</pre>
       </details>
     </details>
@@ -98,8 +127,27 @@ export function persistenceWords(persistence: Approval['persistence']): string {
   }
 }
 
-/** The argument patterns of an approval, in words and as name → glob rows. */
-export function PatternView({ pattern }: { pattern: Approval['params_pattern'] }) {
+/** What one stored glob allows, in words (README "Parameter patterns"). */
+export function GlobWords({ glob, reviewed }: { glob: string; reviewed: unknown }) {
+  const meaning = globMeaning(glob, reviewed);
+  if (meaning.kind === 'exactly')
+    return (
+      <>
+        <span className="muted">exactly </span>
+        <StructuredValue value={meaning.value} />
+      </>
+    );
+  if (meaning.kind === 'words') return <span>{meaning.text}</span>;
+  return (
+    <>
+      <span className="muted">text matching the pattern </span>
+      <LongValue value={meaning.glob} />
+    </>
+  );
+}
+
+/** The argument patterns of an approval, in words, beside the reviewed arguments they were made from. */
+export function PatternView({ pattern, args }: { pattern: Approval['params_pattern']; args: Record<string, unknown> }) {
   if (pattern === null) return <p className="muted">Only the exact arguments that were reviewed.</p>;
   const entries = Object.entries(pattern);
   if (entries.length === 0) return <p className="muted">Any arguments.</p>;
@@ -109,10 +157,19 @@ export function PatternView({ pattern }: { pattern: Approval['params_pattern'] }
         <div key={index} className="arg-row">
           <dt className="mono">{name}</dt>
           <dd>
-            <LongValue value={glob} />
+            <GlobWords glob={glob} reviewed={Object.prototype.hasOwnProperty.call(args, name) ? args[name] : undefined} />
           </dd>
         </div>
       ))}
+      {/* Reviewed arguments the pattern leaves free, by name. */}
+      {Object.keys(args)
+        .filter((name) => !Object.prototype.hasOwnProperty.call(pattern, name))
+        .map((name, index) => (
+          <div key={`free-${index}`} className="arg-row">
+            <dt className="mono">{name}</dt>
+            <dd>any value</dd>
+          </div>
+        ))}
       <div className="arg-row">
         <dt className="muted">other arguments</dt>
         <dd className="muted">any value</dd>

@@ -1,12 +1,16 @@
 import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useId, useMemo } from 'react';
+import { useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { EventRow } from '../activity/EventRow';
-import { Filters, NO_FILTERS, type FilterState } from '../activity/Filters';
-import { useDirectory, useNames } from '../activity/names';
-import { dateRange, presetRange, type TimeRange } from '../activity/time';
+import { NO_FILTERS, filtersFromSearch, filtersToSearch, type FilterState } from '../activity/filter-state';
+import { Filters } from '../activity/Filters';
+import type { ActivityEvent } from '../activity/kinds';
+import { useDirectory, useNames, type Names } from '../activity/names';
+import { dateRange, dayHeading, localDay, presetRange, type TimeRange } from '../activity/time';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { usePageTitle } from '../components/page-title';
+import { ReconnectBanner } from '../components/ReconnectBanner';
 
 /** Events per page of the list (the API allows 1-100). */
 const PAGE_SIZE = 25;
@@ -32,8 +36,11 @@ function toQuery(filters: FilterState, range: TimeRange): Query {
 /** `/activity` (issue 17 item 3): what the person's agents did with their delegation, and what they did, newest first. */
 export function ActivityPage() {
   usePageTitle('Activity');
-  const [filters, setFilters] = useState<FilterState>(NO_FILTERS);
-  const [preset, setPreset] = useState<TimeRange>({});
+  // The filters live in the page address: a reload or a shared link keeps them, Back undoes the last change.
+  const [search, setSearch] = useSearchParams();
+  const filters = filtersFromSearch(search);
+  // A preset range ends when it is picked (or the page loaded), so "Load more" continues the same list.
+  const preset = useMemo<TimeRange>(() => presetRange(filters.range, new Date()), [filters.range]);
   const custom = filters.range === 'custom' ? dateRange(filters.fromDay, filters.toDay) : undefined;
   const invalidDates = filters.range === 'custom' && custom === undefined;
   const query = toQuery(filters, filters.range === 'custom' ? (custom ?? {}) : preset);
@@ -51,10 +58,7 @@ export function ActivityPage() {
   const names = useNames(directory, events.flatMap((event) => (event.agent_id === null ? [] : [event.agent_id])));
   const filtered = JSON.stringify(filters) !== JSON.stringify(NO_FILTERS);
 
-  const change = (next: FilterState) => {
-    if (next.range !== filters.range) setPreset(presetRange(next.range, new Date()));
-    setFilters(next);
-  };
+  const change = (next: FilterState) => setSearch(filtersToSearch(next));
 
   return (
     <>
@@ -76,11 +80,12 @@ export function ActivityPage() {
           <p className="sr-only" role="status">
             {`${events.length} event${events.length === 1 ? '' : 's'} shown${activity.hasNextPage ? ', more available' : ''}.`}
           </p>
-          <ol className="list activity-list" aria-label="Activity" aria-busy={activity.isFetching}>
-            {events.map((event) => (
-              <EventRow key={event.id} event={event} names={names} now={new Date()} />
+          {activity.isRefetchError ? <ReconnectBanner onRetry={() => void activity.refetch()} retrying={activity.isFetching} /> : null}
+          <div className="activity-days" aria-busy={activity.isFetching}>
+            {byDay(events).map(([day, items]) => (
+              <Day key={day} day={day} events={items} names={names} />
             ))}
-          </ol>
+          </div>
           {activity.isFetchNextPageError ? <ErrorView error={activity.error} /> : null}
           <div className="activity-more">
             {activity.hasNextPage ? (
@@ -94,6 +99,36 @@ export function ActivityPage() {
         </>
       )}
     </>
+  );
+}
+
+/** Events (newest first) in runs of one local day each. */
+function byDay(events: readonly ActivityEvent[]): [string, ActivityEvent[]][] {
+  const days: [string, ActivityEvent[]][] = [];
+  for (const event of events) {
+    const day = localDay(event.occurred_at);
+    const last = days[days.length - 1];
+    if (last !== undefined && last[0] === day) last[1].push(event);
+    else days.push([day, [event]]);
+  }
+  return days;
+}
+
+/** One day of activity: its heading ("Today", "Yesterday", the date) and its events. */
+function Day({ day, events, names }: { day: string; events: readonly ActivityEvent[]; names: Names }) {
+  const id = useId();
+  const now = new Date();
+  return (
+    <section className="activity-day" aria-labelledby={id}>
+      <h2 id={id} className="activity-day-heading">
+        <time dateTime={day}>{dayHeading(day, now)}</time>
+      </h2>
+      <ol className="list activity-list" aria-labelledby={id}>
+        {events.map((event) => (
+          <EventRow key={event.id} event={event} names={names} now={now} />
+        ))}
+      </ol>
+    </section>
   );
 }
 

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { api, unwrap } from '../api/client';
 import type { components } from '../api/user-api';
@@ -7,6 +7,7 @@ import { Logo } from '../components/AgentLogo';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { usePageTitle } from '../components/page-title';
+import { ReconnectBanner } from '../components/ReconnectBanner';
 import { relativeTime } from '../activity/time';
 import { useCurrentGrant } from '../consent/consent-queries';
 import { formatDate } from '../format';
@@ -20,20 +21,41 @@ type LastUsed = components['schemas']['LastUsedView'];
 export function AgentsPage() {
   usePageTitle('Agents');
   const agents = useQuery({ queryKey: ['delegations'], queryFn: () => unwrap(api.GET('/api/consent/agents')) });
+  const [notice, setNotice] = useState<string | null>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  // After a revocation the agent's card is gone: focus goes to the page's heading, just above the confirmation.
+  useEffect(() => {
+    if (notice !== null) heading.current?.focus();
+  }, [notice]);
   return (
     <>
       <div className="page-header">
         <div>
-          <h1>Agents</h1>
+          <h1 ref={heading} tabIndex={-1}>
+            Agents
+          </h1>
           <p>Agents you have allowed to act for you, and until when.</p>
         </div>
       </div>
-      {agents.isPending ? <Loading label="Loading your agents…" /> : agents.isError ? <ErrorView error={agents.error} /> : <DelegationList items={agents.data.data} />}
+      {/* Always present, so the confirmation is announced when it appears. */}
+      <div role="status">{notice !== null ? <p className="notice success">{notice}</p> : null}</div>
+      {agents.data === undefined ? (
+        agents.isError ? (
+          <ErrorView error={agents.error} />
+        ) : (
+          <Loading label="Loading your agents…" />
+        )
+      ) : (
+        <>
+          {agents.isRefetchError ? <ReconnectBanner onRetry={() => void agents.refetch()} retrying={agents.isFetching} /> : null}
+          <DelegationList items={agents.data.data} onRevoked={setNotice} />
+        </>
+      )}
     </>
   );
 }
 
-function DelegationList({ items }: { items: readonly Delegation[] }) {
+function DelegationList({ items, onRevoked }: { items: readonly Delegation[]; onRevoked: (text: string) => void }) {
   // Issue 17 item 3: when each agent last used each service, and the services' names.
   const lastUsed = useQuery({ queryKey: ['last-used'], queryFn: () => unwrap(api.GET('/api/activity/last-used')) });
   const services = useQuery({ queryKey: ['third-party-sessions'], queryFn: () => unwrap(api.GET('/api/third-party/sessions')) });
@@ -72,7 +94,7 @@ function DelegationList({ items }: { items: readonly Delegation[] }) {
             {lastUsed.data !== undefined ? <ServiceUsage agentId={item.agent_id} name={item.display_name} used={lastUsed.data.data} serviceNames={serviceNames} resources={item.resources} /> : null}
             <McpAccess name={item.display_name} resources={item.resources} />
           </div>
-          <RevokeButton agentId={item.agent_id} name={item.display_name} liveSessions={item.live_sessions} />
+          <RevokeButton agentId={item.agent_id} name={item.display_name} liveSessions={item.live_sessions} onRevoked={onRevoked} />
         </li>
       ))}
     </ul>
@@ -137,21 +159,31 @@ function LiveSessions({ count }: { count: number }) {
 }
 
 /** Revoke with a confirmation that says what stops working. */
-function RevokeButton({ agentId, name, liveSessions }: { agentId: string; name: string; liveSessions: number }) {
+function RevokeButton({ agentId, name, liveSessions, onRevoked }: { agentId: string; name: string; liveSessions: number; onRevoked: (text: string) => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [failure, setFailure] = useState<unknown>(null);
   const queries = useQueryClient();
   const revoke = useMutation({
     mutationFn: () => unwrap(api.DELETE('/api/consent/agents/{agentId}/grants', { params: { path: { agentId } } })),
+    onMutate: () => setFailure(null),
     onSuccess: async () => {
       dialog.current?.close();
+      onRevoked(`Revoked access for ${name}: it can no longer act for you with any service you granted${liveSessions > 0 ? `, and its ${liveSessions === 1 ? 'active sign-in has' : `${liveSessions} active sign-ins have`} ended` : ''}. Your connected accounts stay connected.`);
       await queries.invalidateQueries({ queryKey: ['delegations'] });
     },
     onError: setFailure,
   });
   return (
     <>
-      <button type="button" className="button danger" onClick={() => dialog.current?.showModal()}>
+      <button
+        type="button"
+        className="button danger"
+        aria-label={`Revoke access for ${name}`}
+        onClick={() => {
+          setFailure(null);
+          dialog.current?.showModal();
+        }}
+      >
         Revoke
       </button>
       <ConfirmDialog dialogRef={dialog} id={`revoke-${agentId}`} title={`Revoke access for ${name}?`} confirmLabel="Revoke access" busy={revoke.isPending} failure={failure} onConfirm={() => revoke.mutate()}>

@@ -1,13 +1,16 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useId, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { ApiFailure, api, unwrap } from '../api/client';
 import type { components } from '../api/user-api';
-import { initialRows, toPattern, type PatternRow } from '../approvals/patterns';
+import { choicesFor, initialRows, patternErrorWords, rowGlob, toPattern, type PatternRow } from '../approvals/patterns';
+import { requestContext, toolTitle } from '../approvals/request-context';
 import { useDebounced } from '../approvals/useDebounced';
-import { ArgumentsView, PatternView, RiskBadge, agentName, persistenceWords, type Approval } from '../approvals/values';
+import { ArgumentsView, GlobWords, PatternView, RiskBadge, StructuredValue, agentName, persistenceWords, type Approval } from '../approvals/values';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { usePageTitle } from '../components/page-title';
+import { ReconnectBanner } from '../components/ReconnectBanner';
 import { formatDate } from '../format';
 
 type Persistence = components['schemas']['ApproveApprovalDto']['persistence'];
@@ -31,12 +34,17 @@ export function ApprovalDetailPage() {
       <p className="back-link">
         <Link to="/approvals">← Pending approvals</Link>
       </p>
-      {approval.isPending ? (
-        <Loading label="Loading the request…" />
-      ) : approval.isError ? (
-        <ApprovalProblem error={approval.error} />
+      {approval.data === undefined ? (
+        approval.isError ? (
+          <ApprovalProblem error={approval.error} />
+        ) : (
+          <Loading label="Loading the request…" />
+        )
       ) : (
-        <ApprovalView approval={approval.data.data} decision={decision} failure={failure} onDecided={setDecision} onFailed={setFailure} />
+        <>
+          {approval.isRefetchError ? <ReconnectBanner onRetry={() => void approval.refetch()} retrying={approval.isFetching} /> : null}
+          <ApprovalView approval={approval.data.data} decision={decision} failure={failure} onDecided={setDecision} onFailed={setFailure} />
+        </>
       )}
     </>
   );
@@ -72,13 +80,20 @@ interface ViewProps {
 }
 
 function ApprovalView({ approval, decision, failure, onDecided, onFailed }: ViewProps) {
+  const context = requestContext(approval.metadata);
+  const title = toolTitle(approval);
   return (
     <>
       <div className="page-header">
         <div>
           <h1 className="approval-title">
-            <span className="mono">{approval.tool_name}</span> <RiskBadge level={approval.risk_level} />
+            <span className={context.title === null ? 'mono' : undefined}>{title}</span> <RiskBadge level={approval.risk_level} />
           </h1>
+          {context.title !== null ? (
+            <p className="tool-name">
+              Tool <code>{approval.tool_name}</code>
+            </p>
+          ) : null}
           <p>
             {agentName(approval)} wants to run this tool{approval.status === 'pending' ? ' and is waiting for your decision.' : '.'}
           </p>
@@ -87,6 +102,23 @@ function ApprovalView({ approval, decision, failure, onDecided, onFailed }: View
       </div>
       {decision !== null ? <DecisionNotice decision={decision} /> : null}
       {failure !== null ? <DecisionFailure error={failure} /> : null}
+      {context.reason !== null || context.description !== null ? (
+        <section className="panel request-why" aria-labelledby="why-heading">
+          <h2 id="why-heading">{context.reason !== null ? `Why ${agentName(approval)} asks` : 'What this tool does'}</h2>
+          {context.reason !== null ? (
+            <>
+              <p className="sr-only">In the agent's words:</p>
+              <blockquote>{context.reason}</blockquote>
+            </>
+          ) : null}
+          {context.description !== null ? (
+            <>
+              {context.reason !== null ? <h3>What this tool does</h3> : null}
+              <p>{context.description}</p>
+            </>
+          ) : null}
+        </section>
+      ) : null}
       <section className="panel" aria-labelledby="request-heading">
         <h2 id="request-heading">The request</h2>
         <dl className="facts">
@@ -112,7 +144,7 @@ function ApprovalView({ approval, decision, failure, onDecided, onFailed }: View
           ) : null}
         </dl>
         <ArgumentsView args={approval.arguments} open />
-        {Object.keys(approval.metadata).length > 0 ? <ArgumentsView args={approval.metadata} label="Context from the gateway" /> : null}
+        {Object.keys(context.rest).length > 0 ? <ArgumentsView args={context.rest} label="More context from the gateway" /> : null}
       </section>
       {approval.status === 'pending' && decision === null ? <DecisionForm approval={approval} onDecided={onDecided} onFailed={onFailed} /> : <DecidedView approval={approval} />}
     </>
@@ -132,13 +164,16 @@ function StatusBadge({ approval }: { approval: Approval }) {
   }
 }
 
+/** What the decision does, in words; "always" is until revoked, so it names no time that could read as an end. */
 function DecisionNotice({ decision }: { decision: Decision }) {
   const text =
     decision.kind === 'approved'
-      ? `Approved for ${persistenceWords(decision.persistence)} at ${formatDate(decision.at)}. The agent's gateway sees the decision now.`
+      ? decision.persistence === 'permanent'
+        ? 'Approved always: calls like this run without asking you, until you revoke it under Remembered decisions.'
+        : `Approved for ${persistenceWords(decision.persistence)}. The agent's gateway sees the decision now.`
       : decision.persistence === 'permanent'
-        ? `Denied at ${formatDate(decision.at)}, now and in the future until you revoke it.`
-        : `Denied at ${formatDate(decision.at)}. The agent's gateway sees the decision now.`;
+        ? 'Denied always: this call is refused now and every time the agent asks again, until you revoke it under Remembered decisions.'
+        : "Denied. The agent's gateway sees the decision now.";
   return (
     <div className={`notice ${decision.kind === 'approved' ? 'success' : 'warning'}`} role="status">
       {text}{' '}
@@ -184,7 +219,7 @@ function DecidedView({ approval }: { approval: Approval }) {
       {approval.status === 'approved' && approval.persistence !== 'once' ? (
         <>
           <h3>Arguments it allows</h3>
-          <PatternView pattern={approval.params_pattern} />
+          <PatternView pattern={approval.params_pattern} args={approval.arguments} />
         </>
       ) : null}
     </section>
@@ -200,7 +235,7 @@ function DecisionFailure({ error }: { error: unknown }) {
         : error.status === 410
           ? 'This request has expired and can no longer be decided. The agent can ask again.'
           : error.status === 422
-            ? `The patterns do not fit this call: ${error.message}`
+            ? patternErrorWords(error.message).join(' ')
             : error.status === 400
               ? `The broker refused this decision: ${error.message}`
               : undefined;
@@ -223,14 +258,17 @@ const PERSISTENCE: ReadonlyArray<{ value: Persistence; label: string; hint: stri
 function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approval' | 'onDecided' | 'onFailed'>) {
   const queries = useQueryClient();
   const formId = useId();
+  const confirm = useRef<HTMLDialogElement>(null);
   const [persistence, setPersistence] = useState<Persistence>('once');
-  const [widen, setWiden] = useState(false);
   const [rows, setRows] = useState<PatternRow[]>(() => initialRows(approval.arguments));
   const [denyAlways, setDenyAlways] = useState(false);
+  const [confirmFailure, setConfirmFailure] = useState<unknown>(null);
   const hasSession = approval.agent_session_id !== null;
   const hasArguments = rows.length > 0;
+  // README "Tool approvals": "always" for a critical tool is confirmed a second time, in a dialog.
+  const confirmAlways = persistence === 'permanent' && approval.risk_level === 'critical';
 
-  const pattern = persistence !== 'once' && widen ? toPattern(rows) : null;
+  const pattern = persistence !== 'once' ? toPattern(rows) : null;
   // The preview's key: null for `once` (nothing to preview), else the pattern's JSON text.
   const previewKey = persistence === 'once' ? null : JSON.stringify(pattern);
   const settledKey = useDebounced(previewKey, PREVIEW_DELAY_MS);
@@ -260,13 +298,22 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
           body: persistence === 'once' || pattern === null ? { persistence } : { persistence, params_pattern: pattern },
         }),
       ),
-    onMutate: () => onFailed(null),
+    onMutate: () => {
+      onFailed(null);
+      setConfirmFailure(null);
+    },
     onSuccess: async ({ data }) => {
+      confirm.current?.close();
       onDecided({ kind: 'approved', persistence: data.persistence, at: data.approved_at });
       await settle();
     },
     onError: async (error) => {
-      onFailed(error);
+      // From the confirmation dialog, the failure is shown there and the dialog stays open for another try.
+      if (confirm.current?.open === true && !(error instanceof ApiFailure && (error.status === 409 || error.status === 410))) setConfirmFailure(error);
+      else {
+        confirm.current?.close();
+        onFailed(error);
+      }
       if (error instanceof ApiFailure && (error.status === 409 || error.status === 410)) await settle();
     },
   });
@@ -289,6 +336,7 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
     },
   });
   const busy = approve.isPending || deny.isPending;
+  const title = toolTitle(approval);
 
   const setRow = (index: number, change: Partial<PatternRow>) => setRows((current) => current.map((row, at) => (at === index ? { ...row, ...change } : row)));
 
@@ -305,7 +353,10 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
                 <input type="radio" name={`${formId}-persistence`} value={option.value} checked={persistence === option.value} disabled={disabled || busy} onChange={() => setPersistence(option.value)} />
                 <span>
                   <span className="choice-label">{option.label}</span>
-                  <span className="choice-hint">{disabled ? 'Not available: the agent did not name a session for this call.' : option.hint}</span>
+                  <span className="choice-hint">
+                    {disabled ? 'Not available: the agent did not name a session for this call.' : option.hint}
+                    {option.value === 'permanent' && approval.risk_level === 'critical' ? ' This tool is critical: you will be asked to confirm.' : ''}
+                  </span>
                 </span>
               </label>
             );
@@ -315,34 +366,34 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
           <>
             {hasArguments ? (
               <fieldset>
-                <legend>Which arguments</legend>
-                <label className="choice">
-                  <input type="radio" name={`${formId}-widen`} checked={!widen} disabled={busy} onChange={() => setWiden(false)} />
-                  <span>
-                    <span className="choice-label">Exactly these arguments</span>
-                    <span className="choice-hint">Only calls with the same arguments you reviewed above.</span>
-                  </span>
-                </label>
-                <label className="choice">
-                  <input type="radio" name={`${formId}-widen`} checked={widen} disabled={busy} onChange={() => setWiden(true)} />
-                  <span>
-                    <span className="choice-label">Arguments matching patterns</span>
-                    <span className="choice-hint">
-                      Widen each argument with a glob: <code>*</code> any text except <code>/</code>, <code>**</code> any path, <code>?</code> one character, <code>\</code> escapes.
-                    </span>
-                  </span>
-                </label>
-                {widen ? <PatternRows rows={rows} idPrefix={formId} disabled={busy} onChange={setRow} /> : null}
+                <legend>Which calls</legend>
+                <p className="choice-hint">For each argument: only the value you reviewed, or more.</p>
+                <PatternRows rows={rows} idPrefix={formId} disabled={busy} onChange={setRow} />
               </fieldset>
             ) : null}
-            <ScopePreview waiting={!previewCurrent} preview={preview.data?.data} error={settledKey === previewKey ? preview.error : null} />
+            <ScopePreview title={title} rows={rows} pattern={pattern} waiting={!previewCurrent} error={settledKey === previewKey ? preview.error : null} />
           </>
         ) : null}
         <div className="actions">
-          <button type="button" className="button primary" disabled={busy || !previewCurrent} onClick={() => approve.mutate()}>
-            {persistence === 'once' ? 'Approve this call' : persistence === 'session' ? 'Approve for this session' : 'Approve always'}
+          <button type="button" className="button primary" disabled={busy || !previewCurrent} onClick={() => (confirmAlways ? confirm.current?.showModal() : approve.mutate())}>
+            {persistence === 'once' ? 'Approve this call' : persistence === 'session' ? 'Approve for this session' : confirmAlways ? 'Approve always…' : 'Approve always'}
           </button>
         </div>
+        <ConfirmDialog
+          dialogRef={confirm}
+          id={`${formId}-confirm`}
+          title="Always allow a critical tool?"
+          confirmLabel="Yes, always allow"
+          busy={approve.isPending}
+          failure={confirmFailure}
+          onConfirm={() => approve.mutate()}
+          onClose={() => setConfirmFailure(null)}
+        >
+          <p>
+            {agentName(approval)} will run {title} {pattern === null ? 'with exactly these arguments' : 'for every call these choices cover'} from now on, without asking you, until you revoke it under Remembered decisions.
+          </p>
+          <p>The gateway marked this tool critical: what it does may be hard to undo.</p>
+        </ConfirmDialog>
       </section>
       <section className="panel" aria-labelledby={`${formId}-deny`}>
         <h2 id={`${formId}-deny`}>Deny</h2>
@@ -363,21 +414,36 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
   );
 }
 
+/** One choice per argument ("Any file in /reports", "Any query"); a pattern of one's own is the advanced choice. */
 function PatternRows({ rows, idPrefix, disabled, onChange }: { rows: readonly PatternRow[]; idPrefix: string; disabled: boolean; onChange: (index: number, change: Partial<PatternRow>) => void }) {
   return (
     <div className="pattern-rows">
       {rows.map((row, index) => {
+        const select = `${idPrefix}-choice-${index}`;
         const input = `${idPrefix}-pattern-${index}`;
         return (
           <div key={index} className="pattern-row">
-            <label htmlFor={input} className="mono pattern-name">
+            <label htmlFor={select} className="mono pattern-name">
               {row.name}
             </label>
-            <input id={input} type="text" className="mono" value={row.constrained ? row.glob : ''} placeholder={row.constrained ? '' : 'any value'} disabled={disabled || !row.constrained} spellCheck={false} autoComplete="off" onChange={(event) => onChange(index, { glob: event.target.value })} />
-            <label className="choice pattern-any">
-              <input type="checkbox" checked={!row.constrained} disabled={disabled} onChange={(event) => onChange(index, { constrained: !event.target.checked })} />
-              <span>Any value</span>
-            </label>
+            <select id={select} value={row.choice} disabled={disabled} onChange={(event) => onChange(index, { choice: event.target.value as PatternRow['choice'] })}>
+              {choicesFor(row.name, row.value).map((choice) => (
+                <option key={choice.id} value={choice.id}>
+                  {choice.label}
+                </option>
+              ))}
+            </select>
+            {row.choice === 'custom' ? (
+              <div className="pattern-custom">
+                <label htmlFor={input} className="sr-only">
+                  Pattern for {row.name}
+                </label>
+                <input id={input} type="text" className="mono" value={row.custom} disabled={disabled} spellCheck={false} autoComplete="off" aria-describedby={`${input}-help`} onChange={(event) => onChange(index, { custom: event.target.value })} />
+                <p className="pattern-help" id={`${input}-help`}>
+                  <code>*</code> any text except <code>/</code>, <code>**</code> any path, <code>?</code> one character, <code>\</code> escapes.
+                </p>
+              </div>
+            ) : null}
           </div>
         );
       })}
@@ -385,26 +451,57 @@ function PatternRows({ rows, idPrefix, disabled, onChange }: { rows: readonly Pa
   );
 }
 
-function ScopePreview({ waiting, preview, error }: { waiting: boolean; preview: components['schemas']['ScopePreviewView'] | undefined; error: unknown }) {
+/** What the approval covers, in words from the person's own choices; the broker's preview checks them (a refusal in words). */
+function ScopePreview({ title, rows, pattern, waiting, error }: { title: string; rows: readonly PatternRow[]; pattern: Record<string, string> | null; waiting: boolean; error: unknown }) {
+  const invalid = error !== null && error !== undefined;
   let body;
-  if (error !== null && error !== undefined)
+  if (invalid)
     body = (
-      <p className="preview-error">
-        {error instanceof ApiFailure ? error.message : 'The preview could not be loaded.'} Change the patterns to approve.
-      </p>
+      <>
+        {(error instanceof ApiFailure ? patternErrorWords(error.message) : ['The broker could not check these choices.']).map((text, index) => (
+          <p key={index} className="preview-error">
+            {text}
+          </p>
+        ))}
+        <p className="muted">Change the choices to approve.</p>
+      </>
     );
-  else if (waiting || preview === undefined) body = <p className="muted">Working out what this covers…</p>;
+  else if (pattern === null) body = <p className="preview-text">{title}, only with exactly the arguments you reviewed.</p>;
   else
     body = (
       <>
-        <p className="preview-text">{preview.preview}</p>
-        <p className="muted">
-          Tool: <code>{preview.tool_pattern}</code>
-        </p>
+        <p className="preview-text">{title}, when:</p>
+        <dl className="arg-list">
+          {rows.map((row, index) => {
+            const glob = rowGlob(row);
+            return (
+              <div key={index} className="arg-row">
+                <dt className="mono">{row.name}</dt>
+                <dd>
+                  {glob === null ? (
+                    <span>any value</span>
+                  ) : row.choice === 'exact' ? (
+                    <>
+                      <span className="muted">exactly </span>
+                      <StructuredValue value={row.value} />
+                    </>
+                  ) : (
+                    <GlobWords glob={glob} reviewed={row.value} />
+                  )}
+                </dd>
+              </div>
+            );
+          })}
+          <div className="arg-row">
+            <dt className="muted">other arguments</dt>
+            <dd className="muted">any value</dd>
+          </div>
+        </dl>
+        {waiting ? <p className="muted">Checking…</p> : null}
       </>
     );
   return (
-    <div className={`scope-preview${error !== null && error !== undefined ? ' invalid' : ''}`} role="status" aria-live="polite">
+    <div className={`scope-preview${invalid ? ' invalid' : ''}`} role="status" aria-live="polite">
       <h3>What this approval covers</h3>
       {body}
     </div>

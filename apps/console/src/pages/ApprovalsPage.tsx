@@ -1,9 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { requestContext, reviewOrder } from '../approvals/request-context';
 import { ArgumentsView, RiskBadge, agentName, type Approval } from '../approvals/values';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { usePageTitle } from '../components/page-title';
+import { ReconnectBanner } from '../components/ReconnectBanner';
 import { formatDate } from '../format';
 
 /** How often the pending list asks again, so a new request shows up by itself (issue 15 item 3). */
@@ -29,13 +31,19 @@ export function ApprovalsPage() {
           Remembered decisions
         </Link>
       </div>
-      {pending.isPending ? (
-        <Loading label="Loading pending approvals…" />
-      ) : pending.isError ? (
-        <ErrorView error={pending.error} />
+      {pending.data === undefined ? (
+        pending.isError ? (
+          <ErrorView error={pending.error} />
+        ) : (
+          <Loading label="Loading pending approvals…" />
+        )
       ) : (
-        // The API lists oldest first; the person sees the newest first.
-        <PendingList items={[...pending.data.data].reverse()} />
+        <>
+          {/* The broker stopped answering the polls: the list stays, with a banner. */}
+          {pending.isRefetchError ? <ReconnectBanner onRetry={() => void pending.refetch()} retrying={pending.isFetching} /> : null}
+          {/* Critical first, then newest first. */}
+          <PendingList items={reviewOrder(pending.data.data)} />
+        </>
       )}
     </>
   );
@@ -54,31 +62,36 @@ function PendingList({ items }: { items: readonly Approval[] }) {
         </div>
       ) : (
         <ul className="list" aria-label="Pending approvals">
-          {items.map((item) => (
-            <li key={item.id} className="card approval-card">
-              <div className="card-body">
-                <div className="approval-heading">
-                  <span className="card-title">
-                    <Link to={`/approvals/${item.id}`} className="mono">
-                      {item.tool_name}
-                    </Link>
-                  </span>
-                  <RiskBadge level={item.risk_level} />
+          {items.map((item) => {
+            const context = requestContext(item.metadata);
+            const title = context.title ?? item.tool_name;
+            return (
+              <li key={item.id} className="card approval-card">
+                <div className="card-body">
+                  <div className="approval-heading">
+                    <span className="card-title">
+                      <Link to={`/approvals/${item.id}`} className={context.title === null ? 'mono' : undefined}>
+                        {title}
+                      </Link>
+                    </span>
+                    <RiskBadge level={item.risk_level} />
+                  </div>
+                  {context.reason !== null ? <p className="approval-reason">“{context.reason}”</p> : null}
+                  <div className="meta">
+                    <span>Agent: {agentName(item)}</span>
+                    <span>Asked {formatDate(item.created_at)}</span>
+                    {item.expires_at !== null ? <span>Expires {formatDate(item.expires_at)}</span> : null}
+                  </div>
+                  <ArgumentsView args={item.arguments} />
                 </div>
-                <div className="meta">
-                  <span>Agent: {agentName(item)}</span>
-                  <span>Asked {formatDate(item.created_at)}</span>
-                  {item.expires_at !== null ? <span>Expires {formatDate(item.expires_at)}</span> : null}
+                <div className="actions">
+                  <Link className="button primary" to={`/approvals/${item.id}`} aria-label={`Review ${title} from ${agentName(item)}`}>
+                    Review
+                  </Link>
                 </div>
-                <ArgumentsView args={item.arguments} />
-              </div>
-              <div className="actions">
-                <Link className="button primary" to={`/approvals/${item.id}`} aria-label={`Review ${item.tool_name} from ${agentName(item)}`}>
-                  Review
-                </Link>
-              </div>
-            </li>
-          ))}
+              </li>
+            );
+          })}
         </ul>
       )}
     </>

@@ -1,11 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { toolTitle } from '../approvals/request-context';
 import { ArgumentsView, PatternView, RiskBadge, agentName, type Approval } from '../approvals/values';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { usePageTitle } from '../components/page-title';
+import { ReconnectBanner } from '../components/ReconnectBanner';
 import { formatDate } from '../format';
 
 /** `/approvals/remembered`: the person's standing permanent approvals and denials, with revoke. */
@@ -13,28 +15,37 @@ export function RememberedPage() {
   usePageTitle('Remembered approvals');
   const remembered = useQuery({ queryKey: ['approvals', 'permanent'], queryFn: () => unwrap(api.GET('/api/approvals/permanent')) });
   const [notice, setNotice] = useState<string | null>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  // After a revocation the revoked card is gone: focus goes to the page's heading, just above the confirmation.
+  useEffect(() => {
+    if (notice !== null) heading.current?.focus();
+  }, [notice]);
   return (
     <>
       <div className="page-header">
         <div>
-          <h1>Remembered decisions</h1>
+          <h1 ref={heading} tabIndex={-1}>
+            Remembered decisions
+          </h1>
           <p>Tool calls you allowed or refused for good. Revoke one and the agent has to ask you again.</p>
         </div>
         <Link className="button" to="/approvals">
           Pending approvals
         </Link>
       </div>
-      {notice !== null ? (
-        <div className="notice success" role="status">
-          {notice}
-        </div>
-      ) : null}
-      {remembered.isPending ? (
-        <Loading label="Loading remembered decisions…" />
-      ) : remembered.isError ? (
-        <ErrorView error={remembered.error} />
+      {/* Always present, so the confirmation is announced when it appears. */}
+      <div role="status">{notice !== null ? <p className="notice success">{notice}</p> : null}</div>
+      {remembered.data === undefined ? (
+        remembered.isError ? (
+          <ErrorView error={remembered.error} />
+        ) : (
+          <Loading label="Loading remembered decisions…" />
+        )
       ) : (
-        <RememberedList items={remembered.data.data} onRevoked={setNotice} />
+        <>
+          {remembered.isRefetchError ? <ReconnectBanner onRetry={() => void remembered.refetch()} retrying={remembered.isFetching} /> : null}
+          <RememberedList items={remembered.data.data} onRevoked={setNotice} />
+        </>
       )}
     </>
   );
@@ -54,7 +65,7 @@ function RememberedList({ items, onRevoked }: { items: readonly Approval[]; onRe
         <li key={item.id} className="card approval-card">
           <div className="card-body">
             <div className="approval-heading">
-              <span className="card-title mono">{item.tool_name}</span>
+              <span className={`card-title${toolTitle(item) === item.tool_name ? ' mono' : ''}`}>{toolTitle(item)}</span>
               {item.status === 'approved' ? <span className="badge success">Always allowed</span> : <span className="badge danger">Always denied</span>}
               <RiskBadge level={item.risk_level} />
             </div>
@@ -65,7 +76,7 @@ function RememberedList({ items, onRevoked }: { items: readonly Approval[]; onRe
             {item.status === 'approved' ? (
               <div className="remembered-scope">
                 <h2 className="subhead">Arguments it allows</h2>
-                <PatternView pattern={item.params_pattern} />
+                <PatternView pattern={item.params_pattern} args={item.arguments} />
               </div>
             ) : null}
             <ArgumentsView args={item.arguments} label="Reviewed arguments" />
@@ -88,9 +99,13 @@ function RevokeDecision({ approval, onRevoked }: { approval: Approval; onRevoked
   const revoke = useMutation({
     mutationFn: () => unwrap(api.POST('/api/approvals/{id}/revoke', { params: { path: { id: approval.id } } })),
     onMutate: () => setFailure(null),
-    onSuccess: async ({ data }) => {
+    onSuccess: async () => {
       dialog.current?.close();
-      onRevoked(`Revoked the remembered ${allowed ? 'approval' : 'denial'} of ${approval.tool_name} for ${agentName(approval)} at ${formatDate(data.revoked_at)}.`);
+      onRevoked(
+        allowed
+          ? `Revoked: ${agentName(approval)} can no longer run ${toolTitle(approval)} without asking; its next call waits for your decision.`
+          : `Revoked: ${agentName(approval)} can ask you again to run ${toolTitle(approval)}.`,
+      );
       await queries.invalidateQueries({ queryKey: ['approvals'] });
     },
     onError: setFailure,
@@ -98,14 +113,22 @@ function RevokeDecision({ approval, onRevoked }: { approval: Approval; onRevoked
   const heading = `revoke-${approval.id}`;
   return (
     <>
-      <button type="button" className="button danger" aria-label={`Revoke ${approval.tool_name} for ${agentName(approval)}`} onClick={() => dialog.current?.showModal()}>
+      <button
+        type="button"
+        className="button danger"
+        aria-label={`Revoke ${toolTitle(approval)} for ${agentName(approval)}`}
+        onClick={() => {
+          setFailure(null);
+          dialog.current?.showModal();
+        }}
+      >
         Revoke
       </button>
       <ConfirmDialog dialogRef={dialog} id={heading} title={`Revoke this remembered ${allowed ? 'approval' : 'denial'}?`} confirmLabel="Revoke" busy={revoke.isPending} failure={failure} onConfirm={() => revoke.mutate()}>
         <p>
           {allowed
-            ? `${agentName(approval)} will no longer be able to run ${approval.tool_name} without asking: the next call waits for your decision.`
-            : `${agentName(approval)} will be able to ask you again to run ${approval.tool_name}.`}
+            ? `${agentName(approval)} will no longer be able to run ${toolTitle(approval)} without asking: the next call waits for your decision.`
+            : `${agentName(approval)} will be able to ask you again to run ${toolTitle(approval)}.`}
         </p>
       </ConfirmDialog>
     </>

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { KIND_GROUPS, KIND_LABELS, outcomeBadge } from './kinds';
+
+describe('activity badges say what came of the event', () => {
+  it('a denial, a revocation, an expiry or a declined consent is never a green "Succeeded"', () => {
+    for (const kind of ['approval.denied', 'grant.revoked', 'approval.revoked', 'grant.expired', 'approval.expired', 'consent.denied', 'session.disconnected', 'session.needs_reauthentication', 'approval.requested'] as const) {
+      const badge = outcomeBadge(kind, 'success');
+      expect(badge.label, kind).not.toBe('Succeeded');
+      expect(badge.tone, kind).not.toBe('success');
+    }
+    expect(outcomeBadge('approval.denied', 'success')).toEqual({ label: 'Denied', tone: 'danger' });
+    expect(outcomeBadge('consent.denied', 'success')).toEqual({ label: 'Declined', tone: 'warning' });
+  });
+
+  it('what went through says so; a failure is a failure', () => {
+    expect(outcomeBadge('token.exchanged', 'success')).toEqual({ label: 'Succeeded', tone: 'success' });
+    expect(outcomeBadge('approval.approved', 'success')).toEqual({ label: 'Approved', tone: 'success' });
+    expect(outcomeBadge('token.exchanged', 'failure')).toEqual({ label: 'Failed', tone: 'danger' });
+    expect(outcomeBadge('refresh_token.reused', 'failure')).toEqual({ label: 'Stopped', tone: 'danger' });
+  });
+
+  it('a declined consent is a kind the person can filter by', () => {
+    expect(KIND_LABELS['consent.denied']).toBe('Access declined');
+    expect(KIND_GROUPS.flatMap((group) => group.kinds)).toContain('consent.denied');
+  });
+});
