@@ -143,7 +143,7 @@ describe('console: the consent page edits an existing grant', () => {
 
     it('an authorization request the broker cannot send back (unknown client): 400, a page that says what happened and what to do, no raw JSON', async () => {
       const query = new URLSearchParams({ client_id: '0b6a2f4e-8d1c-4f3a-9e2b-5c7d8e9f0a1b', redirect_uri: 'https://evil.example/<b>x</b>', response_type: 'code', error_description: '<img src=x onerror=alert(1)>' });
-      const { page, status } = await openError(`/oauth2/authorize?${query}`);
+      const { page, status } = await openError(`/oauth2/authorize?${query.toString()}`);
       expect(status).toBe(400);
       const p = page.page;
       await p.getByRole('heading', { level: 1, name: 'This application is not known to the broker' }).waitFor();
@@ -157,7 +157,7 @@ describe('console: the consent page edits an existing grant', () => {
 
     it('a registered client with an unregistered redirect_uri: 400 and its own words', async () => {
       const query = new URLSearchParams({ client_id: agentId, redirect_uri: 'https://elsewhere.example/cb', response_type: 'code' });
-      const { page, status } = await openError(`/oauth2/authorize?${query}`);
+      const { page, status } = await openError(`/oauth2/authorize?${query.toString()}`);
       expect(status).toBe(400);
       await page.page.getByRole('heading', { level: 1, name: 'The application sent you from an address the broker does not know' }).waitFor();
     });
@@ -227,10 +227,11 @@ describe('console: the consent page edits an existing grant', () => {
         expect((box?.y ?? 0) + (box?.height ?? 0)).toBeLessThanOrEqual(844);
         expect(box?.y ?? -1).toBeGreaterThanOrEqual(0);
         // Not covered by anything: the element at its centre is the button (or inside it).
-        const onTop = await button.evaluate((element) => {
+        const onTop = await button.evaluate((node) => {
+          const element = node as unknown as { getBoundingClientRect(): { x: number; y: number; width: number; height: number }; contains(other: unknown): boolean };
           const rect = element.getBoundingClientRect();
           const hit = (globalThis as unknown as { document: { elementFromPoint(x: number, y: number): unknown } }).document.elementFromPoint(rect.x + rect.width / 2, rect.y + rect.height / 2);
-          return hit !== null && element.contains(hit as typeof element);
+          return hit !== null && element.contains(hit);
         });
         expect(onTop, String(name)).toBe(true);
       }
