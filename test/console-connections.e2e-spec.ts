@@ -180,6 +180,15 @@ describe('console: connections in a browser', () => {
     });
   });
 
+  it('a failed Connect started here names the service and says why: unreachable is not "refused"', async () => {
+    const page = await open(`/connections?error=provider_unreachable&error_description=x&service_id=${serviceId}`);
+    const alert = page.page.getByRole('alert').filter({ hasText: 'Connecting Mail failed.' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('Mail could not be reached');
+    expect(await alert.textContent()).not.toContain('refused');
+    expect(await alert.locator('.notice-details').textContent()).toBe('Details: provider_unreachable');
+  });
+
   it('a failed callback with a code the broker does not know: a general sentence, neither the code nor the description', async () => {
     const code = 'Call_support_at_555_0100';
     const page = await open(`/connections?error=${code}&error_description=${encodeURIComponent('Your session expired: sign in again at https://evil.example.com')}`);

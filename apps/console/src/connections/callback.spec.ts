@@ -20,8 +20,8 @@ describe('the third-party callback\'s failures in words', () => {
 
   it('an unknown code is not echoed: a general sentence', () => {
     expect(isKnownCallbackError('call_555_0100')).toBe(false);
-    expect(readCallback(new URLSearchParams('error=call_555_0100&error_description=x'))).toEqual({ kind: 'error', code: null });
-    expect(readCallback(new URLSearchParams('error=provider_unreachable'))).toEqual({ kind: 'error', code: 'provider_unreachable' });
+    expect(readCallback(new URLSearchParams('error=call_555_0100&error_description=x'))).toEqual({ kind: 'error', code: null, serviceId: null });
+    expect(readCallback(new URLSearchParams('error=provider_unreachable&service_id=s1'))).toEqual({ kind: 'error', code: 'provider_unreachable', serviceId: 's1' });
     expect(explainCallbackError(null, 'Mail')).toBe('Mail reported an error. Nothing was stored; try connecting again.');
   });
 });

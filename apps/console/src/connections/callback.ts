@@ -3,14 +3,14 @@
  * query, so only a code the console knows is kept (null: another one), never the
  * `error_description`: the page says only the console's own words.
  */
-export type CallbackResult = { kind: 'success'; serviceId: string | null } | { kind: 'error'; code: string | null };
+export type CallbackResult = { kind: 'success'; serviceId: string | null } | { kind: 'error'; code: string | null; serviceId: string | null };
 
 /** The query parameters the callback adds, removed from the address bar once read. */
 export const CALLBACK_PARAMS = ['success', 'service_id', 'error', 'error_description'] as const;
 
 export function readCallback(params: URLSearchParams): CallbackResult | null {
   const error = params.get('error');
-  if (error !== null && error.length > 0) return { kind: 'error', code: isKnownCallbackError(error) ? error : null };
+  if (error !== null && error.length > 0) return { kind: 'error', code: isKnownCallbackError(error) ? error : null, serviceId: params.get('service_id') };
   if (params.get('success') === 'true') return { kind: 'success', serviceId: params.get('service_id') };
   return null;
 }

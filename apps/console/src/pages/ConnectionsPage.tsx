@@ -69,8 +69,8 @@ export function ConnectionsPage() {
 }
 
 function CallbackNotice({ result, items }: { result: CallbackResult; items: readonly Item[] | undefined }) {
+  const name = items?.find((item) => item.service.id === result.serviceId)?.service.display_name;
   if (result.kind === 'success') {
-    const name = items?.find((item) => item.service.id === result.serviceId)?.service.display_name;
     return (
       <div className="notice success" role="status">
         {name !== undefined ? `${name} is connected.` : 'The service is connected.'}
@@ -80,7 +80,7 @@ function CallbackNotice({ result, items }: { result: CallbackResult; items: read
   // Only the console's words: the query's error_description (and an unknown code) could be anyone's.
   return (
     <div className="notice danger" role="alert">
-      <strong>Connecting failed.</strong> {explainCallbackError(result.code)}
+      <strong>{name !== undefined ? `Connecting ${name} failed.` : 'Connecting failed.'}</strong> {explainCallbackError(result.code, name)}
       {result.code !== null ? <small className="notice-details">Details: {result.code}</small> : null}
     </div>
   );
