@@ -277,11 +277,11 @@ describe('console: the consent page in a browser', () => {
       await reviewPage(page, 'consent-unknown-agent');
     });
 
-    it('no principal (the sign-in expired): a 401 message asking to reload', async () => {
+    // The page is reviewed (axe, screenshots) in console-consent-page.e2e-spec.ts ("no identity from the sign-in proxy").
+    it('no principal at all: the broker says it received no identity (reloading would not help), not "expired"', async () => {
       const page = await open('/agents', null);
-      await page.page.getByRole('alert').filter({ hasText: /sign-in expired/i }).first().waitFor();
-      await expect.poll(() => page.page.getByText(/reload/i).count()).toBeGreaterThan(0);
-      await reviewPage(page, 'error-401');
+      await page.page.getByRole('alert').filter({ hasText: /did not receive your identity/i }).first().waitFor();
+      expect(await page.page.getByText(/sign-in expired/i).count()).toBe(0);
     });
 
     it('another person\'s session_token: a clear message, no consent form', async () => {
