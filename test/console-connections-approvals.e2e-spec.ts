@@ -82,7 +82,7 @@ describe('console: connections and approvals in a browser', () => {
     const { page } = recorded;
     const alert = page.getByRole('alert');
     await alert.getByText('Connecting failed.').waitFor();
-    expect(await alert.textContent()).toContain('The provider did not grant access');
+    expect(await alert.textContent()).toContain('The connection was cancelled at the provider, or access was not granted there.');
     expect(await page.locator('main').textContent()).not.toContain('onerror');
     expect(new URL(page.url()).search).toBe('?keep=1');
     expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
