@@ -45,8 +45,10 @@ export class ThirdPartyController {
 
   /**
    * The provider's redirect back; always a 302. Success goes to the connection's
-   * `redirect_uri` with `success=true&service_id=<id>`, every failure to the consent UI's
-   * sessions page with `error` and `error_description` (API.md), and nothing is stored.
+   * `redirect_uri` with `success=true&service_id=<id>`. A failure stores nothing: without a
+   * verified state it goes to the consent UI's sessions page with `error` and
+   * `error_description`, after it back to the `redirect_uri` with `error`, `error_description`
+   * and `service_id` (README "Third-party connections and the token vault" lists the codes).
    */
   @Get(':serviceId/oauth2/callback')
   @OptionalPrincipal()
@@ -57,11 +59,11 @@ export class ThirdPartyController {
   @ApiParam({ name: 'serviceId', type: String })
   // Listed bottom-up: the document shows state, code, error, error_description, iss.
   @callbackQuery('iss', 'The provider\'s issuer (RFC 9207); when sent, it must be the service\'s issuer.')
-  @callbackQuery('error_description', 'The provider\'s error text; shown sanitised and capped.')
+  @callbackQuery('error_description', 'The provider\'s error text; never passed on or logged (the redirect carries the broker\'s own words).')
   @callbackQuery('error', 'The provider\'s error code (RFC 6749 §4.1.2.1), believed only with a valid state.')
   @callbackQuery('code', 'The authorization code (RFC 6749 §4.1.2); absent when the provider sends `error`.')
   @callbackQuery('state', 'The state token of the connection attempt (a JWE issued by the authorize step).', true)
-  @ApiRedirectResponse('to redirect_uri on success, to the consent UI sessions page on failure')
+  @ApiRedirectResponse('to redirect_uri on success and on a failure after the state is verified (with error, error_description, service_id), else to the consent UI sessions page')
   async callback(@MaybePrincipal() principal: Principal | undefined, @Param('serviceId') serviceId: string, @Query() query: CallbackQuery): Promise<RedirectTo> {
     return { url: await this.connect.callback(principal, serviceId, query), statusCode: 302 };
   }
