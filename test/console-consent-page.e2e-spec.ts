@@ -162,12 +162,15 @@ describe('console: the consent page edits an existing grant', () => {
       await page.page.getByRole('heading', { level: 1, name: 'The application sent you from an address the broker does not know' }).waitFor();
     });
 
-    it('a malformed agent id: "This agent link is not valid", not the API\'s validation text', async () => {
+    it('a malformed agent or approval id: "This agent link is not valid", not the API\'s validation text', async () => {
       const page = await fx.open('/agents/not-a-uuid');
       const p = page.page;
       await p.getByRole('heading', { name: 'This agent link is not valid' }).waitFor();
       expect(await p.getByText(/must be a UUID|agentId/).count()).toBe(0);
       await p.locator('main').getByRole('link', { name: 'Your agents' }).waitFor();
+      await p.goto(`${fx.base}/approvals/not-a-uuid`);
+      await p.getByRole('heading', { name: 'This approval link is not valid' }).waitFor();
+      expect(await p.getByText(/must be a UUID|approvalId/).count()).toBe(0);
     });
 
     it('no identity from the sign-in proxy: says so (not "expired"), and on loopback how to name a development principal', async () => {

@@ -1,6 +1,6 @@
 import { createBrowserRouter } from 'react-router';
 import { Layout } from './components/Layout';
-import { NotFound } from './components/ErrorView';
+import { NotFound, WithValidId } from './components/ErrorView';
 import { ActivityPage } from './pages/ActivityPage';
 import { AgentConsentPage } from './pages/AgentConsentPage';
 import { AgentsPage } from './pages/AgentsPage';
@@ -20,7 +20,14 @@ export const router = createBrowserRouter([
       { path: '/connections', element: <ConnectionsPage /> },
       { path: '/approvals', element: <ApprovalsPage /> },
       { path: '/approvals/remembered', element: <RememberedPage /> },
-      { path: '/approvals/:id', element: <ApprovalDetailPage /> },
+      {
+        path: '/approvals/:id',
+        element: (
+          <WithValidId what="approval">
+            <ApprovalDetailPage />
+          </WithValidId>
+        ),
+      },
       { path: '/activity', element: <ActivityPage /> },
       // Only when the broker refused an authorization request without a redirect: the server answers this page then.
       { path: '/oauth2/authorize', element: <AuthorizeErrorPage /> },

@@ -1,4 +1,5 @@
-import { Link } from 'react-router';
+import type { ReactNode } from 'react';
+import { Link, useParams } from 'react-router';
 import { ApiFailure } from '../api/client';
 import { NoIdentity } from './NoIdentity';
 import { usePageTitle } from './page-title';
@@ -72,6 +73,12 @@ export function InvalidLink({ what }: { what: 'agent' | 'approval' }) {
       </p>
     </section>
   );
+}
+
+/** The route's page when its `:id` can name one, else "This … link is not valid" (nothing is asked of the broker). */
+export function WithValidId({ what, children }: { what: 'agent' | 'approval'; children: ReactNode }) {
+  const { id = '' } = useParams();
+  return isUuid(id) ? children : <InvalidLink what={what} />;
 }
 
 /** The ids the broker gives agents and approvals; anything else cannot name one. */
