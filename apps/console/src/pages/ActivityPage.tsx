@@ -1,5 +1,5 @@
 import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
-import { useId, useMemo } from 'react';
+import { useId, useMemo, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { EventRow } from '../activity/EventRow';
@@ -37,8 +37,17 @@ function toQuery(filters: FilterState, range: TimeRange): Query {
 export function ActivityPage() {
   usePageTitle('Activity');
   // The filters live in the page address: a reload or a shared link keeps them, Back undoes the last change.
+  // The page shows a change at once (the address follows a moment later, in a transition); an address
+  // that changes by itself (Back, Forward, a link) wins.
   const [search, setSearch] = useSearchParams();
-  const filters = filtersFromSearch(search);
+  const address = search.toString();
+  const [shown, setShown] = useState(() => ({ address, filters: filtersFromSearch(search) }));
+  const [seenAddress, setSeenAddress] = useState(address);
+  if (address !== seenAddress) {
+    setSeenAddress(address);
+    if (address !== shown.address) setShown({ address, filters: filtersFromSearch(search) });
+  }
+  const filters = shown.filters;
   // A preset range ends when it is picked (or the page loaded), so "Load more" continues the same list.
   const preset = useMemo<TimeRange>(() => presetRange(filters.range, new Date()), [filters.range]);
   const custom = filters.range === 'custom' ? dateRange(filters.fromDay, filters.toDay) : undefined;
@@ -58,7 +67,11 @@ export function ActivityPage() {
   const names = useNames(directory, events.flatMap((event) => (event.agent_id === null ? [] : [event.agent_id])));
   const filtered = JSON.stringify(filters) !== JSON.stringify(NO_FILTERS);
 
-  const change = (next: FilterState) => setSearch(filtersToSearch(next));
+  const change = (next: FilterState) => {
+    const nextAddress = filtersToSearch(next);
+    setShown({ address: nextAddress.toString(), filters: next });
+    setSearch(nextAddress);
+  };
 
   return (
     <>
