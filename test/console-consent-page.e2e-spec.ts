@@ -249,7 +249,7 @@ describe('console: the consent page edits an existing grant', () => {
         ['/connections', 'Connections · Agent Identity Broker', 'Connections'],
         ['/approvals', 'Approvals · Agent Identity Broker', 'Approvals'],
         ['/approvals/0b6a2f4e-8d1c-4f3a-9e2b-5c7d8e9f0a1b', 'Approval · Agent Identity Broker', 'Approvals'],
-        ['/approvals/remembered', 'Remembered approvals · Agent Identity Broker', 'Remembered'],
+        ['/approvals/remembered', 'Remembered decisions · Agent Identity Broker', 'Remembered'],
         ['/activity', 'Activity · Agent Identity Broker', 'Activity'],
       ];
       const page = await fx.blank();

@@ -12,7 +12,7 @@ import { formatDate } from '../format';
 
 /** `/approvals/remembered`: the person's standing permanent approvals and denials, with revoke. */
 export function RememberedPage() {
-  usePageTitle('Remembered approvals');
+  usePageTitle('Remembered decisions');
   const remembered = useQuery({ queryKey: ['approvals', 'permanent'], queryFn: () => unwrap(api.GET('/api/approvals/permanent')) });
   const [notice, setNotice] = useState<string | null>(null);
   const heading = useRef<HTMLHeadingElement>(null);
