@@ -11,3 +11,11 @@ export function oauthErrorResponse(description: string, codes: readonly OAuthErr
   const schema = { allOf: [{ $ref: '#/components/schemas/OAuthError' }, { type: 'object', properties: { error: { enum: [...codes].sort() } } }] };
   return { description, content: { 'application/json': { schema } }, ...(headers === undefined ? {} : { headers }) };
 }
+
+/**
+ * The same answer, plus the console's HTML page a browser gets instead (its `Accept` prefers `text/html`): same
+ * status, the error named by code only (README "Security").
+ */
+export function withConsolePage(response: ResponseObject): ResponseObject {
+  return { ...response, content: { ...response.content, 'text/html': { schema: { type: 'string', description: "the console's page (a browser whose Accept prefers text/html)" } } } };
+}

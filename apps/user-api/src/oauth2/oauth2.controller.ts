@@ -8,7 +8,7 @@ import type { Request, Response } from 'express';
 import type { RedirectTo } from '../common/redirect-to';
 import { ApiAuthorizeQuery } from './authorize.query';
 import { JsonWebKeySetResponse, JWKS_RESPONSE_HEADERS } from './jwks.response';
-import { oauthErrorResponse } from './oauth-error-response';
+import { oauthErrorResponse, withConsolePage } from './oauth-error-response';
 import { AuthorizationServerMetadataResponse, SERVER_METADATA_HEADERS } from './server-metadata.response';
 import { TOKEN_REQUEST_MODELS, TOKEN_REQUEST_SCHEMA } from './token-request.dto';
 import { TOKEN_RESPONSE_HEADERS, TokenResponse } from './token.response';
@@ -51,7 +51,8 @@ export class OAuth2Controller {
     headers: { Location: { description: 'where the user agent goes next', required: true, schema: { type: 'string', format: 'uri' } } },
   })
   // SPEC.md "Authorization endpoint": its JSON errors are all 400, `invalid_client` included (401 `invalid_client` is a missing user).
-  @ApiResponse({ status: 400, ...oauthErrorResponse('The request is refused without a redirect: bad client_id, redirect_uri, response_type or PKCE parameters', ['invalid_client', 'invalid_redirect_uri', 'invalid_request', 'unsupported_response_type']) })
+  // RFC 6749 §4.1.2.1: never redirected; a person's browser gets the console's page saying so, with the same status.
+  @ApiResponse({ status: 400, ...withConsolePage(oauthErrorResponse('The request is refused without a redirect: bad client_id, redirect_uri, response_type or PKCE parameters', ['invalid_client', 'invalid_redirect_uri', 'invalid_request', 'unsupported_response_type'])) })
   async authorize(@Principal() principal: Principal, @Req() request: Request): Promise<RedirectTo> {
     return { url: await this.authorizeStrategy.authorize(principal, { query: request.query, originalUrl: `${this.publicUrl}${request.originalUrl}` }), statusCode: 302 };
   }
