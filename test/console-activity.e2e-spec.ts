@@ -285,6 +285,9 @@ describe('console: activity in a browser (issue 17)', () => {
     const successor = ((await renewed.json()) as { refresh_token: string }).refresh_token;
     await page.locator('dialog[open]').getByRole('button', { name: 'Revoke access' }).click();
     await expect.poll(() => page.locator('li.card', { hasText: 'Mail Agent' }).count()).toBe(0);
+    // What stopped, said in a status message; focus on the page's heading, not lost with the removed card.
+    await page.getByRole('status').filter({ hasText: 'Revoked access for Mail Agent' }).filter({ hasText: 'its 2 active sign-ins have ended' }).waitFor();
+    expect(await page.locator('h1:focus').allInnerTexts()).toEqual(['Agents']);
     const refused = await refresh(successor);
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: string }).error).toBe('invalid_grant');
