@@ -99,11 +99,11 @@ describe('console: the consent page edits an existing grant', () => {
     const back = new URL(connect.searchParams.get('redirect_uri') as string);
     expect(back.pathname).toBe(`/agents/${agentId}`);
     expect(back.searchParams.get('session_token')).toBe(token);
-    // Nothing of the request is kept in storage.
+    // Nothing in localStorage; the pending request only for this tab (README "Security": kept for the browser tab only).
     expect(await p.evaluate(() => {
-      const { localStorage, sessionStorage } = globalThis as unknown as { localStorage: { length: number }; sessionStorage: { length: number } };
-      return [localStorage.length, sessionStorage.length];
-    })).toEqual([0, 0]);
+      const { localStorage, sessionStorage } = globalThis as unknown as { localStorage: { length: number }; sessionStorage: { length: number; key(index: number): string | null } };
+      return [localStorage.length, Array.from({ length: sessionStorage.length }, (_, index) => sessionStorage.key(index))];
+    })).toEqual([0, [`broker.consent-request.${agentId}`]]);
 
     // Coming back from the provider: the connected service is confirmed, the request still pending.
     const returned = await fx.open(`/agents/${agentId}?session_token=${encodeURIComponent(token as string)}&success=true&service_id=${mail}`);
