@@ -190,7 +190,7 @@ describe('console: tool approvals in a browser', () => {
 
     // Choices per argument; a pattern of one's own that leaves out the reviewed value is explained in words.
     await p.getByRole('radio', { name: /^Always/ }).check();
-    await p.getByLabel('query', { exact: true }).selectOption({ label: 'A pattern of my own (advanced)' });
+    await p.getByLabel('query', { exact: true }).selectOption({ label: 'My own pattern (advanced)' });
     await p.getByLabel('Pattern for query').fill('annual*');
     const preview = p.getByRole('status').filter({ hasText: 'What this approval covers' });
     await expect.poll(() => preview.innerText(), { timeout: 10_000 }).toContain('The choice for “query” leaves out the value you reviewed');

@@ -9,7 +9,7 @@ describe('argument patterns offered as choices', () => {
       ['in-folder', 'Any file in /reports/2026', '/reports/2026/*'],
       ['under-folder', 'Anything in /reports/2026 or its subfolders', '/reports/2026/**'],
       ['any', 'Any path', null],
-      ['custom', 'A pattern of my own (advanced)', null],
+      ['custom', 'My own pattern (advanced)', null],
     ]);
     // Glob characters in the folder are escaped: the folder is matched as written.
     expect(choicesFor('path', '/a*b/c.txt').find((c) => c.id === 'in-folder')?.glob).toBe('/a\\*b/*');
@@ -17,7 +17,7 @@ describe('argument patterns offered as choices', () => {
 
   it('an address: any address at its domain; a query: any query; a structured value: exactly it or anything', () => {
     expect(choicesFor('to', 'bob@example.com').find((c) => c.id === 'domain')).toEqual({ id: 'domain', label: 'Any address at example.com', glob: '*@example.com' });
-    expect(choicesFor('query', 'select 1').map((c) => c.label)).toEqual(['Exactly “select 1”', 'Any query', 'A pattern of my own (advanced)']);
+    expect(choicesFor('query', 'select 1').map((c) => c.label)).toEqual(['Exactly “select 1”', 'Any query', 'My own pattern (advanced)']);
     expect(choicesFor('filters', { folders: ['a'], b: 1 }).map((c) => [c.label, c.glob])).toEqual([
       ['Exactly this value', '{"b":1,"folders":["a"]}'],
       ['Any filters', null],

@@ -56,7 +56,7 @@ function shortened(text: string): string {
 /** The choices offered for one reviewed argument, narrowest first; the custom glob comes last. */
 export function choicesFor(name: string, value: unknown): PatternChoice[] {
   const any: PatternChoice = { id: 'any', label: `Any ${name}`, glob: null };
-  const custom: PatternChoice = { id: 'custom', label: 'A pattern of my own (advanced)', glob: null };
+  const custom: PatternChoice = { id: 'custom', label: 'My own pattern (advanced)', glob: null };
   if (typeof value !== 'string') return [{ id: 'exact', label: 'Exactly this value', glob: canonicalJson(value) }, any];
   const choices: PatternChoice[] = [{ id: 'exact', label: value === '' ? 'Exactly this (empty) value' : `Exactly “${shortened(value)}”`, glob: escapeGlob(value) }];
   const slash = value.lastIndexOf('/');
