@@ -293,10 +293,11 @@ describe('console: activity in a browser (issue 17)', () => {
     expect(((await refused.json()) as { error: string }).error).toBe('invalid_grant');
   });
   it('badges say what came of each event, events are grouped by day, filters live in the address, and a declined consent is listed', async () => {
-    // A denial and a declined consent, as the recorders write them, newest of all.
+    // A revocation, a denial and a declined consent, as the recorders write them, newest of all.
+    const revoked = event(new Date(Date.now() - 1_000), { type: 'grant.revoked', actor: { type: 'principal', id: ALICE }, principal: ALICE, agentId: calendarAgent, serviceId: null, outcome: 'success', traceId: trace(), details: {} });
     const denial = event(new Date(), { type: 'approval.denied', actor: { type: 'principal', id: ALICE }, principal: ALICE, agentId: mailAgent, serviceId: null, outcome: 'success', traceId: trace(), details: { approval_id: randomUUID(), tool_name: 'delete_folder', risk_level: 'critical', argument_names: ['path'], arguments_sha256: 'b'.repeat(64) } });
     const declined = event(new Date(Date.now() + 1_000), { type: 'consent.denied', actor: { type: 'principal', id: ALICE }, principal: ALICE, agentId: calendarAgent, serviceId: null, outcome: 'success', traceId: trace(), details: { resources: [] } });
-    await ledger.append([denial, declined]);
+    await ledger.append([revoked, denial, declined]);
     const recorded = await fx.open('/activity', ALICE);
     const { page } = recorded;
     await rows(page).first().waitFor();
@@ -309,15 +310,12 @@ describe('console: activity in a browser (issue 17)', () => {
     // A heading per day: today first, then earlier days, each holding only its own day's events.
     const days = page.locator('.activity-day');
     expect(await days.first().getByRole('heading', { level: 2 }).innerText()).toBe('Today');
-    const sections = await days.evaluateAll((elements) =>
-      elements.map((section) => ({
-        day: section.querySelector('h2 time')?.getAttribute('datetime') ?? '',
-        times: [...section.querySelectorAll('li time')].map((time) => {
-          const at = new Date(time.getAttribute('datetime') ?? '');
-          return `${at.getFullYear()}-${String(at.getMonth() + 1).padStart(2, '0')}-${String(at.getDate()).padStart(2, '0')}`;
-        }),
-      })),
-    );
+    const localDay = (at: Date): string => `${at.getFullYear()}-${String(at.getMonth() + 1).padStart(2, '0')}-${String(at.getDate()).padStart(2, '0')}`;
+    const sections: { day: string; times: string[] }[] = [];
+    for (const section of await days.all()) {
+      const times = await Promise.all((await section.locator('li time').all()).map(async (time) => localDay(new Date((await time.getAttribute('datetime')) ?? ''))));
+      sections.push({ day: (await section.locator('h2 time').getAttribute('datetime')) ?? '', times });
+    }
     expect(sections.length).toBeGreaterThan(1);
     for (const section of sections) expect(new Set(section.times)).toEqual(new Set([section.day]));
     expect(sections.map((section) => section.day)).toEqual([...new Set(sections.map((section) => section.day))].sort().reverse());
