@@ -28,10 +28,10 @@ describe('npm ci on the supported Node version', () => {
 describe('the README', () => {
   it('links only to files inside the repository, each of which exists', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]).filter((target) => !/^(https?:|mailto:|#)/.test(target));
+    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1] as string).filter((target) => !/^(https?:|mailto:|#)/.test(target));
     expect(targets.length).toBeGreaterThan(0);
     const broken = targets.filter((target) => {
-      const file = resolve(ROOT, decodeURIComponent(target.split('#')[0]));
+      const file = resolve(ROOT, decodeURIComponent(target.split('#')[0] ?? ''));
       return !file.startsWith(`${ROOT}/`) || !existsSync(file);
     });
     expect(broken).toEqual([]);

@@ -75,10 +75,14 @@ export async function startGatewayFixture(options: GatewayFixtureOptions): Promi
       ...(options.backend === undefined ? {} : { storage: await options.backend.storage() }),
     };
     const broker = await startTestBroker({ servers: options.servers, clock: options.clock, config: mergeConfigTrees(own, options.config ?? {}) });
-    const lifetime: SignOptions = options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds };
+    const ttl: SignOptions = options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds };
+    // On a test clock the gateway signs in the broker's time: a clock frozen at the start would otherwise see a
+    // token signed a minute later (a slow run) as issued in the future.
+    const clock = options.clock;
+    const lifetime = (): SignOptions => (clock === undefined ? ttl : { ...ttl, now: Math.floor(clock.now().getTime() / 1000) });
     const subjectAudience = options.subjectAudience ?? base;
-    const assertion: GatewayFixture['assertion'] = (claims = {}, signOptions = {}) => issuer.sign({ sub: options.gatewaySub ?? 'gateway-1', jti: randomUUID(), ...claims }, { audience: base, ...lifetime, ...signOptions });
-    const subjectToken: GatewayFixture['subjectToken'] = (principal, agentId, claims = {}, signOptions = {}) => issuer.sign({ sub: principal, azp: agentId, ...claims }, { audience: subjectAudience, ...lifetime, ...signOptions });
+    const assertion: GatewayFixture['assertion'] = (claims = {}, signOptions = {}) => issuer.sign({ sub: options.gatewaySub ?? 'gateway-1', jti: randomUUID(), ...claims }, { audience: base, ...lifetime(), ...signOptions });
+    const subjectToken: GatewayFixture['subjectToken'] = (principal, agentId, claims = {}, signOptions = {}) => issuer.sign({ sub: principal, azp: agentId, ...claims }, { audience: subjectAudience, ...lifetime(), ...signOptions });
     return {
       broker,
       issuer,

@@ -7,6 +7,8 @@ export interface SignOptions {
   readonly ttlSeconds?: number | null;
   readonly audience?: string | string[];
   readonly iat?: number;
+  /** "Now" in seconds since the epoch for `iat` and `exp` (default the real time): a broker on a test clock. */
+  readonly now?: number;
   /** The header's `typ` (default none). */
   readonly typ?: string;
 }
@@ -52,7 +54,7 @@ export async function startJwtIssuer(algorithm: 'ES256' | 'RS256' = 'ES256'): Pr
     },
     fetches: () => fetches,
     sign: (claims, options = {}) => {
-      const now = Math.floor(Date.now() / 1000);
+      const now = options.now ?? Math.floor(Date.now() / 1000);
       let jwt = new SignJWT(claims).setProtectedHeader({ alg: algorithm, kid: publicJwk.kid, ...(options.typ === undefined ? {} : { typ: options.typ }) }).setIssuer(base).setIssuedAt(options.iat ?? now);
       if (options.ttlSeconds !== null) jwt = jwt.setExpirationTime(now + (options.ttlSeconds ?? 300));
       if (options.audience !== undefined) jwt = jwt.setAudience(options.audience);
