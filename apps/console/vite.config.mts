@@ -18,6 +18,8 @@ export default defineConfig({
     // The module preload polyfill is an inline script: modern browsers do not need it.
     modulePreload: { polyfill: false },
     sourcemap: false,
+    // .vite/manifest.json (never served: only assets/ is): which chunks each page loads, for the budget test.
+    manifest: true,
     reportCompressedSize: false,
   },
 });

@@ -1,36 +1,43 @@
 import { createBrowserRouter } from 'react-router';
 import { Layout } from './components/Layout';
 import { NotFound, WithValidId } from './components/ErrorView';
-import { ActivityPage } from './pages/ActivityPage';
-import { AgentConsentPage } from './pages/AgentConsentPage';
-import { AgentsPage } from './pages/AgentsPage';
-import { AuthorizeErrorPage } from './pages/AuthorizeErrorPage';
-import { ApprovalDetailPage } from './pages/ApprovalDetailPage';
-import { ApprovalsPage } from './pages/ApprovalsPage';
-import { ConnectionsPage } from './pages/ConnectionsPage';
-import { RememberedPage } from './pages/RememberedPage';
 
-/** The console's pages, at the paths API.md names (the server's history fallback serves exactly these). */
+/**
+ * The console's pages, at the paths the broker's history fallback serves (README "Console"). Each page is its own
+ * chunk, loaded when the person first opens it: the first page costs the shared code plus that page only (the
+ * budget in `test/console-budget.e2e-spec.ts`), not every page of the console.
+ */
 export const router = createBrowserRouter([
   {
     element: <Layout />,
+    // Shown only while the first page's chunk loads (a few milliseconds from the broker itself).
+    hydrateFallbackElement: (
+      <p className="loading" role="status">
+        Loading…
+      </p>
+    ),
     children: [
-      { path: '/agents', element: <AgentsPage /> },
-      { path: '/agents/:id', element: <AgentConsentPage /> },
-      { path: '/connections', element: <ConnectionsPage /> },
-      { path: '/approvals', element: <ApprovalsPage /> },
-      { path: '/approvals/remembered', element: <RememberedPage /> },
+      { path: '/agents', lazy: async () => ({ Component: (await import('./pages/AgentsPage')).AgentsPage }) },
+      { path: '/agents/:id', lazy: async () => ({ Component: (await import('./pages/AgentConsentPage')).AgentConsentPage }) },
+      { path: '/connections', lazy: async () => ({ Component: (await import('./pages/ConnectionsPage')).ConnectionsPage }) },
+      { path: '/approvals', lazy: async () => ({ Component: (await import('./pages/ApprovalsPage')).ApprovalsPage }) },
+      { path: '/approvals/remembered', lazy: async () => ({ Component: (await import('./pages/RememberedPage')).RememberedPage }) },
       {
         path: '/approvals/:id',
-        element: (
-          <WithValidId what="approval">
-            <ApprovalDetailPage />
-          </WithValidId>
-        ),
+        lazy: async () => {
+          const { ApprovalDetailPage } = await import('./pages/ApprovalDetailPage');
+          return {
+            Component: () => (
+              <WithValidId what="approval">
+                <ApprovalDetailPage />
+              </WithValidId>
+            ),
+          };
+        },
       },
-      { path: '/activity', element: <ActivityPage /> },
+      { path: '/activity', lazy: async () => ({ Component: (await import('./pages/ActivityPage')).ActivityPage }) },
       // Only when the broker refused an authorization request without a redirect: the server answers this page then.
-      { path: '/oauth2/authorize', element: <AuthorizeErrorPage /> },
+      { path: '/oauth2/authorize', lazy: async () => ({ Component: (await import('./pages/AuthorizeErrorPage')).AuthorizeErrorPage }) },
       { path: '*', element: <NotFound /> },
     ],
   },
