@@ -115,17 +115,19 @@ describe('console: connections and approvals in a browser', () => {
     await page.waitForURL(`${fx.base}/approvals/${id}`);
     await page.getByRole('button', { name: 'Show all 400 characters' }).click();
     await page.getByRole('radio', { name: /This agent session/ }).check();
-    await page.getByRole('radio', { name: /Arguments matching patterns/ }).check();
-    await page.getByLabel('path', { exact: true }).fill('/home/alice/*.txt');
-    await page.getByRole('checkbox', { name: 'Any value' }).nth(2).check();
-    const preview = page.locator('.scope-preview');
-    await preview.locator('.preview-text').waitFor();
-    // A pattern that does not cover the reviewed value is refused by the preview, and approve is disabled.
-    await page.getByLabel('path', { exact: true }).fill('/tmp/*');
-    await preview.locator('.preview-error').waitFor();
+    // Each argument is a choice; a glob of one's own is the advanced choice.
+    await page.getByLabel('path', { exact: true }).selectOption({ label: 'My own pattern (advanced)' });
+    await page.getByLabel('Pattern for path').fill('/home/alice/*.txt');
+    await page.getByLabel('note', { exact: true }).selectOption({ label: 'Any note' });
+    const preview = page.getByRole('status').filter({ hasText: 'What this approval covers' });
+    await expect.poll(() => preview.innerText(), { timeout: 10_000 }).toMatch(/\/home\/alice\/\*\.txt(?![\s\S]*Checking)/);
+    // A pattern that does not cover the reviewed value is refused by the preview, in words, and approve is disabled.
+    await page.getByLabel('Pattern for path').fill('/tmp/*');
+    await expect.poll(() => preview.innerText(), { timeout: 10_000 }).toContain('The choice for “path” leaves out the value you reviewed');
     await expect(page.getByRole('button', { name: 'Approve for this session' }).isDisabled()).resolves.toBe(true);
-    await page.getByLabel('path', { exact: true }).fill('/home/alice/*.txt');
-    await preview.locator('.preview-text').waitFor();
+    await page.getByLabel('Pattern for path').fill('/home/alice/*.txt');
+    await expect.poll(() => preview.innerText(), { timeout: 10_000 }).toMatch(/\/home\/alice\/\*\.txt(?![\s\S]*(Checking|leaves out))/);
+    await expect.poll(() => page.getByRole('button', { name: 'Approve for this session' }).isDisabled()).toBe(false);
     await reviewPage(recorded, 'approval-detail');
     await page.getByRole('button', { name: 'Approve for this session' }).click();
     await page.getByText(/^Approved for this agent session/).waitFor();
@@ -142,16 +144,17 @@ describe('console: connections and approvals in a browser', () => {
     const id = await createApproval(agentId, 'deploy.run', { target: 'staging' });
     const recorded = await open(`/approvals/${id}`);
     const { page } = recorded;
-    await page.getByRole('radio', { name: /Always/ }).check();
-    await page.locator('.scope-preview .preview-text').waitFor();
-    await page.getByRole('button', { name: 'Approve always' }).click();
-    await page.getByText(/^Approved for always/).waitFor();
-    await page.getByRole('link', { name: 'Remembered decisions' }).first().click();
+    await page.getByRole('radio', { name: /^Always/ }).check();
+    // A critical tool: "always" is confirmed a second time.
+    await page.getByRole('button', { name: 'Approve always…' }).click();
+    await page.getByRole('dialog', { name: 'Always allow a critical tool?' }).getByRole('button', { name: 'Yes, always allow' }).click();
+    await page.getByText(/^Approved always/).waitFor();
+    await page.getByRole('link', { name: 'Remembered', exact: true }).click();
     await page.getByText('deploy.run', { exact: true }).waitFor();
     await reviewPage(recorded, 'approvals-remembered');
     await page.getByRole('button', { name: 'Revoke deploy.run for Deploy Agent' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke', exact: true }).click();
-    await page.getByText(/^Revoked the remembered approval of deploy\.run/).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Revoked: Deploy Agent can no longer run deploy.run without asking' }).waitFor();
     await page.getByText('You have no remembered decisions.').waitFor();
   });
 
