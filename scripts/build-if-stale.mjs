@@ -52,7 +52,7 @@ if (process.argv.includes('--stamp')) {
 } else if (isCurrent()) {
   console.log('build: sources unchanged since the last build, starting without rebuilding (`npm run build` forces one)');
 } else {
-  console.log('build: sources changed or never built, building (about two minutes on two cores)…');
+  console.log('build: sources changed or never built, building (about 40 s on two cores)…');
   const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit', shell: process.platform === 'win32' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
