@@ -170,10 +170,17 @@ export function PatternView({ pattern, args }: { pattern: Approval['params_patte
             <dd>any value</dd>
           </div>
         ))}
-      <div className="arg-row">
-        <dt className="muted">other arguments</dt>
-        <dd className="muted">any value</dd>
-      </div>
+      <OtherArgumentsRow />
     </dl>
+  );
+}
+
+/** The last row of a pattern in words: arguments the reviewed call did not have are not constrained. */
+export function OtherArgumentsRow() {
+  return (
+    <div className="arg-row">
+      <dt className="muted">other arguments</dt>
+      <dd className="muted">any value</dd>
+    </div>
   );
 }

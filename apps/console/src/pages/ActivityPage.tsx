@@ -93,7 +93,7 @@ export function ActivityPage() {
           <p className="sr-only" role="status">
             {`${events.length} event${events.length === 1 ? '' : 's'} shown${activity.hasNextPage ? ', more available' : ''}.`}
           </p>
-          {activity.isRefetchError ? <ReconnectBanner onRetry={() => void activity.refetch()} retrying={activity.isFetching} /> : null}
+          <ReconnectBanner query={activity} />
           <div className="activity-days" aria-busy={activity.isFetching}>
             {byDay(events).map(([day, items]) => (
               <Day key={day} day={day} events={items} names={names} />

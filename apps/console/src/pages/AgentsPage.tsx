@@ -47,7 +47,7 @@ export function AgentsPage() {
         )
       ) : (
         <>
-          {agents.isRefetchError ? <ReconnectBanner onRetry={() => void agents.refetch()} retrying={agents.isFetching} /> : null}
+          <ReconnectBanner query={agents} />
           <DelegationList items={agents.data.data} onRevoked={setNotice} />
         </>
       )}

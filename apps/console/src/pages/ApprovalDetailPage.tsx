@@ -6,7 +6,7 @@ import type { components } from '../api/user-api';
 import { choicesFor, initialRows, patternErrorWords, rowGlob, toPattern, type PatternRow } from '../approvals/patterns';
 import { requestContext, toolTitle } from '../approvals/request-context';
 import { useDebounced } from '../approvals/useDebounced';
-import { ArgumentsView, GlobWords, PatternView, RiskBadge, StructuredValue, agentName, persistenceWords, type Approval } from '../approvals/values';
+import { ArgumentsView, GlobWords, OtherArgumentsRow, PatternView, RiskBadge, StructuredValue, agentName, persistenceWords, type Approval } from '../approvals/values';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { usePageTitle } from '../components/page-title';
@@ -42,7 +42,7 @@ export function ApprovalDetailPage() {
         )
       ) : (
         <>
-          {approval.isRefetchError ? <ReconnectBanner onRetry={() => void approval.refetch()} retrying={approval.isFetching} /> : null}
+          <ReconnectBanner query={approval} />
           <ApprovalView approval={approval.data.data} decision={decision} failure={failure} onDecided={setDecision} onFailed={setFailure} />
         </>
       )}
@@ -492,10 +492,7 @@ function ScopePreview({ title, rows, pattern, waiting, error }: { title: string;
               </div>
             );
           })}
-          <div className="arg-row">
-            <dt className="muted">other arguments</dt>
-            <dd className="muted">any value</dd>
-          </div>
+          <OtherArgumentsRow />
         </dl>
         {waiting ? <p className="muted">Checking…</p> : null}
       </>

@@ -40,7 +40,7 @@ export function ApprovalsPage() {
       ) : (
         <>
           {/* The broker stopped answering the polls: the list stays, with a banner. */}
-          {pending.isRefetchError ? <ReconnectBanner onRetry={() => void pending.refetch()} retrying={pending.isFetching} /> : null}
+          <ReconnectBanner query={pending} />
           {/* Critical first, then newest first. */}
           <PendingList items={reviewOrder(pending.data.data)} />
         </>

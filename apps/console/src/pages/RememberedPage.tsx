@@ -43,7 +43,7 @@ export function RememberedPage() {
         )
       ) : (
         <>
-          {remembered.isRefetchError ? <ReconnectBanner onRetry={() => void remembered.refetch()} retrying={remembered.isFetching} /> : null}
+          <ReconnectBanner query={remembered} />
           <RememberedList items={remembered.data.data} onRevoked={setNotice} />
         </>
       )}
