@@ -29,24 +29,53 @@ const ALLOWED = {
   // Issue 17 item 5: the webhook outbox's delivery worker (outbound HTTP, the sealed secrets, the outbox tables).
   webhooks: ['domain', 'config', 'persistence', 'outbound', 'vault', 'telemetry'],
 };
-const LIBS = readdirSync(new URL('./libs', import.meta.url), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
-const APPS = readdirSync(new URL('./apps', import.meta.url), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
-for (const lib of LIBS) if (!(lib in ALLOWED)) throw new Error(`eslint.config.mjs: place libs/${lib} in ALLOWED (which libs may it import?)`);
+const LIBS = readdirSync(new URL('./libs', import.meta.url), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
+const APPS = readdirSync(new URL('./apps', import.meta.url), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
+for (const lib of LIBS)
+  if (!(lib in ALLOWED)) throw new Error(`eslint.config.mjs: place libs/${lib} in ALLOWED (which libs may it import?)`);
 const libZones = LIBS.map((lib) => ({
   target: `./libs/${lib}`,
-  from: [...LIBS.filter((other) => other !== lib && !ALLOWED[lib].includes(other)).map((other) => `./libs/${other}`), './apps'],
+  from: [
+    ...LIBS.filter((other) => other !== lib && !ALLOWED[lib].includes(other)).map((other) => `./libs/${other}`),
+    './apps',
+  ],
   message: `libs/${lib} may import only: ${ALLOWED[lib].length > 0 ? ALLOWED[lib].map((l) => `@broker/${l}`).join(', ') : 'nothing of ours'}.`,
 }));
 /** apps/broker runs both servers in one process: the one place that names both apps. */
 const COMPOSER = 'broker';
 const appZones = APPS.map((app) => ({
   target: `./apps/${app}`,
-  from: [...(app === COMPOSER ? [] : APPS.filter((other) => other !== app).map((other) => `./apps/${other}`)), './libs/testing'],
-  message: app === COMPOSER ? 'apps/broker never imports libs/testing.' : 'apps never import each other (only apps/broker composes them) or libs/testing.',
+  from: [
+    ...(app === COMPOSER ? [] : APPS.filter((other) => other !== app).map((other) => `./apps/${other}`)),
+    './libs/testing',
+  ],
+  message:
+    app === COMPOSER
+      ? 'apps/broker never imports libs/testing.'
+      : 'apps never import each other (only apps/broker composes them) or libs/testing.',
 }));
 
 export default tseslint.config(
-  { ignores: ['apps/console/**', 'dist/**', 'node_modules/**', 'coverage/**', 'data/**', 'openapi/**', 'bench/**/*.js', 'bench/**/*.mjs', 'test/**/*.mjs', 'scripts/**/*.mjs', 'examples/**/*.mjs', 'eslint.config.mjs'] },
+  {
+    ignores: [
+      'apps/console/**',
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'data/**',
+      'openapi/**',
+      'bench/**/*.js',
+      'bench/**/*.mjs',
+      'test/**/*.mjs',
+      'scripts/**/*.mjs',
+      'examples/**/*.mjs',
+      'eslint.config.mjs',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -69,13 +98,20 @@ export default tseslint.config(
       'import-x/no-self-import': 'error',
       'no-restricted-properties': [
         'error',
-        { object: 'process', property: 'env', message: 'Only libs/config reads process.env: take it from BrokerConfig.' },
+        {
+          object: 'process',
+          property: 'env',
+          message: 'Only libs/config reads process.env: take it from BrokerConfig.',
+        },
       ],
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { group: ['@broker/*/src', '@broker/*/src/*', '@broker/*/*'], message: 'Reach a lib only through its index: @broker/<lib>.' },
+            {
+              group: ['@broker/*/src', '@broker/*/src/*', '@broker/*/*'],
+              message: 'Reach a lib only through its index: @broker/<lib>.',
+            },
             { group: ['**/libs/*/src/**'], message: 'Reach a lib only through @broker/<lib>.' },
           ],
         },

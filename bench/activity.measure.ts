@@ -40,7 +40,8 @@ const CREATE_NEW_INDEXES = [
 ];
 
 /** The statements before the migration (copied from EventRepository as it was). */
-const COLUMNS = 'seq::text AS seq, id, type, occurred_at, actor_type, actor_id, principal, agent_id, service_id, outcome, trace_id, details';
+const COLUMNS =
+  'seq::text AS seq, id, type, occurred_at, actor_type, actor_id, principal, agent_id, service_id, outcome, trace_id, details';
 const FORMER_LAST_USED = `SELECT DISTINCT ON (agent_id, service_id) agent_id, service_id, occurred_at FROM events WHERE principal = $1 AND type = 'token.exchanged' AND outcome = 'success' AND agent_id IS NOT NULL AND service_id IS NOT NULL ORDER BY agent_id, service_id, seq DESC`;
 function formerPage(filter: EventFilter, limit: number, before?: string): [string, unknown[]] {
   const where: string[] = [];
@@ -53,7 +54,10 @@ function formerPage(filter: EventFilter, limit: number, before?: string): [strin
   if (filter.types !== undefined && filter.types.length > 0) add((p) => `type = ANY(${p}::text[])`, filter.types);
   if (before !== undefined) add((p) => `seq < ${p}::bigint`, before);
   values.push(limit + 1);
-  return [`SELECT ${COLUMNS} FROM events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY events.seq DESC LIMIT $${values.length}`, values];
+  return [
+    `SELECT ${COLUMNS} FROM events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY events.seq DESC LIMIT $${values.length}`,
+    values,
+  ];
 }
 
 /** 1M events in one statement: kinds, outcomes, agents and services drawn with a fixed seed. */
@@ -76,7 +80,11 @@ function percentile(sorted: readonly number[], p: number): number {
 }
 
 /** Runs `query` `runs` times (after 3 unmeasured), or fewer when it takes over `budgetMs` in all. */
-async function latency(query: () => Promise<unknown>, runs: number, budgetMs = 20_000): Promise<{ runs: number; p50: number; p99: number; max: number }> {
+async function latency(
+  query: () => Promise<unknown>,
+  runs: number,
+  budgetMs = 20_000,
+): Promise<{ runs: number; p50: number; p99: number; max: number }> {
   for (let i = 0; i < 3; i += 1) await query();
   const samples: number[] = [];
   const started = performance.now();
@@ -86,7 +94,12 @@ async function latency(query: () => Promise<unknown>, runs: number, budgetMs = 2
     samples.push(performance.now() - t);
   }
   samples.sort((a, b) => a - b);
-  return { runs: samples.length, p50: percentile(samples, 50), p99: percentile(samples, 99), max: percentile(samples, 100) };
+  return {
+    runs: samples.length,
+    p50: percentile(samples, 50),
+    p99: percentile(samples, 99),
+    max: percentile(samples, 100),
+  };
 }
 
 const ms = (value: number): number => Math.round(value * 100) / 100;
@@ -96,7 +109,8 @@ describe('activity reads on 1M events, and the write cost of their indexes (Post
   let cluster: PostgresCluster | undefined;
   let database: Database;
   let events: EventRepository;
-  const sql = <T = unknown>(text: string, values: unknown[] = []): Promise<T> => database.dataSource.query<T>(text, values);
+  const sql = <T = unknown>(text: string, values: unknown[] = []): Promise<T> =>
+    database.dataSource.query<T>(text, values);
   const dropNewIndexes = async (): Promise<void> => {
     for (const name of NEW_INDEXES) await sql(`DROP INDEX IF EXISTS ${name}`);
   };
@@ -113,20 +127,31 @@ describe('activity reads on 1M events, and the write cost of their indexes (Post
     release = await takeMachine();
     cluster = await startPostgresCluster();
     if (cluster === undefined) throw new Error('the activity benchmark needs PostgreSQL (initdb/pg_ctl)');
-    const config = testConfig({ storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase(cluster.url) } } });
+    const config = testConfig({
+      storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase(cluster.url) } },
+    });
     database = await Database.open(config, pino({ level: 'silent' }));
     events = new EventRepository(database.dataSource);
     // Loaded with the ledger's three indexes (the new ones are built afterwards, as the migration would on an existing ledger).
     await dropNewIndexes();
     const started = performance.now();
-    await sql("SELECT setseed(0.42)");
+    await sql('SELECT setseed(0.42)');
     await sql(LOAD, [EVENTS]);
     await sql('VACUUM ANALYZE events');
-    const [counts] = await sql<{ total: string; heavy: string }[]>(`SELECT count(*) AS total, count(*) FILTER (WHERE principal = '${HEAVY}') AS heavy FROM events`);
-    const [mid] = await sql<{ seq: string }[]>(`SELECT seq::text AS seq FROM events WHERE principal = '${HEAVY}' ORDER BY seq OFFSET $1 LIMIT 1`, [Math.floor(Number(counts?.heavy) / 2)]);
+    const [counts] = await sql<{ total: string; heavy: string }[]>(
+      `SELECT count(*) AS total, count(*) FILTER (WHERE principal = '${HEAVY}') AS heavy FROM events`,
+    );
+    const [mid] = await sql<{ seq: string }[]>(
+      `SELECT seq::text AS seq FROM events WHERE principal = '${HEAVY}' ORDER BY seq OFFSET $1 LIMIT 1`,
+      [Math.floor(Number(counts?.heavy) / 2)],
+    );
     middle = mid?.seq ?? '1';
-    console.log(`machine: node ${process.version}, os.cpus().length = ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}`);
-    console.log(`ledger: ${Number(counts?.total).toLocaleString('en-US')} events (${HEAVY}: ${Number(counts?.heavy).toLocaleString('en-US')}; ${TYPICAL} and 3,999 others: ~200 each), loaded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    console.log(
+      `machine: node ${process.version}, os.cpus().length = ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}`,
+    );
+    console.log(
+      `ledger: ${Number(counts?.total).toLocaleString('en-US')} events (${HEAVY}: ${Number(counts?.heavy).toLocaleString('en-US')}; ${TYPICAL} and 3,999 others: ~200 each), loaded in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
   }, 1_800_000);
 
   afterAll(async () => {
@@ -143,16 +168,45 @@ describe('activity reads on 1M events, and the write cost of their indexes (Post
     readonly now: () => Promise<unknown>;
   }
   const cases = (): Case[] => {
-    const page = (name: string, filter: EventFilter, before?: string): Case => ({ name, former: () => sql(...formerPage(filter, LIMIT, before)), now: () => events.page(filter, LIMIT, before) });
+    const page = (name: string, filter: EventFilter, before?: string): Case => ({
+      name,
+      former: () => sql(...formerPage(filter, LIMIT, before)),
+      now: () => events.page(filter, LIMIT, before),
+    });
     return [
-      { name: 'last-used, heavy person (200 agent/service pairs)', former: () => sql(FORMER_LAST_USED, [HEAVY]), now: () => events.lastUsed(HEAVY) },
-      { name: 'last-used, typical person', former: () => sql(FORMER_LAST_USED, [TYPICAL]), now: () => events.lastUsed(TYPICAL) },
+      {
+        name: 'last-used, heavy person (200 agent/service pairs)',
+        former: () => sql(FORMER_LAST_USED, [HEAVY]),
+        now: () => events.lastUsed(HEAVY),
+      },
+      {
+        name: 'last-used, typical person',
+        former: () => sql(FORMER_LAST_USED, [TYPICAL]),
+        now: () => events.lastUsed(TYPICAL),
+      },
       page('heavy: type=grant.revoked (0.5 %), first page', { principal: HEAVY, types: ['grant.revoked'] }),
       page('heavy: type=grant.revoked, page from the middle', { principal: HEAVY, types: ['grant.revoked'] }, middle),
       page('heavy: type=approval.denied (none), first page', { principal: HEAVY, types: ['approval.denied'] }),
-      page('heavy: type=grant.revoked,session.disconnected, middle', { principal: HEAVY, types: ['grant.revoked', 'session.disconnected'] }, middle),
+      page(
+        'heavy: type=grant.revoked,session.disconnected, middle',
+        { principal: HEAVY, types: ['grant.revoked', 'session.disconnected'] },
+        middle,
+      ),
       page('heavy: type=token.exchanged (90 %), middle', { principal: HEAVY, types: ['token.exchanged'] }, middle),
-      page('heavy: all 9 recorded kinds named, first page', { principal: HEAVY, types: ['token.exchanged', 'session.refreshed', 'impersonation.decided', 'grant.created', 'grant.revoked', 'session.connected', 'session.disconnected', 'approval.requested', 'approval.approved'] }),
+      page('heavy: all 9 recorded kinds named, first page', {
+        principal: HEAVY,
+        types: [
+          'token.exchanged',
+          'session.refreshed',
+          'impersonation.decided',
+          'grant.created',
+          'grant.revoked',
+          'session.connected',
+          'session.disconnected',
+          'approval.requested',
+          'approval.approved',
+        ],
+      }),
       page('typical: type=grant.revoked, first page', { principal: TYPICAL, types: ['grant.revoked'] }),
       page('heavy: no filter, first page (unchanged statement)', { principal: HEAVY }),
     ];
@@ -178,19 +232,40 @@ describe('activity reads on 1M events, and the write cost of their indexes (Post
       }
       return statement;
     })();
-    const [result] = await sql<{ 'QUERY PLAN': { Plan: Record<string, number>; 'Execution Time': number }[] }[]>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, values);
+    const [result] = await sql<{ 'QUERY PLAN': { Plan: Record<string, number>; 'Execution Time': number }[] }[]>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`,
+      values,
+    );
     const plan = result?.['QUERY PLAN'][0];
-    return { ms: plan?.['Execution Time'] ?? Number.NaN, buffers: (plan?.Plan['Shared Hit Blocks'] ?? 0) + (plan?.Plan['Shared Read Blocks'] ?? 0) };
+    return {
+      ms: plan?.['Execution Time'] ?? Number.NaN,
+      buffers: (plan?.Plan['Shared Hit Blocks'] ?? 0) + (plan?.Plan['Shared Read Blocks'] ?? 0),
+    };
   };
 
   it('1. last-used and the kind filter: before (3 indexes, former statements) and after (migration + EventRepository), A B A B', async () => {
     const rows: Record<string, string | number>[] = [];
-    const measure = async (phase: string, round: number, which: 'former' | 'now', only?: (name: string) => boolean): Promise<void> => {
+    const measure = async (
+      phase: string,
+      round: number,
+      which: 'former' | 'now',
+      only?: (name: string) => boolean,
+    ): Promise<void> => {
       for (const c of cases()) {
         if (only !== undefined && !only(c.name)) continue;
         const result = await latency(c[which], which === 'former' ? 200 : 300);
         const work = await explained(c[which]);
-        rows.push({ round, phase, query: c.name, runs: result.runs, 'p50 ms': ms(result.p50), 'p99 ms': ms(result.p99), 'max ms': ms(result.max), 'server ms (EXPLAIN ANALYZE)': ms(work.ms), 'buffers read': work.buffers });
+        rows.push({
+          round,
+          phase,
+          query: c.name,
+          runs: result.runs,
+          'p50 ms': ms(result.p50),
+          'p99 ms': ms(result.p99),
+          'max ms': ms(result.max),
+          'server ms (EXPLAIN ANALYZE)': ms(work.ms),
+          'buffers read': work.buffers,
+        });
       }
     };
     let built = 0;
@@ -202,9 +277,13 @@ describe('activity reads on 1M events, and the write cost of their indexes (Post
       if (round === 1) await measure('indexes, former SQL', round, 'former', (name) => name.startsWith('last-used'));
       await measure('after', round, 'now');
     }
-    console.log(`\n1. activity reads, limit ${LIMIT}; the two indexes built in ${(built / 1000).toFixed(1)} s on ${EVENTS.toLocaleString('en-US')} events${QUICK ? ' (BENCH_QUICK: smoke, not a result)' : ''}`);
+    console.log(
+      `\n1. activity reads, limit ${LIMIT}; the two indexes built in ${(built / 1000).toFixed(1)} s on ${EVENTS.toLocaleString('en-US')} events${QUICK ? ' (BENCH_QUICK: smoke, not a result)' : ''}`,
+    );
     console.table(rows);
-    const sizes = await sql<{ name: string; size: string }[]>(`SELECT relname AS name, pg_size_pretty(pg_relation_size(oid)) AS size FROM pg_class WHERE relname LIKE 'events%' AND relkind IN ('r', 'i') ORDER BY relname`);
+    const sizes = await sql<{ name: string; size: string }[]>(
+      `SELECT relname AS name, pg_size_pretty(pg_relation_size(oid)) AS size FROM pg_class WHERE relname LIKE 'events%' AND relkind IN ('r', 'i') ORDER BY relname`,
+    );
     console.table(sizes);
   }, 3_600_000);
 
@@ -239,15 +318,28 @@ describe('activity reads on 1M events, and the write cost of their indexes (Post
         const seconds = (performance.now() - started) / 1000;
         const rate = APPENDED_PER_RUN / seconds;
         totals[variant]?.push(rate);
-        rows.push({ round, variant, events: APPENDED_PER_RUN, 'events/s': Math.round(rate), 'ms per 500-event append': ms((seconds * 1000) / batches.length) });
+        rows.push({
+          round,
+          variant,
+          events: APPENDED_PER_RUN,
+          'events/s': Math.round(rate),
+          'ms per 500-event append': ms((seconds * 1000) / batches.length),
+        });
       }
     }
     const mean = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
     const without = mean(totals['without the two indexes'] ?? []);
     const withIndexes = mean(totals['with the two indexes'] ?? []);
-    console.log(`\n2. appends of ${APPEND_BATCH} token.exchanged events (one connection, as the ledger's flusher), ${APPENDED_PER_RUN.toLocaleString('en-US')} per run, on the ${EVENTS.toLocaleString('en-US')}-event ledger${QUICK ? ' (BENCH_QUICK: smoke, not a result)' : ''}`);
+    console.log(
+      `\n2. appends of ${APPEND_BATCH} token.exchanged events (one connection, as the ledger's flusher), ${APPENDED_PER_RUN.toLocaleString('en-US')} per run, on the ${EVENTS.toLocaleString('en-US')}-event ledger${QUICK ? ' (BENCH_QUICK: smoke, not a result)' : ''}`,
+    );
     console.table(rows);
-    console.table([{ comparison: 'with / without', 'events/s': `${Math.round(withIndexes)} / ${Math.round(without)} = ${(withIndexes / without).toFixed(2)}x` }]);
+    console.table([
+      {
+        comparison: 'with / without',
+        'events/s': `${Math.round(withIndexes)} / ${Math.round(without)} = ${(withIndexes / without).toFixed(2)}x`,
+      },
+    ]);
     await createNewIndexes();
   }, 3_600_000);
 });

@@ -5,7 +5,16 @@ import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { cpus } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { LongPollHub } from '@broker/approvals';
-import { createPostgresDatabase, freePort, http, startJwtIssuer, startPostgresCluster, testKey, type PostgresCluster, type TestJwtIssuer } from '@broker/testing';
+import {
+  createPostgresDatabase,
+  freePort,
+  http,
+  startJwtIssuer,
+  startPostgresCluster,
+  testKey,
+  type PostgresCluster,
+  type TestJwtIssuer,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { takeMachine } from './machine-lock';
 import { startBroker, type BrokerServer } from './servers';
@@ -65,16 +74,32 @@ describe('approvals long-poll sync', () => {
     const publicUrl = `http://127.0.0.1:${port}`;
     broker = await startBroker({
       server: { enduser: { port, public_url: publicUrl } },
-      storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase(cluster.url), pool_size: 10 } },
+      storage: {
+        backend: 'postgres',
+        postgres: { connection_url: await createPostgresDatabase(cluster.url), pool_size: 10 },
+      },
       encryption: { keys: [{ id: 'bench', key: testKey() }], current_key_id: 'bench' },
       third_party_oauth2: { jwe_keys: [{ id: 'bench', key: testKey() }] },
       token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } },
     });
-    assertion = await issuer.sign({ sub: 'bench-gateway', jti: randomUUID() }, { audience: publicUrl, ttlSeconds: 3600 });
-    agentId = (await http(`${broker.adminUrl}/api/agents`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-remote-user': 'admin' }, body: JSON.stringify({ display_name: 'Bench' }) })).json<{ id: string }>().id;
+    assertion = await issuer.sign(
+      { sub: 'bench-gateway', jti: randomUUID() },
+      { audience: publicUrl, ttlSeconds: 3600 },
+    );
+    agentId = (
+      await http(`${broker.adminUrl}/api/agents`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-remote-user': 'admin' },
+        body: JSON.stringify({ display_name: 'Bench' }),
+      })
+    ).json<{ id: string }>().id;
     const created = await http(`${broker.enduserUrl}/api/approvals`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await issuer.sign({ sub: PRINCIPAL, azp: agentId }, { audience: publicUrl, ttlSeconds: 3600 })}`, 'x-client-assertion': assertion },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await issuer.sign({ sub: PRINCIPAL, azp: agentId }, { audience: publicUrl, ttlSeconds: 3600 })}`,
+        'x-client-assertion': assertion,
+      },
       body: JSON.stringify({ metadata: {}, tool_name: 'bench_tool', arguments: { n: 1 } }),
     });
     if (created.status !== 201) throw new Error(`create failed: ${created.status} ${created.text}`);
@@ -121,10 +146,12 @@ describe('approvals long-poll sync', () => {
   }
 
   it(`prints memory per held waiter and /health p99 with ${WAITERS.toLocaleString('en')} held long-polls`, async () => {
-    const etag = (await http(`${broker.enduserUrl}${syncPath}`, { headers: { 'x-client-assertion': assertion } })).headers.etag as string;
+    const etag = (await http(`${broker.enduserUrl}${syncPath}`, { headers: { 'x-client-assertion': assertion } }))
+      .headers.etag as string;
     // Warm-up: JIT, JWT verification cache, pools.
     await healthLatencies();
-    for (let i = 0; i < 50; i += 1) await http(`${broker.enduserUrl}${syncPath}`, { headers: { 'x-client-assertion': assertion } });
+    for (let i = 0; i < 50; i += 1)
+      await http(`${broker.enduserUrl}${syncPath}`, { headers: { 'x-client-assertion': assertion } });
     const idleHealth = await healthLatencies();
     const rssBefore = await settledRssMb(broker.pid);
 
@@ -136,13 +163,20 @@ describe('approvals long-poll sync', () => {
       for (let i = 0; i < OPEN_BATCH; i += 1) {
         answers.push(
           new Promise((resolve) => {
-            httpRequest(url, { agent: false, headers: { 'x-client-assertion': assertion, 'if-none-match': etag, 'x-long-poll-timeout': '120' } }, (response: IncomingMessage) => {
-              response.resume();
-              response.on('end', () => {
-                answered += 1;
-                resolve(response.statusCode ?? 0);
-              });
-            })
+            httpRequest(
+              url,
+              {
+                agent: false,
+                headers: { 'x-client-assertion': assertion, 'if-none-match': etag, 'x-long-poll-timeout': '120' },
+              },
+              (response: IncomingMessage) => {
+                response.resume();
+                response.on('end', () => {
+                  answered += 1;
+                  resolve(response.statusCode ?? 0);
+                });
+              },
+            )
               .on('error', (error: Error) => {
                 errors.push(`${error.message}`);
                 resolve(0);
@@ -161,22 +195,43 @@ describe('approvals long-poll sync', () => {
 
     // One change answers them all.
     const changedAt = performance.now();
-    await http(`${broker.enduserUrl}/api/approvals/pending`, { headers: { 'x-remote-user': PRINCIPAL } }).then(async (response) => {
-      const id = response.json<{ data: { id: string }[] }>().data[0]?.id as string;
-      await http(`${broker.enduserUrl}/api/approvals/${id}/approve`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-remote-user': PRINCIPAL }, body: '{"persistence":"once"}' });
-    });
+    await http(`${broker.enduserUrl}/api/approvals/pending`, { headers: { 'x-remote-user': PRINCIPAL } }).then(
+      async (response) => {
+        const id = response.json<{ data: { id: string }[] }>().data[0]?.id as string;
+        await http(`${broker.enduserUrl}/api/approvals/${id}/approve`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-remote-user': PRINCIPAL },
+          body: '{"persistence":"once"}',
+        });
+      },
+    );
     const statuses = await Promise.all(answers);
     const wakeAllMs = performance.now() - changedAt;
 
     const perWaiterKb = ((rssHeld - rssBefore) * 1024) / WAITERS;
     console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`);
     console.table([
-      { measure: 'held long-polls', value: `${stillHeld} of ${WAITERS} held (${WAITERS - stillHeld} answered early, ${errors.length} connection errors)` },
-      { measure: 'broker RSS before / with the waiters held', value: `${rssBefore.toFixed(1)} MB / ${rssHeld.toFixed(1)} MB` },
+      {
+        measure: 'held long-polls',
+        value: `${stillHeld} of ${WAITERS} held (${WAITERS - stillHeld} answered early, ${errors.length} connection errors)`,
+      },
+      {
+        measure: 'broker RSS before / with the waiters held',
+        value: `${rssBefore.toFixed(1)} MB / ${rssHeld.toFixed(1)} MB`,
+      },
       { measure: 'RSS per held waiter', value: `${perWaiterKb.toFixed(1)} KB` },
-      { measure: 'GET /health idle: p50 / p99 / max', value: `${idleHealth.p50.toFixed(2)} / ${idleHealth.p99.toFixed(2)} / ${idleHealth.max.toFixed(2)} ms` },
-      { measure: `GET /health with ${WAITERS} held: p50 / p99 / max`, value: `${heldHealth.p50.toFixed(2)} / ${heldHealth.p99.toFixed(2)} / ${heldHealth.max.toFixed(2)} ms` },
-      { measure: 'one change → all waiters answered', value: `${wakeAllMs.toFixed(0)} ms (${statuses.filter((s) => s === 200).length} × 200)` },
+      {
+        measure: 'GET /health idle: p50 / p99 / max',
+        value: `${idleHealth.p50.toFixed(2)} / ${idleHealth.p99.toFixed(2)} / ${idleHealth.max.toFixed(2)} ms`,
+      },
+      {
+        measure: `GET /health with ${WAITERS} held: p50 / p99 / max`,
+        value: `${heldHealth.p50.toFixed(2)} / ${heldHealth.p99.toFixed(2)} / ${heldHealth.max.toFixed(2)} ms`,
+      },
+      {
+        measure: 'one change → all waiters answered',
+        value: `${wakeAllMs.toFixed(0)} ms (${statuses.filter((s) => s === 200).length} × 200)`,
+      },
     ]);
   });
 
@@ -192,6 +247,11 @@ describe('approvals long-poll sync', () => {
     const held = process.memoryUsage().heapUsed;
     hub.changed(WAITERS + 1);
     await Promise.all(waits);
-    console.table([{ measure: 'hub heap per waiter (waiter record, promise, abort signal and listener)', value: `${((held - before) / WAITERS).toFixed(0)} bytes` }]);
+    console.table([
+      {
+        measure: 'hub heap per waiter (waiter record, promise, abort signal and listener)',
+        value: `${((held - before) / WAITERS).toFixed(0)} bytes`,
+      },
+    ]);
   });
 });

@@ -75,7 +75,8 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 }
 
 function checkInterrupted() {
-  if (interrupted !== undefined) throw new Failure(`bench: interrupted (${interrupted})`, 128 + constants.signals[interrupted]);
+  if (interrupted !== undefined)
+    throw new Failure(`bench: interrupted (${interrupted})`, 128 + constants.signals[interrupted]);
 }
 
 /** Runs a command with this terminal; resolves with its exit status (128 + signal number if killed). */
@@ -142,7 +143,8 @@ function worktreeEnvironment() {
 async function installDependencies(dir, label, env) {
   const ours = join(ROOT, 'package-lock.json');
   const theirs = join(dir, 'package-lock.json');
-  if (!existsSync(theirs)) throw new Failure(`bench: ${label} has no package-lock.json: cannot install its dependencies`);
+  if (!existsSync(theirs))
+    throw new Failure(`bench: ${label} has no package-lock.json: cannot install its dependencies`);
   if (existsSync(ours) && readFileSync(ours).equals(readFileSync(theirs))) {
     console.log(`bench: ${label} has the same package-lock.json: using this checkout's node_modules`);
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
@@ -196,7 +198,10 @@ async function against({ against: ref, profile, keep }) {
     console.error(error.message);
     status = error.status;
   } finally {
-    if (keep) console.log(`bench: the worktree of ${label} stays in ${dir} (remove it with: git worktree remove --force ${dir})`);
+    if (keep)
+      console.log(
+        `bench: the worktree of ${label} stays in ${dir} (remove it with: git worktree remove --force ${dir})`,
+      );
     else removeWorktree(dir);
   }
   return status;
@@ -214,7 +219,8 @@ if (options.help) {
   console.log(USAGE);
   process.exit(0);
 }
-if (options.against === undefined && (options.profile || options.keep)) usageError('--profile and --keep go with --against <git ref>');
+if (options.against === undefined && (options.profile || options.keep))
+  usageError('--profile and --keep go with --against <git ref>');
 try {
   process.exit(options.against === undefined ? await everything() : await against(options));
 } catch (error) {

@@ -1,10 +1,30 @@
 import { cpus } from 'node:os';
-import { createPostgresDatabase, freePort, startPostgresCluster, testConfig, testKey, type PostgresCluster } from '@broker/testing';
+import {
+  createPostgresDatabase,
+  freePort,
+  startPostgresCluster,
+  testConfig,
+  testKey,
+  type PostgresCluster,
+} from '@broker/testing';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { GatewayIssuer } from './gateway-issuer';
-import { alternate, averages, DURATION_SECONDS, EXCHANGE_FORM, EXCHANGE_RESOURCE, FORM_HEADERS, FRESH_RATE_CEILING, measureLoad, ratio, table, WARMUP_SECONDS, type Row } from './load';
+import {
+  alternate,
+  averages,
+  DURATION_SECONDS,
+  EXCHANGE_FORM,
+  EXCHANGE_RESOURCE,
+  FORM_HEADERS,
+  FRESH_RATE_CEILING,
+  measureLoad,
+  ratio,
+  table,
+  WARMUP_SECONDS,
+  type Row,
+} from './load';
 import { takeMachine } from './machine-lock';
 import { startBroker, type BrokerServer } from './servers';
 
@@ -28,13 +48,29 @@ interface Target {
 }
 
 /** Grants, delegations and sealed sessions of `principals` for one agent and service, straight into the database. */
-async function seed(databaseUrl: string, principals: readonly string[], ids: { agentId: string; serviceId: string; permissionSetId: string }, cipher: EnvelopeCipher): Promise<void> {
+async function seed(
+  databaseUrl: string,
+  principals: readonly string[],
+  ids: { agentId: string; serviceId: string; permissionSetId: string },
+  cipher: EnvelopeCipher,
+): Promise<void> {
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   try {
-    await db.query(`INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) SELECT gen_random_uuid(), p, $2, NULL, now(), now() FROM unnest($1::text[]) AS p`, [principals, ids.agentId]);
-    await db.query(`INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) SELECT id, $1, $2, '["read"]', 0 FROM grants`, [ids.permissionSetId, ids.serviceId]);
-    const envelopes = principals.map((principal) => cipher.encrypt(`third-party-token-of-${principal}`, bindings.sessionToken(ids.serviceId, principal, 'access_token')));
+    await db.query(
+      `INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) SELECT gen_random_uuid(), p, $2, NULL, now(), now() FROM unnest($1::text[]) AS p`,
+      [principals, ids.agentId],
+    );
+    await db.query(
+      `INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) SELECT id, $1, $2, '["read"]', 0 FROM grants`,
+      [ids.permissionSetId, ids.serviceId],
+    );
+    const envelopes = principals.map((principal) =>
+      cipher.encrypt(
+        `third-party-token-of-${principal}`,
+        bindings.sessionToken(ids.serviceId, principal, 'access_token'),
+      ),
+    );
     await db.query(
       `INSERT INTO third_party_sessions (id, principal, service_id, access_token_envelope, refresh_token_envelope, token_type, scopes, access_token_expires_at, refresh_token_expires_at, initiated_at, updated_at)
        SELECT gen_random_uuid(), s.principal, $1, s.envelope, NULL, 'Bearer', '["read"]', now() + interval '1 day', NULL, now(), now()
@@ -63,7 +99,9 @@ describe('token exchange: client_assertion.single_use off and on (PostgreSQL)', 
     cluster = await startPostgresCluster();
     if (cluster === undefined) throw new Error('this benchmark needs PostgreSQL (initdb/pg_ctl)');
     issuer = await GatewayIssuer.start();
-    console.log(`machine: node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}; load: autocannon, ${CONNECTIONS} connections`);
+    console.log(
+      `machine: node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}; load: autocannon, ${CONNECTIONS} connections`,
+    );
   }, 300_000);
 
   afterAll(async () => {
@@ -86,7 +124,9 @@ describe('token exchange: client_assertion.single_use off and on (PostgreSQL)', 
         storage: { backend: 'postgres', postgres: { connection_url: databaseUrl, pool_size: 10 } },
         encryption: { keys: [kek], current_key_id: kek.id },
         third_party_oauth2: { jwe_keys: [jwe] },
-        token_exchange: { client_assertion: { issuer_uri: gateway.issuer, jwks_uri: gateway.jwksUri, single_use: singleUse } },
+        token_exchange: {
+          client_assertion: { issuer_uri: gateway.issuer, jwks_uri: gateway.jwksUri, single_use: singleUse },
+        },
         log: { level: 'info' },
       });
       brokers.push(broker);
@@ -96,18 +136,44 @@ describe('token exchange: client_assertion.single_use off and on (PostgreSQL)', 
     const on = await start(true);
 
     const adminPost = async <T>(path: string, body: unknown): Promise<T> => {
-      const response = await fetch(`${off.adminUrl}${path}`, { method: 'POST', headers: { 'x-remote-user': 'bench-admin', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${off.adminUrl}${path}`, {
+        method: 'POST',
+        headers: { 'x-remote-user': 'bench-admin', 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
       return (await response.json()) as T;
     };
-    const service = await adminPost<{ id: string }>('/api/services', { display_name: 'Bench API', client_id: 'c', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: [EXCHANGE_RESOURCE] });
-    const set = await adminPost<{ id: string }>('/api/permission-sets', { name: 'Bench', service_scopes: [{ service_id: service.id, scopes: ['read'] }] });
-    const agentId = (await adminPost<{ id: string }>('/api/agents', { display_name: 'Bench Agent', permission_sets: [{ permission_set_id: set.id }] })).id;
+    const service = await adminPost<{ id: string }>('/api/services', {
+      display_name: 'Bench API',
+      client_id: 'c',
+      issuer_uri: 'https://idp.example.com',
+      authorization_endpoint: 'https://idp.example.com/a',
+      token_endpoint: 'https://idp.example.com/t',
+      protected_resources: [EXCHANGE_RESOURCE],
+    });
+    const set = await adminPost<{ id: string }>('/api/permission-sets', {
+      name: 'Bench',
+      service_scopes: [{ service_id: service.id, scopes: ['read'] }],
+    });
+    const agentId = (
+      await adminPost<{ id: string }>('/api/agents', {
+        display_name: 'Bench Agent',
+        permission_sets: [{ permission_set_id: set.id }],
+      })
+    ).id;
     const users = Array.from({ length: USERS }, (_, i) => `user-${i + 1}`);
-    await seed(databaseUrl, users, { agentId, serviceId: service.id, permissionSetId: set.id }, new EnvelopeCipher(testConfig({ encryption: { keys: [kek], current_key_id: kek.id } })));
+    await seed(
+      databaseUrl,
+      users,
+      { agentId, serviceId: service.id, permissionSetId: set.id },
+      new EnvelopeCipher(testConfig({ encryption: { keys: [kek], current_key_id: kek.id } })),
+    );
 
-    const body = (assertion: string, subject: string): string => `${EXCHANGE_FORM}&client_assertion=${assertion}&subject_token=${subject}`;
-    const freshBody = (n: number): string => body(gateway.clientAssertion(audience), gateway.subjectToken(users[n % USERS] as string, agentId, audience));
+    const body = (assertion: string, subject: string): string =>
+      `${EXCHANGE_FORM}&client_assertion=${assertion}&subject_token=${subject}`;
+    const freshBody = (n: number): string =>
+      body(gateway.clientAssertion(audience), gateway.subjectToken(users[n % USERS] as string, agentId, audience));
     const targets: Target[] = [
       { name: 'single_use off', url: `${off.enduserUrl}/oauth2/token` },
       { name: 'single_use on', url: `${on.enduserUrl}/oauth2/token` },
@@ -120,18 +186,46 @@ describe('token exchange: client_assertion.single_use off and on (PostgreSQL)', 
 
     // Signed between runs, never during one; every body is sent at most once.
     let signed = 0;
-    const fresh = (): string[] => Array.from({ length: Math.ceil(FRESH_RATE_CEILING * (WARMUP_SECONDS + DURATION_SECONDS)) }, () => freshBody((signed += 1)));
-    const rows: Row[] = await alternate(ROUNDS, [{ name: '(a) fresh tokens' }], targets, (_shape, target) => measureLoad({ url: target.url, method: 'POST', headers: FORM_HEADERS, bodies: fresh(), cycle: false, connections: CONNECTIONS }));
+    const fresh = (): string[] =>
+      Array.from({ length: Math.ceil(FRESH_RATE_CEILING * (WARMUP_SECONDS + DURATION_SECONDS)) }, () =>
+        freshBody((signed += 1)),
+      );
+    const rows: Row[] = await alternate(ROUNDS, [{ name: '(a) fresh tokens' }], targets, (_shape, target) =>
+      measureLoad({
+        url: target.url,
+        method: 'POST',
+        headers: FORM_HEADERS,
+        bodies: fresh(),
+        cycle: false,
+        connections: CONNECTIONS,
+      }),
+    );
     const assertion = gateway.clientAssertion(audience);
     const reused = users.map((user) => body(assertion, gateway.subjectToken(user, agentId, audience)));
     for (let round = 1; round <= ROUNDS; round += 1) {
-      rows.push({ target: 'single_use off', shape: '(b) reused tokens', round, measurement: await measureLoad({ url: targets[0]?.url as string, method: 'POST', headers: FORM_HEADERS, bodies: reused, cycle: true, connections: CONNECTIONS }) });
+      rows.push({
+        target: 'single_use off',
+        shape: '(b) reused tokens',
+        round,
+        measurement: await measureLoad({
+          url: targets[0]?.url as string,
+          method: 'POST',
+          headers: FORM_HEADERS,
+          bodies: reused,
+          cycle: true,
+          connections: CONNECTIONS,
+        }),
+      });
     }
-    console.log(`\ntoken exchange, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, single_use off and on alternating; ${signed} fresh token pairs signed between runs`);
+    console.log(
+      `\ntoken exchange, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, single_use off and on alternating; ${signed} fresh token pairs signed between runs`,
+    );
     console.table(table(rows));
     const offRuns = averages(rows, 'single_use off', '(a) fresh tokens');
     const onRuns = averages(rows, 'single_use on', '(a) fresh tokens');
-    console.log(`(a) single_use on/off: req/s ${ratio({ value: onRuns.rps, valid: onRuns.valid }, { value: offRuns.rps, valid: offRuns.valid })}, p99 ${ratio({ value: onRuns.p99, valid: onRuns.valid }, { value: offRuns.p99, valid: offRuns.valid })}`);
+    console.log(
+      `(a) single_use on/off: req/s ${ratio({ value: onRuns.rps, valid: onRuns.valid }, { value: offRuns.rps, valid: offRuns.valid })}, p99 ${ratio({ value: onRuns.p99, valid: onRuns.valid }, { value: offRuns.p99, valid: offRuns.valid })}`,
+    );
     console.log(`peak RSS (VmHWM): off ${off.peakRssMb()} MB, on ${on.peakRssMb()} MB`);
   }, 900_000);
 });

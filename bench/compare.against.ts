@@ -27,7 +27,12 @@ import { cpuSecondsBetween, startScriptServer, treeCpuTicks, type ServerProcess 
  * `dist` built; BENCH_AGAINST_REF, its name for the tables.
  */
 // eslint-disable-next-line no-restricted-properties -- knobs of the benchmark harness, not broker configuration
-const { BENCH_AGAINST_DIR: againstDir, BENCH_AGAINST_REF: againstRef = 'ref', BENCH_PROFILE: profileMode } = process.env;
+const benchEnvironment = process.env;
+const {
+  BENCH_AGAINST_DIR: againstDir,
+  BENCH_AGAINST_REF: againstRef = 'ref',
+  BENCH_PROFILE: profileMode,
+} = benchEnvironment;
 const CONNECTIONS = 50;
 const ROUNDS = 2;
 const NOW = 'this build';
@@ -51,7 +56,8 @@ describe(`this build against ${againstRef} and the bare reference (PostgreSQL, $
   const profileDirs: string[] = [];
 
   beforeAll(async () => {
-    if (againstDir === undefined) throw new Error('BENCH_AGAINST_DIR is not set: run `npm run bench -- --against <git ref>`');
+    if (againstDir === undefined)
+      throw new Error('BENCH_AGAINST_DIR is not set: run `npm run bench -- --against <git ref>`');
     releaseMachine = await takeMachine();
     cluster = await startPostgresCluster();
     if (cluster === undefined) throw new Error('this benchmark needs PostgreSQL (initdb/pg_ctl)');
@@ -68,7 +74,9 @@ describe(`this build against ${againstRef} and the bare reference (PostgreSQL, $
     now = await deployBroker(cluster, issuer, SMALL, launch(process.cwd()));
     then = await deployBroker(cluster, issuer, SMALL, launch(againstDir));
     if (profileMode !== '1') reference = await startReference(now, issuer);
-    console.log(`machine: node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}; load: autocannon, ${CONNECTIONS} connections`);
+    console.log(
+      `machine: node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}; load: autocannon, ${CONNECTIONS} connections`,
+    );
   }, 900_000);
 
   afterAll(async () => {
@@ -79,69 +87,122 @@ describe(`this build against ${againstRef} and the bare reference (PostgreSQL, $
     releaseMachine?.();
   });
 
-  it.runIf(profileMode !== '1')('token exchange and client_credentials, alternating', async () => {
-    const b = now as BrokerDeployment;
-    const targets: Target[] = [
-      { name: NOW, url: `${b.broker.enduserUrl}/oauth2/token`, deployment: b },
-      { name: THEN, url: `${(then as BrokerDeployment).broker.enduserUrl}/oauth2/token`, deployment: then as BrokerDeployment },
-      { name: REFERENCE, url: `${(reference as { url: string }).url}/token`, deployment: b },
-    ];
-    const rows = await alternate(ROUNDS, SHAPES, targets, async (shape, target) => {
-      const { bodies, cycle } = shape.bodies(target.deployment);
-      const run = await measureLoad({ url: target.url, method: 'POST', headers: FORM_HEADERS, bodies, cycle, connections: CONNECTIONS });
-      shape.spent?.(target.deployment, run);
-      return run;
-    });
-    console.log(`\ntoken exchange, ${CONNECTIONS} connections, ${NOW} / ${THEN} / ${REFERENCE} in turn, ${ROUNDS} rounds`);
-    console.table(table(rows));
-    console.table(SHAPES.flatMap(({ name }) => ratios(rows, name, REFERENCE)));
-    await clientCredentials([now as BrokerDeployment, then as BrokerDeployment]);
-  }, 1_800_000);
-
-  it.runIf(profileMode === '1')('profile of each load, per request', async () => {
-    const loads = ['(b) reused tokens', '(a) fresh tokens', 'client_credentials'] as const;
-    const summaries = new Map<string, [string, ProfileSummary][]>(loads.map((load) => [load, []]));
-    for (const [index, [name, deployment]] of ([
-      [NOW, now],
-      [THEN, then],
-    ] as const).entries()) {
-      const d = deployment as BrokerDeployment;
-      const url = `${d.broker.enduserUrl}/oauth2/token`;
-      const { client_secret: secret } = await d.adminPost<{ client_secret: string }>(`/api/agents/${d.agentId}/client-credentials`, {});
-      const windows: { load: string; fromUs: number; toUs: number; requests: number; cpuUs: number }[] = [];
-      for (const load of loads) {
-        const spec =
-          load === '(b) reused tokens'
-            ? { bodies: d.reusedBodies, cycle: true }
-            : load === '(a) fresh tokens'
-              ? { bodies: d.fresh.ready(), cycle: false }
-              : { bodies: [new URLSearchParams({ grant_type: 'client_credentials', client_id: d.agentId, client_secret: secret, scope: 'read' }).toString()], cycle: true };
-        const fromUs = Number(process.hrtime.bigint() / 1000n);
-        const cpuBefore = treeCpuTicks(d.broker.pid);
-        const run = await measureLoad({ url, method: 'POST', headers: FORM_HEADERS, ...spec, connections: CONNECTIONS });
-        const cpuUs = cpuSecondsBetween(cpuBefore, treeCpuTicks(d.broker.pid)) * 1e6;
-        windows.push({ load, fromUs, toUs: Number(process.hrtime.bigint() / 1000n), requests: run.requests, cpuUs });
-        if (load === '(a) fresh tokens') d.fresh.spend(run);
-        console.log(`${name}, ${load}: ${Math.round(run.rps)} req/s under the profiler, ${run.requests} requests answered`);
-      }
-      await d.stop();
-      const file = profileIn(profileDirs[index] as string);
-      console.log(`${name}: profile ${file}`);
-      for (const w of windows) summaries.get(w.load)?.push([name, summarizeProfile(file, w, w.requests, w.cpuUs)]);
-    }
-    for (const [load, perBuild] of summaries) {
-      const steps = [...new Set(perBuild.flatMap(([, s]) => s.rows.map((r) => r.step)))];
-      console.log(`\n${load}: CPU time per request by step (µs: the process's CPU time in the window, shared by the profile's samples)`);
-      console.table(
-        steps.map((step) => {
-          const row: Record<string, string | number> = { step };
-          for (const [name, s] of perBuild) row[`${name} µs`] = s.rows.find((r) => r.step === step)?.usPerRequest ?? 0;
-          return row;
-        }),
+  it.runIf(profileMode !== '1')(
+    'token exchange and client_credentials, alternating',
+    async () => {
+      const b = now as BrokerDeployment;
+      const targets: Target[] = [
+        { name: NOW, url: `${b.broker.enduserUrl}/oauth2/token`, deployment: b },
+        {
+          name: THEN,
+          url: `${(then as BrokerDeployment).broker.enduserUrl}/oauth2/token`,
+          deployment: then as BrokerDeployment,
+        },
+        { name: REFERENCE, url: `${(reference as { url: string }).url}/token`, deployment: b },
+      ];
+      const rows = await alternate(ROUNDS, SHAPES, targets, async (shape, target) => {
+        const { bodies, cycle } = shape.bodies(target.deployment);
+        const run = await measureLoad({
+          url: target.url,
+          method: 'POST',
+          headers: FORM_HEADERS,
+          bodies,
+          cycle,
+          connections: CONNECTIONS,
+        });
+        shape.spent?.(target.deployment, run);
+        return run;
+      });
+      console.log(
+        `\ntoken exchange, ${CONNECTIONS} connections, ${NOW} / ${THEN} / ${REFERENCE} in turn, ${ROUNDS} rounds`,
       );
-      console.table(perBuild.map(([name, s]) => ({ build: name, 'CPU µs per request': s.usPerRequest, 'samples not idle': s.busyShare })));
-    }
-  }, 1_800_000);
+      console.table(table(rows));
+      console.table(SHAPES.flatMap(({ name }) => ratios(rows, name, REFERENCE)));
+      await clientCredentials([now as BrokerDeployment, then as BrokerDeployment]);
+    },
+    1_800_000,
+  );
+
+  it.runIf(profileMode === '1')(
+    'profile of each load, per request',
+    async () => {
+      const loads = ['(b) reused tokens', '(a) fresh tokens', 'client_credentials'] as const;
+      const summaries = new Map<string, [string, ProfileSummary][]>(loads.map((load) => [load, []]));
+      for (const [index, [name, deployment]] of (
+        [
+          [NOW, now],
+          [THEN, then],
+        ] as const
+      ).entries()) {
+        const d = deployment as BrokerDeployment;
+        const url = `${d.broker.enduserUrl}/oauth2/token`;
+        const { client_secret: secret } = await d.adminPost<{ client_secret: string }>(
+          `/api/agents/${d.agentId}/client-credentials`,
+          {},
+        );
+        const windows: { load: string; fromUs: number; toUs: number; requests: number; cpuUs: number }[] = [];
+        for (const load of loads) {
+          const spec =
+            load === '(b) reused tokens'
+              ? { bodies: d.reusedBodies, cycle: true }
+              : load === '(a) fresh tokens'
+                ? { bodies: d.fresh.ready(), cycle: false }
+                : {
+                    bodies: [
+                      new URLSearchParams({
+                        grant_type: 'client_credentials',
+                        client_id: d.agentId,
+                        client_secret: secret,
+                        scope: 'read',
+                      }).toString(),
+                    ],
+                    cycle: true,
+                  };
+          const fromUs = Number(process.hrtime.bigint() / 1000n);
+          const cpuBefore = treeCpuTicks(d.broker.pid);
+          const run = await measureLoad({
+            url,
+            method: 'POST',
+            headers: FORM_HEADERS,
+            ...spec,
+            connections: CONNECTIONS,
+          });
+          const cpuUs = cpuSecondsBetween(cpuBefore, treeCpuTicks(d.broker.pid)) * 1e6;
+          windows.push({ load, fromUs, toUs: Number(process.hrtime.bigint() / 1000n), requests: run.requests, cpuUs });
+          if (load === '(a) fresh tokens') d.fresh.spend(run);
+          console.log(
+            `${name}, ${load}: ${Math.round(run.rps)} req/s under the profiler, ${run.requests} requests answered`,
+          );
+        }
+        await d.stop();
+        const file = profileIn(profileDirs[index] as string);
+        console.log(`${name}: profile ${file}`);
+        for (const w of windows) summaries.get(w.load)?.push([name, summarizeProfile(file, w, w.requests, w.cpuUs)]);
+      }
+      for (const [load, perBuild] of summaries) {
+        const steps = [...new Set(perBuild.flatMap(([, s]) => s.rows.map((r) => r.step)))];
+        console.log(
+          `\n${load}: CPU time per request by step (µs: the process's CPU time in the window, shared by the profile's samples)`,
+        );
+        console.table(
+          steps.map((step) => {
+            const row: Record<string, string | number> = { step };
+            for (const [name, s] of perBuild)
+              row[`${name} µs`] = s.rows.find((r) => r.step === step)?.usPerRequest ?? 0;
+            return row;
+          }),
+        );
+        console.table(
+          perBuild.map(([name, s]) => ({
+            build: name,
+            'CPU µs per request': s.usPerRequest,
+            'samples not idle': s.busyShare,
+          })),
+        );
+      }
+    },
+    1_800_000,
+  );
 });
 
 /** Each build against `base` and this build against the ref, for `shape`. */
@@ -158,17 +219,42 @@ function ratios(rows: readonly Row[], shape: string, base: string): Record<strin
 
 /** client_credentials on both builds next to oidc-provider's opaque tokens, in turn. */
 async function clientCredentials(deployments: readonly BrokerDeployment[]): Promise<void> {
-  const form = (clientId: string, clientSecret: string): string => new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'read' }).toString();
+  const form = (clientId: string, clientSecret: string): string =>
+    new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+      scope: 'read',
+    }).toString();
   const targets: { name: string; url: string; body: string }[] = [];
   for (const [i, d] of deployments.entries()) {
-    const { client_secret: secret } = await d.adminPost<{ client_secret: string }>(`/api/agents/${d.agentId}/client-credentials`, {});
-    targets.push({ name: i === 0 ? NOW : THEN, url: `${d.broker.enduserUrl}/oauth2/token`, body: form(d.agentId, secret) });
+    const { client_secret: secret } = await d.adminPost<{ client_secret: string }>(
+      `/api/agents/${d.agentId}/client-credentials`,
+      {},
+    );
+    targets.push({
+      name: i === 0 ? NOW : THEN,
+      url: `${d.broker.enduserUrl}/oauth2/token`,
+      body: form(d.agentId, secret),
+    });
   }
   const provider = await startScriptServer('oidc-provider-server.mjs', [], { quiet: true });
   try {
-    targets.push({ name: 'oidc-provider', url: `${provider.url}/token`, body: form('bench', 'bench-secret-0123456789') });
+    targets.push({
+      name: 'oidc-provider',
+      url: `${provider.url}/token`,
+      body: form('bench', 'bench-secret-0123456789'),
+    });
     for (const target of targets) await expectOk(target.url, target.body);
-    const rows = await alternate(ROUNDS, [{ name: 'client_credentials' }], targets, (_shape, target) => measureLoad({ url: target.url, method: 'POST', headers: FORM_HEADERS, bodies: [target.body], connections: CONNECTIONS }));
+    const rows = await alternate(ROUNDS, [{ name: 'client_credentials' }], targets, (_shape, target) =>
+      measureLoad({
+        url: target.url,
+        method: 'POST',
+        headers: FORM_HEADERS,
+        bodies: [target.body],
+        connections: CONNECTIONS,
+      }),
+    );
     console.log(`\nclient_credentials, ${CONNECTIONS} connections, in turn`);
     console.table(table(rows));
     console.table(ratios(rows, 'client_credentials', 'oidc-provider'));

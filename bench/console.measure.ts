@@ -26,9 +26,33 @@ describe('console: consent page time to interactive', () => {
   beforeAll(async () => {
     fixture = await startGatewayFixture({ servers: BOTH_SERVERS, config: { log: { level: 'warn' } } });
     const admin = new ApiClient(fixture.broker.url('admin'));
-    const service = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'c', client_secret: 's', issuer_uri: 'https://mail.example.com', authorization_endpoint: 'https://mail.example.com/a', token_endpoint: 'https://mail.example.com/t', scopes: [{ scope: 'mail.read', description: 'Read your mail' }], protected_resources: ['https://mail.example.com/api'] })).json<{ id: string }>();
-    const set = (await admin.post('/api/permission-sets', { name: 'Read mail', description: 'Read your mail', service_scopes: [{ service_id: service.id, scopes: ['mail.read'] }] })).json<{ id: string }>();
-    agentId = (await admin.post('/api/agents', { display_name: 'Mail assistant', description: 'Sorts your mail', redirect_uris: ['https://agent.example.com/cb'], permission_sets: [{ permission_set_id: set.id, requirement_type: 'mandatory' }] })).json<{ id: string }>().id;
+    const service = (
+      await admin.post('/api/services', {
+        display_name: 'Mail',
+        client_id: 'c',
+        client_secret: 's',
+        issuer_uri: 'https://mail.example.com',
+        authorization_endpoint: 'https://mail.example.com/a',
+        token_endpoint: 'https://mail.example.com/t',
+        scopes: [{ scope: 'mail.read', description: 'Read your mail' }],
+        protected_resources: ['https://mail.example.com/api'],
+      })
+    ).json<{ id: string }>();
+    const set = (
+      await admin.post('/api/permission-sets', {
+        name: 'Read mail',
+        description: 'Read your mail',
+        service_scopes: [{ service_id: service.id, scopes: ['mail.read'] }],
+      })
+    ).json<{ id: string }>();
+    agentId = (
+      await admin.post('/api/agents', {
+        display_name: 'Mail assistant',
+        description: 'Sorts your mail',
+        redirect_uris: ['https://agent.example.com/cb'],
+        permission_sets: [{ permission_set_id: set.id, requirement_type: 'mandatory' }],
+      })
+    ).json<{ id: string }>().id;
     browser = await launchBrowser();
   });
 
@@ -55,7 +79,14 @@ describe('console: consent page time to interactive', () => {
       warm.push(performance.now() - started);
       await recorded.close();
     }
-    const row = (name: string, values: number[]) => `${name.padEnd(6)} median ${percentile(values, 50).toFixed(0).padStart(5)} ms   p95 ${percentile(values, 95).toFixed(0).padStart(5)} ms   max ${Math.max(...values).toFixed(0).padStart(5)} ms`;
-    process.stdout.write(`\nconsent page time to interactive (${RUNS} runs, loopback, PGlite, headless Chromium)\n${row('cold', cold)}\n${row('warm', warm)}\n`);
+    const row = (name: string, values: number[]) =>
+      `${name.padEnd(6)} median ${percentile(values, 50).toFixed(0).padStart(5)} ms   p95 ${percentile(values, 95).toFixed(0).padStart(5)} ms   max ${Math.max(
+        ...values,
+      )
+        .toFixed(0)
+        .padStart(5)} ms`;
+    process.stdout.write(
+      `\nconsent page time to interactive (${RUNS} runs, loopback, PGlite, headless Chromium)\n${row('cold', cold)}\n${row('warm', warm)}\n`,
+    );
   });
 });

@@ -52,24 +52,107 @@ const inFile =
 export const STEPS: readonly Step[] = [
   { name: 'garbage collection', matches: (f) => f.functionName === '(garbage collector)' },
   { name: 'JWT verification, full (signature, claims)', matches: inFile('node_modules/jose/', '/jwt/compact-jws') },
-  { name: 'JWT verification cache (hash, lookup, key set)', matches: inFile('/jwt/verified-jwt-cache', '/jwt/jwt-verifier', '/jwt/remote-key-set', '/token-exchange/trust-anchor') },
-  { name: 'gateway rules (CEL, parties, identity)', matches: inFile('/token-exchange/gateway-credentials', '@marcbachmann/cel-js', '/token/config-expression', '/domain/src/cel') },
-  { name: 'PostgreSQL driver (pg)', matches: inFile('node_modules/pg/', 'node_modules/pg-protocol/', 'node_modules/pg-pool/', 'node_modules/pg-types/', 'node_modules/postgres-') },
+  {
+    name: 'JWT verification cache (hash, lookup, key set)',
+    matches: inFile(
+      '/jwt/verified-jwt-cache',
+      '/jwt/jwt-verifier',
+      '/jwt/remote-key-set',
+      '/token-exchange/trust-anchor',
+    ),
+  },
+  {
+    name: 'gateway rules (CEL, parties, identity)',
+    matches: inFile(
+      '/token-exchange/gateway-credentials',
+      '@marcbachmann/cel-js',
+      '/token/config-expression',
+      '/domain/src/cel',
+    ),
+  },
+  {
+    name: 'PostgreSQL driver (pg)',
+    matches: inFile(
+      'node_modules/pg/',
+      'node_modules/pg-protocol/',
+      'node_modules/pg-pool/',
+      'node_modules/pg-types/',
+      'node_modules/postgres-',
+    ),
+  },
   { name: 'TypeORM', matches: inFile('node_modules/typeorm/') },
-  { name: 'grant and session read (query, caches)', matches: inFile('/registry/exchange-lookup', '/prepared-query', '/registry/session.repository', '/registry/grant.repository', '/registry/exchange-context-cache') },
+  {
+    name: 'grant and session read (query, caches)',
+    matches: inFile(
+      '/registry/exchange-lookup',
+      '/prepared-query',
+      '/registry/session.repository',
+      '/registry/grant.repository',
+      '/registry/exchange-context-cache',
+    ),
+  },
   { name: 'vault (decrypt, refresh check)', matches: inFile('/libs/vault/') },
   { name: 'activity ledger (event enqueue)', matches: inFile('/events/', 'event-ledger') },
   { name: 'audit record', matches: inFile('/libs/audit/') },
   { name: 'metrics', matches: inFile('node_modules/prom-client/', '/telemetry/src/metrics', '/http/src/metrics') },
-  { name: 'trace context (ids, traceresponse)', matches: inFile('/http/src/trace/', '/telemetry/src/tracing', '@opentelemetry') },
-  { name: 'statement counter, request stores (AsyncLocalStorage)', matches: (f) => inFile('/logging/query-count', 'nestjs-pino/storage', 'node:async_hooks', 'node:internal/async_hooks', 'node:internal/async_local_storage')(f) },
-  { name: 'logging (pino, access log)', matches: inFile('node_modules/pino', 'node_modules/nestjs-pino', 'node_modules/sonic-boom', 'node_modules/fast-redact', 'node_modules/thread-stream', '/http/src/logging/', '/libs/http/src/logging') },
+  {
+    name: 'trace context (ids, traceresponse)',
+    matches: inFile('/http/src/trace/', '/telemetry/src/tracing', '@opentelemetry'),
+  },
+  {
+    name: 'statement counter, request stores (AsyncLocalStorage)',
+    matches: (f) =>
+      inFile(
+        '/logging/query-count',
+        'nestjs-pino/storage',
+        'node:async_hooks',
+        'node:internal/async_hooks',
+        'node:internal/async_local_storage',
+      )(f),
+  },
+  {
+    name: 'logging (pino, access log)',
+    matches: inFile(
+      'node_modules/pino',
+      'node_modules/nestjs-pino',
+      'node_modules/sonic-boom',
+      'node_modules/fast-redact',
+      'node_modules/thread-stream',
+      '/http/src/logging/',
+      '/libs/http/src/logging',
+    ),
+  },
   { name: 'token form and grant dispatch', matches: inFile('/oauth-server/src/token/') },
-  { name: 'token exchange grant (steps, response)', matches: inFile('/oauth-server/src/token-exchange/token-exchange.grant') },
-  { name: 'hot route (body read, shutdown gate, answer)', matches: inFile('/http/src/hot-routes/', '/http/src/body/', '/http/src/lifecycle/', '/http/src/errors/') },
-  { name: 'HTTP server (node:http, net, streams)', matches: (f) => /^node:(_http_|net|internal\/(streams|http|stream_base|net))/.test(f.url) || f.functionName === 'parserOnHeadersComplete' || f.functionName === 'parserOnIncoming', generic: true },
-  { name: 'crypto, buffers, timers (node)', matches: (f) => /^node:(crypto|internal\/crypto|buffer|internal\/buffer|timers|internal\/timers)/.test(f.url), generic: true },
-  { name: 'Express, Nest (not on the hot route)', matches: inFile('node_modules/express/', 'node_modules/router/', 'node_modules/@nestjs/', 'node_modules/body-parser/') },
+  {
+    name: 'token exchange grant (steps, response)',
+    matches: inFile('/oauth-server/src/token-exchange/token-exchange.grant'),
+  },
+  {
+    name: 'hot route (body read, shutdown gate, answer)',
+    matches: inFile('/http/src/hot-routes/', '/http/src/body/', '/http/src/lifecycle/', '/http/src/errors/'),
+  },
+  {
+    name: 'HTTP server (node:http, net, streams)',
+    matches: (f) =>
+      /^node:(_http_|net|internal\/(streams|http|stream_base|net))/.test(f.url) ||
+      f.functionName === 'parserOnHeadersComplete' ||
+      f.functionName === 'parserOnIncoming',
+    generic: true,
+  },
+  {
+    name: 'crypto, buffers, timers (node)',
+    matches: (f) => /^node:(crypto|internal\/crypto|buffer|internal\/buffer|timers|internal\/timers)/.test(f.url),
+    generic: true,
+  },
+  {
+    name: 'Express, Nest (not on the hot route)',
+    matches: inFile(
+      'node_modules/express/',
+      'node_modules/router/',
+      'node_modules/@nestjs/',
+      'node_modules/body-parser/',
+    ),
+  },
   { name: 'broker, other', matches: inFile('/dist/'), generic: true },
   { name: 'promises, microtasks, event loop (node)', matches: (f) => f.url.startsWith('node:'), generic: true },
   { name: 'native (V8, libuv, syscalls: "(program)")', matches: (f) => f.functionName === '(program)' },
@@ -104,7 +187,12 @@ export function profileIn(dir: string): string {
  * stack meanwhile. So each step's share of the samples is applied to `cpuUs`, the CPU time
  * the kernel counted for the process in the window, when given.
  */
-export function summarizeProfile(file: string, window: { readonly fromUs: number; readonly toUs: number }, requests: number, cpuUs?: number): ProfileSummary {
+export function summarizeProfile(
+  file: string,
+  window: { readonly fromUs: number; readonly toUs: number },
+  requests: number,
+  cpuUs?: number,
+): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const parent = new Map<number, number>();
   const byId = new Map<number, ProfileNode>();
@@ -155,7 +243,16 @@ export function summarizeProfile(file: string, window: { readonly fromUs: number
     .filter((name) => totals.has(name))
     .map((name) => {
       const us = (totals.get(name) as number) * scale;
-      return { step: name, ms: Math.round(us / 1000), usPerRequest: Number((us / requests).toFixed(1)), share: `${((100 * us) / (busy * scale)).toFixed(1)} %` };
+      return {
+        step: name,
+        ms: Math.round(us / 1000),
+        usPerRequest: Number((us / requests).toFixed(1)),
+        share: `${((100 * us) / (busy * scale)).toFixed(1)} %`,
+      };
     });
-  return { rows, usPerRequest: Number(((busy * scale) / requests).toFixed(1)), busyShare: `${((100 * busy) / (busy + idle)).toFixed(0)} %` };
+  return {
+    rows,
+    usPerRequest: Number(((busy * scale) / requests).toFixed(1)),
+    busyShare: `${((100 * busy) / (busy + idle)).toFixed(0)} %`,
+  };
 }

@@ -2,7 +2,15 @@ import { createPostgresDatabase, freePort, testKey, type PostgresCluster } from 
 import { bindings, type EnvelopeCipher } from '@broker/vault';
 import { Client } from 'pg';
 import type { GatewayIssuer } from './gateway-issuer';
-import { DURATION_SECONDS, EXCHANGE_FORM, EXCHANGE_RESOURCE, FORM_HEADERS, FRESH_RATE_CEILING, WARMUP_SECONDS, type Measurement } from './load';
+import {
+  DURATION_SECONDS,
+  EXCHANGE_FORM,
+  EXCHANGE_RESOURCE,
+  FORM_HEADERS,
+  FRESH_RATE_CEILING,
+  WARMUP_SECONDS,
+  type Measurement,
+} from './load';
 import { startBroker, type BrokerLaunch, type BrokerServer } from './servers';
 
 /**
@@ -34,7 +42,8 @@ export function benchUsers(dataset: Dataset): string[] {
 }
 
 /** A token-exchange request body: the constant form, a client assertion and a subject token. */
-export const exchangeBody = (assertion: string, subject: string): string => `${EXCHANGE_FORM}&client_assertion=${assertion}&subject_token=${subject}`;
+export const exchangeBody = (assertion: string, subject: string): string =>
+  `${EXCHANGE_FORM}&client_assertion=${assertion}&subject_token=${subject}`;
 
 /**
  * Shape (a)'s pool of request bodies, each with a client assertion and a subject token
@@ -76,13 +85,23 @@ export async function expectOk(url: string, body?: string): Promise<void> {
 }
 
 /** JSON calls to the admin API as the bench's administrator. */
-export function adminApi(adminUrl: string): { post<T>(path: string, body: unknown): Promise<T>; put<T>(path: string, body: unknown): Promise<T> } {
+export function adminApi(adminUrl: string): {
+  post<T>(path: string, body: unknown): Promise<T>;
+  put<T>(path: string, body: unknown): Promise<T>;
+} {
   const send = async <T>(method: string, path: string, body: unknown): Promise<T> => {
-    const response = await fetch(`${adminUrl}${path}`, { method, headers: { 'x-remote-user': 'bench-admin', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(`${adminUrl}${path}`, {
+      method,
+      headers: { 'x-remote-user': 'bench-admin', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
     return (await response.json()) as T;
   };
-  return { post: <T>(path: string, body: unknown) => send<T>('POST', path, body), put: <T>(path: string, body: unknown) => send<T>('PUT', path, body) };
+  return {
+    post: <T>(path: string, body: unknown) => send<T>('POST', path, body),
+    put: <T>(path: string, body: unknown) => send<T>('PUT', path, body),
+  };
 }
 
 /** A throwaway database and the fixed identity of every broker started on it. */
@@ -98,7 +117,13 @@ export interface BenchDatabase {
 
 export async function createBenchDatabase(cluster: PostgresCluster): Promise<BenchDatabase> {
   const port = await freePort();
-  return { databaseUrl: await createPostgresDatabase(cluster.url), kek: { id: 'bench-kek', key: testKey() }, jweKey: { id: 'bench-jwe', key: testKey() }, port, audience: `http://127.0.0.1:${port}` };
+  return {
+    databaseUrl: await createPostgresDatabase(cluster.url),
+    kek: { id: 'bench-kek', key: testKey() },
+    jweKey: { id: 'bench-jwe', key: testKey() },
+    port,
+    audience: `http://127.0.0.1:${port}`,
+  };
 }
 
 /** Configuration sections a benchmark sets on top of the fixed ones (server: merged; the others replace). */
@@ -108,17 +133,25 @@ export type BrokerOverrides = Record<string, unknown> & { readonly server?: Reco
  * Starts the compiled broker on `db` (pool of 10 per process, production logging: one JSON
  * line per request), trusting `issuer` for client assertions, with `overrides` on top.
  */
-export function startBenchBroker(db: BenchDatabase, issuer: GatewayIssuer, overrides: BrokerOverrides = {}, launch: BrokerLaunch = {}): Promise<BrokerServer> {
+export function startBenchBroker(
+  db: BenchDatabase,
+  issuer: GatewayIssuer,
+  overrides: BrokerOverrides = {},
+  launch: BrokerLaunch = {},
+): Promise<BrokerServer> {
   const { server, ...rest } = overrides;
-  return startBroker({
-    storage: { backend: 'postgres', postgres: { connection_url: db.databaseUrl, pool_size: 10 } },
-    encryption: { keys: [db.kek], current_key_id: db.kek.id },
-    third_party_oauth2: { jwe_keys: [db.jweKey] },
-    token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } },
-    log: { level: 'info' },
-    ...rest,
-    server: { ...server, enduser: { port: db.port, public_url: db.audience } },
-  }, launch);
+  return startBroker(
+    {
+      storage: { backend: 'postgres', postgres: { connection_url: db.databaseUrl, pool_size: 10 } },
+      encryption: { keys: [db.kek], current_key_id: db.kek.id },
+      third_party_oauth2: { jwe_keys: [db.jweKey] },
+      token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } },
+      log: { level: 'info' },
+      ...rest,
+      server: { ...server, enduser: { port: db.port, public_url: db.audience } },
+    },
+    launch,
+  );
 }
 
 export interface Registry {
@@ -130,10 +163,28 @@ export interface Registry {
 /** The bench service (protecting EXCHANGE_RESOURCE, scope read), a permission set, and the dataset's agents. */
 export async function createRegistry(adminUrl: string, dataset: Dataset): Promise<Registry> {
   const admin = adminApi(adminUrl);
-  const service = await admin.post<{ id: string }>('/api/services', { display_name: 'Bench API', client_id: 'c', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: [EXCHANGE_RESOURCE] });
-  const set = await admin.post<{ id: string }>('/api/permission-sets', { name: 'Bench', service_scopes: [{ service_id: service.id, scopes: ['read'] }] });
+  const service = await admin.post<{ id: string }>('/api/services', {
+    display_name: 'Bench API',
+    client_id: 'c',
+    issuer_uri: 'https://idp.example.com',
+    authorization_endpoint: 'https://idp.example.com/a',
+    token_endpoint: 'https://idp.example.com/t',
+    protected_resources: [EXCHANGE_RESOURCE],
+  });
+  const set = await admin.post<{ id: string }>('/api/permission-sets', {
+    name: 'Bench',
+    service_scopes: [{ service_id: service.id, scopes: ['read'] }],
+  });
   const agentIds: string[] = [];
-  for (let i = 0; i < dataset.agents; i += 1) agentIds.push((await admin.post<{ id: string }>('/api/agents', { display_name: `Bench Agent ${i}`, permission_sets: [{ permission_set_id: set.id }] })).id);
+  for (let i = 0; i < dataset.agents; i += 1)
+    agentIds.push(
+      (
+        await admin.post<{ id: string }>('/api/agents', {
+          display_name: `Bench Agent ${i}`,
+          permission_sets: [{ permission_set_id: set.id }],
+        })
+      ).id,
+    );
   return { serviceId: service.id, permissionSetId: set.id, agentIds };
 }
 
@@ -143,7 +194,12 @@ export async function createRegistry(adminUrl: string, dataset: Dataset): Promis
  * (each envelope is bound to its service and principal, so each is sealed on its own)
  * and inserted 5,000 rows per statement. Returns the printable timings.
  */
-export async function seed(databaseUrl: string, dataset: Dataset, ids: { agentIds: readonly string[]; serviceId: string; permissionSetId: string }, cipher: EnvelopeCipher): Promise<string> {
+export async function seed(
+  databaseUrl: string,
+  dataset: Dataset,
+  ids: { agentIds: readonly string[]; serviceId: string; permissionSetId: string },
+  cipher: EnvelopeCipher,
+): Promise<string> {
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   const steps: string[] = [];
@@ -165,7 +221,12 @@ export async function seed(databaseUrl: string, dataset: Dataset, ids: { agentId
         [dataset.principals, ids.agentIds],
       ),
     );
-    await step('delegations', () => db.query(`INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) SELECT id, $1, $2, '["read"]', 0 FROM grants`, [ids.permissionSetId, ids.serviceId]));
+    await step('delegations', () =>
+      db.query(
+        `INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) SELECT id, $1, $2, '["read"]', 0 FROM grants`,
+        [ids.permissionSetId, ids.serviceId],
+      ),
+    );
     await step('sealed sessions', async () => {
       const BATCH = 5_000;
       // PostgreSQL inserts one batch while the next one is sealed here.
@@ -176,7 +237,12 @@ export async function seed(databaseUrl: string, dataset: Dataset, ids: { agentId
         for (let p = first; p < first + BATCH && p <= dataset.principals; p += 1) {
           const principal = `user-${p}`;
           principals.push(principal);
-          envelopes.push(cipher.encrypt(`third-party-token-of-${principal}`, bindings.sessionToken(ids.serviceId, principal, 'access_token')));
+          envelopes.push(
+            cipher.encrypt(
+              `third-party-token-of-${principal}`,
+              bindings.sessionToken(ids.serviceId, principal, 'access_token'),
+            ),
+          );
         }
         await inserting;
         inserting = db.query(

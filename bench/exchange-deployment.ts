@@ -1,6 +1,19 @@
 import { testConfig, type PostgresCluster } from '@broker/testing';
 import { EnvelopeCipher } from '@broker/vault';
-import { adminApi, benchUsers, createBenchDatabase, createRegistry, exchangeBody, expectOk, FreshBodies, seed, startBenchBroker, USERS, type BenchDatabase, type Dataset } from './deployment';
+import {
+  adminApi,
+  benchUsers,
+  createBenchDatabase,
+  createRegistry,
+  exchangeBody,
+  expectOk,
+  FreshBodies,
+  seed,
+  startBenchBroker,
+  USERS,
+  type BenchDatabase,
+  type Dataset,
+} from './deployment';
 import type { GatewayIssuer } from './gateway-issuer';
 import type { Measurement } from './load';
 import { startScriptServer, type BrokerLaunch, type BrokerServer, type ServerProcess } from './servers';
@@ -39,7 +52,12 @@ function freshBody(issuer: GatewayIssuer, audience: string, agentId: string, pri
  * the registry through its admin API, grants and sessions seeded; it has answered one
  * token exchange before anything is measured.
  */
-export async function deployBroker(cluster: PostgresCluster, issuer: GatewayIssuer, dataset: Dataset, launch: BrokerLaunch = {}): Promise<BrokerDeployment> {
+export async function deployBroker(
+  cluster: PostgresCluster,
+  issuer: GatewayIssuer,
+  dataset: Dataset,
+  launch: BrokerLaunch = {},
+): Promise<BrokerDeployment> {
   const db = await createBenchDatabase(cluster);
   const { audience, kek } = db;
   const broker = await startBenchBroker(db, issuer, {}, launch);
@@ -54,7 +72,10 @@ export async function deployBroker(cluster: PostgresCluster, issuer: GatewayIssu
     const reusedBodies = users.map((user) => exchangeBody(assertion, issuer.subjectToken(user, agentId, audience)));
     const fresh = new FreshBodies((n) => freshBody(issuer, audience, agentId, users[n % USERS] as string));
     // With a token pair of its own, so the fresh pool stays unsent.
-    await expectOk(`${broker.enduserUrl}/oauth2/token`, freshBody(issuer, audience, agentId, users[USERS - 1] as string));
+    await expectOk(
+      `${broker.enduserUrl}/oauth2/token`,
+      freshBody(issuer, audience, agentId, users[USERS - 1] as string),
+    );
     return { dataset, db, broker, agentId, reusedBodies, fresh, adminPost, stop: () => broker.stop() };
   } catch (error) {
     await broker.stop();
@@ -63,11 +84,19 @@ export async function deployBroker(cluster: PostgresCluster, issuer: GatewayIssu
 }
 
 /** The bare reference on `deployment`'s database, answering with the same data. */
-export async function startReference(deployment: BrokerDeployment, issuer: GatewayIssuer): Promise<ServerProcess & { readonly url: string }> {
+export async function startReference(
+  deployment: BrokerDeployment,
+  issuer: GatewayIssuer,
+): Promise<ServerProcess & { readonly url: string }> {
   const { audience, databaseUrl, kek } = deployment.db;
-  const reference = await startScriptServer('reference-server.mjs', [JSON.stringify({ jwk: issuer.publicJwk, issuer: issuer.issuer, audience, databaseUrl, kek })]);
+  const reference = await startScriptServer('reference-server.mjs', [
+    JSON.stringify({ jwk: issuer.publicJwk, issuer: issuer.issuer, audience, databaseUrl, kek }),
+  ]);
   try {
-    await expectOk(`${reference.url}/token`, freshBody(issuer, audience, deployment.agentId, benchUsers(deployment.dataset)[USERS - 1] as string));
+    await expectOk(
+      `${reference.url}/token`,
+      freshBody(issuer, audience, deployment.agentId, benchUsers(deployment.dataset)[USERS - 1] as string),
+    );
     return reference;
   } catch (error) {
     await reference.stop();
@@ -96,7 +125,10 @@ export interface TokenExchangeShape {
   spent?(deployment: BrokerDeployment, run: Measurement): void;
 }
 export const SHAPES: readonly TokenExchangeShape[] = [
-  { name: '(a) fresh tokens', bodies: (d) => ({ bodies: d.fresh.ready(), cycle: false }), spent: (d, run) => d.fresh.spend(run) },
+  {
+    name: '(a) fresh tokens',
+    bodies: (d) => ({ bodies: d.fresh.ready(), cycle: false }),
+    spent: (d, run) => d.fresh.spend(run),
+  },
   { name: '(b) reused tokens', bodies: (d) => ({ bodies: d.reusedBodies, cycle: true }) },
 ];
-

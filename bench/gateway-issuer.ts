@@ -23,7 +23,9 @@ export class GatewayIssuer {
     this.privateKey = privateKey;
     this.publicJwk = { ...publicKey.export({ format: 'jwk' }), kid: 'bench-gateway-es256', alg: 'ES256', use: 'sig' };
     this.header = base64url({ alg: 'ES256', kid: this.publicJwk.kid, typ: 'JWT' });
-    server.on('request', (_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [this.publicJwk] })));
+    server.on('request', (_request, response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [this.publicJwk] })),
+    );
   }
 
   static async start(): Promise<GatewayIssuer> {

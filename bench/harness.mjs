@@ -27,7 +27,9 @@ export async function startBroker(extraConfig = {}) {
   };
   const file = join(dir, 'config.json');
   writeFileSync(file, JSON.stringify(config));
-  const child = spawn(process.execPath, ['dist/apps/broker/src/main.js', '--config', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['dist/apps/broker/src/main.js', '--config', file], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const urls = {};
   await new Promise((resolve, reject) => {
     let pending = '';
@@ -38,7 +40,8 @@ export async function startBroker(extraConfig = {}) {
       pending = lines.pop();
       for (const line of lines) {
         const record = JSON.parse(line);
-        if (typeof record.url === 'string' && String(record.msg).endsWith('server listening')) urls[record.server] = record.url;
+        if (typeof record.url === 'string' && String(record.msg).endsWith('server listening'))
+          urls[record.server] = record.url;
       }
       if (urls.enduser && urls.admin) resolve();
     });
@@ -76,7 +79,11 @@ const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(
  * Sends `requests` requests with `concurrency` in flight over keep-alive connections,
  * after a warm-up; returns throughput and latency percentiles (ms).
  */
-export async function runScenario(name, url, { requests = 20_000, concurrency = 32, warmup = 1_000, expectStatus = 200, ...options } = {}) {
+export async function runScenario(
+  name,
+  url,
+  { requests = 20_000, concurrency = 32, warmup = 1_000, expectStatus = 200, ...options } = {},
+) {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   let next = 0;
   const latencies = [];

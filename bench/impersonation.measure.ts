@@ -58,8 +58,17 @@ describe('impersonation benchmark (PostgreSQL)', () => {
             {
               name: 'bench',
               roles: { actor: { expected_audience: ACTOR_AUDIENCE }, subject: { expected_audience: SUBJECT_AUDIENCE } },
-              trusted_issuers: [{ issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri, allowed_algorithms: ['ES256'], signs_roles: ['client_assertion', 'actor', 'subject'] }],
-              authorization: { cel: { expression: 'client_assertion.sub == "bench-gateway" && actor_token.sub.startsWith("ops-")' } },
+              trusted_issuers: [
+                {
+                  issuer_uri: issuer.issuer,
+                  jwks_uri: issuer.jwksUri,
+                  allowed_algorithms: ['ES256'],
+                  signs_roles: ['client_assertion', 'actor', 'subject'],
+                },
+              ],
+              authorization: {
+                cel: { expression: 'client_assertion.sub == "bench-gateway" && actor_token.sub.startsWith("ops-")' },
+              },
             },
           ],
         },
@@ -67,14 +76,40 @@ describe('impersonation benchmark (PostgreSQL)', () => {
       log: { level: 'info' },
     });
     const admin = (path: string, body: unknown): Promise<{ id: string }> =>
-      fetch(`${(broker as BrokerServer).adminUrl}${path}`, { method: 'POST', headers: { 'x-remote-user': 'bench', 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ id: string }>);
-    const service = await admin('/api/services', { display_name: 'Bench API', client_id: 'c', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://bench-api.example.com'] });
-    const set = await admin('/api/permission-sets', { name: 'Bench', service_scopes: [{ service_id: service.id, scopes: ['read'] }] });
-    const agent = (await admin('/api/agents', { display_name: 'Bench Agent', canonical_id: 'bench-agent', permission_sets: [{ permission_set_id: set.id }] })).id;
+      fetch(`${(broker as BrokerServer).adminUrl}${path}`, {
+        method: 'POST',
+        headers: { 'x-remote-user': 'bench', 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as Promise<{ id: string }>);
+    const service = await admin('/api/services', {
+      display_name: 'Bench API',
+      client_id: 'c',
+      issuer_uri: 'https://idp.example.com',
+      authorization_endpoint: 'https://idp.example.com/a',
+      token_endpoint: 'https://idp.example.com/t',
+      protected_resources: ['https://bench-api.example.com'],
+    });
+    const set = await admin('/api/permission-sets', {
+      name: 'Bench',
+      service_scopes: [{ service_id: service.id, scopes: ['read'] }],
+    });
+    const agent = (
+      await admin('/api/agents', {
+        display_name: 'Bench Agent',
+        canonical_id: 'bench-agent',
+        permission_sets: [{ permission_set_id: set.id }],
+      })
+    ).id;
     const db = new Client({ connectionString: databaseUrl });
     await db.connect();
-    await db.query(`INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) SELECT gen_random_uuid(), 'user-' || i, $1, NULL, now(), now() FROM generate_series(1, $2) AS i`, [agent, USERS]);
-    await db.query(`INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) SELECT id, $1, $2, '["read"]', 0 FROM grants WHERE agent_id = $3`, [set.id, service.id, agent]);
+    await db.query(
+      `INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) SELECT gen_random_uuid(), 'user-' || i, $1, NULL, now(), now() FROM generate_series(1, $2) AS i`,
+      [agent, USERS],
+    );
+    await db.query(
+      `INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) SELECT id, $1, $2, '["read"]', 0 FROM grants WHERE agent_id = $3`,
+      [set.id, service.id, agent],
+    );
     await db.query('ANALYZE');
     await db.end();
 
@@ -93,19 +128,42 @@ describe('impersonation benchmark (PostgreSQL)', () => {
     const assertionFor = (): string => gateway.token({ sub: 'bench-gateway', aud: base });
     const actorFor = (): string => gateway.token({ sub: 'ops-bench', aud: ACTOR_AUDIENCE });
     const subjectFor = (user: number): string => gateway.token({ sub: `user-${user}`, aud: SUBJECT_AUDIENCE });
-    const fresh = Array.from({ length: 3_000 * (WARMUP_SECONDS + DURATION_SECONDS) }, (_, i) => body(assertionFor(), actorFor(), subjectFor((i % USERS) + 1)));
+    const fresh = Array.from({ length: 3_000 * (WARMUP_SECONDS + DURATION_SECONDS) }, (_, i) =>
+      body(assertionFor(), actorFor(), subjectFor((i % USERS) + 1)),
+    );
     const assertion = assertionFor();
     const actor = actorFor();
     const reused = Array.from({ length: USERS }, (_, i) => body(assertion, actor, subjectFor(i + 1)));
 
     const url = `${base}/oauth2/token`;
     const rows: Row[] = [
-      { target: 'broker', shape: '(a) fresh tokens', round: 1, measurement: await measureLoad({ url, method: 'POST', headers: FORM, bodies: fresh, connections: CONNECTIONS }) },
-      { target: 'broker', shape: '(b) reused tokens', round: 1, measurement: await measureLoad({ url, method: 'POST', headers: FORM, bodies: reused, cycle: true, connections: CONNECTIONS }) },
+      {
+        target: 'broker',
+        shape: '(a) fresh tokens',
+        round: 1,
+        measurement: await measureLoad({ url, method: 'POST', headers: FORM, bodies: fresh, connections: CONNECTIONS }),
+      },
+      {
+        target: 'broker',
+        shape: '(b) reused tokens',
+        round: 1,
+        measurement: await measureLoad({
+          url,
+          method: 'POST',
+          headers: FORM,
+          bodies: reused,
+          cycle: true,
+          connections: CONNECTIONS,
+        }),
+      },
     ];
-    console.log(`machine: node ${process.version}, ${cpus().length} x ${cpus()[0]?.model.trim() ?? 'cpu'}; ${(cluster as PostgresCluster).version}; ${USERS} delegations`);
-    console.log(`impersonation (POST /oauth2/token), ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured`);
+    console.log(
+      `machine: node ${process.version}, ${cpus().length} x ${cpus()[0]?.model.trim() ?? 'cpu'}; ${(cluster as PostgresCluster).version}; ${USERS} delegations`,
+    );
+    console.log(
+      `impersonation (POST /oauth2/token), ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured`,
+    );
     console.table(table(rows, ['p50', 'p95', 'p99']));
-    console.log(`peak RSS (VmHWM): broker ${(broker).peakRssMb()} MB`);
+    console.log(`peak RSS (VmHWM): broker ${broker.peakRssMb()} MB`);
   }, 900_000);
 });

@@ -7,9 +7,33 @@ import { Client } from 'pg';
 import { storage, Store } from 'nestjs-pino/storage';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { benchUsers, createBenchDatabase, createRegistry, exchangeBody, expectOk, FreshBodies, seed, SMALL, startBenchBroker, USERS, type BenchDatabase, type BrokerOverrides, type Registry } from './deployment';
+import {
+  benchUsers,
+  createBenchDatabase,
+  createRegistry,
+  exchangeBody,
+  expectOk,
+  FreshBodies,
+  seed,
+  SMALL,
+  startBenchBroker,
+  USERS,
+  type BenchDatabase,
+  type BrokerOverrides,
+  type Registry,
+} from './deployment';
 import { GatewayIssuer } from './gateway-issuer';
-import { alternate, averages, DURATION_SECONDS, FORM_HEADERS, measureLoad, QUICK, ratio, table, WARMUP_SECONDS } from './load';
+import {
+  alternate,
+  averages,
+  DURATION_SECONDS,
+  FORM_HEADERS,
+  measureLoad,
+  QUICK,
+  ratio,
+  table,
+  WARMUP_SECONDS,
+} from './load';
 import { takeMachine } from './machine-lock';
 import type { BrokerServer } from './servers';
 import { EnvelopeCipher } from '@broker/vault';
@@ -46,7 +70,11 @@ describe('activity ledger: the hot path’s recording cost (issue 17)', () => {
     // The exchange's recording: its trace id read, the event built, stamped (uuid, clock) and queued; the flusher's
     // writes go to a sink here (their cost is the database's, measured by 1 as throughput), flushed between chunks.
     const sink = { append: () => Promise.resolve() } as unknown as EventRepository;
-    const ledger = new EventLedger(sink, { enabled: true, queue: { max_events: 10_000, flush_interval: 250, batch_size: 500 } }, pino({ level: 'silent' }));
+    const ledger = new EventLedger(
+      sink,
+      { enabled: true, queue: { max_events: 10_000, flush_interval: 250, batch_size: 500 } },
+      pino({ level: 'silent' }),
+    );
     const record = (i: number): void => {
       const event: AnyBrokerEvent = {
         type: 'token.exchanged',
@@ -79,14 +107,20 @@ describe('activity ledger: the hot path’s recording cost (issue 17)', () => {
       await ledger.flush();
     }
     const microseconds = Number(elapsed) / 1e3 / N;
-    console.log(`recording per token exchange (hot path: trace id, event, uuid + clock, queue): ${microseconds.toFixed(3)} µs (${N.toLocaleString('en-US')} iterations); against ~520 µs of CPU per exchange that is ${((microseconds / 520) * 100).toFixed(2)} %`);
+    console.log(
+      `recording per token exchange (hot path: trace id, event, uuid + clock, queue): ${microseconds.toFixed(3)} µs (${N.toLocaleString('en-US')} iterations); against ~520 µs of CPU per exchange that is ${((microseconds / 520) * 100).toFixed(2)} %`,
+    );
     await ledger.close();
   });
 
   it('1c. recording on a full queue (the writer stuck, a flood of refusals): each event drops one, in microseconds', () => {
     // The writer never returns: the queue fills to max_events, then every enqueue drops a refusal (README "Activity and events").
     const stuck = { append: () => new Promise<void>(() => undefined) } as unknown as EventRepository;
-    const ledger = new EventLedger(stuck, { enabled: true, queue: { max_events: 10_000, flush_interval: 3_600_000, batch_size: 500 } }, pino({ level: 'silent' }));
+    const ledger = new EventLedger(
+      stuck,
+      { enabled: true, queue: { max_events: 10_000, flush_interval: 3_600_000, batch_size: 500 } },
+      pino({ level: 'silent' }),
+    );
     const event = (i: number): AnyBrokerEvent => ({
       type: 'token.exchanged',
       actor: { type: 'gateway', id: 'gateway' },
@@ -102,7 +136,9 @@ describe('activity ledger: the hot path’s recording cost (issue 17)', () => {
     const started = process.hrtime.bigint();
     for (let i = 0; i < N; i += 1) ledger.enqueue(event(i));
     const microseconds = Number(process.hrtime.bigint() - started) / 1e3 / N;
-    console.log(`recording on a full queue (one refusal dropped per event, 3 refusals : 1 issued): ${microseconds.toFixed(3)} µs per event (${N.toLocaleString('en-US')} iterations), ${ledger.queued} queued`);
+    console.log(
+      `recording on a full queue (one refusal dropped per event, 3 refusals : 1 issued): ${microseconds.toFixed(3)} µs per event (${N.toLocaleString('en-US')} iterations), ${ledger.queued} queued`,
+    );
   });
 });
 
@@ -116,8 +152,13 @@ describe('activity ledger benchmark (PostgreSQL, issue 17)', () => {
   let pg: Client | undefined;
   const running = new Set<BrokerServer>();
 
-  const start = (overrides: BrokerOverrides = {}): Promise<BrokerServer> => startBenchBroker(db, issuer as GatewayIssuer, overrides);
-  const exchanged = async (): Promise<number> => Number((await (pg as Client).query<{ n: string }>("SELECT count(*) AS n FROM events WHERE type = 'token.exchanged'")).rows[0]?.n ?? 0);
+  const start = (overrides: BrokerOverrides = {}): Promise<BrokerServer> =>
+    startBenchBroker(db, issuer as GatewayIssuer, overrides);
+  const exchanged = async (): Promise<number> =>
+    Number(
+      (await (pg as Client).query<{ n: string }>("SELECT count(*) AS n FROM events WHERE type = 'token.exchanged'"))
+        .rows[0]?.n ?? 0,
+    );
   const dropped = async (adminUrl: string): Promise<number> => {
     const text = await (await fetch(`${adminUrl}/metrics`)).text();
     return Number(/^broker_events_dropped_total (\S+)$/m.exec(text)?.[1] ?? 0);
@@ -141,10 +182,17 @@ describe('activity ledger benchmark (PostgreSQL, issue 17)', () => {
     }
     const users = benchUsers(SMALL);
     const agentId = registry.agentIds[0] as string;
-    fresh = new FreshBodies((n) => exchangeBody((issuer as GatewayIssuer).clientAssertion(db.audience), (issuer as GatewayIssuer).subjectToken(users[n % USERS] as string, agentId, db.audience)));
+    fresh = new FreshBodies((n) =>
+      exchangeBody(
+        (issuer as GatewayIssuer).clientAssertion(db.audience),
+        (issuer as GatewayIssuer).subjectToken(users[n % USERS] as string, agentId, db.audience),
+      ),
+    );
     pg = new Client({ connectionString: db.databaseUrl });
     await pg.connect();
-    console.log(`machine: node ${process.version}, os.cpus().length = ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}; load: autocannon in a worker thread of this process, ${CONNECTIONS} connections`);
+    console.log(
+      `machine: node ${process.version}, os.cpus().length = ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}; load: autocannon in a worker thread of this process, ${CONNECTIONS} connections`,
+    );
   }, 900_000);
 
   afterAll(async () => {
@@ -166,28 +214,59 @@ describe('activity ledger benchmark (PostgreSQL, issue 17)', () => {
       const server = await start(variant.overrides);
       running.add(server);
       try {
-        await expectOk(`${server.enduserUrl}/oauth2/token`, exchangeBody((issuer as GatewayIssuer).clientAssertion(db.audience), (issuer as GatewayIssuer).subjectToken(benchUsers(SMALL)[0] as string, registry.agentIds[0] as string, db.audience)));
+        await expectOk(
+          `${server.enduserUrl}/oauth2/token`,
+          exchangeBody(
+            (issuer as GatewayIssuer).clientAssertion(db.audience),
+            (issuer as GatewayIssuer).subjectToken(
+              benchUsers(SMALL)[0] as string,
+              registry.agentIds[0] as string,
+              db.audience,
+            ),
+          ),
+        );
         const bodies = fresh.ready();
         const before = await exchanged();
         const started = process.hrtime.bigint();
-        const run = await measureLoad({ url: `${server.enduserUrl}/oauth2/token`, method: 'POST', headers: FORM_HEADERS, bodies, connections: CONNECTIONS });
+        const run = await measureLoad({
+          url: `${server.enduserUrl}/oauth2/token`,
+          method: 'POST',
+          headers: FORM_HEADERS,
+          bodies,
+          connections: CONNECTIONS,
+        });
         fresh.spend(run);
         // The queue's last interval (250 ms) reaches the table before counting.
         await new Promise((resolve) => setTimeout(resolve, 500));
         const wall = Number(process.hrtime.bigint() - started) / 1e9;
         const written = (await exchanged()) - before;
-        notes.push({ target: variant.name, round, 'exchanges answered (warm-up + run)': run.spent, 'events written': written, 'events/s written (warm-up + run)': Math.round(written / wall), 'events dropped': await dropped(server.adminUrl) });
+        notes.push({
+          target: variant.name,
+          round,
+          'exchanges answered (warm-up + run)': run.spent,
+          'events written': written,
+          'events/s written (warm-up + run)': Math.round(written / wall),
+          'events dropped': await dropped(server.adminUrl),
+        });
         return run;
       } finally {
         running.delete(server);
         await server.stop();
       }
     });
-    console.log(`\n1. activity ledger: token exchange shape (a) fresh tokens, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, alternating${QUICK ? ' (BENCH_QUICK: smoke, not a result)' : ''}`);
+    console.log(
+      `\n1. activity ledger: token exchange shape (a) fresh tokens, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, alternating${QUICK ? ' (BENCH_QUICK: smoke, not a result)' : ''}`,
+    );
     console.table(table(rows, ['p50', 'p95', 'p99']));
     console.table(notes);
     const on = averages(rows, 'ledger on', '(a) fresh tokens');
     const off = averages(rows, 'ledger off', '(a) fresh tokens');
-    console.table([{ comparison: 'ledger on / ledger off', 'req/s': ratio({ value: on.rps, valid: on.valid }, { value: off.rps, valid: off.valid }), p99: ratio({ value: on.p99, valid: on.valid }, { value: off.p99, valid: off.valid }) }]);
+    console.table([
+      {
+        comparison: 'ledger on / ledger off',
+        'req/s': ratio({ value: on.rps, valid: on.valid }, { value: off.rps, valid: off.valid }),
+        p99: ratio({ value: on.p99, valid: on.valid }, { value: off.p99, valid: off.valid }),
+      },
+    ]);
   }, 1_800_000);
 });

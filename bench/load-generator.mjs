@@ -53,7 +53,8 @@ tracker.on('response', (_client, statusCode, _bytes, responseTime) => {
 const result = await tracker;
 
 const sorted = Float64Array.from(latencies).sort();
-const percentile = (p) => (sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]);
+const percentile = (p) =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 const spent = bodies === undefined ? 0 : Math.min(handedOut, bodies.length);
 parentPort.postMessage({
   requests: responses,

@@ -104,7 +104,8 @@ export async function alternate<Target extends { readonly name: string }, Shape 
   const rows: Row[] = [];
   for (let round = 1; round <= rounds; round += 1) {
     for (const shape of shapes) {
-      for (const target of targets) rows.push({ target: target.name, shape: shape.name, round, measurement: await run(shape, target, round) });
+      for (const target of targets)
+        rows.push({ target: target.name, shape: shape.name, round, measurement: await run(shape, target, round) });
     }
   }
   return rows;
@@ -127,20 +128,39 @@ function invalidity(m: Measurement): string {
 }
 
 /** The printable form of rows: a run with errors or reused bodies is not a valid number and says so. */
-export function table(rows: readonly Row[], percentiles: readonly Percentile[] = ['p50', 'p99']): Record<string, string | number>[] {
+export function table(
+  rows: readonly Row[],
+  percentiles: readonly Percentile[] = ['p50', 'p99'],
+): Record<string, string | number>[] {
   return rows.map(({ target, shape, round, measurement: m }) => {
     const note = invalidity(m);
     const latencies = Object.fromEntries(percentiles.map((p) => [`${p} ms`, ms(m[p])]));
-    return { target, shape, round, 'req/s': Math.round(m.rps), ...latencies, errors: errorsOf(m), ...(note === '' ? {} : { note }) };
+    return {
+      target,
+      shape,
+      round,
+      'req/s': Math.round(m.rps),
+      ...latencies,
+      errors: errorsOf(m),
+      ...(note === '' ? {} : { note }),
+    };
   });
 }
 
 const mean = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
 
 /** Mean req/s and p99 of `target` in `shape` over its rounds (NaN when it did not run). */
-export function averages(rows: readonly Row[], target: string, shape: string): { rps: number; p99: number; valid: boolean } {
+export function averages(
+  rows: readonly Row[],
+  target: string,
+  shape: string,
+): { rps: number; p99: number; valid: boolean } {
   const own = rows.filter((r) => r.target === target && r.shape === shape).map((r) => r.measurement);
-  return { rps: mean(own.map((m) => m.rps)), p99: mean(own.map((m) => m.p99)), valid: own.length > 0 && own.every((m) => invalidity(m) === '') };
+  return {
+    rps: mean(own.map((m) => m.rps)),
+    p99: mean(own.map((m) => m.p99)),
+    valid: own.length > 0 && own.every((m) => invalidity(m) === ''),
+  };
 }
 
 /** `a / b` to two decimals, marked when either side had an invalid run. */

@@ -7,7 +7,16 @@ const server = createServer();
 server.listen(0, '127.0.0.1', () => {
   const issuer = `http://127.0.0.1:${server.address().port}`;
   const provider = new Provider(issuer, {
-    clients: [{ client_id: 'bench', client_secret: 'bench-secret-0123456789', grant_types: ['client_credentials'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_post' }],
+    clients: [
+      {
+        client_id: 'bench',
+        client_secret: 'bench-secret-0123456789',
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'client_secret_post',
+      },
+    ],
     features: { clientCredentials: { enabled: true }, devInteractions: { enabled: false } },
     scopes: ['read'],
   });

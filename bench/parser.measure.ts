@@ -34,7 +34,10 @@ describe('parsers of untrusted input (issue 19)', () => {
   function sendForm(path: string, traceId = randomBytes(16).toString('hex')): Promise<HttpResponse> {
     return http(`${broker.url('enduser')}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+      },
       body: form,
     });
   }
@@ -57,7 +60,12 @@ describe('parsers of untrusted input (issue 19)', () => {
         await sendForm(path, traceId);
         latencies.push(serverLatencyMs(traceId));
       }
-      rows.push({ scenario: `${(form.length / 1024).toFixed(0)} KiB form, ${route}`, runs: RUNS, 'p50 ms': percentile(latencies, 50), 'max ms': Math.max(...latencies) });
+      rows.push({
+        scenario: `${(form.length / 1024).toFixed(0)} KiB form, ${route}`,
+        runs: RUNS,
+        'p50 ms': percentile(latencies, 50),
+        'max ms': Math.max(...latencies),
+      });
     }
     const waits: number[] = [];
     for (let run = 0; run < RUNS; run += 1) {
@@ -68,7 +76,12 @@ describe('parsers of untrusted input (issue 19)', () => {
       waits.push(performance.now() - started);
       await Promise.all(burst);
     }
-    rows.push({ scenario: 'GET /health while eight such forms are parsed', runs: RUNS, 'p50 ms': Math.round(percentile(waits, 50)), 'max ms': Math.round(Math.max(...waits)) });
+    rows.push({
+      scenario: 'GET /health while eight such forms are parsed',
+      runs: RUNS,
+      'p50 ms': Math.round(percentile(waits, 50)),
+      'max ms': Math.round(Math.max(...waits)),
+    });
     console.table(rows);
   });
 });

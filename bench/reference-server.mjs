@@ -24,13 +24,21 @@ const SQL = `SELECT s.access_token_envelope, s.token_type, s.access_token_expire
  WHERE r.uri = $1 AND g.principal = $2 AND g.agent_id = $3 AND (g.valid_until IS NULL OR g.valid_until > now())
  LIMIT 1`;
 
-const fail = (response, status, error) => response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify({ error, error_description: error }));
+const fail = (response, status, error) =>
+  response
+    .writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+    .end(JSON.stringify({ error, error_description: error }));
 
 /** One server process; `announce`: print the URL (not in a cluster worker: the primary does). */
 async function serve(announce) {
   const settings = JSON.parse(process.argv[2]);
   const key = await importJWK(settings.jwk, 'ES256');
-  const cipher = new EnvelopeCipher({ encryption: { keys: [{ id: settings.kek.id, key: Buffer.from(settings.kek.key, 'base64') }], current_key_id: settings.kek.id } });
+  const cipher = new EnvelopeCipher({
+    encryption: {
+      keys: [{ id: settings.kek.id, key: Buffer.from(settings.kek.key, 'base64') }],
+      current_key_id: settings.kek.id,
+    },
+  });
   const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 10 });
 
   const server = createServer((request, response) => {
@@ -39,14 +47,36 @@ async function serve(announce) {
     request.on('end', async () => {
       try {
         const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-        await jwtVerify(form.get('client_assertion'), key, { issuer: settings.issuer, audience: settings.audience, algorithms: ['ES256'] });
-        const { payload } = await jwtVerify(form.get('subject_token'), key, { issuer: settings.issuer, audience: settings.audience, algorithms: ['ES256'] });
+        await jwtVerify(form.get('client_assertion'), key, {
+          issuer: settings.issuer,
+          audience: settings.audience,
+          algorithms: ['ES256'],
+        });
+        const { payload } = await jwtVerify(form.get('subject_token'), key, {
+          issuer: settings.issuer,
+          audience: settings.audience,
+          algorithms: ['ES256'],
+        });
         // A named statement, prepared once per connection, as the broker's hot query is.
-        const { rows } = await pool.query({ name: 'reference_lookup', text: SQL, values: [form.get('resource'), payload.sub, payload.azp] });
+        const { rows } = await pool.query({
+          name: 'reference_lookup',
+          text: SQL,
+          values: [form.get('resource'), payload.sub, payload.azp],
+        });
         if (rows.length === 0) return fail(response, 403, 'access_denied');
         const row = rows[0];
-        const token = cipher.decrypt(row.access_token_envelope, bindings.sessionToken(row.service_id, payload.sub, 'access_token')).toString('utf8');
-        response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify({ access_token: token, token_type: row.token_type, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' }));
+        const token = cipher
+          .decrypt(row.access_token_envelope, bindings.sessionToken(row.service_id, payload.sub, 'access_token'))
+          .toString('utf8');
+        response
+          .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+          .end(
+            JSON.stringify({
+              access_token: token,
+              token_type: row.token_type,
+              issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+            }),
+          );
       } catch {
         fail(response, 400, 'invalid_request');
       }
@@ -60,7 +90,8 @@ async function serve(announce) {
 
 const flag = process.argv.indexOf('--workers');
 const workers = flag === -1 ? 1 : Number(process.argv[flag + 1]);
-if (!Number.isInteger(workers) || workers < 1) throw new Error(`--workers must be a whole number from 1 (got ${process.argv[flag + 1]})`);
+if (!Number.isInteger(workers) || workers < 1)
+  throw new Error(`--workers must be a whole number from 1 (got ${process.argv[flag + 1]})`);
 
 if (workers > 1 && cluster.isPrimary) {
   let listening = 0;

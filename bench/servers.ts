@@ -88,12 +88,19 @@ export interface BrokerLaunch {
   readonly nodeArgs?: readonly string[];
 }
 
-export async function startBroker(config: Record<string, unknown> & { server: { enduser: { port: number } & Record<string, unknown> } }, launch: BrokerLaunch = {}): Promise<BrokerServer> {
+export async function startBroker(
+  config: Record<string, unknown> & { server: { enduser: { port: number } & Record<string, unknown> } },
+  launch: BrokerLaunch = {},
+): Promise<BrokerServer> {
   const adminPort = await freePort();
   const { file, dir } = writeConfigFile({ ...config, server: { ...config.server, admin: { port: adminPort } } });
   const logFile = join(dir, 'broker.log');
   const log = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [...(launch.nodeArgs ?? []), launch.entryPoint ?? ENTRY_POINTS.broker, '--config', file], { stdio: ['ignore', log, log] });
+  const child = spawn(
+    process.execPath,
+    [...(launch.nodeArgs ?? []), launch.entryPoint ?? ENTRY_POINTS.broker, '--config', file],
+    { stdio: ['ignore', log, log] },
+  );
   closeSync(log);
   const pid = child.pid as number;
   let finalLog: string | undefined;
@@ -101,10 +108,21 @@ export async function startBroker(config: Record<string, unknown> & { server: { 
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the broker exited with ${child.exitCode} at startup:\n${readFileSync(logFile, 'utf8').slice(-4000)}`);
-    const up = await Promise.all([enduserUrl, adminUrl].map((url) => fetch(`${url}/health`).then((r) => r.ok, () => false)));
+    if (child.exitCode !== null)
+      throw new Error(
+        `the broker exited with ${child.exitCode} at startup:\n${readFileSync(logFile, 'utf8').slice(-4000)}`,
+      );
+    const up = await Promise.all(
+      [enduserUrl, adminUrl].map((url) =>
+        fetch(`${url}/health`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      ),
+    );
     if (up.every(Boolean)) break;
-    if (Date.now() > deadline) throw new Error(`the broker did not become healthy in 60 s:\n${readFileSync(logFile, 'utf8').slice(-4000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`the broker did not become healthy in 60 s:\n${readFileSync(logFile, 'utf8').slice(-4000)}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return {
@@ -126,11 +144,19 @@ export async function startBroker(config: Record<string, unknown> & { server: { 
  * listening. `quiet` drops its stderr (oidc-provider's start-up warnings about its
  * development defaults).
  */
-export async function startScriptServer(script: string, args: readonly string[] = [], { quiet = false } = {}): Promise<ServerProcess & { readonly url: string }> {
-  const child = spawn(process.execPath, [join('bench', script), ...args], { stdio: ['ignore', 'pipe', quiet ? 'ignore' : 'inherit'] });
+export async function startScriptServer(
+  script: string,
+  args: readonly string[] = [],
+  { quiet = false } = {},
+): Promise<ServerProcess & { readonly url: string }> {
+  const child = spawn(process.execPath, [join('bench', script), ...args], {
+    stdio: ['ignore', 'pipe', quiet ? 'ignore' : 'inherit'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before listening`)));
-    child.stdout?.setEncoding('utf8').once('data', (chunk: string) => resolve((JSON.parse(chunk.split('\n')[0] as string) as { url: string }).url));
+    child.stdout
+      ?.setEncoding('utf8')
+      .once('data', (chunk: string) => resolve((JSON.parse(chunk.split('\n')[0] as string) as { url: string }).url));
   });
   // Anything it prints later is drained, never buffered here.
   child.stdout?.resume();

@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { parseConfig } from '@broker/config';
 import { Database } from '@broker/persistence';
-import { prepareMigratedDatabases, startPostgresCluster, testKey, type MigratedDatabases, type PostgresCluster } from '@broker/testing';
+import {
+  prepareMigratedDatabases,
+  startPostgresCluster,
+  testKey,
+  type MigratedDatabases,
+  type PostgresCluster,
+} from '@broker/testing';
 import { Client } from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, it } from 'vitest';
@@ -23,7 +29,10 @@ import { QUICK } from './load';
  */
 const ROUNDS = QUICK ? 1 : 5;
 const logger = pino({ level: 'silent' });
-const KEYS = { encryption: { keys: [{ id: 'k', key: testKey() }], current_key_id: 'k' }, third_party_oauth2: { jwe_keys: [{ id: 'j', key: testKey() }] } };
+const KEYS = {
+  encryption: { keys: [{ id: 'k', key: testKey() }], current_key_id: 'k' },
+  third_party_oauth2: { jwe_keys: [{ id: 'j', key: testKey() }] },
+};
 
 async function openAndClose(storage: Record<string, unknown>): Promise<void> {
   const database = await Database.open(parseConfig({ ...KEYS, storage }, {}).config, logger, { runMigrations: true });
@@ -35,7 +44,9 @@ async function createDatabase(serverUrl: string, template?: string): Promise<str
   const client = new Client({ connectionString: serverUrl });
   await client.connect();
   try {
-    await client.query(template === undefined ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${template}`);
+    await client.query(
+      template === undefined ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${template}`,
+    );
   } finally {
     await client.end();
   }
@@ -65,7 +76,9 @@ describe('a fresh test database, ready for a test', () => {
     cluster = await startPostgresCluster();
     const started = performance.now();
     migrated = await prepareMigratedDatabases(cluster?.url ?? '');
-    process.stdout.write(`global setup's one-off migrated PGlite dump${cluster ? ' and PostgreSQL template' : ''}: ${Math.round(performance.now() - started)} ms\n`);
+    process.stdout.write(
+      `global setup's one-off migrated PGlite dump${cluster ? ' and PostgreSQL template' : ''}: ${Math.round(performance.now() - started)} ms\n`,
+    );
   }, 600_000);
 
   afterAll(async () => {
@@ -80,10 +93,23 @@ describe('a fresh test database, ready for a test', () => {
     // The first in-memory database of a process pays initdb once; not counted.
     await openAndClose({ backend: 'pglite', pglite: { data_dir: `memory://${randomBytes(6).toString('hex')}` } });
     for (let round = 0; round < ROUNDS; round += 1) {
-      empty.push(await timed(() => openAndClose({ backend: 'pglite', pglite: { data_dir: `memory://${randomBytes(6).toString('hex')}` } })));
-      copied.push(await timed(() => openAndClose({ backend: 'pglite', pglite: { data_dir: `memory://${randomBytes(6).toString('hex')}`, initial_data: migrated.pgliteDump } })));
+      empty.push(
+        await timed(() =>
+          openAndClose({ backend: 'pglite', pglite: { data_dir: `memory://${randomBytes(6).toString('hex')}` } }),
+        ),
+      );
+      copied.push(
+        await timed(() =>
+          openAndClose({
+            backend: 'pglite',
+            pglite: { data_dir: `memory://${randomBytes(6).toString('hex')}`, initial_data: migrated.pgliteDump },
+          }),
+        ),
+      );
     }
-    process.stdout.write(`PGlite, empty + migrations: ${summary(empty)}\nPGlite, from the dump:      ${summary(copied)}\n`);
+    process.stdout.write(
+      `PGlite, empty + migrations: ${summary(empty)}\nPGlite, from the dump:      ${summary(copied)}\n`,
+    );
   });
 
   it('PostgreSQL: empty and migrated vs copied from the template', async () => {
@@ -95,10 +121,23 @@ describe('a fresh test database, ready for a test', () => {
     const empty: number[] = [];
     const copied: number[] = [];
     for (let round = 0; round < ROUNDS; round += 1) {
-      empty.push(await timed(async () => openAndClose({ backend: 'postgres', postgres: { connection_url: await createDatabase(serverUrl) } })));
-      copied.push(await timed(async () => openAndClose({ backend: 'postgres', postgres: { connection_url: await createDatabase(serverUrl, migrated.postgresTemplate) } })));
+      empty.push(
+        await timed(async () =>
+          openAndClose({ backend: 'postgres', postgres: { connection_url: await createDatabase(serverUrl) } }),
+        ),
+      );
+      copied.push(
+        await timed(async () =>
+          openAndClose({
+            backend: 'postgres',
+            postgres: { connection_url: await createDatabase(serverUrl, migrated.postgresTemplate) },
+          }),
+        ),
+      );
     }
-    process.stdout.write(`PostgreSQL, empty + migrations: ${summary(empty)}\nPostgreSQL, from the template: ${summary(copied)}\n`);
+    process.stdout.write(
+      `PostgreSQL, empty + migrations: ${summary(empty)}\nPostgreSQL, from the template: ${summary(copied)}\n`,
+    );
   });
 
   it('PGlite, the raw step: clone + dump + load (before) vs load of a dump kept in memory', async () => {
@@ -121,6 +160,8 @@ describe('a fresh test database, ready for a test', () => {
     } finally {
       await pristine.close();
     }
-    process.stdout.write(`PGlite raw, clone + dump + load: ${summary(before)}\nPGlite raw, load of a kept dump: ${summary(after)}\n`);
+    process.stdout.write(
+      `PGlite raw, clone + dump + load: ${summary(before)}\nPGlite raw, load of a kept dump: ${summary(after)}\n`,
+    );
   });
 });

@@ -4,7 +4,17 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { expectOk, SMALL, type Dataset } from './deployment';
 import { deploy, SHAPES, type Deployment } from './exchange-deployment';
 import { GatewayIssuer } from './gateway-issuer';
-import { alternate, averages, DURATION_SECONDS, FORM_HEADERS, measureLoad, ratio, table, WARMUP_SECONDS, type Row } from './load';
+import {
+  alternate,
+  averages,
+  DURATION_SECONDS,
+  FORM_HEADERS,
+  measureLoad,
+  ratio,
+  table,
+  WARMUP_SECONDS,
+  type Row,
+} from './load';
 import { takeMachine } from './machine-lock';
 import { startScriptServer } from './servers';
 
@@ -41,24 +51,41 @@ function tokenExchange(deployment: Deployment): Promise<Row[]> {
   ];
   return alternate(ROUNDS, SHAPES, targets, async (shape, target) => {
     const { bodies, cycle } = shape.bodies(deployment);
-    const run = await measureLoad({ url: target.url, method: 'POST', headers: FORM_HEADERS, bodies, cycle, connections: CONNECTIONS });
+    const run = await measureLoad({
+      url: target.url,
+      method: 'POST',
+      headers: FORM_HEADERS,
+      bodies,
+      cycle,
+      connections: CONNECTIONS,
+    });
     shape.spent?.(deployment, run);
     return run;
   });
 }
 
 function printTokenExchange(deployment: Deployment, rows: readonly Row[]): void {
-  console.log(`\n${deployment.dataset.label}: token exchange, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, broker and reference alternating`);
+  console.log(
+    `\n${deployment.dataset.label}: token exchange, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, broker and reference alternating`,
+  );
   console.table(table(rows));
-  console.log(`peak RSS (VmHWM): broker ${deployment.broker.peakRssMb()} MB, reference ${deployment.reference.peakRssMb()} MB; shape (a): ${deployment.fresh.summary()}`);
+  console.log(
+    `peak RSS (VmHWM): broker ${deployment.broker.peakRssMb()} MB, reference ${deployment.reference.peakRssMb()} MB; shape (a): ${deployment.fresh.summary()}`,
+  );
   console.table(
     SHAPES.map(({ name }) => {
       const broker = averages(rows, 'broker', name);
       const reference = averages(rows, 'reference', name);
       return {
         shape: name,
-        'req/s broker/reference': ratio({ value: broker.rps, valid: broker.valid }, { value: reference.rps, valid: reference.valid }),
-        'p99 broker/reference': ratio({ value: broker.p99, valid: broker.valid }, { value: reference.p99, valid: reference.valid }),
+        'req/s broker/reference': ratio(
+          { value: broker.rps, valid: broker.valid },
+          { value: reference.rps, valid: reference.valid },
+        ),
+        'p99 broker/reference': ratio(
+          { value: broker.p99, valid: broker.valid },
+          { value: reference.p99, valid: reference.valid },
+        ),
       };
     }),
   );
@@ -66,8 +93,17 @@ function printTokenExchange(deployment: Deployment, rows: readonly Row[]): void 
 
 /** client_credentials on the broker next to oidc-provider configured for the same grant, alternating. */
 async function clientCredentials(deployment: Deployment): Promise<void> {
-  const { client_secret: secret } = await deployment.adminPost<{ client_secret: string }>(`/api/agents/${deployment.agentId}/client-credentials`, {});
-  const form = (clientId: string, clientSecret: string): string => new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope: 'read' }).toString();
+  const { client_secret: secret } = await deployment.adminPost<{ client_secret: string }>(
+    `/api/agents/${deployment.agentId}/client-credentials`,
+    {},
+  );
+  const form = (clientId: string, clientSecret: string): string =>
+    new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+      scope: 'read',
+    }).toString();
   const provider = await startScriptServer('oidc-provider-server.mjs', [], { quiet: true });
   try {
     const targets = [
@@ -75,12 +111,24 @@ async function clientCredentials(deployment: Deployment): Promise<void> {
       { name: 'oidc-provider', url: `${provider.url}/token`, body: form('bench', 'bench-secret-0123456789') },
     ];
     for (const target of targets) await expectOk(target.url, target.body);
-    const rows = await alternate(ROUNDS, [{ name: 'client_credentials' }], targets, (_shape, target) => measureLoad({ url: target.url, method: 'POST', headers: FORM_HEADERS, bodies: [target.body], connections: CONNECTIONS }));
-    console.log(`\nclient_credentials (POST /oauth2/token), broker on PostgreSQL vs oidc-provider, ${CONNECTIONS} connections`);
+    const rows = await alternate(ROUNDS, [{ name: 'client_credentials' }], targets, (_shape, target) =>
+      measureLoad({
+        url: target.url,
+        method: 'POST',
+        headers: FORM_HEADERS,
+        bodies: [target.body],
+        connections: CONNECTIONS,
+      }),
+    );
+    console.log(
+      `\nclient_credentials (POST /oauth2/token), broker on PostgreSQL vs oidc-provider, ${CONNECTIONS} connections`,
+    );
     console.table(table(rows));
     const broker = averages(rows, 'broker', 'client_credentials');
     const reference = averages(rows, 'oidc-provider', 'client_credentials');
-    console.log(`broker/oidc-provider: req/s ${ratio({ value: broker.rps, valid: broker.valid }, { value: reference.rps, valid: reference.valid })}, p99 ${ratio({ value: broker.p99, valid: broker.valid }, { value: reference.p99, valid: reference.valid })}`);
+    console.log(
+      `broker/oidc-provider: req/s ${ratio({ value: broker.rps, valid: broker.valid }, { value: reference.rps, valid: reference.valid })}, p99 ${ratio({ value: broker.p99, valid: broker.valid }, { value: reference.p99, valid: reference.valid })}`,
+    );
   } finally {
     await provider.stop();
   }
@@ -89,7 +137,8 @@ async function clientCredentials(deployment: Deployment): Promise<void> {
 /** GET /oauth2/jwks.json with one key per algorithm (the boot ES256 key, plus ES256, EdDSA, RS256). */
 async function jwks(deployment: Deployment): Promise<void> {
   // Added after client_credentials: the newest key may become the signing key.
-  for (const algorithm of ['ES256', 'EdDSA', 'RS256']) await deployment.adminPost('/api/oauth2-server/signing-keys', { algorithm });
+  for (const algorithm of ['ES256', 'EdDSA', 'RS256'])
+    await deployment.adminPost('/api/oauth2-server/signing-keys', { algorithm });
   const url = `${deployment.broker.enduserUrl}/oauth2/jwks.json`;
   await expectOk(url);
   const run = await measureLoad({ url, connections: CONNECTIONS });
@@ -120,7 +169,9 @@ describe('token exchange benchmark (PostgreSQL)', () => {
     cluster = await startPostgresCluster();
     if (cluster === undefined) throw new Error('the token-exchange benchmark needs PostgreSQL (initdb/pg_ctl)');
     issuer = await GatewayIssuer.start();
-    console.log(`machine: node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}; load: autocannon, ${CONNECTIONS} connections`);
+    console.log(
+      `machine: node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}; load: autocannon, ${CONNECTIONS} connections`,
+    );
   }, 900_000);
 
   afterAll(async () => {
@@ -151,7 +202,11 @@ describe('token exchange benchmark (PostgreSQL)', () => {
         ['broker', 'reference'].map((target) => {
           const large = averages(rows, target, name);
           const small = averages(smallRows, target, name);
-          return { target, shape: name, 'p99 ratio': ratio({ value: large.p99, valid: large.valid }, { value: small.p99, valid: small.valid }) };
+          return {
+            target,
+            shape: name,
+            'p99 ratio': ratio({ value: large.p99, valid: large.valid }, { value: small.p99, valid: small.valid }),
+          };
         }),
       ),
     );

@@ -7,7 +7,18 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { benchUsers, count, SMALL, USERS } from './deployment';
 import { deployBroker, type BrokerDeployment } from './exchange-deployment';
 import { GatewayIssuer } from './gateway-issuer';
-import { alternate, averages, DURATION_SECONDS, FORM_HEADERS, FRESH_RATE_CEILING, measureLoad, ratio, table, WARMUP_SECONDS, type Measurement } from './load';
+import {
+  alternate,
+  averages,
+  DURATION_SECONDS,
+  FORM_HEADERS,
+  FRESH_RATE_CEILING,
+  measureLoad,
+  ratio,
+  table,
+  WARMUP_SECONDS,
+  type Measurement,
+} from './load';
 import { takeMachine } from './machine-lock';
 import { cpuSecondsBetween, treeCpuTicks } from './servers';
 
@@ -48,7 +59,12 @@ class RefreshPool {
   }
 
   body(value: string): string {
-    return new URLSearchParams({ grant_type: 'refresh_token', refresh_token: value, client_id: this.agentId, client_secret: this.agentSecret }).toString();
+    return new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: value,
+      client_id: this.agentId,
+      client_secret: this.agentSecret,
+    }).toString();
   }
 
   spend(run: Measurement): void {
@@ -72,7 +88,11 @@ class RefreshPool {
              FROM unnest($1::bytea[], $2::text[]) AS t(sha, principal)
              JOIN grants g ON g.principal = t.principal AND g.agent_id = $3
              JOIN agent_client_credentials c ON c.agent_id = g.agent_id`,
-          [batch.map((value) => createHash('sha256').update(value).digest()), batch.map((_, i) => users[(first + i) % USERS] as string), this.agentId],
+          [
+            batch.map((value) => createHash('sha256').update(value).digest()),
+            batch.map((_, i) => users[(first + i) % USERS] as string),
+            this.agentId,
+          ],
         );
       }
       await db.query('ANALYZE refresh_tokens');
@@ -111,17 +131,33 @@ async function post<T>(url: string, body: string): Promise<T> {
 }
 
 async function lifecycle(deployment: BrokerDeployment): Promise<void> {
-  const { client_secret: secret } = await deployment.adminPost<{ client_secret: string }>(`/api/agents/${deployment.agentId}/client-credentials`, {});
+  const { client_secret: secret } = await deployment.adminPost<{ client_secret: string }>(
+    `/api/agents/${deployment.agentId}/client-credentials`,
+    {},
+  );
   const token = `${deployment.broker.enduserUrl}/oauth2/token`;
   const introspect = `${deployment.broker.enduserUrl}/oauth2/introspect`;
-  const clientCredentials = new URLSearchParams({ grant_type: 'client_credentials', client_id: deployment.agentId, client_secret: secret, scope: 'read' }).toString();
+  const clientCredentials = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: deployment.agentId,
+    client_secret: secret,
+    scope: 'read',
+  }).toString();
   await post(token, clientCredentials);
 
   const pool = new RefreshPool(deployment.db.databaseUrl, deployment.agentId, secret);
   // 1,000 users' access tokens (one refresh each, outside the measurement) for the introspection run.
   const accessTokens: string[] = [];
-  for (const value of await pool.seed(USERS)) accessTokens.push((await post<{ access_token: string }>(token, pool.body(value))).access_token);
-  const introspections = accessTokens.map((accessToken) => new URLSearchParams({ token: accessToken, token_type_hint: 'access_token', client_id: deployment.agentId, client_secret: secret }).toString());
+  for (const value of await pool.seed(USERS))
+    accessTokens.push((await post<{ access_token: string }>(token, pool.body(value))).access_token);
+  const introspections = accessTokens.map((accessToken) =>
+    new URLSearchParams({
+      token: accessToken,
+      token_type_hint: 'access_token',
+      client_id: deployment.agentId,
+      client_secret: secret,
+    }).toString(),
+  );
   const answer = await post<{ active: boolean }>(introspect, introspections[0] as string);
   if (answer.active !== true) throw new Error(`introspection answered ${JSON.stringify(answer)}`);
 
@@ -133,23 +169,50 @@ async function lifecycle(deployment: BrokerDeployment): Promise<void> {
     const postgres = treeCpuTicks(postmaster);
     const run = await measure(target.name);
     const answered = Math.max(1, run.requests);
-    cpu.push({ target: target.name, round, brokerUs: (cpuSecondsBetween(broker, treeCpuTicks(deployment.broker.pid)) * 1e6) / answered, postgresUs: (cpuSecondsBetween(postgres, treeCpuTicks(postmaster)) * 1e6) / answered });
+    cpu.push({
+      target: target.name,
+      round,
+      brokerUs: (cpuSecondsBetween(broker, treeCpuTicks(deployment.broker.pid)) * 1e6) / answered,
+      postgresUs: (cpuSecondsBetween(postgres, treeCpuTicks(postmaster)) * 1e6) / answered,
+    });
     return run;
   });
   async function measure(name: (typeof shapes)[number]['name']): Promise<Measurement> {
     switch (name) {
       case 'client_credentials':
-        return measureLoad({ url: token, method: 'POST', headers: FORM_HEADERS, bodies: [clientCredentials], connections: CONNECTIONS });
+        return measureLoad({
+          url: token,
+          method: 'POST',
+          headers: FORM_HEADERS,
+          bodies: [clientCredentials],
+          connections: CONNECTIONS,
+        });
       case 'refresh_token': {
-        const run = await measureLoad({ url: token, method: 'POST', headers: FORM_HEADERS, bodies: await pool.ready(), cycle: false, connections: CONNECTIONS });
+        const run = await measureLoad({
+          url: token,
+          method: 'POST',
+          headers: FORM_HEADERS,
+          bodies: await pool.ready(),
+          cycle: false,
+          connections: CONNECTIONS,
+        });
         pool.spend(run);
         return run;
       }
       case 'introspection':
-        return measureLoad({ url: introspect, method: 'POST', headers: FORM_HEADERS, bodies: introspections, cycle: true, connections: CONNECTIONS });
+        return measureLoad({
+          url: introspect,
+          method: 'POST',
+          headers: FORM_HEADERS,
+          bodies: introspections,
+          cycle: true,
+          connections: CONNECTIONS,
+        });
     }
   }
-  console.log(`\ntoken lifecycle on PostgreSQL (POST /oauth2/token, POST /oauth2/introspect), ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, alternating`);
+  console.log(
+    `\ntoken lifecycle on PostgreSQL (POST /oauth2/token, POST /oauth2/introspect), ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${DURATION_SECONDS} s measured per run, alternating`,
+  );
   console.table(table(rows));
   const cc = averages(rows, 'client_credentials', 'lifecycle');
   const of = (name: string) => averages(rows, name, 'lifecycle');
@@ -157,13 +220,30 @@ async function lifecycle(deployment: BrokerDeployment): Promise<void> {
     ['refresh_token', 'introspection'].map((name) => ({
       measure: name,
       target: name === 'refresh_token' ? '≥ 0.8x' : '≥ 1.5x',
-      'req/s vs client_credentials': ratio({ value: of(name).rps, valid: of(name).valid }, { value: cc.rps, valid: cc.valid }),
-      'p99 vs client_credentials': ratio({ value: of(name).p99, valid: of(name).valid }, { value: cc.p99, valid: cc.valid }),
+      'req/s vs client_credentials': ratio(
+        { value: of(name).rps, valid: of(name).valid },
+        { value: cc.rps, valid: cc.valid },
+      ),
+      'p99 vs client_credentials': ratio(
+        { value: of(name).p99, valid: of(name).valid },
+        { value: cc.p99, valid: cc.valid },
+      ),
     })),
   );
-  console.log('CPU per request (warm-up included in the time, measured requests in the count): broker process, PostgreSQL (postmaster and backends)');
-  console.table(cpu.map((c) => ({ target: c.target, round: c.round, 'broker µs': Math.round(c.brokerUs), 'postgres µs': Math.round(c.postgresUs) })));
-  console.log(`refresh tokens seeded for the runs: ${count(USERS)} for the access tokens, the rest spent one per request`);
+  console.log(
+    'CPU per request (warm-up included in the time, measured requests in the count): broker process, PostgreSQL (postmaster and backends)',
+  );
+  console.table(
+    cpu.map((c) => ({
+      target: c.target,
+      round: c.round,
+      'broker µs': Math.round(c.brokerUs),
+      'postgres µs': Math.round(c.postgresUs),
+    })),
+  );
+  console.log(
+    `refresh tokens seeded for the runs: ${count(USERS)} for the access tokens, the rest spent one per request`,
+  );
 }
 
 describe('token lifecycle benchmark (PostgreSQL)', () => {
@@ -177,7 +257,9 @@ describe('token lifecycle benchmark (PostgreSQL)', () => {
     cluster = await startPostgresCluster();
     if (cluster === undefined) throw new Error('the token lifecycle benchmark needs PostgreSQL (initdb/pg_ctl)');
     issuer = await GatewayIssuer.start();
-    console.log(`machine: node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}`);
+    console.log(
+      `machine: node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${cluster.version}`,
+    );
   }, 900_000);
 
   afterAll(async () => {

@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
 import type { AnyBrokerEvent } from '@broker/domain';
 import { EventRepository } from '@broker/persistence';
-import { ApiClient, createPostgresDatabase, startPostgresCluster, startTestBroker, testKey, type PostgresCluster, type TestBroker } from '@broker/testing';
+import {
+  ApiClient,
+  createPostgresDatabase,
+  startPostgresCluster,
+  startTestBroker,
+  testKey,
+  type PostgresCluster,
+  type TestBroker,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { BOTH_SERVERS } from '../test/support/servers';
 import { HangingReceiver } from '../test/support/webhook-receiver';
@@ -44,12 +52,26 @@ describe('webhook delivery with a hung receiver (PostgreSQL)', () => {
     hung.holding = true;
     healthy = await HangingReceiver.start();
     const storage = { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase(cluster.url) } };
-    const keys = { encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' }, third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] } };
-    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { ...keys, storage, events: { webhooks: { allowed_networks: ['127.0.0.0/8'] } }, log: { level: 'warn' } } });
+    const keys = {
+      encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' },
+      third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] },
+    };
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: { ...keys, storage, events: { webhooks: { allowed_networks: ['127.0.0.0/8'] } }, log: { level: 'warn' } },
+    });
     admin = new ApiClient(broker.url('admin'));
-    hungHook = (await admin.post('/api/webhooks', { url: hung.url, event_types: ['token.exchanged', 'agent.deleted'], enabled: true })).json<{ id: string }>().id;
+    hungHook = (
+      await admin.post('/api/webhooks', {
+        url: hung.url,
+        event_types: ['token.exchanged', 'agent.deleted'],
+        enabled: true,
+      })
+    ).json<{ id: string }>().id;
     await admin.post('/api/webhooks', { url: healthy.url, event_types: ['agent.created'], enabled: true });
-    console.log(`machine: node ${process.version}, os.cpus().length = ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; webhook settings: defaults (timeout 5 s, concurrency 8, per_webhook_concurrency 2, poll 1 s)`);
+    console.log(
+      `machine: node ${process.version}, os.cpus().length = ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; webhook settings: defaults (timeout 5 s, concurrency 8, per_webhook_concurrency 2, poll 1 s)`,
+    );
   }, 300_000);
 
   afterAll(async () => {
@@ -61,14 +83,21 @@ describe('webhook delivery with a hung receiver (PostgreSQL)', () => {
   });
 
   const pendingForHung = async (): Promise<number> => {
-    const [row] = await broker.broker.runtime.database.dataSource.query<{ n: number }[]>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending'", [hungHook]);
+    const [row] = await broker.broker.runtime.database.dataSource.query<{ n: number }[]>(
+      "SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'pending'",
+      [hungHook],
+    );
     return row?.n ?? 0;
   };
 
   /** Creates an agent and waits for its `agent.created` at the healthy receiver: milliseconds after the API answered, or null. */
   const unrelatedDelay = async (): Promise<number | null> => {
     const seen = healthy.received.length;
-    const created = await admin.post('/api/agents', { display_name: `bench-${randomUUID()}`, redirect_uris: ['https://a.example.com/cb'], permission_sets: [] });
+    const created = await admin.post('/api/agents', {
+      display_name: `bench-${randomUUID()}`,
+      redirect_uris: ['https://a.example.com/cb'],
+      permission_sets: [],
+    });
     if (created.status !== 201) throw new Error(`agent creation answered ${created.status}`);
     const answered = performance.now();
     while (healthy.received.length === seen) {
@@ -82,7 +111,8 @@ describe('webhook delivery with a hung receiver (PostgreSQL)', () => {
     const delays: (number | null)[] = [];
     for (let i = 0; i < SAMPLES; i += 1) delays.push(await unrelatedDelay());
     const done = delays.filter((d): d is number => d !== null).sort((a, b) => a - b);
-    const show = (d: number | undefined): string => (d === undefined ? `> ${GIVE_UP_MS / 1000} s` : `${Math.round(d)} ms`);
+    const show = (d: number | undefined): string =>
+      d === undefined ? `> ${GIVE_UP_MS / 1000} s` : `${Math.round(d)} ms`;
     return {
       scenario,
       backlog,
@@ -90,7 +120,7 @@ describe('webhook delivery with a hung receiver (PostgreSQL)', () => {
       'attempts open at the hung receiver': hung.open.length,
       samples: SAMPLES,
       'unrelated delivery delay p50': show(done.length === SAMPLES ? done[Math.floor(SAMPLES / 2)] : undefined),
-      'max': show(done.length === SAMPLES ? done[SAMPLES - 1] : undefined),
+      max: show(done.length === SAMPLES ? done[SAMPLES - 1] : undefined),
     };
   };
 
@@ -107,28 +137,52 @@ describe('webhook delivery with a hung receiver (PostgreSQL)', () => {
       Array.from({ length: CONNECTIONS }, async () => {
         while (sent < FLOOD) {
           sent += 1;
-          const response = await fetch(`${broker.url('enduser')}/oauth2/token`, { method: 'POST', headers: FORM_HEADERS, body });
+          const response = await fetch(`${broker.url('enduser')}/oauth2/token`, {
+            method: 'POST',
+            headers: FORM_HEADERS,
+            body,
+          });
           await response.arrayBuffer();
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
         }
       }),
     );
-    console.log(`${FLOOD.toLocaleString('en-US')} unauthenticated token exchanges in ${((performance.now() - started) / 1000).toFixed(1)} s, answered ${JSON.stringify(Object.fromEntries(statuses))}`);
+    console.log(
+      `${FLOOD.toLocaleString('en-US')} unauthenticated token exchanges in ${((performance.now() - started) / 1000).toFixed(1)} s, answered ${JSON.stringify(Object.fromEntries(statuses))}`,
+    );
     // The hot path's queue reaches the table (250 ms).
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    rows.push(await report(`1. after ${FLOOD.toLocaleString('en-US')} unauthenticated exchanges`, 'what they recorded'));
+    rows.push(
+      await report(`1. after ${FLOOD.toLocaleString('en-US')} unauthenticated exchanges`, 'what they recorded'),
+    );
 
     // 2. The backlog queued directly: events appended through the ledger's repository, one delivery each for the hung webhook.
     const events = broker.broker.server('enduser').app.get(EventRepository);
     for (let first = 0; first < FLOOD; first += 500) {
       const batch = Array.from({ length: Math.min(500, FLOOD - first) }, () => {
-        const event = { type: 'agent.deleted', actor: { type: 'admin', id: 'bench@example.com' }, principal: null, agentId: randomUUID(), serviceId: null, outcome: 'success', traceId: null, details: {} } as AnyBrokerEvent;
+        const event = {
+          type: 'agent.deleted',
+          actor: { type: 'admin', id: 'bench@example.com' },
+          principal: null,
+          agentId: randomUUID(),
+          serviceId: null,
+          outcome: 'success',
+          traceId: null,
+          details: {},
+        } as AnyBrokerEvent;
         return { id: randomUUID(), occurredAt: new Date(), event };
       });
       await events.append(batch);
     }
-    rows.push(await report(`2. ${FLOOD.toLocaleString('en-US')} deliveries queued for the hung receiver`, `${FLOOD.toLocaleString('en-US')} agent.deleted`));
-    console.log(`\nwebhooks: an unrelated delivery's delay with one receiver that never answers${QUICK ? ' (BENCH_QUICK: smoke, not a result)' : ''}`);
+    rows.push(
+      await report(
+        `2. ${FLOOD.toLocaleString('en-US')} deliveries queued for the hung receiver`,
+        `${FLOOD.toLocaleString('en-US')} agent.deleted`,
+      ),
+    );
+    console.log(
+      `\nwebhooks: an unrelated delivery's delay with one receiver that never answers${QUICK ? ' (BENCH_QUICK: smoke, not a result)' : ''}`,
+    );
     console.table(rows);
   }, 1_800_000);
 });

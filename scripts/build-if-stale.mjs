@@ -24,7 +24,9 @@ const OUTPUTS = ['dist/apps/broker/src/main.js', 'dist/console/index.html'];
 const SKIP = new Set(['node_modules', 'dist', '.vite']);
 
 function* files(dir) {
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  )) {
     if (SKIP.has(entry.name)) continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) yield* files(path);
@@ -34,7 +36,10 @@ function* files(dir) {
 
 function fingerprint() {
   const hash = createHash('sha256');
-  const paths = [...SOURCE_DIRS.flatMap((dir) => [...files(join(ROOT, dir))]), ...SOURCE_FILES.map((file) => join(ROOT, file)).filter((path) => existsSync(path))];
+  const paths = [
+    ...SOURCE_DIRS.flatMap((dir) => [...files(join(ROOT, dir))]),
+    ...SOURCE_FILES.map((file) => join(ROOT, file)).filter((path) => existsSync(path)),
+  ];
   for (const path of paths) {
     hash.update(relative(ROOT, path)).update('\0').update(readFileSync(path)).update('\0');
   }
@@ -50,9 +55,15 @@ function isCurrent() {
 if (process.argv.includes('--stamp')) {
   writeFileSync(STAMP, `${fingerprint()}\n`);
 } else if (isCurrent()) {
-  console.log('build: sources unchanged since the last build, starting without rebuilding (`npm run build` forces one)');
+  console.log(
+    'build: sources unchanged since the last build, starting without rebuilding (`npm run build` forces one)',
+  );
 } else {
   console.log('build: sources changed or never built, building (about 40 s on two cores)…');
-  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit', shell: process.platform === 'win32' });
+  const result = spawnSync('npm', ['run', 'build'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    shell: process.platform === 'win32',
+  });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }

@@ -41,7 +41,9 @@ export function findImportCycles(roots, repo = process.cwd()) {
   const edges = new Map();
   for (const file of files) {
     const imports = ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles;
-    edges.set(file, [...new Set(imports.map((i) => resolveImport(file, i.fileName, repo)).filter((t) => t !== undefined))]);
+    edges.set(file, [
+      ...new Set(imports.map((i) => resolveImport(file, i.fileName, repo)).filter((t) => t !== undefined)),
+    ]);
   }
   // Tarjan's strongly connected components, iteratively (no recursion depth limit).
   let index = 0;
@@ -89,7 +91,8 @@ export function findImportCycles(roots, repo = process.cwd()) {
           onStack.delete(member);
           component.push(member);
         } while (member !== node);
-        if (component.length > 1 || (edges.get(node) ?? []).includes(node)) cycles.push(component.map((f) => relative(repo, f)).sort());
+        if (component.length > 1 || (edges.get(node) ?? []).includes(node))
+          cycles.push(component.map((f) => relative(repo, f)).sort());
       }
     }
   }

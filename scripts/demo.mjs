@@ -28,7 +28,11 @@ const APPROVAL_REQUESTS = [
   {
     tool_name: 'drive.share_file',
     risk_level: 'medium',
-    arguments: { path: '/reports/2026-q3.pdf', share_with: ['bob@example.com'], permissions: { can_edit: false, expires_in_days: 7 } },
+    arguments: {
+      path: '/reports/2026-q3.pdf',
+      share_with: ['bob@example.com'],
+      permissions: { can_edit: false, expires_in_days: 7 },
+    },
     metadata: {
       reason: 'You asked me to send the Q3 report to Bob.',
       tool_title: 'Share a file',
@@ -63,15 +67,23 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  console.log('usage: node scripts/demo.mjs [--enduser-port 8000] [--admin-port 14000] [--provider-port 9100] [--agent-port 9999]');
+  console.log(
+    'usage: node scripts/demo.mjs [--enduser-port 8000] [--admin-port 14000] [--provider-port 9100] [--agent-port 9999]',
+  );
   process.exit(0);
 }
 const port = (name) => {
   const value = Number(args[name]);
-  if (!Number.isInteger(value) || value < 1 || value > 65535) fail(`--${name} must be a port number (got "${args[name]}")`);
+  if (!Number.isInteger(value) || value < 1 || value > 65535)
+    fail(`--${name} must be a port number (got "${args[name]}")`);
   return value;
 };
-const ports = { enduser: port('enduser-port'), admin: port('admin-port'), provider: port('provider-port'), agent: port('agent-port') };
+const ports = {
+  enduser: port('enduser-port'),
+  admin: port('admin-port'),
+  provider: port('provider-port'),
+  agent: port('agent-port'),
+};
 const BROKER = `http://localhost:${ports.enduser}`;
 const ADMIN = `http://localhost:${ports.admin}`;
 const PROVIDER = `http://127.0.0.1:${ports.provider}`;
@@ -101,7 +113,15 @@ async function stop(code) {
     if (exited === undefined) broker.kill('SIGKILL');
     else if (exited.code !== 0 && code === 0) code = exited.code ?? 1;
   }
-  await Promise.all(servers.map((server) => new Promise((r) => { server.closeAllConnections?.(); server.close(() => r()); })));
+  await Promise.all(
+    servers.map(
+      (server) =>
+        new Promise((r) => {
+          server.closeAllConnections?.();
+          server.close(() => r());
+        }),
+    ),
+  );
   rmSync(dataDir, { recursive: true, force: true });
   if (code === 0) console.log('\ndemo stopped; its data was deleted.');
   process.exit(code);
@@ -160,10 +180,17 @@ async function main() {
   // script dies without stopping it (kill -9), the IPC channel closes and the preload shuts the broker down: no orphan
   // keeps the ports.
   const watchParent = join(dataDir, 'watch-parent.cjs');
-  writeFileSync(watchParent, "process.channel && process.channel.unref();\nprocess.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));\n");
+  writeFileSync(
+    watchParent,
+    "process.channel && process.channel.unref();\nprocess.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));\n",
+  );
   const out = openSync(logFile, 'a');
   const err = openSync(errorFile, 'a');
-  broker = spawn(process.execPath, ['--require', watchParent, ENTRY, '--config', configFile], { cwd: ROOT, stdio: ['ignore', out, err, 'ipc'], detached: true });
+  broker = spawn(process.execPath, ['--require', watchParent, ENTRY, '--config', configFile], {
+    cwd: ROOT,
+    stdio: ['ignore', out, err, 'ipc'],
+    detached: true,
+  });
   closeSync(out);
   closeSync(err);
   brokerExit = new Promise((r) => broker.once('exit', (code, signal) => r({ code, signal })));
@@ -178,7 +205,11 @@ async function main() {
   // --- Registration through the admin API -----------------------------------------------------------------------
   const admin = async (method, path, body) => {
     // The admin server believes the principal header from loopback (trusted_sources), as the SSO proxy sends it.
-    const response = await fetch(`${ADMIN}${path}`, { method, headers: { 'content-type': 'application/json', 'x-remote-user': ADMIN_PRINCIPAL }, body: JSON.stringify(body) });
+    const response = await fetch(`${ADMIN}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', 'x-remote-user': ADMIN_PRINCIPAL },
+      body: JSON.stringify(body),
+    });
     const text = await response.text();
     if (!response.ok) throw new Error(`admin API ${method} ${path}: ${response.status} ${text}`);
     return JSON.parse(text);
@@ -242,7 +273,15 @@ async function main() {
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const state = randomBytes(12).toString('base64url');
   const authorize = new URL(`${BROKER}/oauth2/authorize`);
-  for (const [k, v] of Object.entries({ response_type: 'code', client_id: agent.id, redirect_uri: CALLBACK, scope: 'files.read', state, code_challenge: challenge, code_challenge_method: 'S256' })) {
+  for (const [k, v] of Object.entries({
+    response_type: 'code',
+    client_id: agent.id,
+    redirect_uri: CALLBACK,
+    scope: 'files.read',
+    state,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  })) {
     authorize.searchParams.set(k, v);
   }
   const exchangeCurl = [
@@ -264,10 +303,15 @@ async function main() {
 
   // The gateway asks the person to approve two tool calls (POST /api/approvals with its two credentials).
   const askForApprovals = async () => {
-    const headers = { 'content-type': 'application/json', authorization: `Bearer ${await sign({ sub: PRINCIPAL, azp: agent.id })}`, 'x-client-assertion': await sign({ sub: GATEWAY_SUB }) };
+    const headers = {
+      'content-type': 'application/json',
+      authorization: `Bearer ${await sign({ sub: PRINCIPAL, azp: agent.id })}`,
+      'x-client-assertion': await sign({ sub: GATEWAY_SUB }),
+    };
     for (const body of APPROVAL_REQUESTS) {
       const answer = await fetch(`${BROKER}/api/approvals`, { method: 'POST', headers, body: JSON.stringify(body) });
-      if (!answer.ok) throw new Error(`the broker refused the approval request: ${answer.status} ${await answer.text()}`);
+      if (!answer.ok)
+        throw new Error(`the broker refused the approval request: ${answer.status} ${await answer.text()}`);
     }
   };
   const approvalsForm = `<form method="post" action="/approvals"><p><button type="submit">Ask for approval of two tool calls</button>
@@ -297,7 +341,10 @@ async function main() {
           response.writeHead(303, { location: `${BROKER}/approvals`, 'cache-control': 'no-store' });
           return response.end();
         case '/':
-          return page(response, `<h1>Demo Assistant</h1><p><a href="${escape(authorize.toString())}">Ask the broker for access</a></p>${approvalsForm}`);
+          return page(
+            response,
+            `<h1>Demo Assistant</h1><p><a href="${escape(authorize.toString())}">Ask the broker for access</a></p>${approvalsForm}`,
+          );
         default:
           return text(404, 'not found');
       }
@@ -351,7 +398,14 @@ ${exchangeCurl}
 async function waitUntilHealthy(urls, logFile) {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const answers = await Promise.all(urls.map((url) => fetch(url).then((r) => r.ok, () => false)));
+    const answers = await Promise.all(
+      urls.map((url) =>
+        fetch(url).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      ),
+    );
     if (answers.every(Boolean)) return;
     if (Date.now() > deadline) throw new Error(`the broker did not start within 60 s (log: ${logFile})`);
     await new Promise((r) => setTimeout(r, 200));
@@ -371,14 +425,23 @@ function listen(server, portNumber, what, option) {
   servers.push(server);
   return new Promise((resolveListen, reject) => {
     server.once('error', (error) =>
-      reject(error.code === 'EADDRINUSE' ? new Error(`cannot start ${what}: port ${portNumber} is in use (stop the other process or pass ${option} <another port>)`) : error),
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(
+              `cannot start ${what}: port ${portNumber} is in use (stop the other process or pass ${option} <another port>)`,
+            )
+          : error,
+      ),
     );
     server.listen(portNumber, '127.0.0.1', () => resolveListen());
   });
 }
 
 function escape(value) {
-  return String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+  return String(value).replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c],
+  );
 }
 
 function page(response, body) {
@@ -397,7 +460,8 @@ function page(response, body) {
 function callbackPage(params, expectedState, redeemCurl, exchangeCurl) {
   const code = params.get('code');
   const error = params.get('error');
-  const stateNote = params.get('state') === expectedState ? 'matches the one the agent sent' : 'does NOT match the one the agent sent';
+  const stateNote =
+    params.get('state') === expectedState ? 'matches the one the agent sent' : 'does NOT match the one the agent sent';
   if (code === null) {
     return `<h1>Demo Assistant: no access</h1><p>The broker answered <code>${escape(error ?? 'nothing')}</code>${
       params.get('error_description') ? `: ${escape(params.get('error_description'))}` : ''

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { AnyBrokerEvent, EventActor } from '@broker/domain';
 import { EventRepository, type EventToAppend } from '@broker/persistence';
-import { ApiClient, FrozenClock, http, startTestBroker, testBackends, type HttpResponse, type TestBroker } from '@broker/testing';
+import {
+  ApiClient,
+  FrozenClock,
+  http,
+  startTestBroker,
+  testBackends,
+  type HttpResponse,
+  type TestBroker,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -20,7 +28,17 @@ const MAIL = randomUUID();
 const FILES = randomUUID();
 
 /** The fields every end-user event has, and nothing else (no `principal`). */
-const ACTIVITY_FIELDS = ['actor', 'agent_id', 'details', 'id', 'occurred_at', 'outcome', 'service_id', 'trace_id', 'type'];
+const ACTIVITY_FIELDS = [
+  'actor',
+  'agent_id',
+  'details',
+  'id',
+  'occurred_at',
+  'outcome',
+  'service_id',
+  'trace_id',
+  'type',
+];
 
 interface ActivityEvent {
   id: string;
@@ -57,18 +75,56 @@ interface Spec {
 }
 
 /** An event of a kind that names an agent and a service, with a trace id. */
-function exchanged({ principal, at, agent = MAIL_AGENT, service = MAIL, actor = { type: 'gateway', id: 'gateway-1' } }: Spec): EventToAppend {
-  const event: AnyBrokerEvent = { type: 'token.exchanged', actor, principal, agentId: agent, serviceId: service, outcome: 'success', traceId: randomUUID().replaceAll('-', ''), details: { resource: 'https://mail.example.com/api', oauth_error: null } };
+function exchanged({
+  principal,
+  at,
+  agent = MAIL_AGENT,
+  service = MAIL,
+  actor = { type: 'gateway', id: 'gateway-1' },
+}: Spec): EventToAppend {
+  const event: AnyBrokerEvent = {
+    type: 'token.exchanged',
+    actor,
+    principal,
+    agentId: agent,
+    serviceId: service,
+    outcome: 'success',
+    traceId: randomUUID().replaceAll('-', ''),
+    details: { resource: 'https://mail.example.com/api', oauth_error: null },
+  };
   return { id: randomUUID(), occurredAt: at, event };
 }
 
-function revoked({ principal, at, agent = MAIL_AGENT, actor = { type: 'principal', id: principal } }: Spec): EventToAppend {
-  const event: AnyBrokerEvent = { type: 'grant.revoked', actor, principal, agentId: agent, serviceId: null, outcome: 'success', traceId: null, details: {} };
+function revoked({
+  principal,
+  at,
+  agent = MAIL_AGENT,
+  actor = { type: 'principal', id: principal },
+}: Spec): EventToAppend {
+  const event: AnyBrokerEvent = {
+    type: 'grant.revoked',
+    actor,
+    principal,
+    agentId: agent,
+    serviceId: null,
+    outcome: 'success',
+    traceId: null,
+    details: {},
+  };
   return { id: randomUUID(), occurredAt: at, event };
 }
 
 function disconnected({ principal, at, service = FILES }: Spec): EventToAppend {
-  const event: AnyBrokerEvent = { type: 'session.disconnected', actor: { type: 'principal', id: principal }, principal, agentId: null, serviceId: service, outcome: 'failure', traceId: null, details: {} };
+  const event: AnyBrokerEvent = {
+    type: 'session.disconnected',
+    actor: { type: 'principal', id: principal },
+    principal,
+    agentId: null,
+    serviceId: service,
+    outcome: 'failure',
+    traceId: null,
+    details: {},
+  };
   return { id: randomUUID(), occurredAt: at, event };
 }
 
@@ -102,7 +158,9 @@ describe.each(testBackends())('activity and events APIs (issue 17) on $name', (b
     const events: ActivityEvent[] = [];
     let cursor: string | null = null;
     do {
-      const response = await client.get(`/api/activity?${query}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+      const response = await client.get(
+        `/api/activity?${query}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+      );
       expect(response.status, response.text).toBe(200);
       const page = response.json<ActivityPage>();
       events.push(...page.data);
@@ -120,7 +178,11 @@ describe.each(testBackends())('activity and events APIs (issue 17) on $name', (b
       exchanged({ principal: ALICE, at: at(4), agent: FILES_AGENT, service: FILES }),
       revoked({ principal: ALICE, at: at(5), actor: { type: 'admin', id: ROOT } }),
     ];
-    const bobs = [exchanged({ principal: BOB, at: at(1) }), revoked({ principal: BOB, at: at(3) }), revoked({ principal: ALICE, at: at(6), actor: { type: 'principal', id: BOB } })];
+    const bobs = [
+      exchanged({ principal: BOB, at: at(1) }),
+      revoked({ principal: BOB, at: at(3) }),
+      revoked({ principal: ALICE, at: at(6), actor: { type: 'principal', id: BOB } }),
+    ];
 
     beforeAll(async () => {
       // Written in the order of their times, as the ledger would have received them.
@@ -166,12 +228,16 @@ describe.each(testBackends())('activity and events APIs (issue 17) on $name', (b
     it('refuses to be asked for someone else: a principal parameter is an unknown field', async () => {
       const response = await alice.get(`/api/activity?principal=${encodeURIComponent(BOB)}`);
       expect(response.status).toBe(400);
-      expect(response.json()).toMatchObject({ error: 'bad request', details: [expect.objectContaining({ field: 'principal' })] });
+      expect(response.json()).toMatchObject({
+        error: 'bad request',
+        details: [expect.objectContaining({ field: 'principal' })],
+      });
       expect((await alice.as(null).get('/api/activity')).status).toBe(401);
     });
 
     it('filters by agent, service, kind (repeated or comma-separated) and time range', async () => {
-      const shown = async (query: string): Promise<string[]> => (await allActivity(alice, query)).map((event) => event.id);
+      const shown = async (query: string): Promise<string[]> =>
+        (await allActivity(alice, query)).map((event) => event.id);
       const [e1, e2, e3, e4, e5] = mine as [EventToAppend, EventToAppend, EventToAppend, EventToAppend, EventToAppend];
       const byBob = bobs[2] as EventToAppend;
       expect(await shown(`agent_id=${FILES_AGENT}`)).toEqual(ids([e4, e2]));
@@ -193,14 +259,20 @@ describe.each(testBackends())('activity and events APIs (issue 17) on $name', (b
       // New events arrive: they land above the first page and do not shift the next ones.
       const arriving = [exchanged({ principal: ALICE, at: at(7) }), revoked({ principal: ALICE, at: at(8) })];
       await ledger.append(arriving);
-      const second = (await alice.get(`/api/activity?limit=2&cursor=${encodeURIComponent(first.next_cursor ?? '')}`)).json<ActivityPage>();
+      const second = (
+        await alice.get(`/api/activity?limit=2&cursor=${encodeURIComponent(first.next_cursor ?? '')}`)
+      ).json<ActivityPage>();
       expect(second.data.map((event) => event.id)).toEqual(ids([mine[3] as EventToAppend, mine[2] as EventToAppend]));
-      const third = (await alice.get(`/api/activity?limit=2&cursor=${encodeURIComponent(second.next_cursor ?? '')}`)).json<ActivityPage>();
+      const third = (
+        await alice.get(`/api/activity?limit=2&cursor=${encodeURIComponent(second.next_cursor ?? '')}`)
+      ).json<ActivityPage>();
       expect(third.data.map((event) => event.id)).toEqual(ids([mine[1] as EventToAppend, mine[0] as EventToAppend]));
       expect(third.next_cursor).toBeNull();
       // A new walk from the top sees the new events first, then everything once.
       const again = await allActivity(alice, 'limit=3');
-      expect(again.map((event) => event.id)).toEqual(ids([...arriving].reverse().concat([bobs[2] as EventToAppend], [...mine].reverse())));
+      expect(again.map((event) => event.id)).toEqual(
+        ids([...arriving].reverse().concat([bobs[2] as EventToAppend], [...mine].reverse())),
+      );
       // 50 per page unless limit says otherwise.
       await ledger.append(Array.from({ length: 60 }, (_, i) => disconnected({ principal: BOB, at: at(100 + i) })));
       const bobsPage = (await bob.get('/api/activity')).json<ActivityPage>();
@@ -245,13 +317,23 @@ describe.each(testBackends())('activity and events APIs (issue 17) on $name', (b
     const frank = 'frank@example.com';
     /** A token exchange that failed (the agent did not get a token: not a use). */
     function refused({ principal, at: when }: Spec): EventToAppend {
-      const event: AnyBrokerEvent = { type: 'token.exchanged', actor: { type: 'gateway', id: 'gateway-1' }, principal, agentId: MAIL_AGENT, serviceId: MAIL, outcome: 'failure', traceId: null, details: { resource: 'https://mail.example.com/api', oauth_error: 'invalid_grant' } };
+      const event: AnyBrokerEvent = {
+        type: 'token.exchanged',
+        actor: { type: 'gateway', id: 'gateway-1' },
+        principal,
+        agentId: MAIL_AGENT,
+        serviceId: MAIL,
+        outcome: 'failure',
+        traceId: null,
+        details: { resource: 'https://mail.example.com/api', oauth_error: 'invalid_grant' },
+      };
       return { id: randomUUID(), occurredAt: when, event };
     }
     type LastUsed = { agent_id: string; service_id: string; last_used_at: string };
-    const byPair = (a: LastUsed, b: LastUsed): number => `${a.agent_id}/${a.service_id}`.localeCompare(`${b.agent_id}/${b.service_id}`);
+    const byPair = (a: LastUsed, b: LastUsed): number =>
+      `${a.agent_id}/${a.service_id}`.localeCompare(`${b.agent_id}/${b.service_id}`);
 
-    it('answers each agent and service the caller\'s agents used with the newest successful exchange, the caller\'s only', async () => {
+    it("answers each agent and service the caller's agents used with the newest successful exchange, the caller's only", async () => {
       await ledger.append([
         exchanged({ principal: erin, at: at(600) }),
         exchanged({ principal: erin, at: at(605) }),
@@ -271,7 +353,9 @@ describe.each(testBackends())('activity and events APIs (issue 17) on $name', (b
       ];
       expect([...response.json<{ data: LastUsed[] }>().data].sort(byPair)).toEqual(expected.sort(byPair));
       const other = await new ApiClient(broker.url('enduser'), frank).get('/api/activity/last-used');
-      expect(other.json<{ data: LastUsed[] }>().data).toEqual([{ agent_id: MAIL_AGENT, service_id: MAIL, last_used_at: at(612).toISOString() }]);
+      expect(other.json<{ data: LastUsed[] }>().data).toEqual([
+        { agent_id: MAIL_AGENT, service_id: MAIL, last_used_at: at(612).toISOString() },
+      ]);
     });
 
     it('answers an empty list to a person whose agents used nothing', async () => {
@@ -289,7 +373,11 @@ describe.each(testBackends())('activity and events APIs (issue 17) on $name', (b
     const dave = 'dave@example.com';
     const before = exchanged({ principal: carol, at: on(-1) });
     const atStart = revoked({ principal: carol, at: on(0) });
-    const inside = [exchanged({ principal: dave, at: on(10) }), disconnected({ principal: carol, at: on(20) }), revoked({ principal: null, at: on(30), actor: { type: 'admin', id: ROOT } })];
+    const inside = [
+      exchanged({ principal: dave, at: on(10) }),
+      disconnected({ principal: carol, at: on(20) }),
+      revoked({ principal: null, at: on(30), actor: { type: 'admin', id: ROOT } }),
+    ];
     const atEnd = exchanged({ principal: dave, at: on(60) });
     const range = `from=${encodeURIComponent(on(0).toISOString())}&to=${encodeURIComponent(on(60).toISOString())}`;
 
@@ -302,7 +390,9 @@ describe.each(testBackends())('activity and events APIs (issue 17) on $name', (b
       const events: AdminEvent[] = [];
       let cursor: string | null = null;
       do {
-        const response = await admin.get(`/api/events?${query}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+        const response = await admin.get(
+          `/api/events?${query}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+        );
         expect(response.status, response.text).toBe(200);
         const page = response.json<AdminPage>();
         events.push(...page.items);
@@ -311,41 +401,71 @@ describe.each(testBackends())('activity and events APIs (issue 17) on $name', (b
       return events;
     }
 
-    it('lists every person\'s events with their principal, filtered by principal and the other filters', async () => {
+    it("lists every person's events with their principal, filtered by principal and the other filters", async () => {
       const all = await allEvents(`${range}&limit=2`);
       expect(all.map((event) => event.id)).toEqual(ids([...inside].reverse().concat([atStart])));
       expect(all.map((event) => event.principal)).toEqual([null, carol, dave, carol]);
       expect(all[0]?.actor).toEqual({ type: 'admin', id: ROOT });
-      expect((await allEvents(`principal=${encodeURIComponent(carol)}`)).map((event) => event.id)).toEqual(ids([inside[1] as EventToAppend, atStart, before]));
-      expect((await allEvents(`principal=${encodeURIComponent(dave)}&type=token.exchanged&service_id=${MAIL}`)).map((event) => event.id)).toEqual(ids([atEnd, inside[0] as EventToAppend]));
-      expect((await allEvents(`principal=${encodeURIComponent(carol)}&type=grant.revoked,session.disconnected&to=${encodeURIComponent(on(20).toISOString())}`)).map((event) => event.id)).toEqual(ids([atStart]));
+      expect((await allEvents(`principal=${encodeURIComponent(carol)}`)).map((event) => event.id)).toEqual(
+        ids([inside[1] as EventToAppend, atStart, before]),
+      );
+      expect(
+        (await allEvents(`principal=${encodeURIComponent(dave)}&type=token.exchanged&service_id=${MAIL}`)).map(
+          (event) => event.id,
+        ),
+      ).toEqual(ids([atEnd, inside[0] as EventToAppend]));
+      expect(
+        (
+          await allEvents(
+            `principal=${encodeURIComponent(carol)}&type=grant.revoked,session.disconnected&to=${encodeURIComponent(on(20).toISOString())}`,
+          )
+        ).map((event) => event.id),
+      ).toEqual(ids([atStart]));
     });
 
     it('answers 400 invalid request for a bad cursor or filter', async () => {
-      for (const query of ['cursor=x', 'limit=500', 'principal=', `principal=${'p'.repeat(201)}`, 'agent_id=1', 'type=nope', 'from=2026-13-01T00:00:00Z', `from=${on(5).toISOString()}&to=${on(0).toISOString()}`, 'unknown=1']) {
+      for (const query of [
+        'cursor=x',
+        'limit=500',
+        'principal=',
+        `principal=${'p'.repeat(201)}`,
+        'agent_id=1',
+        'type=nope',
+        'from=2026-13-01T00:00:00Z',
+        `from=${on(5).toISOString()}&to=${on(0).toISOString()}`,
+        'unknown=1',
+      ]) {
         const response = await admin.get(`/api/events?${query}`);
         expect(response.status, query).toBe(400);
         expect(response.json(), query).toMatchObject({ error: 'invalid request' });
       }
     });
 
-    const exportOf = (query: string): Promise<HttpResponse> => http(`${broker.url('admin')}/api/events/export?${query}`, { headers: { 'x-remote-user': ROOT } });
+    const exportOf = (query: string): Promise<HttpResponse> =>
+      http(`${broker.url('admin')}/api/events/export?${query}`, { headers: { 'x-remote-user': ROOT } });
     const lines = (response: HttpResponse): AdminEvent[] => {
       expect(response.text === '' || response.text.endsWith('\n'), 'every line ends with a newline').toBe(true);
-      return response.text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as AdminEvent);
+      return response.text
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as AdminEvent);
     };
 
-    it('exports exactly the events of a time range as NDJSON, one event per line in the list\'s shape, as a download', async () => {
+    it("exports exactly the events of a time range as NDJSON, one event per line in the list's shape, as a download", async () => {
       const response = await exportOf(range);
       expect(response.status, response.text).toBe(200);
       expect(response.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
-      expect(response.headers['content-disposition']).toBe('attachment; filename="events-2026-05-25T000000000Z-2026-05-25T010000000Z.ndjson"');
+      expect(response.headers['content-disposition']).toBe(
+        'attachment; filename="events-2026-05-25T000000000Z-2026-05-25T010000000Z.ndjson"',
+      );
       const exported = lines(response);
       // `from` inclusive, `to` exclusive, newest first; each line is the item GET /api/events answers (checked against its schema).
       expect(exported.map((event) => event.id)).toEqual(ids([...inside].reverse().concat([atStart])));
       expect(exported).toEqual(await allEvents(range));
       // Filters apply to the export too.
-      expect(lines(await exportOf(`${range}&principal=${encodeURIComponent(dave)}`)).map((event) => event.id)).toEqual(ids([inside[0] as EventToAppend]));
+      expect(lines(await exportOf(`${range}&principal=${encodeURIComponent(dave)}`)).map((event) => event.id)).toEqual(
+        ids([inside[0] as EventToAppend]),
+      );
       // An empty range is an empty file.
       const empty = await exportOf(`from=2020-01-01T00:00:00Z&to=2020-01-02T00:00:00Z`);
       expect(empty.status).toBe(200);
@@ -354,16 +474,29 @@ describe.each(testBackends())('activity and events APIs (issue 17) on $name', (b
 
     it('streams a range larger than one export page completely, each event once', async () => {
       const bulkDay = new Date('2026-05-27T00:00:00.000Z');
-      const bulk = Array.from({ length: 1234 }, (_, i) => exchanged({ principal: i % 2 === 0 ? carol : dave, at: new Date(bulkDay.getTime() + i * 1000) }));
+      const bulk = Array.from({ length: 1234 }, (_, i) =>
+        exchanged({ principal: i % 2 === 0 ? carol : dave, at: new Date(bulkDay.getTime() + i * 1000) }),
+      );
       await ledger.append(bulk);
       const exported = lines(await exportOf(`from=${bulkDay.toISOString()}&to=2026-05-28T00:00:00.000Z`));
       expect(exported).toHaveLength(1234);
       expect(exported.map((event) => event.id)).toEqual(ids([...bulk].reverse()));
-      expect(exported.every((event) => event.type === 'token.exchanged' && (event.principal === carol || event.principal === dave))).toBe(true);
+      expect(
+        exported.every(
+          (event) => event.type === 'token.exchanged' && (event.principal === carol || event.principal === dave),
+        ),
+      ).toBe(true);
     });
 
     it('requires both ends of the range: 400 invalid request otherwise', async () => {
-      for (const query of [`from=${on(0).toISOString()}`, `to=${on(0).toISOString()}`, '', `from=${on(60).toISOString()}&to=${on(0).toISOString()}`, `${range}&cursor=5`, `${range}&type=x`]) {
+      for (const query of [
+        `from=${on(0).toISOString()}`,
+        `to=${on(0).toISOString()}`,
+        '',
+        `from=${on(60).toISOString()}&to=${on(0).toISOString()}`,
+        `${range}&cursor=5`,
+        `${range}&type=x`,
+      ]) {
         const response = await exportOf(query);
         expect(response.status, query).toBe(400);
         expect(response.json(), query).toMatchObject({ error: 'invalid request' });

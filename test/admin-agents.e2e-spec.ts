@@ -37,7 +37,24 @@ describe('admin: agents', () => {
     expect(body).toMatchObject({ ...AGENT, permission_sets: [] });
     expect(body.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(Object.keys(body).sort()).toEqual(
-      ['id', 'display_name', 'description', 'canonical_id', 'client_id', 'logo_url', 'governance_url', 'user_documentation_url', 'agent_interface_url', 'redirect_uris', 'allowed_scopes', 'allowed_resources', 'client_uris', 'permission_sets', 'created_at', 'updated_at'].sort(),
+      [
+        'id',
+        'display_name',
+        'description',
+        'canonical_id',
+        'client_id',
+        'logo_url',
+        'governance_url',
+        'user_documentation_url',
+        'agent_interface_url',
+        'redirect_uris',
+        'allowed_scopes',
+        'allowed_resources',
+        'client_uris',
+        'permission_sets',
+        'created_at',
+        'updated_at',
+      ].sort(),
     );
     expect(new Date(body.created_at as string).toISOString()).toBe(body.created_at);
     const read = await admin.get(`/api/agents/${String(body.id)}`);
@@ -47,11 +64,29 @@ describe('admin: agents', () => {
 
   it('defaults optional fields to null and lists to empty', async () => {
     const created = (await admin.post('/api/agents', { display_name: 'Minimal' })).json();
-    expect(created).toMatchObject({ description: null, canonical_id: null, client_id: null, logo_url: null, redirect_uris: [], allowed_scopes: [], allowed_resources: [], client_uris: [], permission_sets: [] });
+    expect(created).toMatchObject({
+      description: null,
+      canonical_id: null,
+      client_id: null,
+      logo_url: null,
+      redirect_uris: [],
+      allowed_scopes: [],
+      allowed_resources: [],
+      client_uris: [],
+      permission_sets: [],
+    });
   });
 
   it('takes null as "none" for the optional text and URL fields', async () => {
-    const nulls = { description: null, canonical_id: null, client_id: null, logo_url: null, governance_url: null, user_documentation_url: null, agent_interface_url: null };
+    const nulls = {
+      description: null,
+      canonical_id: null,
+      client_id: null,
+      logo_url: null,
+      governance_url: null,
+      user_documentation_url: null,
+      agent_interface_url: null,
+    };
     const created = await admin.post('/api/agents', { display_name: 'Nulls', ...nulls });
     expect(created.status).toBe(201);
     expect(created.json()).toMatchObject(nulls);
@@ -62,14 +97,24 @@ describe('admin: agents', () => {
     expect(response.status).toBe(200);
     const list = response.json<unknown>();
     expect(Array.isArray(list)).toBe(true);
-    expect((list as { display_name: string }[]).map((a) => a.display_name)).toEqual(expect.arrayContaining(['Calendar Agent', 'Minimal']));
+    expect((list as { display_name: string }[]).map((a) => a.display_name)).toEqual(
+      expect.arrayContaining(['Calendar Agent', 'Minimal']),
+    );
   });
 
   it('replaces an agent wholesale on PUT', async () => {
     const id = (await admin.post('/api/agents', { ...AGENT, canonical_id: 'replace-me' })).json<{ id: string }>().id;
     const replaced = await admin.put(`/api/agents/${id}`, { display_name: 'Renamed' });
     expect(replaced.status).toBe(200);
-    expect(replaced.json()).toMatchObject({ id, display_name: 'Renamed', description: null, canonical_id: null, redirect_uris: [], allowed_scopes: [], allowed_resources: [] });
+    expect(replaced.json()).toMatchObject({
+      id,
+      display_name: 'Renamed',
+      description: null,
+      canonical_id: null,
+      redirect_uris: [],
+      allowed_scopes: [],
+      allowed_resources: [],
+    });
     expect((await admin.get(`/api/agents/${id}`)).json()).toMatchObject({ display_name: 'Renamed', logo_url: null });
   });
 
@@ -95,7 +140,10 @@ describe('admin: agents', () => {
     await admin.post('/api/agents', { display_name: 'One', canonical_id: 'unique-one' });
     const duplicate = await admin.post('/api/agents', { display_name: 'Two', canonical_id: 'unique-one' });
     expect(duplicate.status).toBe(409);
-    expect(duplicate.json()).toEqual({ error: 'conflict', message: 'canonical_id "unique-one" is already used by another agent' });
+    expect(duplicate.json()).toEqual({
+      error: 'conflict',
+      message: 'canonical_id "unique-one" is already used by another agent',
+    });
   });
 
   describe('validation', () => {
@@ -105,36 +153,149 @@ describe('admin: agents', () => {
       ['display_name over 255', { display_name: 'x'.repeat(256) }, 'validation failed', 'display_name'],
       ['display_name of the wrong type', { display_name: 42 }, 'invalid request body', 'display_name'],
       ['unknown field', { display_name: 'x', colour: 'blue' }, 'invalid request body', 'colour'],
-      ['non-http logo_url', { display_name: 'x', logo_url: 'ftp://cdn.example.com/x.png' }, 'validation failed', 'logo_url'],
-      ['relative governance_url', { display_name: 'x', governance_url: '/governance' }, 'validation failed', 'governance_url'],
-      ['redirect_uri with fragment', { display_name: 'x', redirect_uris: ['https://a.example.com/cb#frag'] }, 'validation failed', 'redirect_uris'],
+      [
+        'non-http logo_url',
+        { display_name: 'x', logo_url: 'ftp://cdn.example.com/x.png' },
+        'validation failed',
+        'logo_url',
+      ],
+      [
+        'relative governance_url',
+        { display_name: 'x', governance_url: '/governance' },
+        'validation failed',
+        'governance_url',
+      ],
+      [
+        'redirect_uri with fragment',
+        { display_name: 'x', redirect_uris: ['https://a.example.com/cb#frag'] },
+        'validation failed',
+        'redirect_uris',
+      ],
       ['relative redirect_uri', { display_name: 'x', redirect_uris: ['/cb'] }, 'validation failed', 'redirect_uris'],
       ['scope with a space', { display_name: 'x', allowed_scopes: ['a b'] }, 'validation failed', 'allowed_scopes'],
-      ['canonical_id with bad characters', { display_name: 'x', canonical_id: 'has space' }, 'validation failed', 'canonical_id'],
-      ['UUID-shaped canonical_id', { display_name: 'x', canonical_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301' }, 'validation failed', 'canonical_id'],
-      ['canonical_id over 128', { display_name: 'x', canonical_id: 'a'.repeat(129) }, 'validation failed', 'canonical_id'],
-      ['unknown permission set', { display_name: 'x', permission_sets: [{ permission_set_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301' }] }, 'validation failed', 'permission_sets'],
-      ['bad requirement_type', { display_name: 'x', permission_sets: [{ permission_set_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', requirement_type: 'sometimes' }] }, 'validation failed', 'permission_sets'],
+      [
+        'canonical_id with bad characters',
+        { display_name: 'x', canonical_id: 'has space' },
+        'validation failed',
+        'canonical_id',
+      ],
+      [
+        'UUID-shaped canonical_id',
+        { display_name: 'x', canonical_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301' },
+        'validation failed',
+        'canonical_id',
+      ],
+      [
+        'canonical_id over 128',
+        { display_name: 'x', canonical_id: 'a'.repeat(129) },
+        'validation failed',
+        'canonical_id',
+      ],
+      [
+        'unknown permission set',
+        { display_name: 'x', permission_sets: [{ permission_set_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301' }] },
+        'validation failed',
+        'permission_sets',
+      ],
+      [
+        'bad requirement_type',
+        {
+          display_name: 'x',
+          permission_sets: [
+            { permission_set_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', requirement_type: 'sometimes' },
+          ],
+        },
+        'validation failed',
+        'permission_sets',
+      ],
       // Issue 21: lists and enumerations may be omitted, but null is not "omitted" (the document does not allow it).
       ['null redirect_uris', { display_name: 'x', redirect_uris: null }, 'invalid request body', 'redirect_uris'],
       ['null allowed_scopes', { display_name: 'x', allowed_scopes: null }, 'invalid request body', 'allowed_scopes'],
       ['null client_uris', { display_name: 'x', client_uris: null }, 'invalid request body', 'client_uris'],
-      ['null allowed_resources', { display_name: 'x', allowed_resources: null }, 'invalid request body', 'allowed_resources'],
+      [
+        'null allowed_resources',
+        { display_name: 'x', allowed_resources: null },
+        'invalid request body',
+        'allowed_resources',
+      ],
       // RFC 8707 resource indicators: the syntax of oauth2_authorization_server.local.resource_indicators.allowed_resources.
-      ['relative allowed_resource', { display_name: 'x', allowed_resources: ['/mcp'] }, 'validation failed', 'allowed_resources'],
-      ['allowed_resource with a fragment', { display_name: 'x', allowed_resources: ['https://mcp.example.com/mcp#f'] }, 'validation failed', 'allowed_resources'],
-      ['allowed_resource with user info', { display_name: 'x', allowed_resources: ['https://user:pw@mcp.example.com/mcp'] }, 'validation failed', 'allowed_resources'],
-      ['allowed_resource prefix on a non-http scheme', { display_name: 'x', allowed_resources: ['urn:example:'.concat('x/')] }, 'validation failed', 'allowed_resources'],
-      ['allowed_resource prefix not written as its origin', { display_name: 'x', allowed_resources: ['HTTPS://MCP.example.com/'] }, 'validation failed', 'allowed_resources'],
-      ['allowed_resource that is not a string', { display_name: 'x', allowed_resources: [42] }, 'validation failed', 'allowed_resources'],
-      ['allowed_resource not written as an RFC 3986 URI', { display_name: 'x', allowed_resources: ['https://mcp.example.com/a|b'] }, 'validation failed', 'allowed_resources'],
-      ['allowed_resources over 100 entries', { display_name: 'x', allowed_resources: Array.from({ length: 101 }, (_, i) => `https://mcp.example.com/${i}`) }, 'validation failed', 'allowed_resources'],
+      [
+        'relative allowed_resource',
+        { display_name: 'x', allowed_resources: ['/mcp'] },
+        'validation failed',
+        'allowed_resources',
+      ],
+      [
+        'allowed_resource with a fragment',
+        { display_name: 'x', allowed_resources: ['https://mcp.example.com/mcp#f'] },
+        'validation failed',
+        'allowed_resources',
+      ],
+      [
+        'allowed_resource with user info',
+        { display_name: 'x', allowed_resources: ['https://user:pw@mcp.example.com/mcp'] },
+        'validation failed',
+        'allowed_resources',
+      ],
+      [
+        'allowed_resource prefix on a non-http scheme',
+        { display_name: 'x', allowed_resources: ['urn:example:'.concat('x/')] },
+        'validation failed',
+        'allowed_resources',
+      ],
+      [
+        'allowed_resource prefix not written as its origin',
+        { display_name: 'x', allowed_resources: ['HTTPS://MCP.example.com/'] },
+        'validation failed',
+        'allowed_resources',
+      ],
+      [
+        'allowed_resource that is not a string',
+        { display_name: 'x', allowed_resources: [42] },
+        'validation failed',
+        'allowed_resources',
+      ],
+      [
+        'allowed_resource not written as an RFC 3986 URI',
+        { display_name: 'x', allowed_resources: ['https://mcp.example.com/a|b'] },
+        'validation failed',
+        'allowed_resources',
+      ],
+      [
+        'allowed_resources over 100 entries',
+        { display_name: 'x', allowed_resources: Array.from({ length: 101 }, (_, i) => `https://mcp.example.com/${i}`) },
+        'validation failed',
+        'allowed_resources',
+      ],
       ['null permission_sets', { display_name: 'x', permission_sets: null }, 'invalid request body', 'permission_sets'],
-      ['null requirement_type', { display_name: 'x', permission_sets: [{ permission_set_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', requirement_type: null }] }, 'validation failed', 'requirement_type'],
+      [
+        'null requirement_type',
+        {
+          display_name: 'x',
+          permission_sets: [{ permission_set_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', requirement_type: null }],
+        },
+        'validation failed',
+        'requirement_type',
+      ],
       // Issue 21: URLs are published as `format: uri`, so one the URL parser takes but RFC 3986 does not is refused.
-      ['logo_url not written as an RFC 3986 URI', { display_name: 'x', logo_url: 'https://cdn.example.com/a|b.png' }, 'validation failed', 'logo_url'],
-      ['redirect_uri not written as an RFC 3986 URI', { display_name: 'x', redirect_uris: ['https://agent.example.com/cb{x}'] }, 'validation failed', 'redirect_uris'],
-      ['non-ASCII client_uri', { display_name: 'x', client_uris: ['https://exämple.com/'] }, 'validation failed', 'client_uris'],
+      [
+        'logo_url not written as an RFC 3986 URI',
+        { display_name: 'x', logo_url: 'https://cdn.example.com/a|b.png' },
+        'validation failed',
+        'logo_url',
+      ],
+      [
+        'redirect_uri not written as an RFC 3986 URI',
+        { display_name: 'x', redirect_uris: ['https://agent.example.com/cb{x}'] },
+        'validation failed',
+        'redirect_uris',
+      ],
+      [
+        'non-ASCII client_uri',
+        { display_name: 'x', client_uris: ['https://exämple.com/'] },
+        'validation failed',
+        'client_uris',
+      ],
     ];
     for (const [name, body, error, field] of cases) {
       it(`rejects ${name} with 400 ${error} naming ${field}`, async () => {
@@ -148,7 +309,11 @@ describe('admin: agents', () => {
 
     // Issue 19 item 6: a redirect or logo URL the consent page would navigate to or load on the broker's origin.
     const unsafe: [string, Record<string, unknown>, string][] = [
-      ['javascript: redirect_uri', { redirect_uris: ['https://a.example.com/cb', 'javascript:alert(document.domain)//x'] }, 'redirect_uris'],
+      [
+        'javascript: redirect_uri',
+        { redirect_uris: ['https://a.example.com/cb', 'javascript:alert(document.domain)//x'] },
+        'redirect_uris',
+      ],
       ['data: redirect_uri', { redirect_uris: ['data:text/html,<script>alert(1)</script>'] }, 'redirect_uris'],
       ['vbscript: redirect_uri', { redirect_uris: ['vbscript:msgbox(1)'] }, 'redirect_uris'],
       ['file: redirect_uri', { redirect_uris: ['file:///etc/passwd'] }, 'redirect_uris'],
@@ -163,7 +328,10 @@ describe('admin: agents', () => {
       it(`rejects a ${name} with 400 validation failed naming ${field}, on create and replace`, async () => {
         const created = await admin.post('/api/agents', { display_name: 'safe' });
         const id = created.json<{ id: string }>().id;
-        for (const response of [await admin.post('/api/agents', { display_name: 'x', ...fields }), await admin.put(`/api/agents/${id}`, { display_name: 'x', ...fields })]) {
+        for (const response of [
+          await admin.post('/api/agents', { display_name: 'x', ...fields }),
+          await admin.put(`/api/agents/${id}`, { display_name: 'x', ...fields }),
+        ]) {
           expect(response.status).toBe(400);
           const payload = response.json<{ error: string; message: string; details: { field: string }[] }>();
           expect(payload.error).toBe('validation failed');
@@ -174,28 +342,61 @@ describe('admin: agents', () => {
     }
 
     it('stores allowed_resources once each, in order, and replaces them on PUT ([] and omitted: no restriction)', async () => {
-      const resources = ['https://tools.example.com/', 'http://127.0.0.1:8931/mcp', 'https://tools.example.com/', 'urn:example:mcp'];
+      const resources = [
+        'https://tools.example.com/',
+        'http://127.0.0.1:8931/mcp',
+        'https://tools.example.com/',
+        'urn:example:mcp',
+      ];
       const created = await admin.post('/api/agents', { display_name: 'resources', allowed_resources: resources });
       expect(created.status, created.text).toBe(201);
       const id = created.json<{ id: string }>().id;
-      expect(created.json()).toMatchObject({ allowed_resources: ['https://tools.example.com/', 'http://127.0.0.1:8931/mcp', 'urn:example:mcp'] });
-      expect((await admin.get(`/api/agents/${id}`)).json()).toMatchObject({ allowed_resources: ['https://tools.example.com/', 'http://127.0.0.1:8931/mcp', 'urn:example:mcp'] });
-      expect((await admin.put(`/api/agents/${id}`, { display_name: 'resources', allowed_resources: [] })).json()).toMatchObject({ allowed_resources: [] });
+      expect(created.json()).toMatchObject({
+        allowed_resources: ['https://tools.example.com/', 'http://127.0.0.1:8931/mcp', 'urn:example:mcp'],
+      });
+      expect((await admin.get(`/api/agents/${id}`)).json()).toMatchObject({
+        allowed_resources: ['https://tools.example.com/', 'http://127.0.0.1:8931/mcp', 'urn:example:mcp'],
+      });
+      expect(
+        (await admin.put(`/api/agents/${id}`, { display_name: 'resources', allowed_resources: [] })).json(),
+      ).toMatchObject({ allowed_resources: [] });
       const hundred = Array.from({ length: 100 }, (_, i) => `https://mcp.example.com/${i}`);
-      expect((await admin.put(`/api/agents/${id}`, { display_name: 'resources', allowed_resources: hundred })).json()).toMatchObject({ allowed_resources: hundred });
-      expect((await admin.put(`/api/agents/${id}`, { display_name: 'resources' })).json()).toMatchObject({ allowed_resources: [] });
-      expect((await admin.get('/api/agents')).json<{ id: string; allowed_resources: string[] }[]>().find((agent) => agent.id === id)?.allowed_resources).toEqual([]);
+      expect(
+        (await admin.put(`/api/agents/${id}`, { display_name: 'resources', allowed_resources: hundred })).json(),
+      ).toMatchObject({ allowed_resources: hundred });
+      expect((await admin.put(`/api/agents/${id}`, { display_name: 'resources' })).json()).toMatchObject({
+        allowed_resources: [],
+      });
+      expect(
+        (await admin.get('/api/agents'))
+          .json<{ id: string; allowed_resources: string[] }[]>()
+          .find((agent) => agent.id === id)?.allowed_resources,
+      ).toEqual([]);
     });
 
     it('accepts https, loopback http and private-use redirect URIs', async () => {
-      const redirects = ['https://a.example.com/cb', 'http://127.0.0.1:8123/cb', 'http://[::1]/cb', 'http://localhost:3000/cb', 'com.example.app:/oauth2redirect'];
-      const response = await admin.post('/api/agents', { display_name: 'native', redirect_uris: redirects, logo_url: 'http://127.0.0.1:8123/logo.png' });
+      const redirects = [
+        'https://a.example.com/cb',
+        'http://127.0.0.1:8123/cb',
+        'http://[::1]/cb',
+        'http://localhost:3000/cb',
+        'com.example.app:/oauth2redirect',
+      ];
+      const response = await admin.post('/api/agents', {
+        display_name: 'native',
+        redirect_uris: redirects,
+        logo_url: 'http://127.0.0.1:8123/logo.png',
+      });
       expect(response.status, response.text).toBe(201);
       expect(response.json()).toMatchObject({ redirect_uris: redirects });
     });
 
     it('rejects malformed JSON with 400 invalid request body', async () => {
-      const response = await http(`${broker.url('admin')}/api/agents`, { method: 'POST', headers: { 'x-remote-user': 'a', 'content-type': 'application/json' }, body: '{' });
+      const response = await http(`${broker.url('admin')}/api/agents`, {
+        method: 'POST',
+        headers: { 'x-remote-user': 'a', 'content-type': 'application/json' },
+        body: '{',
+      });
       expect(response.status).toBe(400);
       expect(response.json<{ error: string }>().error).toBe('invalid request body');
     });

@@ -21,7 +21,8 @@ describe('admin: agent client credentials', () => {
     await broker.stop();
   });
 
-  const newAgent = async (): Promise<string> => (await admin.post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
+  const newAgent = async (): Promise<string> =>
+    (await admin.post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
 
   it('generates a secret once (201), shows only metadata afterwards, and verifies it', async () => {
     const agent = await newAgent();
@@ -45,40 +46,64 @@ describe('admin: agent client credentials', () => {
 
   it('rotates (200, previous_invalidated_at): the old secret stops working at once', async () => {
     const agent = await newAgent();
-    const first = (await admin.post(`/api/agents/${agent}/client-credentials`)).json<{ client_secret: string; created_at: string }>();
+    const first = (await admin.post(`/api/agents/${agent}/client-credentials`)).json<{
+      client_secret: string;
+      created_at: string;
+    }>();
     const rotated = await admin.post(`/api/agents/${agent}/client-credentials`);
     expect(rotated.status).toBe(200);
-    const second = rotated.json<{ client_id: string; client_secret: string; created_at: string; previous_invalidated_at: string }>();
+    const second = rotated.json<{
+      client_id: string;
+      client_secret: string;
+      created_at: string;
+      previous_invalidated_at: string;
+    }>();
     expect(second.client_secret).not.toBe(first.client_secret);
     expect(second.created_at).toBe(first.created_at);
     expect(new Date(second.previous_invalidated_at).toISOString()).toBe(second.previous_invalidated_at);
     expect(await verifier.verifyClientSecret(agent, first.client_secret)).toBe(false);
     expect(await verifier.verifyClientSecret(agent, second.client_secret)).toBe(true);
-    expect((await admin.get(`/api/agents/${agent}/client-credentials`)).json()).toMatchObject({ rotated_at: second.previous_invalidated_at });
+    expect((await admin.get(`/api/agents/${agent}/client-credentials`)).json()).toMatchObject({
+      rotated_at: second.previous_invalidated_at,
+    });
   });
 
   it('revokes irreversibly (204, then 404) and the secret stops working', async () => {
     const agent = await newAgent();
-    const { client_secret: secret } = (await admin.post(`/api/agents/${agent}/client-credentials`)).json<{ client_secret: string }>();
+    const { client_secret: secret } = (await admin.post(`/api/agents/${agent}/client-credentials`)).json<{
+      client_secret: string;
+    }>();
     expect((await admin.delete(`/api/agents/${agent}/client-credentials`)).status).toBe(204);
     expect(await verifier.verifyClientSecret(agent, secret)).toBe(false);
     const gone = await admin.get(`/api/agents/${agent}/client-credentials`);
     expect(gone.status).toBe(404);
-    expect(gone.json()).toEqual({ error: 'client credentials not found', message: `agent ${agent} has no client credentials` });
+    expect(gone.json()).toEqual({
+      error: 'client credentials not found',
+      message: `agent ${agent} has no client credentials`,
+    });
     expect((await admin.delete(`/api/agents/${agent}/client-credentials`)).status).toBe(404);
   });
 
   it('deleting the agent removes its credentials with it', async () => {
     const agent = await newAgent();
-    const { client_secret: secret } = (await admin.post(`/api/agents/${agent}/client-credentials`)).json<{ client_secret: string }>();
+    const { client_secret: secret } = (await admin.post(`/api/agents/${agent}/client-credentials`)).json<{
+      client_secret: string;
+    }>();
     await admin.delete(`/api/agents/${agent}`);
     expect(await verifier.verifyClientSecret(agent, secret)).toBe(false);
-    const rows = await broker.broker.runtime.database.dataSource.query<unknown[]>('SELECT 1 FROM agent_client_credentials WHERE agent_id = $1', [agent]);
+    const rows = await broker.broker.runtime.database.dataSource.query<unknown[]>(
+      'SELECT 1 FROM agent_client_credentials WHERE agent_id = $1',
+      [agent],
+    );
     expect(rows).toEqual([]);
   });
 
   it('answers 404 agent not found for an unknown agent on every verb', async () => {
-    for (const response of [await admin.post(`/api/agents/${UNKNOWN}/client-credentials`), await admin.get(`/api/agents/${UNKNOWN}/client-credentials`), await admin.delete(`/api/agents/${UNKNOWN}/client-credentials`)]) {
+    for (const response of [
+      await admin.post(`/api/agents/${UNKNOWN}/client-credentials`),
+      await admin.get(`/api/agents/${UNKNOWN}/client-credentials`),
+      await admin.delete(`/api/agents/${UNKNOWN}/client-credentials`),
+    ]) {
       expect(response.status).toBe(404);
       expect(response.json<{ error: string }>().error).toBe('agent not found');
     }
@@ -87,7 +112,10 @@ describe('admin: agent client credentials', () => {
   it('never logs a generated secret', async () => {
     const agent = await newAgent();
     const secrets = [];
-    for (let i = 0; i < 3; i += 1) secrets.push((await admin.post(`/api/agents/${agent}/client-credentials`)).json<{ client_secret: string }>().client_secret);
+    for (let i = 0; i < 3; i += 1)
+      secrets.push(
+        (await admin.post(`/api/agents/${agent}/client-credentials`)).json<{ client_secret: string }>().client_secret,
+      );
     expect(broker.logs.leaked(secrets)).toEqual([]);
   });
 });

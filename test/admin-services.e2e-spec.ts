@@ -1,6 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiClient, startOidcProvider, startTestBroker, testBackends, type TestBroker, type TestOidcProvider } from '@broker/testing';
+import {
+  ApiClient,
+  startOidcProvider,
+  startTestBroker,
+  testBackends,
+  type TestBroker,
+  type TestOidcProvider,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -27,7 +34,13 @@ describe('admin: services', () => {
 
   beforeAll(async () => {
     // The issuers of these tests listen on loopback, which the discovery guard refuses unless allow-listed.
-    [broker, idp] = await Promise.all([startTestBroker({ servers: BOTH_SERVERS, config: { third_party_oauth2: { discovery: { allowed_networks: ['127.0.0.0/8'] } } } }), startOidcProvider()]);
+    [broker, idp] = await Promise.all([
+      startTestBroker({
+        servers: BOTH_SERVERS,
+        config: { third_party_oauth2: { discovery: { allowed_networks: ['127.0.0.0/8'] } } },
+      }),
+      startOidcProvider(),
+    ]);
     admin = new ApiClient(broker.url('admin'));
   });
 
@@ -36,12 +49,36 @@ describe('admin: services', () => {
   });
 
   it('creates a confidential service (201): secret REDACTED, method client_secret_basic by default', async () => {
-    const response = await admin.post('/api/services', service({ client_secret: SECRET, scopes: [{ scope: 'read', description: 'Read your data' }] }));
+    const response = await admin.post(
+      '/api/services',
+      service({ client_secret: SECRET, scopes: [{ scope: 'read', description: 'Read your data' }] }),
+    );
     expect(response.status).toBe(201);
     const body = response.json<Record<string, unknown>>();
-    expect(body).toMatchObject({ client_secret: 'REDACTED', token_endpoint_auth_method: 'client_secret_basic', scopes: [{ scope: 'read', description: 'Read your data' }], description: null, logo_url: null });
+    expect(body).toMatchObject({
+      client_secret: 'REDACTED',
+      token_endpoint_auth_method: 'client_secret_basic',
+      scopes: [{ scope: 'read', description: 'Read your data' }],
+      description: null,
+      logo_url: null,
+    });
     expect(Object.keys(body).sort()).toEqual(
-      ['id', 'display_name', 'description', 'logo_url', 'client_id', 'client_secret', 'token_endpoint_auth_method', 'issuer_uri', 'authorization_endpoint', 'token_endpoint', 'scopes', 'protected_resources', 'created_at', 'updated_at'].sort(),
+      [
+        'id',
+        'display_name',
+        'description',
+        'logo_url',
+        'client_id',
+        'client_secret',
+        'token_endpoint_auth_method',
+        'issuer_uri',
+        'authorization_endpoint',
+        'token_endpoint',
+        'scopes',
+        'protected_resources',
+        'created_at',
+        'updated_at',
+      ].sort(),
     );
     expect((await admin.get(`/api/services/${String(body.id)}`)).json()).toEqual(body);
   });
@@ -55,9 +92,14 @@ describe('admin: services', () => {
     for (const logo of ['http://cdn.example.com/logo.png', 'javascript:alert(1)', 'data:image/svg+xml,<svg/>']) {
       const response = await admin.post('/api/services', service({ logo_url: logo }));
       expect(response.status, logo).toBe(400);
-      expect(response.json<{ error: string; details: { field: string }[] }>()).toMatchObject({ error: 'validation failed', details: [expect.objectContaining({ field: 'logo_url' })] });
+      expect(response.json<{ error: string; details: { field: string }[] }>()).toMatchObject({
+        error: 'validation failed',
+        details: [expect.objectContaining({ field: 'logo_url' })],
+      });
     }
-    expect((await admin.post('/api/services', service({ logo_url: 'https://cdn.example.com/logo.png' }))).status).toBe(201);
+    expect((await admin.post('/api/services', service({ logo_url: 'https://cdn.example.com/logo.png' }))).status).toBe(
+      201,
+    );
   });
 
   it('lists services as a bare array with secrets redacted', async () => {
@@ -68,68 +110,154 @@ describe('admin: services', () => {
   });
 
   it('stores protected resources without trailing slash, scheme and host lower-cased, de-duplicated', async () => {
-    const body = (await admin.post('/api/services', service({ protected_resources: ['HTTPS://Mail.Example.com/API/', 'https://mail.example.com/API', 'https://files.example.com//'] }))).json();
+    const body = (
+      await admin.post(
+        '/api/services',
+        service({
+          protected_resources: [
+            'HTTPS://Mail.Example.com/API/',
+            'https://mail.example.com/API',
+            'https://files.example.com//',
+          ],
+        }),
+      )
+    ).json();
     expect(body.protected_resources).toEqual(['https://mail.example.com/API', 'https://files.example.com']);
   });
 
   it('refuses a protected resource another service owns with 409 conflict, whatever its spelling', async () => {
     await admin.post('/api/services', service({ protected_resources: ['https://owned.example.com/data'] }));
-    const duplicate = await admin.post('/api/services', service({ protected_resources: ['https://OWNED.example.com/data/'] }));
+    const duplicate = await admin.post(
+      '/api/services',
+      service({ protected_resources: ['https://OWNED.example.com/data/'] }),
+    );
     expect(duplicate.status).toBe(409);
-    expect(duplicate.json()).toEqual({ error: 'conflict', message: 'protected resource https://owned.example.com/data already belongs to another service' });
+    expect(duplicate.json()).toEqual({
+      error: 'conflict',
+      message: 'protected resource https://owned.example.com/data already belongs to another service',
+    });
   });
 
   it('lets a service keep its own resources across a PUT', async () => {
-    const created = (await admin.post('/api/services', service({ protected_resources: ['https://keep.example.com/a'] }))).json<{ id: string }>();
-    const replaced = await admin.put(`/api/services/${created.id}`, service({ protected_resources: ['https://keep.example.com/a', 'https://keep.example.com/b'] }));
+    const created = (
+      await admin.post('/api/services', service({ protected_resources: ['https://keep.example.com/a'] }))
+    ).json<{ id: string }>();
+    const replaced = await admin.put(
+      `/api/services/${created.id}`,
+      service({ protected_resources: ['https://keep.example.com/a', 'https://keep.example.com/b'] }),
+    );
     expect(replaced.status).toBe(200);
-    expect(replaced.json()).toMatchObject({ protected_resources: ['https://keep.example.com/a', 'https://keep.example.com/b'] });
+    expect(replaced.json()).toMatchObject({
+      protected_resources: ['https://keep.example.com/a', 'https://keep.example.com/b'],
+    });
   });
 
   it('keeps the stored secret when PUT omits client_secret, and removes it on null', async () => {
     const created = (await admin.post('/api/services', service({ client_secret: SECRET }))).json<{ id: string }>();
     const kept = await admin.put(`/api/services/${created.id}`, service({ display_name: 'Renamed' }));
     expect(kept.status).toBe(200);
-    expect(kept.json()).toMatchObject({ display_name: 'Renamed', client_secret: 'REDACTED', token_endpoint_auth_method: 'client_secret_basic' });
-    const removed = await admin.put(`/api/services/${created.id}`, service({ client_secret: null, token_endpoint_auth_method: 'none' }));
+    expect(kept.json()).toMatchObject({
+      display_name: 'Renamed',
+      client_secret: 'REDACTED',
+      token_endpoint_auth_method: 'client_secret_basic',
+    });
+    const removed = await admin.put(
+      `/api/services/${created.id}`,
+      service({ client_secret: null, token_endpoint_auth_method: 'none' }),
+    );
     expect(removed.json()).toMatchObject({ client_secret: null, token_endpoint_auth_method: 'none' });
   });
 
   it('never returns or logs the client secret', async () => {
-    const created = await admin.post('/api/services', service({ client_secret: SECRET, token_endpoint_auth_method: 'client_secret_post' }));
+    const created = await admin.post(
+      '/api/services',
+      service({ client_secret: SECRET, token_endpoint_auth_method: 'client_secret_post' }),
+    );
     const id = created.json<{ id: string }>().id;
-    const responses = [created, await admin.get(`/api/services/${id}`), await admin.get('/api/services'), await admin.put(`/api/services/${id}`, service({ client_secret: `${SECRET}-2`, token_endpoint_auth_method: 'client_secret_post' }))];
+    const responses = [
+      created,
+      await admin.get(`/api/services/${id}`),
+      await admin.get('/api/services'),
+      await admin.put(
+        `/api/services/${id}`,
+        service({ client_secret: `${SECRET}-2`, token_endpoint_auth_method: 'client_secret_post' }),
+      ),
+    ];
     for (const response of responses) expect(response.text).not.toContain(SECRET);
     expect(broker.logs.leaked([SECRET, `${SECRET}-2`])).toEqual([]);
   });
 
   it('discovers missing endpoints from the issuer (a real OAuth server on loopback)', async () => {
-    const response = await admin.post('/api/services', service({ issuer_uri: idp.issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
+    const response = await admin.post(
+      '/api/services',
+      service({ issuer_uri: idp.issuer, authorization_endpoint: undefined, token_endpoint: undefined }),
+    );
     expect(response.status).toBe(201);
-    expect(response.json()).toMatchObject({ issuer_uri: idp.issuer, authorization_endpoint: `${idp.issuer}/auth`, token_endpoint: `${idp.issuer}/token` });
+    expect(response.json()).toMatchObject({
+      issuer_uri: idp.issuer,
+      authorization_endpoint: `${idp.issuer}/auth`,
+      token_endpoint: `${idp.issuer}/token`,
+    });
   });
 
   it('keeps a given endpoint and discovers only the missing one', async () => {
-    const response = await admin.post('/api/services', service({ issuer_uri: idp.issuer, authorization_endpoint: 'https://custom.example.com/authorize', token_endpoint: undefined }));
-    expect(response.json()).toMatchObject({ authorization_endpoint: 'https://custom.example.com/authorize', token_endpoint: `${idp.issuer}/token` });
+    const response = await admin.post(
+      '/api/services',
+      service({
+        issuer_uri: idp.issuer,
+        authorization_endpoint: 'https://custom.example.com/authorize',
+        token_endpoint: undefined,
+      }),
+    );
+    expect(response.json()).toMatchObject({
+      authorization_endpoint: 'https://custom.example.com/authorize',
+      token_endpoint: `${idp.issuer}/token`,
+    });
   });
 
   it('takes null as "none" for the optional text fields, a scope description included (read back as "")', async () => {
-    const response = await admin.post('/api/services', service({ description: null, logo_url: null, client_secret: null, scopes: [{ scope: 'read', description: null }] }));
+    const response = await admin.post(
+      '/api/services',
+      service({
+        description: null,
+        logo_url: null,
+        client_secret: null,
+        scopes: [{ scope: 'read', description: null }],
+      }),
+    );
     expect(response.status).toBe(201);
-    expect(response.json()).toMatchObject({ description: null, logo_url: null, client_secret: null, scopes: [{ scope: 'read', description: '' }] });
+    expect(response.json()).toMatchObject({
+      description: null,
+      logo_url: null,
+      client_secret: null,
+      scopes: [{ scope: 'read', description: '' }],
+    });
   });
 
   it('refuses discovered endpoints not written as RFC 3986 URIs (they are published as format: uri)', async () => {
     const metadata: Server = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer, authorization_endpoint: `${issuer}/authorize|x`, token_endpoint: `${issuer}/token` }));
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            issuer,
+            authorization_endpoint: `${issuer}/authorize|x`,
+            token_endpoint: `${issuer}/token`,
+          }),
+        );
     });
     await new Promise<void>((resolve) => metadata.listen(0, '127.0.0.1', resolve));
     const issuer = `http://127.0.0.1:${(metadata.address() as AddressInfo).port}`;
     try {
-      const response = await admin.post('/api/services', service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
+      const response = await admin.post(
+        '/api/services',
+        service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }),
+      );
       expect(response.status).toBe(400);
-      expect(response.json<{ error: string; message: string }>()).toMatchObject({ error: 'validation failed', message: expect.stringContaining(`could not discover the endpoints of ${issuer}`) as unknown });
+      expect(response.json<{ error: string; message: string }>()).toMatchObject({
+        error: 'validation failed',
+        message: expect.stringContaining(`could not discover the endpoints of ${issuer}`) as unknown,
+      });
     } finally {
       metadata.closeAllConnections();
       await new Promise<void>((resolve) => metadata.close(() => resolve()));
@@ -138,7 +266,10 @@ describe('admin: services', () => {
 
   it('answers 400 validation failed naming the issuer when discovery fails', async () => {
     const issuer = 'http://127.0.0.1:9/nothing-listens-here';
-    const response = await admin.post('/api/services', service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
+    const response = await admin.post(
+      '/api/services',
+      service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }),
+    );
     expect(response.status).toBe(400);
     const body = response.json<{ error: string; message: string }>();
     expect(body.error).toBe('validation failed');
@@ -167,12 +298,17 @@ describe('admin: services', () => {
     try {
       const issuer = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
       const mark = broker.logs.lines.length;
-      const response = await admin.post('/api/services', service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
+      const response = await admin.post(
+        '/api/services',
+        service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }),
+      );
       expect(response.status).toBe(400);
       const body = response.json<{ error: string; message: string }>();
       expect(body.error).toBe('validation failed');
       // One generic reason in the answer; the detail (the cap, at each location) only in the log.
-      expect(body.message).toContain(`could not discover the endpoints of ${issuer} (no usable authorization server metadata; the reason is in the broker's log)`);
+      expect(body.message).toContain(
+        `could not discover the endpoints of ${issuer} (no usable authorization server metadata; the reason is in the broker's log)`,
+      );
       expect(body.message).not.toContain('262144');
       const logged = broker.logs.lines.slice(mark).join('\n');
       expect(logged).toContain(`${issuer}/.well-known/oauth-authorization-server: answer larger than 262144 bytes`);
@@ -190,12 +326,17 @@ describe('admin: services', () => {
     const answers: string[] = [];
     for (const issuer of ['http://127.0.0.1:9/refused', `${idp.issuer}/no-such-tenant`]) {
       const mark = broker.logs.lines.length;
-      const response = await admin.post('/api/services', service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
+      const response = await admin.post(
+        '/api/services',
+        service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }),
+      );
       expect(response.status).toBe(400);
       const body = response.json<{ message: string; details: unknown }>();
       expect(body.details).toEqual([{ field: 'issuer_uri', problem: `discovery of ${issuer} failed` }]);
       answers.push(body.message.replace(issuer, '<issuer>'));
-      expect(broker.logs.lines.slice(mark).join('\n')).toContain(`issuer discovery of ${issuer} failed (${issuer.replace(/\/[^/]*$/, '')}`);
+      expect(broker.logs.lines.slice(mark).join('\n')).toContain(
+        `issuer discovery of ${issuer} failed (${issuer.replace(/\/[^/]*$/, '')}`,
+      );
     }
     // A refused connection and a 404 cannot be told apart from the answer.
     expect(answers[0]).toBe(answers[1]);
@@ -210,7 +351,10 @@ describe('admin: services', () => {
     expect(gone.json()).toEqual({ error: 'service not found', message: `no service ${loose.id}` });
 
     const covered = (await admin.post('/api/services', service())).json<{ id: string }>();
-    await admin.post('/api/permission-sets', { name: `covers ${covered.id}`, service_scopes: [{ service_id: covered.id, scopes: ['read'] }] });
+    await admin.post('/api/permission-sets', {
+      name: `covers ${covered.id}`,
+      service_scopes: [{ service_id: covered.id, scopes: ['read'] }],
+    });
     const refused = await admin.delete(`/api/services/${covered.id}`);
     expect(refused.status).toBe(409);
     expect(refused.json<{ error: string }>().error).toBe('conflict');
@@ -218,7 +362,11 @@ describe('admin: services', () => {
 
   it('answers 404 service not found for unknown ids and 400 invalid request for malformed ones', async () => {
     const unknown = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
-    for (const response of [await admin.get(`/api/services/${unknown}`), await admin.put(`/api/services/${unknown}`, service()), await admin.delete(`/api/services/${unknown}`)]) {
+    for (const response of [
+      await admin.get(`/api/services/${unknown}`),
+      await admin.put(`/api/services/${unknown}`, service()),
+      await admin.delete(`/api/services/${unknown}`),
+    ]) {
       expect(response.status).toBe(404);
       expect(response.json<{ error: string }>().error).toBe('service not found');
     }
@@ -230,21 +378,71 @@ describe('admin: services', () => {
       ['missing client_id', service({ client_id: undefined }), 'invalid request body', 'client_id'],
       ['missing issuer_uri', service({ issuer_uri: undefined }), 'invalid request body', 'issuer_uri'],
       ['non-http issuer_uri', service({ issuer_uri: 'ftp://idp.example.com' }), 'validation failed', 'issuer_uri'],
-      ['relative protected resource', service({ protected_resources: ['/v1'] }), 'validation failed', 'protected_resources.0'],
-      ['protected resource with fragment', service({ protected_resources: ['https://x.example.com/#a'] }), 'validation failed', 'protected_resources.0'],
-      ['unknown auth method', service({ token_endpoint_auth_method: 'private_key_jwt' }), 'validation failed', 'token_endpoint_auth_method'],
-      ['client_secret_basic without a secret', service({ token_endpoint_auth_method: 'client_secret_basic' }), 'validation failed', 'client_secret'],
-      ['none with a secret', service({ token_endpoint_auth_method: 'none', client_secret: 'x' }), 'validation failed', 'client_secret'],
+      [
+        'relative protected resource',
+        service({ protected_resources: ['/v1'] }),
+        'validation failed',
+        'protected_resources.0',
+      ],
+      [
+        'protected resource with fragment',
+        service({ protected_resources: ['https://x.example.com/#a'] }),
+        'validation failed',
+        'protected_resources.0',
+      ],
+      [
+        'unknown auth method',
+        service({ token_endpoint_auth_method: 'private_key_jwt' }),
+        'validation failed',
+        'token_endpoint_auth_method',
+      ],
+      [
+        'client_secret_basic without a secret',
+        service({ token_endpoint_auth_method: 'client_secret_basic' }),
+        'validation failed',
+        'client_secret',
+      ],
+      [
+        'none with a secret',
+        service({ token_endpoint_auth_method: 'none', client_secret: 'x' }),
+        'validation failed',
+        'client_secret',
+      ],
       ['scope with a space', service({ scopes: [{ scope: 'a b' }] }), 'validation failed', 'scope'],
       ['unknown field', service({ secret: 'x' }), 'invalid request body', 'secret'],
       // Issue 21: lists and enumerations may be omitted, but null is not "omitted" (the document does not allow it).
       ['null scopes', service({ scopes: null }), 'invalid request body', 'scopes'],
-      ['null protected_resources', service({ protected_resources: null }), 'invalid request body', 'protected_resources'],
-      ['null token_endpoint_auth_method', service({ token_endpoint_auth_method: null }), 'validation failed', 'token_endpoint_auth_method'],
+      [
+        'null protected_resources',
+        service({ protected_resources: null }),
+        'invalid request body',
+        'protected_resources',
+      ],
+      [
+        'null token_endpoint_auth_method',
+        service({ token_endpoint_auth_method: null }),
+        'validation failed',
+        'token_endpoint_auth_method',
+      ],
       // Issue 21: URLs are published as `format: uri`, so one the URL parser takes but RFC 3986 does not is refused.
-      ['issuer_uri not written as an RFC 3986 URI', service({ issuer_uri: 'https://idp.example.com/a|b' }), 'validation failed', 'issuer_uri'],
-      ['token_endpoint not written as an RFC 3986 URI', service({ token_endpoint: 'https://idp.example.com/{token}' }), 'validation failed', 'token_endpoint'],
-      ['protected resource not written as an RFC 3986 URI', service({ protected_resources: ['https://x.example.com/a|b'] }), 'validation failed', 'protected_resources.0'],
+      [
+        'issuer_uri not written as an RFC 3986 URI',
+        service({ issuer_uri: 'https://idp.example.com/a|b' }),
+        'validation failed',
+        'issuer_uri',
+      ],
+      [
+        'token_endpoint not written as an RFC 3986 URI',
+        service({ token_endpoint: 'https://idp.example.com/{token}' }),
+        'validation failed',
+        'token_endpoint',
+      ],
+      [
+        'protected resource not written as an RFC 3986 URI',
+        service({ protected_resources: ['https://x.example.com/a|b'] }),
+        'validation failed',
+        'protected_resources.0',
+      ],
     ];
     for (const [name, body, error, field] of cases) {
       it(`rejects ${name} with 400 ${error}`, async () => {
@@ -273,9 +471,14 @@ describe.each(testBackends())('admin: concurrent duplicate protected resources o
     const admin = new ApiClient(broker.url('admin'));
     for (let round = 0; round < 5; round += 1) {
       const uri = `https://race${round}.example.com/api`;
-      const responses = await Promise.all([admin.post('/api/services', service({ protected_resources: [uri] })), admin.post('/api/services', service({ protected_resources: [`${uri}/`] }))]);
+      const responses = await Promise.all([
+        admin.post('/api/services', service({ protected_resources: [uri] })),
+        admin.post('/api/services', service({ protected_resources: [`${uri}/`] })),
+      ]);
       expect(responses.map((r) => r.status).sort()).toEqual([201, 409]);
-      const owners = ((await admin.get('/api/services')).json<unknown>() as { protected_resources: string[] }[]).filter((s) => s.protected_resources.includes(uri));
+      const owners = ((await admin.get('/api/services')).json<unknown>() as { protected_resources: string[] }[]).filter(
+        (s) => s.protected_resources.includes(uri),
+      );
       expect(owners).toHaveLength(1);
     }
   });
@@ -291,7 +494,11 @@ describe('admin: issuer discovery address guard (issue 19 item 10)', () => {
     // Valid metadata on loopback: without the guard, discovery from it would succeed.
     issuerServer = createServer((request, response) => {
       requests += 1;
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token` }));
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({ issuer, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token` }),
+        );
     });
     await new Promise<void>((resolve) => issuerServer.listen(0, '127.0.0.1', resolve));
     issuer = `http://127.0.0.1:${(issuerServer.address() as AddressInfo).port}`;
@@ -308,9 +515,20 @@ describe('admin: issuer discovery address guard (issue 19 item 10)', () => {
   it('refuses to fetch metadata from loopback, private, link-local and other special-use addresses, before connecting', async () => {
     const admin = new ApiClient(broker.url('admin'));
     const port = new URL(issuer).port;
-    for (const target of [issuer, `http://localhost:${port}`, `http://[::ffff:127.0.0.1]:${port}`, 'http://169.254.169.254/latest', 'http://10.0.0.8', 'http://[::1]:9', 'https://192.168.1.1/idp']) {
+    for (const target of [
+      issuer,
+      `http://localhost:${port}`,
+      `http://[::ffff:127.0.0.1]:${port}`,
+      'http://169.254.169.254/latest',
+      'http://10.0.0.8',
+      'http://[::1]:9',
+      'https://192.168.1.1/idp',
+    ]) {
       const mark = broker.logs.lines.length;
-      const response = await admin.post('/api/services', service({ issuer_uri: target, authorization_endpoint: undefined, token_endpoint: undefined }));
+      const response = await admin.post(
+        '/api/services',
+        service({ issuer_uri: target, authorization_endpoint: undefined, token_endpoint: undefined }),
+      );
       expect(response.status, target).toBe(400);
       const body = response.json<{ error: string; message: string }>();
       expect(body.error).toBe('validation failed');
@@ -322,11 +540,20 @@ describe('admin: issuer discovery address guard (issue 19 item 10)', () => {
   });
 
   it('discovers from a special-use network listed in third_party_oauth2.discovery.allowed_networks', async () => {
-    const allowed = await startTestBroker({ servers: BOTH_SERVERS, config: { third_party_oauth2: { discovery: { allowed_networks: '127.0.0.1/32' } } } });
+    const allowed = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: { third_party_oauth2: { discovery: { allowed_networks: '127.0.0.1/32' } } },
+    });
     try {
-      const response = await new ApiClient(allowed.url('admin')).post('/api/services', service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }));
+      const response = await new ApiClient(allowed.url('admin')).post(
+        '/api/services',
+        service({ issuer_uri: issuer, authorization_endpoint: undefined, token_endpoint: undefined }),
+      );
       expect(response.status, response.text).toBe(201);
-      expect(response.json()).toMatchObject({ authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token` });
+      expect(response.json()).toMatchObject({
+        authorization_endpoint: `${issuer}/authorize`,
+        token_endpoint: `${issuer}/token`,
+      });
     } finally {
       await allowed.stop();
     }

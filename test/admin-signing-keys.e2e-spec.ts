@@ -27,7 +27,8 @@ describe('admin: signing keys', () => {
     await broker.stop();
   });
 
-  const list = async (): Promise<KeyView[]> => (await admin.get('/api/oauth2-server/signing-keys')).json<{ items: KeyView[] }>().items;
+  const list = async (): Promise<KeyView[]> =>
+    (await admin.get('/api/oauth2-server/signing-keys')).json<{ items: KeyView[] }>().items;
 
   it('creates a first ES256 key at start-up in local mode, current, and lists {items}', async () => {
     const response = await admin.get('/api/oauth2-server/signing-keys');
@@ -36,7 +37,13 @@ describe('admin: signing keys', () => {
     expect(Object.keys(body)).toEqual(['items']);
     expect(body.items).toHaveLength(1);
     expect(body.items[0]).toMatchObject({ algorithm: 'ES256', is_current: true, deleted_at: null });
-    expect(Object.keys(body.items[0] as KeyView).sort()).toEqual(['algorithm', 'created_at', 'deleted_at', 'is_current', 'kid']);
+    expect(Object.keys(body.items[0] as KeyView).sort()).toEqual([
+      'algorithm',
+      'created_at',
+      'deleted_at',
+      'is_current',
+      'kid',
+    ]);
   });
 
   it('adds keys (201, not current), publishes them in the JWKS at once, newest first', async () => {
@@ -47,7 +54,11 @@ describe('admin: signing keys', () => {
       expect(response.status).toBe(201);
       added.push(response.json<KeyView>());
     }
-    expect(added.map((k) => [k.algorithm, k.is_current])).toEqual([['RS256', false], ['EdDSA', false], ['ES256', false]]);
+    expect(added.map((k) => [k.algorithm, k.is_current])).toEqual([
+      ['RS256', false],
+      ['EdDSA', false],
+      ['ES256', false],
+    ]);
     const jwks = await keys.jwks();
     expect(jwks.keys).toHaveLength(before + 3);
     for (const key of added) expect(jwks.keys.map((k) => k.kid)).toContain(key.kid);
@@ -69,7 +80,10 @@ describe('admin: signing keys', () => {
   it('rejects a null algorithm with 400 validation failed (omitted is the ES256 default, null is not)', async () => {
     const response = await admin.post('/api/oauth2-server/signing-keys', { algorithm: null });
     expect(response.status).toBe(400);
-    expect(response.json<{ error: string; message: string }>()).toMatchObject({ error: 'validation failed', message: expect.stringContaining('algorithm') as unknown });
+    expect(response.json<{ error: string; message: string }>()).toMatchObject({
+      error: 'validation failed',
+      message: expect.stringContaining('algorithm') as unknown,
+    });
   });
 
   it('promotes a key (200): it becomes the one current key and the signing key', async () => {
@@ -87,7 +101,10 @@ describe('admin: signing keys', () => {
     const current = (await list()).find((k) => k.is_current) as KeyView;
     const response = await admin.delete(`/api/oauth2-server/signing-keys/${current.kid}`);
     expect(response.status).toBe(409);
-    expect(response.json()).toEqual({ error: 'current_key', message: 'the current signing key cannot be deleted: promote another key first' });
+    expect(response.json()).toEqual({
+      error: 'current_key',
+      message: 'the current signing key cannot be deleted: promote another key first',
+    });
   });
 
   it('soft-deletes other keys (204): still listed with deleted_at, gone from the JWKS, cannot be promoted', async () => {
@@ -97,7 +114,9 @@ describe('admin: signing keys', () => {
     expect(after.deleted_at).not.toBeNull();
     expect((await keys.jwks()).keys.map((k) => k.kid)).not.toContain(victim.kid);
     expect((await admin.put(`/api/oauth2-server/signing-keys/${victim.kid}/current`)).status).toBe(404);
-    expect((await admin.delete(`/api/oauth2-server/signing-keys/${victim.kid}`)).json<{ error: string }>().error).toBe('signing key not found');
+    expect((await admin.delete(`/api/oauth2-server/signing-keys/${victim.kid}`)).json<{ error: string }>().error).toBe(
+      'signing key not found',
+    );
   });
 
   it('refuses to delete the last key (409 last_key)', async () => {
@@ -108,7 +127,10 @@ describe('admin: signing keys', () => {
     expect(last).toHaveLength(1);
     const response = await admin.delete(`/api/oauth2-server/signing-keys/${(last[0] as KeyView).kid}`);
     expect(response.status).toBe(409);
-    expect(response.json()).toEqual({ error: 'last_key', message: 'the last signing key cannot be deleted: add another key first' });
+    expect(response.json()).toEqual({
+      error: 'last_key',
+      message: 'the last signing key cannot be deleted: add another key first',
+    });
   });
 
   it('answers 404 signing key not found for an unknown kid', async () => {
@@ -132,7 +154,10 @@ describe.each(testBackends())('admin: concurrent signing-key deletes on $name', 
 
   it('never deletes the last key when two deletes of the only two live keys race', async () => {
     const admin = new ApiClient(broker.url('admin'));
-    const listKeys = async (): Promise<KeyView[]> => (await admin.get('/api/oauth2-server/signing-keys')).json<{ items: KeyView[] }>().items.filter((k) => k.deleted_at === null);
+    const listKeys = async (): Promise<KeyView[]> =>
+      (await admin.get('/api/oauth2-server/signing-keys'))
+        .json<{ items: KeyView[] }>()
+        .items.filter((k) => k.deleted_at === null);
     for (let round = 0; round < 3; round += 1) {
       const second = (await admin.post('/api/oauth2-server/signing-keys', {})).json<KeyView>();
       // Promote the new key, then race deletes of both live keys: at most one may succeed.
@@ -147,9 +172,14 @@ describe.each(testBackends())('admin: concurrent signing-key deletes on $name', 
 
   it('creates exactly one first key when two brokers start at once on one empty database', async () => {
     const storage = await backend.storage();
-    const brokers = await Promise.all([startTestBroker({ servers: BOTH_SERVERS, config: { storage } }), startTestBroker({ servers: BOTH_SERVERS, config: { storage } })]);
+    const brokers = await Promise.all([
+      startTestBroker({ servers: BOTH_SERVERS, config: { storage } }),
+      startTestBroker({ servers: BOTH_SERVERS, config: { storage } }),
+    ]);
     try {
-      const rows = await (brokers[0]).broker.runtime.database.dataSource.query<{ is_current: boolean }[]>('SELECT is_current FROM signing_keys');
+      const rows = await brokers[0].broker.runtime.database.dataSource.query<{ is_current: boolean }[]>(
+        'SELECT is_current FROM signing_keys',
+      );
       expect(rows).toEqual([{ is_current: true }]);
     } finally {
       await Promise.all(brokers.map((b) => b.stop()));
@@ -159,7 +189,19 @@ describe.each(testBackends())('admin: concurrent signing-key deletes on $name', 
 
 describe('admin: signing keys in proxy mode', () => {
   it('creates no key at start-up (the upstream signs), but keys can still be managed', async () => {
-    const broker = await startTestBroker({ servers: BOTH_SERVERS, config: { oauth2_authorization_server: { mode: 'proxy', proxy: { upstream_authorize_endpoint: 'https://idp.example.com/authorize', upstream_token_endpoint: 'https://idp.example.com/token', upstream_jwks_uri: 'https://idp.example.com/jwks' } } } });
+    const broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: {
+        oauth2_authorization_server: {
+          mode: 'proxy',
+          proxy: {
+            upstream_authorize_endpoint: 'https://idp.example.com/authorize',
+            upstream_token_endpoint: 'https://idp.example.com/token',
+            upstream_jwks_uri: 'https://idp.example.com/jwks',
+          },
+        },
+      },
+    });
     try {
       const admin = new ApiClient(broker.url('admin'));
       expect((await admin.get('/api/oauth2-server/signing-keys')).json()).toEqual({ items: [] });

@@ -1,4 +1,12 @@
-import { ApiClient, FrozenClock, http, startGatewayFixture, type GatewayFixture, type HttpResponse, type TestBroker } from '@broker/testing';
+import {
+  ApiClient,
+  FrozenClock,
+  http,
+  startGatewayFixture,
+  type GatewayFixture,
+  type HttpResponse,
+  type TestBroker,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -18,7 +26,13 @@ describe('approvals over time (frozen clock)', () => {
   const clock = new FrozenClock(new Date());
 
   beforeAll(async () => {
-    gateway = await startGatewayFixture({ servers: BOTH_SERVERS, clock, subjectAudience: 'gateway', gatewaySub: 'gateway', ttlSeconds: 3600 });
+    gateway = await startGatewayFixture({
+      servers: BOTH_SERVERS,
+      clock,
+      subjectAudience: 'gateway',
+      gatewaySub: 'gateway',
+      ttlSeconds: 3600,
+    });
     ({ broker, base } = gateway);
     admin = new ApiClient(broker.url('admin'));
   });
@@ -27,19 +41,26 @@ describe('approvals over time (frozen clock)', () => {
     await gateway?.stop();
   });
 
-  const newAgent = async (): Promise<string> => (await admin.post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
+  const newAgent = async (): Promise<string> =>
+    (await admin.post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
   const subject = (agentId: string) => gateway.subjectToken(ALICE, agentId);
 
   async function create(agentId: string, tool: string, args: Record<string, unknown>): Promise<HttpResponse> {
     return http(`${base}/api/approvals`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await subject(agentId)}`, 'x-client-assertion': await gateway.assertion() },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await subject(agentId)}`,
+        'x-client-assertion': await gateway.assertion(),
+      },
       body: JSON.stringify({ metadata: {}, tool_name: tool, arguments: args }),
     });
   }
 
   async function sync(): Promise<HttpResponse> {
-    return http(`${base}/api/approvals?principal=${encodeURIComponent(ALICE)}`, { headers: { 'x-client-assertion': await gateway.assertion() } });
+    return http(`${base}/api/approvals?principal=${encodeURIComponent(ALICE)}`, {
+      headers: { 'x-client-assertion': await gateway.assertion() },
+    });
   }
 
   it('expires a pending approval after approvals.pending_ttl: 410 gone on every later operation, and a new request may be made', async () => {
@@ -49,7 +70,9 @@ describe('approvals over time (frozen clock)', () => {
     const id = first.json<{ data: { id: string } }>().data.id;
     const approvedLater = (await create(agent, 'ttl_tool', { a: 2 })).json<{ data: { id: string } }>().data.id;
     const alice = new ApiClient(base, ALICE);
-    expect((await alice.post(`/api/approvals/${approvedLater}/approve`, { persistence: 'permanent' })).status).toBe(200);
+    expect((await alice.post(`/api/approvals/${approvedLater}/approve`, { persistence: 'permanent' })).status).toBe(
+      200,
+    );
     const before = await sync();
 
     clock.advance(TTL_MS - 1_000);
@@ -62,19 +85,29 @@ describe('approvals over time (frozen clock)', () => {
       ['deny', alice.post(`/api/approvals/${id}/deny`)],
       ['scope-preview', alice.post(`/api/approvals/${id}/scope-preview`, {})],
       ['revoke', alice.post(`/api/approvals/${id}/revoke`)],
-      ['consume', http(`${base}/api/approvals/${id}/consume`, { method: 'POST', headers: { authorization: `Bearer ${await subject(agent)}` } })],
+      [
+        'consume',
+        http(`${base}/api/approvals/${id}/consume`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${await subject(agent)}` },
+        }),
+      ],
     ];
     for (const [name, pending] of operations) {
       const response = await pending;
       expect(response.status, `${name} ${response.text}`).toBe(410);
       expect(response.json<{ error: string }>().error).toBe('gone');
     }
-    expect((await alice.get('/api/approvals/pending')).json<{ data: { id: string }[] }>().data.map((a) => a.id)).not.toContain(id);
+    expect(
+      (await alice.get('/api/approvals/pending')).json<{ data: { id: string }[] }>().data.map((a) => a.id),
+    ).not.toContain(id);
 
     // The sync sweeps first: the expired request is gone from the state, under a new version.
     const after = await sync();
     expect(after.headers.etag).not.toBe(before.headers.etag);
-    const listed = after.json<{ data: { pairs: { approvals: { id: string }[] }[] } }>().data.pairs.flatMap((pair) => pair.approvals.map((a) => a.id));
+    const listed = after
+      .json<{ data: { pairs: { approvals: { id: string }[] }[] } }>()
+      .data.pairs.flatMap((pair) => pair.approvals.map((a) => a.id));
     expect(listed).toEqual([approvedLater]);
 
     const again = await create(agent, 'ttl_tool', { a: 1 });
@@ -89,7 +122,10 @@ describe('approvals over time (frozen clock)', () => {
     clock.advance(15_000);
     const limited = await create(agent, 'burst_tool', { i: 10 });
     expect(limited.status, limited.text).toBe(429);
-    expect(limited.json()).toEqual({ error: 'rate_limited', message: 'at most 10 approvals may be requested per minute for one user and agent' });
+    expect(limited.json()).toEqual({
+      error: 'rate_limited',
+      message: 'at most 10 approvals may be requested per minute for one user and agent',
+    });
     expect(limited.headers['retry-after']).toBe('45');
     expect((await create(agent, 'burst_tool', { i: 3 })).status).toBe(200);
     expect((await create(other, 'burst_tool', { i: 10 })).status).toBe(201);
@@ -109,7 +145,9 @@ describe('approvals over time (frozen clock)', () => {
     clock.advance(61_000);
     const limited = await create(agent, 'pending_tool', { i: 50 });
     expect(limited.status).toBe(429);
-    expect(limited.json<{ message: string }>().message).toBe('at most 50 approvals may be pending for one user and agent');
+    expect(limited.json<{ message: string }>().message).toBe(
+      'at most 50 approvals may be pending for one user and agent',
+    );
     // The oldest pending was created 5 × 61 s ago and expires 10 minutes after its creation.
     expect(limited.headers['retry-after']).toBe(String((TTL_MS - 5 * 61_000) / 1000));
     expect((await new ApiClient(base, ALICE).post(`/api/approvals/${firstId}/deny`)).status).toBe(200);
@@ -152,16 +190,24 @@ describe('approvals.rate_limit configured', () => {
   }
 
   it('applies max_requests_per_minute and max_pending_per_pair from the configuration', async () => {
-    const agent = (await new ApiClient(broker.url('admin')).post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
+    const agent = (await new ApiClient(broker.url('admin')).post('/api/agents', { display_name: 'Agent' })).json<{
+      id: string;
+    }>().id;
     expect((await create(agent, { i: 0 })).status).toBe(201);
     expect((await create(agent, { i: 1 })).status).toBe(201);
     const perMinute = await create(agent, { i: 2 });
     expect(perMinute.status).toBe(429);
-    expect(perMinute.json()).toEqual({ error: 'rate_limited', message: 'at most 2 approvals may be requested per minute for one user and agent' });
+    expect(perMinute.json()).toEqual({
+      error: 'rate_limited',
+      message: 'at most 2 approvals may be requested per minute for one user and agent',
+    });
     clock.advance(61_000);
     expect((await create(agent, { i: 2 })).status).toBe(201);
     const pending = await create(agent, { i: 3 });
     expect(pending.status).toBe(429);
-    expect(pending.json()).toEqual({ error: 'rate_limited', message: 'at most 3 approvals may be pending for one user and agent' });
+    expect(pending.json()).toEqual({
+      error: 'rate_limited',
+      message: 'at most 3 approvals may be pending for one user and agent',
+    });
   });
 });

@@ -1,5 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { ApiClient, BrokerProcess, createPostgresDatabase, http, postgresServerUrl, startJwtIssuer, testKey, writeConfigFile, type HttpResponse, type TestJwtIssuer } from '@broker/testing';
+import {
+  ApiClient,
+  BrokerProcess,
+  createPostgresDatabase,
+  http,
+  postgresServerUrl,
+  startJwtIssuer,
+  testKey,
+  writeConfigFile,
+  type HttpResponse,
+  type TestJwtIssuer,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ALICE = 'alice@example.com';
@@ -23,7 +34,10 @@ describe.runIf(postgresServerUrl())('approvals across broker processes on one Po
       storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
       encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' },
       third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] },
-      token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' } },
+      token_exchange: {
+        client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri },
+        subject_token: { audience: 'gateway' },
+      },
     });
     for (let i = 0; i < 2; i += 1) {
       const replica = new BrokerProcess('broker', ['--config', file]);
@@ -42,37 +56,53 @@ describe.runIf(postgresServerUrl())('approvals across broker processes on one Po
 
   const assertion = () => issuer.sign({ sub: 'gateway', jti: randomUUID() }, { audience: PUBLIC_URL });
   const sync = async (replica: number, headers: Record<string, string> = {}): Promise<HttpResponse> =>
-    http(`${urls[replica]?.enduser}/api/approvals?principal=${encodeURIComponent(ALICE)}`, { headers: { 'x-client-assertion': await assertion(), ...headers } });
+    http(`${urls[replica]?.enduser}/api/approvals?principal=${encodeURIComponent(ALICE)}`, {
+      headers: { 'x-client-assertion': await assertion(), ...headers },
+    });
 
   it('wakes a waiter on replica B in under 1 s when an approval is decided on replica A', async () => {
     const [a, b] = urls as [Record<string, string>, Record<string, string>];
-    const agent = (await new ApiClient(a.admin as string).post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
+    const agent = (await new ApiClient(a.admin as string).post('/api/agents', { display_name: 'Agent' })).json<{
+      id: string;
+    }>().id;
     const created = await http(`${a.enduser}/api/approvals`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await issuer.sign({ sub: ALICE, azp: agent }, { audience: 'gateway' })}`, 'x-client-assertion': await assertion() },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await issuer.sign({ sub: ALICE, azp: agent }, { audience: 'gateway' })}`,
+        'x-client-assertion': await assertion(),
+      },
       body: JSON.stringify({ metadata: {}, tool_name: 'deploy', arguments: { env: 'prod' } }),
     });
     expect(created.status, created.text).toBe(201);
     const id = created.json<{ data: { id: string } }>().data.id;
 
     const before = await sync(1);
-    expect(before.json<{ data: { pairs: { approvals: { id: string; status: string }[] }[] } }>().data.pairs[0]?.approvals).toEqual([expect.objectContaining({ id, status: 'pending' })]);
+    expect(
+      before.json<{ data: { pairs: { approvals: { id: string; status: string }[] }[] } }>().data.pairs[0]?.approvals,
+    ).toEqual([expect.objectContaining({ id, status: 'pending' })]);
     let answered = false;
-    const waiting = sync(1, { 'if-none-match': before.headers.etag as string, 'x-long-poll-timeout': '60' }).finally(() => {
-      answered = true;
-    });
+    const waiting = sync(1, { 'if-none-match': before.headers.etag as string, 'x-long-poll-timeout': '60' }).finally(
+      () => {
+        answered = true;
+      },
+    );
     // B holds the request: it has not answered half a second later.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(answered).toBe(false);
 
     const decidedAt = performance.now();
-    const approved = await new ApiClient(a.enduser as string, ALICE).post(`/api/approvals/${id}/approve`, { persistence: 'once' });
+    const approved = await new ApiClient(a.enduser as string, ALICE).post(`/api/approvals/${id}/approve`, {
+      persistence: 'once',
+    });
     expect(approved.status).toBe(200);
     const response = await waiting;
     const wokeAfterMs = performance.now() - decidedAt;
     expect(response.status).toBe(200);
     expect(response.headers.etag).not.toBe(before.headers.etag);
-    expect(response.json<{ data: { pairs: { approvals: { id: string; status: string }[] }[] } }>().data.pairs[0]?.approvals).toEqual([expect.objectContaining({ id, status: 'approved' })]);
+    expect(
+      response.json<{ data: { pairs: { approvals: { id: string; status: string }[] }[] } }>().data.pairs[0]?.approvals,
+    ).toEqual([expect.objectContaining({ id, status: 'approved' })]);
     expect(wokeAfterMs).toBeLessThan(1_000);
 
     // And the other way round: consumed through B, A's waiter wakes.
@@ -80,7 +110,10 @@ describe.runIf(postgresServerUrl())('approvals across broker processes on one Po
     const waitingOnA = sync(0, { 'if-none-match': onA.headers.etag as string, 'x-long-poll-timeout': '60' });
     await new Promise((resolve) => setTimeout(resolve, 500));
     const consumedAt = performance.now();
-    const consumed = await http(`${b.enduser}/api/approvals/${id}/consume`, { method: 'POST', headers: { authorization: `Bearer ${await issuer.sign({ sub: ALICE, azp: agent }, { audience: 'gateway' })}` } });
+    const consumed = await http(`${b.enduser}/api/approvals/${id}/consume`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await issuer.sign({ sub: ALICE, azp: agent }, { audience: 'gateway' })}` },
+    });
     expect(consumed.status).toBe(200);
     const woken = await waitingOnA;
     expect(performance.now() - consumedAt).toBeLessThan(1_000);

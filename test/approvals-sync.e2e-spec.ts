@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { LongPollHub } from '@broker/approvals';
-import { ApiClient, http, startGatewayFixture, startJwtIssuer, type HttpResponse, type TestJwtIssuer } from '@broker/testing';
+import {
+  ApiClient,
+  http,
+  startGatewayFixture,
+  startJwtIssuer,
+  type HttpResponse,
+  type TestJwtIssuer,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -36,33 +43,60 @@ async function eventually(condition: () => boolean, limitMs = 5_000): Promise<bo
 }
 
 /** A broker with a gateway trust anchor, and the calls a gateway and a user make. */
-async function approvalsBroker(issuer: TestJwtIssuer, config: { approvals?: Record<string, unknown>; shutdownTimeout?: string } = {}) {
+async function approvalsBroker(
+  issuer: TestJwtIssuer,
+  config: { approvals?: Record<string, unknown>; shutdownTimeout?: string } = {},
+) {
   const gateway = await startGatewayFixture({
     servers: BOTH_SERVERS,
     issuer,
     subjectAudience: 'gateway',
     config: {
       server: { shutdown: { timeout: config.shutdownTimeout ?? '5s' } },
-      approvals: config.approvals ?? { sync: { authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } } },
+      approvals: config.approvals ?? {
+        sync: { authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } },
+      },
     },
   });
   const { broker, base } = gateway;
   const admin = new ApiClient(broker.url('admin'));
-  const newAgent = async (): Promise<string> => (await admin.post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
+  const newAgent = async (): Promise<string> =>
+    (await admin.post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
   const assertion = (sub = 'gateway-1') => gateway.assertion({ sub });
   const subject = (principal: string, agentId: string) => gateway.subjectToken(principal, agentId);
-  const create = async (agentId: string, tool: string, args: Record<string, unknown>, metadata: Record<string, unknown> = {}, principal = ALICE): Promise<string> => {
+  const create = async (
+    agentId: string,
+    tool: string,
+    args: Record<string, unknown>,
+    metadata: Record<string, unknown> = {},
+    principal = ALICE,
+  ): Promise<string> => {
     const response = await http(`${base}/api/approvals`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await subject(principal, agentId)}`, 'x-client-assertion': await assertion() },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await subject(principal, agentId)}`,
+        'x-client-assertion': await assertion(),
+      },
       body: JSON.stringify({ metadata, tool_name: tool, arguments: args }),
     });
     expect(response.status, response.text).toBe(201);
     return response.json<{ data: { id: string } }>().data.id;
   };
-  const sync = async (query = '', headers: Record<string, string> = {}): Promise<HttpResponse> => http(`${base}/api/approvals${query}`, { headers: { 'x-client-assertion': await assertion(), ...headers } });
+  const sync = async (query = '', headers: Record<string, string> = {}): Promise<HttpResponse> =>
+    http(`${base}/api/approvals${query}`, { headers: { 'x-client-assertion': await assertion(), ...headers } });
   const hub = (): LongPollHub => broker.broker.server('enduser').app.get(LongPollHub);
-  return { broker, base, newAgent, assertion, subject, create, sync, hub, user: (principal = ALICE) => new ApiClient(base, principal) };
+  return {
+    broker,
+    base,
+    newAgent,
+    assertion,
+    subject,
+    create,
+    sync,
+    hub,
+    user: (principal = ALICE) => new ApiClient(base, principal),
+  };
 }
 
 describe('approvals sync (long-poll)', () => {
@@ -89,7 +123,9 @@ describe('approvals sync (long-poll)', () => {
     const args = { to: 'x@example.com', n: 1 };
     const waiting = await env.create(agent, 'send_email', args);
     const approved = await env.create(agent, 'read_file', { path: '/a' });
-    await env.user().post(`/api/approvals/${approved}/approve`, { persistence: 'permanent', params_pattern: { path: '/*' } });
+    await env
+      .user()
+      .post(`/api/approvals/${approved}/approve`, { persistence: 'permanent', params_pattern: { path: '/*' } });
     const elsewhere = await env.create(other, 'send_email', args);
     await env.create(agent, 'send_email', args, {}, BOB);
 
@@ -114,7 +150,12 @@ describe('approvals sync (long-poll)', () => {
       agent_session_id: null,
       approved_at: null,
     });
-    expect(mine?.approvals[1]).toMatchObject({ status: 'approved', persistence: 'permanent', params_pattern: { path: '/*' }, approved_at: expect.any(String) as string });
+    expect(mine?.approvals[1]).toMatchObject({
+      status: 'approved',
+      persistence: 'permanent',
+      params_pattern: { path: '/*' },
+      approved_at: expect.any(String) as string,
+    });
 
     const everyone = (await env.sync()).json<SyncBody>().data.pairs.map((pair) => pair.principal);
     expect(everyone).toEqual(expect.arrayContaining([ALICE, BOB]));
@@ -144,7 +185,10 @@ describe('approvals sync (long-poll)', () => {
     it(`refuses X-Long-Poll-Timeout: ${JSON.stringify(value)} with 400 bad request`, async () => {
       const response = await env.sync(forAlice, { 'if-none-match': '"v1"', 'x-long-poll-timeout': value });
       expect(response.status).toBe(400);
-      expect(response.json<{ error: string; message: string }>()).toMatchObject({ error: 'bad request', message: 'X-Long-Poll-Timeout must be an integer from 1 to 120 (seconds)' });
+      expect(response.json<{ error: string; message: string }>()).toMatchObject({
+        error: 'bad request',
+        message: 'X-Long-Poll-Timeout must be an integer from 1 to 120 (seconds)',
+      });
     });
   }
 
@@ -159,7 +203,10 @@ describe('approvals sync (long-poll)', () => {
     const wokeAfterMs = performance.now() - changedAt;
     expect(response.status).toBe(200);
     expect(etag(response)).not.toBe(current);
-    const summary = response.json<SyncBody>().data.pairs.flatMap((pair) => pair.approvals).find((a) => a.id === id);
+    const summary = response
+      .json<SyncBody>()
+      .data.pairs.flatMap((pair) => pair.approvals)
+      .find((a) => a.id === id);
     expect(summary).toMatchObject({ status: 'approved', persistence: 'once', consumed: false });
     expect(wokeAfterMs).toBeLessThan(1_000);
   });
@@ -167,7 +214,9 @@ describe('approvals sync (long-poll)', () => {
   it('matches If-None-Match weakly, in a list, and *', async () => {
     const current = etag(await env.sync(forAlice));
     const headers = [`W/${current}`, `"v0", ${current}`, '*'];
-    const responses = await Promise.all(headers.map((header) => env.sync(forAlice, { 'if-none-match': header, 'x-long-poll-timeout': '1' })));
+    const responses = await Promise.all(
+      headers.map((header) => env.sync(forAlice, { 'if-none-match': header, 'x-long-poll-timeout': '1' })),
+    );
     expect(responses.map((response) => response.status)).toEqual([304, 304, 304]);
   });
 
@@ -175,7 +224,8 @@ describe('approvals sync (long-poll)', () => {
     const sessionAgent = await env.newAgent();
     const scoped = await env.create(sessionAgent, 'session_tool', { a: 1 }, { agent_session_id: 'sess-1' });
     await env.user().post(`/api/approvals/${scoped}/approve`, { persistence: 'session' });
-    const ids = async (query: string) => (await env.sync(query)).json<SyncBody>().data.pairs.flatMap((pair) => pair.approvals.map((a) => a.id));
+    const ids = async (query: string) =>
+      (await env.sync(query)).json<SyncBody>().data.pairs.flatMap((pair) => pair.approvals.map((a) => a.id));
     expect(await ids(forAlice)).not.toContain(scoped);
     expect(await ids(`${forAlice}&agent_session_id=other`)).not.toContain(scoped);
     expect(await ids(`${forAlice}&agent_session_id=other&agent_session_id=sess-1`)).toContain(scoped);
@@ -185,7 +235,10 @@ describe('approvals sync (long-poll)', () => {
     const permanent = await env.create(sessionAgent, 'permanent_tool', { a: 3 });
     await env.user().post(`/api/approvals/${permanent}/deny`, { persistence: 'permanent' });
     expect(await ids(forAlice)).toEqual(expect.arrayContaining([once, permanent]));
-    await http(`${env.base}/api/approvals/${once}/consume`, { method: 'POST', headers: { authorization: `Bearer ${await env.subject(ALICE, sessionAgent)}` } });
+    await http(`${env.base}/api/approvals/${once}/consume`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await env.subject(ALICE, sessionAgent)}` },
+    });
     await env.user().post(`/api/approvals/${permanent}/revoke`);
     const after = await ids(forAlice);
     expect(after).not.toContain(once);
@@ -196,12 +249,18 @@ describe('approvals sync (long-poll)', () => {
     const anonymous = await http(`${env.base}/api/approvals${forAlice}`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.json<{ error: string }>().error).toBe('unauthorized');
-    const asBearer = await http(`${env.base}/api/approvals${forAlice}`, { headers: { authorization: `Bearer ${await env.assertion()}` } });
+    const asBearer = await http(`${env.base}/api/approvals${forAlice}`, {
+      headers: { authorization: `Bearer ${await env.assertion()}` },
+    });
     expect(asBearer.status).toBe(200);
-    const refused = await http(`${env.base}/api/approvals${forAlice}`, { headers: { 'x-client-assertion': await env.assertion('gateway-2') } });
+    const refused = await http(`${env.base}/api/approvals${forAlice}`, {
+      headers: { 'x-client-assertion': await env.assertion('gateway-2') },
+    });
     expect(refused.status).toBe(403);
     expect(refused.json<{ error: string }>().error).toBe('forbidden');
-    const subjectInstead = await http(`${env.base}/api/approvals${forAlice}`, { headers: { 'x-client-assertion': await env.subject(ALICE, agent) } });
+    const subjectInstead = await http(`${env.base}/api/approvals${forAlice}`, {
+      headers: { 'x-client-assertion': await env.subject(ALICE, agent) },
+    });
     expect(subjectInstead.status).toBe(401);
     expect((await env.sync('?principal=')).status).toBe(400);
     expect((await env.sync(`${forAlice}&unknown=1`)).status).toBe(400);
@@ -212,7 +271,10 @@ describe('approvals sync (long-poll)', () => {
     const hub = env.hub();
     const before = hub.held;
     const assertion = await env.assertion();
-    const request = httpRequest(`${env.base}/api/approvals${forAlice}`, { headers: { 'x-client-assertion': assertion, 'if-none-match': current, 'x-long-poll-timeout': '120' }, agent: false });
+    const request = httpRequest(`${env.base}/api/approvals${forAlice}`, {
+      headers: { 'x-client-assertion': assertion, 'if-none-match': current, 'x-long-poll-timeout': '120' },
+      agent: false,
+    });
     request.on('error', () => undefined);
     request.end();
     expect(await eventually(() => hub.held === before + 1)).toBe(true);
@@ -222,7 +284,9 @@ describe('approvals sync (long-poll)', () => {
   });
 
   it('wakes the waiters when a pending request expires (the expiry is a change)', async () => {
-    const short = await approvalsBroker(issuer, { approvals: { pending_ttl: '2s', sync: { authorization: { cel: { expression: 'true' } } } } });
+    const short = await approvalsBroker(issuer, {
+      approvals: { pending_ttl: '2s', sync: { authorization: { cel: { expression: 'true' } } } },
+    });
     try {
       const id = await short.create(await short.newAgent(), 'expiring_tool', { a: 1 });
       const before = await short.sync(forAlice);
@@ -240,7 +304,9 @@ describe('approvals sync (long-poll)', () => {
   it('answers held waiters at once on shutdown (304, connection closing), so the drain does not wait for them', async () => {
     const stopping = await approvalsBroker(issuer, { shutdownTimeout: '30s' });
     const current = etag(await stopping.sync(forAlice));
-    const held = Array.from({ length: 3 }, () => stopping.sync(forAlice, { 'if-none-match': current, 'x-long-poll-timeout': '120' }));
+    const held = Array.from({ length: 3 }, () =>
+      stopping.sync(forAlice, { 'if-none-match': current, 'x-long-poll-timeout': '120' }),
+    );
     expect(await eventually(() => stopping.hub().held === 3)).toBe(true);
     await stopping.broker.stop();
     for (const response of await Promise.all(held)) {

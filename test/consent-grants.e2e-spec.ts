@@ -45,7 +45,8 @@ describe('consent and grants', () => {
 
   const authorizeUrl = (agent: string): string =>
     `${broker.url('enduser')}/oauth2/authorize?client_id=${agent}&response_type=code&redirect_uri=${encodeURIComponent('https://agent.example.com/cb')}&state=xyz&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256`;
-  const sessionToken = (agent: string, principal = ALICE): Promise<string> => tokens.issue({ agentId: agent, principal, originalUrl: authorizeUrl(agent), cimd: null });
+  const sessionToken = (agent: string, principal = ALICE): Promise<string> =>
+    tokens.issue({ agentId: agent, principal, originalUrl: authorizeUrl(agent), cimd: null });
 
   it('GET /api/me returns the caller', async () => {
     const response = await alice.get('/api/me');
@@ -63,11 +64,23 @@ describe('consent and grants', () => {
       const response = await alice.get(`/api/consent/agents/${reg.agent}`);
       expect(response.status).toBe(200);
       const { data } = response.json<{ data: Record<string, unknown> }>();
-      expect(data.agent).toMatchObject({ id: reg.agent, display_name: 'Mail Agent', description: 'Reads mail', canonical_id: null });
+      expect(data.agent).toMatchObject({
+        id: reg.agent,
+        display_name: 'Mail Agent',
+        description: 'Reads mail',
+        canonical_id: null,
+      });
       expect(data.authorization_context).toBeNull();
       expect(data.cimd).toBeNull();
       expect(data.permission_sets).toEqual([
-        expect.objectContaining({ id: reg.readMail, requirement_type: 'mandatory', services: [{ service_id: reg.mail, scopes: ['mail.read'] }, { service_id: reg.files, scopes: ['files.read'] }] }),
+        expect.objectContaining({
+          id: reg.readMail,
+          requirement_type: 'mandatory',
+          services: [
+            { service_id: reg.mail, scopes: ['mail.read'] },
+            { service_id: reg.files, scopes: ['files.read'] },
+          ],
+        }),
         expect.objectContaining({ id: reg.allFiles, requirement_type: 'optional' }),
         expect.objectContaining({ id: reg.calendarSet, requirement_type: 'mandatory' }),
       ]);
@@ -85,30 +98,76 @@ describe('consent and grants', () => {
           { scope: 'mail.send', description: 'Send mail as you' },
         ],
       });
-      expect(services.find((s) => s.id === reg.files)).toMatchObject({ requirement_type: 'mandatory', permissions: [{ scope: 'files.read', description: 'Read your files' }, { scope: 'files.write', description: 'files.write' }] });
+      expect(services.find((s) => s.id === reg.files)).toMatchObject({
+        requirement_type: 'mandatory',
+        permissions: [
+          { scope: 'files.read', description: 'Read your files' },
+          { scope: 'files.write', description: 'files.write' },
+        ],
+      });
     });
 
-    it('reports the caller\'s own connection status only', async () => {
+    it("reports the caller's own connection status only", async () => {
       const sessions = broker.broker.server('enduser').app.get(SessionRepository);
       const now = clock.now();
-      await sessions.upsert({ id: randomUUID(), principal: ALICE, serviceId: reg.files, accessTokenEnvelope: Buffer.from('sealed'), refreshTokenEnvelope: null, tokenType: 'Bearer', scopes: ['files.read'], accessTokenExpiresAt: null, refreshTokenExpiresAt: null, initiatedAt: now, updatedAt: now });
-      const status = async (client: ApiClient): Promise<unknown> => (await client.get(`/api/consent/agents/${reg.agent}`)).json<{ data: { services: { id: string; connection_status: string }[] } }>().data.services.find((s) => s.id === reg.files)?.connection_status;
+      await sessions.upsert({
+        id: randomUUID(),
+        principal: ALICE,
+        serviceId: reg.files,
+        accessTokenEnvelope: Buffer.from('sealed'),
+        refreshTokenEnvelope: null,
+        tokenType: 'Bearer',
+        scopes: ['files.read'],
+        accessTokenExpiresAt: null,
+        refreshTokenExpiresAt: null,
+        initiatedAt: now,
+        updatedAt: now,
+      });
+      const status = async (client: ApiClient): Promise<unknown> =>
+        (await client.get(`/api/consent/agents/${reg.agent}`))
+          .json<{ data: { services: { id: string; connection_status: string }[] } }>()
+          .data.services.find((s) => s.id === reg.files)?.connection_status;
       expect(await status(alice)).toBe('connected');
       expect(await status(bob)).toBe('not_connected');
     });
 
     it('adds the authorization context for a valid session token (and the CIMD block when carried)', async () => {
       const token = await sessionToken(reg.agent);
-      const { data } = (await alice.get(`/api/consent/agents/${reg.agent}?session_token=${token}`)).json<{ data: Record<string, unknown> }>();
-      expect(data.authorization_context).toEqual({ agent_id: reg.agent, principal: ALICE, original_url: authorizeUrl(reg.agent), expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown });
-      const cimd = { client_id_url: 'https://agent.example.com/client.json', redirect_uri: 'https://agent.example.com/cb', verified_domain: 'agent.example.com', requested_scopes: ['mail.read'], logo_uri: null };
-      const cimdToken = await tokens.issue({ agentId: reg.agent, principal: ALICE, originalUrl: authorizeUrl(reg.agent), cimd });
-      expect((await alice.get(`/api/consent/agents/${reg.agent}?session_token=${cimdToken}`)).json<{ data: { cimd: unknown } }>().data.cimd).toEqual(cimd);
+      const { data } = (await alice.get(`/api/consent/agents/${reg.agent}?session_token=${token}`)).json<{
+        data: Record<string, unknown>;
+      }>();
+      expect(data.authorization_context).toEqual({
+        agent_id: reg.agent,
+        principal: ALICE,
+        original_url: authorizeUrl(reg.agent),
+        expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,
+      });
+      const cimd = {
+        client_id_url: 'https://agent.example.com/client.json',
+        redirect_uri: 'https://agent.example.com/cb',
+        verified_domain: 'agent.example.com',
+        requested_scopes: ['mail.read'],
+        logo_uri: null,
+      };
+      const cimdToken = await tokens.issue({
+        agentId: reg.agent,
+        principal: ALICE,
+        originalUrl: authorizeUrl(reg.agent),
+        cimd,
+      });
+      expect(
+        (await alice.get(`/api/consent/agents/${reg.agent}?session_token=${cimdToken}`)).json<{
+          data: { cimd: unknown };
+        }>().data.cimd,
+      ).toEqual(cimd);
     });
 
     it('rejects a bad, foreign-agent or foreign-user session token', async () => {
       const path = `/api/consent/agents/${reg.agent}?session_token=`;
-      expect((await alice.get(`${path}garbage`)).json()).toEqual({ error: 'session_expired', message: 'the authorization session is invalid or has expired: start the authorization again' });
+      expect((await alice.get(`${path}garbage`)).json()).toEqual({
+        error: 'session_expired',
+        message: 'the authorization session is invalid or has expired: start the authorization again',
+      });
       expect((await alice.get(`${path}${await sessionToken(UNKNOWN)}`)).status).toBe(400);
       const foreign = await alice.get(`${path}${await sessionToken(reg.agent, BOB)}`);
       expect(foreign.status).toBe(403);
@@ -125,15 +184,41 @@ describe('consent and grants', () => {
 
   describe('grants', () => {
     it('creates a grant (201 {data}, no redirect_url), returns it on GET and in the delegation list', async () => {
-      const response = await alice.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.readMail]: [reg.mail, reg.files] } });
+      const response = await alice.post(grantsPath(reg.agent), {
+        granted_permission_sets: { [reg.readMail]: [reg.mail, reg.files] },
+      });
       expect(response.status).toBe(201);
       const body = response.json<{ data: GrantView }>();
       expect(Object.keys(body)).toEqual(['data']);
-      expect(body.data).toMatchObject({ principal: ALICE, agent_id: reg.agent, valid_until: null, granted_permission_sets: { [reg.readMail]: [reg.mail, reg.files] } });
-      expect(Object.keys(body.data).sort()).toEqual(['agent_id', 'created_at', 'granted_permission_sets', 'id', 'principal', 'updated_at', 'valid_until']);
+      expect(body.data).toMatchObject({
+        principal: ALICE,
+        agent_id: reg.agent,
+        valid_until: null,
+        granted_permission_sets: { [reg.readMail]: [reg.mail, reg.files] },
+      });
+      expect(Object.keys(body.data).sort()).toEqual([
+        'agent_id',
+        'created_at',
+        'granted_permission_sets',
+        'id',
+        'principal',
+        'updated_at',
+        'valid_until',
+      ]);
       expect((await alice.get(grantsPath(reg.agent))).json()).toEqual({ data: [body.data] });
       expect((await alice.get('/api/consent/agents')).json()).toEqual({
-        data: [{ agent_id: reg.agent, display_name: 'Mail Agent', logo_url: null, active_grant_count: 2, last_modified_at: body.data.updated_at, expires_at: null, live_sessions: 0, resources: [] }],
+        data: [
+          {
+            agent_id: reg.agent,
+            display_name: 'Mail Agent',
+            logo_url: null,
+            active_grant_count: 2,
+            last_modified_at: body.data.updated_at,
+            expires_at: null,
+            live_sessions: 0,
+            resources: [],
+          },
+        ],
       });
     });
 
@@ -141,19 +226,44 @@ describe('consent and grants', () => {
       const before = (await alice.get(grantsPath(reg.agent))).json<{ data: GrantView[] }>().data[0] as GrantView;
       clock.advance(1_000);
       const validUntil = new Date(clock.nowMs() + 3_600_000).toISOString();
-      const replaced = (await alice.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.allFiles]: [reg.files] }, valid_until: validUntil })).json<{ data: GrantView }>().data;
-      expect(replaced).toMatchObject({ id: before.id, created_at: before.created_at, valid_until: validUntil, granted_permission_sets: { [reg.allFiles]: [reg.files] } });
+      const replaced = (
+        await alice.post(grantsPath(reg.agent), {
+          granted_permission_sets: { [reg.allFiles]: [reg.files] },
+          valid_until: validUntil,
+        })
+      ).json<{ data: GrantView }>().data;
+      expect(replaced).toMatchObject({
+        id: before.id,
+        created_at: before.created_at,
+        valid_until: validUntil,
+        granted_permission_sets: { [reg.allFiles]: [reg.files] },
+      });
       expect(replaced.updated_at).not.toBe(before.updated_at);
-      expect((await alice.get('/api/consent/agents')).json<{ data: { active_grant_count: number; expires_at: string }[] }>().data[0]).toMatchObject({ active_grant_count: 1, expires_at: validUntil });
+      expect(
+        (await alice.get('/api/consent/agents')).json<{ data: { active_grant_count: number; expires_at: string }[] }>()
+          .data[0],
+      ).toMatchObject({ active_grant_count: 1, expires_at: validUntil });
     });
 
     it('reads valid_until: null as indefinite (documented null), also when replacing a dated grant', async () => {
       const dated = new Date(clock.nowMs() + 3_600_000).toISOString();
-      expect((await alice.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.readMail]: [reg.mail] }, valid_until: dated })).json<{ data: GrantView }>().data.valid_until).toBe(dated);
-      const response = await alice.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.readMail]: [reg.mail] }, valid_until: null });
+      expect(
+        (
+          await alice.post(grantsPath(reg.agent), {
+            granted_permission_sets: { [reg.readMail]: [reg.mail] },
+            valid_until: dated,
+          })
+        ).json<{ data: GrantView }>().data.valid_until,
+      ).toBe(dated);
+      const response = await alice.post(grantsPath(reg.agent), {
+        granted_permission_sets: { [reg.readMail]: [reg.mail] },
+        valid_until: null,
+      });
       expect(response.status).toBe(201);
       expect(response.json<{ data: GrantView }>().data.valid_until).toBeNull();
-      expect((await alice.get('/api/consent/agents')).json<{ data: { expires_at: string | null }[] }>().data[0]?.expires_at).toBeNull();
+      expect(
+        (await alice.get('/api/consent/agents')).json<{ data: { expires_at: string | null }[] }>().data[0]?.expires_at,
+      ).toBeNull();
     });
 
     it('deletes the grant with {} or [] (204)', async () => {
@@ -168,19 +278,59 @@ describe('consent and grants', () => {
 
     describe('validation', () => {
       const cases: [string, () => unknown, number, string][] = [
-        ['a permission set not assigned to the agent', () => ({ granted_permission_sets: { [UNKNOWN]: [reg.mail] } }), 400, 'invalid_permission_set'],
-        ['a service that is not part of the set', () => ({ granted_permission_sets: { [reg.readMail]: [reg.calendar] } }), 400, 'invalid_permission_set'],
-        ['a service left without any scope', () => ({ granted_permission_sets: { [reg.calendarSet]: [reg.calendar] } }), 400, 'invalid scopes'],
-        ['valid_until in the past', () => ({ granted_permission_sets: { [reg.readMail]: [reg.mail] }, valid_until: '2020-01-01T00:00:00Z' }), 400, 'invalid request'],
-        ['valid_until without a time zone', () => ({ granted_permission_sets: { [reg.readMail]: [reg.mail] }, valid_until: '2030-01-01T00:00:00' }), 400, 'invalid request'],
-        ['a non-UUID permission set key', () => ({ granted_permission_sets: { nope: [reg.mail] } }), 400, 'invalid request'],
-        ['a non-array service list', () => ({ granted_permission_sets: { [reg.readMail]: reg.mail } }), 400, 'invalid request'],
+        [
+          'a permission set not assigned to the agent',
+          () => ({ granted_permission_sets: { [UNKNOWN]: [reg.mail] } }),
+          400,
+          'invalid_permission_set',
+        ],
+        [
+          'a service that is not part of the set',
+          () => ({ granted_permission_sets: { [reg.readMail]: [reg.calendar] } }),
+          400,
+          'invalid_permission_set',
+        ],
+        [
+          'a service left without any scope',
+          () => ({ granted_permission_sets: { [reg.calendarSet]: [reg.calendar] } }),
+          400,
+          'invalid scopes',
+        ],
+        [
+          'valid_until in the past',
+          () => ({ granted_permission_sets: { [reg.readMail]: [reg.mail] }, valid_until: '2020-01-01T00:00:00Z' }),
+          400,
+          'invalid request',
+        ],
+        [
+          'valid_until without a time zone',
+          () => ({ granted_permission_sets: { [reg.readMail]: [reg.mail] }, valid_until: '2030-01-01T00:00:00' }),
+          400,
+          'invalid request',
+        ],
+        [
+          'a non-UUID permission set key',
+          () => ({ granted_permission_sets: { nope: [reg.mail] } }),
+          400,
+          'invalid request',
+        ],
+        [
+          'a non-array service list',
+          () => ({ granted_permission_sets: { [reg.readMail]: reg.mail } }),
+          400,
+          'invalid request',
+        ],
         ['an empty service list', () => ({ granted_permission_sets: { [reg.readMail]: [] } }), 400, 'invalid request'],
         ['a string instead of an object', () => ({ granted_permission_sets: 'all' }), 400, 'invalid request'],
         ['a missing granted_permission_sets', () => ({}), 400, 'invalid request'],
         // A list refuses null (issue 21): only `{}` or `[]` deletes.
         ['a null granted_permission_sets', () => ({ granted_permission_sets: null }), 400, 'invalid request'],
-        ['a valid_until that is not a string', () => ({ granted_permission_sets: { [reg.readMail]: [reg.mail] }, valid_until: 2_000_000_000 }), 400, 'invalid request'],
+        [
+          'a valid_until that is not a string',
+          () => ({ granted_permission_sets: { [reg.readMail]: [reg.mail] }, valid_until: 2_000_000_000 }),
+          400,
+          'invalid request',
+        ],
         ['an unknown field', () => ({ granted_permission_sets: {}, extra: true }), 400, 'invalid request'],
       ];
       for (const [name, body, status, error] of cases) {
@@ -195,7 +345,7 @@ describe('consent and grants', () => {
       }
     });
 
-    it('isolates users: B never sees or deletes A\'s grant', async () => {
+    it("isolates users: B never sees or deletes A's grant", async () => {
       await alice.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.readMail]: [reg.mail] } });
       expect((await bob.get(grantsPath(reg.agent))).json()).toEqual({ data: [] });
       expect((await bob.get('/api/consent/agents')).json()).toEqual({ data: [] });
@@ -204,7 +354,9 @@ describe('consent and grants', () => {
       expect((await alice.get(grantsPath(reg.agent))).json<{ data: unknown[] }>().data).toHaveLength(1);
       // B's own grant does not touch A's.
       await bob.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.allFiles]: [reg.files] } });
-      expect((await alice.get(grantsPath(reg.agent))).json<{ data: GrantView[] }>().data[0]?.granted_permission_sets).toEqual({ [reg.readMail]: [reg.mail] });
+      expect(
+        (await alice.get(grantsPath(reg.agent))).json<{ data: GrantView[] }>().data[0]?.granted_permission_sets,
+      ).toEqual({ [reg.readMail]: [reg.mail] });
       expect((await bob.delete(grantsPath(reg.agent))).status).toBe(204);
       expect((await alice.get(grantsPath(reg.agent))).json<{ data: unknown[] }>().data).toHaveLength(1);
     });
@@ -215,20 +367,31 @@ describe('consent and grants', () => {
       const again = await alice.delete(grantsPath(reg.agent));
       expect(again.status).toBe(404);
       expect(again.json<{ error: string }>().error).toBe('not_found');
-      const files = (await alice.get(`/api/consent/agents/${reg.agent}`)).json<{ data: { services: { id: string; connection_status: string }[] } }>().data.services.find((s) => s.id === reg.files);
+      const files = (await alice.get(`/api/consent/agents/${reg.agent}`))
+        .json<{ data: { services: { id: string; connection_status: string }[] } }>()
+        .data.services.find((s) => s.id === reg.files);
       expect(files?.connection_status).toBe('connected');
     });
 
     it('treats a grant whose valid_until has passed as absent everywhere', async () => {
       const validUntil = new Date(clock.nowMs() + 2_000).toISOString();
-      expect((await alice.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.readMail]: [reg.mail] }, valid_until: validUntil })).status).toBe(201);
+      expect(
+        (
+          await alice.post(grantsPath(reg.agent), {
+            granted_permission_sets: { [reg.readMail]: [reg.mail] },
+            valid_until: validUntil,
+          })
+        ).status,
+      ).toBe(201);
       expect((await alice.get('/api/consent/agents')).json<{ data: unknown[] }>().data).toHaveLength(1);
       clock.advance(3_000);
       expect((await alice.get(grantsPath(reg.agent))).json()).toEqual({ data: [] });
       expect((await alice.get('/api/consent/agents')).json()).toEqual({ data: [] });
       expect((await alice.delete(grantsPath(reg.agent))).status).toBe(404);
       // A new POST after expiry creates a fresh grant.
-      const fresh = (await alice.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.readMail]: [reg.mail] } })).json<{ data: GrantView }>().data;
+      const fresh = (
+        await alice.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.readMail]: [reg.mail] } })
+      ).json<{ data: GrantView }>().data;
       expect(fresh.created_at).toBe(clock.now().toISOString());
     });
 
@@ -241,7 +404,9 @@ describe('consent and grants', () => {
 
   describe('grants with an authorization session token', () => {
     it('returns 201 with redirect_url = the original authorization URL, parameters intact', async () => {
-      const response = await alice.post(`${grantsPath(reg.agent)}?session_token=${await sessionToken(reg.agent)}`, { granted_permission_sets: { [reg.readMail]: [reg.mail] } });
+      const response = await alice.post(`${grantsPath(reg.agent)}?session_token=${await sessionToken(reg.agent)}`, {
+        granted_permission_sets: { [reg.readMail]: [reg.mail] },
+      });
       expect(response.status).toBe(201);
       const body = response.json<{ data: GrantView; redirect_url: string }>();
       expect(body.redirect_url).toBe(authorizeUrl(reg.agent));
@@ -258,29 +423,40 @@ describe('consent and grants', () => {
 
     it('rejects an invalid token (400 session_expired) and changes nothing', async () => {
       await alice.post(grantsPath(reg.agent), { granted_permission_sets: { [reg.readMail]: [reg.mail] } });
-      const response = await alice.post(`${grantsPath(reg.agent)}?session_token=not-a-token`, { granted_permission_sets: { [reg.allFiles]: [reg.files] } });
+      const response = await alice.post(`${grantsPath(reg.agent)}?session_token=not-a-token`, {
+        granted_permission_sets: { [reg.allFiles]: [reg.files] },
+      });
       expect(response.status).toBe(400);
       expect(response.json<{ error: string }>().error).toBe('session_expired');
-      expect((await alice.get(grantsPath(reg.agent))).json<{ data: GrantView[] }>().data[0]?.granted_permission_sets).toEqual({ [reg.readMail]: [reg.mail] });
+      expect(
+        (await alice.get(grantsPath(reg.agent))).json<{ data: GrantView[] }>().data[0]?.granted_permission_sets,
+      ).toEqual({ [reg.readMail]: [reg.mail] });
     });
 
     it('rejects an expired token with 400 session_expired', async () => {
       const token = await sessionToken(reg.agent);
       clock.advance(10 * 60_000 + 1_000);
-      const response = await alice.post(`${grantsPath(reg.agent)}?session_token=${token}`, { granted_permission_sets: { [reg.readMail]: [reg.mail] } });
+      const response = await alice.post(`${grantsPath(reg.agent)}?session_token=${token}`, {
+        granted_permission_sets: { [reg.readMail]: [reg.mail] },
+      });
       expect(response.status).toBe(400);
       expect(response.json<{ error: string }>().error).toBe('session_expired');
     });
 
     it('rejects a token for another agent with 400 session_expired', async () => {
       const other = (await admin.post('/api/agents', { display_name: 'Other' })).json<{ id: string }>().id;
-      const response = await alice.post(`${grantsPath(reg.agent)}?session_token=${await sessionToken(other)}`, { granted_permission_sets: { [reg.readMail]: [reg.mail] } });
+      const response = await alice.post(`${grantsPath(reg.agent)}?session_token=${await sessionToken(other)}`, {
+        granted_permission_sets: { [reg.readMail]: [reg.mail] },
+      });
       expect(response.status).toBe(400);
       expect(response.json<{ error: string }>().error).toBe('session_expired');
     });
 
     it('rejects a token for another principal with 403 forbidden', async () => {
-      const response = await alice.post(`${grantsPath(reg.agent)}?session_token=${await sessionToken(reg.agent, BOB)}`, { granted_permission_sets: { [reg.readMail]: [reg.mail] } });
+      const response = await alice.post(
+        `${grantsPath(reg.agent)}?session_token=${await sessionToken(reg.agent, BOB)}`,
+        { granted_permission_sets: { [reg.readMail]: [reg.mail] } },
+      );
       expect(response.status).toBe(403);
       expect(response.json<{ error: string }>().error).toBe('forbidden');
     });
@@ -292,11 +468,21 @@ describe('consent and grants', () => {
     for (const name of ['Zeta', 'Same', 'Alpha', 'Same', 'Same']) {
       const fixture = await createRegistry(admin, name);
       (ids[name] as string[]).push(fixture.agent);
-      expect((await carol.post(grantsPath(fixture.agent), { granted_permission_sets: { [fixture.readMail]: [fixture.mail] } })).status).toBe(201);
+      expect(
+        (
+          await carol.post(grantsPath(fixture.agent), {
+            granted_permission_sets: { [fixture.readMail]: [fixture.mail] },
+          })
+        ).status,
+      ).toBe(201);
     }
-    const listed = (await carol.get('/api/consent/agents')).json<{ data: { agent_id: string; display_name: string }[] }>().data;
+    const listed = (await carol.get('/api/consent/agents')).json<{
+      data: { agent_id: string; display_name: string }[];
+    }>().data;
     expect(listed.map((d) => d.display_name)).toEqual(['Alpha', 'Same', 'Same', 'Same', 'Zeta']);
-    expect(listed.filter((d) => d.display_name === 'Same').map((d) => d.agent_id)).toEqual([...(ids.Same as string[])].sort());
+    expect(listed.filter((d) => d.display_name === 'Same').map((d) => d.agent_id)).toEqual(
+      [...(ids.Same as string[])].sort(),
+    );
   });
 
   describe('admin deletions and grants', () => {
@@ -304,11 +490,27 @@ describe('consent and grants', () => {
       const fixture = await createRegistry(admin, 'Deletion Agent');
       const dave = new ApiClient(broker.url('enduser'), 'dave@example.com');
       const validUntil = new Date(clock.nowMs() + 60_000).toISOString();
-      expect((await dave.post(grantsPath(fixture.agent), { granted_permission_sets: { [fixture.allFiles]: [fixture.mail] }, valid_until: validUntil })).status).toBe(201);
+      expect(
+        (
+          await dave.post(grantsPath(fixture.agent), {
+            granted_permission_sets: { [fixture.allFiles]: [fixture.mail] },
+            valid_until: validUntil,
+          })
+        ).status,
+      ).toBe(201);
       // Take the set off the agent and the service out of the set: only the grant references them now.
-      await admin.put(`/api/agents/${fixture.agent}`, { display_name: 'Deletion Agent', permission_sets: [{ permission_set_id: fixture.readMail }] });
-      await admin.put(`/api/permission-sets/${fixture.readMail}`, { name: 'renamed', service_scopes: [{ service_id: fixture.files, scopes: ['files.read'] }] });
-      await admin.put(`/api/permission-sets/${fixture.allFiles}`, { name: 'renamed 2', service_scopes: [{ service_id: fixture.files, scopes: ['files.read'] }] });
+      await admin.put(`/api/agents/${fixture.agent}`, {
+        display_name: 'Deletion Agent',
+        permission_sets: [{ permission_set_id: fixture.readMail }],
+      });
+      await admin.put(`/api/permission-sets/${fixture.readMail}`, {
+        name: 'renamed',
+        service_scopes: [{ service_id: fixture.files, scopes: ['files.read'] }],
+      });
+      await admin.put(`/api/permission-sets/${fixture.allFiles}`, {
+        name: 'renamed 2',
+        service_scopes: [{ service_id: fixture.files, scopes: ['files.read'] }],
+      });
 
       const service = await admin.delete(`/api/services/${fixture.mail}`);
       expect(service.status).toBe(409);
@@ -326,7 +528,10 @@ describe('consent and grants', () => {
       const fixture = await createRegistry(admin, 'Short-lived Agent');
       await alice.post(grantsPath(fixture.agent), { granted_permission_sets: { [fixture.readMail]: [fixture.mail] } });
       expect((await admin.delete(`/api/agents/${fixture.agent}`)).status).toBe(204);
-      const rows = await broker.broker.runtime.database.dataSource.query<unknown[]>('SELECT 1 FROM grants WHERE agent_id = $1', [fixture.agent]);
+      const rows = await broker.broker.runtime.database.dataSource.query<unknown[]>(
+        'SELECT 1 FROM grants WHERE agent_id = $1',
+        [fixture.agent],
+      );
       expect(rows).toEqual([]);
     });
   });
@@ -335,8 +540,12 @@ describe('consent and grants', () => {
     const fixture = await createRegistry(admin, 'Audited Agent');
     const erin = new ApiClient(broker.url('enduser'), 'erin@example.com');
     const token = await sessionToken(fixture.agent, 'erin@example.com');
-    await erin.post(`${grantsPath(fixture.agent)}?session_token=${token}`, { granted_permission_sets: { [fixture.readMail]: [fixture.mail] } });
-    await erin.post(grantsPath(fixture.agent), { granted_permission_sets: { [fixture.readMail]: [fixture.mail, fixture.files] } });
+    await erin.post(`${grantsPath(fixture.agent)}?session_token=${token}`, {
+      granted_permission_sets: { [fixture.readMail]: [fixture.mail] },
+    });
+    await erin.post(grantsPath(fixture.agent), {
+      granted_permission_sets: { [fixture.readMail]: [fixture.mail, fixture.files] },
+    });
     await erin.delete(grantsPath(fixture.agent));
     const records = broker.logs.records().filter((r) => r.audit === true && r.principal === 'erin@example.com');
     expect(records.map((r) => [r.event, r.outcome])).toEqual([
@@ -344,7 +553,11 @@ describe('consent and grants', () => {
       ['grant_replaced', 'replaced'],
       ['grant_deleted', 'revoked'],
     ]);
-    expect(records[1]).toMatchObject({ agent_id: fixture.agent, permission_set_ids: [fixture.readMail], service_ids: [fixture.mail, fixture.files] });
+    expect(records[1]).toMatchObject({
+      agent_id: fixture.agent,
+      permission_set_ids: [fixture.readMail],
+      service_ids: [fixture.mail, fixture.files],
+    });
     for (const record of records) expect(record.request_id).toMatch(/^[0-9a-f]{32}$/);
     expect(broker.logs.leaked([token])).toEqual([]);
   });
@@ -367,16 +580,35 @@ describe.each(testBackends())('grant upsert under concurrency on $name', (backen
     const user = new ApiClient(broker.url('enduser'), 'racer@example.com');
     const bodies = Array.from({ length: 100 }, (_, i) => {
       const choice = i % 3;
-      const sets = choice === 0 ? { [reg.readMail]: [reg.mail] } : choice === 1 ? { [reg.readMail]: [reg.files] } : { [reg.allFiles]: [reg.files, reg.mail] };
-      return { granted_permission_sets: sets, valid_until: i % 2 === 0 ? null : `2099-01-${String((i % 28) + 1).padStart(2, '0')}T00:00:00.000Z` };
+      const sets =
+        choice === 0
+          ? { [reg.readMail]: [reg.mail] }
+          : choice === 1
+            ? { [reg.readMail]: [reg.files] }
+            : { [reg.allFiles]: [reg.files, reg.mail] };
+      return {
+        granted_permission_sets: sets,
+        valid_until: i % 2 === 0 ? null : `2099-01-${String((i % 28) + 1).padStart(2, '0')}T00:00:00.000Z`,
+      };
     });
-    const responses = await Promise.all(bodies.map((body) => user.post(`/api/consent/agents/${reg.agent}/grants`, body)));
+    const responses = await Promise.all(
+      bodies.map((body) => user.post(`/api/consent/agents/${reg.agent}/grants`, body)),
+    );
     expect(responses.map((r) => r.status)).toEqual(Array(100).fill(201));
-    const rows = await broker.broker.runtime.database.dataSource.query<{ id: string }[]>('SELECT id FROM grants WHERE principal = $1 AND agent_id = $2', ['racer@example.com', reg.agent]);
+    const rows = await broker.broker.runtime.database.dataSource.query<{ id: string }[]>(
+      'SELECT id FROM grants WHERE principal = $1 AND agent_id = $2',
+      ['racer@example.com', reg.agent],
+    );
     expect(rows).toHaveLength(1);
     const stored = (await user.get(`/api/consent/agents/${reg.agent}/grants`)).json<{ data: GrantView[] }>().data;
     expect(stored).toHaveLength(1);
     const final = stored[0] as GrantView;
-    expect(bodies.some((body) => JSON.stringify(body.granted_permission_sets) === JSON.stringify(final.granted_permission_sets) && body.valid_until === final.valid_until)).toBe(true);
+    expect(
+      bodies.some(
+        (body) =>
+          JSON.stringify(body.granted_permission_sets) === JSON.stringify(final.granted_permission_sets) &&
+          body.valid_until === final.valid_until,
+      ),
+    ).toBe(true);
   });
 });

@@ -1,6 +1,15 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { JweCodec } from '@broker/vault';
-import { ApiClient, FrozenClock, http, startTestBroker, testBackends, testKey, type HttpResponse, type TestBroker } from '@broker/testing';
+import {
+  ApiClient,
+  FrozenClock,
+  http,
+  startTestBroker,
+  testBackends,
+  testKey,
+  type HttpResponse,
+  type TestBroker,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry, type RegistryFixture } from './support/registry-fixture';
 import { BOTH_SERVERS } from './support/servers';
@@ -31,7 +40,11 @@ describe.each(testBackends())('a consent link is answered once on $name', (backe
 
   beforeAll(async () => {
     storage = await backend.storage();
-    broker = await startTestBroker({ servers: BOTH_SERVERS, clock, config: { storage, encryption, third_party_oauth2: { jwe_keys: jweKeys } } });
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      clock,
+      config: { storage, encryption, third_party_oauth2: { jwe_keys: jweKeys } },
+    });
     base = broker.url('enduser');
     reg = await createRegistry(new ApiClient(broker.url('admin')));
   });
@@ -47,7 +60,15 @@ describe.each(testBackends())('a consent link is answered once on $name', (backe
   /** The agent's authorization request as the person's browser sends it; the consent link's session token. */
   async function consentLink(person: ApiClient, state = 'st-1'): Promise<string> {
     const url = new URL(`${base}/oauth2/authorize`);
-    for (const [k, v] of Object.entries({ client_id: reg.agent, response_type: 'code', redirect_uri: REDIRECT, state, code_challenge: CHALLENGE, code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+    for (const [k, v] of Object.entries({
+      client_id: reg.agent,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      state,
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+    }))
+      url.searchParams.set(k, v);
     const response = await http(url.toString(), { headers: { 'x-remote-user': person.principal as string } });
     expect(response.status, response.text).toBe(302);
     const location = new URL(response.headers.location as string);
@@ -55,15 +76,27 @@ describe.each(testBackends())('a consent link is answered once on $name', (backe
     return location.searchParams.get('session_token') as string;
   }
 
-  const allow = (person: ApiClient, token: string, sets: Record<string, string[]> = { [reg.readMail]: [reg.mail, reg.files] }): Promise<HttpResponse> =>
-    person.post(`/api/consent/agents/${reg.agent}/grants?session_token=${encodeURIComponent(token)}`, { granted_permission_sets: sets });
-  const deny = (person: ApiClient, token: string): Promise<HttpResponse> => person.post(`/api/consent/agents/${reg.agent}/deny?session_token=${encodeURIComponent(token)}`);
-  const detail = (person: ApiClient, token: string): Promise<HttpResponse> => person.get(`/api/consent/agents/${reg.agent}?session_token=${encodeURIComponent(token)}`);
-  const grants = async (person: ApiClient): Promise<{ granted_permission_sets: Record<string, string[]> }[]> => (await person.get(`/api/consent/agents/${reg.agent}/grants`)).json<{ data: { granted_permission_sets: Record<string, string[]> }[] }>().data;
+  const allow = (
+    person: ApiClient,
+    token: string,
+    sets: Record<string, string[]> = { [reg.readMail]: [reg.mail, reg.files] },
+  ): Promise<HttpResponse> =>
+    person.post(`/api/consent/agents/${reg.agent}/grants?session_token=${encodeURIComponent(token)}`, {
+      granted_permission_sets: sets,
+    });
+  const deny = (person: ApiClient, token: string): Promise<HttpResponse> =>
+    person.post(`/api/consent/agents/${reg.agent}/deny?session_token=${encodeURIComponent(token)}`);
+  const detail = (person: ApiClient, token: string): Promise<HttpResponse> =>
+    person.get(`/api/consent/agents/${reg.agent}?session_token=${encodeURIComponent(token)}`);
+  const grants = async (person: ApiClient): Promise<{ granted_permission_sets: Record<string, string[]> }[]> =>
+    (await person.get(`/api/consent/agents/${reg.agent}/grants`)).json<{
+      data: { granted_permission_sets: Record<string, string[]> }[];
+    }>().data;
   const answeredOf = async (person: ApiClient, token: string): Promise<Answered | undefined> => {
     const response = await detail(person, token);
     expect(response.status, response.text).toBe(200);
-    return response.json<{ data: { authorization_context: { answered?: Answered } } }>().data.authorization_context.answered;
+    return response.json<{ data: { authorization_context: { answered?: Answered } } }>().data.authorization_context
+      .answered;
   };
 
   function expectUsed(response: HttpResponse, decision: 'allowed' | 'denied'): void {
@@ -96,7 +129,9 @@ describe.each(testBackends())('a consent link is answered once on $name', (backe
     const token = await consentLink(person);
     const denied = await deny(person, token);
     expect(denied.status, denied.text).toBe(200);
-    expect(denied.json<{ data: { redirect_url: string } }>().data.redirect_url).toMatch(/^https:\/\/agent\.example\.com\/cb\?error=access_denied/);
+    expect(denied.json<{ data: { redirect_url: string } }>().data.redirect_url).toMatch(
+      /^https:\/\/agent\.example\.com\/cb\?error=access_denied/,
+    );
 
     expectUsed(await allow(person, token), 'denied');
     expect(await grants(person)).toEqual([]);
@@ -104,16 +139,31 @@ describe.each(testBackends())('a consent link is answered once on $name', (backe
     expectUsed(await deny(person, token), 'denied');
   });
 
-  it('Deny is in the person\'s activity as consent.denied, once, naming no state, redirect or session token', async () => {
+  it("Deny is in the person's activity as consent.denied, once, naming no state, redirect or session token", async () => {
     const person = someone();
     const token = await consentLink(person, 'st-secret-state');
     const denied = await deny(person, token);
     expect(denied.status, denied.text).toBe(200);
     // Written with the answer: readable as soon as the API answered.
-    const activity = async () => (await person.get('/api/activity?type=consent.denied')).json<{ data: { type: string; agent_id: string; actor: { type: string }; outcome: string; details: Record<string, unknown> }[] }>().data;
+    const activity = async () =>
+      (await person.get('/api/activity?type=consent.denied')).json<{
+        data: {
+          type: string;
+          agent_id: string;
+          actor: { type: string };
+          outcome: string;
+          details: Record<string, unknown>;
+        }[];
+      }>().data;
     const [event, ...more] = await activity();
     expect(more).toEqual([]);
-    expect(event).toMatchObject({ type: 'consent.denied', agent_id: reg.agent, actor: { type: 'principal' }, outcome: 'success', details: { resources: [] } });
+    expect(event).toMatchObject({
+      type: 'consent.denied',
+      agent_id: reg.agent,
+      actor: { type: 'principal' },
+      outcome: 'success',
+      details: { resources: [] },
+    });
     const text = JSON.stringify(event);
     for (const secret of [token, 'st-secret-state', REDIRECT, CHALLENGE]) expect(text).not.toContain(secret);
     // A second answer (409) records nothing.
@@ -142,13 +192,19 @@ describe.each(testBackends())('a consent link is answered once on $name', (backe
     const allowedToken = await consentLink(person, 'st-a');
     expect(await answeredOf(person, allowedToken)).toBeUndefined();
     expect((await allow(person, allowedToken)).status).toBe(201);
-    expect(await answeredOf(person, allowedToken)).toEqual({ decision: 'allowed', answered_at: clock.now().toISOString() });
+    expect(await answeredOf(person, allowedToken)).toEqual({
+      decision: 'allowed',
+      answered_at: clock.now().toISOString(),
+    });
 
     const other = someone();
     const deniedToken = await consentLink(other, 'st-d');
     clock.advance(5_000);
     expect((await deny(other, deniedToken)).status).toBe(200);
-    expect(await answeredOf(other, deniedToken)).toEqual({ decision: 'denied', answered_at: clock.now().toISOString() });
+    expect(await answeredOf(other, deniedToken)).toEqual({
+      decision: 'denied',
+      answered_at: clock.now().toISOString(),
+    });
     // The answer is the session's own: another person's link is still refused as theirs.
     expect((await detail(person, deniedToken)).status).toBe(403);
   });
@@ -156,7 +212,14 @@ describe.each(testBackends())('a consent link is answered once on $name', (backe
   it('refuses a session token issued before sessions were single-use (no jti) as expired', async () => {
     const person = someone();
     const config = broker.broker.server('enduser').app.get<BrokerConfig>(BROKER_CONFIG);
-    const legacy = await new JweCodec(config.third_party_oauth2.jwe_keys, 'authorization session', clock).seal({ sub: person.principal as string, agent_id: reg.agent, original_url: `${base}/oauth2/authorize?client_id=${reg.agent}&response_type=code&redirect_uri=${encodeURIComponent(REDIRECT)}&state=s&code_challenge=${CHALLENGE}&code_challenge_method=S256` }, 600);
+    const legacy = await new JweCodec(config.third_party_oauth2.jwe_keys, 'authorization session', clock).seal(
+      {
+        sub: person.principal as string,
+        agent_id: reg.agent,
+        original_url: `${base}/oauth2/authorize?client_id=${reg.agent}&response_type=code&redirect_uri=${encodeURIComponent(REDIRECT)}&state=s&code_challenge=${CHALLENGE}&code_challenge_method=S256`,
+      },
+      600,
+    );
     for (const response of [await allow(person, legacy), await deny(person, legacy), await detail(person, legacy)]) {
       expect(response.status, response.text).toBe(400);
       expect(response.json<{ error: string }>().error).toBe('session_expired');
@@ -165,12 +228,21 @@ describe.each(testBackends())('a consent link is answered once on $name', (backe
   });
 
   it('across two replicas of one database: concurrent Allows on both have exactly one winner', async () => {
-    const replica = await startTestBroker({ servers: BOTH_SERVERS, clock, config: { storage, encryption, third_party_oauth2: { jwe_keys: jweKeys } } });
+    const replica = await startTestBroker({
+      servers: BOTH_SERVERS,
+      clock,
+      config: { storage, encryption, third_party_oauth2: { jwe_keys: jweKeys } },
+    });
     try {
       const person = someone();
       const token = await consentLink(person);
       const other = new ApiClient(replica.url('enduser'), person.principal);
-      const answers = await Promise.all([allow(person, token), allow(other, token), allow(person, token), allow(other, token)]);
+      const answers = await Promise.all([
+        allow(person, token),
+        allow(other, token),
+        allow(person, token),
+        allow(other, token),
+      ]);
       expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409]);
       // Either replica reads it as answered.
       expect(await answeredOf(other, token)).toMatchObject({ decision: 'allowed' });

@@ -32,10 +32,19 @@ describe('console: tool approvals in a browser', () => {
   });
 
   /** The gateway asks for approval of a tool call on Alice's behalf. */
-  async function create(tool: string, args: Record<string, unknown>, metadata: Record<string, unknown> = {}, risk: 'low' | 'medium' | 'critical' = 'critical'): Promise<string> {
+  async function create(
+    tool: string,
+    args: Record<string, unknown>,
+    metadata: Record<string, unknown> = {},
+    risk: 'low' | 'medium' | 'critical' = 'critical',
+  ): Promise<string> {
     const response = await http(`${fx.base}/api/approvals`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await fx.gateway.subjectToken(ALICE, agent)}`, 'x-client-assertion': await fx.gateway.assertion() },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await fx.gateway.subjectToken(ALICE, agent)}`,
+        'x-client-assertion': await fx.gateway.assertion(),
+      },
       body: JSON.stringify({ tool_name: tool, arguments: args, metadata, risk_level: risk }),
     });
     expect(response.status, response.text).toBe(201);
@@ -43,17 +52,24 @@ describe('console: tool approvals in a browser', () => {
   }
 
   async function sync(headers: Record<string, string> = {}): Promise<HttpResponse> {
-    return http(`${fx.base}/api/approvals?principal=${encodeURIComponent(ALICE)}&agent_session_id=session-7`, { headers: { 'x-client-assertion': await fx.gateway.assertion(), ...headers } });
+    return http(`${fx.base}/api/approvals?principal=${encodeURIComponent(ALICE)}&agent_session_id=session-7`, {
+      headers: { 'x-client-assertion': await fx.gateway.assertion(), ...headers },
+    });
   }
 
-  const summaries = (response: HttpResponse): Summary[] => response.json<{ data: { pairs: { approvals: Summary[] }[] } }>().data.pairs.flatMap((pair) => pair.approvals);
+  const summaries = (response: HttpResponse): Summary[] =>
+    response.json<{ data: { pairs: { approvals: Summary[] }[] } }>().data.pairs.flatMap((pair) => pair.approvals);
 
-  it('a new request appears by itself, is approved for the session with a pattern after the preview, and the gateway\'s long-poll sees it', async () => {
+  it("a new request appears by itself, is approved for the session with a pattern after the preview, and the gateway's long-poll sees it", async () => {
     const list = await open('/approvals');
     const p = list.page;
     await p.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
     // Created while the page is open: the list updates without a reload.
-    const id = await create('read_file', { path: '/home/alice/notes/today.md', lines: 10, note: 'x'.repeat(600) }, { agent_session_id: 'session-7' });
+    const id = await create(
+      'read_file',
+      { path: '/home/alice/notes/today.md', lines: 10, note: 'x'.repeat(600) },
+      { agent_session_id: 'session-7' },
+    );
     await p.getByRole('link', { name: 'Review read_file from Files Agent' }).waitFor({ timeout: 15_000 });
     await reviewPage(list, 'approvals');
 
@@ -72,10 +88,16 @@ describe('console: tool approvals in a browser', () => {
     await p.getByLabel('note', { exact: true }).selectOption({ label: 'Any note' });
     // What the choices cover, in words, once the broker has checked them.
     const preview = p.getByRole('status').filter({ hasText: 'What this approval covers' });
-    await expect.poll(() => preview.textContent(), { timeout: 10_000 }).toMatch(/any file in \/home\/alice\/notes(?![\s\S]*Checking)/);
+    await expect
+      .poll(() => preview.textContent(), { timeout: 10_000 })
+      .toMatch(/any file in \/home\/alice\/notes(?![\s\S]*Checking)/);
     await reviewPage(list, 'approval-detail');
     await p.getByRole('button', { name: 'Approve for this session' }).click();
-    await p.getByRole('status').filter({ hasText: /approved/i }).first().waitFor();
+    await p
+      .getByRole('status')
+      .filter({ hasText: /approved/i })
+      .first()
+      .waitFor();
 
     const changed = await waiting;
     expect(changed.status, 'the long poll answers with the change').toBe(200);
@@ -99,10 +121,17 @@ describe('console: tool approvals in a browser', () => {
     await reviewPage(page, 'approval-always-critical');
     await confirm.getByRole('button', { name: 'Cancel' }).click();
     await confirm.waitFor({ state: 'hidden' });
-    expect((await http(`${fx.base}/api/approvals/${id}`, { headers: { 'x-remote-user': ALICE } })).json<{ data: { status: string } }>().data.status).toBe('pending');
+    expect(
+      (await http(`${fx.base}/api/approvals/${id}`, { headers: { 'x-remote-user': ALICE } })).json<{
+        data: { status: string };
+      }>().data.status,
+    ).toBe('pending');
     await p.getByRole('button', { name: 'Approve always…' }).click();
     await confirm.getByRole('button', { name: 'Yes, always allow' }).click();
-    const approvedNotice = p.getByRole('status').filter({ hasText: /approved/i }).first();
+    const approvedNotice = p
+      .getByRole('status')
+      .filter({ hasText: /approved/i })
+      .first();
     await approvedNotice.waitFor();
     // "Always" has no end: the notice names no time that could read as one.
     const noticeText = await approvedNotice.innerText();
@@ -120,15 +149,24 @@ describe('console: tool approvals in a browser', () => {
     await reviewPage(page, 'remembered-revoke');
     // The broker does not answer: the failure is shown in the dialog, which stays open for another try.
     await p.route('**/api/approvals/*/revoke', (route) => route.abort());
-    await dialog.getByRole('button', { name: /revoke/i }).last().click();
+    await dialog
+      .getByRole('button', { name: /revoke/i })
+      .last()
+      .click();
     await dialog.getByRole('alert').filter({ hasText: 'The broker cannot be reached' }).waitFor();
     expect(await dialog.isVisible()).toBe(true);
     await reviewPage(page, 'remembered-revoke-failed');
     await p.unroute('**/api/approvals/*/revoke');
-    await dialog.getByRole('button', { name: /revoke/i }).last().click();
+    await dialog
+      .getByRole('button', { name: /revoke/i })
+      .last()
+      .click();
     await revoke.waitFor({ state: 'detached' });
     // What stopped, said in a status message; focus on the page's heading, not lost with the removed card.
-    await p.getByRole('status').filter({ hasText: 'Revoked: Files Agent can no longer run send_email without asking' }).waitFor();
+    await p
+      .getByRole('status')
+      .filter({ hasText: 'Revoked: Files Agent can no longer run send_email without asking' })
+      .waitFor();
     expect(await p.locator('h1:focus').allInnerTexts()).toEqual(['Remembered decisions']);
     await reviewPage(page, 'remembered-revoked');
     const permanent = await http(`${fx.base}/api/approvals/permanent`, { headers: { 'x-remote-user': ALICE } });
@@ -136,11 +174,19 @@ describe('console: tool approvals in a browser', () => {
     expect(page.pageErrors).toEqual([]);
   });
 
-  it('a request in plain words: critical first, the agent\'s reason and the tool first, arguments as structured values, choices in words, errors in words', async () => {
+  it("a request in plain words: critical first, the agent's reason and the tool first, arguments as structured values, choices in words, errors in words", async () => {
     const search = await create(
       'search_documents',
-      { filters: { folders: ['/reports', '/finance'], modified_after: '2026-01-01' }, query: 'quarterly revenue', limit: 20 },
-      { reason: 'You asked me to summarise the Q3 revenue.', tool_title: 'Search your documents', tool_description: 'Finds documents in your drive by text and folder.' },
+      {
+        filters: { folders: ['/reports', '/finance'], modified_after: '2026-01-01' },
+        query: 'quarterly revenue',
+        limit: 20,
+      },
+      {
+        reason: 'You asked me to summarise the Q3 revenue.',
+        tool_title: 'Search your documents',
+        tool_description: 'Finds documents in your drive by text and folder.',
+      },
       'critical',
     );
     // Newer, but low risk: listed after the critical one.
@@ -193,7 +239,9 @@ describe('console: tool approvals in a browser', () => {
     await p.getByLabel('query', { exact: true }).selectOption({ label: 'My own pattern (advanced)' });
     await p.getByLabel('Pattern for query').fill('annual*');
     const preview = p.getByRole('status').filter({ hasText: 'What this approval covers' });
-    await expect.poll(() => preview.innerText(), { timeout: 10_000 }).toContain('The choice for “query” leaves out the value you reviewed');
+    await expect
+      .poll(() => preview.innerText(), { timeout: 10_000 })
+      .toContain('The choice for “query” leaves out the value you reviewed');
     expect(await preview.innerText()).not.toContain('params_pattern');
     await reviewPage(recorded, 'approval-pattern-error');
     await p.getByLabel('query', { exact: true }).selectOption({ label: 'Any query' });
@@ -202,7 +250,10 @@ describe('console: tool approvals in a browser', () => {
     await reviewPage(recorded, 'approval-plain-words');
     await p.getByRole('button', { name: 'Approve always…' }).click();
     await p.getByRole('dialog').getByRole('button', { name: 'Yes, always allow' }).click();
-    await p.getByRole('status').filter({ hasText: /approved always/i }).waitFor();
+    await p
+      .getByRole('status')
+      .filter({ hasText: /approved always/i })
+      .waitFor();
 
     // Remembered: the structured value in words, never `filters matches "{\"folders\":[…]}"`.
     await p.getByRole('link', { name: 'Remembered', exact: true }).click();
@@ -217,7 +268,11 @@ describe('console: tool approvals in a browser', () => {
 
   it('an unknown approval id: a not-found message, never a blank page', async () => {
     const page = await open(`/approvals/${randomUUID()}`);
-    await page.page.getByRole('alert').filter({ hasText: /not found/i }).first().waitFor();
+    await page.page
+      .getByRole('alert')
+      .filter({ hasText: /not found/i })
+      .first()
+      .waitFor();
     await reviewPage(page, 'approval-not-found');
   });
 });

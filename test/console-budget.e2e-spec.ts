@@ -37,27 +37,32 @@ function closure(manifest: Record<string, ManifestChunk>, key: string, seen: Set
 const gzipSize = (file: string) => gzipSync(readFileSync(resolve(DIST, file)), { level: 9 }).length;
 
 describe('console budget (initial JavaScript + CSS of the production build ≤ 150 KB gzip)', () => {
-  it('keeps index.html\'s scripts and stylesheets within 150 KB gzip', () => {
-    expect(existsSync(resolve(DIST, 'index.html')), 'dist/console/index.html is missing: run npm run build (npm test does it first)').toBe(true);
+  it("keeps index.html's scripts and stylesheets within 150 KB gzip", () => {
+    expect(
+      existsSync(resolve(DIST, 'index.html')),
+      'dist/console/index.html is missing: run npm run build (npm test does it first)',
+    ).toBe(true);
     const html = readFileSync(resolve(DIST, 'index.html'), 'utf8');
     const assets = initialAssets(html);
     expect(assets.some((a) => a.endsWith('.js'))).toBe(true);
     expect(assets.some((a) => a.endsWith('.css'))).toBe(true);
     const sizes = assets.map((asset) => {
-      expect(asset, 'an initial asset is the console\'s own file').toMatch(/^\/assets\/[\w.-]+\.(js|css)$/);
+      expect(asset, "an initial asset is the console's own file").toMatch(/^\/assets\/[\w.-]+\.(js|css)$/);
       return { asset, gzip: gzipSync(readFileSync(resolve(DIST, asset.slice(1))), { level: 9 }).length };
     });
     const total = sizes.reduce((sum, s) => sum + s.gzip, 0);
     expect(total, `initial assets (gzip bytes): ${JSON.stringify(sizes)}`).toBeLessThanOrEqual(BUDGET_BYTES);
   });
 
-  it('keeps every page\'s first load (the shared code plus that page\'s own chunk) within 150 KB gzip', () => {
+  it("keeps every page's first load (the shared code plus that page's own chunk) within 150 KB gzip", () => {
     const manifestPath = resolve(DIST, '.vite/manifest.json');
     expect(existsSync(manifestPath), 'dist/console/.vite/manifest.json is missing: run npm run build').toBe(true);
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, ManifestChunk>;
     const entry = Object.keys(manifest).find((key) => manifest[key]?.isEntry === true) as string;
     const shared = closure(manifest, entry, new Set());
-    const pages = Object.keys(manifest).filter((key) => manifest[key]?.isDynamicEntry === true && key.startsWith('src/pages/'));
+    const pages = Object.keys(manifest).filter(
+      (key) => manifest[key]?.isDynamicEntry === true && key.startsWith('src/pages/'),
+    );
     // Every page is its own chunk: the consent, approvals and activity pages are not all loaded up front.
     expect(pages.length).toBeGreaterThanOrEqual(8);
     const firstLoads = pages.map((page) => {

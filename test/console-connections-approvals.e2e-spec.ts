@@ -35,15 +35,31 @@ describe('console: connections and approvals in a browser', () => {
         await page.locator('input[name="password"]').fill('any');
       }
       const before = page.url();
-      await Promise.all([page.waitForURL((url) => url.toString() !== before), page.locator('form:has(input[name="prompt"]) [type="submit"]').first().click()]);
+      await Promise.all([
+        page.waitForURL((url) => url.toString() !== before),
+        page.locator('form:has(input[name="prompt"]) [type="submit"]').first().click(),
+      ]);
     }
   }
 
   it('connects a service, refreshes it and disconnects it after listing the affected agents', async () => {
     // An agent delegated the service (the broker asks the provider for the granted scopes): the disconnect dialog names it.
-    const setId = (await fx.admin.post('/api/permission-sets', { name: 'Read mail', description: 'Reads your inbox', service_scopes: [{ service_id: fx.serviceId, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-    const agentId = (await fx.admin.post('/api/agents', { display_name: 'Inbox Helper', permission_sets: [{ permission_set_id: setId }] })).json<{ id: string }>().id;
-    const grant = await new ApiClient(fx.base, ALICE).post(`/api/consent/agents/${agentId}/grants`, { granted_permission_sets: { [setId]: [fx.serviceId] } });
+    const setId = (
+      await fx.admin.post('/api/permission-sets', {
+        name: 'Read mail',
+        description: 'Reads your inbox',
+        service_scopes: [{ service_id: fx.serviceId, scopes: ['mail.read'] }],
+      })
+    ).json<{ id: string }>().id;
+    const agentId = (
+      await fx.admin.post('/api/agents', {
+        display_name: 'Inbox Helper',
+        permission_sets: [{ permission_set_id: setId }],
+      })
+    ).json<{ id: string }>().id;
+    const grant = await new ApiClient(fx.base, ALICE).post(`/api/consent/agents/${agentId}/grants`, {
+      granted_permission_sets: { [setId]: [fx.serviceId] },
+    });
     expect(grant.status, grant.text).toBeLessThan(300);
     const recorded = await open('/connections');
     const { page } = recorded;
@@ -51,8 +67,13 @@ describe('console: connections and approvals in a browser', () => {
     await card.getByText('Not connected', { exact: true }).waitFor();
     await reviewPage(recorded, 'connections-empty');
     const href = (await card.getByRole('link', { name: 'Connect Mail' }).getAttribute('href')) as string;
-    expect(href).toBe(`/api/third-party/${fx.serviceId}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${fx.base}/connections`)}`);
-    await Promise.all([page.waitForURL((url) => !url.toString().startsWith(fx.base)), card.getByRole('link', { name: 'Connect Mail' }).click()]);
+    expect(href).toBe(
+      `/api/third-party/${fx.serviceId}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${fx.base}/connections`)}`,
+    );
+    await Promise.all([
+      page.waitForURL((url) => !url.toString().startsWith(fx.base)),
+      card.getByRole('link', { name: 'Connect Mail' }).click(),
+    ]);
     await passProvider(page);
     await page.waitForURL(`${fx.base}/connections`);
     await page.waitForURL(`${fx.base}/connections`);
@@ -77,12 +98,16 @@ describe('console: connections and approvals in a browser', () => {
     expect(recorded.pageErrors).toEqual([]);
   });
 
-  it('shows a failed callback in the broker\'s words (never the address\'s error_description) and removes its parameters from the address bar', async () => {
-    const recorded = await open(`/connections?error=access_denied&error_description=${encodeURIComponent(HOSTILE)}&keep=1`);
+  it("shows a failed callback in the broker's words (never the address's error_description) and removes its parameters from the address bar", async () => {
+    const recorded = await open(
+      `/connections?error=access_denied&error_description=${encodeURIComponent(HOSTILE)}&keep=1`,
+    );
     const { page } = recorded;
     const alert = page.getByRole('alert');
     await alert.getByText('Connecting failed.').waitFor();
-    expect(await alert.textContent()).toContain('The connection was cancelled at the provider, or access was not granted there.');
+    expect(await alert.textContent()).toContain(
+      'The connection was cancelled at the provider, or access was not granted there.',
+    );
     expect(await page.locator('main').textContent()).not.toContain('onerror');
     expect(new URL(page.url()).search).toBe('?keep=1');
     expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
@@ -90,10 +115,19 @@ describe('console: connections and approvals in a browser', () => {
     await reviewPage(recorded, 'connections-error');
   });
 
-  async function createApproval(agentId: string, tool: string, args: Record<string, unknown>, metadata: Record<string, unknown> = {}): Promise<string> {
+  async function createApproval(
+    agentId: string,
+    tool: string,
+    args: Record<string, unknown>,
+    metadata: Record<string, unknown> = {},
+  ): Promise<string> {
     const response = await http(`${fx.base}/api/approvals`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await fx.gateway.subjectToken(ALICE, agentId)}`, 'x-client-assertion': await fx.gateway.assertion() },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await fx.gateway.subjectToken(ALICE, agentId)}`,
+        'x-client-assertion': await fx.gateway.assertion(),
+      },
       body: JSON.stringify({ tool_name: tool, arguments: args, metadata, risk_level: 'critical' }),
     });
     expect(response.status, response.text).toBe(201);
@@ -105,7 +139,12 @@ describe('console: connections and approvals in a browser', () => {
     const recorded = await open('/approvals');
     const { page } = recorded;
     await page.getByText('Nothing is waiting for you.').waitFor();
-    const id = await createApproval(agentId, 'files.read', { path: '/home/alice/report.txt', lines: 20, note: 'x'.repeat(400) }, { agent_session_id: 'session-1' });
+    const id = await createApproval(
+      agentId,
+      'files.read',
+      { path: '/home/alice/report.txt', lines: 20, note: 'x'.repeat(400) },
+      { agent_session_id: 'session-1' },
+    );
     // The list refreshes by itself.
     await page.getByRole('link', { name: 'files.read', exact: true }).waitFor({ timeout: 10_000 });
     await page.getByText('Critical risk').waitFor();
@@ -120,22 +159,43 @@ describe('console: connections and approvals in a browser', () => {
     await page.getByLabel('Pattern for path').fill('/home/alice/*.txt');
     await page.getByLabel('note', { exact: true }).selectOption({ label: 'Any note' });
     const preview = page.getByRole('status').filter({ hasText: 'What this approval covers' });
-    await expect.poll(() => preview.innerText(), { timeout: 10_000 }).toMatch(/\/home\/alice\/\*\.txt(?![\s\S]*Checking)/);
+    await expect
+      .poll(() => preview.innerText(), { timeout: 10_000 })
+      .toMatch(/\/home\/alice\/\*\.txt(?![\s\S]*Checking)/);
     // A pattern that does not cover the reviewed value is refused by the preview, in words, and approve is disabled.
     await page.getByLabel('Pattern for path').fill('/tmp/*');
-    await expect.poll(() => preview.innerText(), { timeout: 10_000 }).toContain('The choice for “path” leaves out the value you reviewed');
+    await expect
+      .poll(() => preview.innerText(), { timeout: 10_000 })
+      .toContain('The choice for “path” leaves out the value you reviewed');
     await expect(page.getByRole('button', { name: 'Approve for this session' }).isDisabled()).resolves.toBe(true);
     await page.getByLabel('Pattern for path').fill('/home/alice/*.txt');
-    await expect.poll(() => preview.innerText(), { timeout: 10_000 }).toMatch(/\/home\/alice\/\*\.txt(?![\s\S]*(Checking|leaves out))/);
+    await expect
+      .poll(() => preview.innerText(), { timeout: 10_000 })
+      .toMatch(/\/home\/alice\/\*\.txt(?![\s\S]*(Checking|leaves out))/);
     await expect.poll(() => page.getByRole('button', { name: 'Approve for this session' }).isDisabled()).toBe(false);
     await reviewPage(recorded, 'approval-detail');
     await page.getByRole('button', { name: 'Approve for this session' }).click();
     await page.getByText(/^Approved for this agent session/).waitFor();
     await reviewPage(recorded, 'approval-decided');
 
-    const sync = await http(`${fx.base}/api/approvals?principal=${encodeURIComponent(ALICE)}&agent_session_id=session-1`, { headers: { 'x-client-assertion': await fx.gateway.assertion() } });
-    const approvals = (JSON.parse(sync.text) as { data: { pairs: { approvals: { id: string; status: string; persistence: string; params_pattern: Record<string, string> }[] }[] } }).data.pairs.flatMap((pair) => pair.approvals);
-    expect(approvals.find((approval) => approval.id === id)).toMatchObject({ status: 'approved', persistence: 'session', params_pattern: { path: '/home/alice/*.txt', lines: '20' } });
+    const sync = await http(
+      `${fx.base}/api/approvals?principal=${encodeURIComponent(ALICE)}&agent_session_id=session-1`,
+      { headers: { 'x-client-assertion': await fx.gateway.assertion() } },
+    );
+    const approvals = (
+      JSON.parse(sync.text) as {
+        data: {
+          pairs: {
+            approvals: { id: string; status: string; persistence: string; params_pattern: Record<string, string> }[];
+          }[];
+        };
+      }
+    ).data.pairs.flatMap((pair) => pair.approvals);
+    expect(approvals.find((approval) => approval.id === id)).toMatchObject({
+      status: 'approved',
+      persistence: 'session',
+      params_pattern: { path: '/home/alice/*.txt', lines: '20' },
+    });
     expect(recorded.dialogs).toEqual([]);
   });
 
@@ -147,14 +207,20 @@ describe('console: connections and approvals in a browser', () => {
     await page.getByRole('radio', { name: /^Always/ }).check();
     // A critical tool: "always" is confirmed a second time.
     await page.getByRole('button', { name: 'Approve always…' }).click();
-    await page.getByRole('dialog', { name: 'Always allow a critical tool?' }).getByRole('button', { name: 'Yes, always allow' }).click();
+    await page
+      .getByRole('dialog', { name: 'Always allow a critical tool?' })
+      .getByRole('button', { name: 'Yes, always allow' })
+      .click();
     await page.getByText(/^Approved always/).waitFor();
     await page.getByRole('link', { name: 'Remembered', exact: true }).click();
     await page.getByText('deploy.run', { exact: true }).waitFor();
     await reviewPage(recorded, 'approvals-remembered');
     await page.getByRole('button', { name: 'Revoke deploy.run for Deploy Agent' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke', exact: true }).click();
-    await page.getByRole('status').filter({ hasText: 'Revoked: Deploy Agent can no longer run deploy.run without asking' }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Revoked: Deploy Agent can no longer run deploy.run without asking' })
+      .waitFor();
     await page.getByText('You have no remembered decisions.').waitFor();
   });
 
@@ -165,7 +231,11 @@ describe('console: connections and approvals in a browser', () => {
     const id = await createApproval(agentId, 'race.tool', { a: 1 });
     const { page } = await open(`/approvals/${id}`);
     await page.getByRole('button', { name: 'Deny this call' }).waitFor();
-    const denied = await http(`${fx.base}/api/approvals/${id}/deny`, { method: 'POST', headers: { 'x-remote-user': ALICE, 'content-type': 'application/json', origin: fx.base }, body: '{}' });
+    const denied = await http(`${fx.base}/api/approvals/${id}/deny`, {
+      method: 'POST',
+      headers: { 'x-remote-user': ALICE, 'content-type': 'application/json', origin: fx.base },
+      body: '{}',
+    });
     expect(denied.status, denied.text).toBe(200);
     await page.getByRole('button', { name: 'Deny this call' }).click();
     await page.getByText(/no longer pending/).waitFor();

@@ -20,9 +20,20 @@ describe('console: connections in a browser', () => {
   beforeAll(async () => {
     fx = await startConsoleFixture({ thirdParty: true });
     serviceId = fx.serviceId as string;
-    const set = (await fx.admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-    const agent = (await fx.admin.post('/api/agents', { display_name: 'Mail Agent', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
-    const grant = await http(`${fx.base}/api/consent/agents/${agent}/grants`, { method: 'POST', headers: { 'x-remote-user': ALICE, 'content-type': 'application/json', origin: fx.base }, body: JSON.stringify({ granted_permission_sets: { [set]: [serviceId] } }) });
+    const set = (
+      await fx.admin.post('/api/permission-sets', {
+        name: 'Mail',
+        service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }],
+      })
+    ).json<{ id: string }>().id;
+    const agent = (
+      await fx.admin.post('/api/agents', { display_name: 'Mail Agent', permission_sets: [{ permission_set_id: set }] })
+    ).json<{ id: string }>().id;
+    const grant = await http(`${fx.base}/api/consent/agents/${agent}/grants`, {
+      method: 'POST',
+      headers: { 'x-remote-user': ALICE, 'content-type': 'application/json', origin: fx.base },
+      body: JSON.stringify({ granted_permission_sets: { [set]: [serviceId] } }),
+    });
     expect(grant.status, grant.text).toBe(201);
   });
 
@@ -48,16 +59,21 @@ describe('console: connections in a browser', () => {
     await page.waitForURL((url) => url.origin === fx.base);
   }
 
-  const session = () => http(`${fx.base}/api/third-party/${serviceId}/session`, { headers: { 'x-remote-user': ALICE } });
+  const session = () =>
+    http(`${fx.base}/api/third-party/${serviceId}/session`, { headers: { 'x-remote-user': ALICE } });
 
-  it('connects through the provider\'s login, shows it connected, refreshes, and disconnects after listing the affected agents', async () => {
+  it("connects through the provider's login, shows it connected, refreshes, and disconnects after listing the affected agents", async () => {
     const page = await open('/connections');
     const p = page.page;
     const mail = p.getByRole('listitem').filter({ hasText: 'Mail' }).first();
     await mail.waitFor();
     await reviewPage(page, 'connections-not-connected');
 
-    await mail.getByRole('button', { name: /^connect/i }).or(mail.getByRole('link', { name: /^connect/i })).first().click();
+    await mail
+      .getByRole('button', { name: /^connect/i })
+      .or(mail.getByRole('link', { name: /^connect/i }))
+      .first()
+      .click();
     await signInAtProvider(p);
     // Back on the connections page with the broker's confirmation.
     await p.waitForURL((url) => url.pathname === '/connections');
@@ -77,13 +93,18 @@ describe('console: connections in a browser', () => {
     await reviewPage(page, 'connections-disconnect');
     await dialog.getByRole('button', { name: /disconnect/i }).click();
     await expect.poll(async () => (await session()).status).toBe(404);
-    await mail.getByRole('button', { name: /^connect/i }).or(mail.getByRole('link', { name: /^connect/i })).first().waitFor();
+    await mail
+      .getByRole('button', { name: /^connect/i })
+      .or(mail.getByRole('link', { name: /^connect/i }))
+      .first()
+      .waitFor();
     expect(page.pageErrors).toEqual([]);
     expect(page.dialogs).toEqual([]);
   });
 
-  it('a failed callback: only the broker\'s words for its code, never the error_description of the address', async () => {
-    const description = 'Your account is locked: call +1 555 0100 and read out your password <img src=x onerror=alert(1)>';
+  it("a failed callback: only the broker's words for its code, never the error_description of the address", async () => {
+    const description =
+      'Your account is locked: call +1 555 0100 and read out your password <img src=x onerror=alert(1)>';
     const page = await open(`/connections?error=invalid_state&error_description=${encodeURIComponent(description)}`);
     const p = page.page;
     const alert = p.getByRole('alert').filter({ hasText: 'Connecting failed.' }).first();
@@ -103,8 +124,17 @@ describe('console: connections in a browser', () => {
     let agentId: string;
 
     beforeAll(async () => {
-      const set = (await fx.admin.post('/api/permission-sets', { name: 'Planner mail', service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-      const created = await fx.admin.post('/api/agents', { display_name: 'Planner', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: set }] });
+      const set = (
+        await fx.admin.post('/api/permission-sets', {
+          name: 'Planner mail',
+          service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }],
+        })
+      ).json<{ id: string }>().id;
+      const created = await fx.admin.post('/api/agents', {
+        display_name: 'Planner',
+        redirect_uris: [REDIRECT],
+        permission_sets: [{ permission_set_id: set }],
+      });
       expect(created.status, created.text).toBe(201);
       agentId = created.json<{ id: string }>().id;
     });
@@ -112,19 +142,32 @@ describe('console: connections in a browser', () => {
     /** Planner's authorization request in Alice's browser, landed on the consent page; the agent's redirect_uri answered here and recorded. */
     async function atConsent(state: string): Promise<{ page: RecordedPage; landed: Promise<Request> }> {
       const page = await fx.blank(ALICE);
-      await page.context.route(`${REDIRECT}**`, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'agent callback' }));
+      await page.context.route(`${REDIRECT}**`, (route) =>
+        route.fulfill({ status: 200, contentType: 'text/plain', body: 'agent callback' }),
+      );
       const landed = page.page.waitForRequest((request) => request.url().startsWith(REDIRECT), { timeout: 20_000 });
       landed.catch(() => undefined); // awaited by the test
       const url = new URL('/oauth2/authorize', fx.base);
-      const challenge = createHash('sha256').update('planner-verifier-0123456789-0123456789-0123456789').digest('base64url');
-      for (const [k, v] of Object.entries({ client_id: agentId, response_type: 'code', redirect_uri: REDIRECT, state, code_challenge: challenge, code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+      const challenge = createHash('sha256')
+        .update('planner-verifier-0123456789-0123456789-0123456789')
+        .digest('base64url');
+      for (const [k, v] of Object.entries({
+        client_id: agentId,
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        state,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }))
+        url.searchParams.set(k, v);
       await page.page.goto(url.toString());
       await page.page.waitForURL((u) => u.pathname === `/agents/${agentId}`);
       await page.page.getByRole('button', { name: /^deny/i }).waitFor();
       return { page, landed };
     }
 
-    const connectLink = (p: Page) => p.getByRole('region', { name: 'Third-party accounts' }).getByRole('link', { name: /^connect/i });
+    const connectLink = (p: Page) =>
+      p.getByRole('region', { name: 'Third-party accounts' }).getByRole('link', { name: /^connect/i });
 
     it('the person cancels at the provider: the reason beside the service, and Deny still answers the agent', async () => {
       const { page, landed } = await atConsent('cancel-state');
@@ -132,7 +175,10 @@ describe('console: connections in a browser', () => {
       await connectLink(p).click();
       const provider = new URL(fx.provider?.issuer as string).origin;
       await p.waitForURL((url) => url.origin === provider);
-      await p.getByRole('link', { name: /cancel/i }).first().click();
+      await p
+        .getByRole('link', { name: /cancel/i })
+        .first()
+        .click();
       await p.waitForURL((url) => url.origin === fx.base && url.pathname === `/agents/${agentId}`);
       const alert = p.getByRole('alert').filter({ hasText: 'Connecting Mail failed.' });
       await alert.waitFor();
@@ -152,8 +198,22 @@ describe('console: connections in a browser', () => {
     it('the provider\'s token endpoint is unreachable: "Mail could not be reached", and Allow still gives the agent its code', async () => {
       const issuer = fx.provider?.issuer as string;
       const closed = await freePort();
-      const body = { display_name: 'Mail', client_id: fx.provider?.clientId, client_secret: fx.provider?.clientSecret, issuer_uri: issuer, scopes: [{ scope: 'mail.read', description: 'Read your mail' }, { scope: 'mail.send', description: 'Send mail as you' }], protected_resources: ['https://mail.example.com/api'] };
-      const down = await fx.admin.put(`/api/services/${serviceId}`, { ...body, authorization_endpoint: `${issuer}/auth`, token_endpoint: `http://127.0.0.1:${closed}/token` });
+      const body = {
+        display_name: 'Mail',
+        client_id: fx.provider?.clientId,
+        client_secret: fx.provider?.clientSecret,
+        issuer_uri: issuer,
+        scopes: [
+          { scope: 'mail.read', description: 'Read your mail' },
+          { scope: 'mail.send', description: 'Send mail as you' },
+        ],
+        protected_resources: ['https://mail.example.com/api'],
+      };
+      const down = await fx.admin.put(`/api/services/${serviceId}`, {
+        ...body,
+        authorization_endpoint: `${issuer}/auth`,
+        token_endpoint: `http://127.0.0.1:${closed}/token`,
+      });
       expect(down.status, down.text).toBe(200);
       try {
         const { page, landed } = await atConsent('unreachable-state');
@@ -191,7 +251,9 @@ describe('console: connections in a browser', () => {
 
   it('a failed callback with a code the broker does not know: a general sentence, neither the code nor the description', async () => {
     const code = 'Call_support_at_555_0100';
-    const page = await open(`/connections?error=${code}&error_description=${encodeURIComponent('Your session expired: sign in again at https://evil.example.com')}`);
+    const page = await open(
+      `/connections?error=${code}&error_description=${encodeURIComponent('Your session expired: sign in again at https://evil.example.com')}`,
+    );
     const p = page.page;
     const alert = p.getByRole('alert').filter({ hasText: 'Connecting failed.' }).first();
     await alert.waitFor();

@@ -19,9 +19,28 @@ describe('console: an answered consent link', () => {
   beforeAll(async () => {
     fx = await startConsoleFixture();
     const placeholder = 'https://idp.example.com';
-    const service = (await fx.admin.post('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: placeholder, authorization_endpoint: `${placeholder}/a`, token_endpoint: `${placeholder}/t`, scopes: [{ scope: 'mail.read', description: 'Read your mail' }], protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
-    const set = (await fx.admin.post('/api/permission-sets', { name: 'Read mail', service_scopes: [{ service_id: service, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-    const created = await fx.admin.post('/api/agents', { display_name: 'Inbox Helper', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: set }] });
+    const service = (
+      await fx.admin.post('/api/services', {
+        display_name: 'Mail',
+        client_id: 'm',
+        issuer_uri: placeholder,
+        authorization_endpoint: `${placeholder}/a`,
+        token_endpoint: `${placeholder}/t`,
+        scopes: [{ scope: 'mail.read', description: 'Read your mail' }],
+        protected_resources: ['https://mail.example.com'],
+      })
+    ).json<{ id: string }>().id;
+    const set = (
+      await fx.admin.post('/api/permission-sets', {
+        name: 'Read mail',
+        service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
+      })
+    ).json<{ id: string }>().id;
+    const created = await fx.admin.post('/api/agents', {
+      display_name: 'Inbox Helper',
+      redirect_uris: [REDIRECT],
+      permission_sets: [{ permission_set_id: set }],
+    });
     expect(created.status, created.text).toBe(201);
     agentId = created.json<{ id: string }>().id;
   });
@@ -34,7 +53,15 @@ describe('console: an answered consent link', () => {
   /** The consent link `/oauth2/authorize` sends the person to (path and query on the console). */
   async function consentLink(principal: string): Promise<string> {
     const url = new URL(`${fx.base}/oauth2/authorize`);
-    for (const [k, v] of Object.entries({ client_id: agentId, response_type: 'code', redirect_uri: REDIRECT, state: 'st', code_challenge: CHALLENGE, code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+    for (const [k, v] of Object.entries({
+      client_id: agentId,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      state: 'st',
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+    }))
+      url.searchParams.set(k, v);
     const response = await http(url.toString(), { headers: { 'x-remote-user': principal } });
     expect(response.status, response.text).toBe(302);
     const location = new URL(response.headers.location as string);
@@ -43,7 +70,11 @@ describe('console: an answered consent link', () => {
 
   /** The agent's redirect_uri is on another host: the browser's request to it is answered here and recorded. */
   async function interceptRedirect(page: Page): Promise<{ landed: Promise<Request> }> {
-    await page.context().route(`${REDIRECT}**`, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'agent callback' }));
+    await page
+      .context()
+      .route(`${REDIRECT}**`, (route) =>
+        route.fulfill({ status: 200, contentType: 'text/plain', body: 'agent callback' }),
+      );
     const landed = page.waitForRequest((request) => request.url().startsWith(REDIRECT), { timeout: 15_000 });
     landed.catch(() => undefined); // awaited by the test; a test failing before that must not add an unhandled rejection
     return { landed };
@@ -95,7 +126,10 @@ describe('console: an answered consent link', () => {
     const stale = await open(link, person);
     await stale.page.getByRole('button', { name: /^allow/i }).waitFor();
     const token = new URLSearchParams(link.split('?')[1]).get('session_token') as string;
-    const denied = await http(`${fx.base}/api/consent/agents/${agentId}/deny?session_token=${encodeURIComponent(token)}`, { method: 'POST', headers: { 'x-remote-user': person, origin: fx.base } });
+    const denied = await http(
+      `${fx.base}/api/consent/agents/${agentId}/deny?session_token=${encodeURIComponent(token)}`,
+      { method: 'POST', headers: { 'x-remote-user': person, origin: fx.base } },
+    );
     expect(denied.status, denied.text).toBe(200);
 
     let navigatedAway = false;

@@ -19,20 +19,62 @@ describe('console: the consent page of a document client', () => {
   async function sessionToken(principal: string): Promise<string> {
     const sessions = fx.broker.broker.server('enduser').app.get(AuthorizationSessionTokens);
     const original = new URL(`${fx.base}/oauth2/authorize`);
-    for (const [k, v] of Object.entries({ client_id: CLIENT, response_type: 'code', redirect_uri: REDIRECT, state: 's1', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })) original.searchParams.set(k, v);
-    return sessions.issue({ agentId, principal, originalUrl: original.toString(), cimd: { client_id_url: CLIENT, redirect_uri: REDIRECT, verified_domain: 'tenant-b.example.com', requested_scopes: ['mail.read'], logo_uri: null } });
+    for (const [k, v] of Object.entries({
+      client_id: CLIENT,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      state: 's1',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    }))
+      original.searchParams.set(k, v);
+    return sessions.issue({
+      agentId,
+      principal,
+      originalUrl: original.toString(),
+      cimd: {
+        client_id_url: CLIENT,
+        redirect_uri: REDIRECT,
+        verified_domain: 'tenant-b.example.com',
+        requested_scopes: ['mail.read'],
+        logo_uri: null,
+      },
+    });
   }
 
   beforeAll(async () => {
     fx = await startConsoleFixture();
     const idp = 'https://idp.example.com';
-    const mail = (await fx.admin.post('/api/services', { display_name: 'Mail', client_id: 'mail', issuer_uri: idp, authorization_endpoint: `${idp}/a`, token_endpoint: `${idp}/t`, scopes: [{ scope: 'mail.read', description: 'Read your mail' }], protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
-    const set = (await fx.admin.post('/api/permission-sets', { name: 'Read mail', service_scopes: [{ service_id: mail, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-    const created = await fx.admin.post('/api/agents', { display_name: 'Tenant Agent', client_uris: ['https://tenant-a.example.com/oauth/client.json', 'https://tenant-b.example.com/oauth/client.json'], permission_sets: [{ permission_set_id: set }] });
+    const mail = (
+      await fx.admin.post('/api/services', {
+        display_name: 'Mail',
+        client_id: 'mail',
+        issuer_uri: idp,
+        authorization_endpoint: `${idp}/a`,
+        token_endpoint: `${idp}/t`,
+        scopes: [{ scope: 'mail.read', description: 'Read your mail' }],
+        protected_resources: ['https://mail.example.com'],
+      })
+    ).json<{ id: string }>().id;
+    const set = (
+      await fx.admin.post('/api/permission-sets', {
+        name: 'Read mail',
+        service_scopes: [{ service_id: mail, scopes: ['mail.read'] }],
+      })
+    ).json<{ id: string }>().id;
+    const created = await fx.admin.post('/api/agents', {
+      display_name: 'Tenant Agent',
+      client_uris: ['https://tenant-a.example.com/oauth/client.json', 'https://tenant-b.example.com/oauth/client.json'],
+      permission_sets: [{ permission_set_id: set }],
+    });
     expect(created.status, created.text).toBe(201);
     agentId = created.json<{ id: string }>().id;
     // Alice allowed the agent before (through the console: no client named).
-    const granted = await http(`${fx.base}/api/consent/agents/${agentId}/grants`, { method: 'POST', headers: { 'x-remote-user': ALICE, 'content-type': 'application/json', origin: fx.base }, body: JSON.stringify({ granted_permission_sets: { [set]: [mail] } }) });
+    const granted = await http(`${fx.base}/api/consent/agents/${agentId}/grants`, {
+      method: 'POST',
+      headers: { 'x-remote-user': ALICE, 'content-type': 'application/json', origin: fx.base },
+      body: JSON.stringify({ granted_permission_sets: { [set]: [mail] } }),
+    });
     expect(granted.status, granted.text).toBe(201);
   });
 

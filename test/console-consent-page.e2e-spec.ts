@@ -22,22 +22,62 @@ describe('console: the consent page edits an existing grant', () => {
   let calendarSet: string;
   let agentId: string;
 
-  const grants = async () => (await http(`${fx.base}/api/consent/agents/${agentId}/grants`, { headers: { 'x-remote-user': ALICE } })).json<GrantList>().data;
+  const grants = async () =>
+    (
+      await http(`${fx.base}/api/consent/agents/${agentId}/grants`, { headers: { 'x-remote-user': ALICE } })
+    ).json<GrantList>().data;
 
   beforeAll(async () => {
     fx = await startConsoleFixture();
     const idp = 'https://idp.example.com';
     const service = async (name: string, scope: string, description: string, resource: string) =>
-      (await fx.admin.post('/api/services', { display_name: name, client_id: name, issuer_uri: idp, authorization_endpoint: `${idp}/a`, token_endpoint: `${idp}/t`, scopes: [{ scope, description }], protected_resources: [resource] })).json<{ id: string }>().id;
+      (
+        await fx.admin.post('/api/services', {
+          display_name: name,
+          client_id: name,
+          issuer_uri: idp,
+          authorization_endpoint: `${idp}/a`,
+          token_endpoint: `${idp}/t`,
+          scopes: [{ scope, description }],
+          protected_resources: [resource],
+        })
+      ).json<{ id: string }>().id;
     mail = await service('Mail', 'mail.read', 'Read your mail', 'https://mail.example.com');
     calendar = await service('Calendar', 'calendar.read', 'See your calendar', 'https://calendar.example.com');
-    mailSet = (await fx.admin.post('/api/permission-sets', { name: 'Read mail', description: 'Reads your inbox', service_scopes: [{ service_id: mail, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-    calendarSet = (await fx.admin.post('/api/permission-sets', { name: 'Calendar', description: 'Looks at your calendar', service_scopes: [{ service_id: calendar, scopes: ['calendar.read'] }] })).json<{ id: string }>().id;
-    const created = await fx.admin.post('/api/agents', { display_name: 'Planner', description: 'Plans your week.', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: mailSet }, { permission_set_id: calendarSet, requirement_type: 'optional' }] });
+    mailSet = (
+      await fx.admin.post('/api/permission-sets', {
+        name: 'Read mail',
+        description: 'Reads your inbox',
+        service_scopes: [{ service_id: mail, scopes: ['mail.read'] }],
+      })
+    ).json<{ id: string }>().id;
+    calendarSet = (
+      await fx.admin.post('/api/permission-sets', {
+        name: 'Calendar',
+        description: 'Looks at your calendar',
+        service_scopes: [{ service_id: calendar, scopes: ['calendar.read'] }],
+      })
+    ).json<{ id: string }>().id;
+    const created = await fx.admin.post('/api/agents', {
+      display_name: 'Planner',
+      description: 'Plans your week.',
+      redirect_uris: [REDIRECT],
+      permission_sets: [
+        { permission_set_id: mailSet },
+        { permission_set_id: calendarSet, requirement_type: 'optional' },
+      ],
+    });
     expect(created.status, created.text).toBe(201);
     agentId = created.json<{ id: string }>().id;
     const validUntil = new Date(fx.clock.now().getTime() + 10 * DAY).toISOString();
-    const granted = await http(`${fx.base}/api/consent/agents/${agentId}/grants`, { method: 'POST', headers: { 'x-remote-user': ALICE, 'content-type': 'application/json', origin: fx.base }, body: JSON.stringify({ granted_permission_sets: { [mailSet]: [mail], [calendarSet]: [calendar] }, valid_until: validUntil }) });
+    const granted = await http(`${fx.base}/api/consent/agents/${agentId}/grants`, {
+      method: 'POST',
+      headers: { 'x-remote-user': ALICE, 'content-type': 'application/json', origin: fx.base },
+      body: JSON.stringify({
+        granted_permission_sets: { [mailSet]: [mail], [calendarSet]: [calendar] },
+        valid_until: validUntil,
+      }),
+    });
     expect(granted.status, granted.text).toBe(201);
   });
 
@@ -61,7 +101,10 @@ describe('console: the consent page edits an existing grant', () => {
     await p.getByRole('checkbox', { name: 'Calendar' }).uncheck();
     await p.getByRole('radio', { name: 'No expiry' }).check();
     await p.getByRole('button', { name: /^allow/i }).click();
-    await p.getByRole('status').filter({ hasText: /Planner may now act for you/ }).waitFor();
+    await p
+      .getByRole('status')
+      .filter({ hasText: /Planner may now act for you/ })
+      .waitFor();
     const [grant] = await grants();
     expect(grant?.valid_until).toBeNull();
     expect(grant?.granted_permission_sets).toEqual({ [mailSet]: [mail] });
@@ -77,16 +120,33 @@ describe('console: the consent page edits an existing grant', () => {
     await p.getByRole('radio', { name: 'Until a date' }).check();
     await p.getByLabel('Expiry date').fill('2001-01-01');
     await p.getByRole('button', { name: /^allow/i }).click();
-    await p.getByRole('alert').filter({ hasText: /future/ }).waitFor();
+    await p
+      .getByRole('alert')
+      .filter({ hasText: /future/ })
+      .waitFor();
     expect(await grants()).toEqual(before);
   });
 
   it('with a request: Connect goes to the third-party authorize route with this page and its session_token as redirect_uri', async () => {
     const authorize = new URL(`${fx.base}/oauth2/authorize`);
-    for (const [k, v] of Object.entries({ client_id: agentId, response_type: 'code', redirect_uri: REDIRECT, scope: 'mail.read', state: 's1', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })) authorize.searchParams.set(k, v);
+    for (const [k, v] of Object.entries({
+      client_id: agentId,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'mail.read',
+      state: 's1',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    }))
+      authorize.searchParams.set(k, v);
     // The grant exists: revoke it so the request goes to the consent page.
-    await http(`${fx.base}/api/consent/agents/${agentId}/grants`, { method: 'DELETE', headers: { 'x-remote-user': ALICE, origin: fx.base } });
-    const location = new URL((await http(authorize.toString(), { headers: { 'x-remote-user': ALICE } })).headers.location as string);
+    await http(`${fx.base}/api/consent/agents/${agentId}/grants`, {
+      method: 'DELETE',
+      headers: { 'x-remote-user': ALICE, origin: fx.base },
+    });
+    const location = new URL(
+      (await http(authorize.toString(), { headers: { 'x-remote-user': ALICE } })).headers.location as string,
+    );
     const token = location.searchParams.get('session_token');
     expect(token).toBeTruthy();
     const page = await fx.open(`${location.pathname}${location.search}`);
@@ -100,30 +160,62 @@ describe('console: the consent page edits an existing grant', () => {
     expect(back.pathname).toBe(`/agents/${agentId}`);
     expect(back.searchParams.get('session_token')).toBe(token);
     // Nothing in localStorage; the pending request only for this tab (README "Security": kept for the browser tab only).
-    expect(await p.evaluate(() => {
-      const { localStorage, sessionStorage } = globalThis as unknown as { localStorage: { length: number }; sessionStorage: { length: number; key(index: number): string | null } };
-      return [localStorage.length, Array.from({ length: sessionStorage.length }, (_, index) => sessionStorage.key(index))];
-    })).toEqual([0, [`broker.consent-request.${agentId}`]]);
+    expect(
+      await p.evaluate(() => {
+        const { localStorage, sessionStorage } = globalThis as unknown as {
+          localStorage: { length: number };
+          sessionStorage: { length: number; key(index: number): string | null };
+        };
+        return [
+          localStorage.length,
+          Array.from({ length: sessionStorage.length }, (_, index) => sessionStorage.key(index)),
+        ];
+      }),
+    ).toEqual([0, [`broker.consent-request.${agentId}`]]);
 
     // Coming back from the provider: the connected service is confirmed, the request still pending.
-    const returned = await fx.open(`/agents/${agentId}?session_token=${encodeURIComponent(token as string)}&success=true&service_id=${mail}`);
+    const returned = await fx.open(
+      `/agents/${agentId}?session_token=${encodeURIComponent(token as string)}&success=true&service_id=${mail}`,
+    );
     await returned.page.getByRole('button', { name: /^deny/i }).waitFor();
     await expect.poll(() => new URL(returned.page.url()).search).toBe('');
   });
 
   /** A pending authorization request of a new agent (Mail required, Calendar optional): the consent page's path with its session_token. */
   async function pendingRequest(name: string): Promise<{ path: string; id: string }> {
-    const created = await fx.admin.post('/api/agents', { display_name: name, description: 'Sorts your mail.', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: mailSet }, { permission_set_id: calendarSet, requirement_type: 'optional' }] });
+    const created = await fx.admin.post('/api/agents', {
+      display_name: name,
+      description: 'Sorts your mail.',
+      redirect_uris: [REDIRECT],
+      permission_sets: [
+        { permission_set_id: mailSet },
+        { permission_set_id: calendarSet, requirement_type: 'optional' },
+      ],
+    });
     expect(created.status, created.text).toBe(201);
     const id = created.json<{ id: string }>().id;
     const authorize = new URL(`${fx.base}/oauth2/authorize`);
-    for (const [k, v] of Object.entries({ client_id: id, response_type: 'code', redirect_uri: REDIRECT, scope: 'mail.read', state: 's2', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })) authorize.searchParams.set(k, v);
-    const location = new URL((await http(authorize.toString(), { headers: { 'x-remote-user': ALICE } })).headers.location as string);
+    for (const [k, v] of Object.entries({
+      client_id: id,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'mail.read',
+      state: 's2',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    }))
+      authorize.searchParams.set(k, v);
+    const location = new URL(
+      (await http(authorize.toString(), { headers: { 'x-remote-user': ALICE } })).headers.location as string,
+    );
     return { path: `${location.pathname}${location.search}`, id };
   }
 
   /** A page whose document answer is not a 200 (fx.open insists on one): its status once the console has rendered. */
-  async function openError(path: string, principal: string | null = ALICE): Promise<{ page: RecordedPage; status: number | undefined }> {
+  async function openError(
+    path: string,
+    principal: string | null = ALICE,
+  ): Promise<{ page: RecordedPage; status: number | undefined }> {
     const page = await fx.blank(principal);
     const response = await page.page.goto(`${fx.base}${path}`);
     await page.page.locator('main').first().waitFor();
@@ -142,12 +234,20 @@ describe('console: the consent page edits an existing grant', () => {
     });
 
     it('an authorization request the broker cannot send back (unknown client): 400, a page that says what happened and what to do, no raw JSON', async () => {
-      const query = new URLSearchParams({ client_id: '0b6a2f4e-8d1c-4f3a-9e2b-5c7d8e9f0a1b', redirect_uri: 'https://evil.example/<b>x</b>', response_type: 'code', error_description: '<img src=x onerror=alert(1)>' });
+      const query = new URLSearchParams({
+        client_id: '0b6a2f4e-8d1c-4f3a-9e2b-5c7d8e9f0a1b',
+        redirect_uri: 'https://evil.example/<b>x</b>',
+        response_type: 'code',
+        error_description: '<img src=x onerror=alert(1)>',
+      });
       const { page, status } = await openError(`/oauth2/authorize?${query.toString()}`);
       expect(status).toBe(400);
       const p = page.page;
       await p.getByRole('heading', { level: 1, name: 'This application is not known to the broker' }).waitFor();
-      await p.getByText(/Go back to the application/).first().waitFor();
+      await p
+        .getByText(/Go back to the application/)
+        .first()
+        .waitFor();
       expect(await p.locator('body').innerText()).not.toMatch(/invalid_client|evil\.example|error_description|\{/);
       expect(await p.getByRole('navigation', { name: 'Console' }).count()).toBe(0);
       await expect.poll(() => p.title()).toBe('Request not accepted · Agent Identity Broker');
@@ -156,10 +256,16 @@ describe('console: the consent page edits an existing grant', () => {
     });
 
     it('a registered client with an unregistered redirect_uri: 400 and its own words', async () => {
-      const query = new URLSearchParams({ client_id: agentId, redirect_uri: 'https://elsewhere.example/cb', response_type: 'code' });
+      const query = new URLSearchParams({
+        client_id: agentId,
+        redirect_uri: 'https://elsewhere.example/cb',
+        response_type: 'code',
+      });
       const { page, status } = await openError(`/oauth2/authorize?${query.toString()}`);
       expect(status).toBe(400);
-      await page.page.getByRole('heading', { level: 1, name: 'The application sent you from an address the broker does not know' }).waitFor();
+      await page.page
+        .getByRole('heading', { level: 1, name: 'The application sent you from an address the broker does not know' })
+        .waitFor();
     });
 
     it('a malformed agent or approval id: "This agent link is not valid", not the API\'s validation text', async () => {
@@ -191,7 +297,15 @@ describe('console: the consent page edits an existing grant', () => {
       const p = page.page;
       await p.getByRole('heading', { level: 1, name: 'Agents' }).first().waitFor();
       // The proxy's session ends: every API call is now a 401; Activity asks the broker for the first time.
-      await p.route((url) => url.pathname.startsWith('/api/'), (route) => route.fulfill({ status: 401, contentType: 'application/json', body: JSON.stringify({ error: 'unauthorized', message: 'authentication required' }) }));
+      await p.route(
+        (url) => url.pathname.startsWith('/api/'),
+        (route) =>
+          route.fulfill({
+            status: 401,
+            contentType: 'application/json',
+            body: JSON.stringify({ error: 'unauthorized', message: 'authentication required' }),
+          }),
+      );
       await p.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Activity' }).click();
       await p.getByRole('heading', { name: 'Your sign-in expired' }).waitFor();
       expect(await p.getByText('The broker did not receive your identity').count()).toBe(0);
@@ -212,7 +326,16 @@ describe('console: the consent page edits an existing grant', () => {
       // Mail and Calendar are not connected: said once each, beside Connect.
       expect(await p.getByText('Not connected', { exact: true }).count()).toBe(2);
       // Agent, services and person: initials in different colours.
-      const colours = await p.locator('.logo.placeholder, .avatar.initials').evaluateAll((nodes) => nodes.map((node) => (globalThis as unknown as { getComputedStyle(node: unknown): { backgroundColor: string } }).getComputedStyle(node).backgroundColor));
+      const colours = await p
+        .locator('.logo.placeholder, .avatar.initials')
+        .evaluateAll((nodes) =>
+          nodes.map(
+            (node) =>
+              (
+                globalThis as unknown as { getComputedStyle(node: unknown): { backgroundColor: string } }
+              ).getComputedStyle(node).backgroundColor,
+          ),
+        );
       expect(new Set(colours).size).toBeGreaterThanOrEqual(3);
       await expect.poll(() => p.title()).toBe('Allow Mail Sorter? · Agent Identity Broker');
       await reviewPage(page, 'consent-focused');
@@ -231,9 +354,14 @@ describe('console: the consent page edits an existing grant', () => {
         expect(box?.y ?? -1).toBeGreaterThanOrEqual(0);
         // Not covered by anything: the element at its centre is the button (or inside it).
         const onTop = await button.evaluate((node) => {
-          const element = node as unknown as { getBoundingClientRect(): { x: number; y: number; width: number; height: number }; contains(other: unknown): boolean };
+          const element = node as unknown as {
+            getBoundingClientRect(): { x: number; y: number; width: number; height: number };
+            contains(other: unknown): boolean;
+          };
           const rect = element.getBoundingClientRect();
-          const hit = (globalThis as unknown as { document: { elementFromPoint(x: number, y: number): unknown } }).document.elementFromPoint(rect.x + rect.width / 2, rect.y + rect.height / 2);
+          const hit = (
+            globalThis as unknown as { document: { elementFromPoint(x: number, y: number): unknown } }
+          ).document.elementFromPoint(rect.x + rect.width / 2, rect.y + rect.height / 2);
           return hit !== null && element.contains(hit);
         });
         expect(onTop, String(name)).toBe(true);

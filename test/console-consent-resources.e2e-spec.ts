@@ -42,14 +42,52 @@ describe('console: MCP servers on the consent page', () => {
   beforeAll(async () => {
     fx = await startConsoleFixture();
     const idp = 'https://idp.example.com';
-    mail = await created('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: idp, authorization_endpoint: `${idp}/a`, token_endpoint: `${idp}/t`, scopes: [{ scope: 'mail.read', description: 'Read your mail' }], protected_resources: ['https://mail.example.com'] });
-    docs = await created('/api/resources', { display_name: 'Docs search', description: 'Searches the company wiki.', resource_uri: DOCS_URI, scopes: [{ scope: 'docs.search', description: 'Search your documents' }, { scope: 'docs.write', description: 'Edit your documents' }] });
-    tickets = await created('/api/resources', { display_name: 'Tickets', description: 'The help desk.', resource_uri: TICKETS_URI, scopes: [{ scope: 'tickets.read', description: 'Read your tickets' }] });
-    workSet = await created('/api/permission-sets', { name: 'Work tools', description: 'Your mail and the wiki', service_scopes: [{ service_id: mail, scopes: ['mail.read'] }], resource_scopes: [{ resource_id: docs, scopes: ['docs.search'] }] });
-    ticketSet = await created('/api/permission-sets', { name: 'Help desk', description: 'Your tickets', resource_scopes: [{ resource_id: tickets, scopes: ['tickets.read'] }] });
-    agentId = await created('/api/agents', { display_name: 'Research Assistant', description: 'Answers questions from your documents.', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: workSet }, { permission_set_id: ticketSet, requirement_type: 'optional' }] });
+    mail = await created('/api/services', {
+      display_name: 'Mail',
+      client_id: 'm',
+      issuer_uri: idp,
+      authorization_endpoint: `${idp}/a`,
+      token_endpoint: `${idp}/t`,
+      scopes: [{ scope: 'mail.read', description: 'Read your mail' }],
+      protected_resources: ['https://mail.example.com'],
+    });
+    docs = await created('/api/resources', {
+      display_name: 'Docs search',
+      description: 'Searches the company wiki.',
+      resource_uri: DOCS_URI,
+      scopes: [
+        { scope: 'docs.search', description: 'Search your documents' },
+        { scope: 'docs.write', description: 'Edit your documents' },
+      ],
+    });
+    tickets = await created('/api/resources', {
+      display_name: 'Tickets',
+      description: 'The help desk.',
+      resource_uri: TICKETS_URI,
+      scopes: [{ scope: 'tickets.read', description: 'Read your tickets' }],
+    });
+    workSet = await created('/api/permission-sets', {
+      name: 'Work tools',
+      description: 'Your mail and the wiki',
+      service_scopes: [{ service_id: mail, scopes: ['mail.read'] }],
+      resource_scopes: [{ resource_id: docs, scopes: ['docs.search'] }],
+    });
+    ticketSet = await created('/api/permission-sets', {
+      name: 'Help desk',
+      description: 'Your tickets',
+      resource_scopes: [{ resource_id: tickets, scopes: ['tickets.read'] }],
+    });
+    agentId = await created('/api/agents', {
+      display_name: 'Research Assistant',
+      description: 'Answers questions from your documents.',
+      redirect_uris: [REDIRECT],
+      permission_sets: [{ permission_set_id: workSet }, { permission_set_id: ticketSet, requirement_type: 'optional' }],
+    });
     const issuer = new URL(fx.base);
-    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+    as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+    );
   });
 
   afterAll(async () => {
@@ -58,7 +96,9 @@ describe('console: MCP servers on the consent page', () => {
   });
 
   async function grants(agent = agentId): Promise<GrantView[]> {
-    const response = await http(`${fx.base}/api/consent/agents/${agent}/grants`, { headers: { 'x-remote-user': ALICE } });
+    const response = await http(`${fx.base}/api/consent/agents/${agent}/grants`, {
+      headers: { 'x-remote-user': ALICE },
+    });
     expect(response.status, response.text).toBe(200);
     return response.json<{ data: GrantView[] }>().data;
   }
@@ -67,19 +107,35 @@ describe('console: MCP servers on the consent page', () => {
    * The agent's authorization request for one MCP server, in the browser, landing on the consent
    * page; the redirect_uri is answered here, and `landing()` (called before the decision) records it.
    */
-  async function startAtConsent(resource: string, agent = agentId): Promise<{ page: RecordedPage; verifier: string; state: string; landing: () => Promise<Request> }> {
+  async function startAtConsent(
+    resource: string,
+    agent = agentId,
+  ): Promise<{ page: RecordedPage; verifier: string; state: string; landing: () => Promise<Request> }> {
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
     const url = new URL(as.authorization_endpoint as string);
-    const params = { client_id: agent, response_type: 'code', redirect_uri: REDIRECT, state, resource, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
+    const params = {
+      client_id: agent,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      state,
+      resource,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    };
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
     const page = await fx.blank();
     opened.push(page);
-    await page.page.context().route(`${REDIRECT}**`, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'agent callback' }));
+    await page.page
+      .context()
+      .route(`${REDIRECT}**`, (route) =>
+        route.fulfill({ status: 200, contentType: 'text/plain', body: 'agent callback' }),
+      );
     await page.page.goto(url.toString());
     await page.page.waitForURL((u) => u.pathname === `/agents/${agent}`);
     await page.page.getByRole('button', { name: /^allow/i }).waitFor();
-    const landing = () => page.page.waitForRequest((request) => request.url().startsWith(REDIRECT), { timeout: 15_000 });
+    const landing = () =>
+      page.page.waitForRequest((request) => request.url().startsWith(REDIRECT), { timeout: 15_000 });
     return { page, verifier, state, landing };
   }
 
@@ -90,7 +146,11 @@ describe('console: MCP servers on the consent page', () => {
     expect(callback.searchParams.get('code')).toBeTruthy();
     const client: oauth.Client = { client_id: agent, token_endpoint_auth_method: 'none' };
     const params = oauth.validateAuthResponse(as, client, callback, state);
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, insecure));
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, insecure),
+    );
     return decodeJwt(tokens.access_token).aud;
   }
 
@@ -120,7 +180,10 @@ describe('console: MCP servers on the consent page', () => {
 
     // The permission set shows its service and its MCP server.
     await p.getByRole('list', { name: 'Services in Work tools' }).getByText('Mail', { exact: true }).waitFor();
-    await p.getByRole('list', { name: 'MCP servers in Work tools' }).getByText('Docs search', { exact: true }).waitFor();
+    await p
+      .getByRole('list', { name: 'MCP servers in Work tools' })
+      .getByText('Docs search', { exact: true })
+      .waitFor();
     await p.getByRole('list', { name: 'MCP servers in Help desk' }).getByText('Tickets', { exact: true }).waitFor();
     await reviewPage(page, 'consent-mcp');
 
@@ -128,7 +191,11 @@ describe('console: MCP servers on the consent page', () => {
     await p.getByRole('button', { name: /^allow/i }).click();
     expect(await redeem(landed, verifier, state)).toBe(DOCS_URI);
     const [grant] = await grants();
-    expect(Object.fromEntries(Object.entries(grant?.granted_permission_sets ?? {}).map(([setId, ids]) => [setId, [...ids].sort()]))).toEqual({ [workSet]: [mail, docs].sort() });
+    expect(
+      Object.fromEntries(
+        Object.entries(grant?.granted_permission_sets ?? {}).map(([setId, ids]) => [setId, [...ids].sort()]),
+      ),
+    ).toEqual({ [workSet]: [mail, docs].sort() });
     expect(page.pageErrors).toEqual([]);
     expect(page.unexpectedErrors()).toEqual([]);
   });
@@ -158,14 +225,22 @@ describe('console: MCP servers on the consent page', () => {
     await p.getByRole('button', { name: /^allow/i }).click();
     expect(await redeem(landed, verifier, state)).toBe(TICKETS_URI);
     const [after] = await grants();
-    expect(Object.fromEntries(Object.entries(after?.granted_permission_sets ?? {}).map(([setId, ids]) => [setId, [...ids].sort()]))).toEqual({ [workSet]: [mail, docs].sort(), [ticketSet]: [tickets] });
+    expect(
+      Object.fromEntries(
+        Object.entries(after?.granted_permission_sets ?? {}).map(([setId, ids]) => [setId, [...ids].sort()]),
+      ),
+    ).toEqual({ [workSet]: [mail, docs].sort(), [ticketSet]: [tickets] });
     expect(after?.valid_until).toBe(before?.valid_until);
     expect(page.pageErrors).toEqual([]);
     expect(page.unexpectedErrors()).toEqual([]);
   });
 
   it('an agent whose only set is an optional MCP server: the request pre-selects it, and Allow delegates it', async () => {
-    const botId = await created('/api/agents', { display_name: 'Ticket Bot', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: ticketSet, requirement_type: 'optional' }] });
+    const botId = await created('/api/agents', {
+      display_name: 'Ticket Bot',
+      redirect_uris: [REDIRECT],
+      permission_sets: [{ permission_set_id: ticketSet, requirement_type: 'optional' }],
+    });
     const { page, verifier, state, landing } = await startAtConsent(TICKETS_URI, botId);
     const p = page.page;
     expect(await p.getByRole('checkbox', { name: 'Help desk' }).isChecked()).toBe(true);
@@ -180,7 +255,9 @@ describe('console: MCP servers on the consent page', () => {
   it('the Agents page lists the MCP servers the agent may use, by name with the address, and Activity names them in the grant change', async () => {
     const page = await fx.open('/agents');
     opened.push(page);
-    const card = page.page.getByRole('listitem').filter({ has: page.page.getByRole('link', { name: 'Research Assistant' }) });
+    const card = page.page
+      .getByRole('listitem')
+      .filter({ has: page.page.getByRole('link', { name: 'Research Assistant' }) });
     const servers = card.getByRole('list', { name: 'MCP servers Research Assistant may use' });
     await servers.getByText('Docs search', { exact: true }).waitFor();
     await servers.getByText(DOCS_URI, { exact: true }).waitFor();
@@ -193,8 +270,12 @@ describe('console: MCP servers on the consent page', () => {
     // Activity: the incremental consent is "Access changed", naming the MCP servers the grant now delegates.
     const activity = await fx.open('/activity');
     opened.push(activity);
-    const changed = activity.page.getByRole('listitem').filter({ has: activity.page.getByRole('heading', { name: 'Access changed' }) });
+    const changed = activity.page
+      .getByRole('listitem')
+      .filter({ has: activity.page.getByRole('heading', { name: 'Access changed' }) });
     const named = changed.getByRole('definition').filter({ hasText: 'Tickets' });
-    await expect.poll(async () => (await named.count()) > 0 && (await named.first().innerText()).split(', ').sort()).toEqual(['Docs search', 'Tickets']);
+    await expect
+      .poll(async () => (await named.count()) > 0 && (await named.first().innerText()).split(', ').sort())
+      .toEqual(['Docs search', 'Tickets']);
   });
 });

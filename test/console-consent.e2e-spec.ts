@@ -3,7 +3,14 @@ import { http, type RecordedPage } from '@broker/testing';
 import * as oauth from 'oauth4webapi';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALICE, BOB, expectAccessible, reviewPage, startConsoleFixture, type ConsoleFixture } from './support/console-fixture';
+import {
+  ALICE,
+  BOB,
+  expectAccessible,
+  reviewPage,
+  startConsoleFixture,
+  type ConsoleFixture,
+} from './support/console-fixture';
 
 const REDIRECT = 'https://agent.example.com/cb';
 const insecure = { [oauth.allowInsecureRequests]: true };
@@ -23,7 +30,14 @@ describe('console: the consent page in a browser', () => {
   const opened: RecordedPage[] = [];
 
   async function agent(body: Record<string, unknown>): Promise<string> {
-    const response = await fx.admin.post('/api/agents', { redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: mailSet }, { permission_set_id: calendarSet, requirement_type: 'optional' }], ...body });
+    const response = await fx.admin.post('/api/agents', {
+      redirect_uris: [REDIRECT],
+      permission_sets: [
+        { permission_set_id: mailSet },
+        { permission_set_id: calendarSet, requirement_type: 'optional' },
+      ],
+      ...body,
+    });
     expect(response.status, response.text).toBe(201);
     return response.json<{ id: string }>().id;
   }
@@ -37,12 +51,47 @@ describe('console: the consent page in a browser', () => {
   beforeAll(async () => {
     fx = await startConsoleFixture();
     const placeholder = 'https://idp.example.com';
-    serviceId = (await fx.admin.post('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: placeholder, authorization_endpoint: `${placeholder}/a`, token_endpoint: `${placeholder}/t`, scopes: [{ scope: 'mail.read', description: 'Read your mail' }], protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
-    const calendar = (await fx.admin.post('/api/services', { display_name: 'Calendar', client_id: 'c', issuer_uri: placeholder, authorization_endpoint: `${placeholder}/a`, token_endpoint: `${placeholder}/t`, scopes: [{ scope: 'calendar.read', description: 'See your calendar' }], protected_resources: ['https://calendar.example.com'] })).json<{ id: string }>().id;
-    mailSet = (await fx.admin.post('/api/permission-sets', { name: 'Read mail', description: 'Reads your inbox to summarise it', service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-    calendarSet = (await fx.admin.post('/api/permission-sets', { name: 'Calendar', description: 'Looks at your calendar', service_scopes: [{ service_id: calendar, scopes: ['calendar.read'] }] })).json<{ id: string }>().id;
+    serviceId = (
+      await fx.admin.post('/api/services', {
+        display_name: 'Mail',
+        client_id: 'm',
+        issuer_uri: placeholder,
+        authorization_endpoint: `${placeholder}/a`,
+        token_endpoint: `${placeholder}/t`,
+        scopes: [{ scope: 'mail.read', description: 'Read your mail' }],
+        protected_resources: ['https://mail.example.com'],
+      })
+    ).json<{ id: string }>().id;
+    const calendar = (
+      await fx.admin.post('/api/services', {
+        display_name: 'Calendar',
+        client_id: 'c',
+        issuer_uri: placeholder,
+        authorization_endpoint: `${placeholder}/a`,
+        token_endpoint: `${placeholder}/t`,
+        scopes: [{ scope: 'calendar.read', description: 'See your calendar' }],
+        protected_resources: ['https://calendar.example.com'],
+      })
+    ).json<{ id: string }>().id;
+    mailSet = (
+      await fx.admin.post('/api/permission-sets', {
+        name: 'Read mail',
+        description: 'Reads your inbox to summarise it',
+        service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }],
+      })
+    ).json<{ id: string }>().id;
+    calendarSet = (
+      await fx.admin.post('/api/permission-sets', {
+        name: 'Calendar',
+        description: 'Looks at your calendar',
+        service_scopes: [{ service_id: calendar, scopes: ['calendar.read'] }],
+      })
+    ).json<{ id: string }>().id;
     const issuer = new URL(fx.base);
-    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+    as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+    );
   });
 
   afterAll(async () => {
@@ -51,10 +100,16 @@ describe('console: the consent page in a browser', () => {
   });
 
   /** Alice's grants to the agent, as the API lists them. */
-  async function grants(clientId: string): Promise<{ valid_until: string | null; granted_permission_sets: Record<string, string[]> }[]> {
-    const response = await http(`${fx.base}/api/consent/agents/${clientId}/grants`, { headers: { 'x-remote-user': ALICE } });
+  async function grants(
+    clientId: string,
+  ): Promise<{ valid_until: string | null; granted_permission_sets: Record<string, string[]> }[]> {
+    const response = await http(`${fx.base}/api/consent/agents/${clientId}/grants`, {
+      headers: { 'x-remote-user': ALICE },
+    });
     expect(response.status, response.text).toBe(200);
-    return response.json<{ data: { valid_until: string | null; granted_permission_sets: Record<string, string[]> }[] }>().data;
+    return response.json<{
+      data: { valid_until: string | null; granted_permission_sets: Record<string, string[]> }[];
+    }>().data;
   }
 
   /** The agent's authorization request, as oauth4webapi builds it: the URL the browser is sent to, the verifier and the state. */
@@ -62,21 +117,36 @@ describe('console: the consent page in a browser', () => {
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
     const url = new URL(as.authorization_endpoint as string);
-    const params = { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope: 'mail.read', state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
+    const params = {
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'mail.read',
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    };
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
     return { url: url.toString(), verifier, state };
   }
 
   /** The agent's redirect_uri is on another host: the browser's request to it is answered here and recorded. */
   async function interceptRedirect(page: Page): Promise<{ landed: Promise<Request> }> {
-    await page.context().route(`${REDIRECT}**`, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'agent callback' }));
+    await page
+      .context()
+      .route(`${REDIRECT}**`, (route) =>
+        route.fulfill({ status: 200, contentType: 'text/plain', body: 'agent callback' }),
+      );
     const landed = page.waitForRequest((request) => request.url().startsWith(REDIRECT), { timeout: 15_000 });
     landed.catch(() => undefined); // awaited by the test; a test failing before that must not add an unhandled rejection
     return { landed };
   }
 
   /** The agent's authorize request in the browser, landing on the consent page (session_token read, then removed from the address bar). */
-  async function startAtConsent(clientId: string, principal = ALICE): Promise<{ page: RecordedPage; verifier: string; state: string; landed: Promise<Request> }> {
+  async function startAtConsent(
+    clientId: string,
+    principal = ALICE,
+  ): Promise<{ page: RecordedPage; verifier: string; state: string; landed: Promise<Request> }> {
     const { url, verifier, state } = await authorizationRequest(clientId);
     const page = await fx.blank(principal);
     opened.push(page);
@@ -88,12 +158,20 @@ describe('console: the consent page in a browser', () => {
   }
 
   it('Allow: the authorization request lands on the consent page, the person picks sets and an expiry, the code redeems with PKCE, the grant is listed on /agents', async () => {
-    const clientId = await agent({ display_name: 'Inbox Summariser', description: 'Summarises your inbox every morning.', governance_url: 'https://agent.example.com/governance', user_documentation_url: 'https://agent.example.com/docs' });
+    const clientId = await agent({
+      display_name: 'Inbox Summariser',
+      description: 'Summarises your inbox every morning.',
+      governance_url: 'https://agent.example.com/governance',
+      user_documentation_url: 'https://agent.example.com/docs',
+    });
     const { page, verifier, state, landed } = await startAtConsent(clientId);
     const p = page.page;
     // The session_token is read, then removed from the address bar.
     await expect.poll(() => new URL(p.url()).searchParams.has('session_token')).toBe(false);
-    await p.getByRole('heading', { name: /Inbox Summariser/ }).first().waitFor();
+    await p
+      .getByRole('heading', { name: /Inbox Summariser/ })
+      .first()
+      .waitFor();
     await expect.poll(() => p.getByText('Summarises your inbox every morning.').count()).toBeGreaterThan(0);
     await expect.poll(() => p.getByText('Read your mail').count()).toBeGreaterThan(0);
     await reviewPage(page, 'consent');
@@ -105,7 +183,11 @@ describe('console: the consent page in a browser', () => {
     expect(callback.searchParams.get('state')).toBe(state);
     const client: oauth.Client = { client_id: clientId, token_endpoint_auth_method: 'none' };
     const params = oauth.validateAuthResponse(as, client, callback, state);
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, insecure));
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, insecure),
+    );
     expect(tokens.scope).toBe('mail.read');
     expect(tokens.access_token.length).toBeGreaterThan(20);
 
@@ -160,7 +242,10 @@ describe('console: the consent page in a browser', () => {
     await p.waitForURL((u) => u.pathname === `/agents/${clientId}`);
     await p.getByRole('button', { name: /^deny/i }).waitFor();
     expect(await p.getByText('This agent does not act for you', { exact: false }).count()).toBe(0);
-    expect(await p.getByRole('region', { name: 'Requests waiting for your answer' }).count(), 'no banner on the request itself').toBe(0);
+    expect(
+      await p.getByRole('region', { name: 'Requests waiting for your answer' }).count(),
+      'no banner on the request itself',
+    ).toBe(0);
     // From another page again, the banner's link returns to it.
     await p.goto(`${fx.base}/agents`);
     await banner.getByRole('link', { name: 'Return to the request' }).click();
@@ -175,7 +260,9 @@ describe('console: the consent page in a browser', () => {
     await p.goto(`${fx.base}/agents`);
     await p.locator('main h1').first().waitFor();
     expect(await p.getByRole('region', { name: 'Requests waiting for your answer' }).count()).toBe(0);
-    expect(await p.evaluate(() => (globalThis as unknown as { sessionStorage: { length: number } }).sessionStorage.length)).toBe(0);
+    expect(
+      await p.evaluate(() => (globalThis as unknown as { sessionStorage: { length: number } }).sessionStorage.length),
+    ).toBe(0);
     expect(page.pageErrors).toEqual([]);
   });
 
@@ -184,16 +271,41 @@ describe('console: the consent page in a browser', () => {
     const { page, state, landed } = await startAtConsent(clientId);
     const p = page.page;
     await p.locator('body').focus();
-    const focused = () => p.evaluate(() => {
-      const element = (globalThis as unknown as { document: { activeElement: { tagName: string; type?: string; checked?: boolean; textContent: string | null; getAttribute(n: string): string | null } | null } }).document.activeElement;
-      return element === null ? null : { tag: element.tagName, type: element.type ?? null, checked: element.checked ?? null, text: (element.textContent ?? '').trim(), label: element.getAttribute('aria-label') };
-    });
+    const focused = () =>
+      p.evaluate(() => {
+        const element = (
+          globalThis as unknown as {
+            document: {
+              activeElement: {
+                tagName: string;
+                type?: string;
+                checked?: boolean;
+                textContent: string | null;
+                getAttribute(n: string): string | null;
+              } | null;
+            };
+          }
+        ).document.activeElement;
+        return element === null
+          ? null
+          : {
+              tag: element.tagName,
+              type: element.type ?? null,
+              checked: element.checked ?? null,
+              text: (element.textContent ?? '').trim(),
+              label: element.getAttribute('aria-label'),
+            };
+      });
     // A visible focus indicator: an outline or a ring (box-shadow) on the focused element while tabbing.
-    const focusVisible = () => p.evaluate(() => {
-      const scope = globalThis as unknown as { document: { activeElement: unknown }; getComputedStyle(e: unknown): { outlineStyle: string; outlineWidth: string; boxShadow: string } };
-      const style = scope.getComputedStyle(scope.document.activeElement);
-      return (style.outlineStyle !== 'none' && style.outlineWidth !== '0px') || style.boxShadow !== 'none';
-    });
+    const focusVisible = () =>
+      p.evaluate(() => {
+        const scope = globalThis as unknown as {
+          document: { activeElement: unknown };
+          getComputedStyle(e: unknown): { outlineStyle: string; outlineWidth: string; boxShadow: string };
+        };
+        const style = scope.getComputedStyle(scope.document.activeElement);
+        return (style.outlineStyle !== 'none' && style.outlineWidth !== '0px') || style.boxShadow !== 'none';
+      });
     const invisible: string[] = [];
     let reached = false;
     let tickedCalendar = false;
@@ -203,19 +315,31 @@ describe('console: the consent page in a browser', () => {
       if (element === null || element.tag === 'BODY') continue;
       if (!(await focusVisible())) invisible.push(`${element.tag} ${element.label ?? element.text.slice(0, 40)}`);
       // The optional Calendar set: ticked with Space when its checkbox has focus.
-      if (element.type === 'checkbox' && !tickedCalendar && (await p.evaluate(() => {
-        const active = (globalThis as unknown as { document: { activeElement: { closest(s: string): { textContent: string | null } | null; id: string } | null; querySelector(s: string): { textContent: string | null } | null } }).document;
-        const input = active.activeElement;
-        const label = input === null ? null : (input.closest('label') ?? active.querySelector(`label[for="${input.id}"]`));
-        return /Calendar/.test(label?.textContent ?? '');
-      }))) {
+      if (
+        element.type === 'checkbox' &&
+        !tickedCalendar &&
+        (await p.evaluate(() => {
+          const active = (
+            globalThis as unknown as {
+              document: {
+                activeElement: { closest(s: string): { textContent: string | null } | null; id: string } | null;
+                querySelector(s: string): { textContent: string | null } | null;
+              };
+            }
+          ).document;
+          const input = active.activeElement;
+          const label =
+            input === null ? null : (input.closest('label') ?? active.querySelector(`label[for="${input.id}"]`));
+          return /Calendar/.test(label?.textContent ?? '');
+        }))
+      ) {
         await p.keyboard.press('Space');
         tickedCalendar = true;
       }
       if (element.tag === 'BUTTON' && /^allow/i.test(element.text)) reached = true;
     }
     expect(reached, 'Tab reaches the Allow button').toBe(true);
-    expect(tickedCalendar, 'Tab reaches the optional set\'s checkbox').toBe(true);
+    expect(tickedCalendar, "Tab reaches the optional set's checkbox").toBe(true);
     expect(invisible, 'every element reached with Tab shows where the focus is').toEqual([]);
     await p.keyboard.press('Enter');
     const callback = new URL((await landed).url());
@@ -226,13 +350,24 @@ describe('console: the consent page in a browser', () => {
   });
 
   it('hostile agent text and a javascript: logo: shown as text, nothing executes, no logo', async () => {
-    const hostile = { display_name: HOSTILE, description: `${HOSTILE} <script>alert(2)</script>`, redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: mailSet }] };
+    const hostile = {
+      display_name: HOSTILE,
+      description: `${HOSTILE} <script>alert(2)</script>`,
+      redirect_uris: [REDIRECT],
+      permission_sets: [{ permission_set_id: mailSet }],
+    };
     // The admin API already refuses a javascript: logo (https or loopback http only)…
-    expect((await fx.admin.post('/api/agents', { ...hostile, logo_url: 'javascript:alert(document.domain)' })).status).toBe(400);
+    expect(
+      (await fx.admin.post('/api/agents', { ...hostile, logo_url: 'javascript:alert(document.domain)' })).status,
+    ).toBe(400);
     const response = await fx.admin.post('/api/agents', hostile);
     expect(response.status, response.text).toBe(201);
     const clientId = response.json<{ id: string }>().id;
-    const granted = await http(`${fx.base}/api/consent/agents/${clientId}/grants`, { method: 'POST', headers: { 'x-remote-user': BOB, 'content-type': 'application/json', origin: fx.base }, body: JSON.stringify({ granted_permission_sets: { [mailSet]: [serviceId] } }) });
+    const granted = await http(`${fx.base}/api/consent/agents/${clientId}/grants`, {
+      method: 'POST',
+      headers: { 'x-remote-user': BOB, 'content-type': 'application/json', origin: fx.base },
+      body: JSON.stringify({ granted_permission_sets: { [mailSet]: [serviceId] } }),
+    });
     expect(granted.status, granted.text).toBe(201);
 
     for (const path of [`/agents/${clientId}`, '/agents']) {
@@ -244,7 +379,11 @@ describe('console: the consent page in a browser', () => {
         // The latest route wins in Playwright: this one adds the proxy's principal header itself.
         const original = await route.fetch({ headers: { ...route.request().headers(), 'x-remote-user': BOB } });
         rewritten += 1;
-        const text = (await original.text()).replace(/"logo_(url|uri)":(null|"[^"]*")/g, (_m, key: string) => `"logo_${key}":${JSON.stringify(key === 'url' ? 'javascript:alert(document.domain)' : 'data:image/svg+xml,<svg xmlns="http://www.w3.org/2000/svg" onload="alert(3)"/>')}`);
+        const text = (await original.text()).replace(
+          /"logo_(url|uri)":(null|"[^"]*")/g,
+          (_m, key: string) =>
+            `"logo_${key}":${JSON.stringify(key === 'url' ? 'javascript:alert(document.domain)' : 'data:image/svg+xml,<svg xmlns="http://www.w3.org/2000/svg" onload="alert(3)"/>')}`,
+        );
         const headers = { ...original.headers() };
         delete headers['content-length'];
         delete headers['content-encoding'];
@@ -252,7 +391,12 @@ describe('console: the consent page in a browser', () => {
       });
       await page.page.goto(`${fx.base}${path}`);
       const p = page.page;
-      await expect.poll(() => p.getByText(HOSTILE, { exact: false }).count(), { message: `${path} shows the hostile name as text`, timeout: 10_000 }).toBeGreaterThan(0);
+      await expect
+        .poll(() => p.getByText(HOSTILE, { exact: false }).count(), {
+          message: `${path} shows the hostile name as text`,
+          timeout: 10_000,
+        })
+        .toBeGreaterThan(0);
       expect(rewritten, 'the agent answers went through the rewrite').toBeGreaterThan(0);
       // Give an injected handler every chance to run.
       await p.waitForTimeout(300);
@@ -260,10 +404,14 @@ describe('console: the consent page in a browser', () => {
       expect(page.dialogs).toEqual([]);
       expect(page.pageErrors).toEqual([]);
       expect(page.unexpectedErrors(), 'no CSP violation report: nothing tried to run').toEqual([]);
-      expect(page.requests.filter((url) => url.endsWith('/x') || url.startsWith('javascript:') || url.startsWith('data:'))).toEqual([]);
+      expect(
+        page.requests.filter((url) => url.endsWith('/x') || url.startsWith('javascript:') || url.startsWith('data:')),
+      ).toEqual([]);
       // No logo image at all, and nothing points at the hostile URLs.
       expect(await p.locator('main img').count()).toBe(0);
-      expect(await p.locator('[src^="javascript:"], [href^="javascript:"], [src^="data:"], [href^="data:"]').count()).toBe(0);
+      expect(
+        await p.locator('[src^="javascript:"], [href^="javascript:"], [src^="data:"], [href^="data:"]').count(),
+      ).toBe(0);
       await expectAccessible(page, `hostile ${path}`);
       if (path === '/agents') await reviewPage(page, 'agents-hostile');
       else await reviewPage(page, 'consent-hostile');
@@ -273,18 +421,26 @@ describe('console: the consent page in a browser', () => {
   describe('messages instead of a blank page', () => {
     it('an unknown agent id: not found', async () => {
       const page = await open(`/agents/${randomUUID()}`);
-      await page.page.getByRole('alert').filter({ hasText: /not found/i }).first().waitFor();
+      await page.page
+        .getByRole('alert')
+        .filter({ hasText: /not found/i })
+        .first()
+        .waitFor();
       await reviewPage(page, 'consent-unknown-agent');
     });
 
     // The page is reviewed (axe, screenshots) in console-consent-page.e2e-spec.ts ("no identity from the sign-in proxy").
     it('no principal at all: the broker says it received no identity (reloading would not help), not "expired"', async () => {
       const page = await open('/agents', null);
-      await page.page.getByRole('alert').filter({ hasText: /did not receive your identity/i }).first().waitFor();
+      await page.page
+        .getByRole('alert')
+        .filter({ hasText: /did not receive your identity/i })
+        .first()
+        .waitFor();
       expect(await page.page.getByText(/sign-in expired/i).count()).toBe(0);
     });
 
-    it('another person\'s session_token: a clear message, no consent form', async () => {
+    it("another person's session_token: a clear message, no consent form", async () => {
       const clientId = await agent({ display_name: 'Foreign Token Agent' });
       const { url } = await authorizationRequest(clientId);
       const location = (await http(url, { headers: { 'x-remote-user': BOB } })).headers.location as string;
@@ -302,7 +458,11 @@ describe('console: the consent page in a browser', () => {
       const location = new URL((await http(url, { headers: { 'x-remote-user': ALICE } })).headers.location as string);
       fx.clock.advance(11 * 60_000);
       const page = await open(`${location.pathname}${location.search}`);
-      await page.page.getByRole('alert').filter({ hasText: /expired/i }).first().waitFor();
+      await page.page
+        .getByRole('alert')
+        .filter({ hasText: /expired/i })
+        .first()
+        .waitFor();
       expect(await page.page.getByRole('button', { name: /^allow/i }).count()).toBe(0);
       await reviewPage(page, 'consent-expired');
     });
@@ -334,7 +494,7 @@ describe('console: the consent page in a browser', () => {
       const csp = headers['content-security-policy'] ?? '';
       expect(csp).toContain("frame-ancestors 'none'");
       expect(csp).toMatch(/script-src 'self'/);
-      expect(csp).not.toContain('unsafe-inline\' ;');
+      expect(csp).not.toContain("unsafe-inline' ;");
       expect(/script-src[^;]*'unsafe-inline'/.test(csp)).toBe(false);
       expect(csp).not.toContain('unsafe-eval');
       expect(headers['x-frame-options']).toBe('DENY');
@@ -343,7 +503,7 @@ describe('console: the consent page in a browser', () => {
       expect(page.unexpectedErrors(), 'the console runs under its own CSP without a violation').toEqual([]);
     });
 
-    it('an /api/* 404 is still the API\'s JSON error, not the console', async () => {
+    it("an /api/* 404 is still the API's JSON error, not the console", async () => {
       const page = await open('/agents');
       const response = await page.page.goto(`${fx.base}/api/does-not-exist`);
       expect(response?.status()).toBe(404);

@@ -22,23 +22,37 @@ const UUID = '0b6a2f4e-8d1c-4f3a-9e2b-5c7d8e9f0a1b';
 /** The built console's files; a missing build fails loudly instead of skipping (npm test builds first). */
 function builtConsole(): { index: string; script: string; stylesheet: string } {
   if (!existsSync(join(CONSOLE_DIR, 'index.html'))) {
-    throw new Error(`the console is not built (${CONSOLE_DIR}/index.html is missing): run npm run build first (npm test does)`);
+    throw new Error(
+      `the console is not built (${CONSOLE_DIR}/index.html is missing): run npm run build first (npm test does)`,
+    );
   }
   const assets = readdirSync(join(CONSOLE_DIR, 'assets'));
   const script = assets.find((name) => name.endsWith('.js'));
   const stylesheet = assets.find((name) => name.endsWith('.css'));
-  if (script === undefined || stylesheet === undefined) throw new Error(`${CONSOLE_DIR}/assets holds no .js or .css: run npm run build`);
+  if (script === undefined || stylesheet === undefined)
+    throw new Error(`${CONSOLE_DIR}/assets holds no .js or .css: run npm run build`);
   return { index: readFileSync(join(CONSOLE_DIR, 'index.html'), 'utf8'), script, stylesheet };
 }
 
 /** A request whose path goes out byte for byte (no URL normalisation of `..`), as a hostile client sends it. */
-function rawRequest(base: string, path: string, method = 'GET', headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+function rawRequest(
+  base: string,
+  path: string,
+  method = 'GET',
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
   const { hostname, port } = new URL(base);
   return new Promise((resolvePromise, reject) => {
     const req = httpRequest({ host: hostname, port, path, method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolvePromise({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -93,7 +107,20 @@ describe('the console served by the end-user server', () => {
   });
 
   it('falls back to index.html for every console path, with or without a query string, for GET and HEAD', async () => {
-    const paths = ['/agents', `/agents/${UUID}`, '/agents/not-a-uuid', '/connections', '/connections?error=access_denied&error_description=x', '/connections?success=true&service_id=s', '/approvals', '/approvals/remembered', `/approvals/${UUID}`, '/agents?x=1', '/activity', '/activity?type=token.exchanged'];
+    const paths = [
+      '/agents',
+      `/agents/${UUID}`,
+      '/agents/not-a-uuid',
+      '/connections',
+      '/connections?error=access_denied&error_description=x',
+      '/connections?success=true&service_id=s',
+      '/approvals',
+      '/approvals/remembered',
+      `/approvals/${UUID}`,
+      '/agents?x=1',
+      '/activity',
+      '/activity?type=token.exchanged',
+    ];
     for (const path of paths) expectIndex(await http(`${url}${path}`), built.index);
     const head = await http(`${url}/approvals`, { method: 'HEAD' });
     expect(head.status).toBe(200);
@@ -117,11 +144,17 @@ describe('the console served by the end-user server', () => {
     expectConsoleHeaders(stylesheet);
 
     const zipped = await new Promise<{ headers: IncomingHttpHeaders; body: Buffer }>((resolvePromise, reject) => {
-      httpRequest(`${url}/assets/${built.script}`, { headers: { 'accept-encoding': 'gzip, br' }, agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolvePromise({ headers: res.headers, body: Buffer.concat(chunks) }));
-      }).on('error', reject).end();
+      httpRequest(
+        `${url}/assets/${built.script}`,
+        { headers: { 'accept-encoding': 'gzip, br' }, agent: false },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolvePromise({ headers: res.headers, body: Buffer.concat(chunks) }));
+        },
+      )
+        .on('error', reject)
+        .end();
     });
     expect(zipped.headers['content-encoding']).toBe('gzip');
     expect(zipped.headers.vary).toBe('Accept-Encoding');
@@ -149,7 +182,22 @@ describe('the console served by the end-user server', () => {
   });
 
   it('answers the API 404 envelope for paths that only look like console paths', async () => {
-    const paths = ['/index.html', '/agentsX', '/agents/', '/agents/a/b', '/connections/x', '/approvals/a/b', '/approvalsX', '/activity/x', '/activityX', '/assets/', '/assets/nope.js', '/assets', '/favicon.ico', '/console/agents'];
+    const paths = [
+      '/index.html',
+      '/agentsX',
+      '/agents/',
+      '/agents/a/b',
+      '/connections/x',
+      '/approvals/a/b',
+      '/approvalsX',
+      '/activity/x',
+      '/activityX',
+      '/assets/',
+      '/assets/nope.js',
+      '/assets',
+      '/favicon.ico',
+      '/console/agents',
+    ];
     for (const path of paths) expectNotFoundEnvelope(await http(`${url}${path}`));
   });
 
@@ -167,7 +215,12 @@ describe('the console served by the end-user server', () => {
     }
     // RFC 6749 §4.1.2.1: an unknown client or unregistered redirect_uri is never redirected; the page names the error
     // by its code from a fixed list, never by text from the request.
-    const unknownClient = await rawRequest(url, `/oauth2/authorize?client_id=${UUID}&redirect_uri=https%3A%2F%2Fevil.example%2F%3Cscript%3E&response_type=code`, 'GET', signedIn);
+    const unknownClient = await rawRequest(
+      url,
+      `/oauth2/authorize?client_id=${UUID}&redirect_uri=https%3A%2F%2Fevil.example%2F%3Cscript%3E&response_type=code`,
+      'GET',
+      signedIn,
+    );
     expect(unknownClient.status).toBe(400);
     expect(unknownClient.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(unknownClient.text).toContain('<meta name="broker-error" content="invalid_client">');
@@ -192,13 +245,24 @@ describe('the console served by the end-user server', () => {
 
   it('keeps the exact JSON answers for API clients (JSON or no Accept, or */*) at the same addresses', async () => {
     for (const accept of [undefined, 'application/json', '*/*', 'application/json, text/html;q=0.9']) {
-      const headers: Record<string, string> = { 'x-remote-user': 'alice@example.com', ...(accept === undefined ? {} : { accept }) };
+      const headers: Record<string, string> = {
+        'x-remote-user': 'alice@example.com',
+        ...(accept === undefined ? {} : { accept }),
+      };
       expectNotFoundEnvelope(await http(`${url}/settings`, { headers }));
-      const unknownClient = await http(`${url}/oauth2/authorize?client_id=${UUID}&redirect_uri=https%3A%2F%2Fagent.example.com%2Fcb&response_type=code`, { headers });
+      const unknownClient = await http(
+        `${url}/oauth2/authorize?client_id=${UUID}&redirect_uri=https%3A%2F%2Fagent.example.com%2Fcb&response_type=code`,
+        { headers },
+      );
       expect(unknownClient.status).toBe(400);
       expect(unknownClient.headers['content-type']).toMatch(/^application\/json/);
-      expect(unknownClient.json()).toEqual({ error: 'invalid_client', error_description: 'client_id is not a registered client' });
-      const anonymous = await http(`${url}/oauth2/authorize?client_id=${UUID}`, { headers: accept === undefined ? {} : { accept } });
+      expect(unknownClient.json()).toEqual({
+        error: 'invalid_client',
+        error_description: 'client_id is not a registered client',
+      });
+      const anonymous = await http(`${url}/oauth2/authorize?client_id=${UUID}`, {
+        headers: accept === undefined ? {} : { accept },
+      });
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers['content-type']).toMatch(/^application\/json/);
     }
@@ -250,7 +314,10 @@ describe('the console when consent_ui_url is elsewhere', () => {
 
   beforeAll(async () => {
     script = builtConsole().script;
-    broker = await startTestBroker({ servers: [USER_API], config: { server: { enduser: { consent_ui_url: 'https://consent.example.com' } } } });
+    broker = await startTestBroker({
+      servers: [USER_API],
+      config: { server: { enduser: { consent_ui_url: 'https://consent.example.com' } } },
+    });
   });
 
   afterAll(async () => {
@@ -259,7 +326,13 @@ describe('the console when consent_ui_url is elsewhere', () => {
 
   it('serves no console path: each is the API 404 envelope', async () => {
     const url = broker.url('enduser');
-    for (const path of ['/agents', `/agents/${UUID}?session_token=x`, '/connections', '/approvals/remembered', `/assets/${script}`]) {
+    for (const path of [
+      '/agents',
+      `/agents/${UUID}?session_token=x`,
+      '/connections',
+      '/approvals/remembered',
+      `/assets/${script}`,
+    ]) {
       expectNotFoundEnvelope(await http(`${url}${path}`));
     }
     expect(broker.logs.text).toContain('consent_ui_url is elsewhere');
@@ -270,7 +343,10 @@ describe('the console when it was not built', () => {
   let broker: TestBroker;
 
   beforeAll(async () => {
-    broker = await startTestBroker({ servers: [USER_API], config: { server: { enduser: { console: { static_dir: '/nonexistent/console' } } } } });
+    broker = await startTestBroker({
+      servers: [USER_API],
+      config: { server: { enduser: { console: { static_dir: '/nonexistent/console' } } } },
+    });
   });
 
   afterAll(async () => {
@@ -279,7 +355,9 @@ describe('the console when it was not built', () => {
 
   it('answers the API 404 envelope at console paths and logs one warning saying to run npm run build', async () => {
     expectNotFoundEnvelope(await http(`${broker.url('enduser')}/agents`));
-    const warnings = broker.logs.records().filter((record) => record.level === 'warn' && String(record.msg).includes('npm run build'));
+    const warnings = broker.logs
+      .records()
+      .filter((record) => record.level === 'warn' && String(record.msg).includes('npm run build'));
     expect(warnings).toHaveLength(1);
     expect(String(warnings[0]?.msg)).toContain('console not served');
   });

@@ -42,7 +42,11 @@ class DemoProcess {
 }
 
 async function postForm(url: string, fields: Record<string, string>) {
-  return http(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+  return http(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
 }
 
 describe('npm run demo', () => {
@@ -56,7 +60,16 @@ describe('npm run demo', () => {
     ports = { enduser: await freePort(), admin: await freePort(), provider: await freePort(), agent: await freePort() };
     broker = `http://localhost:${ports.enduser}`;
     admin = new ApiClient(`http://localhost:${ports.admin}`);
-    demo = new DemoProcess(['--enduser-port', String(ports.enduser), '--admin-port', String(ports.admin), '--provider-port', String(ports.provider), '--agent-port', String(ports.agent)]);
+    demo = new DemoProcess([
+      '--enduser-port',
+      String(ports.enduser),
+      '--admin-port',
+      String(ports.admin),
+      '--provider-port',
+      String(ports.provider),
+      '--agent-port',
+      String(ports.agent),
+    ]);
     authorizeUrl = (await demo.waitFor(/^ {3}(http:\/\/localhost:\d+\/oauth2\/authorize\?\S+)$/m))[1] as string;
   }, 120_000);
 
@@ -76,25 +89,35 @@ describe('npm run demo', () => {
   });
 
   it('registers the demo agent, service and permission set through the admin API', async () => {
-    const agents = (await admin.get('/api/agents')).json<{ id: string; display_name: string; redirect_uris: string[]; permission_sets: { permission_set_id: string }[] }[]>();
-    const services = (await admin.get('/api/services')).json<{ id: string; display_name: string; issuer_uri: string; protected_resources: string[] }[]>();
-    const sets = (await admin.get('/api/permission-sets')).json<{ items: { id: string; name: string; service_scopes: { service_id: string; scopes: string[] }[] }[] }>().items;
+    const agents = (await admin.get('/api/agents')).json<
+      { id: string; display_name: string; redirect_uris: string[]; permission_sets: { permission_set_id: string }[] }[]
+    >();
+    const services = (await admin.get('/api/services')).json<
+      { id: string; display_name: string; issuer_uri: string; protected_resources: string[] }[]
+    >();
+    const sets = (await admin.get('/api/permission-sets')).json<{
+      items: { id: string; name: string; service_scopes: { service_id: string; scopes: string[] }[] }[];
+    }>().items;
     expect(agents.map((a) => a.display_name)).toEqual(['Demo Assistant']);
     expect(services.map((s) => s.display_name)).toEqual(['Demo Drive']);
     expect(sets.map((s) => s.name)).toEqual(['Read Demo Drive']);
     expect(agents[0]?.redirect_uris).toEqual([`http://localhost:${ports.agent}/callback`]);
     expect(agents[0]?.permission_sets.map((p) => p.permission_set_id)).toEqual([sets[0]?.id]);
-    expect(sets[0]?.service_scopes).toEqual([expect.objectContaining({ service_id: services[0]?.id, scopes: ['files.read'] })]);
+    expect(sets[0]?.service_scopes).toEqual([
+      expect.objectContaining({ service_id: services[0]?.id, scopes: ['files.read'] }),
+    ]);
     expect(services[0]?.issuer_uri).toBe(`http://127.0.0.1:${ports.provider}`);
     expect(new URL(authorizeUrl).searchParams.get('client_id')).toBe(agents[0]?.id);
   });
 
-  it('puts two tool calls on the Approvals page from the demo agent\'s button (its gateway asking), one of them critical', async () => {
+  it("puts two tool calls on the Approvals page from the demo agent's button (its gateway asking), one of them critical", async () => {
     const text = demo.output.join('');
     expect(text).toContain(`curl -s -X POST http://localhost:${ports.agent}/approvals`);
     // Every address printed for a browser opens a page: the admin API (401 without the principal header) is a curl.
     expect(text).not.toMatch(/Admin API +http/);
-    expect(text).toContain(`curl -H 'X-Remote-User: demo-admin@example.com' http://localhost:${ports.admin}/api/agents`);
+    expect(text).toContain(
+      `curl -H 'X-Remote-User: demo-admin@example.com' http://localhost:${ports.admin}/api/agents`,
+    );
     const agentPage = await http(`http://localhost:${ports.agent}/`);
     expect(agentPage.text).toContain('<form method="post" action="/approvals">');
 
@@ -102,12 +125,17 @@ describe('npm run demo', () => {
     expect(asked.status, asked.text).toBe(303);
     expect(asked.headers.location).toBe(`${broker}/approvals`);
     // The development principal is the person: the pending list is theirs, with the gateway's words for each call.
-    const pending = (await http(`${broker}/api/approvals/pending`)).json<{ data: { tool_name: string; risk_level: string | null; status: string; metadata: Record<string, unknown> }[] }>().data;
+    const pending = (await http(`${broker}/api/approvals/pending`)).json<{
+      data: { tool_name: string; risk_level: string | null; status: string; metadata: Record<string, unknown> }[];
+    }>().data;
     expect(pending.map((a) => [a.tool_name, a.risk_level, a.status])).toEqual([
       ['drive.share_file', 'medium', 'pending'],
       ['drive.delete_folder', 'critical', 'pending'],
     ]);
-    expect(pending[0]?.metadata).toMatchObject({ tool_title: 'Share a file', reason: 'You asked me to send the Q3 report to Bob.' });
+    expect(pending[0]?.metadata).toMatchObject({
+      tool_title: 'Share a file',
+      reason: 'You asked me to send the Q3 report to Bob.',
+    });
     // A GET (a link followed, a prefetch) asks nothing.
     expect((await http(`http://localhost:${ports.agent}/approvals`)).status).toBe(405);
     expect((await http(`${broker}/api/approvals/pending`)).json<{ data: unknown[] }>().data).toHaveLength(2);
@@ -143,19 +171,28 @@ describe('npm run demo', () => {
     expect((await exchange()).json<{ error: string }>().error).toBe('access_denied');
 
     // Connect Demo Drive from the consent page, through the sample provider's login and consent.
-    const connect = await http(`${broker}/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(consent.toString())}`);
+    const connect = await http(
+      `${broker}/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(consent.toString())}`,
+    );
     expect(connect.status, connect.text).toBe(302);
-    const callback = await completeAuthorization(connect.headers.location as string, `${broker}/api/third-party/${service}/oauth2/callback`, 'newcomer');
+    const callback = await completeAuthorization(
+      connect.headers.location as string,
+      `${broker}/api/third-party/${service}/oauth2/callback`,
+      'newcomer',
+    );
     const connected = await http(callback);
     expect(connected.status).toBe(302);
     expect(new URL(connected.headers.location as string).searchParams.get('success')).toBe('true');
 
     // Allow: the browser ends on the agent's page with the code and the next commands.
-    const grant = await http(`${broker}/api/consent/agents/${agent}/grants?session_token=${encodeURIComponent(sessionToken)}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ granted_permission_sets: { [set]: [service] }, valid_until: null }),
-    });
+    const grant = await http(
+      `${broker}/api/consent/agents/${agent}/grants?session_token=${encodeURIComponent(sessionToken)}`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ granted_permission_sets: { [set]: [service] }, valid_until: null }),
+      },
+    );
     expect(grant.status, grant.text).toBeLessThan(300);
     // The browser follows redirect_url: the authorization request again, now answered with the code.
     const resumed = await http(grant.json<{ redirect_url: string }>().redirect_url);
@@ -169,7 +206,13 @@ describe('npm run demo', () => {
     const verifier = /code_verifier=([\w-]+)/.exec(agentPage.text)?.[1] as string;
 
     // The agent redeems the code (public client, PKCE), as the page says.
-    const token = await postForm(`${broker}/oauth2/token`, { grant_type: 'authorization_code', client_id: agent, code, code_verifier: verifier, redirect_uri: `http://localhost:${ports.agent}/callback` });
+    const token = await postForm(`${broker}/oauth2/token`, {
+      grant_type: 'authorization_code',
+      client_id: agent,
+      code,
+      code_verifier: verifier,
+      redirect_uri: `http://localhost:${ports.agent}/callback`,
+    });
     expect(token.status, token.text).toBe(200);
     expect(token.json<{ access_token: string }>().access_token).toBeTruthy();
 

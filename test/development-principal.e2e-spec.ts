@@ -1,6 +1,14 @@
 import { join } from 'node:path';
 import { ConfigError, parseConfig } from '@broker/config';
-import { BrokerProcess, http, pgliteStorage, startTestBroker, testConfigTree, writeConfigFile, type TestBroker } from '@broker/testing';
+import {
+  BrokerProcess,
+  http,
+  pgliteStorage,
+  startTestBroker,
+  testConfigTree,
+  writeConfigFile,
+  type TestBroker,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_API } from '../apps/admin-api/src/admin-api.server';
 import { USER_API } from '../apps/user-api/src/user-api.server';
@@ -13,7 +21,10 @@ import { USER_API } from '../apps/user-api/src/user-api.server';
 const DEVELOPER = 'dev@example.com';
 const UUID = '0b6a2f4e-8d1c-4f3a-9e2b-5c7d8e9f0a1b';
 
-async function me(url: string, headers: Record<string, string> = {}): Promise<{ status: number; principal: unknown; setCookie: string[] | undefined }> {
+async function me(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; principal: unknown; setCookie: string[] | undefined }> {
   const response = await http(`${url}/api/me`, { headers });
   return {
     status: response.status,
@@ -26,7 +37,10 @@ describe('development.principal on a loopback end-user server', () => {
   let broker: TestBroker;
 
   beforeAll(async () => {
-    broker = await startTestBroker({ servers: [USER_API, ADMIN_API], config: { development: { principal: DEVELOPER } } });
+    broker = await startTestBroker({
+      servers: [USER_API, ADMIN_API],
+      config: { development: { principal: DEVELOPER } },
+    });
   });
 
   afterAll(async () => {
@@ -101,14 +115,19 @@ describe('development.principal in the configuration', () => {
 
   it('is accepted on every loopback bind, with one loud warning', () => {
     for (const bind of ['127.0.0.1', '127.0.0.2', 'localhost', '::1']) {
-      const { config, warnings } = parseConfig(testConfigTree({ server: { enduser: { bind } }, development: { principal: ` ${DEVELOPER} ` } }), {});
+      const { config, warnings } = parseConfig(
+        testConfigTree({ server: { enduser: { bind } }, development: { principal: ` ${DEVELOPER} ` } }),
+        {},
+      );
       expect(config.development.principal).toBe(DEVELOPER);
       expect(warnings.filter((warning) => warning.includes('DEVELOPMENT PRINCIPAL IN USE'))).toHaveLength(1);
     }
   });
 
   it('must be a valid principal name', () => {
-    expect(() => load({}, '   ')).toThrow('config error: development.principal must be a principal name of 1-200 characters without control characters');
+    expect(() => load({}, '   ')).toThrow(
+      'config error: development.principal must be a principal name of 1-200 characters without control characters',
+    );
     expect(() => load({}, 'a\u0007b')).toThrow('development.principal must be a principal name');
     expect(() => load({}, 42)).toThrow('development.principal must be');
   });
@@ -146,7 +165,9 @@ describe('the broker process with development.principal', () => {
       const broker = new BrokerProcess('broker', ['--config', file]);
       try {
         const urls = await broker.listening(['enduser', 'admin']);
-        const warnings = broker.records().filter((record) => record.level === 'warn' && String(record.msg).includes('DEVELOPMENT PRINCIPAL IN USE'));
+        const warnings = broker
+          .records()
+          .filter((record) => record.level === 'warn' && String(record.msg).includes('DEVELOPMENT PRINCIPAL IN USE'));
         expect(warnings).toHaveLength(1);
         expect(String(warnings[0]?.msg)).toContain(JSON.stringify(DEVELOPER));
         expect((await me(urls.enduser as string)).principal).toBe(DEVELOPER);

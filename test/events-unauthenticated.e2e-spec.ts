@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { EventLedger } from '@broker/persistence';
-import { ApiClient, http, startGatewayFixture, startJwtIssuer, testBackends, type GatewayFixture, type HttpResponse, type TestJwtIssuer } from '@broker/testing';
+import {
+  ApiClient,
+  http,
+  startGatewayFixture,
+  startJwtIssuer,
+  testBackends,
+  type GatewayFixture,
+  type HttpResponse,
+  type TestJwtIssuer,
+} from '@broker/testing';
 import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
@@ -50,8 +59,19 @@ describe.each(testBackends())('unauthenticated token requests leave the activity
       rules: [
         {
           name: 'ops',
-          roles: { client_assertion: {}, actor: { expected_audience: ACTOR_AUDIENCE }, subject: { expected_audience: SUBJECT_AUDIENCE } },
-          trusted_issuers: [{ issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri, allowed_algorithms: ['RS256'], signs_roles: ['client_assertion', 'actor', 'subject'] }],
+          roles: {
+            client_assertion: {},
+            actor: { expected_audience: ACTOR_AUDIENCE },
+            subject: { expected_audience: SUBJECT_AUDIENCE },
+          },
+          trusted_issuers: [
+            {
+              issuer_uri: issuer.issuer,
+              jwks_uri: issuer.jwksUri,
+              allowed_algorithms: ['RS256'],
+              signs_roles: ['client_assertion', 'actor', 'subject'],
+            },
+          ],
           authorization: { cel: { expression: `client_assertion.sub == "${GATEWAY}"` } },
         },
       ],
@@ -61,12 +81,19 @@ describe.each(testBackends())('unauthenticated token requests leave the activity
       backend,
       issuer,
       gatewaySub: GATEWAY,
-      config: { oauth2_authorization_server: { impersonation }, events: { webhooks: { allowed_networks: ['127.0.0.0/8'] } } },
+      config: {
+        oauth2_authorization_server: { impersonation },
+        events: { webhooks: { allowed_networks: ['127.0.0.0/8'] } },
+      },
     });
     admin = new ApiClient(gateway.broker.url('admin'));
     agent = (await admin.post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
     // A webhook subscribed to both hot-path kinds: every recorded event gets one outbox row (its URL never answers: rows stay).
-    const webhook = await admin.post('/api/webhooks', { url: 'http://127.0.0.1:9/hooks', event_types: ['token.exchanged', 'impersonation.decided'], enabled: true });
+    const webhook = await admin.post('/api/webhooks', {
+      url: 'http://127.0.0.1:9/hooks',
+      event_types: ['token.exchanged', 'impersonation.decided'],
+      enabled: true,
+    });
     expect(webhook.status).toBe(201);
   });
 
@@ -84,13 +111,21 @@ describe.each(testBackends())('unauthenticated token requests leave the activity
     return (await database().query<{ n: number }[]>(sql))[0]?.n ?? -1;
   }
 
-  const hotPathEvents = () => count("SELECT count(*)::int AS n FROM events WHERE type IN ('token.exchanged', 'impersonation.decided')");
-  const deliveries = () => count("SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_type IN ('token.exchanged', 'impersonation.decided')");
+  const hotPathEvents = () =>
+    count("SELECT count(*)::int AS n FROM events WHERE type IN ('token.exchanged', 'impersonation.decided')");
+  const deliveries = () =>
+    count(
+      "SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_type IN ('token.exchanged', 'impersonation.decided')",
+    );
   const scrape = async (): Promise<string> => (await http(`${gateway.broker.url('admin')}/metrics`)).text;
 
   function post(fields: Record<string, string> | string): Promise<HttpResponse> {
     const body = typeof fields === 'string' ? fields : new URLSearchParams(fields).toString();
-    return http(`${gateway.base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    return http(`${gateway.base}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
   }
 
   /** An assertion naming the trusted issuer and its key id, signed with a key the issuer never published. */
@@ -135,21 +170,88 @@ describe.each(testBackends())('unauthenticated token requests leave the activity
     const before = await scrape();
 
     const exchanges: Array<[string, () => Promise<HttpResponse>, number, string]> = [
-      ['a client assertion that is not a JWT', async () => post(await exchangeFields('not-a-jwt')), 401, 'invalid_client'],
+      [
+        'a client assertion that is not a JWT',
+        async () => post(await exchangeFields('not-a-jwt')),
+        401,
+        'invalid_client',
+      ],
       ['no client assertion', async () => post(await exchangeFields(undefined)), 400, 'invalid_request'],
-      ['a client assertion signed by a foreign key', async () => post(await exchangeFields(await forgedAssertion())), 401, 'invalid_client'],
-      ['a client assertion of another issuer', async () => post(await exchangeFields(await other.sign({ sub: GATEWAY }, { audience: gateway.base }))), 401, 'invalid_client'],
-      ['the subject token presented as the client assertion', async () => post(await exchangeFields(await gateway.subjectToken(ALICE, agent))), 401, 'invalid_client'],
+      [
+        'a client assertion signed by a foreign key',
+        async () => post(await exchangeFields(await forgedAssertion())),
+        401,
+        'invalid_client',
+      ],
+      [
+        'a client assertion of another issuer',
+        async () => post(await exchangeFields(await other.sign({ sub: GATEWAY }, { audience: gateway.base }))),
+        401,
+        'invalid_client',
+      ],
+      [
+        'the subject token presented as the client assertion',
+        async () => post(await exchangeFields(await gateway.subjectToken(ALICE, agent))),
+        401,
+        'invalid_client',
+      ],
       // The gateway counts as authenticated once the subject token shows the assertion is not the person's own.
-      ['a valid assertion with a subject token that does not verify', async () => post({ ...(await exchangeFields(await gateway.assertion())), subject_token: 'not-a-jwt' }), 400, 'invalid_request'],
-      ['a wrong client_assertion_type', async () => post({ ...(await exchangeFields(await gateway.assertion())), client_assertion_type: 'urn:example:other' }), 400, 'invalid_request'],
-      ['a repeated parameter (refused before the assertion is read)', async () => post(`${new URLSearchParams(await exchangeFields(await gateway.assertion())).toString()}&resource=https://other.example.com`), 400, 'invalid_request'],
+      [
+        'a valid assertion with a subject token that does not verify',
+        async () => post({ ...(await exchangeFields(await gateway.assertion())), subject_token: 'not-a-jwt' }),
+        400,
+        'invalid_request',
+      ],
+      [
+        'a wrong client_assertion_type',
+        async () =>
+          post({ ...(await exchangeFields(await gateway.assertion())), client_assertion_type: 'urn:example:other' }),
+        400,
+        'invalid_request',
+      ],
+      [
+        'a repeated parameter (refused before the assertion is read)',
+        async () =>
+          post(
+            `${new URLSearchParams(await exchangeFields(await gateway.assertion())).toString()}&resource=https://other.example.com`,
+          ),
+        400,
+        'invalid_request',
+      ],
     ];
     const impersonations: Array<[string, () => Promise<HttpResponse>, number, string]> = [
-      ['a client assertion no rule trusts', async () => post(await impersonationFields(await forgedAssertion())), 401, 'invalid_client'],
-      ['a client assertion not addressed to the broker', async () => post(await impersonationFields(await issuer.sign({ sub: GATEWAY }, { audience: 'https://elsewhere.example.com' }))), 401, 'invalid_client'],
-      ['a repeated parameter', async () => post(`${new URLSearchParams(await impersonationFields(await gateway.assertion())).toString()}&scope=a&scope=b`), 400, 'invalid_request'],
-      ['an unknown target (refused before any rule verified the client assertion)', async () => post(await impersonationFields(await gateway.assertion(), randomUUID())), 400, 'invalid_target'],
+      [
+        'a client assertion no rule trusts',
+        async () => post(await impersonationFields(await forgedAssertion())),
+        401,
+        'invalid_client',
+      ],
+      [
+        'a client assertion not addressed to the broker',
+        async () =>
+          post(
+            await impersonationFields(
+              await issuer.sign({ sub: GATEWAY }, { audience: 'https://elsewhere.example.com' }),
+            ),
+          ),
+        401,
+        'invalid_client',
+      ],
+      [
+        'a repeated parameter',
+        async () =>
+          post(
+            `${new URLSearchParams(await impersonationFields(await gateway.assertion())).toString()}&scope=a&scope=b`,
+          ),
+        400,
+        'invalid_request',
+      ],
+      [
+        'an unknown target (refused before any rule verified the client assertion)',
+        async () => post(await impersonationFields(await gateway.assertion(), randomUUID())),
+        400,
+        'invalid_target',
+      ],
     ];
     for (const [what, send, status, error] of [...exchanges, ...impersonations]) {
       const answer = await send();
@@ -160,14 +262,18 @@ describe.each(testBackends())('unauthenticated token requests leave the activity
     expect(await hotPathEvents()).toBe(eventsBefore);
     expect(await deliveries()).toBe(deliveriesBefore);
     const after = await scrape();
-    const moved = (labels: Record<string, string>): number => counter(after, UNAUTHENTICATED, labels) - counter(before, UNAUTHENTICATED, labels);
+    const moved = (labels: Record<string, string>): number =>
+      counter(after, UNAUTHENTICATED, labels) - counter(before, UNAUTHENTICATED, labels);
     expect(moved({})).toBe(exchanges.length + impersonations.length);
     expect(moved({ grant: 'token_exchange' })).toBe(exchanges.length);
     expect(moved({ grant: 'token_exchange', reason: 'invalid_client' })).toBe(4);
     expect(moved({ grant: 'impersonation' })).toBe(impersonations.length);
     expect(moved({ grant: 'impersonation', reason: 'invalid_target' })).toBe(1);
     // The token endpoint's own counter still sees every answer.
-    expect(counter(after, 'broker_token_requests_total', { grant_type: 'token_exchange' }) - counter(before, 'broker_token_requests_total', { grant_type: 'token_exchange' })).toBe(exchanges.length + impersonations.length);
+    expect(
+      counter(after, 'broker_token_requests_total', { grant_type: 'token_exchange' }) -
+        counter(before, 'broker_token_requests_total', { grant_type: 'token_exchange' }),
+    ).toBe(exchanges.length + impersonations.length);
   });
 
   it('still records a refused request of an authenticated gateway or impersonation client as a failure (event and delivery)', async () => {
@@ -180,20 +286,30 @@ describe.each(testBackends())('unauthenticated token requests leave the activity
     expect(refused.response.status).toBe(400);
     expect(refused.response.json()).toMatchObject({ error: 'invalid_target' });
     // Authenticated by the rule, then refused: the actor token is addressed to someone else.
-    const badActor = { ...(await impersonationFields(await gateway.assertion())), actor_token: await issuer.sign({ sub: 'ops-1' }, { audience: 'https://elsewhere.example.com' }) };
+    const badActor = {
+      ...(await impersonationFields(await gateway.assertion())),
+      actor_token: await issuer.sign({ sub: 'ops-1' }, { audience: 'https://elsewhere.example.com' }),
+    };
     expect((await post(badActor)).status).toBe(400);
     // Authenticated and matched, then refused: Alice never delegated to the agent.
     expect((await post(await impersonationFields(await gateway.assertion()))).status).toBe(403);
 
     expect(await hotPathEvents()).toBe(eventsBefore + 3);
     expect(await deliveries()).toBe(deliveriesBefore + 3);
-    const rows = await database().query<{ type: string; actor_id: string | null; outcome: string; details: { oauth_error: string } }[]>(
+    const rows = await database().query<
+      { type: string; actor_id: string | null; outcome: string; details: { oauth_error: string } }[]
+    >(
       "SELECT type, actor_id, outcome, details FROM events WHERE type IN ('token.exchanged', 'impersonation.decided') ORDER BY seq DESC LIMIT 3",
     );
     expect(rows.reverse()).toMatchObject([
       { type: 'token.exchanged', actor_id: GATEWAY, outcome: 'failure', details: { oauth_error: 'invalid_target' } },
       { type: 'impersonation.decided', outcome: 'failure', details: { oauth_error: 'invalid_request' } },
-      { type: 'impersonation.decided', actor_id: 'ops-1', outcome: 'failure', details: { oauth_error: 'access_denied' } },
+      {
+        type: 'impersonation.decided',
+        actor_id: 'ops-1',
+        outcome: 'failure',
+        details: { oauth_error: 'access_denied' },
+      },
     ]);
     expect(counter(await scrape(), UNAUTHENTICATED) - counter(before, UNAUTHENTICATED)).toBe(0);
   });

@@ -30,10 +30,15 @@ async function startDatabases(): Promise<Databases> {
   } else {
     const cluster = await startPostgresCluster();
     if (cluster === undefined) {
-      if (env.ci) throw new Error('CI=true but PostgreSQL (initdb/pg_ctl) is not installed: the PostgreSQL test variant must run in CI');
+      if (env.ci)
+        throw new Error(
+          'CI=true but PostgreSQL (initdb/pg_ctl) is not installed: the PostgreSQL test variant must run in CI',
+        );
       process.stdout.write('database tests: PostgreSQL not installed (no initdb/pg_ctl), running on PGlite only\n');
     } else {
-      process.stdout.write(`database tests: PGlite and a throwaway ${cluster.version} cluster (${new URL(cluster.url).host})\n`);
+      process.stdout.write(
+        `database tests: PGlite and a throwaway ${cluster.version} cluster (${new URL(cluster.url).host})\n`,
+      );
       serverUrl = cluster.url;
       stopCluster = () => cluster.stop();
     }

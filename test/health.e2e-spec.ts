@@ -3,7 +3,11 @@ import { createPostgresDatabase, http, postgresServerUrl, startTestBroker, type 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBED_SERVERS } from './support/probe.module';
 
-async function waitForHealth(url: string, status: string, timeoutMs = 15_000): Promise<{ code: number; body: Record<string, unknown> }> {
+async function waitForHealth(
+  url: string,
+  status: string,
+  timeoutMs = 15_000,
+): Promise<{ code: number; body: Record<string, unknown> }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const response = await http(`${url}/health`);
@@ -47,7 +51,10 @@ describe.runIf(postgresServerUrl())('GET /health with PostgreSQL going away and 
   beforeAll(async () => {
     const url = await createPostgresDatabase();
     databaseName = new URL(url).pathname.slice(1);
-    broker = await startTestBroker({ servers: PROBED_SERVERS, config: { storage: { backend: 'postgres', postgres: { connection_url: url } } } });
+    broker = await startTestBroker({
+      servers: PROBED_SERVERS,
+      config: { storage: { backend: 'postgres', postgres: { connection_url: url } } },
+    });
     admin = new Client({ connectionString: postgresServerUrl() });
     await admin.connect();
   });

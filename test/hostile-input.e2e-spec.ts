@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { ApiClient, http, startGatewayFixture, testBackends, type GatewayFixture, type HttpResponse, type TestBroker } from '@broker/testing';
+import {
+  ApiClient,
+  http,
+  startGatewayFixture,
+  testBackends,
+  type GatewayFixture,
+  type HttpResponse,
+  type TestBroker,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry, type RegistryFixture } from './support/registry-fixture';
 import { BOTH_SERVERS } from './support/servers';
@@ -42,7 +50,8 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
     await gateway?.stop();
   });
 
-  const post = (url: string, body: string, headers: Record<string, string> = {}): Promise<HttpResponse> => http(url, { method: 'POST', headers: { ...JSON_TYPE, ...headers }, body });
+  const post = (url: string, body: string, headers: Record<string, string> = {}): Promise<HttpResponse> =>
+    http(url, { method: 'POST', headers: { ...JSON_TYPE, ...headers }, body });
   const asAdmin = { 'x-remote-user': 'admin@example.com' };
   const asAlice = { 'x-remote-user': ALICE };
 
@@ -54,7 +63,9 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
   }
 
   async function grantMail(): Promise<void> {
-    const response = await alice.post(`/api/consent/agents/${registry.agent}/grants`, { granted_permission_sets: { [registry.readMail]: [registry.mail] } });
+    const response = await alice.post(`/api/consent/agents/${registry.agent}/grants`, {
+      granted_permission_sets: { [registry.readMail]: [registry.mail] },
+    });
     expect(response.status, response.text).toBe(201);
   }
 
@@ -76,7 +87,11 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
         await grantMail();
         const before = await grantsOfAlice();
         expect(before).toHaveLength(1);
-        const response = await post(`${base}/api/consent/agents/${registry.agent}/grants`, `{"granted_permission_sets":{"${key}":["x"]}}`, asAlice);
+        const response = await post(
+          `${base}/api/consent/agents/${registry.agent}/grants`,
+          `{"granted_permission_sets":{"${key}":["x"]}}`,
+          asAlice,
+        );
         expectError(response, 400, 'invalid request', `granted_permission_sets.${key}`);
         expect(await grantsOfAlice()).toEqual(before);
       });
@@ -84,11 +99,40 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
 
     it('refuses a prototype key at any depth of an admin body (400 invalid request body naming its path) and writes nothing', async () => {
       const agents = (await admin.get('/api/agents')).text;
-      expectError(await post(`${broker.url('admin')}/api/agents`, '{"display_name":"Proto","__proto__":{"display_name":"x"}}', asAdmin), 400, 'invalid request body', '__proto__');
-      expectError(await post(`${broker.url('admin')}/api/agents`, `{"display_name":"Proto","permission_sets":[{"permission_set_id":"${registry.readMail}","constructor":{}}]}`, asAdmin), 400, 'invalid request body', 'permission_sets.0.constructor');
-      expectError(await http(`${broker.url('admin')}/api/permission-sets/${registry.readMail}`, { method: 'PUT', headers: { ...JSON_TYPE, ...asAdmin }, body: `{"name":"x","service_scopes":[],"prototype":1}` }), 400, 'invalid request body', 'prototype');
+      expectError(
+        await post(
+          `${broker.url('admin')}/api/agents`,
+          '{"display_name":"Proto","__proto__":{"display_name":"x"}}',
+          asAdmin,
+        ),
+        400,
+        'invalid request body',
+        '__proto__',
+      );
+      expectError(
+        await post(
+          `${broker.url('admin')}/api/agents`,
+          `{"display_name":"Proto","permission_sets":[{"permission_set_id":"${registry.readMail}","constructor":{}}]}`,
+          asAdmin,
+        ),
+        400,
+        'invalid request body',
+        'permission_sets.0.constructor',
+      );
+      expectError(
+        await http(`${broker.url('admin')}/api/permission-sets/${registry.readMail}`, {
+          method: 'PUT',
+          headers: { ...JSON_TYPE, ...asAdmin },
+          body: `{"name":"x","service_scopes":[],"prototype":1}`,
+        }),
+        400,
+        'invalid request body',
+        'prototype',
+      );
       expect((await admin.get('/api/agents')).text).toBe(agents);
-      expect((await admin.get(`/api/permission-sets/${registry.readMail}`)).json()).toMatchObject({ name: expect.stringMatching(/^Read mail/) as unknown });
+      expect((await admin.get(`/api/permission-sets/${registry.readMail}`)).json()).toMatchObject({
+        name: expect.stringMatching(/^Read mail/) as unknown,
+      });
     });
 
     it('refuses a prototype key in a query string instead of ignoring it', async () => {
@@ -117,21 +161,40 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
       for (const [method, url, headers, error] of routes) {
         const response = await http(url, { method, headers: { ...JSON_TYPE, ...headers }, body: DEEP });
         expect(response.status, `${method} ${url}: ${response.text}`).toBe(400);
-        expect(response.json<ErrorBody>(), `${method} ${url}`).toMatchObject({ error, details: [{ field: 'body', problem: 'must not nest deeper than 64 levels' }] });
+        expect(response.json<ErrorBody>(), `${method} ${url}`).toMatchObject({
+          error,
+          details: [{ field: 'body', problem: 'must not nest deeper than 64 levels' }],
+        });
       }
     });
 
     it('names the field a deep value is under, and keeps 64 levels below the top', async () => {
-      const nested = (levels: number): string => `{"granted_permission_sets":${'['.repeat(levels)}${']'.repeat(levels)}}`;
-      const deep = expectError(await post(`${base}/api/consent/agents/${registry.agent}/grants`, nested(65), asAlice), 400, 'invalid request');
-      expect(deep.details).toEqual([{ field: 'granted_permission_sets', problem: 'must not nest deeper than 64 levels' }]);
+      const nested = (levels: number): string =>
+        `{"granted_permission_sets":${'['.repeat(levels)}${']'.repeat(levels)}}`;
+      const deep = expectError(
+        await post(`${base}/api/consent/agents/${registry.agent}/grants`, nested(65), asAlice),
+        400,
+        'invalid request',
+      );
+      expect(deep.details).toEqual([
+        { field: 'granted_permission_sets', problem: 'must not nest deeper than 64 levels' },
+      ]);
       // 64 levels pass the parser; the grant's own rule then refuses the shape.
-      const body = expectError(await post(`${base}/api/consent/agents/${registry.agent}/grants`, nested(64), asAlice), 400, 'invalid request', 'granted_permission_sets');
+      const body = expectError(
+        await post(`${base}/api/consent/agents/${registry.agent}/grants`, nested(64), asAlice),
+        400,
+        'invalid request',
+        'granted_permission_sets',
+      );
       expect(body.message).not.toContain('nest');
     });
 
     it('refuses a number beyond the double range instead of storing it as null', async () => {
-      const response = await post(`${base}/api/approvals`, '{"metadata":{},"tool_name":"huge","arguments":{"n":1e400}}', await gatewayHeaders());
+      const response = await post(
+        `${base}/api/approvals`,
+        '{"metadata":{},"tool_name":"huge","arguments":{"n":1e400}}',
+        await gatewayHeaders(),
+      );
       expectError(response, 400, 'bad request', 'arguments');
       expect(response.text).not.toContain('1e400');
     });
@@ -171,20 +234,48 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
         ['/api/services', 'description', service({ description: 'd\u0000' })],
         ['/api/services', 'client_id', service({ client_id: 'c\u0000' })],
         ['/api/services', 'client_secret', service({ client_secret: 's\u0000' })],
-        ['/api/services', 'scopes.0.description', service({ scopes: [{ scope: 'mail.read', description: 'Read\u0000' }] })],
+        [
+          '/api/services',
+          'scopes.0.description',
+          service({ scopes: [{ scope: 'mail.read', description: 'Read\u0000' }] }),
+        ],
         ['/api/services', 'protected_resources', service({ protected_resources: ['https://api.example.com/\u0000'] })],
         ['/api/services', 'issuer_uri', service({ issuer_uri: 'https://idp.example.com/\u0000' })],
         ['/api/permission-sets', 'name', { name: 'n\u0000', service_scopes: [] }],
-        ['/api/permission-sets', 'description', { name: `n-${randomUUID()}`, description: '\u0000', service_scopes: [] }],
-        ['/api/resources', 'display_name', { display_name: 'R\u0000', resource_uri: `https://${randomUUID()}.example.com/mcp`, scopes: [] }],
-        ['/api/resources', 'scopes.0.description', { display_name: 'R', resource_uri: `https://${randomUUID()}.example.com/mcp`, scopes: [{ scope: 'files.read', description: 'Read\u0000' }] }],
-        ['/api/resources', 'resource_uri', { display_name: 'R', resource_uri: `https://${randomUUID()}.example.com/\u0000`, scopes: [] }],
+        [
+          '/api/permission-sets',
+          'description',
+          { name: `n-${randomUUID()}`, description: '\u0000', service_scopes: [] },
+        ],
+        [
+          '/api/resources',
+          'display_name',
+          { display_name: 'R\u0000', resource_uri: `https://${randomUUID()}.example.com/mcp`, scopes: [] },
+        ],
+        [
+          '/api/resources',
+          'scopes.0.description',
+          {
+            display_name: 'R',
+            resource_uri: `https://${randomUUID()}.example.com/mcp`,
+            scopes: [{ scope: 'files.read', description: 'Read\u0000' }],
+          },
+        ],
+        [
+          '/api/resources',
+          'resource_uri',
+          { display_name: 'R', resource_uri: `https://${randomUUID()}.example.com/\u0000`, scopes: [] },
+        ],
       ];
-      for (const [path, field, body] of cases) expectError(await admin.post(path, body), 400, 'validation failed', field);
+      for (const [path, field, body] of cases)
+        expectError(await admin.post(path, body), 400, 'validation failed', field);
     });
 
     it('keeps tabs and line breaks in descriptions', async () => {
-      const response = await admin.post('/api/agents', { display_name: 'Multi-line', description: 'First line\n\tSecond line\r\n' });
+      const response = await admin.post('/api/agents', {
+        display_name: 'Multi-line',
+        description: 'First line\n\tSecond line\r\n',
+      });
       expect(response.status, response.text).toBe(201);
       expect(response.json<{ description: string }>().description).toBe('First line\n\tSecond line\r\n');
     });
@@ -193,23 +284,55 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
       const headers = { 'x-client-assertion': await gateway.assertion() };
       expectError(await http(`${base}/api/approvals?principal=a%00b`, { headers }), 400, 'bad request', 'principal');
       const again = { 'x-client-assertion': await gateway.assertion() };
-      expectError(await http(`${base}/api/approvals?agent_session_id=a%00b`, { headers: again }), 400, 'bad request', 'agent_session_id');
+      expectError(
+        await http(`${base}/api/approvals?agent_session_id=a%00b`, { headers: again }),
+        400,
+        'bad request',
+        'agent_session_id',
+      );
     });
   });
 
   describe('impossible dates', () => {
-    for (const validUntil of ['2030-02-30T00:00:00Z', '2031-02-29T00:00:00Z', '2030-04-31T00:00:00Z', '2030-13-01T00:00:00Z', '2030-01-01T24:00:00Z', '2030-01-01T00:00:60Z', '2030-01-01T00:00:00+24:00']) {
+    for (const validUntil of [
+      '2030-02-30T00:00:00Z',
+      '2031-02-29T00:00:00Z',
+      '2030-04-31T00:00:00Z',
+      '2030-13-01T00:00:00Z',
+      '2030-01-01T24:00:00Z',
+      '2030-01-01T00:00:60Z',
+      '2030-01-01T00:00:00+24:00',
+    ]) {
       it(`refuses valid_until ${validUntil} (400 invalid request) and changes nothing, not even with an empty grant`, async () => {
         await grantMail();
         const before = await grantsOfAlice();
-        expectError(await alice.post(`/api/consent/agents/${registry.agent}/grants`, { granted_permission_sets: { [registry.readMail]: [registry.mail] }, valid_until: validUntil }), 400, 'invalid request', 'valid_until');
-        expectError(await alice.post(`/api/consent/agents/${registry.agent}/grants`, { granted_permission_sets: {}, valid_until: validUntil }), 400, 'invalid request', 'valid_until');
+        expectError(
+          await alice.post(`/api/consent/agents/${registry.agent}/grants`, {
+            granted_permission_sets: { [registry.readMail]: [registry.mail] },
+            valid_until: validUntil,
+          }),
+          400,
+          'invalid request',
+          'valid_until',
+        );
+        expectError(
+          await alice.post(`/api/consent/agents/${registry.agent}/grants`, {
+            granted_permission_sets: {},
+            valid_until: validUntil,
+          }),
+          400,
+          'invalid request',
+          'valid_until',
+        );
         expect(await grantsOfAlice()).toEqual(before);
       });
     }
 
     it('accepts 29 February of a leap year as written', async () => {
-      const response = await alice.post(`/api/consent/agents/${registry.agent}/grants`, { granted_permission_sets: { [registry.readMail]: [registry.mail] }, valid_until: '2032-02-29T12:30:00Z' });
+      const response = await alice.post(`/api/consent/agents/${registry.agent}/grants`, {
+        granted_permission_sets: { [registry.readMail]: [registry.mail] },
+        valid_until: '2032-02-29T12:30:00Z',
+      });
       expect(response.status, response.text).toBe(201);
       expect(response.json<{ data: { valid_until: string } }>().data.valid_until).toBe('2032-02-29T12:30:00.000Z');
     });
@@ -226,7 +349,10 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
     ];
     for (const [name, body] of badBodies) {
       it(`answers create with ${name} and no or bad credentials 401, like any other body`, async () => {
-        for (const headers of [{}, { authorization: 'Bearer not.a.jwt', 'x-client-assertion': 'not.a.jwt' }] as Record<string, string>[]) {
+        for (const headers of [{}, { authorization: 'Bearer not.a.jwt', 'x-client-assertion': 'not.a.jwt' }] as Record<
+          string,
+          string
+        >[]) {
           expectError(await post(`${base}/api/approvals`, body, headers), 401, 'unauthorized');
         }
       });
@@ -241,7 +367,14 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
     });
 
     it('validates them once the gateway is authenticated', async () => {
-      expectError(await post(`${base}/api/approvals/not-a-uuid/consume`, '{}', { authorization: (await gatewayHeaders()).authorization as string }), 400, 'bad request', 'id');
+      expectError(
+        await post(`${base}/api/approvals/not-a-uuid/consume`, '{}', {
+          authorization: (await gatewayHeaders()).authorization as string,
+        }),
+        400,
+        'bad request',
+        'id',
+      );
       expectError(await post(`${base}/api/approvals`, '{}', await gatewayHeaders()), 400, 'bad request', 'tool_name');
     });
   });
@@ -249,8 +382,18 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
   describe('operations that take no body', () => {
     it('refuses a body on client credential generation (400 invalid request body) and generates nothing; none or {} is fine', async () => {
       const agent = (await admin.post('/api/agents', { display_name: 'No body' })).json<{ id: string }>().id;
-      expectError(await admin.post(`/api/agents/${agent}/client-credentials`, { rotate: true }), 400, 'invalid request body', 'body');
-      expectError(await admin.post(`/api/agents/${agent}/client-credentials`, [1]), 400, 'invalid request body', 'body');
+      expectError(
+        await admin.post(`/api/agents/${agent}/client-credentials`, { rotate: true }),
+        400,
+        'invalid request body',
+        'body',
+      );
+      expectError(
+        await admin.post(`/api/agents/${agent}/client-credentials`, [1]),
+        400,
+        'invalid request body',
+        'body',
+      );
       expect((await admin.get(`/api/agents/${agent}/client-credentials`)).status).toBe(404);
       expect((await admin.post(`/api/agents/${agent}/client-credentials`, {})).status).toBe(201);
       expect((await admin.post(`/api/agents/${agent}/client-credentials`)).status).toBe(200);
@@ -259,22 +402,53 @@ describe.each(testBackends())('hostile input on $name', (backend) => {
     it('refuses a body on the grant revocation and on approval revoke and consume (after authentication), changing nothing', async () => {
       await grantMail();
       const before = await grantsOfAlice();
-      expectError(await http(`${base}/api/consent/agents/${registry.agent}/grants`, { method: 'DELETE', headers: { ...JSON_TYPE, ...asAlice }, body: '{"__proto__":1}' }), 400, 'invalid request', 'body');
+      expectError(
+        await http(`${base}/api/consent/agents/${registry.agent}/grants`, {
+          method: 'DELETE',
+          headers: { ...JSON_TYPE, ...asAlice },
+          body: '{"__proto__":1}',
+        }),
+        400,
+        'invalid request',
+        'body',
+      );
       expect(await grantsOfAlice()).toEqual(before);
-      expectError(await post(`${base}/api/approvals/${randomUUID()}/revoke`, '{"persistence":"permanent"}', asAlice), 400, 'bad request', 'body');
-      expectError(await post(`${base}/api/approvals/${randomUUID()}/consume`, DEEP, { authorization: (await gatewayHeaders()).authorization as string }), 400, 'bad request', 'body');
+      expectError(
+        await post(`${base}/api/approvals/${randomUUID()}/revoke`, '{"persistence":"permanent"}', asAlice),
+        400,
+        'bad request',
+        'body',
+      );
+      expectError(
+        await post(`${base}/api/approvals/${randomUUID()}/consume`, DEEP, {
+          authorization: (await gatewayHeaders()).authorization as string,
+        }),
+        400,
+        'bad request',
+        'body',
+      );
     });
   });
 
   describe('long lists', () => {
     it('refuses more than 1,000 protected resources with 400 validation failed (their rows overflowed the bind parameters: 500)', async () => {
       const resources = Array.from({ length: 25_000 }, (_, i) => `https://r${i}.example.com/api`);
-      const response = await admin.post('/api/services', { display_name: 'Many', client_id: 'many', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: resources });
+      const response = await admin.post('/api/services', {
+        display_name: 'Many',
+        client_id: 'many',
+        issuer_uri: 'https://idp.example.com',
+        authorization_endpoint: 'https://idp.example.com/a',
+        token_endpoint: 'https://idp.example.com/t',
+        protected_resources: resources,
+      });
       expectError(response, 400, 'validation failed', 'protected_resources');
     });
 
     it('reports at most 100 issues for a body that breaks a rule 200,000 times', async () => {
-      const response = await admin.post('/api/agents', { display_name: 'x', permission_sets: new Array(200_000).fill(1) });
+      const response = await admin.post('/api/agents', {
+        display_name: 'x',
+        permission_sets: new Array(200_000).fill(1),
+      });
       const body = expectError(response, 400, 'invalid request body', 'permission_sets');
       expect(body.details?.length).toBeLessThanOrEqual(100);
     });

@@ -12,7 +12,10 @@ describe('HTTP conventions', () => {
   let admin: string;
 
   beforeAll(async () => {
-    broker = await startTestBroker({ servers: PROBED_SERVERS, config: { server: { enduser: { consent_ui_url: CONSENT_UI } } } });
+    broker = await startTestBroker({
+      servers: PROBED_SERVERS,
+      config: { server: { enduser: { consent_ui_url: CONSENT_UI } } },
+    });
     user = broker.url('enduser');
     admin = broker.url('admin');
   });
@@ -28,7 +31,10 @@ describe('HTTP conventions', () => {
         http(`${user}/api/probe/whoami`),
         http(`${user}/api/probe/boom`),
         http(`${user}/no/such/route`),
-        http(`${user}/api/probe/whoami`, { method: 'OPTIONS', headers: { origin: CONSENT_UI, 'access-control-request-method': 'GET' } }),
+        http(`${user}/api/probe/whoami`, {
+          method: 'OPTIONS',
+          headers: { origin: CONSENT_UI, 'access-control-request-method': 'GET' },
+        }),
       ]);
       expect(responses.map((r) => r.status)).toEqual([200, 401, 500, 404, 204]);
       for (const response of responses) expect(response.headers.traceresponse).toMatch(TRACERESPONSE);
@@ -47,7 +53,9 @@ describe('HTTP conventions', () => {
       const response = await http(`${user}/health`, { headers: { traceparent: '00-zzzz-00f067aa0ba902b7-01' } });
       const traceId = TRACERESPONSE.exec(response.headers.traceresponse as string)?.[1] as string;
       expect(traceId).toMatch(/^[0-9a-f]{32}$/);
-      const line = broker.logs.records().find((record) => record.trace_id === traceId && record.msg === 'request completed');
+      const line = broker.logs
+        .records()
+        .find((record) => record.trace_id === traceId && record.msg === 'request completed');
       expect(line).toMatchObject({ method: 'GET', route: '/health', path: '/health', status: 200 });
       expect(typeof line?.latency_ms).toBe('number');
     });
@@ -57,7 +65,9 @@ describe('HTTP conventions', () => {
       const traceId = TRACERESPONSE.exec(response.headers.traceresponse as string)?.[1] as string;
       expect(response.json()).toEqual({ error: 'internal error', message: `internal error (ref ${traceId})` });
       expect(response.text).not.toContain(BOOM_DETAIL);
-      const logged = broker.logs.records().find((record) => record.trace_id === traceId && record.msg === 'request failed with a server error');
+      const logged = broker.logs
+        .records()
+        .find((record) => record.trace_id === traceId && record.msg === 'request failed with a server error');
       expect(JSON.stringify(logged)).toContain(BOOM_DETAIL);
     });
   });
@@ -66,7 +76,11 @@ describe('HTTP conventions', () => {
     it('answers a preflight on /api/* for the consent UI origin, with credentials, never *', async () => {
       const response = await http(`${user}/api/probe/echo`, {
         method: 'OPTIONS',
-        headers: { origin: CONSENT_UI, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+        headers: {
+          origin: CONSENT_UI,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
       });
       expect(response.status).toBe(204);
       expect(response.headers['access-control-allow-origin']).toBe(CONSENT_UI);
@@ -78,7 +92,14 @@ describe('HTTP conventions', () => {
     it('answers a preflight from any other origin 204 without grant headers (a clear CORS refusal, not a 404)', async () => {
       for (const path of ['/api/probe/echo', '/api/consent/agents', '/api/no-such-route']) {
         for (const origin of ['https://evil.example', 'null']) {
-          const response = await http(`${user}${path}`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+          const response = await http(`${user}${path}`, {
+            method: 'OPTIONS',
+            headers: {
+              origin,
+              'access-control-request-method': 'POST',
+              'access-control-request-headers': 'content-type',
+            },
+          });
           expect(response.status, `${path} from ${origin}`).toBe(204);
           expect(response.text).toBe('');
           expect(response.headers['access-control-allow-origin']).toBeUndefined();
@@ -89,11 +110,17 @@ describe('HTTP conventions', () => {
         }
       }
       // A plain OPTIONS (no Access-Control-Request-Method) is no preflight: routed as usual.
-      expect((await http(`${user}/api/probe/echo`, { method: 'OPTIONS', headers: { origin: 'https://evil.example' } })).status).toBe(404);
+      expect(
+        (await http(`${user}/api/probe/echo`, { method: 'OPTIONS', headers: { origin: 'https://evil.example' } }))
+          .status,
+      ).toBe(404);
     });
 
     it('sends no CORS headers on the admin server', async () => {
-      const response = await http(`${admin}/api/probe/echo`, { method: 'OPTIONS', headers: { origin: CONSENT_UI, 'access-control-request-method': 'POST' } });
+      const response = await http(`${admin}/api/probe/echo`, {
+        method: 'OPTIONS',
+        headers: { origin: CONSENT_UI, 'access-control-request-method': 'POST' },
+      });
       expect(response.headers['access-control-allow-origin']).toBeUndefined();
       expect(response.headers['access-control-allow-credentials']).toBeUndefined();
       expect(response.status).toBe(404);
@@ -117,26 +144,47 @@ describe('HTTP conventions', () => {
     it('answers an unknown OAuth2 route with 404 {error, error_description}', async () => {
       const response = await http(`${user}/oauth2/nothing-here`);
       expect(response.status).toBe(404);
-      expect(response.json()).toEqual({ error: 'not_found', error_description: 'no endpoint GET /oauth2/nothing-here' });
+      expect(response.json()).toEqual({
+        error: 'not_found',
+        error_description: 'no endpoint GET /oauth2/nothing-here',
+      });
       expect(response.headers['cache-control']).toBe('no-store');
     });
   });
 
   describe('bad input gets a clear 4xx', () => {
-    it('rejects malformed JSON with 400 on both servers, in each server\'s vocabulary', async () => {
+    it("rejects malformed JSON with 400 on both servers, in each server's vocabulary", async () => {
       const body = '{"name": ';
-      const enduser = await http(`${user}/api/probe/echo`, { method: 'POST', headers: { ...USER, 'content-type': 'application/json' }, body });
+      const enduser = await http(`${user}/api/probe/echo`, {
+        method: 'POST',
+        headers: { ...USER, 'content-type': 'application/json' },
+        body,
+      });
       expect(enduser.status).toBe(400);
       expect(enduser.json()).toEqual({ error: 'invalid request', message: 'the request body is not valid JSON' });
-      const adminResponse = await http(`${admin}/api/probe/echo`, { method: 'POST', headers: { ...USER, 'content-type': 'application/json' }, body });
+      const adminResponse = await http(`${admin}/api/probe/echo`, {
+        method: 'POST',
+        headers: { ...USER, 'content-type': 'application/json' },
+        body,
+      });
       expect(adminResponse.status).toBe(400);
-      expect(adminResponse.json()).toEqual({ error: 'invalid request body', message: 'the request body is not valid JSON' });
+      expect(adminResponse.json()).toEqual({
+        error: 'invalid request body',
+        message: 'the request body is not valid JSON',
+      });
     });
 
     it('rejects a non-JSON content type with 415', async () => {
-      const response = await http(`${user}/api/probe/echo`, { method: 'POST', headers: { ...USER, 'content-type': 'text/plain' }, body: 'name=x' });
+      const response = await http(`${user}/api/probe/echo`, {
+        method: 'POST',
+        headers: { ...USER, 'content-type': 'text/plain' },
+        body: 'name=x',
+      });
       expect(response.status).toBe(415);
-      expect(response.json()).toEqual({ error: 'unsupported media type', message: 'the request body must be application/json' });
+      expect(response.json()).toEqual({
+        error: 'unsupported media type',
+        message: 'the request body must be application/json',
+      });
     });
 
     it('rejects an oversized body with 413', async () => {
@@ -160,8 +208,12 @@ describe('HTTP conventions', () => {
     it('rejects an invalid field value naming the field', async () => {
       const response = await httpJson(`${user}/api/probe/echo`, 'POST', { name: 'far too long a name' }, USER);
       expect(response.status).toBe(400);
-      expect(response.json<{ message: string }>().message).toBe('name: name must be shorter than or equal to 10 characters');
-      expect((await httpJson(`${user}/api/probe/echo`, 'POST', { name: 'fine' }, USER)).json()).toEqual({ data: { name: 'fine' } });
+      expect(response.json<{ message: string }>().message).toBe(
+        'name: name must be shorter than or equal to 10 characters',
+      );
+      expect((await httpJson(`${user}/api/probe/echo`, 'POST', { name: 'fine' }, USER)).json()).toEqual({
+        data: { name: 'fine' },
+      });
     });
 
     it('rejects a malformed UUID in a path: bad request (end-user), invalid request (admin)', async () => {
@@ -175,11 +227,17 @@ describe('HTTP conventions', () => {
   });
 
   describe('OpenAPI', () => {
-    it('serves each server\'s own document at /openapi.json', async () => {
-      const enduser = (await http(`${user}/openapi.json`)).json<{ info: { title: string; version: string }; paths: Record<string, unknown>; components: { securitySchemes: Record<string, unknown> } }>();
+    it("serves each server's own document at /openapi.json", async () => {
+      const enduser = (await http(`${user}/openapi.json`)).json<{
+        info: { title: string; version: string };
+        paths: Record<string, unknown>;
+        components: { securitySchemes: Record<string, unknown> };
+      }>();
       expect(enduser.info).toMatchObject({ title: 'Agent Identity Broker: end-user API', version: '1.0.0' });
       expect(enduser.paths['/health']).toBeDefined();
-      expect(Object.keys(enduser.components.securitySchemes)).toEqual(expect.arrayContaining(['SessionAuth', 'PrincipalHeader', 'preAuth', 'BearerSubjectToken', 'ClientAssertion']));
+      expect(Object.keys(enduser.components.securitySchemes)).toEqual(
+        expect.arrayContaining(['SessionAuth', 'PrincipalHeader', 'preAuth', 'BearerSubjectToken', 'ClientAssertion']),
+      );
       const adminDoc = (await http(`${admin}/openapi.json`)).json<{ info: { title: string } }>();
       expect(adminDoc.info.title).toBe('Agent Identity Broker: admin API');
     });
@@ -188,7 +246,10 @@ describe('HTTP conventions', () => {
 
 describe('traceresponse switched off by config', () => {
   it('sends no traceresponse when request_context.trace.response_enabled is false', async () => {
-    const broker = await startTestBroker({ servers: PROBED_SERVERS, config: { request_context: { trace: { response_enabled: false } } } });
+    const broker = await startTestBroker({
+      servers: PROBED_SERVERS,
+      config: { request_context: { trace: { response_enabled: false } } },
+    });
     try {
       const ok = await http(`${broker.url('enduser')}/health`);
       const notFound = await http(`${broker.url('enduser')}/nowhere`);

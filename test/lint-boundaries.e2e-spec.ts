@@ -29,11 +29,31 @@ describe('lint boundaries', () => {
   }
 
   const wrongDirection: [string, string, string][] = [
-    ['domain importing the vault', 'libs/domain/src/index.ts', "import { TokenVault } from '@broker/vault';\nexport const probe = TokenVault;\n"],
-    ['config importing persistence', 'libs/config/src/index.ts', "import { Database } from '@broker/persistence';\nexport const probe = Database;\n"],
-    ['persistence importing the OAuth server', 'libs/persistence/src/index.ts', "import { TrustAnchor } from '@broker/oauth-server';\nexport const probe = TrustAnchor;\n"],
-    ['the vault importing the OAuth server', 'libs/vault/src/index.ts', "import { TrustAnchor } from '@broker/oauth-server';\nexport const probe = TrustAnchor;\n"],
-    ['the OAuth server importing auth', 'libs/oauth-server/src/index.ts', "import { PrincipalGuard } from '@broker/auth';\nexport const probe = PrincipalGuard;\n"],
+    [
+      'domain importing the vault',
+      'libs/domain/src/index.ts',
+      "import { TokenVault } from '@broker/vault';\nexport const probe = TokenVault;\n",
+    ],
+    [
+      'config importing persistence',
+      'libs/config/src/index.ts',
+      "import { Database } from '@broker/persistence';\nexport const probe = Database;\n",
+    ],
+    [
+      'persistence importing the OAuth server',
+      'libs/persistence/src/index.ts',
+      "import { TrustAnchor } from '@broker/oauth-server';\nexport const probe = TrustAnchor;\n",
+    ],
+    [
+      'the vault importing the OAuth server',
+      'libs/vault/src/index.ts',
+      "import { TrustAnchor } from '@broker/oauth-server';\nexport const probe = TrustAnchor;\n",
+    ],
+    [
+      'the OAuth server importing auth',
+      'libs/oauth-server/src/index.ts',
+      "import { PrincipalGuard } from '@broker/auth';\nexport const probe = PrincipalGuard;\n",
+    ],
   ];
   for (const [name, file, code] of wrongDirection) {
     it(`fails on a wrong-direction import: ${name}`, async () => {
@@ -44,12 +64,20 @@ describe('lint boundaries', () => {
   }
 
   it('fails on one app importing another (only apps/broker composes them)', async () => {
-    const errors = await boundaryErrors('apps/admin-api/src/main.ts', "import { UserApiServer } from '../../user-api/src/user-api.server';\nexport const probe = UserApiServer;\n");
+    const errors = await boundaryErrors(
+      'apps/admin-api/src/main.ts',
+      "import { UserApiServer } from '../../user-api/src/user-api.server';\nexport const probe = UserApiServer;\n",
+    );
     expect(errors).toHaveLength(1);
   });
 
   it('accepts an allowed import', async () => {
-    expect(await boundaryErrors('libs/vault/src/index.ts', "import { Database } from '@broker/persistence';\nexport const probe = Database;\n")).toEqual([]);
+    expect(
+      await boundaryErrors(
+        'libs/vault/src/index.ts',
+        "import { Database } from '@broker/persistence';\nexport const probe = Database;\n",
+      ),
+    ).toEqual([]);
   });
 
   it('finds a cycle made only of type imports, and none in apps/ and libs/', async () => {

@@ -108,7 +108,13 @@ describe('list endpoints: a fixed number of database statements whatever the lis
         { scope: 'files.read', description: 'Read' },
         { scope: 'files.write', description: 'Write' },
       ];
-      resources.push(await created(admin, '/api/resources', { display_name: `MCP ${i}`, resource_uri: `https://mcp-${i}.example.com/mcp`, scopes }));
+      resources.push(
+        await created(admin, '/api/resources', {
+          display_name: `MCP ${i}`,
+          resource_uri: `https://mcp-${i}.example.com/mcp`,
+          scopes,
+        }),
+      );
     }
     while (sets.length < size) {
       const i = sets.length;
@@ -125,39 +131,77 @@ describe('list endpoints: a fixed number of database statements whatever the lis
     while (agents.length < size) {
       const i = agents.length;
       const assigned = [sets[i], sets[(i + 1) % size]] as string[];
-      const agent = await created(admin, '/api/agents', { display_name: `Agent ${i}`, redirect_uris: ['https://agent.example.com/cb'], permission_sets: assigned.map((permission_set_id) => ({ permission_set_id })) });
+      const agent = await created(admin, '/api/agents', {
+        display_name: `Agent ${i}`,
+        redirect_uris: ['https://agent.example.com/cb'],
+        permission_sets: assigned.map((permission_set_id) => ({ permission_set_id })),
+      });
       agents.push(agent);
-      const grant = await alice.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [assigned[0] as string]: [services[i]], [assigned[1] as string]: [services[(i + 1) % size]] } });
+      const grant = await alice.post(`/api/consent/agents/${agent}/grants`, {
+        granted_permission_sets: {
+          [assigned[0] as string]: [services[i]],
+          [assigned[1] as string]: [services[(i + 1) % size]],
+        },
+      });
       expect(grant.status).toBe(201);
       const now = new Date();
       for (const persistence of ['pending', 'permanent'] as const) {
         const id = randomUUID();
         const argumentsJson = JSON.stringify({ i, persistence });
         await approvals.create(
-          { id, principal: ALICE, agentId: agent, toolName: `tool_${i}`, argumentsJson, argumentsHash: createHash('sha256').update(argumentsJson).digest('hex'), metadataJson: '{}', riskLevel: null, agentSessionId: null, expiresAt: new Date(now.getTime() + 600_000) },
+          {
+            id,
+            principal: ALICE,
+            agentId: agent,
+            toolName: `tool_${i}`,
+            argumentsJson,
+            argumentsHash: createHash('sha256').update(argumentsJson).digest('hex'),
+            metadataJson: '{}',
+            riskLevel: null,
+            agentSessionId: null,
+            expiresAt: new Date(now.getTime() + 600_000),
+          },
           limits,
           now,
         );
-        if (persistence === 'permanent') expect(await approvals.approve(id, ALICE, 'permanent', null, now)).toBeDefined();
+        if (persistence === 'permanent')
+          expect(await approvals.approve(id, ALICE, 'permanent', null, now)).toBeDefined();
       }
     }
     const keys = (await admin.get('/api/oauth2-server/signing-keys')).json<{ items: unknown[] }>().items.length;
-    for (let i = keys; i < size; i += 1) expect((await admin.post('/api/oauth2-server/signing-keys', { algorithm: 'ES256' })).status).toBe(201);
+    for (let i = keys; i < size; i += 1)
+      expect((await admin.post('/api/oauth2-server/signing-keys', { algorithm: 'ES256' })).status).toBe(201);
   }
 
   /** Sends one request with a trace id of its own; returns the response and the `db_queries` of its log line. */
-  async function send(server: 'admin' | 'enduser', method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown; statements: unknown }> {
+  async function send(
+    server: 'admin' | 'enduser',
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: unknown; statements: unknown }> {
     const traceId = randomBytes(16).toString('hex');
-    const headers: Record<string, string> = { 'x-remote-user': server === 'admin' ? 'admin@example.com' : ALICE, traceparent: `00-${traceId}-${'ab'.repeat(8)}-01` };
+    const headers: Record<string, string> = {
+      'x-remote-user': server === 'admin' ? 'admin@example.com' : ALICE,
+      traceparent: `00-${traceId}-${'ab'.repeat(8)}-01`,
+    };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await http(`${broker.url(server)}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await http(`${broker.url(server)}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     let line: Record<string, unknown> | undefined;
     for (let attempt = 0; attempt < 100 && line === undefined; attempt += 1) {
       line = broker.logs.records().find((record) => record.trace_id === traceId && record.msg === 'request completed');
       if (line === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect(line, `no log line for ${method} ${path}`).toBeDefined();
-    return { status: response.status, body: response.text === '' ? undefined : response.json<unknown>(), statements: line?.db_queries };
+    return {
+      status: response.status,
+      body: response.text === '' ? undefined : response.json<unknown>(),
+      statements: line?.db_queries,
+    };
   }
 
   async function measure(endpoint: ListEndpoint): Promise<{ listed: number; statements: number }> {
@@ -177,7 +221,10 @@ describe('list endpoints: a fixed number of database statements whatever the lis
     // The agent row, then its permission-set assignments.
     expect((await send('admin', 'GET', `/api/agents/${agents[0] as string}`)).statements).toBe(2);
     // A write with a JSON body: at least BEGIN, the agent, its assignments, COMMIT.
-    const write = await send('admin', 'POST', '/api/agents', { display_name: 'Counted', permission_sets: [{ permission_set_id: sets[0] }] });
+    const write = await send('admin', 'POST', '/api/agents', {
+      display_name: 'Counted',
+      permission_sets: [{ permission_set_id: sets[0] }],
+    });
     expect(write.status).toBe(201);
     expect(write.statements).toBeGreaterThanOrEqual(4);
     const removed = await send('admin', 'DELETE', `/api/agents/${(write.body as { id: string }).id}`);
@@ -192,7 +239,8 @@ describe('list endpoints: a fixed number of database statements whatever the lis
     const small = await measureAll();
     await grow(LARGE);
     const large = await measureAll();
-    const statements = (results: typeof small): Record<string, number> => Object.fromEntries([...results].map(([path, { statements: n }]) => [path, n]));
+    const statements = (results: typeof small): Record<string, number> =>
+      Object.fromEntries([...results].map(([path, { statements: n }]) => [path, n]));
     // Every list did grow (signing keys: the start-up key is one more)...
     for (const endpoint of ENDPOINTS) {
       expect((small.get(endpoint.path) as { listed: number }).listed, endpoint.path).toBeLessThanOrEqual(SMALL + 1);

@@ -3,7 +3,15 @@ import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ApiClient, freePort, launchBrowser, openConsolePage, startTestBroker, type RecordedPage, type TestBroker } from '@broker/testing';
+import {
+  ApiClient,
+  freePort,
+  launchBrowser,
+  openConsolePage,
+  startTestBroker,
+  type RecordedPage,
+  type TestBroker,
+} from '@broker/testing';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reviewPage } from './support/console-fixture';
@@ -52,17 +60,36 @@ describe('MCP conformance runner: authorization scenarios against the local auth
     callbackPort = await freePort();
     base = `http://127.0.0.1:${port}`;
     resource = `http://127.0.0.1:${await freePort()}/mcp`;
-    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: base, consent_ui_url: base } }, oauth2_authorization_server: { cimd: { enabled: true } } } });
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: {
+        server: { enduser: { port, public_url: base, consent_ui_url: base } },
+        oauth2_authorization_server: { cimd: { enabled: true } },
+      },
+    });
     const admin = new ApiClient(broker.url('admin'));
     const created = async (path: string, body: unknown): Promise<string> => {
       const response = await admin.post(path, body);
       expect(response.status, response.text).toBe(201);
       return response.json<{ id: string }>().id;
     };
-    const resourceId = await created('/api/resources', { display_name: 'Conformance MCP server', description: 'The MCP server the runner asks a token for.', resource_uri: resource, scopes: [{ scope: MCP_SCOPE, description: 'Use its tools' }] });
-    const setId = await created('/api/permission-sets', { name: 'MCP tools', resource_scopes: [{ resource_id: resourceId, scopes: [MCP_SCOPE] }] });
+    const resourceId = await created('/api/resources', {
+      display_name: 'Conformance MCP server',
+      description: 'The MCP server the runner asks a token for.',
+      resource_uri: resource,
+      scopes: [{ scope: MCP_SCOPE, description: 'Use its tools' }],
+    });
+    const setId = await created('/api/permission-sets', {
+      name: 'MCP tools',
+      resource_scopes: [{ resource_id: resourceId, scopes: [MCP_SCOPE] }],
+    });
     // A public client (PKCE, no secret): the runner authenticates with `none` whenever the server offers it.
-    agent = await created('/api/agents', { display_name: 'Conformance runner', redirect_uris: [`http://127.0.0.1:${callbackPort}/callback`], allowed_scopes: [MCP_SCOPE], permission_sets: [{ permission_set_id: setId }] });
+    agent = await created('/api/agents', {
+      display_name: 'Conformance runner',
+      redirect_uris: [`http://127.0.0.1:${callbackPort}/callback`],
+      allowed_scopes: [MCP_SCOPE],
+      permission_sets: [{ permission_set_id: setId }],
+    });
   });
 
   afterAll(async () => {
@@ -77,7 +104,24 @@ describe('MCP conformance runner: authorization scenarios against the local auth
   });
 
   it('passes the metadata and authorization-code scenarios, the person consenting to the MCP server by name in Chromium', async () => {
-    const args = ['--import', GLOB_SYNC, RUNNER, 'authorization', '--url', base, '--client-id', agent, '--resource', resource, '--port', String(callbackPort), '--output-dir', output, '--spec-version', '2025-11-25'];
+    const args = [
+      '--import',
+      GLOB_SYNC,
+      RUNNER,
+      'authorization',
+      '--url',
+      base,
+      '--client-id',
+      agent,
+      '--resource',
+      resource,
+      '--port',
+      String(callbackPort),
+      '--output-dir',
+      output,
+      '--spec-version',
+      '2025-11-25',
+    ];
     const child = spawn(process.execPath, args, { cwd: output, stdio: ['ignore', 'pipe', 'pipe'] });
     runner = child;
     let printed = '';
@@ -89,13 +133,18 @@ describe('MCP conformance runner: authorization scenarios against the local auth
         const found = printed.match(new RegExp(`^${base.replace(/[.:/]/g, '\\$&')}/oauth2/authorize\\?\\S+$`, 'm'));
         if (found !== null) done(found[0]);
       });
-      child.on('exit', (code) => fail(new Error(`the runner exited (${String(code)}) before asking for consent:\n${printed}`)));
+      child.on('exit', (code) =>
+        fail(new Error(`the runner exited (${String(code)}) before asking for consent:\n${printed}`)),
+      );
     });
     expect(new URL(authorizationUrl).searchParams.get('resource')).toBe(resource);
 
     page = await openConsolePage(browser, { broker: base, principal: ALICE });
     const p = page.page;
-    const called = p.waitForRequest((request) => request.url().startsWith(`http://127.0.0.1:${callbackPort}/callback?`), { timeout: 15_000 });
+    const called = p.waitForRequest(
+      (request) => request.url().startsWith(`http://127.0.0.1:${callbackPort}/callback?`),
+      { timeout: 15_000 },
+    );
     await p.goto(authorizationUrl);
     await p.waitForURL((url) => url.pathname === `/agents/${agent}`);
     // The consent page names the MCP server and its permission in words; nothing to connect for it.

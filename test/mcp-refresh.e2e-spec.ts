@@ -5,7 +5,12 @@ import { ApiClient, freePort, startTestBroker, type HttpsDocumentServer, type Te
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CimdClientProvider, connectMcpClient, consentingBrowser, startClientMetadataDocument } from './support/mcp-client';
+import {
+  CimdClientProvider,
+  connectMcpClient,
+  consentingBrowser,
+  startClientMetadataDocument,
+} from './support/mcp-client';
 import { MCP_SCOPE, startMcpServer, type TestMcpServer } from './support/mcp-server';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -50,7 +55,10 @@ describe('MCP clients keep working across an access token expiry (refresh tokens
         server: { enduser: { port, public_url: base, consent_ui_url: CONSENT_UI } },
         oauth2_authorization_server: {
           cimd: { enabled: true, allowed_networks: ['127.0.0.1/32'], tls_ca_file: docs.caFile },
-          local: { token_ttl: '2s', resource_indicators: { allowed_resources: [`http://127.0.0.1:${portMcp}/mcp`, exampleUrl] } },
+          local: {
+            token_ttl: '2s',
+            resource_indicators: { allowed_resources: [`http://127.0.0.1:${portMcp}/mcp`, exampleUrl] },
+          },
         },
       },
     });
@@ -59,15 +67,49 @@ describe('MCP clients keep working across an access token expiry (refresh tokens
     const alice = new ApiClient(base, ALICE);
     // Both MCP servers registered as protected resources, in one permission set.
     const resourceIds: string[] = [];
-    for (const [name, url] of [['MCP', mcp.url], ['Example MCP', exampleUrl]] as const) {
-      const resource = await admin.post('/api/resources', { display_name: name, resource_uri: url, scopes: [{ scope: MCP_SCOPE, description: `Use the tools of ${name}` }] });
+    for (const [name, url] of [
+      ['MCP', mcp.url],
+      ['Example MCP', exampleUrl],
+    ] as const) {
+      const resource = await admin.post('/api/resources', {
+        display_name: name,
+        resource_uri: url,
+        scopes: [{ scope: MCP_SCOPE, description: `Use the tools of ${name}` }],
+      });
       expect(resource.status, resource.text).toBe(201);
       resourceIds.push(resource.json<{ id: string }>().id);
     }
-    const setId = (await admin.post('/api/permission-sets', { name: 'MCP tools', resource_scopes: resourceIds.map((id) => ({ resource_id: id, scopes: [MCP_SCOPE] })) })).json<{ id: string }>().id;
-    expect((await admin.post('/api/agents', { display_name: 'Desktop MCP client', client_uris: [clientId], allowed_scopes: [MCP_SCOPE, 'offline_access'], permission_sets: [{ permission_set_id: setId }] })).status).toBe(201);
-    exampleAgent = (await admin.post('/api/agents', { display_name: 'Example MCP client', redirect_uris: ['http://127.0.0.1:33420/callback'], allowed_scopes: [MCP_SCOPE, 'offline_access'], permission_sets: [{ permission_set_id: setId }] })).json<{ id: string }>().id;
-    expect((await alice.post(`/api/consent/agents/${exampleAgent}/grants`, { granted_permission_sets: { [setId]: resourceIds } })).status).toBe(201);
+    const setId = (
+      await admin.post('/api/permission-sets', {
+        name: 'MCP tools',
+        resource_scopes: resourceIds.map((id) => ({ resource_id: id, scopes: [MCP_SCOPE] })),
+      })
+    ).json<{ id: string }>().id;
+    expect(
+      (
+        await admin.post('/api/agents', {
+          display_name: 'Desktop MCP client',
+          client_uris: [clientId],
+          allowed_scopes: [MCP_SCOPE, 'offline_access'],
+          permission_sets: [{ permission_set_id: setId }],
+        })
+      ).status,
+    ).toBe(201);
+    exampleAgent = (
+      await admin.post('/api/agents', {
+        display_name: 'Example MCP client',
+        redirect_uris: ['http://127.0.0.1:33420/callback'],
+        allowed_scopes: [MCP_SCOPE, 'offline_access'],
+        permission_sets: [{ permission_set_id: setId }],
+      })
+    ).json<{ id: string }>().id;
+    expect(
+      (
+        await alice.post(`/api/consent/agents/${exampleAgent}/grants`, {
+          granted_permission_sets: { [setId]: resourceIds },
+        })
+      ).status,
+    ).toBe(201);
     browser = consentingBrowser(alice, base, CONSENT_UI, { [setId]: resourceIds });
   });
 
@@ -92,10 +134,14 @@ describe('MCP clients keep working across an access token expiry (refresh tokens
     expect(provider.authorizationUrls[0]?.searchParams.get('scope')).toBe(`${MCP_SCOPE} offline_access`);
     const first = provider.tokens();
     expect(first?.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect((await client.callTool({ name: 'echo', arguments: { text: 'before' } })).content).toEqual([{ type: 'text', text: `MCP: before (for ${ALICE})` }]);
+    expect((await client.callTool({ name: 'echo', arguments: { text: 'before' } })).content).toEqual([
+      { type: 'text', text: `MCP: before (for ${ALICE})` },
+    ]);
 
     await untilExpired(first?.access_token as string);
-    expect((await client.callTool({ name: 'echo', arguments: { text: 'after' } })).content).toEqual([{ type: 'text', text: `MCP: after (for ${ALICE})` }]);
+    expect((await client.callTool({ name: 'echo', arguments: { text: 'after' } })).content).toEqual([
+      { type: 'text', text: `MCP: after (for ${ALICE})` },
+    ]);
 
     // The MCP server refused the expired token; the SDK refreshed (one rotation) and retried: no second authorization request.
     expect(mcp.refusals).toContain('ERR_JWT_EXPIRED');
@@ -104,12 +150,20 @@ describe('MCP clients keep working across an access token expiry (refresh tokens
     expect(second?.access_token).not.toBe(first?.access_token);
     expect(second?.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(second?.refresh_token).not.toBe(first?.refresh_token);
-    expect(decodeJwt(second?.access_token as string)).toMatchObject({ aud: mcp.url, sid: decodeJwt(first?.access_token as string).sid, scope: `${MCP_SCOPE} offline_access` });
+    expect(decodeJwt(second?.access_token as string)).toMatchObject({
+      aud: mcp.url,
+      sid: decodeJwt(first?.access_token as string).sid,
+      scope: `${MCP_SCOPE} offline_access`,
+    });
   });
 
   it('examples/mcp/client.mjs keeps calling whoami across an expiry, renewing its token without the browser', async () => {
     const port = new URL(exampleUrl).port;
-    const server = spawn(process.execPath, ['examples/mcp/server.mjs', '--port', port, '--broker', base, '--url', exampleUrl], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(
+      process.execPath,
+      ['examples/mcp/server.mjs', '--port', port, '--broker', base, '--url', exampleUrl],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     processes.push(server);
     await new Promise<void>((resolve, reject) => {
       let output = '';
@@ -120,7 +174,23 @@ describe('MCP clients keep working across an access token expiry (refresh tokens
       server.on('exit', (code) => reject(new Error(`server.mjs exited ${String(code)}: ${output}`)));
     });
 
-    const client = spawn(process.execPath, ['examples/mcp/client.mjs', '--client-id', exampleAgent, '--server', exampleUrl, '--callback-port', '33420', '--calls', '2', '--interval', '3'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const client = spawn(
+      process.execPath,
+      [
+        'examples/mcp/client.mjs',
+        '--client-id',
+        exampleAgent,
+        '--server',
+        exampleUrl,
+        '--callback-port',
+        '33420',
+        '--calls',
+        '2',
+        '--interval',
+        '3',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     processes.push(client);
     let output = '';
     client.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));

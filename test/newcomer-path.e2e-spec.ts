@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { satisfies } from 'semver';
@@ -11,15 +20,31 @@ const SCRIPT = join(ROOT, 'scripts/build-if-stale.mjs');
 /** What a newcomer meets first: `npm ci` on the Node version the README names, its links, a second `npm start`. */
 describe('npm ci on the supported Node version', () => {
   it('installs no package whose engines exclude the Node version package.json supports (npm would warn EBADENGINE)', () => {
-    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { engines?: unknown }> };
-    const supported = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { engines?: unknown }>;
+    };
+    const supported = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } })
+      .engines.node;
     // The oldest Node the README promises (">=20.19" means 20.19.0) and the one running the tests must both satisfy every package.
-    const oldest = supported.replace(/^>=\s*/, '').split('.').concat(['0', '0']).slice(0, 3).join('.');
+    const oldest = supported
+      .replace(/^>=\s*/, '')
+      .split('.')
+      .concat(['0', '0'])
+      .slice(0, 3)
+      .join('.');
     const refusing = Object.entries(lock.packages)
-      .filter(([path, entry]) => path !== '' && typeof entry.engines === 'object' && entry.engines !== null && typeof (entry.engines as { node?: unknown }).node === 'string')
+      .filter(
+        ([path, entry]) =>
+          path !== '' &&
+          typeof entry.engines === 'object' &&
+          entry.engines !== null &&
+          typeof (entry.engines as { node?: unknown }).node === 'string',
+      )
       .flatMap(([path, entry]) => {
         const range = (entry.engines as { node: string }).node;
-        return [oldest, process.versions.node].filter((version) => !satisfies(version, range)).map((version) => `${path} wants node ${range}, not ${version}`);
+        return [oldest, process.versions.node]
+          .filter((version) => !satisfies(version, range))
+          .map((version) => `${path} wants node ${range}, not ${version}`);
       });
     expect(refusing).toEqual([]);
   });
@@ -28,7 +53,9 @@ describe('npm ci on the supported Node version', () => {
 describe('the README', () => {
   it('links only to files inside the repository, each of which exists', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1] as string).filter((target) => !/^(https?:|mailto:|#)/.test(target));
+    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)]
+      .map((match) => match[1] as string)
+      .filter((target) => !/^(https?:|mailto:|#)/.test(target));
     expect(targets.length).toBeGreaterThan(0);
     const broken = targets.filter((target) => {
       const file = resolve(ROOT, decodeURIComponent(target.split('#')[0] ?? ''));
@@ -39,8 +66,15 @@ describe('the README', () => {
 
   it('opens with a table of contents that lists every section and links only to headings', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
-    const sections = [...readme.matchAll(/^## (.+)$/gm)].map((match) => match[1] as string).filter((title) => title !== 'Contents');
+    const slug = (heading: string) =>
+      heading
+        .trim()
+        .toLowerCase()
+        .replace(/[^\w\- ]/g, '')
+        .replace(/ /g, '-');
+    const sections = [...readme.matchAll(/^## (.+)$/gm)]
+      .map((match) => match[1] as string)
+      .filter((title) => title !== 'Contents');
     const anchors = new Set([...readme.matchAll(/^#{2,4} (.+)$/gm)].map((match) => slug(match[1] as string)));
     const contents = /^## Contents\n([\s\S]*?)\n## /m.exec(readme)?.[1] ?? '';
     const toc = [...contents.matchAll(/\]\(#([^)]+)\)/g)].map((match) => match[1]);
@@ -54,9 +88,13 @@ describe('the README', () => {
 
 describe('scripts/build-if-stale.mjs', () => {
   let root: string;
-  const builds = () => (existsSync(join(root, 'builds.log')) ? readFileSync(join(root, 'builds.log'), 'utf8').trim().split('\n').length : 0);
+  const builds = () =>
+    existsSync(join(root, 'builds.log')) ? readFileSync(join(root, 'builds.log'), 'utf8').trim().split('\n').length : 0;
   const start = () => {
-    const run = spawnSync(process.execPath, [join(root, 'scripts/build-if-stale.mjs')], { cwd: root, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [join(root, 'scripts/build-if-stale.mjs')], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     return { status: run.status, out: run.stdout + run.stderr };
   };
 
@@ -81,7 +119,14 @@ writeFileSync('dist/apps/broker/src/main.js', '');
 writeFileSync('dist/console/index.html', '');
 `,
     );
-    writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'fixture', private: true, scripts: { build: 'node build.mjs && node scripts/build-if-stale.mjs --stamp' } }));
+    writeFileSync(
+      join(root, 'package.json'),
+      JSON.stringify({
+        name: 'fixture',
+        private: true,
+        scripts: { build: 'node build.mjs && node scripts/build-if-stale.mjs --stamp' },
+      }),
+    );
   });
 
   afterAll(() => {

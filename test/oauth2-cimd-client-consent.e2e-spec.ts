@@ -1,4 +1,14 @@
-import { ApiClient, FrozenClock, freePort, http, startHttpsDocumentServer, startTestBroker, testBackends, type HttpsDocumentServer, type TestBroker } from '@broker/testing';
+import {
+  ApiClient,
+  FrozenClock,
+  freePort,
+  http,
+  startHttpsDocumentServer,
+  startTestBroker,
+  testBackends,
+  type HttpsDocumentServer,
+  type TestBroker,
+} from '@broker/testing';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
@@ -31,7 +41,16 @@ describe.each(testBackends())('CIMD consent is per client document URL on $name'
   beforeAll(async () => {
     docs = await startHttpsDocumentServer((request, response) => {
       const clientId = `https://127.0.0.1:${(request.socket.localPort ?? 0).toString()}${request.url ?? ''}`;
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: clientId, client_name: 'Tenant client', redirect_uris: [REDIRECT, OTHER_REDIRECT], token_endpoint_auth_method: 'none' }));
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            client_id: clientId,
+            client_name: 'Tenant client',
+            redirect_uris: [REDIRECT, OTHER_REDIRECT],
+            token_endpoint_auth_method: 'none',
+          }),
+        );
     });
     origin = `https://127.0.0.1:${docs.port}`;
     const port = await freePort();
@@ -42,14 +61,35 @@ describe.each(testBackends())('CIMD consent is per client document URL on $name'
       config: {
         storage: await backend.storage(),
         server: { enduser: { port, public_url: base, consent_ui_url: CONSENT_UI } },
-        oauth2_authorization_server: { cimd: { enabled: true, allowed_networks: ['127.0.0.1/32'], tls_ca_file: docs.caFile } },
+        oauth2_authorization_server: {
+          cimd: { enabled: true, allowed_networks: ['127.0.0.1/32'], tls_ca_file: docs.caFile },
+        },
       },
     });
     admin = new ApiClient(broker.url('admin'));
     alice = new ApiClient(base, ALICE);
-    serviceId = (await admin.post('/api/services', { display_name: 'S', client_id: 's', issuer_uri: 'https://i.example.com', authorization_endpoint: 'https://i.example.com/a', token_endpoint: 'https://i.example.com/t', protected_resources: ['https://s.example.com'] })).json<{ id: string }>().id;
-    setId = (await admin.post('/api/permission-sets', { name: 'Read', service_scopes: [{ service_id: serviceId, scopes: ['read'] }] })).json<{ id: string }>().id;
-    const created = await admin.post('/api/agents', { display_name: 'Tenant Agent', redirect_uris: [REDIRECT], client_uris: [`${origin}/tenants/*/client.json`, `${origin}/apps/*/meta.json`], permission_sets: [{ permission_set_id: setId }] });
+    serviceId = (
+      await admin.post('/api/services', {
+        display_name: 'S',
+        client_id: 's',
+        issuer_uri: 'https://i.example.com',
+        authorization_endpoint: 'https://i.example.com/a',
+        token_endpoint: 'https://i.example.com/t',
+        protected_resources: ['https://s.example.com'],
+      })
+    ).json<{ id: string }>().id;
+    setId = (
+      await admin.post('/api/permission-sets', {
+        name: 'Read',
+        service_scopes: [{ service_id: serviceId, scopes: ['read'] }],
+      })
+    ).json<{ id: string }>().id;
+    const created = await admin.post('/api/agents', {
+      display_name: 'Tenant Agent',
+      redirect_uris: [REDIRECT],
+      client_uris: [`${origin}/tenants/*/client.json`, `${origin}/apps/*/meta.json`],
+      permission_sets: [{ permission_set_id: setId }],
+    });
     expect(created.status, created.text).toBe(201);
     agentId = created.json<{ id: string }>().id;
   });
@@ -62,7 +102,15 @@ describe.each(testBackends())('CIMD consent is per client document URL on $name'
   async function authorize(clientId: string, redirectUri = REDIRECT) {
     const url = new URL(`${base}/oauth2/authorize`);
     const verifier = oauth.generateRandomCodeVerifier();
-    const params = { client_id: clientId, response_type: 'code', redirect_uri: redirectUri, scope: 'read', state: 'st', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
+    const params = {
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: redirectUri,
+      scope: 'read',
+      state: 'st',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    };
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
     return http(url.toString(), { headers: { 'x-remote-user': ALICE } });
   }
@@ -83,7 +131,10 @@ describe.each(testBackends())('CIMD consent is per client document URL on $name'
     const response = await authorize(clientId, redirectUri);
     const token = consentToken(response.headers.location);
     expect(token, `${clientId}: ${response.status} ${String(response.headers.location)}`).toBeDefined();
-    const granted = await alice.post(`/api/consent/agents/${agentId}/grants?session_token=${encodeURIComponent(token as string)}`, { granted_permission_sets: { [setId]: [serviceId] } });
+    const granted = await alice.post(
+      `/api/consent/agents/${agentId}/grants?session_token=${encodeURIComponent(token as string)}`,
+      { granted_permission_sets: { [setId]: [serviceId] } },
+    );
     expect(granted.status, granted.text).toBe(201);
   }
 
@@ -99,10 +150,19 @@ describe.each(testBackends())('CIMD consent is per client document URL on $name'
     expect(codeAt(asked.headers.location)).toBeUndefined();
     const token = consentToken(asked.headers.location);
     expect(token, String(asked.headers.location)).toBeDefined();
-    const detail = (await alice.get(`/api/consent/agents/${agentId}?session_token=${encodeURIComponent(token as string)}`)).json<{ data: { cimd: Record<string, unknown> } }>();
-    expect(detail.data.cimd).toMatchObject({ client_id_url: second, redirect_uri: REDIRECT, verified_domain: '127.0.0.1' });
+    const detail = (
+      await alice.get(`/api/consent/agents/${agentId}?session_token=${encodeURIComponent(token as string)}`)
+    ).json<{ data: { cimd: Record<string, unknown> } }>();
+    expect(detail.data.cimd).toMatchObject({
+      client_id_url: second,
+      redirect_uri: REDIRECT,
+      verified_domain: '127.0.0.1',
+    });
 
-    const granted = await alice.post(`/api/consent/agents/${agentId}/grants?session_token=${encodeURIComponent(token as string)}`, { granted_permission_sets: { [setId]: [serviceId] } });
+    const granted = await alice.post(
+      `/api/consent/agents/${agentId}/grants?session_token=${encodeURIComponent(token as string)}`,
+      { granted_permission_sets: { [setId]: [serviceId] } },
+    );
     expect(granted.status, granted.text).toBe(201);
     expect(codeAt((await authorize(second)).headers.location)).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // The first client's consent survives the grant's replacement by the second's.
@@ -115,16 +175,38 @@ describe.each(testBackends())('CIMD consent is per client document URL on $name'
     for (const presenter of [second, agentId, first]) {
       const verifier = oauth.generateRandomCodeVerifier();
       const url = new URL(`${base}/oauth2/authorize`);
-      for (const [k, v] of Object.entries({ client_id: first, response_type: 'code', redirect_uri: REDIRECT, scope: 'read', state: 'st', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+      for (const [k, v] of Object.entries({
+        client_id: first,
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        scope: 'read',
+        state: 'st',
+        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      }))
+        url.searchParams.set(k, v);
       const code = codeAt((await http(url.toString(), { headers: { 'x-remote-user': ALICE } })).headers.location);
       expect(code).toBeDefined();
-      const form = new URLSearchParams({ grant_type: 'authorization_code', code: code as string, redirect_uri: REDIRECT, code_verifier: verifier, client_id: presenter });
-      const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
+      const form = new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: code as string,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+        client_id: presenter,
+      });
+      const response = await http(`${base}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: form.toString(),
+      });
       if (presenter === first) {
         expect(response.status, response.text).toBe(200);
       } else {
         expect(response.status, presenter).toBe(400);
-        expect(response.json()).toEqual({ error: 'invalid_grant', error_description: 'the authorization code was issued to another client' });
+        expect(response.json()).toEqual({
+          error: 'invalid_grant',
+          error_description: 'the authorization code was issued to another client',
+        });
       }
     }
   });
@@ -136,14 +218,18 @@ describe.each(testBackends())('CIMD consent is per client document URL on $name'
     expect(codeAt(other.headers.location, OTHER_REDIRECT)).toBeUndefined();
     expect(consentToken(other.headers.location)).toBeDefined();
     await consent(client, OTHER_REDIRECT);
-    expect(codeAt((await authorize(client, OTHER_REDIRECT)).headers.location, OTHER_REDIRECT)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(codeAt((await authorize(client, OTHER_REDIRECT)).headers.location, OTHER_REDIRECT)).toMatch(
+      /^[A-Za-z0-9_-]{43}$/,
+    );
     expect(codeAt((await authorize(client)).headers.location)).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
   it("keeps the agent's own UUID client_id as before: a grant from the console issues its codes, and consents no document client", async () => {
     const client = `${origin}/tenants/console/client.json`;
     expect((await alice.delete(`/api/consent/agents/${agentId}/grants`)).status).toBe(204);
-    const granted = await alice.post(`/api/consent/agents/${agentId}/grants`, { granted_permission_sets: { [setId]: [serviceId] } });
+    const granted = await alice.post(`/api/consent/agents/${agentId}/grants`, {
+      granted_permission_sets: { [setId]: [serviceId] },
+    });
     expect(granted.status, granted.text).toBe(201);
     expect(codeAt((await authorize(agentId)).headers.location)).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(consentToken((await authorize(client)).headers.location)).toBeDefined();
@@ -156,17 +242,30 @@ describe.each(testBackends())('CIMD consent is per client document URL on $name'
     expect((await alice.delete(`/api/consent/agents/${agentId}/grants`)).status).toBe(204);
     expect(consentToken((await authorize(client)).headers.location)).toBeDefined();
     // A grant from the console (no authorization request) does not bring the client back.
-    expect((await alice.post(`/api/consent/agents/${agentId}/grants`, { granted_permission_sets: { [setId]: [serviceId] } })).status).toBe(201);
+    expect(
+      (await alice.post(`/api/consent/agents/${agentId}/grants`, { granted_permission_sets: { [setId]: [serviceId] } }))
+        .status,
+    ).toBe(201);
     expect(consentToken((await authorize(client)).headers.location)).toBeDefined();
 
     // An expiring grant consented for the client, then expired and created again from the console.
     const validUntil = new Date(clock.now().getTime() + DAY).toISOString();
     const asked = await authorize(client);
     const token = consentToken(asked.headers.location) as string;
-    expect((await alice.post(`/api/consent/agents/${agentId}/grants?session_token=${encodeURIComponent(token)}`, { granted_permission_sets: { [setId]: [serviceId] }, valid_until: validUntil })).status).toBe(201);
+    expect(
+      (
+        await alice.post(`/api/consent/agents/${agentId}/grants?session_token=${encodeURIComponent(token)}`, {
+          granted_permission_sets: { [setId]: [serviceId] },
+          valid_until: validUntil,
+        })
+      ).status,
+    ).toBe(201);
     expect(codeAt((await authorize(client)).headers.location)).toBeDefined();
     clock.advance(2 * DAY);
-    expect((await alice.post(`/api/consent/agents/${agentId}/grants`, { granted_permission_sets: { [setId]: [serviceId] } })).status).toBe(201);
+    expect(
+      (await alice.post(`/api/consent/agents/${agentId}/grants`, { granted_permission_sets: { [setId]: [serviceId] } }))
+        .status,
+    ).toBe(201);
     expect(consentToken((await authorize(client)).headers.location)).toBeDefined();
   });
 
@@ -186,10 +285,16 @@ describe.each(testBackends())('CIMD consent is per client document URL on $name'
 
   it('never matches a host wildcard stored before the rule (written to the database directly), and fetches nothing', async () => {
     const legacy = (await admin.post('/api/agents', { display_name: 'Legacy' })).json<{ id: string }>().id;
-    await broker.broker.runtime.database.dataSource.query('UPDATE agents SET client_uris = $1::jsonb WHERE id = $2', [JSON.stringify(['https://*/legacy/client.json']), legacy]);
+    await broker.broker.runtime.database.dataSource.query('UPDATE agents SET client_uris = $1::jsonb WHERE id = $2', [
+      JSON.stringify(['https://*/legacy/client.json']),
+      legacy,
+    ]);
     const response = await authorize(`${origin}/legacy/client.json`);
     expect(response.status).toBe(400);
-    expect(response.json()).toEqual({ error: 'invalid_client', error_description: 'client_id is not a registered client' });
+    expect(response.json()).toEqual({
+      error: 'invalid_client',
+      error_description: 'client_id is not a registered client',
+    });
     expect(docs.hits.get('/legacy/client.json')).toBeUndefined();
   });
 
@@ -211,7 +316,10 @@ describe.each(testBackends())('CIMD consent is per client document URL on $name'
   for (const [name, uri] of refused) {
     it(`refuses client_uris with ${name} in the admin API (400 validation failed naming client_uris), on create and replace`, async () => {
       const id = (await admin.post('/api/agents', { display_name: 'safe' })).json<{ id: string }>().id;
-      for (const response of [await admin.post('/api/agents', { display_name: 'x', client_uris: [uri] }), await admin.put(`/api/agents/${id}`, { display_name: 'x', client_uris: [`${origin}/ok.json`, uri] })]) {
+      for (const response of [
+        await admin.post('/api/agents', { display_name: 'x', client_uris: [uri] }),
+        await admin.put(`/api/agents/${id}`, { display_name: 'x', client_uris: [`${origin}/ok.json`, uri] }),
+      ]) {
         expect(response.status, uri).toBe(400);
         const payload = response.json<{ error: string; message: string; details: { field: string }[] }>();
         expect(payload.error).toBe('validation failed');
@@ -222,7 +330,13 @@ describe.each(testBackends())('CIMD consent is per client document URL on $name'
   }
 
   it('accepts exact document URLs and whole-segment path wildcards on a fixed https origin', async () => {
-    const uris = ['https://vscode.dev/oauth/client-metadata.json', 'https://claude.ai/oauth/claude-code-client-metadata', 'https://agent.example.com:8443/tenants/*/client.json', 'https://agent.example.com/*/*/client.json', 'https://agent.example.com/client.json?v=1'];
+    const uris = [
+      'https://vscode.dev/oauth/client-metadata.json',
+      'https://claude.ai/oauth/claude-code-client-metadata',
+      'https://agent.example.com:8443/tenants/*/client.json',
+      'https://agent.example.com/*/*/client.json',
+      'https://agent.example.com/client.json?v=1',
+    ];
     const created = await admin.post('/api/agents', { display_name: 'ok', client_uris: uris });
     expect(created.status, created.text).toBe(201);
     expect(created.json<{ client_uris: string[] }>().client_uris).toEqual(uris);

@@ -44,7 +44,13 @@ describe.each(testBackends())('protected resources: consent per resource, tokens
   beforeAll(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { server: { enduser: { port, public_url: base, consent_ui_url: CONSENT_UI } }, storage: await backend.storage() } });
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: {
+        server: { enduser: { port, public_url: base, consent_ui_url: CONSENT_UI } },
+        storage: await backend.storage(),
+      },
+    });
     admin = new ApiClient(broker.url('admin'));
     alice = new ApiClient(base, ALICE);
     const created = async (path: string, body: unknown): Promise<string> => {
@@ -61,24 +67,58 @@ describe.each(testBackends())('protected resources: consent per resource, tokens
         { scope: 'tools.admin', description: 'Administer the tracker' },
       ],
     });
-    const resourceB = await created('/api/resources', { display_name: 'Wiki MCP', resource_uri: MCP_B, scopes: [{ scope: 'b.read', description: 'Read wiki pages' }] });
-    await created('/api/resources', { display_name: 'Other MCP', resource_uri: MCP_OTHER, scopes: [{ scope: 'tools.read', description: 'Read' }] });
-    const mail = await created('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: [MAIL_API] });
-    const setA = await created('/api/permission-sets', { name: 'Tracker', resource_scopes: [{ resource_id: resourceA, scopes: ['tools.read'] }] });
-    const setB = await created('/api/permission-sets', { name: 'Wiki', resource_scopes: [{ resource_id: resourceB, scopes: ['b.read'] }] });
-    const setAWrite = await created('/api/permission-sets', { name: 'Tracker edits', resource_scopes: [{ resource_id: resourceA, scopes: ['tools.write'] }] });
-    const setMail = await created('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: mail, scopes: ['mail.read'] }] });
+    const resourceB = await created('/api/resources', {
+      display_name: 'Wiki MCP',
+      resource_uri: MCP_B,
+      scopes: [{ scope: 'b.read', description: 'Read wiki pages' }],
+    });
+    await created('/api/resources', {
+      display_name: 'Other MCP',
+      resource_uri: MCP_OTHER,
+      scopes: [{ scope: 'tools.read', description: 'Read' }],
+    });
+    const mail = await created('/api/services', {
+      display_name: 'Mail',
+      client_id: 'm',
+      issuer_uri: 'https://idp.example.com',
+      authorization_endpoint: 'https://idp.example.com/a',
+      token_endpoint: 'https://idp.example.com/t',
+      protected_resources: [MAIL_API],
+    });
+    const setA = await created('/api/permission-sets', {
+      name: 'Tracker',
+      resource_scopes: [{ resource_id: resourceA, scopes: ['tools.read'] }],
+    });
+    const setB = await created('/api/permission-sets', {
+      name: 'Wiki',
+      resource_scopes: [{ resource_id: resourceB, scopes: ['b.read'] }],
+    });
+    const setAWrite = await created('/api/permission-sets', {
+      name: 'Tracker edits',
+      resource_scopes: [{ resource_id: resourceA, scopes: ['tools.write'] }],
+    });
+    const setMail = await created('/api/permission-sets', {
+      name: 'Mail',
+      service_scopes: [{ service_id: mail, scopes: ['mail.read'] }],
+    });
     const agent = await created('/api/agents', {
       display_name: 'MCP client',
       redirect_uris: [REDIRECT],
       allowed_scopes: ['tools.read', 'tools.write', 'tools.admin', 'b.read', 'mail.read', 'offline_access'],
-      permission_sets: [setA, setB, setAWrite, setMail].map((id) => ({ permission_set_id: id, requirement_type: 'optional' })),
+      permission_sets: [setA, setB, setAWrite, setMail].map((id) => ({
+        permission_set_id: id,
+        requirement_type: 'optional',
+      })),
     });
-    const secret = (await admin.post(`/api/agents/${agent}/client-credentials`)).json<{ client_secret: string }>().client_secret;
+    const secret = (await admin.post(`/api/agents/${agent}/client-credentials`)).json<{ client_secret: string }>()
+      .client_secret;
     reg = { agent, secret, resourceA, resourceB, mail, setA, setB, setAWrite, setMail };
     client = { client_id: agent };
     const issuer = new URL(base);
-    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+    as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+    );
   });
 
   afterAll(async () => {
@@ -86,11 +126,21 @@ describe.each(testBackends())('protected resources: consent per resource, tokens
   });
 
   /** Alice's authorization request: the redirect's location, the verifier and state. */
-  async function authorize(resources: readonly string[], scope: string | undefined): Promise<{ location: URL; verifier: string; state: string }> {
+  async function authorize(
+    resources: readonly string[],
+    scope: string | undefined,
+  ): Promise<{ location: URL; verifier: string; state: string }> {
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
     const url = new URL(as.authorization_endpoint as string);
-    const params: Record<string, string> = { client_id: reg.agent, response_type: 'code', redirect_uri: REDIRECT, state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
+    const params: Record<string, string> = {
+      client_id: reg.agent,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    };
     if (scope !== undefined) params.scope = scope;
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
     for (const resource of resources) url.searchParams.append('resource', resource);
@@ -107,17 +157,28 @@ describe.each(testBackends())('protected resources: consent per resource, tokens
 
   async function grant(sets: Record<string, string[]>, sessionToken?: string): Promise<void> {
     const query = sessionToken === undefined ? '' : `?session_token=${encodeURIComponent(sessionToken)}`;
-    const response = await alice.post(`/api/consent/agents/${reg.agent}/grants${query}`, { granted_permission_sets: sets });
+    const response = await alice.post(`/api/consent/agents/${reg.agent}/grants${query}`, {
+      granted_permission_sets: sets,
+    });
     expect(response.status, response.text).toBeLessThan(300);
   }
 
   async function redeem(location: URL, verifier: string, state: string): Promise<oauth.TokenEndpointResponse> {
     const params = oauth.validateAuthResponse(as, client, location, state);
-    const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(reg.secret), params, REDIRECT, verifier, insecure);
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic(reg.secret),
+      params,
+      REDIRECT,
+      verifier,
+      insecure,
+    );
     return oauth.processAuthorizationCodeResponse(as, client, response);
   }
 
-  const verify = async (token: string, audience: string) => (await jwtVerify(token, createRemoteJWKSet(new URL(as.jwks_uri as string)), { issuer: base, audience })).payload;
+  const verify = async (token: string, audience: string) =>
+    (await jwtVerify(token, createRemoteJWKSet(new URL(as.jwks_uri as string)), { issuer: base, audience })).payload;
 
   function errorOf(location: URL, state: string): string | null {
     expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
@@ -129,7 +190,20 @@ describe.each(testBackends())('protected resources: consent per resource, tokens
   it('first consent: an MCP server the person never allowed goes to the consent page, which names it; once allowed, its token has aud = its URI and only its scopes', async () => {
     const first = await authorize([MCP_A], 'tools.read');
     const sessionToken = sessionTokenOf(first.location);
-    const detail = (await alice.get(`/api/consent/agents/${reg.agent}?session_token=${encodeURIComponent(sessionToken)}`)).json<{ data: { resources: { id: string; resource_uri: string; display_name: string; granted: boolean; requested: boolean; permissions: { scope: string; description: string }[] }[] } }>().data;
+    const detail = (
+      await alice.get(`/api/consent/agents/${reg.agent}?session_token=${encodeURIComponent(sessionToken)}`)
+    ).json<{
+      data: {
+        resources: {
+          id: string;
+          resource_uri: string;
+          display_name: string;
+          granted: boolean;
+          requested: boolean;
+          permissions: { scope: string; description: string }[];
+        }[];
+      };
+    }>().data;
     expect(detail.resources.map((r) => [r.display_name, r.resource_uri, r.granted, r.requested])).toEqual([
       ['Tracker MCP', MCP_A, false, true],
       ['Wiki MCP', MCP_B, false, false],
@@ -155,15 +229,23 @@ describe.each(testBackends())('protected resources: consent per resource, tokens
   it('incremental consent: a second MCP server shows consent for it alone, keeps the first, and only then yields a code', async () => {
     const asked = await authorize([MCP_B], 'b.read');
     const sessionToken = sessionTokenOf(asked.location);
-    const detail = (await alice.get(`/api/consent/agents/${reg.agent}?session_token=${encodeURIComponent(sessionToken)}`)).json<{ data: { resources: { resource_uri: string; granted: boolean; requested: boolean }[] } }>().data;
+    const detail = (
+      await alice.get(`/api/consent/agents/${reg.agent}?session_token=${encodeURIComponent(sessionToken)}`)
+    ).json<{ data: { resources: { resource_uri: string; granted: boolean; requested: boolean }[] } }>().data;
     expect(detail.resources.map((r) => [r.resource_uri, r.granted, r.requested])).toEqual([
       [MCP_A, true, false],
       [MCP_B, false, true],
     ]);
     // What the console sends: the grant as it is, plus the new MCP server.
     await grant({ [reg.setA]: [reg.resourceA], [reg.setMail]: [reg.mail], [reg.setB]: [reg.resourceB] }, sessionToken);
-    const granted = (await alice.get(`/api/consent/agents/${reg.agent}/grants`)).json<{ data: { granted_permission_sets: Record<string, string[]> }[] }>().data[0];
-    expect(granted?.granted_permission_sets).toEqual({ [reg.setA]: [reg.resourceA], [reg.setMail]: [reg.mail], [reg.setB]: [reg.resourceB] });
+    const granted = (await alice.get(`/api/consent/agents/${reg.agent}/grants`)).json<{
+      data: { granted_permission_sets: Record<string, string[]> }[];
+    }>().data[0];
+    expect(granted?.granted_permission_sets).toEqual({
+      [reg.setA]: [reg.resourceA],
+      [reg.setMail]: [reg.mail],
+      [reg.setB]: [reg.resourceB],
+    });
 
     const b = await authorize([MCP_B], 'b.read');
     const payload = await verify((await redeem(b.location, b.verifier, b.state)).access_token, MCP_B);
@@ -192,19 +274,36 @@ describe.each(testBackends())('protected resources: consent per resource, tokens
 
   it("a third-party service's protected resource (the older way) is covered while the grant delegates that service, refused once it does not", async () => {
     const covered = await authorize([MAIL_API], 'mail.read');
-    expect((await verify((await redeem(covered.location, covered.verifier, covered.state)).access_token, MAIL_API)).aud).toBe(MAIL_API);
+    expect(
+      (await verify((await redeem(covered.location, covered.verifier, covered.state)).access_token, MAIL_API)).aud,
+    ).toBe(MAIL_API);
     await grant({ [reg.setA]: [reg.resourceA], [reg.setB]: [reg.resourceB] });
     const refused = await authorize([MAIL_API], 'mail.read');
     expect(errorOf(refused.location, refused.state)).toBe('access_denied');
   });
 
   it('client_credentials for a registered resource: only the scopes it offers', async () => {
-    const ok = await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(reg.secret), new URLSearchParams({ resource: MCP_B, scope: 'b.read' }), insecure);
+    const ok = await oauth.clientCredentialsGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretPost(reg.secret),
+      new URLSearchParams({ resource: MCP_B, scope: 'b.read' }),
+      insecure,
+    );
     const payload = await verify((await oauth.processClientCredentialsResponse(as, client, ok)).access_token, MCP_B);
     expect(payload).toMatchObject({ aud: MCP_B, scope: 'b.read', sub: reg.agent });
-    const refused = await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(reg.secret), new URLSearchParams({ resource: MCP_B, scope: 'tools.read' }), insecure);
+    const refused = await oauth.clientCredentialsGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretPost(reg.secret),
+      new URLSearchParams({ resource: MCP_B, scope: 'tools.read' }),
+      insecure,
+    );
     expect(refused.status).toBe(400);
-    expect(await refused.json()).toEqual({ error: 'invalid_scope', error_description: 'a requested scope is not offered by the resource' });
+    expect(await refused.json()).toEqual({
+      error: 'invalid_scope',
+      error_description: 'a requested scope is not offered by the resource',
+    });
   });
 
   it('a grant replaced without an MCP server ends the refresh tokens bound to it; the others keep working', async () => {
@@ -216,10 +315,22 @@ describe.each(testBackends())('protected resources: consent per resource, tokens
     expect(tokenB.refresh_token).toBeDefined();
     await grant({ [reg.setB]: [reg.resourceB] });
 
-    const refreshA = await oauth.refreshTokenGrantRequest(as, client, oauth.ClientSecretBasic(reg.secret), tokenA.refresh_token as string, insecure);
+    const refreshA = await oauth.refreshTokenGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic(reg.secret),
+      tokenA.refresh_token as string,
+      insecure,
+    );
     expect(refreshA.status).toBe(400);
     expect(((await refreshA.json()) as { error: string }).error).toBe('invalid_grant');
-    const refreshB = await oauth.refreshTokenGrantRequest(as, client, oauth.ClientSecretBasic(reg.secret), tokenB.refresh_token as string, insecure);
+    const refreshB = await oauth.refreshTokenGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic(reg.secret),
+      tokenB.refresh_token as string,
+      insecure,
+    );
     const renewed = await oauth.processRefreshTokenResponse(as, client, refreshB);
     expect((await verify(renewed.access_token, MCP_B)).scope).toBe('b.read offline_access');
     // And the MCP server taken out needs consent again.

@@ -13,7 +13,9 @@ const read = (file: string): OpenApiDocument => JSON.parse(readFileSync(file, 'u
 describe('generated OpenAPI contracts', () => {
   it('document every admin route with its methods', () => {
     const admin = read('openapi/admin-api.json');
-    const methods = Object.fromEntries(Object.entries(admin.paths).map(([path, item]) => [path, Object.keys(item).sort()]));
+    const methods = Object.fromEntries(
+      Object.entries(admin.paths).map(([path, item]) => [path, Object.keys(item).sort()]),
+    );
     expect(methods).toMatchObject({
       '/api/agents': ['get', 'post'],
       '/api/agents/{agentId}': ['delete', 'get', 'put'],
@@ -31,8 +33,12 @@ describe('generated OpenAPI contracts', () => {
 
   it('describe request and response bodies from the DTOs', () => {
     const { components } = read('openapi/admin-api.json');
-    expect(Object.keys(components.schemas.AgentDto?.properties ?? {})).toEqual(expect.arrayContaining(['display_name', 'canonical_id', 'redirect_uris', 'permission_sets']));
-    expect(Object.keys(components.schemas.ServiceResponse?.properties ?? {})).toEqual(expect.arrayContaining(['client_secret', 'protected_resources', 'token_endpoint_auth_method']));
+    expect(Object.keys(components.schemas.AgentDto?.properties ?? {})).toEqual(
+      expect.arrayContaining(['display_name', 'canonical_id', 'redirect_uris', 'permission_sets']),
+    );
+    expect(Object.keys(components.schemas.ServiceResponse?.properties ?? {})).toEqual(
+      expect.arrayContaining(['client_secret', 'protected_resources', 'token_endpoint_auth_method']),
+    );
     expect(Object.keys(components.schemas.PermissionSetListResponse?.properties ?? {})).toEqual(['items']);
   });
 

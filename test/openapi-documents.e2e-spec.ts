@@ -29,14 +29,23 @@ const admin = read(FILES.admin);
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch']);
 
 function operations(document: Document): { path: string; method: string; operation: Operation }[] {
-  return Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).filter(([method]) => METHODS.has(method)).map(([method, operation]) => ({ path, method, operation })));
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => METHODS.has(method))
+      .map(([method, operation]) => ({ path, method, operation })),
+  );
 }
-const everyOperation = [...operations(user).map((o) => ({ ...o, server: 'enduser', document: user })), ...operations(admin).map((o) => ({ ...o, server: 'admin', document: admin }))];
+const everyOperation = [
+  ...operations(user).map((o) => ({ ...o, server: 'enduser', document: user })),
+  ...operations(admin).map((o) => ({ ...o, server: 'admin', document: admin })),
+];
 
 /** A `$ref` chain or inline schema, resolved against the document. */
 function resolveSchema(document: Document, schema: Json): Json {
   const ref = schema.$ref;
-  return typeof ref === 'string' ? resolveSchema(document, document.components.schemas[ref.replace('#/components/schemas/', '')] ?? {}) : schema;
+  return typeof ref === 'string'
+    ? resolveSchema(document, document.components.schemas[ref.replace('#/components/schemas/', '')] ?? {})
+    : schema;
 }
 function queryNames(operation: Operation | undefined): string[] {
   return (operation?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
@@ -66,8 +75,13 @@ describe('the OpenAPI documents (issue 21)', () => {
 
   it('declare every path parameter of every operation (25 undeclared when filed)', () => {
     const undeclared = everyOperation.flatMap(({ path, method, operation, server }) => {
-      const declared = new Set((operation.parameters ?? []).filter((p) => p.in === 'path' && p.required === true).map((p) => p.name));
-      return [...path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => name).filter((name) => !declared.has(name!)).map((name) => `${server} ${method.toUpperCase()} ${path} {${name}}`);
+      const declared = new Set(
+        (operation.parameters ?? []).filter((p) => p.in === 'path' && p.required === true).map((p) => p.name),
+      );
+      return [...path.matchAll(/\{([^}]+)\}/g)]
+        .map(([, name]) => name)
+        .filter((name) => !declared.has(name!))
+        .map((name) => `${server} ${method.toUpperCase()} ${path} {${name}}`);
     });
     expect(undeclared).toEqual([]);
   });
@@ -78,14 +92,26 @@ describe('the OpenAPI documents (issue 21)', () => {
       [user.paths['/api/consent/agents/{agentId}/deny']?.post, ['session_token']],
       [user.paths['/api/consent/agents/{agentId}/grants']?.post, ['session_token']],
       [user.paths['/api/approvals']?.get, ['principal', 'agent_session_id']],
-      [user.paths['/oauth2/authorize']?.get, ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method']],
-      [user.paths['/api/third-party/{serviceId}/oauth2/callback']?.get, ['code', 'state', 'error', 'error_description']],
+      [
+        user.paths['/oauth2/authorize']?.get,
+        ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'],
+      ],
+      [
+        user.paths['/api/third-party/{serviceId}/oauth2/callback']?.get,
+        ['code', 'state', 'error', 'error_description'],
+      ],
       [user.paths['/api/third-party/{serviceId}/oauth2/authorize']?.get, ['redirect_uri']],
       [admin.paths['/api/permission-sets']?.get, ['service_id']],
     ];
-    const missing = expected.flatMap(([operation, names]) => names.filter((name) => !queryNames(operation).includes(name)).map((name) => `${operation?.operationId ?? 'missing operation'} ?${name}`));
+    const missing = expected.flatMap(([operation, names]) =>
+      names
+        .filter((name) => !queryNames(operation).includes(name))
+        .map((name) => `${operation?.operationId ?? 'missing operation'} ?${name}`),
+    );
     expect(missing).toEqual([]);
-    const redirectUri = user.paths['/api/third-party/{serviceId}/oauth2/authorize']?.get?.parameters?.find((p) => p.name === 'redirect_uri');
+    const redirectUri = user.paths['/api/third-party/{serviceId}/oauth2/authorize']?.get?.parameters?.find(
+      (p) => p.name === 'redirect_uri',
+    );
     expect(redirectUri?.required).toBe(true);
   });
 
@@ -93,8 +119,13 @@ describe('the OpenAPI documents (issue 21)', () => {
     const token = user.paths['/oauth2/token']?.post;
     const form = token?.requestBody?.content['application/x-www-form-urlencoded']?.schema;
     expect(form).toBeDefined();
-    const grants = JSON.stringify(form === undefined ? {} : [form, ...((form.oneOf ?? form.anyOf ?? []) as Json[]).map((s) => resolveSchema(user, s))]);
-    for (const grant of ['authorization_code', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange']) expect(grants).toContain(grant);
+    const grants = JSON.stringify(
+      form === undefined
+        ? {}
+        : [form, ...((form.oneOf ?? form.anyOf ?? []) as Json[]).map((s) => resolveSchema(user, s))],
+    );
+    for (const grant of ['authorization_code', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'])
+      expect(grants).toContain(grant);
     const ok = token?.responses['200']?.content?.['application/json']?.schema;
     expect(ok).toBeDefined();
     expect(JSON.stringify(ok === undefined ? {} : resolveSchema(user, ok))).toContain('access_token');
@@ -109,11 +140,17 @@ describe('the OpenAPI documents (issue 21)', () => {
       // /health documents its 503 with its own report; every other error answer is an envelope.
       return errors
         .filter(([status]) => !(path === '/health' && status === '503'))
-        .filter(([, response]) => !JSON.stringify(response.content?.['application/json']?.schema ?? {}).includes(`#/components/schemas/${envelope}`))
+        .filter(
+          ([, response]) =>
+            !JSON.stringify(response.content?.['application/json']?.schema ?? {}).includes(
+              `#/components/schemas/${envelope}`,
+            ),
+        )
         .map(([status]) => `${where} ${status}: not the ${envelope} envelope`);
     });
     expect(wrong).toEqual([]);
-    for (const document of [user, admin]) expect(document.components.schemas.ApiError?.required).toEqual(['error', 'message']);
+    for (const document of [user, admin])
+      expect(document.components.schemas.ApiError?.required).toEqual(['error', 'message']);
     expect(user.components.schemas.OAuthError?.required).toEqual(['error', 'error_description']);
   });
 
@@ -134,13 +171,19 @@ describe('the OpenAPI documents (issue 21)', () => {
     const open = everyOperation.flatMap(({ operation, path, method, document, server }) => {
       const schema = operation.requestBody?.content['application/json']?.schema;
       if (schema === undefined) return [];
-      return resolveSchema(document, schema).additionalProperties === false ? [] : [`${server} ${method.toUpperCase()} ${path}`];
+      return resolveSchema(document, schema).additionalProperties === false
+        ? []
+        : [`${server} ${method.toUpperCase()} ${path}`];
     });
     expect(open).toEqual([]);
   });
 
   it('pass Redocly lint (recommended-strict)', () => {
-    const output = execFileSync(join('node_modules', '.bin', 'redocly'), ['lint', '--format=stylish', FILES.enduser, FILES.admin], { encoding: 'utf8' });
+    const output = execFileSync(
+      join('node_modules', '.bin', 'redocly'),
+      ['lint', '--format=stylish', FILES.enduser, FILES.admin],
+      { encoding: 'utf8' },
+    );
     expect(output).not.toMatch(/error|warning/);
   });
 
@@ -199,7 +242,9 @@ describe('the documents served live', () => {
     try {
       const urls = await broker.listening(['enduser', 'admin']);
       expect((await http(`${urls.enduser}/docs`)).status).toBe(200);
-      expect((await http(`${urls.enduser}/docs/swagger-ui-bundle.js`)).headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect((await http(`${urls.enduser}/docs/swagger-ui-bundle.js`)).headers['content-type']).toBe(
+        'text/javascript; charset=utf-8',
+      );
       expect((await http(`${urls.admin}/docs`)).status).toBe(404);
     } finally {
       broker.signal('SIGTERM');

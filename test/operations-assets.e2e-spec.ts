@@ -18,7 +18,6 @@ import { BOTH_SERVERS } from './support/servers';
 const DOCKER = resolve('docker');
 const readYaml = <T>(path: string): T => parse(readFileSync(resolve(DOCKER, path), 'utf8')) as T;
 
-
 /** Labels Prometheus attaches to every series of a target (scrape config), not the broker. */
 const TARGET_LABELS = new Set(['job', 'instance', 'deployment']);
 
@@ -29,7 +28,8 @@ async function defaultFamilies(): Promise<Map<string, Family>> {
   const families = new Map<string, Family>();
   for (const metric of await registry.getMetricsAsJSON()) {
     const labels = new Set<string>();
-    for (const value of metric.values) for (const name of Object.keys(value.labels)) if (name !== 'le') labels.add(name);
+    for (const value of metric.values)
+      for (const name of Object.keys(value.labels)) if (name !== 'le') labels.add(name);
     families.set(metric.name, { type: String(metric.type) as Family['type'], labels: [...labels] });
   }
   return families;
@@ -97,7 +97,8 @@ function problemsOf(expr: string, known: ReadonlyMap<string, Family>): string[] 
     const labels = new Set([...known.get(family)!.labels, ...TARGET_LABELS]);
     for (const label of matchers) if (!labels.has(label)) problems.push(`${name} has no label ${label}`);
     for (const label of use.grouping) {
-      if (label === 'le' ? !name.endsWith('_bucket') : !labels.has(label)) problems.push(`${name} has no label ${label} (grouping)`);
+      if (label === 'le' ? !name.endsWith('_bucket') : !labels.has(label))
+        problems.push(`${name} has no label ${label} (grouping)`);
     }
   }
   return problems;
@@ -150,12 +151,19 @@ function service(name: string): ComposeService {
   if (found === undefined) throw new Error(`docker/compose.yaml has no service ${name}`);
   return found;
 }
-const prometheus = readYaml<{ rule_files: string[]; scrape_configs: Array<{ job_name: string; metrics_path?: string; static_configs: Array<{ targets: string[] }> }> }>(
-  'prometheus/prometheus.yml',
+const prometheus = readYaml<{
+  rule_files: string[];
+  scrape_configs: Array<{ job_name: string; metrics_path?: string; static_configs: Array<{ targets: string[] }> }>;
+}>('prometheus/prometheus.yml');
+const rules = readYaml<{ groups: Array<{ name: string; rules: Rule[] }> }>('prometheus/alerts.yml').groups.flatMap(
+  (group) => group.rules,
 );
-const rules = readYaml<{ groups: Array<{ name: string; rules: Rule[] }> }>('prometheus/alerts.yml').groups.flatMap((group) => group.rules);
-const datasources = readYaml<{ apiVersion: number; datasources: Array<{ uid: string; type: string; url: string }> }>('grafana/provisioning/datasources/prometheus.yml');
-const providers = readYaml<{ apiVersion: number; providers: Array<{ type: string; options: { path: string } }> }>('grafana/provisioning/dashboards/broker.yml');
+const datasources = readYaml<{ apiVersion: number; datasources: Array<{ uid: string; type: string; url: string }> }>(
+  'grafana/provisioning/datasources/prometheus.yml',
+);
+const providers = readYaml<{ apiVersion: number; providers: Array<{ type: string; options: { path: string } }> }>(
+  'grafana/provisioning/dashboards/broker.yml',
+);
 const dashboard = JSON.parse(readFileSync(resolve(DOCKER, 'grafana/dashboards/broker.json'), 'utf8')) as Dashboard;
 const queryPanels = dashboard.panels.filter((panel) => panel.type !== 'row');
 
@@ -173,13 +181,20 @@ function bindMounts(name: string): Map<string, string> {
 function allExpressions(): Array<{ where: string; expr: string }> {
   return [
     ...rules.map((rule) => ({ where: `alert ${rule.alert}`, expr: rule.expr ?? '' })),
-    ...queryPanels.flatMap((panel) => (panel.targets ?? []).map((target) => ({ where: `panel "${panel.title}" ${target.refId}`, expr: target.expr ?? '' }))),
+    ...queryPanels.flatMap((panel) =>
+      (panel.targets ?? []).map((target) => ({
+        where: `panel "${panel.title}" ${target.refId}`,
+        expr: target.expr ?? '',
+      })),
+    ),
   ];
 }
 
 describe('docker/compose.yaml with Prometheus and Grafana', () => {
   it('pins every image to a version and mounts only files that exist in docker/', () => {
-    expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(['postgres', 'broker', 'prometheus', 'grafana']));
+    expect(Object.keys(compose.services)).toEqual(
+      expect.arrayContaining(['postgres', 'broker', 'prometheus', 'grafana']),
+    );
     for (const [name, { image, build, volumes }] of Object.entries(compose.services)) {
       if (image !== undefined) expect(image, name).toMatch(/^[\w./-]+:(?!latest$)[\w.-]+$/);
       else expect(existsSync(resolve(DOCKER, build?.context ?? '-', build?.dockerfile ?? '-')), name).toBe(true);
@@ -220,7 +235,9 @@ describe('docker/compose.yaml with Prometheus and Grafana', () => {
     expect(datasources.datasources[0]).toMatchObject({ type: 'prometheus', url: 'http://prometheus:9090' });
     expect(service('prometheus').ports).toContain('9090:9090');
     expect(providers.apiVersion).toBe(1);
-    expect(providers.providers.map((provider) => [provider.type, mounts.get(provider.options.path)])).toEqual([['file', './grafana/dashboards']]);
+    expect(providers.providers.map((provider) => [provider.type, mounts.get(provider.options.path)])).toEqual([
+      ['file', './grafana/dashboards'],
+    ]);
   });
 });
 
@@ -238,10 +255,13 @@ describe('docker/prometheus/alerts.yml', () => {
   });
 
   it('alerts on what issue 16 names: down, 5xx rate, refresh failures, key set fetches, re-authentication rising, long-poll waiters', () => {
-    const watched = (series: string): string[] => rules.filter((rule) => rule.expr?.includes(series)).map((rule) => rule.alert!);
+    const watched = (series: string): string[] =>
+      rules.filter((rule) => rule.expr?.includes(series)).map((rule) => rule.alert!);
     expect(rules.find((rule) => rule.alert === 'BrokerDown')?.expr).toBe('up{job="broker"} == 0');
     expect(rules.some((rule) => rule.expr?.includes('status_class="5xx"'))).toBe(true);
-    expect(rules.some((rule) => rule.expr?.includes('broker_vault_refreshes_total{outcome="refresh_failed"}'))).toBe(true);
+    expect(rules.some((rule) => rule.expr?.includes('broker_vault_refreshes_total{outcome="refresh_failed"}'))).toBe(
+      true,
+    );
     expect(watched('broker_key_set_fetch_failures_total').length).toBeGreaterThan(0);
     expect(watched('delta(broker_sessions_needing_reauthentication').length).toBeGreaterThan(0);
     expect(watched('broker_approval_waiters').length).toBeGreaterThan(0);
@@ -271,13 +291,20 @@ describe('docker/grafana/dashboards/broker.json', () => {
     for (const panel of queryPanels) {
       for (const target of panel.targets ?? []) {
         const grouping = new Set(usesOf(target.expr ?? '').grouping);
-        for (const [, label] of (target.legendFormat ?? '').matchAll(/\{\{\s*(\w+)\s*\}\}/g)) expect(grouping, `${panel.title}: ${label}`).toContain(label);
+        for (const [, label] of (target.legendFormat ?? '').matchAll(/\{\{\s*(\w+)\s*\}\}/g))
+          expect(grouping, `${panel.title}: ${label}`).toContain(label);
       }
     }
   });
 
   it('shows what issue 16 lists: every broker family at least once', () => {
-    const shown = new Set(queryPanels.flatMap((panel) => (panel.targets ?? []).flatMap((target) => usesOf(target.expr ?? '').series.map((s) => familyOf(s.name, new Map(Object.entries(CATALOGUE)))))));
+    const shown = new Set(
+      queryPanels.flatMap((panel) =>
+        (panel.targets ?? []).flatMap((target) =>
+          usesOf(target.expr ?? '').series.map((s) => familyOf(s.name, new Map(Object.entries(CATALOGUE)))),
+        ),
+      ),
+    );
     expect([...Object.keys(CATALOGUE)].filter((family) => !shown.has(family))).toEqual([]);
   });
 });
@@ -285,12 +312,16 @@ describe('docker/grafana/dashboards/broker.json', () => {
 describe('metric names and labels in the alert rules and the dashboard', () => {
   it('are families and labels of the broker catalogue and prom-client default metrics', async () => {
     const known = new Map<string, Family>([...Object.entries(CATALOGUE), ...(await defaultFamilies())]);
-    const problems = allExpressions().flatMap(({ where, expr }) => problemsOf(expr, known).map((problem) => `${where}: ${problem}`));
+    const problems = allExpressions().flatMap(({ where, expr }) =>
+      problemsOf(expr, known).map((problem) => `${where}: ${problem}`),
+    );
     expect(problems).toEqual([]);
     // The checker itself: a misspelt family, a label the family lacks, and a stray bracket are caught.
     expect(problemsOf('sum by (server) (rate(broker_http_request_duration_second_count[5m]))', known)).toHaveLength(1);
     expect(problemsOf('sum by (cache) (rate(broker_token_requests_total{result="hit"}[5m]))', known)).toHaveLength(2);
-    expect(problemsOf('histogram_quantile(0.9, sum by (le) (rate(broker_db_pglite_wait_seconds_bucket[5m]))', known)).toHaveLength(1);
+    expect(
+      problemsOf('histogram_quantile(0.9, sum by (le) (rate(broker_db_pglite_wait_seconds_bucket[5m]))', known),
+    ).toHaveLength(1);
   });
 });
 
@@ -304,7 +335,8 @@ function parseExposition(text: string): Map<string, { type: string; labels: Set<
     if (sample === null || line.startsWith('#')) continue;
     const name = sample[1] ?? '';
     const family = families.get(name) ?? families.get(name.replace(/_(bucket|sum|count)$/, ''));
-    for (const [, label] of (sample[2] ?? '').matchAll(/(\w+)="(?:[^"\\]|\\.)*"/g)) if (label !== 'le') family?.labels.add(label ?? '');
+    for (const [, label] of (sample[2] ?? '').matchAll(/(\w+)="(?:[^"\\]|\\.)*"/g))
+      if (label !== 'le') family?.labels.add(label ?? '');
   }
   return families;
 }
@@ -325,7 +357,11 @@ describe('metric names and labels against a live scrape of the broker', () => {
     expect((await http(`${broker.url('enduser')}/health`)).status).toBe(200);
     expect((await http(`${broker.url('admin')}/health`)).status).toBe(200);
     expect((await http(`${broker.url('enduser')}/no-such-route`)).status).toBe(404);
-    const token = await http(`${broker.url('enduser')}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&client_id=nobody&client_secret=wrong' });
+    const token = await http(`${broker.url('enduser')}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&client_id=nobody&client_secret=wrong',
+    });
     expect(token.status).toBe(401);
     await http(`${broker.url('admin')}/metrics`);
 
@@ -340,12 +376,19 @@ describe('metric names and labels against a live scrape of the broker', () => {
     }
     for (const [name, family] of Object.entries(CATALOGUE)) expect(scraped.get(name)?.type, name).toBe(family.type);
     // The traffic above fills these; any labelled family with series carries exactly the catalogue's labels.
-    for (const name of ['broker_http_request_duration_seconds', 'broker_token_requests_total', 'broker_db_pool_connections']) expect(scraped.get(name)?.labels.size, name).toBeGreaterThan(0);
+    for (const name of [
+      'broker_http_request_duration_seconds',
+      'broker_token_requests_total',
+      'broker_db_pool_connections',
+    ])
+      expect(scraped.get(name)?.labels.size, name).toBeGreaterThan(0);
     for (const [name, family] of Object.entries(CATALOGUE)) {
       const labels = scraped.get(name)?.labels ?? new Set<string>();
       if (labels.size > 0) expect([...labels].sort(), name).toEqual([...family.labels].sort());
     }
-    const problems = allExpressions().flatMap(({ where, expr }) => problemsOf(expr, known).map((problem) => `${where}: ${problem}`));
+    const problems = allExpressions().flatMap(({ where, expr }) =>
+      problemsOf(expr, known).map((problem) => `${where}: ${problem}`),
+    );
     expect(problems).toEqual([]);
   });
 });

@@ -25,7 +25,10 @@ describe('parsers of untrusted input', () => {
   function sendForm(path: string, traceId = randomBytes(16).toString('hex')): Promise<HttpResponse> {
     return http(`${broker.url('enduser')}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+      },
       body: form,
     });
   }

@@ -27,7 +27,8 @@ describe('a UTF-8 principal header', () => {
     await broker.stop();
   });
 
-  const whoami = (base: string, value: string) => http(`${base}/api/probe/whoami`, { headers: { 'x-remote-user': value } });
+  const whoami = (base: string, value: string) =>
+    http(`${base}/api/probe/whoami`, { headers: { 'x-remote-user': value } });
 
   it('is decoded as UTF-8 on both servers: café is café, not cafÃ©', async () => {
     for (const base of [user, admin]) {
@@ -39,7 +40,7 @@ describe('a UTF-8 principal header', () => {
     expect(me.json<{ data: { principal: string } }>().data.principal).toBe(CAFE);
   });
 
-  it('lets a person\'s grants follow their name, by header and by the cookie issued for it', async () => {
+  it("lets a person's grants follow their name, by header and by the cookie issued for it", async () => {
     const cafe = new ApiClient(user, utf8(CAFE));
     // A Buffer body: node:http sends the head of a request with a string body in the body's encoding.
     const created = await http(`${user}/api/consent/agents/${reg.agent}/grants`, {
@@ -49,10 +50,13 @@ describe('a UTF-8 principal header', () => {
     });
     expect(created.status, created.text).toBe(201);
     expect(created.json<{ data: { principal: string } }>().data.principal).toBe(CAFE);
-    const listed = (await cafe.get(`/api/consent/agents/${reg.agent}/grants`)).json<{ data: { principal: string }[] }>().data;
+    const listed = (await cafe.get(`/api/consent/agents/${reg.agent}/grants`)).json<{ data: { principal: string }[] }>()
+      .data;
     expect(listed.map((grant) => grant.principal)).toEqual([CAFE]);
     // The mis-decoded name is somebody else.
-    expect((await new ApiClient(user, utf8('cafÃ©')).get(`/api/consent/agents/${reg.agent}/grants`)).json()).toEqual({ data: [] });
+    expect((await new ApiClient(user, utf8('cafÃ©')).get(`/api/consent/agents/${reg.agent}/grants`)).json()).toEqual({
+      data: [],
+    });
 
     const setCookie = (await cafe.get('/api/me')).headers['set-cookie'] ?? [];
     const cookie = (setCookie.find((value) => value.startsWith('session_token=')) as string).split(';')[0] as string;
@@ -66,22 +70,36 @@ describe('a UTF-8 principal header', () => {
     expect((await whoami(admin, utf8('é'.repeat(200)))).status).toBe(200);
     const tooLong = await whoami(admin, utf8('é'.repeat(201)));
     expect(tooLong.status).toBe(400);
-    expect(tooLong.json()).toEqual({ error: 'bad request', message: 'the x-remote-user header is longer than 200 characters' });
+    expect(tooLong.json()).toEqual({
+      error: 'bad request',
+      message: 'the x-remote-user header is longer than 200 characters',
+    });
   });
 
   it('still refuses a control character, now judged on the decoded text (U+0085 NEL)', async () => {
     const response = await whoami(user, utf8('alice\u0085admin'));
     expect(response.status).toBe(400);
-    expect(response.json()).toEqual({ error: 'bad request', message: 'the x-remote-user header contains control characters' });
+    expect(response.json()).toEqual({
+      error: 'bad request',
+      message: 'the x-remote-user header contains control characters',
+    });
   });
 
   it('answers 400 bad request for bytes that are not UTF-8, on both servers', async () => {
     // A Latin-1 é, a truncated sequence, an overlong '/', a UTF-16 surrogate encoded in UTF-8.
-    for (const value of [bytes(0x63, 0x61, 0x66, 0xe9), bytes(0x61, 0xe2, 0x82), bytes(0xc0, 0xaf), bytes(0xed, 0xa0, 0x80)]) {
+    for (const value of [
+      bytes(0x63, 0x61, 0x66, 0xe9),
+      bytes(0x61, 0xe2, 0x82),
+      bytes(0xc0, 0xaf),
+      bytes(0xed, 0xa0, 0x80),
+    ]) {
       for (const base of [user, admin]) {
         const response = await whoami(base, value);
         expect(response.status).toBe(400);
-        expect(response.json()).toEqual({ error: 'bad request', message: 'the x-remote-user header is not valid UTF-8' });
+        expect(response.json()).toEqual({
+          error: 'bad request',
+          message: 'the x-remote-user header is not valid UTF-8',
+        });
       }
     }
   });

@@ -51,7 +51,15 @@ interface MailFixture {
   connect(principal: string, options?: { grant?: boolean }): Promise<void>;
   /** Makes the sessions due: expiring within the window, written an hour before (`now`: the broker's clock), no lease. */
   makeDue(principals: readonly string[], now?: Date): Promise<void>;
-  stored(principal: string): Promise<{ accessToken: string; refreshToken: string; expiresAt: Date | null; needsReauthentication: boolean; version: number }>;
+  stored(
+    principal: string,
+  ): Promise<{
+    accessToken: string;
+    refreshToken: string;
+    expiresAt: Date | null;
+    needsReauthentication: boolean;
+    version: number;
+  }>;
   exchange(principal: string): Promise<{ status: number; body: { access_token?: string; error?: string } }>;
   /** Uses (and so rotates away) the principal's stored refresh token behind the broker's back. */
   revokeRefreshToken(principal: string): Promise<void>;
@@ -61,17 +69,45 @@ interface MailFixture {
 /** The broker's config for `proactive` (the test provider listens on loopback, which issuer discovery refuses unless allowed). */
 function brokerConfig(proactive: Record<string, unknown>, keys: Record<string, unknown> = {}): Record<string, unknown> {
   const thirdParty = (keys.third_party_oauth2 ?? {}) as Record<string, unknown>;
-  return { ...keys, third_party_oauth2: { ...thirdParty, discovery: { allowed_networks: ['127.0.0.0/8'] } }, token_refresh: { proactive: { enabled: true, ...proactive } } };
+  return {
+    ...keys,
+    third_party_oauth2: { ...thirdParty, discovery: { allowed_networks: ['127.0.0.0/8'] } },
+    token_refresh: { proactive: { enabled: true, ...proactive } },
+  };
 }
 
-async function startMailFixture(backend: TestBackend, config: Record<string, unknown>, clock?: Clock): Promise<MailFixture> {
-  const gateway = await startGatewayFixture({ servers: BOTH_SERVERS, backend, clock, algorithm: 'RS256', gatewaySub: 'gateway', config });
+async function startMailFixture(
+  backend: TestBackend,
+  config: Record<string, unknown>,
+  clock?: Clock,
+): Promise<MailFixture> {
+  const gateway = await startGatewayFixture({
+    servers: BOTH_SERVERS,
+    backend,
+    clock,
+    algorithm: 'RS256',
+    gatewaySub: 'gateway',
+    config,
+  });
   const { broker, base } = gateway;
   captures.push(broker.logs);
   const admin = new ApiClient(broker.url('admin'));
   const p = 'https://placeholder.example.com';
-  const service = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'x', client_secret: 'x', issuer_uri: p, authorization_endpoint: `${p}/a`, token_endpoint: `${p}/t`, protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
-  const provider = await startThirdPartyProvider({ redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`], scopes: ['mail.read'] });
+  const service = (
+    await admin.post('/api/services', {
+      display_name: 'Mail',
+      client_id: 'x',
+      client_secret: 'x',
+      issuer_uri: p,
+      authorization_endpoint: `${p}/a`,
+      token_endpoint: `${p}/t`,
+      protected_resources: ['https://mail.example.com'],
+    })
+  ).json<{ id: string }>().id;
+  const provider = await startThirdPartyProvider({
+    redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`],
+    scopes: ['mail.read'],
+  });
   const state: ProviderControl = { failedTokenRequests: 0, failWith: undefined, gate: undefined };
   // Registered before the provider's first request (oidc-provider composes its middleware then): an outage while
   // `failWith` is set, and a gate holding the next refresh answer when one is set.
@@ -83,16 +119,30 @@ async function startMailFixture(backend: TestBackend, config: Record<string, unk
       return;
     }
     await next();
-    const grantType = ctx.path === '/token' ? (ctx.oidc as KoaContextWithOIDC['oidc'] | undefined)?.params?.grant_type : undefined;
+    const grantType =
+      ctx.path === '/token' ? (ctx.oidc as KoaContextWithOIDC['oidc'] | undefined)?.params?.grant_type : undefined;
     const gate = state.gate;
     if (grantType === 'refresh_token' && gate !== undefined) {
       state.gate = undefined;
       await gate.hold();
     }
   });
-  await admin.put(`/api/services/${service}`, { display_name: 'Mail', client_id: provider.clientId, client_secret: provider.clientSecret, issuer_uri: provider.issuer, protected_resources: ['https://mail.example.com'] });
-  const set = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: service, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-  const agent = (await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
+  await admin.put(`/api/services/${service}`, {
+    display_name: 'Mail',
+    client_id: provider.clientId,
+    client_secret: provider.clientSecret,
+    issuer_uri: provider.issuer,
+    protected_resources: ['https://mail.example.com'],
+  });
+  const set = (
+    await admin.post('/api/permission-sets', {
+      name: 'Mail',
+      service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
+    })
+  ).json<{ id: string }>().id;
+  const agent = (
+    await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })
+  ).json<{ id: string }>().id;
   const app = broker.broker.server('enduser').app;
   const database = broker.broker.runtime.database.dataSource;
 
@@ -105,27 +155,40 @@ async function startMailFixture(backend: TestBackend, config: Record<string, unk
     control: state,
     async connect(principal, options = {}) {
       const user = new ApiClient(base, principal);
-      if (options.grant !== false) expect((await user.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } })).status).toBeLessThan(300);
-      const start = await user.get(`/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`);
-      const callback = await completeAuthorization(start.headers.location as string, `${base}/api/third-party/${service}/oauth2/callback`);
-      expect((await http(callback, { headers: { 'x-remote-user': principal } })).headers.location).toContain('success=true');
+      if (options.grant !== false)
+        expect(
+          (await user.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } }))
+            .status,
+        ).toBeLessThan(300);
+      const start = await user.get(
+        `/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`,
+      );
+      const callback = await completeAuthorization(
+        start.headers.location as string,
+        `${base}/api/third-party/${service}/oauth2/callback`,
+      );
+      expect((await http(callback, { headers: { 'x-remote-user': principal } })).headers.location).toContain(
+        'success=true',
+      );
     },
     async makeDue(principals, now) {
       const at = now ?? new Date();
-      await database.query('UPDATE third_party_sessions SET access_token_expires_at = $1, updated_at = $2, refresh_claimed_until = NULL WHERE service_id = $3 AND principal = ANY($4)', [
-        new Date(at.getTime() + 60_000),
-        new Date(at.getTime() - 3_600_000),
-        service,
-        principals,
-      ]);
+      await database.query(
+        'UPDATE third_party_sessions SET access_token_expires_at = $1, updated_at = $2, refresh_claimed_until = NULL WHERE service_id = $3 AND principal = ANY($4)',
+        [new Date(at.getTime() + 60_000), new Date(at.getTime() - 3_600_000), service, principals],
+      );
     },
     async stored(principal) {
       const record = await app.get(SessionRepository).find(principal, service);
       if (record === undefined) throw new Error('no stored session');
       const cipher = app.get(EnvelopeCipher);
       return {
-        accessToken: cipher.decrypt(record.accessTokenEnvelope, bindings.sessionToken(service, principal, 'access_token')).toString(),
-        refreshToken: cipher.decrypt(record.refreshTokenEnvelope as Buffer, bindings.sessionToken(service, principal, 'refresh_token')).toString(),
+        accessToken: cipher
+          .decrypt(record.accessTokenEnvelope, bindings.sessionToken(service, principal, 'access_token'))
+          .toString(),
+        refreshToken: cipher
+          .decrypt(record.refreshTokenEnvelope as Buffer, bindings.sessionToken(service, principal, 'refresh_token'))
+          .toString(),
         expiresAt: record.accessTokenExpiresAt,
         needsReauthentication: record.needsReauthentication === true,
         version: record.version,
@@ -139,7 +202,10 @@ async function startMailFixture(backend: TestBackend, config: Record<string, unk
       const { refreshToken } = await fixture.stored(principal);
       const used = await fetch(`${provider.issuer}/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${provider.clientId}:${provider.clientSecret}`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${provider.clientId}:${provider.clientSecret}`).toString('base64')}`,
+        },
         body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }),
       });
       expect(used.status).toBe(200);
@@ -167,7 +233,9 @@ function logRecords(): Record<string, unknown>[] {
 async function vaultRefreshes(mail: MailFixture, outcome: string, trigger: string): Promise<number> {
   const scrape = await http(`${mail.gateway.broker.url('admin')}/metrics`);
   expect(scrape.status).toBe(200);
-  const line = scrape.text.split('\n').find((l) => l.startsWith(`broker_vault_refreshes_total{outcome="${outcome}",trigger="${trigger}"}`));
+  const line = scrape.text
+    .split('\n')
+    .find((l) => l.startsWith(`broker_vault_refreshes_total{outcome="${outcome}",trigger="${trigger}"}`));
   return Number(line?.split(' ').at(-1) ?? Number.NaN);
 }
 
@@ -189,7 +257,7 @@ describe.each(testBackends())('proactive refresh of third-party tokens on $name'
     await mail?.stop();
   });
 
-  it('runs one sweeper per process: the end-user server\'s, not the admin server\'s', () => {
+  it("runs one sweeper per process: the end-user server's, not the admin server's", () => {
     expect(mail.sweeper.sweeping).toBe(true);
     expect(mail.gateway.broker.broker.server('admin').app.get(ProactiveRefreshSweeper).sweeping).toBe(false);
   });
@@ -216,38 +284,44 @@ describe.each(testBackends())('proactive refresh of third-party tokens on $name'
     expect(exchanged.status).toBe(200);
     expect(exchanged.body.access_token).toBe(refreshed.accessToken);
     expect(mail.provider.refreshes()).toBe(refreshes + 1);
-    for (const logs of captures) expect(logs.leaked([alice.accessToken, alice.refreshToken, refreshed.accessToken, refreshed.refreshToken])).toEqual([]);
+    for (const logs of captures)
+      expect(
+        logs.leaked([alice.accessToken, alice.refreshToken, refreshed.accessToken, refreshed.refreshToken]),
+      ).toEqual([]);
   });
 
-  it.each(['exchange', 'sweep'] as const)('a racing exchange and sweep on one due session cause exactly one provider refresh (%s started first)', async (first) => {
-    const before = await mail.stored(ALICE);
-    const refreshes = mail.provider.refreshes();
-    const gate = new RefreshGate();
-    mail.control.gate = gate;
-    // Expired: the exchange must refresh too, never serve the old token. Whichever refresh reaches the provider
-    // first (a background sweep may) is held there while the other joins: the single flight in this process,
-    // the row lock (PostgreSQL: the claim skips the locked row) and the version re-check after it.
-    await mail.makeDue([ALICE], new Date(Date.now() - 120_000));
-    try {
-      const exchange = first === 'exchange' ? mail.exchange(ALICE) : undefined;
-      const sweep = first === 'sweep' ? mail.sweeper.sweepNow() : undefined;
-      await gate.arrived;
-      const exchanged = exchange ?? mail.exchange(ALICE);
-      const swept = sweep ?? mail.sweeper.sweepNow();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      gate.release();
-      const [response] = await Promise.all([exchanged, swept]);
-      expect(response.status).toBe(200);
-      const after = await mail.stored(ALICE);
-      expect(after.accessToken).not.toBe(before.accessToken);
-      expect(response.body.access_token).toBe(after.accessToken);
-    } finally {
-      gate.release();
-      mail.control.gate = undefined;
-    }
-    expect(mail.provider.refreshes()).toBe(refreshes + 1);
-    expect(mail.provider.refusedRefreshes()).toBe(0);
-  });
+  it.each(['exchange', 'sweep'] as const)(
+    'a racing exchange and sweep on one due session cause exactly one provider refresh (%s started first)',
+    async (first) => {
+      const before = await mail.stored(ALICE);
+      const refreshes = mail.provider.refreshes();
+      const gate = new RefreshGate();
+      mail.control.gate = gate;
+      // Expired: the exchange must refresh too, never serve the old token. Whichever refresh reaches the provider
+      // first (a background sweep may) is held there while the other joins: the single flight in this process,
+      // the row lock (PostgreSQL: the claim skips the locked row) and the version re-check after it.
+      await mail.makeDue([ALICE], new Date(Date.now() - 120_000));
+      try {
+        const exchange = first === 'exchange' ? mail.exchange(ALICE) : undefined;
+        const sweep = first === 'sweep' ? mail.sweeper.sweepNow() : undefined;
+        await gate.arrived;
+        const exchanged = exchange ?? mail.exchange(ALICE);
+        const swept = sweep ?? mail.sweeper.sweepNow();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        gate.release();
+        const [response] = await Promise.all([exchanged, swept]);
+        expect(response.status).toBe(200);
+        const after = await mail.stored(ALICE);
+        expect(after.accessToken).not.toBe(before.accessToken);
+        expect(response.body.access_token).toBe(after.accessToken);
+      } finally {
+        gate.release();
+        mail.control.gate = undefined;
+      }
+      expect(mail.provider.refreshes()).toBe(refreshes + 1);
+      expect(mail.provider.refusedRefreshes()).toBe(0);
+    },
+  );
 
   it('a refresh token the provider refused marks the session for re-authentication (sessions API), and the sweep does not retry it', async () => {
     const carol = 'carol@example.com';
@@ -256,12 +330,17 @@ describe.each(testBackends())('proactive refresh of third-party tokens on $name'
     const [refused, refreshes] = [mail.provider.refusedRefreshes(), mail.provider.refreshes()];
     await mail.makeDue([carol]);
     const user = new ApiClient(mail.gateway.base, carol);
-    const marked = async (): Promise<boolean> => (await user.get(`/api/third-party/${mail.service}/session`)).json<{ data: { session: { needs_reauthentication: boolean } } }>().data.session.needs_reauthentication;
+    const marked = async (): Promise<boolean> =>
+      (await user.get(`/api/third-party/${mail.service}/session`)).json<{
+        data: { session: { needs_reauthentication: boolean } };
+      }>().data.session.needs_reauthentication;
     await until(marked);
     expect(mail.provider.refusedRefreshes()).toBe(refused + 1);
     expect(await vaultRefreshes(mail, 'reauthentication_required', 'proactive')).toBe(1);
     // Lease over: the marked session is still never claimed again.
-    await mail.gateway.broker.broker.runtime.database.dataSource.query('UPDATE third_party_sessions SET refresh_claimed_until = NULL');
+    await mail.gateway.broker.broker.runtime.database.dataSource.query(
+      'UPDATE third_party_sessions SET refresh_claimed_until = NULL',
+    );
     expect((await mail.sweeper.sweepNow()).claimed).toBe(0);
     expect((await mail.sweeper.sweepNow()).claimed).toBe(0);
     expect(mail.provider.refusedRefreshes()).toBe(refused + 1);
@@ -274,7 +353,10 @@ describe('proactive refresh disabled', () => {
   let broker: TestBroker;
 
   beforeAll(async () => {
-    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { token_refresh: { proactive: { enabled: false } } } });
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: { token_refresh: { proactive: { enabled: false } } },
+    });
   });
 
   afterAll(async () => {
@@ -282,7 +364,8 @@ describe('proactive refresh disabled', () => {
   });
 
   it('token_refresh.proactive.enabled: false starts no sweeper in either server', () => {
-    for (const kind of ['enduser', 'admin'] as const) expect(broker.broker.server(kind).app.get(ProactiveRefreshSweeper).sweeping).toBe(false);
+    for (const kind of ['enduser', 'admin'] as const)
+      expect(broker.broker.server(kind).app.get(ProactiveRefreshSweeper).sweeping).toBe(false);
   });
 });
 
@@ -331,8 +414,14 @@ describe.each(testBackends())('proactive refresh during a provider outage on $na
     expect(mail.control.failedTokenRequests).toBe(2 + 2 * 3);
     // One warn line per back-off change, one line for the recovery: the service id, never a token.
     const lines = logRecords().filter((r) => r.service_id === mail.service);
-    expect(lines.filter((r) => r.msg === 'proactive refresh: the provider is failing; backing off the service').map((r) => r.backoff_ms)).toEqual([20_000, 40_000, 80_000, 160_000]);
-    expect(lines.filter((r) => r.msg === 'proactive refresh: the provider answered again; back-off reset')).toHaveLength(1);
+    expect(
+      lines
+        .filter((r) => r.msg === 'proactive refresh: the provider is failing; backing off the service')
+        .map((r) => r.backoff_ms),
+    ).toEqual([20_000, 40_000, 80_000, 160_000]);
+    expect(
+      lines.filter((r) => r.msg === 'proactive refresh: the provider answered again; back-off reset'),
+    ).toHaveLength(1);
   });
 });
 
@@ -341,12 +430,18 @@ describe.runIf(postgresServerUrl())('proactive refresh in two broker processes o
   const principals = Array.from({ length: 20 }, (_, i) => `user${i}@example.com`);
   // Small batches and frequent sweeps: both processes keep claiming while the other refreshes.
   const proactive = { interval: '100ms', window: '5m', batch_size: 5, concurrency: 2 };
-  const keys = { encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' }, third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] } };
+  const keys = {
+    encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' },
+    third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] },
+  };
   let storage: Record<string, unknown>;
 
   beforeAll(async () => {
     storage = { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } };
-    mail = await startMailFixture({ name: 'postgres', storage: () => Promise.resolve(storage) }, brokerConfig(proactive, keys));
+    mail = await startMailFixture(
+      { name: 'postgres', storage: () => Promise.resolve(storage) },
+      brokerConfig(proactive, keys),
+    );
     for (const principal of principals) await mail.connect(principal);
   });
 
@@ -361,13 +456,17 @@ describe.runIf(postgresServerUrl())('proactive refresh in two broker processes o
     await new Promise<void>((resolve, reject) => {
       replica.once('error', reject);
       replica.once('message', () => resolve());
-      replica.send({ config: { ...brokerConfig(proactive, keys), storage, server: { enduser: { port: 0 }, admin: { port: 0 } } } });
+      replica.send({
+        config: { ...brokerConfig(proactive, keys), storage, server: { enduser: { port: 0 }, admin: { port: 0 } } },
+      });
     });
     const refreshes = mail.provider.refreshes();
     await mail.makeDue(principals);
     const database = mail.gateway.broker.broker.runtime.database.dataSource;
     await until(async () => {
-      const [row] = await database.query<{ n: number }[]>("SELECT count(*)::int AS n FROM third_party_sessions WHERE access_token_expires_at > now() + interval '30 minutes'");
+      const [row] = await database.query<{ n: number }[]>(
+        "SELECT count(*)::int AS n FROM third_party_sessions WHERE access_token_expires_at > now() + interval '30 minutes'",
+      );
       return row?.n === principals.length;
     });
     const replicaRefreshed = await new Promise<number>((resolve) => {

@@ -1,7 +1,14 @@
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { BrokerProcess, createPostgresDatabase, http, pgliteStorage, postgresServerUrl, writeConfigFile } from '@broker/testing';
+import {
+  BrokerProcess,
+  createPostgresDatabase,
+  http,
+  pgliteStorage,
+  postgresServerUrl,
+  writeConfigFile,
+} from '@broker/testing';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -26,7 +33,9 @@ describe('the broker process', () => {
     const broker = new BrokerProcess('broker', ['--config', file]);
     const { code } = await broker.exited;
     expect(code).toBe(2);
-    expect(broker.stderr.join('')).toBe('config error: oauth2_authorization_server.mode must be one of local, proxy, hybrid (got "lokal")\n');
+    expect(broker.stderr.join('')).toBe(
+      'config error: oauth2_authorization_server.mode must be one of local, proxy, hybrid (got "lokal")\n',
+    );
   });
 
   it('runs both servers on the embedded database, keeps data across a restart, and exits 0 on Ctrl-C', async () => {
@@ -61,9 +70,13 @@ describe('the broker process', () => {
       const broker = new BrokerProcess('broker', ['--config', file]);
       const { code } = await broker.exited;
       expect(code).toBe(1);
-      expect(broker.stderr.join('')).toBe(`cannot start the admin server: 127.0.0.1:${taken} is already in use (stop the other process or change server.admin.port)\n`);
+      expect(broker.stderr.join('')).toBe(
+        `cannot start the admin server: 127.0.0.1:${taken} is already in use (stop the other process or change server.admin.port)\n`,
+      );
       // The end-user server that did bind was closed again.
-      const enduser = broker.records().find((r) => r.server === 'enduser' && String(r.msg).endsWith('server listening'));
+      const enduser = broker
+        .records()
+        .find((r) => r.server === 'enduser' && String(r.msg).endsWith('server listening'));
       if (enduser !== undefined) await expect(http(`${String(enduser.url)}/health`)).rejects.toThrow();
     } finally {
       blocker.close();
@@ -80,7 +93,9 @@ describe('the broker process', () => {
     const socket = connect(Number(enduser.port), enduser.hostname);
     await new Promise<void>((resolve) => socket.once('connect', resolve));
     const body = JSON.stringify({ name: 'slow' });
-    socket.write(`POST /api/slow HTTP/1.1\r\nHost: ${enduser.host}\r\nX-Remote-User: alice\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(
+      `POST /api/slow HTTP/1.1\r\nHost: ${enduser.host}\r\nX-Remote-User: alice\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
     socket.write(body.slice(0, 3));
     const slowResponse = new Promise<string>((resolve) => {
       let text = '';
@@ -123,10 +138,17 @@ describe.runIf(postgresServerUrl())('the standalone servers on one PostgreSQL', 
       expect((await http(`${userUrls.enduser as string}/health`)).status).toBe(200);
       expect((await http(`${adminUrls.admin as string}/health`)).status).toBe(200);
       // Each process runs only its own server.
-      expect(userApi.records().some((r) => r.server === 'admin' && String(r.msg).endsWith('server listening'))).toBe(false);
-      expect(adminApi.records().some((r) => r.server === 'enduser' && String(r.msg).endsWith('server listening'))).toBe(false);
+      expect(userApi.records().some((r) => r.server === 'admin' && String(r.msg).endsWith('server listening'))).toBe(
+        false,
+      );
+      expect(adminApi.records().some((r) => r.server === 'enduser' && String(r.msg).endsWith('server listening'))).toBe(
+        false,
+      );
       // Same database: one installation, migrations applied by exactly one of them.
-      const [a, b] = await Promise.all([userApi.waitFor((r) => r.msg === 'database ready'), adminApi.waitFor((r) => r.msg === 'database ready')]);
+      const [a, b] = await Promise.all([
+        userApi.waitFor((r) => r.msg === 'database ready'),
+        adminApi.waitFor((r) => r.msg === 'database ready'),
+      ]);
       expect(a.installation_id).toBe(b.installation_id);
       const appliedBy = [userApi, adminApi].filter((p) => p.records().some((r) => String(r.msg).startsWith('applied')));
       expect(appliedBy).toHaveLength(1);

@@ -1,5 +1,13 @@
 import { EventLedger, RefreshTokenRetention } from '@broker/persistence';
-import { ApiClient, freePort, FrozenClock, http, startTestBroker, testBackends, type TestBroker } from '@broker/testing';
+import {
+  ApiClient,
+  freePort,
+  FrozenClock,
+  http,
+  startTestBroker,
+  testBackends,
+  type TestBroker,
+} from '@broker/testing';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +42,14 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
   const secrets: string[] = [];
 
   const agent = async (name: string, allowedScopes: string[]): Promise<string> => {
-    const id = (await admin.post('/api/agents', { display_name: name, redirect_uris: [REDIRECT], allowed_scopes: allowedScopes, permission_sets: [{ permission_set_id: setId }] })).json<{ id: string }>().id;
+    const id = (
+      await admin.post('/api/agents', {
+        display_name: name,
+        redirect_uris: [REDIRECT],
+        allowed_scopes: allowedScopes,
+        permission_sets: [{ permission_set_id: setId }],
+      })
+    ).json<{ id: string }>().id;
     await alice.post(`/api/consent/agents/${id}/grants`, { granted_permission_sets: { [setId]: [serviceId] } });
     return id;
   };
@@ -42,18 +57,46 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
   beforeAll(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    broker = await startTestBroker({ servers: BOTH_SERVERS, clock, config: { storage: await backend.storage(), server: { enduser: { port, public_url: base, consent_ui_url: 'https://consent.example.com' } } } });
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      clock,
+      config: {
+        storage: await backend.storage(),
+        server: { enduser: { port, public_url: base, consent_ui_url: 'https://consent.example.com' } },
+      },
+    });
     admin = new ApiClient(broker.url('admin'));
     alice = new ApiClient(base, ALICE);
-    serviceId = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: [MAIL, FILES] })).json<{ id: string }>().id;
-    setId = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
+    serviceId = (
+      await admin.post('/api/services', {
+        display_name: 'Mail',
+        client_id: 'm',
+        issuer_uri: 'https://idp.example.com',
+        authorization_endpoint: 'https://idp.example.com/a',
+        token_endpoint: 'https://idp.example.com/t',
+        protected_resources: [MAIL, FILES],
+      })
+    ).json<{ id: string }>().id;
+    setId = (
+      await admin.post('/api/permission-sets', {
+        name: 'Mail',
+        service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }],
+      })
+    ).json<{ id: string }>().id;
     const confidentialId = await agent('Confidential', ['mail.read', 'offline_access']);
-    confidential = { id: confidentialId, secret: (await admin.post(`/api/agents/${confidentialId}/client-credentials`)).json<{ client_secret: string }>().client_secret };
+    confidential = {
+      id: confidentialId,
+      secret: (await admin.post(`/api/agents/${confidentialId}/client-credentials`)).json<{ client_secret: string }>()
+        .client_secret,
+    };
     secrets.push(confidential.secret);
     publicAgent = await agent('Public', []);
     noOffline = await agent('No offline access', ['mail.read']);
     const issuer = new URL(base);
-    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+    as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+    );
   });
 
   afterAll(async () => {
@@ -61,28 +104,55 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
   });
 
   const clientOf = (id: string): { client: oauth.Client; auth: oauth.ClientAuth } =>
-    id === confidential.id ? { client: { client_id: id }, auth: oauth.ClientSecretBasic(confidential.secret) } : { client: { client_id: id, token_endpoint_auth_method: 'none' }, auth: oauth.None() };
+    id === confidential.id
+      ? { client: { client_id: id }, auth: oauth.ClientSecretBasic(confidential.secret) }
+      : { client: { client_id: id, token_endpoint_auth_method: 'none' }, auth: oauth.None() };
 
   /** Signs alice in for `clientId` (her grant exists: no consent page) and redeems the code. */
-  async function signIn(clientId: string, scope = 'mail.read offline_access', resources: string[] = [MAIL, FILES]): Promise<oauth.TokenEndpointResponse> {
+  async function signIn(
+    clientId: string,
+    scope = 'mail.read offline_access',
+    resources: string[] = [MAIL, FILES],
+  ): Promise<oauth.TokenEndpointResponse> {
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
     const url = new URL(as.authorization_endpoint as string);
-    for (const [k, v] of Object.entries({ client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope, state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+    for (const [k, v] of Object.entries({
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope,
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    }))
+      url.searchParams.set(k, v);
     for (const resource of resources) url.searchParams.append('resource', resource);
     const redirect = await http(url.toString(), { headers: { 'x-remote-user': ALICE } });
     expect(redirect.status, redirect.text).toBe(302);
     const { client, auth } = clientOf(clientId);
     const params = oauth.validateAuthResponse(as, client, new URL(redirect.headers.location as string), state);
-    const result = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, auth, params, REDIRECT, verifier, insecure));
+    const result = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, auth, params, REDIRECT, verifier, insecure),
+    );
     secrets.push(result.access_token, ...(result.refresh_token === undefined ? [] : [result.refresh_token]));
     return result;
   }
 
   /** A refresh through oauth4webapi (its response processing included). */
-  async function refresh(clientId: string, token: string, parameters?: Record<string, string>): Promise<oauth.TokenEndpointResponse> {
+  async function refresh(
+    clientId: string,
+    token: string,
+    parameters?: Record<string, string>,
+  ): Promise<oauth.TokenEndpointResponse> {
     const { client, auth } = clientOf(clientId);
-    const result = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, token, { ...insecure, additionalParameters: parameters }));
+    const result = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, auth, token, { ...insecure, additionalParameters: parameters }),
+    );
     secrets.push(result.access_token, ...(result.refresh_token === undefined ? [] : [result.refresh_token]));
     return result;
   }
@@ -91,7 +161,8 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
   const refreshRaw = (clientId: string, token: string, extra: Record<string, string> = {}) => {
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
     const form: Record<string, string> = { grant_type: 'refresh_token', refresh_token: token, ...extra };
-    if (clientId === confidential.id) headers.authorization = `Basic ${Buffer.from(`${clientId}:${encodeURIComponent(confidential.secret)}`).toString('base64')}`;
+    if (clientId === confidential.id)
+      headers.authorization = `Basic ${Buffer.from(`${clientId}:${encodeURIComponent(confidential.secret)}`).toString('base64')}`;
     else form.client_id = clientId;
     return http(`${base}/oauth2/token`, { method: 'POST', headers, body: new URLSearchParams(form).toString() });
   };
@@ -104,7 +175,16 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
 
   const events = async (type: string, familyId: string) => {
     await broker.broker.server('enduser').app.get(EventLedger).flush();
-    return broker.broker.runtime.database.dataSource.query<{ actor_type: string; actor_id: string; principal: string; agent_id: string; outcome: string; details: Record<string, unknown> }[]>(
+    return broker.broker.runtime.database.dataSource.query<
+      {
+        actor_type: string;
+        actor_id: string;
+        principal: string;
+        agent_id: string;
+        outcome: string;
+        details: Record<string, unknown>;
+      }[]
+    >(
       "SELECT actor_type, actor_id, principal, agent_id, outcome, details FROM events WHERE type = $1 AND details->>'family_id' = $2",
       [type, familyId],
     );
@@ -127,15 +207,33 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
     expect(second).toMatchObject({ token_type: 'bearer', expires_in: 3600, scope: 'mail.read offline_access' });
     expect(second.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(second.refresh_token).not.toBe(first.refresh_token);
-    const { payload } = await jwtVerify(second.access_token, createRemoteJWKSet(new URL(as.jwks_uri as string)), { issuer: base, currentDate: clock.now() });
-    expect(payload).toMatchObject({ sub: ALICE, client_id: confidential.id, sid, aud: [MAIL, FILES], scope: 'mail.read offline_access' });
+    const { payload } = await jwtVerify(second.access_token, createRemoteJWKSet(new URL(as.jwks_uri as string)), {
+      issuer: base,
+      currentDate: clock.now(),
+    });
+    expect(payload).toMatchObject({
+      sub: ALICE,
+      client_id: confidential.id,
+      sid,
+      aud: [MAIL, FILES],
+      scope: 'mail.read offline_access',
+    });
     expect(payload.iat).toBe(Math.floor(clock.nowMs() / 1000));
 
     const third = await refresh(confidential.id, second.refresh_token as string);
     expect(decodeJwt(third.access_token).sid).toBe(sid);
 
     // The ledger: issue and rotations, by the agent, naming the family and never a token.
-    expect(await events('refresh_token.issued', sid)).toEqual([{ actor_type: 'agent', actor_id: confidential.id, principal: ALICE, agent_id: confidential.id, outcome: 'success', details: { family_id: sid } }]);
+    expect(await events('refresh_token.issued', sid)).toEqual([
+      {
+        actor_type: 'agent',
+        actor_id: confidential.id,
+        principal: ALICE,
+        agent_id: confidential.id,
+        outcome: 'success',
+        details: { family_id: sid },
+      },
+    ]);
     expect(await events('refresh_token.rotated', sid)).toHaveLength(2);
   });
 
@@ -146,8 +244,19 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
 
     const verifier = oauth.generateRandomCodeVerifier();
     const url = new URL(as.authorization_endpoint as string);
-    for (const [k, v] of Object.entries({ client_id: noOffline, response_type: 'code', redirect_uri: REDIRECT, scope: 'mail.read offline_access', state: 's', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })) url.searchParams.set(k, v);
-    const refused = new URL((await http(url.toString(), { headers: { 'x-remote-user': ALICE } })).headers.location as string);
+    for (const [k, v] of Object.entries({
+      client_id: noOffline,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'mail.read offline_access',
+      state: 's',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    }))
+      url.searchParams.set(k, v);
+    const refused = new URL(
+      (await http(url.toString(), { headers: { 'x-remote-user': ALICE } })).headers.location as string,
+    );
     expect(refused.searchParams.get('error')).toBe('invalid_scope');
   });
 
@@ -163,8 +272,14 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
       status: 400,
       body: { error: 'invalid_scope', error_description: 'the requested scope exceeds the scope of the refresh token' },
     });
-    expect((await refusal(confidential.id, first.refresh_token as string, { resource: 'https://elsewhere.example.com/mcp' })).body.error).toBe('invalid_target');
-    const narrowed = await refresh(confidential.id, first.refresh_token as string, { scope: 'mail.read', resource: FILES });
+    expect(
+      (await refusal(confidential.id, first.refresh_token as string, { resource: 'https://elsewhere.example.com/mcp' }))
+        .body.error,
+    ).toBe('invalid_target');
+    const narrowed = await refresh(confidential.id, first.refresh_token as string, {
+      scope: 'mail.read',
+      resource: FILES,
+    });
     expect(narrowed.scope).toBe('mail.read');
     expect(decodeJwt(narrowed.access_token)).toMatchObject({ scope: 'mail.read', aud: FILES });
     // RFC 6749 §6: the successor keeps the family's scope and resources.
@@ -178,24 +293,37 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
     const second = await refresh(confidential.id, first.refresh_token as string);
     const introspect = async (token: string) => {
       const { client, auth } = clientOf(confidential.id);
-      return (await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, auth, token, insecure))).active;
+      return (
+        await oauth.processIntrospectionResponse(
+          as,
+          client,
+          await oauth.introspectionRequest(as, client, auth, token, insecure),
+        )
+      ).active;
     };
     expect(await introspect(second.access_token)).toBe(true);
     expect(await refusal(confidential.id, first.refresh_token as string)).toEqual({
       status: 400,
-      body: { error: 'invalid_grant', error_description: 'the refresh token was already used; its sign-in has been ended' },
+      body: {
+        error: 'invalid_grant',
+        error_description: 'the refresh token was already used; its sign-in has been ended',
+      },
     });
     // The legitimate holder's current token is ended too (RFC 9700 §4.14.2).
     expect((await refusal(confidential.id, second.refresh_token as string)).body.error).toBe('invalid_grant');
     // The family's access tokens are inactive at once (their sid).
     expect(await introspect(second.access_token)).toBe(false);
     expect(await introspect(second.refresh_token as string)).toBe(false);
-    expect(await events('refresh_token.reused', sid)).toEqual([expect.objectContaining({ actor_type: 'agent', outcome: 'failure', details: { family_id: sid } })]);
+    expect(await events('refresh_token.reused', sid)).toEqual([
+      expect.objectContaining({ actor_type: 'agent', outcome: 'failure', details: { family_id: sid } }),
+    ]);
   });
 
   it('lets one of concurrent refreshes of a token win; the others get invalid_grant', async () => {
     const first = await signIn(publicAgent);
-    const answers = await Promise.all(Array.from({ length: 5 }, () => refreshRaw(publicAgent, first.refresh_token as string)));
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => refreshRaw(publicAgent, first.refresh_token as string)),
+    );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     const losers = answers.filter((a) => a.status !== 200);
     expect(losers).toHaveLength(4);
@@ -208,7 +336,10 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
     const first = await signIn(confidential.id);
     expect(await refusal(publicAgent, first.refresh_token as string)).toEqual({
       status: 400,
-      body: { error: 'invalid_grant', error_description: 'the refresh token is invalid or was issued to another client' },
+      body: {
+        error: 'invalid_grant',
+        error_description: 'the refresh token is invalid or was issued to another client',
+      },
     });
     expect((await refresh(confidential.id, first.refresh_token as string)).access_token).toBeTruthy();
     expect((await refusal(confidential.id, 'not-a-token-we-issued')).body.error).toBe('invalid_grant');
@@ -217,7 +348,10 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
 
   it('ends when the person revokes the grant (as the console does), and a new grant does not revive it', async () => {
     const id = await agent('Revoked later', []);
-    const liveSessions = async () => (await alice.get('/api/consent/agents')).json<{ data: { agent_id: string; live_sessions: number }[] }>().data.find((item) => item.agent_id === id)?.live_sessions;
+    const liveSessions = async () =>
+      (await alice.get('/api/consent/agents'))
+        .json<{ data: { agent_id: string; live_sessions: number }[] }>()
+        .data.find((item) => item.agent_id === id)?.live_sessions;
     expect(await liveSessions()).toBe(0);
     const first = await signIn(id);
     await signIn(id, 'offline_access');
@@ -231,39 +365,91 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
   });
 
   it('ends when the grant expires, and stays ended when the grant is given again', async () => {
-    const id = (await admin.post('/api/agents', { display_name: 'Expiring grant', redirect_uris: [REDIRECT], permission_sets: [{ permission_set_id: setId }] })).json<{ id: string }>().id;
-    await alice.post(`/api/consent/agents/${id}/grants`, { granted_permission_sets: { [setId]: [serviceId] }, valid_until: new Date(clock.nowMs() + 2 * HOUR).toISOString() });
+    const id = (
+      await admin.post('/api/agents', {
+        display_name: 'Expiring grant',
+        redirect_uris: [REDIRECT],
+        permission_sets: [{ permission_set_id: setId }],
+      })
+    ).json<{ id: string }>().id;
+    await alice.post(`/api/consent/agents/${id}/grants`, {
+      granted_permission_sets: { [setId]: [serviceId] },
+      valid_until: new Date(clock.nowMs() + 2 * HOUR).toISOString(),
+    });
     const first = await signIn(id);
     clock.advance(3 * HOUR);
-    expect(await refusal(id, first.refresh_token as string)).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'the grant for this client was revoked or has expired' } });
+    expect(await refusal(id, first.refresh_token as string)).toEqual({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: 'the grant for this client was revoked or has expired' },
+    });
     await alice.post(`/api/consent/agents/${id}/grants`, { granted_permission_sets: { [setId]: [serviceId] } });
     expect((await refusal(id, first.refresh_token as string)).body.error).toBe('invalid_grant');
   });
 
   it("ends when the agent's credential is rotated, and when the agent is deleted", async () => {
     const id = await agent('Rotating', []);
-    let secret = (await admin.post(`/api/agents/${id}/client-credentials`)).json<{ client_secret: string }>().client_secret;
+    let secret = (await admin.post(`/api/agents/${id}/client-credentials`)).json<{ client_secret: string }>()
+      .client_secret;
     secrets.push(secret);
     const basic = (value: string) => `Basic ${Buffer.from(`${id}:${encodeURIComponent(value)}`).toString('base64')}`;
     const client: oauth.Client = { client_id: id };
     const verifier = oauth.generateRandomCodeVerifier();
     const url = new URL(as.authorization_endpoint as string);
-    for (const [k, v] of Object.entries({ client_id: id, response_type: 'code', redirect_uri: REDIRECT, scope: 'offline_access', state: 's', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })) url.searchParams.set(k, v);
-    const params = oauth.validateAuthResponse(as, client, new URL((await http(url.toString(), { headers: { 'x-remote-user': ALICE } })).headers.location as string), 's');
-    const first = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretBasic(secret), params, REDIRECT, verifier, insecure));
+    for (const [k, v] of Object.entries({
+      client_id: id,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'offline_access',
+      state: 's',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    }))
+      url.searchParams.set(k, v);
+    const params = oauth.validateAuthResponse(
+      as,
+      client,
+      new URL((await http(url.toString(), { headers: { 'x-remote-user': ALICE } })).headers.location as string),
+      's',
+    );
+    const first = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        oauth.ClientSecretBasic(secret),
+        params,
+        REDIRECT,
+        verifier,
+        insecure,
+      ),
+    );
     secrets.push(first.access_token, first.refresh_token as string);
 
     secret = (await admin.post(`/api/agents/${id}/client-credentials`)).json<{ client_secret: string }>().client_secret;
     secrets.push(secret);
-    const rotated = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(secret) }, body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: first.refresh_token as string }).toString() });
+    const rotated = await http(`${base}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(secret) },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: first.refresh_token as string,
+      }).toString(),
+    });
     expect(rotated.status).toBe(400);
-    expect(rotated.json()).toEqual({ error: 'invalid_grant', error_description: "the client's credentials changed since the refresh token was issued" });
+    expect(rotated.json()).toEqual({
+      error: 'invalid_grant',
+      error_description: "the client's credentials changed since the refresh token was issued",
+    });
 
     const second = await signIn(publicAgent);
     await admin.delete(`/api/agents/${publicAgent}`);
     // RFC 6749 §5.2: the client no longer exists, so its authentication fails before the token is looked at.
     expect((await refusal(publicAgent, second.refresh_token as string)).status).toBe(401);
-    const rows = await broker.broker.runtime.database.dataSource.query<{ n: number }[]>('SELECT count(*)::int AS n FROM refresh_tokens WHERE agent_id = $1', [publicAgent]);
+    const rows = await broker.broker.runtime.database.dataSource.query<{ n: number }[]>(
+      'SELECT count(*)::int AS n FROM refresh_tokens WHERE agent_id = $1',
+      [publicAgent],
+    );
     expect(rows[0]?.n).toBe(0);
     publicAgent = await agent('Public again', []);
   });
@@ -271,7 +457,10 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
   it('expires after idle_ttl unused, and a family ends at absolute_ttl however often it is used', async () => {
     const idle = await signIn(confidential.id);
     clock.advance(7 * DAY + 1_000);
-    expect((await refusal(confidential.id, idle.refresh_token as string)).body).toEqual({ error: 'invalid_grant', error_description: 'the refresh token is invalid, expired or revoked' });
+    expect((await refusal(confidential.id, idle.refresh_token as string)).body).toEqual({
+      error: 'invalid_grant',
+      error_description: 'the refresh token is invalid, expired or revoked',
+    });
 
     let current = (await signIn(confidential.id)).refresh_token as string;
     // Used every 6 days (within idle_ttl), on days 6, 12, 18 and 24 ...
@@ -287,7 +476,12 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
   it('purges the rows of ended families (hourly retention job), keeping live ones', async () => {
     const live = await signIn(confidential.id);
     const count = async (condition: string) =>
-      (await broker.broker.runtime.database.dataSource.query<{ n: number }[]>(`SELECT count(*)::int AS n FROM refresh_tokens WHERE ${condition}`, [clock.now()]))[0]?.n ?? 0;
+      (
+        await broker.broker.runtime.database.dataSource.query<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM refresh_tokens WHERE ${condition}`,
+          [clock.now()],
+        )
+      )[0]?.n ?? 0;
     const ended = await count("family_expires_at < $1::timestamptz - interval '1 minute'");
     // The months the clock advanced in the tests above ended the families started before them.
     expect(ended).toBeGreaterThan(0);

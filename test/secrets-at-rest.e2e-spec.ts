@@ -22,10 +22,14 @@ function serviceBody(name: string, secret: string): Record<string, unknown> {
 
 /** Every row of every table of the broker's schema, as text (bytea as hex, as a dump would show it). */
 async function dumpDatabase(database: Database): Promise<string> {
-  const tables = await database.dataSource.query<{ table_name: string }[]>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
+  const tables = await database.dataSource.query<{ table_name: string }[]>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+  );
   const parts: string[] = [];
   for (const { table_name: table } of tables) {
-    const rows = await database.dataSource.query<{ row: string }[]>(`SELECT row_to_json(t)::text AS row FROM "${table}" t`);
+    const rows = await database.dataSource.query<{ row: string }[]>(
+      `SELECT row_to_json(t)::text AS row FROM "${table}" t`,
+    );
     parts.push(...rows.map((r) => r.row));
   }
   return parts.join('\n');
@@ -33,7 +37,9 @@ async function dumpDatabase(database: Database): Promise<string> {
 
 /** The forms a leaked secret could take in a dump. */
 function encodings(value: Buffer): string[] {
-  return [value.toString('utf8'), value.toString('hex'), value.toString('base64'), value.toString('base64url')].filter((v) => v.length >= 16);
+  return [value.toString('utf8'), value.toString('hex'), value.toString('base64'), value.toString('base64url')].filter(
+    (v) => v.length >= 16,
+  );
 }
 
 describe.each(testBackends())('secrets at rest on $name', (backend) => {
@@ -43,7 +49,10 @@ describe.each(testBackends())('secrets at rest on $name', (backend) => {
 
   beforeAll(async () => {
     storage = await backend.storage();
-    brokerA = await startTestBroker({ servers: BOTH_SERVERS, config: { storage, encryption: { keys: [KEK_A], current_key_id: 'kek-a' } } });
+    brokerA = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: { storage, encryption: { keys: [KEK_A], current_key_id: 'kek-a' } },
+    });
     cipherA = brokerA.broker.server('admin').app.get(EnvelopeCipher);
   });
 
@@ -55,13 +64,16 @@ describe.each(testBackends())('secrets at rest on $name', (backend) => {
     const admin = new ApiClient(brokerA.url('admin'));
     const secret = 'plaintext-client-secret-6f1d2c9b';
     expect((await admin.post('/api/services', serviceBody('dumped', secret))).status).toBe(201);
-    for (const algorithm of ['ES256', 'RS256', 'EdDSA']) expect((await admin.post('/api/oauth2-server/signing-keys', { algorithm })).status).toBe(201);
+    for (const algorithm of ['ES256', 'RS256', 'EdDSA'])
+      expect((await admin.post('/api/oauth2-server/signing-keys', { algorithm })).status).toBe(201);
 
     const database = brokerA.broker.runtime.database;
     const dump = await dumpDatabase(database);
     expect(dump).toContain('dumped');
     const forbidden = encodings(Buffer.from(secret));
-    const keys = await database.dataSource.query<{ kid: string; private_key_envelope: Buffer }[]>('SELECT kid, private_key_envelope FROM signing_keys');
+    const keys = await database.dataSource.query<{ kid: string; private_key_envelope: Buffer }[]>(
+      'SELECT kid, private_key_envelope FROM signing_keys',
+    );
     expect(keys.length).toBeGreaterThanOrEqual(4);
     for (const key of keys) {
       const der = cipherA.decrypt(key.private_key_envelope, `signing_key:${key.kid}:private_key`);
@@ -72,10 +84,14 @@ describe.each(testBackends())('secrets at rest on $name', (backend) => {
     expect(forbidden.filter((value) => dump.includes(value))).toEqual([]);
   });
 
-  it('fails to decrypt a client secret whose ciphertext was swapped with another service\'s', async () => {
+  it("fails to decrypt a client secret whose ciphertext was swapped with another service's", async () => {
     const admin = new ApiClient(brokerA.url('admin'));
-    const a = (await admin.post('/api/services', serviceBody('swap-a', 'secret-of-a-0123456789'))).json<{ id: string }>().id;
-    const b = (await admin.post('/api/services', serviceBody('swap-b', 'secret-of-b-0123456789'))).json<{ id: string }>().id;
+    const a = (await admin.post('/api/services', serviceBody('swap-a', 'secret-of-a-0123456789'))).json<{
+      id: string;
+    }>().id;
+    const b = (await admin.post('/api/services', serviceBody('swap-b', 'secret-of-b-0123456789'))).json<{
+      id: string;
+    }>().id;
     const services = brokerA.broker.server('admin').app.get(ServiceRepository);
     const envelopeA = (await services.findSecretEnvelope(a)) as Buffer;
     const envelopeB = (await services.findSecretEnvelope(b)) as Buffer;
@@ -92,10 +108,15 @@ describe.each(testBackends())('secrets at rest on $name', (backend) => {
 
   it('reads secrets sealed under an old KEK after current_key_id moves, and seals new ones under the new KEK', async () => {
     const admin = new ApiClient(brokerA.url('admin'));
-    const old = (await admin.post('/api/services', serviceBody('rotated', 'sealed-under-kek-a-0001'))).json<{ id: string }>().id;
+    const old = (await admin.post('/api/services', serviceBody('rotated', 'sealed-under-kek-a-0001'))).json<{
+      id: string;
+    }>().id;
 
     // A broker configured with both KEKs, the new one current, on the same database.
-    const brokerB = await startTestBroker({ servers: BOTH_SERVERS, config: { storage, encryption: { keys: [KEK_A, KEK_B], current_key_id: 'kek-b' } } });
+    const brokerB = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: { storage, encryption: { keys: [KEK_A, KEK_B], current_key_id: 'kek-b' } },
+    });
     try {
       const cipherB = brokerB.broker.server('admin').app.get(EnvelopeCipher);
       const services = brokerB.broker.server('admin').app.get(ServiceRepository);
@@ -103,7 +124,9 @@ describe.each(testBackends())('secrets at rest on $name', (backend) => {
       expect(cipherB.kekIdOf(oldEnvelope)).toBe('kek-a');
       expect(cipherB.decrypt(oldEnvelope, bindings.clientSecret(old)).toString()).toBe('sealed-under-kek-a-0001');
 
-      const fresh = (await new ApiClient(brokerB.url('admin')).post('/api/services', serviceBody('fresh', 'sealed-under-kek-b-0002'))).json<{ id: string }>().id;
+      const fresh = (
+        await new ApiClient(brokerB.url('admin')).post('/api/services', serviceBody('fresh', 'sealed-under-kek-b-0002'))
+      ).json<{ id: string }>().id;
       const freshEnvelope = (await services.findSecretEnvelope(fresh)) as Buffer;
       expect(cipherB.kekIdOf(freshEnvelope)).toBe('kek-b');
       expect(cipherB.decrypt(freshEnvelope, bindings.clientSecret(fresh)).toString()).toBe('sealed-under-kek-b-0002');

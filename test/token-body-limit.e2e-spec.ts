@@ -56,7 +56,11 @@ function parseAnswer(received: Buffer): Answer | undefined {
  * write after the previous one left the client. Resolves once the connection is closed
  * (by the server, or by the client after `timeoutMs`), with what the client received.
  */
-function exchange(port: number, path: string, options: { framing: Framing; behaviour: Behaviour; bodyBytes: number; timeoutMs?: number }): Promise<Exchange> {
+function exchange(
+  port: number,
+  path: string,
+  options: { framing: Framing; behaviour: Behaviour; bodyBytes: number; timeoutMs?: number },
+): Promise<Exchange> {
   const { framing, behaviour, bodyBytes, timeoutMs = 10_000 } = options;
   return new Promise((resolve) => {
     const socket: Socket = connect(port, '127.0.0.1');
@@ -80,19 +84,39 @@ function exchange(port: number, path: string, options: { framing: Framing; behav
       clearTimeout(giveUp);
       answered();
       const parsed = parseAnswer(Buffer.concat(received));
-      resolve({ status: parsed?.status ?? 0, headers: parsed?.headers ?? {}, body: parsed?.body ?? '', error, closedByServer, bodyBytesSent: sent });
+      resolve({
+        status: parsed?.status ?? 0,
+        headers: parsed?.headers ?? {},
+        body: parsed?.body ?? '',
+        error,
+        closedByServer,
+        bodyBytesSent: sent,
+      });
     });
-    const write = (data: string | Buffer): Promise<boolean> => new Promise((done) => (socket.destroyed ? done(false) : socket.write(data, (failure) => done(failure == null))));
+    const write = (data: string | Buffer): Promise<boolean> =>
+      new Promise((done) => (socket.destroyed ? done(false) : socket.write(data, (failure) => done(failure == null))));
     const send = async (): Promise<void> => {
       const framingHeader = framing === 'chunked' ? 'transfer-encoding: chunked' : `content-length: ${bodyBytes}`;
-      if (!(await write(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/x-www-form-urlencoded\r\n${framingHeader}\r\n\r\n`))) return;
+      if (
+        !(await write(
+          `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/x-www-form-urlencoded\r\n${framingHeader}\r\n\r\n`,
+        ))
+      )
+        return;
       while (sent < bodyBytes) {
         if ((behaviour === 'waits mid-body' || behaviour === 'stops mid-body') && sent === 512 * KiB) {
           await answer;
           if (behaviour === 'stops mid-body') return;
         }
         const piece = PIECE.subarray(0, Math.min(PIECE.length, bodyBytes - sent));
-        if (!(await write(framing === 'chunked' ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece))) return;
+        if (
+          !(await write(
+            framing === 'chunked'
+              ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
+              : piece,
+          ))
+        )
+          return;
         sent += piece.length;
       }
       if (framing === 'chunked' && !(await write('0\r\n\r\n'))) return;
@@ -123,67 +147,106 @@ describe('token endpoint body limit', () => {
     { route: 'ordinary route', path: '/oauth2/token?x=1' },
   ] as const;
   const cases = routes.flatMap(({ route, path }) =>
-    (['chunked', 'declared'] as const).flatMap((framing) => (['reads after sending', 'waits mid-body'] as const).map((behaviour) => ({ route, path, framing, behaviour }))),
+    (['chunked', 'declared'] as const).flatMap((framing) =>
+      (['reads after sending', 'waits mid-body'] as const).map((behaviour) => ({ route, path, framing, behaviour })),
+    ),
   );
 
-  it.each(cases)('answers a 4 MiB $framing body on the $route with 400 invalid_request and Connection: close, without a reset, to a client that $behaviour', async ({ path, framing, behaviour }) => {
-    const result = await exchange(port, path, { framing, behaviour, bodyBytes: 4 * MiB });
-    expect(result.error).toBeUndefined();
-    expect(result.status, result.body).toBe(400);
-    expect((JSON.parse(result.body) as { error: string }).error).toBe('invalid_request');
-    expect(result.headers['connection']).toBe('close');
-    expect(result.headers['cache-control']).toBe('no-store');
-    expect(result.bodyBytesSent).toBe(4 * MiB);
-    expect(result.closedByServer).toBe(true);
-  });
+  it.each(cases)(
+    'answers a 4 MiB $framing body on the $route with 400 invalid_request and Connection: close, without a reset, to a client that $behaviour',
+    async ({ path, framing, behaviour }) => {
+      const result = await exchange(port, path, { framing, behaviour, bodyBytes: 4 * MiB });
+      expect(result.error).toBeUndefined();
+      expect(result.status, result.body).toBe(400);
+      expect((JSON.parse(result.body) as { error: string }).error).toBe('invalid_request');
+      expect(result.headers['connection']).toBe('close');
+      expect(result.headers['cache-control']).toBe('no-store');
+      expect(result.bodyBytesSent).toBe(4 * MiB);
+      expect(result.closedByServer).toBe(true);
+    },
+  );
 
-  it.each(routes)('closes the connection on the $route after a short linger when the client stops sending a refused body', async ({ path }) => {
-    const started = Date.now();
-    const result = await exchange(port, path, { framing: 'chunked', behaviour: 'stops mid-body', bodyBytes: 2 * MiB, timeoutMs: 15_000 });
-    expect(result.status).toBe(400);
-    expect(result.closedByServer).toBe(true);
-    expect(Date.now() - started).toBeLessThan(10_000);
-  });
+  it.each(routes)(
+    'closes the connection on the $route after a short linger when the client stops sending a refused body',
+    async ({ path }) => {
+      const started = Date.now();
+      const result = await exchange(port, path, {
+        framing: 'chunked',
+        behaviour: 'stops mid-body',
+        bodyBytes: 2 * MiB,
+        timeoutMs: 15_000,
+      });
+      expect(result.status).toBe(400);
+      expect(result.closedByServer).toBe(true);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    },
+  );
 
   // A client streaming a large body at loopback speed passed the old 8 MiB discard bound in a
   // few milliseconds and was reset before it read the answer (write ECONNRESET, no status).
-  it.each(routes.flatMap(({ route, path }) => (['reads after sending', 'reads while sending'] as const).map((behaviour) => ({ route, path, behaviour }))))(
+  it.each(
+    routes.flatMap(({ route, path }) =>
+      (['reads after sending', 'reads while sending'] as const).map((behaviour) => ({ route, path, behaviour })),
+    ),
+  )(
     'answers a 64 MiB chunked body streamed at full speed on the $route with 400 invalid_request, without a reset, to a client that $behaviour',
     async ({ path, behaviour }) => {
-      const result = await exchange(port, path, { framing: 'chunked', behaviour, bodyBytes: 64 * MiB, timeoutMs: 30_000 });
+      const result = await exchange(port, path, {
+        framing: 'chunked',
+        behaviour,
+        bodyBytes: 64 * MiB,
+        timeoutMs: 30_000,
+      });
       expect(result.error).toBeUndefined();
       expect(result.status, result.body).toBe(400);
-      expect(JSON.parse(result.body)).toEqual({ error: 'invalid_request', error_description: 'the request body is larger than 256 KiB' });
+      expect(JSON.parse(result.body)).toEqual({
+        error: 'invalid_request',
+        error_description: 'the request body is larger than 256 KiB',
+      });
       expect(result.headers['connection']).toBe('close');
       expect(result.bodyBytesSent).toBe(64 * MiB);
       expect(result.closedByServer).toBe(true);
     },
   );
 
-  it.each(routes)('disconnects a client that never stops sending a refused body on the $route after the linger, answering /health and token requests meanwhile', async ({ path }) => {
-    const admin = new ApiClient(broker.url('admin'));
-    const agentId = (await admin.post('/api/agents', { display_name: 'Draining neighbour' })).json<{ id: string }>().id;
-    const secret = (await admin.post(`/api/agents/${agentId}/client-credentials`)).json<{ client_secret: string }>().client_secret;
-    const endless = exchange(port, path, { framing: 'chunked', behaviour: 'reads while sending', bodyBytes: Infinity, timeoutMs: 60_000 });
-    let settled = false;
-    void endless.then(() => (settled = true));
-    // While the refused body is read and discarded (still, when both have answered), the server answers others.
-    const [health, token] = await Promise.all([
-      http(`${broker.url('enduser')}/health`),
-      http(`${broker.url('enduser')}/oauth2/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: agentId, client_secret: secret }).toString(),
-      }),
-    ]);
-    expect(settled).toBe(false);
-    expect(health.status).toBe(200);
-    expect(token.status, token.text).toBe(200);
-    const result = await endless;
-    expect(result.status).toBe(400);
-    expect((JSON.parse(result.body) as { error: string }).error).toBe('invalid_request');
-    // The server, not the client's 60 s patience, ended it: a sender that never stops is cut.
-    expect(result.closedByServer).toBe(true);
-    expect(result.error).toMatch(/^(EPIPE|ECONNRESET)$/);
-  });
+  it.each(routes)(
+    'disconnects a client that never stops sending a refused body on the $route after the linger, answering /health and token requests meanwhile',
+    async ({ path }) => {
+      const admin = new ApiClient(broker.url('admin'));
+      const agentId = (await admin.post('/api/agents', { display_name: 'Draining neighbour' })).json<{ id: string }>()
+        .id;
+      const secret = (await admin.post(`/api/agents/${agentId}/client-credentials`)).json<{ client_secret: string }>()
+        .client_secret;
+      const endless = exchange(port, path, {
+        framing: 'chunked',
+        behaviour: 'reads while sending',
+        bodyBytes: Infinity,
+        timeoutMs: 60_000,
+      });
+      let settled = false;
+      void endless.then(() => (settled = true));
+      // While the refused body is read and discarded (still, when both have answered), the server answers others.
+      const [health, token] = await Promise.all([
+        http(`${broker.url('enduser')}/health`),
+        http(`${broker.url('enduser')}/oauth2/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'client_credentials',
+            client_id: agentId,
+            client_secret: secret,
+          }).toString(),
+        }),
+      ]);
+      expect(settled).toBe(false);
+      expect(health.status).toBe(200);
+      expect(token.status, token.text).toBe(200);
+      const result = await endless;
+      expect(result.status).toBe(400);
+      expect((JSON.parse(result.body) as { error: string }).error).toBe('invalid_request');
+      // The server, not the client's 60 s patience, ended it: a sender that never stops is cut.
+      expect(result.closedByServer).toBe(true);
+      expect(result.error).toMatch(/^(EPIPE|ECONNRESET)$/);
+    },
+  );
 });

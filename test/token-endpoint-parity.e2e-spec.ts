@@ -1,6 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
-import { ApiClient, freePort, startJwtIssuer, startTestBroker, type TestBroker, type TestJwtIssuer } from '@broker/testing';
+import {
+  ApiClient,
+  freePort,
+  startJwtIssuer,
+  startTestBroker,
+  type TestBroker,
+  type TestJwtIssuer,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
 
@@ -51,14 +58,34 @@ describe('token endpoint: hot route and Nest route answer alike', () => {
       servers: BOTH_SERVERS,
       config: {
         server: { enduser: { port, public_url: base } },
-        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } } },
+        token_exchange: {
+          client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri },
+          authorization: { cel: { expression: 'client_assertion.sub == "gateway-1"' } },
+        },
       },
     });
     const admin = new ApiClient(broker.url('admin'));
-    const service = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'm', issuer_uri: 'https://idp.example.com', authorization_endpoint: 'https://idp.example.com/a', token_endpoint: 'https://idp.example.com/t', protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
-    const set = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: service, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-    agent = (await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
-    secret = (await admin.post(`/api/agents/${agent}/client-credentials`, {})).json<{ client_secret: string }>().client_secret;
+    const service = (
+      await admin.post('/api/services', {
+        display_name: 'Mail',
+        client_id: 'm',
+        issuer_uri: 'https://idp.example.com',
+        authorization_endpoint: 'https://idp.example.com/a',
+        token_endpoint: 'https://idp.example.com/t',
+        protected_resources: ['https://mail.example.com'],
+      })
+    ).json<{ id: string }>().id;
+    const set = (
+      await admin.post('/api/permission-sets', {
+        name: 'Mail',
+        service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
+      })
+    ).json<{ id: string }>().id;
+    agent = (
+      await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })
+    ).json<{ id: string }>().id;
+    secret = (await admin.post(`/api/agents/${agent}/client-credentials`, {})).json<{ client_secret: string }>()
+      .client_secret;
   });
 
   afterAll(async () => {
@@ -74,21 +101,32 @@ describe('token endpoint: hot route and Nest route answer alike', () => {
   function send(path: string, testCase: Case, on: TestBroker = broker): Promise<Exchange> {
     const traceId = randomBytes(16).toString('hex');
     const headers: OutgoingHttpHeaders = { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, ...testCase.headers };
-    if (testCase.body !== undefined && headers['content-length'] === undefined) headers['content-length'] = Buffer.byteLength(testCase.body);
+    if (testCase.body !== undefined && headers['content-length'] === undefined)
+      headers['content-length'] = Buffer.byteLength(testCase.body);
     return new Promise((resolve, reject) => {
-      const outgoing = httpRequest(`${on.url('enduser')}${path}`, { method: 'POST', headers, agent: keepAlive }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', reject);
-        response.on('end', () => {
-          const traceresponse = response.headers.traceresponse;
-          expect(traceresponse, `${testCase.name} at ${path}`).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
-          logLineOf(on, traceId, `${testCase.name} at ${path}`).then(
-            (log) => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown, log }),
-            reject,
-          );
-        });
-      });
+      const outgoing = httpRequest(
+        `${on.url('enduser')}${path}`,
+        { method: 'POST', headers, agent: keepAlive },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('error', reject);
+          response.on('end', () => {
+            const traceresponse = response.headers.traceresponse;
+            expect(traceresponse, `${testCase.name} at ${path}`).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+            logLineOf(on, traceId, `${testCase.name} at ${path}`).then(
+              (log) =>
+                resolve({
+                  status: response.statusCode ?? 0,
+                  headers: response.headers,
+                  body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown,
+                  log,
+                }),
+              reject,
+            );
+          });
+        },
+      );
       outgoing.on('error', reject);
       outgoing.end(testCase.body);
     });
@@ -101,7 +139,12 @@ describe('token endpoint: hot route and Nest route answer alike', () => {
   async function logLineOf(on: TestBroker, traceId: string, what: string): Promise<Record<string, unknown>> {
     const deadline = Date.now() + 5000;
     for (;;) {
-      const lines = on.logs.records().filter((record) => record.trace_id === traceId && (record.msg === 'request completed' || record.msg === 'request failed'));
+      const lines = on.logs
+        .records()
+        .filter(
+          (record) =>
+            record.trace_id === traceId && (record.msg === 'request completed' || record.msg === 'request failed'),
+        );
       if (lines.length > 1) throw new Error(`${what}: ${lines.length} log lines`);
       if (lines[0] !== undefined) return lines[0];
       if (Date.now() > deadline) throw new Error(`${what}: no log line`);
@@ -114,11 +157,23 @@ describe('token endpoint: hot route and Nest route answer alike', () => {
     const body = { ...(exchange.body as Record<string, unknown>) };
     if (typeof body.access_token === 'string') body.access_token = '<token>';
     if (typeof body.expires_in === 'number') body.expires_in = '<expires>';
-    if (typeof body.error_description === 'string') body.error_description = body.error_description.replace(/\(ref [0-9a-f]{32}\)/, '(ref <trace>)');
+    if (typeof body.error_description === 'string')
+      body.error_description = body.error_description.replace(/\(ref [0-9a-f]{32}\)/, '(ref <trace>)');
     // Timing and the statement count depend on the moment (the client cache warms up on the first request), not the entrance.
-    const { trace_id: _trace, latency_ms: latency, db_queries: queries, time: _time, pid: _pid, hostname: _host, route, ...log } = exchange.log;
+    const {
+      trace_id: _trace,
+      latency_ms: latency,
+      db_queries: queries,
+      time: _time,
+      pid: _pid,
+      hostname: _host,
+      route,
+      ...log
+    } = exchange.log;
     // The hot route knows its route at dispatch; the Nest pipeline only once routed, so a refusal before routing logs null there.
-    expect(route, `${testCase.name} (${entrance})`).toBe(entrance === 'nest' && testCase.beforeRouting === true ? null : '/oauth2/token');
+    expect(route, `${testCase.name} (${entrance})`).toBe(
+      entrance === 'nest' && testCase.beforeRouting === true ? null : '/oauth2/token',
+    );
     expect(typeof latency).toBe('number');
     expect(queries === null || typeof queries === 'number').toBe(true);
     return {
@@ -130,30 +185,135 @@ describe('token endpoint: hot route and Nest route answer alike', () => {
   }
 
   const cases = (): Case[] => [
-    { name: 'client_credentials in the form', headers: { 'content-type': FORM }, body: form({ grant_type: 'client_credentials', client_id: agent, client_secret: secret }) },
-    { name: 'client_credentials with HTTP Basic', headers: { 'content-type': FORM, authorization: `Basic ${Buffer.from(`${agent}:${secret}`).toString('base64')}` }, body: form({ grant_type: 'client_credentials' }) },
-    { name: 'unsupported grant type', headers: { 'content-type': FORM }, body: form({ grant_type: 'password', username: 'u', password: 'p' }) },
-    { name: 'missing grant_type', headers: { 'content-type': FORM }, body: form({ client_id: agent, client_secret: secret }) },
-    { name: 'missing client credentials', headers: { 'content-type': FORM }, body: form({ grant_type: 'client_credentials' }) },
+    {
+      name: 'client_credentials in the form',
+      headers: { 'content-type': FORM },
+      body: form({ grant_type: 'client_credentials', client_id: agent, client_secret: secret }),
+    },
+    {
+      name: 'client_credentials with HTTP Basic',
+      headers: { 'content-type': FORM, authorization: `Basic ${Buffer.from(`${agent}:${secret}`).toString('base64')}` },
+      body: form({ grant_type: 'client_credentials' }),
+    },
+    {
+      name: 'unsupported grant type',
+      headers: { 'content-type': FORM },
+      body: form({ grant_type: 'password', username: 'u', password: 'p' }),
+    },
+    {
+      name: 'missing grant_type',
+      headers: { 'content-type': FORM },
+      body: form({ client_id: agent, client_secret: secret }),
+    },
+    {
+      name: 'missing client credentials',
+      headers: { 'content-type': FORM },
+      body: form({ grant_type: 'client_credentials' }),
+    },
     { name: 'empty body', headers: { 'content-type': FORM }, body: '' },
-    { name: 'JSON instead of a form', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'client_credentials', client_id: agent, client_secret: secret }) },
-    { name: 'no content type', body: form({ grant_type: 'client_credentials', client_id: agent, client_secret: secret }) },
-    { name: 'repeated grant_type', headers: { 'content-type': FORM }, body: `${form({ grant_type: 'client_credentials', client_id: agent, client_secret: secret })}&grant_type=client_credentials` },
-    { name: 'repeated client_id', headers: { 'content-type': FORM }, body: `${form({ grant_type: 'client_credentials', client_id: agent, client_secret: secret })}&client_id=${agent}` },
-    { name: 'declared body over 256 KiB', headers: { 'content-type': FORM }, body: `grant_type=client_credentials&pad=${'a'.repeat(256 * 1024)}`, beforeRouting: true },
-    { name: 'gzip-encoded body', headers: { 'content-type': FORM, 'content-encoding': 'gzip' }, body: 'x', beforeRouting: true },
-    { name: 'malformed form (bad percent-encoding and bytes that are not UTF-8)', headers: { 'content-type': FORM }, body: Buffer.concat([Buffer.from('grant_type=client_%ZZcredentials&client_id=%E0%A4&client_secret='), Buffer.from([0xff, 0xfe])]) },
-    { name: 'malformed Basic authorization', headers: { 'content-type': FORM, authorization: 'Basic !!!not-base64' }, body: form({ grant_type: 'client_credentials' }) },
-    { name: 'unknown client', headers: { 'content-type': FORM }, body: form({ grant_type: 'client_credentials', client_id: randomUUID(), client_secret: 'nope' }) },
-    { name: 'wrong client secret', headers: { 'content-type': FORM }, body: form({ grant_type: 'client_credentials', client_id: agent, client_secret: `${secret}x` }) },
-    { name: 'token exchange without a client assertion', headers: { 'content-type': FORM }, body: form({ grant_type: EXCHANGE, subject_token: 'x', subject_token_type: ACCESS, resource: 'https://mail.example.com' }) },
-    { name: 'token exchange with a client assertion that is not a JWT', headers: { 'content-type': FORM }, body: form({ grant_type: EXCHANGE, client_assertion_type: JWT_BEARER, client_assertion: 'not-a-jwt', subject_token: 'x', subject_token_type: ACCESS, resource: 'https://mail.example.com' }) },
+    {
+      name: 'JSON instead of a form',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'client_credentials', client_id: agent, client_secret: secret }),
+    },
+    {
+      name: 'no content type',
+      body: form({ grant_type: 'client_credentials', client_id: agent, client_secret: secret }),
+    },
+    {
+      name: 'repeated grant_type',
+      headers: { 'content-type': FORM },
+      body: `${form({ grant_type: 'client_credentials', client_id: agent, client_secret: secret })}&grant_type=client_credentials`,
+    },
+    {
+      name: 'repeated client_id',
+      headers: { 'content-type': FORM },
+      body: `${form({ grant_type: 'client_credentials', client_id: agent, client_secret: secret })}&client_id=${agent}`,
+    },
+    {
+      name: 'declared body over 256 KiB',
+      headers: { 'content-type': FORM },
+      body: `grant_type=client_credentials&pad=${'a'.repeat(256 * 1024)}`,
+      beforeRouting: true,
+    },
+    {
+      name: 'gzip-encoded body',
+      headers: { 'content-type': FORM, 'content-encoding': 'gzip' },
+      body: 'x',
+      beforeRouting: true,
+    },
+    {
+      name: 'malformed form (bad percent-encoding and bytes that are not UTF-8)',
+      headers: { 'content-type': FORM },
+      body: Buffer.concat([
+        Buffer.from('grant_type=client_%ZZcredentials&client_id=%E0%A4&client_secret='),
+        Buffer.from([0xff, 0xfe]),
+      ]),
+    },
+    {
+      name: 'malformed Basic authorization',
+      headers: { 'content-type': FORM, authorization: 'Basic !!!not-base64' },
+      body: form({ grant_type: 'client_credentials' }),
+    },
+    {
+      name: 'unknown client',
+      headers: { 'content-type': FORM },
+      body: form({ grant_type: 'client_credentials', client_id: randomUUID(), client_secret: 'nope' }),
+    },
+    {
+      name: 'wrong client secret',
+      headers: { 'content-type': FORM },
+      body: form({ grant_type: 'client_credentials', client_id: agent, client_secret: `${secret}x` }),
+    },
+    {
+      name: 'token exchange without a client assertion',
+      headers: { 'content-type': FORM },
+      body: form({
+        grant_type: EXCHANGE,
+        subject_token: 'x',
+        subject_token_type: ACCESS,
+        resource: 'https://mail.example.com',
+      }),
+    },
+    {
+      name: 'token exchange with a client assertion that is not a JWT',
+      headers: { 'content-type': FORM },
+      body: form({
+        grant_type: EXCHANGE,
+        client_assertion_type: JWT_BEARER,
+        client_assertion: 'not-a-jwt',
+        subject_token: 'x',
+        subject_token_type: ACCESS,
+        resource: 'https://mail.example.com',
+      }),
+    },
   ];
 
   it('answers every token-endpoint case the same on both entrances: status, headers, body and log fields', async () => {
     const exchangeCases: Case[] = [
-      { name: 'token exchange without a subject token', headers: { 'content-type': FORM }, body: form({ grant_type: EXCHANGE, client_assertion_type: JWT_BEARER, client_assertion: await assertion(), subject_token_type: ACCESS, resource: 'https://mail.example.com' }) },
-      { name: 'token exchange with a subject token that is not a JWT', headers: { 'content-type': FORM }, body: form({ grant_type: EXCHANGE, client_assertion_type: JWT_BEARER, client_assertion: await assertion(), subject_token: 'not-a-jwt', subject_token_type: ACCESS, resource: 'https://mail.example.com' }) },
+      {
+        name: 'token exchange without a subject token',
+        headers: { 'content-type': FORM },
+        body: form({
+          grant_type: EXCHANGE,
+          client_assertion_type: JWT_BEARER,
+          client_assertion: await assertion(),
+          subject_token_type: ACCESS,
+          resource: 'https://mail.example.com',
+        }),
+      },
+      {
+        name: 'token exchange with a subject token that is not a JWT',
+        headers: { 'content-type': FORM },
+        body: form({
+          grant_type: EXCHANGE,
+          client_assertion_type: JWT_BEARER,
+          client_assertion: await assertion(),
+          subject_token: 'not-a-jwt',
+          subject_token_type: ACCESS,
+          resource: 'https://mail.example.com',
+        }),
+      },
     ];
     for (const testCase of [...cases(), ...exchangeCases]) {
       const hot = await send('/oauth2/token', testCase);
@@ -178,7 +338,12 @@ describe('token endpoint: hot route and Nest route answer alike', () => {
     const own = await startTestBroker({ servers: BOTH_SERVERS });
     try {
       own.broker.runtime.lifecycle.beginShutdown();
-      const testCase: Case = { name: 'client_credentials during shutdown', headers: { 'content-type': FORM }, body: form({ grant_type: 'client_credentials' }), beforeRouting: true };
+      const testCase: Case = {
+        name: 'client_credentials during shutdown',
+        headers: { 'content-type': FORM },
+        body: form({ grant_type: 'client_credentials' }),
+        beforeRouting: true,
+      };
       const hot = await send('/oauth2/token', testCase, own);
       const nest = await send('/oauth2/token?parity=1', testCase, own);
       expect(hot.status).toBe(503);

@@ -1,7 +1,22 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ApiClient, completeAuthorization, ENTRY_POINTS, http, OTLP_SPAN_KIND, OtlpReceiver, pgliteStorage, startGatewayFixture, startThirdPartyProvider, testBackends, writeConfigFile, type GatewayFixture, type ReceivedSpan, type ThirdPartyProvider } from '@broker/testing';
+import {
+  ApiClient,
+  completeAuthorization,
+  ENTRY_POINTS,
+  http,
+  OTLP_SPAN_KIND,
+  OtlpReceiver,
+  pgliteStorage,
+  startGatewayFixture,
+  startThirdPartyProvider,
+  testBackends,
+  writeConfigFile,
+  type GatewayFixture,
+  type ReceivedSpan,
+  type ThirdPartyProvider,
+} from '@broker/testing';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from './support/servers';
@@ -16,7 +31,8 @@ const UNSAMPLED_TRACE = '5cf92f3577b34da6a3ce929d0e0e4736';
 function ancestors(span: ReceivedSpan, spans: readonly ReceivedSpan[]): string[] {
   const byId = new Map(spans.map((s) => [s.spanId, s]));
   const chain: string[] = [];
-  for (let parent = byId.get(span.parentSpanId); parent !== undefined; parent = byId.get(parent.parentSpanId)) chain.push(parent.spanId);
+  for (let parent = byId.get(span.parentSpanId); parent !== undefined; parent = byId.get(parent.parentSpanId))
+    chain.push(parent.spanId);
   return chain;
 }
 
@@ -37,24 +53,56 @@ async function startScenario(backend: ReturnType<typeof testBackends>[number], t
   const { broker, base } = gateway;
   const admin = new ApiClient(broker.url('admin'));
   const p = 'https://placeholder.example.com';
-  const service = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'x', client_secret: 'x', issuer_uri: p, authorization_endpoint: `${p}/a`, token_endpoint: `${p}/t`, protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
-  const provider = await startThirdPartyProvider({ redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`], scopes: ['mail.read'] });
+  const service = (
+    await admin.post('/api/services', {
+      display_name: 'Mail',
+      client_id: 'x',
+      client_secret: 'x',
+      issuer_uri: p,
+      authorization_endpoint: `${p}/a`,
+      token_endpoint: `${p}/t`,
+      protected_resources: ['https://mail.example.com'],
+    })
+  ).json<{ id: string }>().id;
+  const provider = await startThirdPartyProvider({
+    redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`],
+    scopes: ['mail.read'],
+  });
   const traceparents: string[] = [];
   const issued: string[] = [];
   // What the provider's token endpoint saw (the traceparent) and answered (tokens, to search the export for).
   provider.provider.use(async (ctx: KoaContextWithOIDC, next) => {
     if (ctx.path === '/token') traceparents.push(ctx.get('traceparent'));
     await next();
-    const body = (ctx.path === '/token' ? ctx.body : undefined) as { access_token?: string; refresh_token?: string } | undefined;
+    const body = (ctx.path === '/token' ? ctx.body : undefined) as
+      { access_token?: string; refresh_token?: string } | undefined;
     for (const token of [body?.access_token, body?.refresh_token]) if (typeof token === 'string') issued.push(token);
   });
-  await admin.put(`/api/services/${service}`, { display_name: 'Mail', client_id: provider.clientId, client_secret: provider.clientSecret, issuer_uri: provider.issuer, protected_resources: ['https://mail.example.com'] });
-  const set = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: service, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-  const agent = (await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
+  await admin.put(`/api/services/${service}`, {
+    display_name: 'Mail',
+    client_id: provider.clientId,
+    client_secret: provider.clientSecret,
+    issuer_uri: provider.issuer,
+    protected_resources: ['https://mail.example.com'],
+  });
+  const set = (
+    await admin.post('/api/permission-sets', {
+      name: 'Mail',
+      service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
+    })
+  ).json<{ id: string }>().id;
+  const agent = (
+    await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })
+  ).json<{ id: string }>().id;
   const alice = new ApiClient(base, ALICE);
   await alice.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } });
-  const start = await alice.get(`/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`);
-  const callback = await completeAuthorization(start.headers.location as string, `${base}/api/third-party/${service}/oauth2/callback`);
+  const start = await alice.get(
+    `/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`,
+  );
+  const callback = await completeAuthorization(
+    start.headers.location as string,
+    `${base}/api/third-party/${service}/oauth2/callback`,
+  );
   expect((await http(callback, { headers: { 'x-remote-user': ALICE } })).headers.location).toContain('success=true');
 
   /** A token exchange for Alice through the agent, with `traceparent`; the fields sent (secrets to search for). */
@@ -64,7 +112,10 @@ async function startScenario(backend: ReturnType<typeof testBackends>[number], t
   }
 
   async function expireAccessToken(): Promise<void> {
-    await broker.broker.runtime.database.dataSource.query("UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2", [ALICE, service]);
+    await broker.broker.runtime.database.dataSource.query(
+      "UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2",
+      [ALICE, service],
+    );
     // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
     await broker.broker.runtime.database.settleNotifications();
   }
@@ -81,7 +132,12 @@ describe.each(testBackends())('OpenTelemetry tracing (issue 16) on $name', (back
 
     beforeAll(async () => {
       receiver = await OtlpReceiver.start();
-      scenario = await startScenario(backend, { enabled: true, endpoint: receiver.endpoint, sampling_ratio: 1, service_name: 'broker-under-test' });
+      scenario = await startScenario(backend, {
+        enabled: true,
+        endpoint: receiver.endpoint,
+        sampling_ratio: 1,
+        service_name: 'broker-under-test',
+      });
       ({ gateway, provider } = scenario);
     });
 
@@ -108,7 +164,9 @@ describe.each(testBackends())('OpenTelemetry tracing (issue 16) on $name', (back
       await s.expireAccessToken();
       const unsampled = await s.exchange(`00-${UNSAMPLED_TRACE}-${INCOMING_PARENT}-00`);
       expect(unsampled.response.status).toBe(200);
-      const [, unsampledTraceId, unsampledSpanId, unsampledFlags] = String(unsampled.response.headers.traceresponse).split('-');
+      const [, unsampledTraceId, unsampledSpanId, unsampledFlags] = String(
+        unsampled.response.headers.traceresponse,
+      ).split('-');
       expect([unsampledTraceId, unsampledFlags]).toEqual([UNSAMPLED_TRACE, '00']);
       expect(s.traceparents[1]).toBe(`00-${UNSAMPLED_TRACE}-${unsampledSpanId}-00`);
       const logs = s.gateway.broker.logs;
@@ -124,10 +182,24 @@ describe.each(testBackends())('OpenTelemetry tracing (issue 16) on $name', (back
       const servers = trace.filter((span) => span.kind === OTLP_SPAN_KIND.server);
       expect(servers).toHaveLength(1);
       const server = servers[0] as ReceivedSpan;
-      expect(server).toMatchObject({ spanId: serverSpanId, parentSpanId: INCOMING_PARENT, name: 'POST /oauth2/token', resource: { 'service.name': 'broker-under-test' } });
-      expect(server.attributes).toEqual({ 'http.request.method': 'POST', 'http.route': '/oauth2/token', 'http.response.status_code': 200 });
+      expect(server).toMatchObject({
+        spanId: serverSpanId,
+        parentSpanId: INCOMING_PARENT,
+        name: 'POST /oauth2/token',
+        resource: { 'service.name': 'broker-under-test' },
+      });
+      expect(server.attributes).toEqual({
+        'http.request.method': 'POST',
+        'http.route': '/oauth2/token',
+        'http.response.status_code': 200,
+      });
       // The log line of the request names the same trace.
-      expect(logs.records().filter((r) => r.route === '/oauth2/token' && r.msg === 'request completed').map((r) => r.trace_id)).toContain(INCOMING_TRACE);
+      expect(
+        logs
+          .records()
+          .filter((r) => r.route === '/oauth2/token' && r.msg === 'request completed')
+          .map((r) => r.trace_id),
+      ).toContain(INCOMING_TRACE);
       // Every other span of the trace descends from the server span.
       for (const span of trace.filter((s) => s !== server)) expect(ancestors(span, trace)).toContain(server.spanId);
       const statements = trace.filter((span) => span.name.startsWith('db '));
@@ -140,9 +212,17 @@ describe.each(testBackends())('OpenTelemetry tracing (issue 16) on $name', (back
       }
       expect(statements.map((span) => span.attributes['db.operation.name'])).toContain('SELECT');
       const providerHost = new URL(s.provider.issuer);
-      const refresh = trace.filter((span) => span.kind === OTLP_SPAN_KIND.client && span.attributes['server.port'] === Number(providerHost.port));
+      const refresh = trace.filter(
+        (span) => span.kind === OTLP_SPAN_KIND.client && span.attributes['server.port'] === Number(providerHost.port),
+      );
       expect(refresh).toHaveLength(1);
-      expect(refresh[0]?.attributes).toEqual({ 'http.request.method': 'POST', 'server.address': providerHost.hostname, 'server.port': Number(providerHost.port), 'url.path': '/token', 'http.response.status_code': 200 });
+      expect(refresh[0]?.attributes).toEqual({
+        'http.request.method': 'POST',
+        'server.address': providerHost.hostname,
+        'server.port': Number(providerHost.port),
+        'url.path': '/token',
+        'http.response.status_code': 200,
+      });
       // The provider received the refresh span's context.
       expect(s.traceparents[0]).toBe(`00-${INCOMING_TRACE}-${refresh[0]?.spanId}-01`);
       expect(spans.filter((span) => span.traceId === UNSAMPLED_TRACE)).toEqual([]);
@@ -151,16 +231,34 @@ describe.each(testBackends())('OpenTelemetry tracing (issue 16) on $name', (back
       const [, sessionTraceId, sessionSpanId] = sessionTraceresponse.split('-');
       const nest = spans.filter((span) => span.traceId === sessionTraceId);
       const nestServer = nest.find((span) => span.spanId === sessionSpanId);
-      expect(nestServer).toMatchObject({ parentSpanId: '', kind: OTLP_SPAN_KIND.server, name: 'GET /api/third-party/:serviceId/session' });
-      expect(nestServer?.attributes).toEqual({ 'http.request.method': 'GET', 'http.route': '/api/third-party/:serviceId/session', 'http.response.status_code': 200 });
-      expect(logs.records().filter((r) => r.trace_id === sessionTraceId && r.msg === 'request completed')).toHaveLength(1);
+      expect(nestServer).toMatchObject({
+        parentSpanId: '',
+        kind: OTLP_SPAN_KIND.server,
+        name: 'GET /api/third-party/:serviceId/session',
+      });
+      expect(nestServer?.attributes).toEqual({
+        'http.request.method': 'GET',
+        'http.route': '/api/third-party/:serviceId/session',
+        'http.response.status_code': 200,
+      });
+      expect(logs.records().filter((r) => r.trace_id === sessionTraceId && r.msg === 'request completed')).toHaveLength(
+        1,
+      );
       const nestStatements = nest.filter((span) => span.name.startsWith('db '));
       expect(nestStatements.length).toBeGreaterThan(0);
       for (const span of nestStatements) expect(span.parentSpanId).toBe(sessionSpanId);
 
       // No token, assertion, secret, principal or query string anywhere in what was exported.
       const exported = receiver.bodies.join('\n');
-      const secrets = [fields.client_assertion, fields.subject_token, body.access_token ?? '', ...s.issued, s.provider.clientSecret, ALICE, 'redirect_uri'];
+      const secrets = [
+        fields.client_assertion,
+        fields.subject_token,
+        body.access_token ?? '',
+        ...s.issued,
+        s.provider.clientSecret,
+        ALICE,
+        'redirect_uri',
+      ];
       expect(secrets.filter((secret) => secret.length > 0 && exported.includes(secret))).toEqual([]);
     });
   });
@@ -214,14 +312,25 @@ async function loadedModulesOfBuiltBroker(tracing: Record<string, unknown>): Pro
   });
   const preload = join(dir, 'record-modules.cjs');
   const modules = join(dir, 'modules.json');
-  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(modules)}, JSON.stringify(Object.keys(require.cache))));\n`);
-  const child = spawn(process.execPath, ['--require', preload, ENTRY_POINTS.broker, '--config', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  writeFileSync(
+    preload,
+    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(modules)}, JSON.stringify(Object.keys(require.cache))));\n`,
+  );
+  const child = spawn(process.execPath, ['--require', preload, ENTRY_POINTS.broker, '--config', file], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     let pending = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       pending += chunk;
-      const listening = pending.split('\n').flatMap((line) => (line.includes('"server":"enduser"') && line.includes('server listening') ? [JSON.parse(line) as { url: string }] : []));
+      const listening = pending
+        .split('\n')
+        .flatMap((line) =>
+          line.includes('"server":"enduser"') && line.includes('server listening')
+            ? [JSON.parse(line) as { url: string }]
+            : [],
+        );
       if (listening[0] !== undefined) resolve(listening[0].url);
     });
     void exited.then(() => reject(new Error('the broker exited before listening')));
@@ -234,7 +343,10 @@ async function loadedModulesOfBuiltBroker(tracing: Record<string, unknown>): Pro
 
 describe('the built broker process', () => {
   // prom-client's process metrics load the OpenTelemetry API (for exemplars): the API alone is no tracing work.
-  const openTelemetry = (modules: readonly string[]): string[] => modules.filter((path) => path.includes('/node_modules/@opentelemetry/') && !path.includes('/node_modules/@opentelemetry/api/'));
+  const openTelemetry = (modules: readonly string[]): string[] =>
+    modules.filter(
+      (path) => path.includes('/node_modules/@opentelemetry/') && !path.includes('/node_modules/@opentelemetry/api/'),
+    );
 
   it('with tracing disabled (the default) loads no OpenTelemetry module but the API and exports nothing', async () => {
     const receiver = await OtlpReceiver.start();
@@ -253,7 +365,9 @@ describe('the built broker process', () => {
       expect(loaded.some((path) => path.includes('/@opentelemetry/sdk-trace-base/'))).toBe(true);
       // The health check's own database probe is a child of the request's span.
       const trace = receiver.spans().filter((span) => span.traceId === INCOMING_TRACE);
-      expect(trace.filter((span) => span.kind === OTLP_SPAN_KIND.server).map((span) => [span.name, span.parentSpanId])).toEqual([['GET /health', INCOMING_PARENT]]);
+      expect(
+        trace.filter((span) => span.kind === OTLP_SPAN_KIND.server).map((span) => [span.name, span.parentSpanId]),
+      ).toEqual([['GET /health', INCOMING_PARENT]]);
     } finally {
       await receiver.stop();
     }

@@ -16,7 +16,13 @@ describe('trust anchor: cached keys and verified tokens', () => {
   beforeEach(async () => {
     issuer = await startJwtIssuer('ES256');
     clock = new FrozenClock(new Date());
-    anchor = new TrustAnchor(testConfig({ server: { enduser: { public_url: audience } }, token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } } }), clock);
+    anchor = new TrustAnchor(
+      testConfig({
+        server: { enduser: { public_url: audience } },
+        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri } },
+      }),
+      clock,
+    );
   });
   afterEach(() => issuer.stop());
 
@@ -48,7 +54,10 @@ describe('trust anchor: cached keys and verified tokens', () => {
     expect(issuer.fetches()).toBe(2);
     await expect(anchor.verify(token, 'client_assertion')).rejects.toThrow(JwtRejected);
     // Tokens of the new key verify without another fetch.
-    expect((await anchor.verify(await issuer.sign({ sub: 'gateway' }, { audience, ttlSeconds: 3600 }), 'client_assertion')).sub).toBe('gateway');
+    expect(
+      (await anchor.verify(await issuer.sign({ sub: 'gateway' }, { audience, ttlSeconds: 3600 }), 'client_assertion'))
+        .sub,
+    ).toBe('gateway');
     expect(issuer.fetches()).toBe(2);
   });
 
@@ -57,7 +66,9 @@ describe('trust anchor: cached keys and verified tokens', () => {
     clock.advance(31_000);
     await issuer.rotate();
     // Unknown kid: one refetch, and the new key verifies.
-    expect((await anchor.verify(await issuer.sign({ sub: 'user-2' }, { audience, ttlSeconds: 3600 }), 'subject_token')).sub).toBe('user-2');
+    expect(
+      (await anchor.verify(await issuer.sign({ sub: 'user-2' }, { audience, ttlSeconds: 3600 }), 'subject_token')).sub,
+    ).toBe('user-2');
     expect(issuer.fetches()).toBe(2);
     // Another unknown kid within the interval: no fetch, rejected.
     await issuer.rotate();
@@ -88,8 +99,20 @@ describe('trust anchor: what each token is for', () => {
   let clock: FrozenClock;
   const broker = 'https://broker.example.com';
   const anchorFor = (tokenExchange: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): TrustAnchor => {
-    const { client_assertion: assertion = {}, ...rest } = tokenExchange as { client_assertion?: Record<string, unknown> };
-    return new TrustAnchor(testConfig({ server: { enduser: { public_url: broker } }, token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri, ...assertion }, ...rest }, ...extra }), clock);
+    const { client_assertion: assertion = {}, ...rest } = tokenExchange as {
+      client_assertion?: Record<string, unknown>;
+    };
+    return new TrustAnchor(
+      testConfig({
+        server: { enduser: { public_url: broker } },
+        token_exchange: {
+          client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri, ...assertion },
+          ...rest,
+        },
+        ...extra,
+      }),
+      clock,
+    );
   };
 
   beforeEach(async () => {
@@ -100,79 +123,186 @@ describe('trust anchor: what each token is for', () => {
 
   it('refuses a subject token for another application or API, or for no audience (default: the client assertion audiences)', async () => {
     const anchor = anchorFor();
-    expect((await anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker }), 'subject_token')).sub).toBe('alice');
-    await expect(anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: 'https://other-api.example.com' }), 'subject_token')).rejects.toThrow(JwtRejected);
-    await expect(anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: 'another-app-client-id' }), 'subject_token')).rejects.toThrow(JwtRejected);
+    expect((await anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker }), 'subject_token')).sub).toBe(
+      'alice',
+    );
+    await expect(
+      anchor.verify(
+        await issuer.sign({ sub: 'alice' }, { audience: 'https://other-api.example.com' }),
+        'subject_token',
+      ),
+    ).rejects.toThrow(JwtRejected);
+    await expect(
+      anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: 'another-app-client-id' }), 'subject_token'),
+    ).rejects.toThrow(JwtRejected);
     await expect(anchor.verify(await issuer.sign({ sub: 'alice' }), 'subject_token')).rejects.toThrow(JwtRejected);
   });
 
   it('defaults the subject audience to a configured client assertion audience list', async () => {
     const anchor = anchorFor({ client_assertion: { audience: ['https://a.example.com', 'https://b.example.com'] } });
-    expect((await anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: 'https://b.example.com' }), 'subject_token')).sub).toBe('alice');
-    await expect(anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker }), 'subject_token')).rejects.toThrow(JwtRejected);
+    expect(
+      (await anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: 'https://b.example.com' }), 'subject_token'))
+        .sub,
+    ).toBe('alice');
+    await expect(
+      anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker }), 'subject_token'),
+    ).rejects.toThrow(JwtRejected);
   });
 
   it('checks token_exchange.subject_token.audience when configured (one value or a list), and only for subject tokens', async () => {
     const one = anchorFor({ subject_token: { audience: 'gateway' } });
-    expect((await one.verify(await issuer.sign({ sub: 'alice' }, { audience: 'gateway' }), 'subject_token')).sub).toBe('alice');
-    await expect(one.verify(await issuer.sign({ sub: 'alice' }, { audience: broker }), 'subject_token')).rejects.toThrow(JwtRejected);
+    expect((await one.verify(await issuer.sign({ sub: 'alice' }, { audience: 'gateway' }), 'subject_token')).sub).toBe(
+      'alice',
+    );
+    await expect(
+      one.verify(await issuer.sign({ sub: 'alice' }, { audience: broker }), 'subject_token'),
+    ).rejects.toThrow(JwtRejected);
     // The client assertion keeps its own audience.
-    expect((await one.verify(await issuer.sign({ sub: 'gw' }, { audience: broker }), 'client_assertion')).sub).toBe('gw');
-    await expect(one.verify(await issuer.sign({ sub: 'gw' }, { audience: 'gateway' }), 'client_assertion')).rejects.toThrow(JwtRejected);
+    expect((await one.verify(await issuer.sign({ sub: 'gw' }, { audience: broker }), 'client_assertion')).sub).toBe(
+      'gw',
+    );
+    await expect(
+      one.verify(await issuer.sign({ sub: 'gw' }, { audience: 'gateway' }), 'client_assertion'),
+    ).rejects.toThrow(JwtRejected);
     const list = anchorFor({ subject_token: { audience: ['gateway', 'https://mcp.example.com'] } });
-    expect((await list.verify(await issuer.sign({ sub: 'alice' }, { audience: ['https://mcp.example.com', 'x'] }), 'subject_token')).sub).toBe('alice');
+    expect(
+      (
+        await list.verify(
+          await issuer.sign({ sub: 'alice' }, { audience: ['https://mcp.example.com', 'x'] }),
+          'subject_token',
+        )
+      ).sub,
+    ).toBe('alice');
   });
 
   it('refuses a client assertion whose typ marks another kind of token (RFC 8725 §3.11), and accepts none, JWT and client-authentication+jwt', async () => {
     const anchor = anchorFor();
-    for (const typ of ['at+jwt', 'application/at+jwt', 'AT+JWT', 'logout+jwt', 'secevent+jwt', 'dpop+jwt', 'id_token+jwt']) {
-      await expect(anchor.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, typ }), 'client_assertion'), typ).rejects.toThrow(JwtRejected);
+    for (const typ of [
+      'at+jwt',
+      'application/at+jwt',
+      'AT+JWT',
+      'logout+jwt',
+      'secevent+jwt',
+      'dpop+jwt',
+      'id_token+jwt',
+    ]) {
+      await expect(
+        anchor.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, typ }), 'client_assertion'),
+        typ,
+      ).rejects.toThrow(JwtRejected);
     }
     for (const typ of [undefined, 'JWT', 'jwt', 'application/jwt', 'client-authentication+jwt']) {
-      expect((await anchor.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, typ }), 'client_assertion')).sub, String(typ)).toBe('gw');
+      expect(
+        (await anchor.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, typ }), 'client_assertion')).sub,
+        String(typ),
+      ).toBe('gw');
     }
   });
 
   it('refuses an ID token where a client assertion is expected (nonce, at_hash or c_hash), whatever its typ', async () => {
     const anchor = anchorFor();
-    for (const claims of [{ nonce: 'n-0S6_WzA2Mj' }, { at_hash: 'HK6E_P6Dh8Y93mRNtsDB1Q' }, { c_hash: 'LDktKdoQak3Pk0cnXxCltA' }]) {
-      await expect(anchor.verify(await issuer.sign({ sub: 'gw', ...claims }, { audience: broker, typ: 'JWT' }), 'client_assertion'), Object.keys(claims)[0]).rejects.toThrow(JwtRejected);
+    for (const claims of [
+      { nonce: 'n-0S6_WzA2Mj' },
+      { at_hash: 'HK6E_P6Dh8Y93mRNtsDB1Q' },
+      { c_hash: 'LDktKdoQak3Pk0cnXxCltA' },
+    ]) {
+      await expect(
+        anchor.verify(
+          await issuer.sign({ sub: 'gw', ...claims }, { audience: broker, typ: 'JWT' }),
+          'client_assertion',
+        ),
+        Object.keys(claims)[0],
+      ).rejects.toThrow(JwtRejected);
     }
   });
 
   it('accepts an access token (at+jwt, JWT or untyped) as the subject token, and refuses other explicit types', async () => {
     const anchor = anchorFor();
     for (const typ of [undefined, 'at+jwt', 'application/at+jwt', 'JWT']) {
-      expect((await anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker, typ }), 'subject_token')).sub, String(typ)).toBe('alice');
+      expect(
+        (await anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker, typ }), 'subject_token')).sub,
+        String(typ),
+      ).toBe('alice');
     }
     for (const typ of ['client-authentication+jwt', 'logout+jwt']) {
-      await expect(anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker, typ }), 'subject_token'), typ).rejects.toThrow(JwtRejected);
+      await expect(
+        anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker, typ }), 'subject_token'),
+        typ,
+      ).rejects.toThrow(JwtRejected);
     }
   });
 
   it('requires exp on a client assertion and on a subject token', async () => {
     const anchor = anchorFor();
-    await expect(anchor.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: null }), 'client_assertion')).rejects.toThrow(JwtRejected);
-    await expect(anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker, ttlSeconds: null }), 'subject_token')).rejects.toThrow(JwtRejected);
+    await expect(
+      anchor.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: null }), 'client_assertion'),
+    ).rejects.toThrow(JwtRejected);
+    await expect(
+      anchor.verify(await issuer.sign({ sub: 'alice' }, { audience: broker, ttlSeconds: null }), 'subject_token'),
+    ).rejects.toThrow(JwtRejected);
   });
 
   it('refuses a client assertion living longer than max_lifetime (60 s leeway); no bound by default', async () => {
     const bounded = anchorFor({ client_assertion: { max_lifetime: '5m' } });
-    expect((await bounded.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 300 }), 'client_assertion')).sub).toBe('gw');
-    expect((await bounded.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 355 }), 'client_assertion')).sub).toBe('gw');
-    await expect(bounded.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 365 }), 'client_assertion')).rejects.toThrow(JwtRejected);
-    await expect(bounded.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 86_400 }), 'client_assertion')).rejects.toThrow(JwtRejected);
+    expect(
+      (
+        await bounded.verify(
+          await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 300 }),
+          'client_assertion',
+        )
+      ).sub,
+    ).toBe('gw');
+    expect(
+      (
+        await bounded.verify(
+          await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 355 }),
+          'client_assertion',
+        )
+      ).sub,
+    ).toBe('gw');
+    await expect(
+      bounded.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 365 }), 'client_assertion'),
+    ).rejects.toThrow(JwtRejected);
+    await expect(
+      bounded.verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 86_400 }), 'client_assertion'),
+    ).rejects.toThrow(JwtRejected);
     // Subject tokens are the user's, with the lifetime their issuer chose.
-    expect((await bounded.verify(await issuer.sign({ sub: 'alice' }, { audience: broker, ttlSeconds: 86_400 }), 'subject_token')).sub).toBe('alice');
-    expect((await anchorFor().verify(await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 86_400 }), 'client_assertion')).sub).toBe('gw');
+    expect(
+      (
+        await bounded.verify(
+          await issuer.sign({ sub: 'alice' }, { audience: broker, ttlSeconds: 86_400 }),
+          'subject_token',
+        )
+      ).sub,
+    ).toBe('alice');
+    expect(
+      (
+        await anchorFor().verify(
+          await issuer.sign({ sub: 'gw' }, { audience: broker, ttlSeconds: 86_400 }),
+          'client_assertion',
+        )
+      ).sub,
+    ).toBe('gw');
   });
 
   it("refuses at start-up a trust anchor whose issuer is the broker's own, naming the key", () => {
-    const attempt = (extra: Record<string, unknown>, issuerUri: string) => () => new TrustAnchor(testConfig({ server: { enduser: { public_url: broker } }, token_exchange: { client_assertion: { issuer_uri: issuerUri, jwks_uri: `${broker}/oauth2/jwks.json` } }, ...extra }), clock);
+    const attempt = (extra: Record<string, unknown>, issuerUri: string) => () =>
+      new TrustAnchor(
+        testConfig({
+          server: { enduser: { public_url: broker } },
+          token_exchange: { client_assertion: { issuer_uri: issuerUri, jwks_uri: `${broker}/oauth2/jwks.json` } },
+          ...extra,
+        }),
+        clock,
+      );
     expect(attempt({}, broker)).toThrow(ConfigError);
-    expect(attempt({}, `${broker}/`)).toThrow(/^config error: token_exchange\.client_assertion\.issuer_uri is the broker's own issuer \(https:\/\/broker\.example\.com\)/);
+    expect(attempt({}, `${broker}/`)).toThrow(
+      /^config error: token_exchange\.client_assertion\.issuer_uri is the broker's own issuer \(https:\/\/broker\.example\.com\)/,
+    );
     const local = { oauth2_authorization_server: { local: { issuer_uri: 'https://issuer.example.com' } } };
-    expect(attempt(local, 'https://issuer.example.com')).toThrow(/token_exchange\.client_assertion\.issuer_uri is the broker's own issuer/);
+    expect(attempt(local, 'https://issuer.example.com')).toThrow(
+      /token_exchange\.client_assertion\.issuer_uri is the broker's own issuer/,
+    );
     expect(attempt(local, broker)).not.toThrow();
   });
 });

@@ -37,7 +37,10 @@ async function until(condition: () => boolean | Promise<boolean>): Promise<void>
 }
 
 describe.each(testBackends())('webhook delivery with a hung receiver on $name', (backend) => {
-  const keys = { encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' }, third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] } };
+  const keys = {
+    encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' },
+    third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] },
+  };
   const clock = new FrozenClock('2026-03-01T12:00:00.000Z');
   let storage: Record<string, unknown>;
   let dataDir: string | undefined;
@@ -56,11 +59,29 @@ describe.each(testBackends())('webhook delivery with a hung receiver on $name', 
   const worker = (): WebhookDeliveryWorker => app().get(WebhookDeliveryWorker);
   /** Another worker on the same database, as a replica's: it claims only when told to (`deliverNow`). */
   const replicaWorker = (): WebhookDeliveryWorker =>
-    new WebhookDeliveryWorker(app().get<string, BrokerConfig>(BROKER_CONFIG), 'enduser', app().get(WebhookDeliveryRepository), app().get(WebhookSecrets), app().get(Clock), app().get(Random));
+    new WebhookDeliveryWorker(
+      app().get<string, BrokerConfig>(BROKER_CONFIG),
+      'enduser',
+      app().get(WebhookDeliveryRepository),
+      app().get(WebhookSecrets),
+      app().get(Clock),
+      app().get(Random),
+    );
   const record = async (type: EventType): Promise<string> => {
     const id = randomUUID();
-    const event = { type, actor: { type: 'admin', id: 'admin@example.com' }, principal: null, agentId: randomUUID(), serviceId: null, outcome: 'success', traceId: null, details: {} } as AnyBrokerEvent;
-    await app().get(EventRepository).append([{ id, occurredAt: clock.now(), event }]);
+    const event = {
+      type,
+      actor: { type: 'admin', id: 'admin@example.com' },
+      principal: null,
+      agentId: randomUUID(),
+      serviceId: null,
+      outcome: 'success',
+      traceId: null,
+      details: {},
+    } as AnyBrokerEvent;
+    await app()
+      .get(EventRepository)
+      .append([{ id, occurredAt: clock.now(), event }]);
     return id;
   };
   const subscribe = async (url: string, eventTypes: EventType[]): Promise<string> => {
@@ -68,8 +89,10 @@ describe.each(testBackends())('webhook delivery with a hung receiver on $name', 
     expect(created.status).toBe(201);
     return created.json<{ id: string }>().id;
   };
-  const deliveries = async (webhookId: string): Promise<DeliveryAnswer[]> => (await admin.get(`/api/webhooks/${webhookId}/deliveries`)).json<DeliveryAnswer[]>();
-  const deliveryOf = async (webhookId: string, eventId: string): Promise<DeliveryAnswer | undefined> => (await deliveries(webhookId)).find((d) => d.event_id === eventId);
+  const deliveries = async (webhookId: string): Promise<DeliveryAnswer[]> =>
+    (await admin.get(`/api/webhooks/${webhookId}/deliveries`)).json<DeliveryAnswer[]>();
+  const deliveryOf = async (webhookId: string, eventId: string): Promise<DeliveryAnswer | undefined> =>
+    (await deliveries(webhookId)).find((d) => d.event_id === eventId);
 
   beforeAll(async () => {
     hung = await HangingReceiver.start();
@@ -132,7 +155,10 @@ describe.each(testBackends())('webhook delivery with a hung receiver on $name', 
     await start();
     // Released: pending, the aborted attempt not counted, due at once.
     expect(await deliveryOf(hungHook, eventId)).toMatchObject({ status: 'pending', attempts: 0 });
-    const [row] = await broker.broker.runtime.database.dataSource.query<{ claimed_until: Date | null }[]>('SELECT claimed_until FROM webhook_deliveries WHERE webhook_id = $1 AND event_id = $2', [hungHook, eventId]);
+    const [row] = await broker.broker.runtime.database.dataSource.query<{ claimed_until: Date | null }[]>(
+      'SELECT claimed_until FROM webhook_deliveries WHERE webhook_id = $1 AND event_id = $2',
+      [hungHook, eventId],
+    );
     expect(row?.claimed_until).toBeNull();
     await worker().deliverNow();
     expect(await deliveryOf(hungHook, eventId)).toMatchObject({ status: 'delivered', attempts: 1 });
@@ -156,8 +182,11 @@ describe.each(testBackends())('webhook delivery with a hung receiver on $name', 
     clock.advance(LEASE_MS - 1_000);
     const answered = hung.received.length;
     hung.release();
-    const delivered = async (): Promise<number> => (await deliveries(hungHook)).filter((d) => events.includes(d.event_id) && d.status === 'delivered').length;
-    await until(async () => (await delivered()) === answered - before && hung.received.length > answered && hung.open.length > 0);
+    const delivered = async (): Promise<number> =>
+      (await deliveries(hungHook)).filter((d) => events.includes(d.event_id) && d.status === 'delivered').length;
+    await until(
+      async () => (await delivered()) === answered - before && hung.received.length > answered && hung.open.length > 0,
+    );
     // Past the lease of the first claim: the second worker looks for due deliveries.
     clock.advance(2_000);
     hung.holding = false;
@@ -181,7 +210,10 @@ describe.each(testBackends())('webhook delivery with a hung receiver on $name', 
     const failedId = await record('agent.created');
     const pendingId = await record('agent.changed');
     // Never attempted: its webhook is disabled before any worker runs.
-    expect((await admin.put(`/api/webhooks/${parked}`, { url: healthy.url, event_types: ['agent.changed'], enabled: false })).status).toBe(200);
+    expect(
+      (await admin.put(`/api/webhooks/${parked}`, { url: healthy.url, event_types: ['agent.changed'], enabled: false }))
+        .status,
+    ).toBe(200);
     healthy.answers.push(200, 503);
     await delivering.deliverNow();
     healthy.answers.push(503);
@@ -196,7 +228,10 @@ describe.each(testBackends())('webhook delivery with a hung receiver on $name', 
     clock.advance(6 * 24 * 3_600_000 + 1);
     const retention = app().get(WebhookDeliveryRetention);
     expect(await retention.purgeNow()).toBeGreaterThanOrEqual(2);
-    const rows = await broker.broker.runtime.database.dataSource.query<{ event_id: string; status: string }[]>('SELECT event_id, status FROM webhook_deliveries WHERE event_id = ANY($1::uuid[])', [[deliveredId, failedId, pendingId, recentId]]);
+    const rows = await broker.broker.runtime.database.dataSource.query<{ event_id: string; status: string }[]>(
+      'SELECT event_id, status FROM webhook_deliveries WHERE event_id = ANY($1::uuid[])',
+      [[deliveredId, failedId, pendingId, recentId]],
+    );
     expect(rows.map((row) => row.event_id).sort()).toEqual([pendingId, recentId].sort());
     expect(await retention.purgeNow()).toBe(0);
   });

@@ -7,7 +7,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AnyBrokerEvent, EventType } from '@broker/domain';
 import { EventRepository } from '@broker/persistence';
-import { ApiClient, createPostgresDatabase, FrozenClock, http, postgresServerUrl, startGatewayFixture, startTestBroker, testBackends, testKey, type GatewayFixture, type TestBroker } from '@broker/testing';
+import {
+  ApiClient,
+  createPostgresDatabase,
+  FrozenClock,
+  http,
+  postgresServerUrl,
+  startGatewayFixture,
+  startTestBroker,
+  testBackends,
+  testKey,
+  type GatewayFixture,
+  type TestBroker,
+} from '@broker/testing';
 import { WebhookDeliveryWorker } from '@broker/webhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry } from './support/registry-fixture';
@@ -91,10 +103,26 @@ interface DeliveryAnswer {
 }
 
 /** Records one event through the ledger's own append (what the instrumented actions call). */
-async function record(broker: TestBroker, clock: FrozenClock | undefined, type: EventType = 'agent.deleted'): Promise<string> {
+async function record(
+  broker: TestBroker,
+  clock: FrozenClock | undefined,
+  type: EventType = 'agent.deleted',
+): Promise<string> {
   const id = randomUUID();
-  const event = { type, actor: { type: 'admin', id: 'admin@example.com' }, principal: null, agentId: randomUUID(), serviceId: null, outcome: 'success', traceId: null, details: {} } as AnyBrokerEvent;
-  await broker.broker.server('enduser').app.get(EventRepository).append([{ id, occurredAt: clock?.now() ?? new Date(), event }]);
+  const event = {
+    type,
+    actor: { type: 'admin', id: 'admin@example.com' },
+    principal: null,
+    agentId: randomUUID(),
+    serviceId: null,
+    outcome: 'success',
+    traceId: null,
+    details: {},
+  } as AnyBrokerEvent;
+  await broker.broker
+    .server('enduser')
+    .app.get(EventRepository)
+    .append([{ id, occurredAt: clock?.now() ?? new Date(), event }]);
   return id;
 }
 
@@ -128,7 +156,10 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
   let receiver: Receiver;
   let storage: Record<string, unknown>;
   let dataDir: string | undefined;
-  const keys = { encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' }, third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] } };
+  const keys = {
+    encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' },
+    third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] },
+  };
   const clock = new FrozenClock('2026-03-01T12:00:00.000Z');
   let broker: TestBroker;
   let admin: ApiClient;
@@ -161,14 +192,25 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
   });
 
   it('shows the secret once, and signs each delivery so a Standard Webhooks verifier accepts it with that secret', async () => {
-    const created = await admin.post('/api/webhooks', { url: receiver.url, event_types: ['agent.deleted', 'approval.requested'], enabled: true });
+    const created = await admin.post('/api/webhooks', {
+      url: receiver.url,
+      event_types: ['agent.deleted', 'approval.requested'],
+      enabled: true,
+    });
     expect(created.status).toBe(201);
     expect(created.headers['cache-control']).toBe('no-store');
     webhook = created.json<WebhookAnswer>();
     secrets.push(webhook.secret ?? '', receiver.url);
     expect(webhook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const read = await admin.get(`/api/webhooks/${webhook.id}`);
-    expect(read.json()).toEqual({ id: webhook.id, url: receiver.url, event_types: ['agent.deleted', 'approval.requested'], enabled: true, created_at: expect.any(String) as string, updated_at: expect.any(String) as string });
+    expect(read.json()).toEqual({
+      id: webhook.id,
+      url: receiver.url,
+      event_types: ['agent.deleted', 'approval.requested'],
+      enabled: true,
+      created_at: expect.any(String) as string,
+      updated_at: expect.any(String) as string,
+    });
     expect(JSON.stringify((await admin.get('/api/webhooks')).json())).not.toContain(webhook.secret);
 
     const eventId = await record(broker, clock);
@@ -184,9 +226,31 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
     expect(verifies(webhook.secret as string, request?.headers ?? {}, request?.body ?? '')).toBe(true);
     // Any change to the body breaks the signature.
     expect(verifies(webhook.secret as string, request?.headers ?? {}, `${request?.body ?? ''} `)).toBe(false);
-    const payload = JSON.parse(request?.body ?? '{}') as { type: string; timestamp: string; data: Record<string, unknown> };
-    expect(payload).toMatchObject({ type: 'agent.deleted', timestamp: clock.now().toISOString(), data: { id: eventId, type: 'agent.deleted', occurred_at: clock.now().toISOString(), actor: { type: 'admin', id: 'admin@example.com' }, outcome: 'success', details: {} } });
-    expect(await deliveryOf(admin, webhook.id, eventId)).toMatchObject({ status: 'delivered', attempts: 1, last_status: 200, last_error: null, next_attempt_at: null, delivered_at: clock.now().toISOString() });
+    const payload = JSON.parse(request?.body ?? '{}') as {
+      type: string;
+      timestamp: string;
+      data: Record<string, unknown>;
+    };
+    expect(payload).toMatchObject({
+      type: 'agent.deleted',
+      timestamp: clock.now().toISOString(),
+      data: {
+        id: eventId,
+        type: 'agent.deleted',
+        occurred_at: clock.now().toISOString(),
+        actor: { type: 'admin', id: 'admin@example.com' },
+        outcome: 'success',
+        details: {},
+      },
+    });
+    expect(await deliveryOf(admin, webhook.id, eventId)).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      last_status: 200,
+      last_error: null,
+      next_attempt_at: null,
+      delivered_at: clock.now().toISOString(),
+    });
   });
 
   it('signs with the rotated secret from the rotation on, never with the old one', async () => {
@@ -227,13 +291,23 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
 
     clock.advance(secondDelay);
     await worker.deliverNow();
-    expect(await deliveryOf(admin, webhook.id, eventId)).toMatchObject({ status: 'delivered', attempts: 3, last_status: 200, last_error: null });
+    expect(await deliveryOf(admin, webhook.id, eventId)).toMatchObject({
+      status: 'delivered',
+      attempts: 3,
+      last_status: 200,
+      last_error: null,
+    });
     const requests = receiver.forEvent(eventId);
     expect(requests).toHaveLength(3);
     expect(new Set(requests.map((r) => r.body)).size).toBe(1);
-    for (const request of requests) expect(verifies(webhook.secret as string, request.headers, request.body)).toBe(true);
+    for (const request of requests)
+      expect(verifies(webhook.secret as string, request.headers, request.body)).toBe(true);
     // Each attempt is stamped with its own time.
-    expect(requests.map((r) => Number(r.headers['webhook-timestamp']))).toEqual([0, firstDelay, firstDelay + secondDelay].map((d) => Math.floor((clock.nowMs() - firstDelay - secondDelay + d) / 1000)));
+    expect(requests.map((r) => Number(r.headers['webhook-timestamp']))).toEqual(
+      [0, firstDelay, firstDelay + secondDelay].map((d) =>
+        Math.floor((clock.nowMs() - firstDelay - secondDelay + d) / 1000),
+      ),
+    );
   });
 
   it('marks a delivery failed once events.webhooks.retry_for (24 h) has passed, visible in the admin API', async () => {
@@ -243,7 +317,14 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
     await worker.deliverNow();
     clock.advance(24 * 3_600_000);
     await worker.deliverNow();
-    expect(await deliveryOf(admin, webhook.id, eventId)).toMatchObject({ status: 'failed', attempts: 2, last_status: 503, last_error: 'answered 503', next_attempt_at: null, delivered_at: null });
+    expect(await deliveryOf(admin, webhook.id, eventId)).toMatchObject({
+      status: 'failed',
+      attempts: 2,
+      last_status: 503,
+      last_error: 'answered 503',
+      next_attempt_at: null,
+      delivered_at: null,
+    });
     // Failed for good: no further attempt.
     clock.advance(3_600_000);
     await worker.deliverNow();
@@ -261,15 +342,34 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
     admin = new ApiClient(broker.url('admin'));
     clock.advance(5_000);
     await workerOf(broker).deliverNow();
-    expect(await deliveryOf(admin, webhook.id, eventId)).toMatchObject({ status: 'delivered', attempts: 2, last_status: 200 });
+    expect(await deliveryOf(admin, webhook.id, eventId)).toMatchObject({
+      status: 'delivered',
+      attempts: 2,
+      last_status: 200,
+    });
     expect(receiver.forEvent(eventId)).toHaveLength(2);
   });
 
   it('refuses a URL that is or resolves to a loopback, private or link-local address unless allowed, at creation and at delivery', async () => {
     // Allowed: the loopback network is in events.webhooks.allowed_networks (every test above delivered to it).
-    expect((await admin.post('/api/webhooks', { url: receiver.url.replace('http:', 'https:'), event_types: ['agent.deleted'], enabled: false })).status).toBe(201);
+    expect(
+      (
+        await admin.post('/api/webhooks', {
+          url: receiver.url.replace('http:', 'https:'),
+          event_types: ['agent.deleted'],
+          enabled: false,
+        })
+      ).status,
+    ).toBe(201);
     // Not allowed, even with the loopback allowed: private and link-local networks, http outside the allowed networks.
-    for (const url of ['https://10.0.0.8/hooks', 'https://169.254.169.254/latest', 'https://[fe80::1]/hooks', 'http://93.184.215.14/hooks', 'ftp://127.0.0.1/hooks', 'https://user:pw@127.0.0.1/hooks']) {
+    for (const url of [
+      'https://10.0.0.8/hooks',
+      'https://169.254.169.254/latest',
+      'https://[fe80::1]/hooks',
+      'http://93.184.215.14/hooks',
+      'ftp://127.0.0.1/hooks',
+      'https://user:pw@127.0.0.1/hooks',
+    ]) {
       const refused = await admin.post('/api/webhooks', { url, event_types: ['agent.deleted'], enabled: true });
       expect(refused.status, url).toBe(400);
       expect(refused.json()).toMatchObject({ error: 'validation failed' });
@@ -279,7 +379,11 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
     // The same database, a broker that allows no special-use network.
     broker = await start({});
     admin = new ApiClient(broker.url('admin'));
-    for (const url of [receiver.url, receiver.url.replace('http:', 'https:'), receiver.url.replace('127.0.0.1', 'localhost').replace('http:', 'https:')]) {
+    for (const url of [
+      receiver.url,
+      receiver.url.replace('http:', 'https:'),
+      receiver.url.replace('127.0.0.1', 'localhost').replace('http:', 'https:'),
+    ]) {
       const refused = await admin.post('/api/webhooks', { url, event_types: ['agent.deleted'], enabled: true });
       expect(refused.status, url).toBe(400);
       expect(refused.json<{ message: string }>().message).toMatch(/^url /);
@@ -295,76 +399,160 @@ describe.each(testBackends())('webhooks on $name', (backend) => {
 
   it('answers 404 for an unknown webhook, and a deleted webhook takes its deliveries with it', async () => {
     const unknown = randomUUID();
-    for (const response of [await admin.get(`/api/webhooks/${unknown}`), await admin.get(`/api/webhooks/${unknown}/deliveries`), await admin.post(`/api/webhooks/${unknown}/secret`), await admin.delete(`/api/webhooks/${unknown}`)]) {
+    for (const response of [
+      await admin.get(`/api/webhooks/${unknown}`),
+      await admin.get(`/api/webhooks/${unknown}/deliveries`),
+      await admin.post(`/api/webhooks/${unknown}/secret`),
+      await admin.delete(`/api/webhooks/${unknown}`),
+    ]) {
       expect(response.status).toBe(404);
       expect(response.json()).toMatchObject({ error: 'not_found' });
     }
     // This broker allows no special-use network: the loopback URL is refused on replacement too, a public https one is not.
-    expect((await admin.put(`/api/webhooks/${webhook.id}`, { url: webhook.url, event_types: ['agent.created'], enabled: false })).status).toBe(400);
-    const replaced = await admin.put(`/api/webhooks/${webhook.id}`, { url: 'https://93.184.215.14/hooks', event_types: ['agent.created'], enabled: false });
+    expect(
+      (
+        await admin.put(`/api/webhooks/${webhook.id}`, {
+          url: webhook.url,
+          event_types: ['agent.created'],
+          enabled: false,
+        })
+      ).status,
+    ).toBe(400);
+    const replaced = await admin.put(`/api/webhooks/${webhook.id}`, {
+      url: 'https://93.184.215.14/hooks',
+      event_types: ['agent.created'],
+      enabled: false,
+    });
     expect(replaced.status).toBe(200);
-    expect(replaced.json()).toMatchObject({ url: 'https://93.184.215.14/hooks', event_types: ['agent.created'], enabled: false });
+    expect(replaced.json()).toMatchObject({
+      url: 'https://93.184.215.14/hooks',
+      event_types: ['agent.created'],
+      enabled: false,
+    });
     expect(replaced.json()).not.toHaveProperty('secret');
     expect((await admin.delete(`/api/webhooks/${webhook.id}`)).status).toBe(204);
     expect((await admin.get(`/api/webhooks/${webhook.id}/deliveries`)).status).toBe(404);
-    const [row] = await broker.broker.runtime.database.dataSource.query<{ n: number }[]>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1', [webhook.id]);
+    const [row] = await broker.broker.runtime.database.dataSource.query<{ n: number }[]>(
+      'SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1',
+      [webhook.id],
+    );
     expect(row?.n).toBe(0);
   });
 
   it('never logs a webhook secret or URL, and stores the secret only sealed', async () => {
     expect(secrets.length).toBeGreaterThanOrEqual(3);
     // Failed attempts were logged above (500s, 503s, the refused address): with ids and reasons only.
-    expect(brokers.flatMap((b) => b.logs.records()).filter((r) => String(r.msg).startsWith('webhooks: delivery')).length).toBeGreaterThan(0);
+    expect(
+      brokers.flatMap((b) => b.logs.records()).filter((r) => String(r.msg).startsWith('webhooks: delivery')).length,
+    ).toBeGreaterThan(0);
     for (const started of brokers) expect(started.logs.leaked(secrets)).toEqual([]);
-    const created = (await admin.post('/api/webhooks', { url: 'https://93.184.215.14/hooks', event_types: ['agent.deleted'], enabled: false })).json<WebhookAnswer>();
+    const created = (
+      await admin.post('/api/webhooks', {
+        url: 'https://93.184.215.14/hooks',
+        event_types: ['agent.deleted'],
+        enabled: false,
+      })
+    ).json<WebhookAnswer>();
     const key = Buffer.from((created.secret as string).slice('whsec_'.length), 'base64');
-    const [row] = await broker.broker.runtime.database.dataSource.query<{ envelope: Buffer }[]>('SELECT secret_envelope AS envelope FROM webhooks WHERE id = $1', [created.id]);
+    const [row] = await broker.broker.runtime.database.dataSource.query<{ envelope: Buffer }[]>(
+      'SELECT secret_envelope AS envelope FROM webhooks WHERE id = $1',
+      [created.id],
+    );
     expect(row?.envelope.includes(key)).toBe(false);
     expect(row?.envelope.toString('latin1')).not.toContain(created.secret);
   });
 });
 
-describe.each(testBackends())('a real approval request posted to a webhook on $name (the first use: waiting approvals to chat)', (backend) => {
-  const ALICE = 'alice@example.com';
-  let receiver: Receiver;
-  let fixture: GatewayFixture;
+describe.each(testBackends())(
+  'a real approval request posted to a webhook on $name (the first use: waiting approvals to chat)',
+  (backend) => {
+    const ALICE = 'alice@example.com';
+    let receiver: Receiver;
+    let fixture: GatewayFixture;
 
-  beforeAll(async () => {
-    receiver = await startReceiver();
-    fixture = await startGatewayFixture({ servers: BOTH_SERVERS, backend, subjectAudience: 'gateway', config: LOOPBACK });
-    brokers.push(fixture.broker);
-  });
+    beforeAll(async () => {
+      receiver = await startReceiver();
+      fixture = await startGatewayFixture({
+        servers: BOTH_SERVERS,
+        backend,
+        subjectAudience: 'gateway',
+        config: LOOPBACK,
+      });
+      brokers.push(fixture.broker);
+    });
 
-  afterAll(async () => {
-    await fixture?.stop();
-    await receiver?.close();
-  });
+    afterAll(async () => {
+      await fixture?.stop();
+      await receiver?.close();
+    });
 
-  it('delivers approval.requested, signed, with the tool name and the arguments\' names and hash, never their values', async () => {
-    const admin = new ApiClient(fixture.broker.url('admin'));
-    const webhook = (await admin.post('/api/webhooks', { url: receiver.url, event_types: ['approval.requested'], enabled: true })).json<WebhookAnswer>();
-    secrets.push(webhook.secret ?? '');
-    const registry = await createRegistry(admin);
-    expect((await new ApiClient(fixture.base, ALICE).post(`/api/consent/agents/${registry.agent}/grants`, { granted_permission_sets: { [registry.readMail]: [registry.mail] }, valid_until: '2099-01-01T00:00:00Z' })).status).toBe(201);
-    const headers = { 'content-type': 'application/json', authorization: `Bearer ${await fixture.subjectToken(ALICE, registry.agent)}`, 'x-client-assertion': await fixture.assertion() };
-    const secretArgument = 'the-quarterly-numbers.xlsx';
-    const created = await http(`${fixture.base}/api/approvals`, { method: 'POST', headers, body: JSON.stringify({ metadata: {}, tool_name: 'send_file', arguments: { path: secretArgument }, risk_level: 'critical' }) });
-    expect(created.status, created.text).toBe(201);
-    const approvalId = created.json<{ data: { id: string } }>().data.id;
+    it("delivers approval.requested, signed, with the tool name and the arguments' names and hash, never their values", async () => {
+      const admin = new ApiClient(fixture.broker.url('admin'));
+      const webhook = (
+        await admin.post('/api/webhooks', { url: receiver.url, event_types: ['approval.requested'], enabled: true })
+      ).json<WebhookAnswer>();
+      secrets.push(webhook.secret ?? '');
+      const registry = await createRegistry(admin);
+      expect(
+        (
+          await new ApiClient(fixture.base, ALICE).post(`/api/consent/agents/${registry.agent}/grants`, {
+            granted_permission_sets: { [registry.readMail]: [registry.mail] },
+            valid_until: '2099-01-01T00:00:00Z',
+          })
+        ).status,
+      ).toBe(201);
+      const headers = {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await fixture.subjectToken(ALICE, registry.agent)}`,
+        'x-client-assertion': await fixture.assertion(),
+      };
+      const secretArgument = 'the-quarterly-numbers.xlsx';
+      const created = await http(`${fixture.base}/api/approvals`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          metadata: {},
+          tool_name: 'send_file',
+          arguments: { path: secretArgument },
+          risk_level: 'critical',
+        }),
+      });
+      expect(created.status, created.text).toBe(201);
+      const approvalId = created.json<{ data: { id: string } }>().data.id;
 
-    await workerOf(fixture.broker).deliverNow();
-    const [request, ...more] = receiver.received;
-    expect(more).toHaveLength(0);
-    expect(verifies(webhook.secret as string, request?.headers ?? {}, request?.body ?? '')).toBe(true);
-    const payload = JSON.parse(request?.body ?? '{}') as { type: string; data: { id: string; principal: string; agent_id: string; details: Record<string, unknown> } };
-    expect(payload).toMatchObject({ type: 'approval.requested', data: { id: request?.headers['webhook-id'], principal: ALICE, agent_id: registry.agent, details: { approval_id: approvalId, tool_name: 'send_file', risk_level: 'critical', argument_names: ['path'] } } });
-    expect(payload.data.details.arguments_sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(request?.body).not.toContain(secretArgument);
-  });
-});
+      await workerOf(fixture.broker).deliverNow();
+      const [request, ...more] = receiver.received;
+      expect(more).toHaveLength(0);
+      expect(verifies(webhook.secret as string, request?.headers ?? {}, request?.body ?? '')).toBe(true);
+      const payload = JSON.parse(request?.body ?? '{}') as {
+        type: string;
+        data: { id: string; principal: string; agent_id: string; details: Record<string, unknown> };
+      };
+      expect(payload).toMatchObject({
+        type: 'approval.requested',
+        data: {
+          id: request?.headers['webhook-id'],
+          principal: ALICE,
+          agent_id: registry.agent,
+          details: {
+            approval_id: approvalId,
+            tool_name: 'send_file',
+            risk_level: 'critical',
+            argument_names: ['path'],
+          },
+        },
+      });
+      expect(payload.data.details.arguments_sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(request?.body).not.toContain(secretArgument);
+    });
+  },
+);
 
 describe.runIf(postgresServerUrl())('webhooks in two broker processes on one PostgreSQL', () => {
-  const keys = { encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' }, third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] } };
+  const keys = {
+    encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' },
+    third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] },
+  };
   let storage: Record<string, unknown>;
   let receiver: Receiver;
   let broker: TestBroker;
@@ -382,7 +570,9 @@ describe.runIf(postgresServerUrl())('webhooks in two broker processes on one Pos
 
   it('delivers each of 120 events once, shared by both processes’ workers', async () => {
     const admin = new ApiClient(broker.url('admin'));
-    const webhook = (await admin.post('/api/webhooks', { url: receiver.url, event_types: ['agent.deleted'], enabled: true })).json<WebhookAnswer>();
+    const webhook = (
+      await admin.post('/api/webhooks', { url: receiver.url, event_types: ['agent.deleted'], enabled: true })
+    ).json<WebhookAnswer>();
     // The second process: the end-user server only (compiled dist/), same database and keys, delivering on its own.
     const replica = fork('test/support/webhook-replica.mjs', [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     const exited = new Promise((resolve) => replica.once('exit', resolve));
@@ -396,7 +586,10 @@ describe.runIf(postgresServerUrl())('webhooks in two broker processes on one Pos
     for (let i = 0; i < 120; i += 1) events.push(await record(broker, undefined));
     const database = broker.broker.runtime.database.dataSource;
     await until(async () => {
-      const [row] = await database.query<{ n: number }[]>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'delivered'", [webhook.id]);
+      const [row] = await database.query<{ n: number }[]>(
+        "SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'delivered'",
+        [webhook.id],
+      );
       return row?.n === events.length;
     });
     const replicaDelivered = await new Promise<number>((resolve) => {

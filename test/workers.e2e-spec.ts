@@ -1,7 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { ApiClient, BrokerProcess, completeAuthorization, createPostgresDatabase, freePort, http, postgresServerUrl, startJwtIssuer, startThirdPartyProvider, testKey, writeConfigFile, type HttpResponse, type TestJwtIssuer, type ThirdPartyProvider } from '@broker/testing';
+import {
+  ApiClient,
+  BrokerProcess,
+  completeAuthorization,
+  createPostgresDatabase,
+  freePort,
+  http,
+  postgresServerUrl,
+  startJwtIssuer,
+  startThirdPartyProvider,
+  testKey,
+  writeConfigFile,
+  type HttpResponse,
+  type TestJwtIssuer,
+  type ThirdPartyProvider,
+} from '@broker/testing';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -14,7 +29,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  */
 
 const ALICE = 'alice@example.com';
-const KEYS = { encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' }, third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }], discovery: { allowed_networks: ['127.0.0.0/8'] } } };
+const KEYS = {
+  encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' },
+  third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }], discovery: { allowed_networks: ['127.0.0.0/8'] } },
+};
 
 /** `count` requests one after the other, each on its own connection (the primary hands connections round-robin). */
 async function oneByOne(count: number, send: () => Promise<HttpResponse>): Promise<HttpResponse[]> {
@@ -37,7 +55,9 @@ describe('server.workers on PGlite', () => {
     const { file } = writeConfigFile({ server: { workers: 2, enduser: { port: 0 }, admin: { port: 0 } } });
     const broker = new BrokerProcess('broker', ['--config', file]);
     expect((await broker.exited).code).toBe(2);
-    expect(broker.stderr.join('')).toMatch(/^config error: server\.workers must be 1 with storage\.backend pglite .*\n$/);
+    expect(broker.stderr.join('')).toMatch(
+      /^config error: server\.workers must be 1 with storage\.backend pglite .*\n$/,
+    );
   });
 });
 
@@ -47,10 +67,16 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const taken = (blocker.address() as AddressInfo).port;
     try {
-      const { file } = writeConfigFile({ ...KEYS, server: { workers: 2, enduser: { port: 0 }, admin: { port: taken } }, storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } } });
+      const { file } = writeConfigFile({
+        ...KEYS,
+        server: { workers: 2, enduser: { port: 0 }, admin: { port: taken } },
+        storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
+      });
       const broker = new BrokerProcess('broker', ['--config', file]);
       expect((await broker.exited).code).toBe(1);
-      expect(broker.stderr.join('')).toBe(`cannot start the admin server: 127.0.0.1:${taken} is already in use (stop the other process or change server.admin.port)\n`);
+      expect(broker.stderr.join('')).toBe(
+        `cannot start the admin server: 127.0.0.1:${taken} is already in use (stop the other process or change server.admin.port)\n`,
+      );
       expect(broker.records().filter((r) => r.msg === 'worker exited unexpectedly: restarting it')).toEqual([]);
     } finally {
       blocker.close();
@@ -58,31 +84,50 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
   });
 
   it('kills a worker that does not stop within the shutdown timeout plus a margin, and exits 1', async () => {
-    const { file } = writeConfigFile({ ...KEYS, server: { workers: 2, enduser: { port: 0 }, admin: { port: 0 }, shutdown: { timeout: '1s' } }, storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } } });
+    const { file } = writeConfigFile({
+      ...KEYS,
+      server: { workers: 2, enduser: { port: 0 }, admin: { port: 0 }, shutdown: { timeout: '1s' } },
+      storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
+    });
     const broker = new BrokerProcess('broker', ['--config', file]);
     await broker.waitFor((r) => r.msg === 'all workers started');
-    const [stuck, healthy] = broker.records().filter((r) => r.msg === 'worker started').map((r) => r.pid as number);
+    const [stuck, healthy] = broker
+      .records()
+      .filter((r) => r.msg === 'worker started')
+      .map((r) => r.pid as number);
     // A stopped process cannot handle SIGTERM: it stands for a worker that hangs while draining.
     process.kill(stuck as number, 'SIGSTOP');
     broker.signal('SIGTERM');
     expect((await broker.exited).code).toBe(1);
-    expect(broker.records().find((r) => r.msg === 'workers did not stop within the shutdown timeout: killing them')).toMatchObject({ level: 'warn', workers: [stuck] });
+    expect(
+      broker.records().find((r) => r.msg === 'workers did not stop within the shutdown timeout: killing them'),
+    ).toMatchObject({ level: 'warn', workers: [stuck] });
     expect(broker.records().some((r) => r.msg === 'shutdown complete' && r.pid === healthy)).toBe(true);
     expect(running(stuck as number)).toBe(false);
   });
 
   it('exits at once on a second signal, killing the workers', async () => {
-    const { file } = writeConfigFile({ ...KEYS, server: { workers: 2, enduser: { port: 0 }, admin: { port: 0 }, shutdown: { timeout: '30s' } }, storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } } });
+    const { file } = writeConfigFile({
+      ...KEYS,
+      server: { workers: 2, enduser: { port: 0 }, admin: { port: 0 }, shutdown: { timeout: '30s' } },
+      storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
+    });
     const broker = new BrokerProcess('broker', ['--config', file]);
     await broker.waitFor((r) => r.msg === 'all workers started');
-    const workers = broker.records().filter((r) => r.msg === 'worker started').map((r) => r.pid as number);
+    const workers = broker
+      .records()
+      .filter((r) => r.msg === 'worker started')
+      .map((r) => r.pid as number);
     // Both workers hang while draining (stopped): only the second signal can end the primary before the timeout.
     for (const pid of workers) process.kill(pid, 'SIGSTOP');
     broker.signal('SIGINT');
     await broker.waitFor((r) => r.msg === 'signal received: stopping the workers');
     broker.signal('SIGINT');
     expect((await broker.exited).code).toBe(1);
-    expect(broker.records().find((r) => r.msg === 'second signal: exiting immediately')).toMatchObject({ level: 'warn', signal: 'SIGINT' });
+    expect(broker.records().find((r) => r.msg === 'second signal: exiting immediately')).toMatchObject({
+      level: 'warn',
+      signal: 'SIGINT',
+    });
     expect(broker.stdout.join('\n')).not.toContain('did not stop within the shutdown timeout');
     for (const pid of workers) await expect.poll(() => running(pid)).toBe(false);
   });
@@ -97,7 +142,8 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
     let admin: ApiClient;
     let agent: string;
     let service: string;
-    const answeredBy = (responses: HttpResponse[]): Promise<number[]> => Promise.all(responses.map((r) => broker.answeredBy(r)));
+    const answeredBy = (responses: HttpResponse[]): Promise<number[]> =>
+      Promise.all(responses.map((r) => broker.answeredBy(r)));
 
     beforeAll(async () => {
       issuer = await startJwtIssuer('ES256');
@@ -108,7 +154,10 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
         ...KEYS,
         server: { workers: 2, enduser: { port, public_url: base }, admin: { port: 0 }, shutdown: { timeout: '30s' } },
         storage: { backend: 'postgres', postgres: { connection_url: databaseUrl } },
-        token_exchange: { client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri }, subject_token: { audience: 'gateway' } },
+        token_exchange: {
+          client_assertion: { issuer_uri: issuer.issuer, jwks_uri: issuer.jwksUri },
+          subject_token: { audience: 'gateway' },
+        },
       });
       broker = new BrokerProcess('broker', ['--config', file]);
       adminUrl = (await broker.listening(['enduser', 'admin'])).admin as string;
@@ -116,16 +165,56 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
       admin = new ApiClient(adminUrl);
 
       const placeholder = 'https://placeholder.example.com';
-      service = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'x', client_secret: 'x', issuer_uri: placeholder, authorization_endpoint: `${placeholder}/a`, token_endpoint: `${placeholder}/t`, protected_resources: ['https://mail.example.com'] })).json<{ id: string }>().id;
-      provider = await startThirdPartyProvider({ redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`], scopes: ['mail.read'] });
-      expect((await admin.put(`/api/services/${service}`, { display_name: 'Mail', client_id: provider.clientId, client_secret: provider.clientSecret, issuer_uri: provider.issuer, protected_resources: ['https://mail.example.com'] })).status).toBe(200);
-      const set = (await admin.post('/api/permission-sets', { name: 'Mail', service_scopes: [{ service_id: service, scopes: ['mail.read'] }] })).json<{ id: string }>().id;
-      agent = (await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })).json<{ id: string }>().id;
+      service = (
+        await admin.post('/api/services', {
+          display_name: 'Mail',
+          client_id: 'x',
+          client_secret: 'x',
+          issuer_uri: placeholder,
+          authorization_endpoint: `${placeholder}/a`,
+          token_endpoint: `${placeholder}/t`,
+          protected_resources: ['https://mail.example.com'],
+        })
+      ).json<{ id: string }>().id;
+      provider = await startThirdPartyProvider({
+        redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`],
+        scopes: ['mail.read'],
+      });
+      expect(
+        (
+          await admin.put(`/api/services/${service}`, {
+            display_name: 'Mail',
+            client_id: provider.clientId,
+            client_secret: provider.clientSecret,
+            issuer_uri: provider.issuer,
+            protected_resources: ['https://mail.example.com'],
+          })
+        ).status,
+      ).toBe(200);
+      const set = (
+        await admin.post('/api/permission-sets', {
+          name: 'Mail',
+          service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
+        })
+      ).json<{ id: string }>().id;
+      agent = (
+        await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })
+      ).json<{ id: string }>().id;
       const alice = new ApiClient(base, ALICE);
-      expect((await alice.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } })).status).toBe(201);
-      const start = await alice.get(`/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`);
-      const callback = await completeAuthorization(start.headers.location as string, `${base}/api/third-party/${service}/oauth2/callback`);
-      expect((await http(callback, { headers: { 'x-remote-user': ALICE } })).headers.location).toContain('success=true');
+      expect(
+        (await alice.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } }))
+          .status,
+      ).toBe(201);
+      const start = await alice.get(
+        `/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`,
+      );
+      const callback = await completeAuthorization(
+        start.headers.location as string,
+        `${base}/api/third-party/${service}/oauth2/callback`,
+      );
+      expect((await http(callback, { headers: { 'x-remote-user': ALICE } })).headers.location).toContain(
+        'success=true',
+      );
     });
 
     afterAll(async () => {
@@ -139,7 +228,9 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
 
     const assertion = (): Promise<string> => issuer.sign({ sub: 'gateway', jti: randomUUID() }, { audience: base });
     const sync = async (headers: Record<string, string> = {}): Promise<HttpResponse> =>
-      http(`${base}/api/approvals?principal=${encodeURIComponent(ALICE)}`, { headers: { 'x-client-assertion': await assertion(), ...headers } });
+      http(`${base}/api/approvals?principal=${encodeURIComponent(ALICE)}`, {
+        headers: { 'x-client-assertion': await assertion(), ...headers },
+      });
 
     it('starts two workers that both answer on the shared ports (/health 200 from two pids)', async () => {
       const started = broker.records().filter((r) => r.msg === 'worker started');
@@ -161,9 +252,18 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
     });
 
     it('refuses a revoked client credential on every worker once the revocation is written through one of them', async () => {
-      const secret = (await admin.post(`/api/agents/${agent}/client-credentials`, {})).json<{ client_secret: string }>().client_secret;
+      const secret = (await admin.post(`/api/agents/${agent}/client-credentials`, {})).json<{ client_secret: string }>()
+        .client_secret;
       const issue = (): Promise<HttpResponse> =>
-        http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'client_credentials', client_id: agent, client_secret: secret }).toString() });
+        http(`${base}/oauth2/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'client_credentials',
+            client_id: agent,
+            client_secret: secret,
+          }).toString(),
+        });
       const accepted = await oneByOne(6, issue);
       expect(accepted.map((r) => r.status)).toEqual(Array(6).fill(200));
       // Both workers now serve the client from their caches.
@@ -185,7 +285,11 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
     const requestApproval = async (): Promise<string> => {
       const created = await http(`${base}/api/approvals`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${await issuer.sign({ sub: ALICE, azp: agent }, { audience: 'gateway' })}`, 'x-client-assertion': await assertion() },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${await issuer.sign({ sub: ALICE, azp: agent }, { audience: 'gateway' })}`,
+          'x-client-assertion': await assertion(),
+        },
         body: JSON.stringify({ metadata: {}, tool_name: 'deploy', arguments: { env: 'prod' } }),
       });
       expect(created.status, created.text).toBe(201);
@@ -213,7 +317,10 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
       const woken = await Promise.all(waiters);
       for (const response of woken) {
         expect(response.status).toBe(200);
-        expect(response.json<{ data: { pairs: { approvals: { id: string; status: string }[] }[] } }>().data.pairs[0]?.approvals).toEqual([expect.objectContaining({ id, status: 'approved' })]);
+        expect(
+          response.json<{ data: { pairs: { approvals: { id: string; status: string }[] }[] } }>().data.pairs[0]
+            ?.approvals,
+        ).toEqual([expect.objectContaining({ id, status: 'approved' })]);
       }
       // Waiters were held on both workers, so those on the worker the decision did not go through were woken across processes.
       const waiterPids = new Set(await answeredBy(woken));
@@ -230,7 +337,9 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
         // heard here, was delivered after it to every listener (README "The hot path").
         await database.query('LISTEN exchange_changed');
         const marker = `settle-${randomUUID()}`;
-        const heard = new Promise<void>((resolve) => database.on('notification', (message) => message.payload === marker && resolve()));
+        const heard = new Promise<void>((resolve) =>
+          database.on('notification', (message) => message.payload === marker && resolve()),
+        );
         await database.query('SELECT pg_notify($1, $2)', ['exchange_changed', marker]);
         await heard;
       } finally {
@@ -245,7 +354,11 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
           subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
           resource: 'https://mail.example.com',
         };
-        return http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+        return http(`${base}/oauth2/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(fields).toString(),
+        });
       };
       const refreshes = provider.refreshes();
       const responses = await Promise.all(Array.from({ length: 20 }, exchange));
@@ -264,7 +377,13 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
       };
       /** `broker_http_request_duration_seconds_count` of GET /health on the end-user server, 2xx. */
       const healthCount = (lines: string[]): number => {
-        const line = lines.find((l) => l.startsWith('broker_http_request_duration_seconds_count{') && ['server="enduser"', 'route="/health"', 'method="GET"', 'status_class="2xx"'].every((label) => l.includes(label)));
+        const line = lines.find(
+          (l) =>
+            l.startsWith('broker_http_request_duration_seconds_count{') &&
+            ['server="enduser"', 'route="/health"', 'method="GET"', 'status_class="2xx"'].every((label) =>
+              l.includes(label),
+            ),
+        );
         return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
       };
       // One pending approval before the first scrape: each worker reads the count (1) from the database.
@@ -281,9 +400,13 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
       const started = () => broker.records().filter((r) => r.msg === 'worker started');
       const [victim, survivor] = started().map((r) => r.pid as number);
       process.kill(victim as number, 'SIGKILL');
-      const died = await broker.waitFor((r) => r.msg === 'worker exited unexpectedly: restarting it' && r.worker_pid === victim);
+      const died = await broker.waitFor(
+        (r) => r.msg === 'worker exited unexpectedly: restarting it' && r.worker_pid === victim,
+      );
       expect(died).toMatchObject({ level: 'warn', signal: 'SIGKILL', restart_in_ms: 1_000 });
-      const replacement = (await broker.waitFor((r) => r.msg === 'worker started' && r.pid !== victim && r.pid !== survivor)).pid as number;
+      const replacement = (
+        await broker.waitFor((r) => r.msg === 'worker started' && r.pid !== victim && r.pid !== survivor)
+      ).pid as number;
       const responses = await oneByOne(6, () => http(`${base}/health`));
       expect(responses.map((r) => r.status)).toEqual(Array(6).fill(200));
       expect(new Set(await answeredBy(responses))).toEqual(new Set([survivor, replacement]));
@@ -299,9 +422,21 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
       const response = await held;
       expect(response.status).toBe(304);
       expect((await broker.exited).code).toBe(0);
-      const live = new Set(broker.records().filter((r) => r.msg === 'worker started').map((r) => r.pid));
+      const live = new Set(
+        broker
+          .records()
+          .filter((r) => r.msg === 'worker started')
+          .map((r) => r.pid),
+      );
       live.delete(broker.records().find((r) => r.msg === 'worker exited unexpectedly: restarting it')?.worker_pid);
-      expect(new Set(broker.records().filter((r) => r.msg === 'shutdown complete').map((r) => r.pid))).toEqual(live);
+      expect(
+        new Set(
+          broker
+            .records()
+            .filter((r) => r.msg === 'shutdown complete')
+            .map((r) => r.pid),
+        ),
+      ).toEqual(live);
       expect(broker.stdout.join('\n')).not.toContain('did not stop within the shutdown timeout');
     });
   });

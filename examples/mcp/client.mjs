@@ -31,7 +31,9 @@ const { values } = parseArgs({
   },
 });
 if (!values['client-id']) {
-  console.error('usage: node examples/mcp/client.mjs --client-id <agent id or https client metadata document URL> [--server http://localhost:3001/mcp]');
+  console.error(
+    'usage: node examples/mcp/client.mjs --client-id <agent id or https client metadata document URL> [--server http://localhost:3001/mcp]',
+  );
   process.exit(2);
 }
 const clientId = values['client-id'];
@@ -43,7 +45,9 @@ const callback = new Promise((resolve) => (arrived = resolve));
 const listener = createServer((request, response) => {
   const url = new URL(request.url ?? '/', redirectUrl);
   if (url.pathname !== '/callback') return void response.writeHead(404).end();
-  response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Authorization received: you can close this tab.');
+  response
+    .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+    .end('Authorization received: you can close this tab.');
   arrived(url.searchParams);
 });
 await new Promise((resolve) => listener.listen(Number(values['callback-port']), '127.0.0.1', resolve));
@@ -57,14 +61,21 @@ let discovery;
 const provider = {
   redirectUrl,
   clientMetadataUrl: clientId.startsWith('https://') ? clientId : undefined,
-  clientMetadata: { client_name: 'Broker example MCP client', redirect_uris: [redirectUrl], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'] },
+  clientMetadata: {
+    client_name: 'Broker example MCP client',
+    redirect_uris: [redirectUrl],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+  },
   state: () => (state = randomBytes(16).toString('base64url')),
   clientInformation: () => information,
   saveClientInformation: (value) => void (information = value),
   tokens: () => tokens,
   saveTokens: (value) => {
     // A second save is a renewal: the access token expired and the refresh token bought a new one.
-    if (tokens !== undefined) console.log(`access token renewed with the refresh token (no browser), valid ${value.expires_in ?? '?'} s`);
+    if (tokens !== undefined)
+      console.log(`access token renewed with the refresh token (no browser), valid ${value.expires_in ?? '?'} s`);
     tokens = value;
   },
   saveCodeVerifier: (value) => void (verifier = value),
@@ -73,7 +84,10 @@ const provider = {
   discoveryState: () => discovery,
   redirectToAuthorization: (url) => {
     const scope = url.searchParams.get('scope') ?? '';
-    if (discovery?.authorizationServerMetadata?.scopes_supported?.includes('offline_access') && !scope.split(' ').includes('offline_access')) {
+    if (
+      discovery?.authorizationServerMetadata?.scopes_supported?.includes('offline_access') &&
+      !scope.split(' ').includes('offline_access')
+    ) {
       url.searchParams.set('scope', [scope, 'offline_access'].filter(Boolean).join(' '));
     }
     console.log(`\nOpen this URL in a browser and allow the request:\n\n  ${url.href}\n`);
@@ -87,7 +101,8 @@ try {
 } catch (error) {
   if (!(error instanceof UnauthorizedError)) throw error;
   const params = await callback;
-  if (params.get('error')) throw new Error(`authorization refused: ${params.get('error')} ${params.get('error_description') ?? ''}`);
+  if (params.get('error'))
+    throw new Error(`authorization refused: ${params.get('error')} ${params.get('error_description') ?? ''}`);
   if (params.get('state') !== state) throw new Error('state mismatch: not the answer to this request');
   await first.finishAuth(params.get('code'));
   client = new Client({ name: 'broker-example-client', version: '1.0.0' });

@@ -12,7 +12,10 @@ import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
-import { getOAuthProtectedResourceMetadataUrl, mcpAuthMetadataRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import {
+  getOAuthProtectedResourceMetadataUrl,
+  mcpAuthMetadataRouter,
+} from '@modelcontextprotocol/sdk/server/auth/router.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express from 'express';
@@ -29,7 +32,9 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  console.log('usage: node examples/mcp/server.mjs [--port 3001] [--broker http://localhost:8000] [--url <public URL of /mcp>]');
+  console.log(
+    'usage: node examples/mcp/server.mjs [--port 3001] [--broker http://localhost:8000] [--url <public URL of /mcp>]',
+  );
   process.exit(0);
 }
 const port = Number(values.port);
@@ -40,7 +45,9 @@ const resource = values.url ?? `http://localhost:${port}/mcp`;
 
 // The broker's RFC 8414 metadata, read once at start-up: issuer and JWKS location.
 const response = await fetch(`${broker}/.well-known/oauth-authorization-server`).catch((error) => {
-  console.error(`cannot reach the broker at ${broker} (${error.cause?.code ?? error.message}); start it first (npm start)`);
+  console.error(
+    `cannot reach the broker at ${broker} (${error.cause?.code ?? error.message}); start it first (npm start)`,
+  );
   process.exit(1);
 });
 if (!response.ok) {
@@ -49,7 +56,9 @@ if (!response.ok) {
 }
 const metadata = await response.json();
 if (metadata.client_id_metadata_document_supported !== true) {
-  console.warn('warning: the broker does not advertise client_id_metadata_document_supported; enable oauth2_authorization_server.cimd (see examples/mcp/broker.yaml) or MCP clients cannot identify themselves');
+  console.warn(
+    'warning: the broker does not advertise client_id_metadata_document_supported; enable oauth2_authorization_server.cimd (see examples/mcp/broker.yaml) or MCP clients cannot identify themselves',
+  );
 }
 // jose fetches the key set once and again only for an unknown kid (rotation), not per request.
 const keys = createRemoteJWKSet(new URL(metadata.jwks_uri));
@@ -58,7 +67,12 @@ const keys = createRemoteJWKSet(new URL(metadata.jwks_uri));
 const verifier = {
   async verifyAccessToken(token) {
     try {
-      const { payload } = await jwtVerify(token, keys, { issuer: metadata.issuer, audience: resource, typ: 'at+jwt', requiredClaims: ['exp', 'sub'] });
+      const { payload } = await jwtVerify(token, keys, {
+        issuer: metadata.issuer,
+        audience: resource,
+        typ: 'at+jwt',
+        requiredClaims: ['exp', 'sub'],
+      });
       return {
         token,
         clientId: typeof payload.client_id === 'string' ? payload.client_id : '',
@@ -69,7 +83,9 @@ const verifier = {
       };
     } catch (error) {
       // The reason (wrong audience, expired, bad signature…) goes to this log, never the token.
-      console.warn(`refused a token: ${error instanceof errors.JOSEError ? `${error.code} ${error.message}` : 'not a JWT'}`);
+      console.warn(
+        `refused a token: ${error instanceof errors.JOSEError ? `${error.code} ${error.message}` : 'not a JWT'}`,
+      );
       throw new InvalidTokenError('the access token is not valid for this MCP server');
     }
   },
@@ -77,15 +93,35 @@ const verifier = {
 
 const app = express();
 // GET /.well-known/oauth-protected-resource/mcp: { resource, authorization_servers: [broker], scopes_supported }.
-app.use(mcpAuthMetadataRouter({ oauthMetadata: metadata, resourceServerUrl: new URL(resource), scopesSupported: [SCOPE], resourceName: 'Broker example MCP server' }));
-const bearer = requireBearerAuth({ verifier, requiredScopes: [SCOPE], resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(resource)) });
+app.use(
+  mcpAuthMetadataRouter({
+    oauthMetadata: metadata,
+    resourceServerUrl: new URL(resource),
+    scopesSupported: [SCOPE],
+    resourceName: 'Broker example MCP server',
+  }),
+);
+const bearer = requireBearerAuth({
+  verifier,
+  requiredScopes: [SCOPE],
+  resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(resource)),
+});
 
 // Stateless Streamable HTTP: a fresh server and transport per request.
 app.post('/mcp', express.json(), bearer, async (request, response) => {
   const server = new McpServer({ name: 'broker-example', version: '1.0.0' });
-  server.registerTool('whoami', { description: 'Says who the broker says is calling, through which agent, and when' }, (extra) => ({
-    content: [{ type: 'text', text: `You are ${extra.authInfo?.extra?.sub} via agent ${extra.authInfo?.extra?.agent_id}; it is ${new Date().toISOString()}.` }],
-  }));
+  server.registerTool(
+    'whoami',
+    { description: 'Says who the broker says is calling, through which agent, and when' },
+    (extra) => ({
+      content: [
+        {
+          type: 'text',
+          text: `You are ${extra.authInfo?.extra?.sub} via agent ${extra.authInfo?.extra?.agent_id}; it is ${new Date().toISOString()}.`,
+        },
+      ],
+    }),
+  );
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   response.on('close', () => {
     transport.close();

@@ -1,4 +1,18 @@
-import { ApiClient, axeViolations, describeViolations, FrozenClock, launchBrowser, openConsolePage, screenshots, startGatewayFixture, startThirdPartyProvider, type GatewayFixture, type RecordedPage, type TestBroker, type ThirdPartyProvider } from '@broker/testing';
+import {
+  ApiClient,
+  axeViolations,
+  describeViolations,
+  FrozenClock,
+  launchBrowser,
+  openConsolePage,
+  screenshots,
+  startGatewayFixture,
+  startThirdPartyProvider,
+  type GatewayFixture,
+  type RecordedPage,
+  type TestBroker,
+  type ThirdPartyProvider,
+} from '@broker/testing';
 import type { Browser } from 'playwright-core';
 import { expect } from 'vitest';
 import { BOTH_SERVERS } from './servers';
@@ -23,7 +37,11 @@ export interface ConsoleFixture {
   readonly provider?: ThirdPartyProvider;
   readonly serviceId?: string;
   /** A recorded page signed in as `principal` (null: no principal header), already at `path` once the console has rendered. */
-  open(path: string, principal?: string | null, options?: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } }): Promise<RecordedPage>;
+  open(
+    path: string,
+    principal?: string | null,
+    options?: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } },
+  ): Promise<RecordedPage>;
   /** A recorded page signed in as `principal`, not yet navigated anywhere. */
   blank(principal?: string | null): Promise<RecordedPage>;
   stop(): Promise<void>;
@@ -48,9 +66,33 @@ export async function startConsoleFixture(options: { thirdParty?: boolean } = {}
   if (options.thirdParty) {
     // The callback URL contains the service id: the service is registered first, the provider learns it after.
     const placeholder = 'https://placeholder.example.com';
-    serviceId = (await admin.post('/api/services', { display_name: 'Mail', client_id: 'pending', client_secret: 'pending', issuer_uri: placeholder, authorization_endpoint: `${placeholder}/a`, token_endpoint: `${placeholder}/t`, scopes: [{ scope: 'mail.read', description: 'Read your mail' }], protected_resources: ['https://mail.example.com/api'] })).json<{ id: string }>().id;
-    provider = await startThirdPartyProvider({ redirectUris: [`${base}/api/third-party/${serviceId}/oauth2/callback`], scopes: ['mail.read', 'mail.send'] });
-    const put = await admin.put(`/api/services/${serviceId}`, { display_name: 'Mail', client_id: provider.clientId, client_secret: provider.clientSecret, issuer_uri: provider.issuer, scopes: [{ scope: 'mail.read', description: 'Read your mail' }, { scope: 'mail.send', description: 'Send mail as you' }], protected_resources: ['https://mail.example.com/api'] });
+    serviceId = (
+      await admin.post('/api/services', {
+        display_name: 'Mail',
+        client_id: 'pending',
+        client_secret: 'pending',
+        issuer_uri: placeholder,
+        authorization_endpoint: `${placeholder}/a`,
+        token_endpoint: `${placeholder}/t`,
+        scopes: [{ scope: 'mail.read', description: 'Read your mail' }],
+        protected_resources: ['https://mail.example.com/api'],
+      })
+    ).json<{ id: string }>().id;
+    provider = await startThirdPartyProvider({
+      redirectUris: [`${base}/api/third-party/${serviceId}/oauth2/callback`],
+      scopes: ['mail.read', 'mail.send'],
+    });
+    const put = await admin.put(`/api/services/${serviceId}`, {
+      display_name: 'Mail',
+      client_id: provider.clientId,
+      client_secret: provider.clientSecret,
+      issuer_uri: provider.issuer,
+      scopes: [
+        { scope: 'mail.read', description: 'Read your mail' },
+        { scope: 'mail.send', description: 'Send mail as you' },
+      ],
+      protected_resources: ['https://mail.example.com/api'],
+    });
     expect(put.status, put.text).toBe(200);
   }
   return {

@@ -1,8 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import {
+  UnauthorizedError,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { http, startHttpsDocumentServer, type ApiClient, type HttpsDocumentServer } from '@broker/testing';
 import { expect } from 'vitest';
 
@@ -17,11 +25,23 @@ export type Browser = (authorizationUrl: URL) => Promise<URL>;
  * A desktop MCP client's Client ID Metadata Document, served over HTTPS on loopback: a public
  * client (`none`) whose one redirect URI is `redirect`; `clientId` is the document's URL.
  */
-export async function startClientMetadataDocument(redirect: string, grantTypes: readonly string[] = ['authorization_code']): Promise<{ docs: HttpsDocumentServer; clientId: string }> {
+export async function startClientMetadataDocument(
+  redirect: string,
+  grantTypes: readonly string[] = ['authorization_code'],
+): Promise<{ docs: HttpsDocumentServer; clientId: string }> {
   const docs: HttpsDocumentServer = await startHttpsDocumentServer((request, response) => {
-    response.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({ client_id: `https://127.0.0.1:${docs.port}${request.url ?? ''}`, client_name: 'Desktop MCP client', redirect_uris: [redirect], token_endpoint_auth_method: 'none', grant_types: grantTypes, response_types: ['code'] }),
-    );
+    response
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(
+        JSON.stringify({
+          client_id: `https://127.0.0.1:${docs.port}${request.url ?? ''}`,
+          client_name: 'Desktop MCP client',
+          redirect_uris: [redirect],
+          token_endpoint_auth_method: 'none',
+          grant_types: grantTypes,
+          response_types: ['code'],
+        }),
+      );
   });
   return { docs, clientId: `https://127.0.0.1:${docs.port}/oauth/client-metadata.json` };
 }
@@ -60,7 +80,13 @@ export function allowRequestedResources(detail: Record<string, unknown>): Record
  * the session token (the consent page's two end-user API calls), then back through the
  * broker to the client. Each consent given is pushed to `consents`.
  */
-export function consentingBrowser(person: ApiClient, base: string, consentUi: string, grant: Record<string, unknown> | ((detail: Record<string, unknown>) => Record<string, unknown>), consents: Consent[] = []): Browser {
+export function consentingBrowser(
+  person: ApiClient,
+  base: string,
+  consentUi: string,
+  grant: Record<string, unknown> | ((detail: Record<string, unknown>) => Record<string, unknown>),
+  consents: Consent[] = [],
+): Browser {
   return async (authorizationUrl) => {
     const first = await http(authorizationUrl.href, { headers: { 'x-remote-user': person.principal as string } });
     expect(first.status, first.text).toBe(302);
@@ -72,9 +98,13 @@ export function consentingBrowser(person: ApiClient, base: string, consentUi: st
     expect(detail.status, detail.text).toBe(200);
     const data = detail.json<{ data: Record<string, unknown> }>().data;
     consents.push({ agentId, detail: data });
-    const granted = await person.post(`/api/consent/agents/${agentId}/grants?session_token=${sessionToken}`, { granted_permission_sets: typeof grant === 'function' ? grant(data) : grant });
+    const granted = await person.post(`/api/consent/agents/${agentId}/grants?session_token=${sessionToken}`, {
+      granted_permission_sets: typeof grant === 'function' ? grant(data) : grant,
+    });
     expect(granted.status, granted.text).toBe(201);
-    const resumed = await http(new URL(granted.json<{ redirect_url: string }>().redirect_url, base).href, { headers: { 'x-remote-user': person.principal as string } });
+    const resumed = await http(new URL(granted.json<{ redirect_url: string }>().redirect_url, base).href, {
+      headers: { 'x-remote-user': person.principal as string },
+    });
     expect(resumed.status, resumed.text).toBe(302);
     return new URL(resumed.headers.location as string);
   };
@@ -114,7 +144,13 @@ export class CimdClientProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'Broker e2e MCP client', redirect_uris: [this.redirect], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'] };
+    return {
+      client_name: 'Broker e2e MCP client',
+      redirect_uris: [this.redirect],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+    };
   }
 
   state(): string {
@@ -156,16 +192,23 @@ export class CimdClientProvider implements OAuthClientProvider {
 
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     const scope = authorizationUrl.searchParams.get('scope') ?? '';
-    if (this.options.offlineAccess === true && this.discovery?.authorizationServerMetadata?.scopes_supported?.includes('offline_access') && !scope.split(' ').includes('offline_access')) {
+    if (
+      this.options.offlineAccess === true &&
+      this.discovery?.authorizationServerMetadata?.scopes_supported?.includes('offline_access') &&
+      !scope.split(' ').includes('offline_access')
+    ) {
       authorizationUrl.searchParams.set('scope', [scope, 'offline_access'].filter(Boolean).join(' '));
     }
     this.authorizationUrls.push(authorizationUrl);
     const landing = await this.browser(authorizationUrl);
-    if (`${landing.origin}${landing.pathname}` !== this.redirect) throw new Error(`the browser did not come back to the redirect URI: ${landing.origin}${landing.pathname}`);
+    if (`${landing.origin}${landing.pathname}` !== this.redirect)
+      throw new Error(`the browser did not come back to the redirect URI: ${landing.origin}${landing.pathname}`);
     const error = landing.searchParams.get('error');
-    if (error !== null) throw new Error(`authorization refused: ${error} ${landing.searchParams.get('error_description') ?? ''}`);
+    if (error !== null)
+      throw new Error(`authorization refused: ${error} ${landing.searchParams.get('error_description') ?? ''}`);
     if (landing.searchParams.get('state') !== this.sentState) throw new Error('state mismatch');
-    if (landing.searchParams.get('iss') !== this.issuer) throw new Error(`iss mismatch: ${String(landing.searchParams.get('iss'))}`);
+    if (landing.searchParams.get('iss') !== this.issuer)
+      throw new Error(`iss mismatch: ${String(landing.searchParams.get('iss'))}`);
     this.code = landing.searchParams.get('code') ?? undefined;
   }
 

@@ -2,7 +2,10 @@ import { createServer, type Server } from 'node:http';
 import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/sdk/server/auth/provider.js';
-import { getOAuthProtectedResourceMetadataUrl, mcpAuthMetadataRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import {
+  getOAuthProtectedResourceMetadataUrl,
+  mcpAuthMetadataRouter,
+} from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -28,12 +31,22 @@ export interface TestMcpServer {
  * broker, `typ` `at+jwt`, not expired, and `aud` naming this server. Any failure is an
  * `invalid_token` (401).
  */
-export function brokerTokenVerifier(issuer: string, jwksUri: string, resource: string, refusals: string[] = []): OAuthTokenVerifier {
+export function brokerTokenVerifier(
+  issuer: string,
+  jwksUri: string,
+  resource: string,
+  refusals: string[] = [],
+): OAuthTokenVerifier {
   const keys = createRemoteJWKSet(new URL(jwksUri));
   return {
     async verifyAccessToken(token: string): Promise<AuthInfo> {
       try {
-        const { payload } = await jwtVerify(token, keys, { issuer, audience: resource, typ: 'at+jwt', requiredClaims: ['exp', 'sub'] });
+        const { payload } = await jwtVerify(token, keys, {
+          issuer,
+          audience: resource,
+          typ: 'at+jwt',
+          requiredClaims: ['exp', 'sub'],
+        });
         return {
           token,
           clientId: typeof payload.client_id === 'string' ? payload.client_id : '',
@@ -60,10 +73,19 @@ export function brokerTokenVerifier(issuer: string, jwksUri: string, resource: s
  */
 export async function startMcpServer(options: { name: string; issuer: string; port: number }): Promise<TestMcpServer> {
   const url = `http://127.0.0.1:${options.port}/mcp`;
-  const metadata = (await (await fetch(`${options.issuer}/.well-known/oauth-authorization-server`)).json()) as OAuthMetadata & { jwks_uri: string };
+  const metadata = (await (
+    await fetch(`${options.issuer}/.well-known/oauth-authorization-server`)
+  ).json()) as OAuthMetadata & { jwks_uri: string };
   const refusals: string[] = [];
   const app = express();
-  app.use(mcpAuthMetadataRouter({ oauthMetadata: metadata, resourceServerUrl: new URL(url), scopesSupported: [MCP_SCOPE], resourceName: options.name }));
+  app.use(
+    mcpAuthMetadataRouter({
+      oauthMetadata: metadata,
+      resourceServerUrl: new URL(url),
+      scopesSupported: [MCP_SCOPE],
+      resourceName: options.name,
+    }),
+  );
   const bearer = requireBearerAuth({
     verifier: brokerTokenVerifier(metadata.issuer, metadata.jwks_uri, url, refusals),
     requiredScopes: [MCP_SCOPE],
@@ -71,9 +93,13 @@ export async function startMcpServer(options: { name: string; issuer: string; po
   });
   app.post('/mcp', express.json(), bearer, async (request, response) => {
     const server = new McpServer({ name: options.name, version: '1.0.0' });
-    server.registerTool('echo', { description: 'Echoes the text, with the caller', inputSchema: { text: z.string() } }, ({ text }, extra) => ({
-      content: [{ type: 'text', text: `${options.name}: ${text} (for ${String(extra.authInfo?.extra?.sub)})` }],
-    }));
+    server.registerTool(
+      'echo',
+      { description: 'Echoes the text, with the caller', inputSchema: { text: z.string() } },
+      ({ text }, extra) => ({
+        content: [{ type: 'text', text: `${options.name}: ${text} (for ${String(extra.authInfo?.extra?.sub)})` }],
+      }),
+    );
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     response.on('close', () => {
       void transport.close();

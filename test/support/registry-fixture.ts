@@ -31,24 +31,40 @@ export async function createRegistry(admin: ApiClient, agentName = 'Mail Agent')
       scopes: scopes.map(([scope, description]) => ({ scope, description })),
       protected_resources: [`https://${name}-${tag}.example.com/api`],
     });
-  const mail = await service('mail', [['mail.read', 'Read your mail'], ['mail.send', 'Send mail as you']]);
+  const mail = await service('mail', [
+    ['mail.read', 'Read your mail'],
+    ['mail.send', 'Send mail as you'],
+  ]);
   const files = await service('files', [['files.read', 'Read your files']]);
   const calendar = await service('calendar', []);
   const readMail = await created(admin, '/api/permission-sets', {
     name: `Read mail ${tag}`,
     description: 'Mail access',
-    service_scopes: [{ service_id: mail, scopes: ['mail.read'], requirement_type: 'require_all_scopes' }, { service_id: files, scopes: ['files.read'] }],
+    service_scopes: [
+      { service_id: mail, scopes: ['mail.read'], requirement_type: 'require_all_scopes' },
+      { service_id: files, scopes: ['files.read'] },
+    ],
   });
   const allFiles = await created(admin, '/api/permission-sets', {
     name: `Files ${tag}`,
-    service_scopes: [{ service_id: files, scopes: ['files.write', 'files.read'], requirement_type: 'optional' }, { service_id: mail, scopes: ['mail.send', 'mail.read'], requirement_type: 'require_all_scopes' }],
+    service_scopes: [
+      { service_id: files, scopes: ['files.write', 'files.read'], requirement_type: 'optional' },
+      { service_id: mail, scopes: ['mail.send', 'mail.read'], requirement_type: 'require_all_scopes' },
+    ],
   });
-  const calendarSet = await created(admin, '/api/permission-sets', { name: `Calendar ${tag}`, service_scopes: [{ service_id: calendar, scopes: [] }] });
+  const calendarSet = await created(admin, '/api/permission-sets', {
+    name: `Calendar ${tag}`,
+    service_scopes: [{ service_id: calendar, scopes: [] }],
+  });
   const agent = await created(admin, '/api/agents', {
     display_name: agentName,
     description: 'Reads mail',
     redirect_uris: ['https://agent.example.com/cb'],
-    permission_sets: [{ permission_set_id: readMail, requirement_type: 'mandatory' }, { permission_set_id: allFiles, requirement_type: 'optional' }, { permission_set_id: calendarSet }],
+    permission_sets: [
+      { permission_set_id: readMail, requirement_type: 'mandatory' },
+      { permission_set_id: allFiles, requirement_type: 'optional' },
+      { permission_set_id: calendarSet },
+    ],
   });
   return { mail, files, calendar, readMail, allFiles, calendarSet, agent };
 }

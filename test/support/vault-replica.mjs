@@ -15,8 +15,14 @@ process.once('message', async ({ config }) => {
   process.send({ ready: true });
   process.once('message', async ({ principal, serviceId, count }) => {
     const vault = broker.server('enduser').app.get(TokenVault);
-    const results = await Promise.allSettled(Array.from({ length: count }, () => vault.getUsableToken(principal, serviceId)));
-    process.send({ tokens: results.map((r) => (r.status === 'fulfilled' ? r.value.accessToken : `error:${r.reason?.code ?? r.reason?.message}`)) });
+    const results = await Promise.allSettled(
+      Array.from({ length: count }, () => vault.getUsableToken(principal, serviceId)),
+    );
+    process.send({
+      tokens: results.map((r) =>
+        r.status === 'fulfilled' ? r.value.accessToken : `error:${r.reason?.code ?? r.reason?.message}`,
+      ),
+    });
     await broker.shutdown();
     process.exit(0);
   });

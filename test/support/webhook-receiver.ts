@@ -40,7 +40,12 @@ export class HangingReceiver {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
-        const hook: ReceivedHook = { eventId: String(request.headers['webhook-id']), headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), ended: 'open' };
+        const hook: ReceivedHook = {
+          eventId: String(request.headers['webhook-id']),
+          headers: request.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          ended: 'open',
+        };
         if (receiver.open.some((other) => other.eventId === hook.eventId)) receiver.overlaps.push(hook.eventId);
         receiver.received.push(hook);
         receiver.maxOpen = Math.max(receiver.maxOpen, receiver.open.length);

@@ -35,10 +35,37 @@ export class AdminApiModule {
   static forRuntime(runtime: BrokerRuntime): DynamicModule {
     return {
       module: AdminApiModule,
-      imports: [CoreModule.forRuntime(runtime, 'admin'), AuthModule.forServer('admin'), AuditModule, VaultModule, OAuthServerModule, WebhooksModule],
-      controllers: [AgentsController, ServicesController, ResourcesController, PermissionSetsController, ClientCredentialsController, SigningKeysController, MetricsController, EventsController, WebhooksController],
+      imports: [
+        CoreModule.forRuntime(runtime, 'admin'),
+        AuthModule.forServer('admin'),
+        AuditModule,
+        VaultModule,
+        OAuthServerModule,
+        WebhooksModule,
+      ],
+      controllers: [
+        AgentsController,
+        ServicesController,
+        ResourcesController,
+        PermissionSetsController,
+        ClientCredentialsController,
+        SigningKeysController,
+        MetricsController,
+        EventsController,
+        WebhooksController,
+      ],
       // No hot routes: the admin plane takes the ordinary pipeline.
-      providers: [EventsService, AgentsService, ServicesService, ResourcesService, PermissionSetsService, IssuerDiscovery, MetricsScrape, WebhooksService, { provide: HOT_ROUTES, useValue: [] }],
+      providers: [
+        EventsService,
+        AgentsService,
+        ServicesService,
+        ResourcesService,
+        PermissionSetsService,
+        IssuerDiscovery,
+        MetricsScrape,
+        WebhooksService,
+        { provide: HOT_ROUTES, useValue: [] },
+      ],
     };
   }
 }

@@ -31,7 +31,15 @@ async function main(): Promise<void> {
   const logger = createLogger(config);
   const database = await Database.open(config, logger);
   const clock = new SystemClock();
-  const runtime: BrokerRuntime = { config, logger, database, clock, random: new CryptoRandom(), lifecycle: new Lifecycle(clock), telemetry: await createTelemetry(config) };
+  const runtime: BrokerRuntime = {
+    config,
+    logger,
+    database,
+    clock,
+    random: new CryptoRandom(),
+    lifecycle: new Lifecycle(clock),
+    telemetry: await createTelemetry(config),
+  };
   mkdirSync('openapi', { recursive: true });
   try {
     for (const [definition, file] of [
@@ -39,7 +47,11 @@ async function main(): Promise<void> {
       [ADMIN_API, 'openapi/admin-api.json'],
     ] as const) {
       const app = await NestFactory.create(definition.module(runtime), { logger: false, abortOnError: false });
-      const document = buildOpenApiDocument(app, definition.kind, config.server[definition.kind].authentication.preauth.principal_header_name);
+      const document = buildOpenApiDocument(
+        app,
+        definition.kind,
+        config.server[definition.kind].authentication.preauth.principal_header_name,
+      );
       writeFileSync(file, `${JSON.stringify(document, null, 2)}\n`);
       await app.close();
     }

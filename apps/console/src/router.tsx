@@ -18,10 +18,19 @@ export const router = createBrowserRouter([
     ),
     children: [
       { path: '/agents', lazy: async () => ({ Component: (await import('./pages/AgentsPage')).AgentsPage }) },
-      { path: '/agents/:id', lazy: async () => ({ Component: (await import('./pages/AgentConsentPage')).AgentConsentPage }) },
-      { path: '/connections', lazy: async () => ({ Component: (await import('./pages/ConnectionsPage')).ConnectionsPage }) },
+      {
+        path: '/agents/:id',
+        lazy: async () => ({ Component: (await import('./pages/AgentConsentPage')).AgentConsentPage }),
+      },
+      {
+        path: '/connections',
+        lazy: async () => ({ Component: (await import('./pages/ConnectionsPage')).ConnectionsPage }),
+      },
       { path: '/approvals', lazy: async () => ({ Component: (await import('./pages/ApprovalsPage')).ApprovalsPage }) },
-      { path: '/approvals/remembered', lazy: async () => ({ Component: (await import('./pages/RememberedPage')).RememberedPage }) },
+      {
+        path: '/approvals/remembered',
+        lazy: async () => ({ Component: (await import('./pages/RememberedPage')).RememberedPage }),
+      },
       {
         path: '/approvals/:id',
         lazy: async () => {
@@ -37,7 +46,10 @@ export const router = createBrowserRouter([
       },
       { path: '/activity', lazy: async () => ({ Component: (await import('./pages/ActivityPage')).ActivityPage }) },
       // Only when the broker refused an authorization request without a redirect: the server answers this page then.
-      { path: '/oauth2/authorize', lazy: async () => ({ Component: (await import('./pages/AuthorizeErrorPage')).AuthorizeErrorPage }) },
+      {
+        path: '/oauth2/authorize',
+        lazy: async () => ({ Component: (await import('./pages/AuthorizeErrorPage')).AuthorizeErrorPage }),
+      },
       { path: '*', element: <NotFound /> },
     ],
   },

@@ -11,6 +11,7 @@ export function safeUrl(value: string | null | undefined): string | undefined {
     return undefined;
   }
   if (url.protocol === 'https:') return url.href;
-  const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
+  const loopback =
+    url.hostname === 'localhost' || url.hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
   return url.protocol === 'http:' && loopback ? url.href : undefined;
 }

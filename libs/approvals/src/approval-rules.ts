@@ -8,17 +8,22 @@ export type ShownStatus = 'pending' | 'approved' | 'denied' | 'revoked';
 
 /** A pending request past `approvals.pending_ttl`, swept or not yet. */
 export function isExpiredPending(record: ApprovalRecord, now: Date): boolean {
-  return record.status === 'expired' || (record.status === 'pending' && record.expiresAt !== null && record.expiresAt.getTime() <= now.getTime());
+  return (
+    record.status === 'expired' ||
+    (record.status === 'pending' && record.expiresAt !== null && record.expiresAt.getTime() <= now.getTime())
+  );
 }
 
 /** Issue 9: a pending approval past its TTL answers 410 `gone` on every later operation. */
 export function assertNotExpired(record: ApprovalRecord, now: Date): void {
-  if (isExpiredPending(record, now)) throw new ApprovalError('approval_expired', `approval ${record.id} expired before it was decided`);
+  if (isExpiredPending(record, now))
+    throw new ApprovalError('approval_expired', `approval ${record.id} expired before it was decided`);
 }
 
 /** SPEC.md "Approval": only a pending approval can be approved or denied (else 409 `conflict`). */
 export function assertPending(record: ApprovalRecord): void {
-  if (record.status !== 'pending') throw new ApprovalError('approval_not_pending', `approval ${record.id} is not pending (it was already decided)`);
+  if (record.status !== 'pending')
+    throw new ApprovalError('approval_not_pending', `approval ${record.id} is not pending (it was already decided)`);
 }
 
 /** The status as the API shows it. */

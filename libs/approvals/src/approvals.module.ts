@@ -17,7 +17,15 @@ import { LongPollHub } from './sync/long-poll-hub';
  */
 @Module({
   imports: [AuditModule, OAuthServerModule],
-  providers: [ApprovalGatewayAuth, ApprovalPages, LongPollHub, ExpirySweeper, ApprovalRequests, ApprovalDecisions, ApprovalSync],
+  providers: [
+    ApprovalGatewayAuth,
+    ApprovalPages,
+    LongPollHub,
+    ExpirySweeper,
+    ApprovalRequests,
+    ApprovalDecisions,
+    ApprovalSync,
+  ],
   exports: [ApprovalGatewayAuth, ApprovalPages, ApprovalRequests, ApprovalDecisions, ApprovalSync, LongPollHub],
 })
 export class ApprovalsModule {}

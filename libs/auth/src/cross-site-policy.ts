@@ -62,11 +62,22 @@ export class CrossSiteRequestPolicy {
     const origin = headers.origin;
     if (origin !== undefined) {
       if (this.allowed.has(origin)) return;
-      throw new ApiError('forbidden', `cross-site request refused: origin ${ORIGIN_SHAPE.test(origin) ? origin : '(malformed)'} is not allowed`);
+      throw new ApiError(
+        'forbidden',
+        `cross-site request refused: origin ${ORIGIN_SHAPE.test(origin) ? origin : '(malformed)'} is not allowed`,
+      );
     }
     // Fetch Metadata: without an Origin, only a request the browser itself calls cross-site is refused.
-    if (isCrossSiteFetch(headers['sec-fetch-site'])) throw new ApiError('forbidden', 'cross-site request refused: Sec-Fetch-Site is cross-site and no allowed Origin was sent');
-    if (originRequired) throw new ApiError('forbidden', 'a request authenticated by the session cookie must carry the Origin of the broker or the consent UI');
+    if (isCrossSiteFetch(headers['sec-fetch-site']))
+      throw new ApiError(
+        'forbidden',
+        'cross-site request refused: Sec-Fetch-Site is cross-site and no allowed Origin was sent',
+      );
+    if (originRequired)
+      throw new ApiError(
+        'forbidden',
+        'a request authenticated by the session cookie must carry the Origin of the broker or the consent UI',
+      );
   }
 }
 

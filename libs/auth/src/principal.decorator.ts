@@ -14,4 +14,7 @@ export const Principal = createParamDecorator((_: unknown, context: ExecutionCon
 });
 
 /** The principal when one was established, else undefined (routes marked `@OptionalPrincipal()`). */
-export const MaybePrincipal = createParamDecorator((_: unknown, context: ExecutionContext): DomainPrincipal | undefined => context.switchToHttp().getRequest<BrokerRequest>().principal);
+export const MaybePrincipal = createParamDecorator(
+  (_: unknown, context: ExecutionContext): DomainPrincipal | undefined =>
+    context.switchToHttp().getRequest<BrokerRequest>().principal,
+);

@@ -60,7 +60,10 @@ export class PrincipalGuard implements CanActivate {
     const cookie = this.sessions ? readCookie(request.headers.cookie, SESSION_COOKIE_NAME) : undefined;
     const session = cookie && this.sessions ? await this.sessions.verify(cookie) : undefined;
     if (fromHeader !== undefined) {
-      if (this.sessions && (session === undefined || session.principal !== fromHeader || this.sessions.isStale(session))) {
+      if (
+        this.sessions &&
+        (session === undefined || session.principal !== fromHeader || this.sessions.isStale(session))
+      ) {
         response.append('Set-Cookie', this.sessions.setCookieHeader(await this.sessions.issue(fromHeader)));
       }
       return { id: fromHeader, source: 'header' };

@@ -12,7 +12,8 @@ export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(PUBLIC
  * bearer token instead of the principal header (token endpoint, gateway approvals).
  * The handler is then responsible for authentication.
  */
-export const ClientAuthenticated = (): MethodDecorator & ClassDecorator => SetMetadata(CLIENT_AUTHENTICATED_ROUTE, true);
+export const ClientAuthenticated = (): MethodDecorator & ClassDecorator =>
+  SetMetadata(CLIENT_AUTHENTICATED_ROUTE, true);
 
 /**
  * Marks a route that authenticates the principal when it can but lets the handler

@@ -37,7 +37,17 @@ export class CoreModule {
         HealthModule,
       ],
       providers,
-      exports: [BROKER_CONFIG, SERVER_KIND, Clock, Random, Lifecycle, ComponentHealth, BrokerMetrics, Tracing, PersistenceModule],
+      exports: [
+        BROKER_CONFIG,
+        SERVER_KIND,
+        Clock,
+        Random,
+        Lifecycle,
+        ComponentHealth,
+        BrokerMetrics,
+        Tracing,
+        PersistenceModule,
+      ],
     };
   }
 }

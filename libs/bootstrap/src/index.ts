@@ -7,5 +7,12 @@
  */
 export { CoreModule } from './core.module';
 export { runMain } from './launch';
-export { startServers, StartupError, type ServerDefinition, type StartOptions, type RunningBroker, type RunningServer } from './start-servers';
+export {
+  startServers,
+  StartupError,
+  type ServerDefinition,
+  type StartOptions,
+  type RunningBroker,
+  type RunningServer,
+} from './start-servers';
 export type { BrokerRuntime } from './runtime';

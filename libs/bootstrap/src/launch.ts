@@ -34,7 +34,10 @@ async function runSingleProcess(definitions: readonly ServerDefinition[], loaded
   try {
     broker = await startServers(definitions, { config: loaded.config, warnings: loaded.warnings });
   } catch (error) {
-    const message = error instanceof StartupError || error instanceof ConfigError ? error.message : `start-up failed: ${(error as Error).message}`;
+    const message =
+      error instanceof StartupError || error instanceof ConfigError
+        ? error.message
+        : `start-up failed: ${(error as Error).message}`;
     process.stderr.write(`${message}\n`);
     process.exit(error instanceof ConfigError ? CONFIG_ERROR_EXIT_CODE : 1);
   }

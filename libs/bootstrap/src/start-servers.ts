@@ -58,9 +58,12 @@ export class StartupError extends Error {
 function describeListenError(error: unknown, definition: ServerDefinition, bind: string, port: number): string {
   const code = (error as NodeJS.ErrnoException).code;
   const where = `${bind}:${port}`;
-  if (code === 'EADDRINUSE') return `cannot start the ${definition.name} server: ${where} is already in use (stop the other process or change server.${definition.kind}.port)`;
-  if (code === 'EACCES') return `cannot start the ${definition.name} server: no permission to listen on ${where} (use a port above 1023 or change server.${definition.kind}.port)`;
-  if (code === 'EADDRNOTAVAIL') return `cannot start the ${definition.name} server: ${bind} is not an address of this machine (change server.${definition.kind}.bind)`;
+  if (code === 'EADDRINUSE')
+    return `cannot start the ${definition.name} server: ${where} is already in use (stop the other process or change server.${definition.kind}.port)`;
+  if (code === 'EACCES')
+    return `cannot start the ${definition.name} server: no permission to listen on ${where} (use a port above 1023 or change server.${definition.kind}.port)`;
+  if (code === 'EADDRNOTAVAIL')
+    return `cannot start the ${definition.name} server: ${bind} is not an address of this machine (change server.${definition.kind}.bind)`;
   return `cannot start the ${definition.name} server on ${where}: ${(error as Error).message}`;
 }
 
@@ -69,7 +72,10 @@ function describeListenError(error: unknown, definition: ServerDefinition, bind:
  * and listens. If any server cannot listen, all are closed and a `StartupError` says
  * why. Used by `main.ts` and by the end-to-end tests alike.
  */
-export async function startServers(definitions: readonly ServerDefinition[], options: StartOptions): Promise<RunningBroker> {
+export async function startServers(
+  definitions: readonly ServerDefinition[],
+  options: StartOptions,
+): Promise<RunningBroker> {
   const { config } = options;
   const rootLogger = createLogger(config, options.logDestination);
   const logger = options.logBindings === undefined ? rootLogger : rootLogger.child(options.logBindings);
@@ -83,21 +89,40 @@ export async function startServers(definitions: readonly ServerDefinition[], opt
   database.instrument(telemetry.metrics);
   const installation = await database.installation();
   logger.info({ installation_id: installation.id, storage: config.storage.backend }, 'database ready');
-  const runtime: BrokerRuntime = { config, logger, database, lifecycle, clock, random: options.random ?? new CryptoRandom(), telemetry };
+  const runtime: BrokerRuntime = {
+    config,
+    logger,
+    database,
+    lifecycle,
+    clock,
+    random: options.random ?? new CryptoRandom(),
+    telemetry,
+  };
 
   // Bound once at boot (hot path rule): http's pipeline counts statements through persistence without importing it.
-  const pipeline: HttpRuntime = { config, logger, lifecycle, random: runtime.random, countQueries: runCountingQueries, telemetry };
+  const pipeline: HttpRuntime = {
+    config,
+    logger,
+    lifecycle,
+    random: runtime.random,
+    countQueries: runCountingQueries,
+    telemetry,
+  };
 
   const servers: RunningServer[] = [];
   const apps: NestExpressApplication[] = [];
   try {
     for (const definition of definitions) {
-      const app = await NestFactory.create<NestExpressApplication>(definition.module(runtime), new BrokerExpressAdapter(), {
-        bodyParser: false,
-        bufferLogs: true,
-        abortOnError: false,
-        forceCloseConnections: true,
-      });
+      const app = await NestFactory.create<NestExpressApplication>(
+        definition.module(runtime),
+        new BrokerExpressAdapter(),
+        {
+          bodyParser: false,
+          bufferLogs: true,
+          abortOnError: false,
+          forceCloseConnections: true,
+        },
+      );
       apps.push(app);
       configureApp(app, pipeline, definition.kind);
     }
@@ -112,7 +137,10 @@ export async function startServers(definitions: readonly ServerDefinition[], opt
       const address = app.getHttpServer().address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       servers.push({ name: definition.name, kind: definition.kind, app, url: `http://${host}:${address.port}` });
-      logger.info({ server: definition.kind, url: `http://${host}:${address.port}` }, `${definition.name} server listening`);
+      logger.info(
+        { server: definition.kind, url: `http://${host}:${address.port}` },
+        `${definition.name} server listening`,
+      );
     }
   } catch (error) {
     await Promise.allSettled(apps.map((app) => app.close()));
@@ -136,7 +164,11 @@ export async function startServers(definitions: readonly ServerDefinition[], opt
         lifecycle.beginShutdown();
         logger.info({ in_flight: lifecycle.inFlightRequests }, 'shutting down: draining in-flight requests');
         const drained = await lifecycle.waitForIdle(config.server.shutdown.timeout);
-        if (!drained) logger.warn({ in_flight: lifecycle.inFlightRequests }, 'shutdown timeout reached: closing remaining connections');
+        if (!drained)
+          logger.warn(
+            { in_flight: lifecycle.inFlightRequests },
+            'shutdown timeout reached: closing remaining connections',
+          );
         await Promise.allSettled(apps.map((app) => app.close()));
         await database.close();
         await telemetry.tracing.shutdown();

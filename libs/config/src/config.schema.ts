@@ -14,7 +14,10 @@ import { oneOrMany } from './one-or-many';
 const toMilliseconds = (value: string | number, ctx: z.RefinementCtx): number => {
   const ms = parseDuration(value);
   if (ms === undefined) {
-    ctx.addIssue({ code: 'custom', message: `must be a duration such as 500ms, 30s, 10m or 1h (got ${JSON.stringify(value)})` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a duration such as 500ms, 30s, 10m or 1h (got ${JSON.stringify(value)})`,
+    });
     return z.NEVER;
   }
   return ms;
@@ -23,7 +26,11 @@ const toMilliseconds = (value: string | number, ctx: z.RefinementCtx): number =>
 const duration = (fallback: string) => z.union([z.string(), z.number()]).default(fallback).transform(toMilliseconds);
 
 /** A duration that is off (undefined) unless set. */
-const optionalDuration = () => z.union([z.string(), z.number()]).optional().transform((value, ctx) => (value === undefined ? undefined : toMilliseconds(value, ctx)));
+const optionalDuration = () =>
+  z
+    .union([z.string(), z.number()])
+    .optional()
+    .transform((value, ctx) => (value === undefined ? undefined : toMilliseconds(value, ctx)));
 
 const port = (fallback: number) =>
   z.coerce
@@ -51,12 +58,15 @@ const bool = (fallback: boolean) =>
 const httpUrl = () =>
   z
     .string({ error: 'must be an absolute http(s) URL' })
-    .refine((value) => isHttpUrl(value, { userInfo: false }), { message: 'must be an absolute http(s) URL without user info, e.g. https://broker.example.com' })
+    .refine((value) => isHttpUrl(value, { userInfo: false }), {
+      message: 'must be an absolute http(s) URL without user info, e.g. https://broker.example.com',
+    })
     .transform((value) => value.replace(/\/+$/, ''));
 
 /** An entry of `local.resource_indicators.allowed_resources` (`isResourceIndicatorEntry`: exact URI, or prefix ending in `/`). */
 const allowedResource = z.string().refine(isResourceIndicatorEntry, {
-  message: 'must be an absolute URI without fragment or user info; a prefix ends in / and starts with an http(s) origin as written by the URL standard, e.g. https://mcp.example.com/',
+  message:
+    'must be an absolute URI without fragment or user info; a prefix ends in / and starts with an http(s) origin as written by the URL standard, e.g. https://mcp.example.com/',
 });
 
 function isCidr(value: string): boolean {
@@ -70,9 +80,10 @@ function isCidr(value: string): boolean {
 }
 
 const cidrList = (fallback: string[]) =>
-  oneOrMany(z.string().refine(isCidr, { message: 'must be a CIDR such as 10.0.0.0/8 or ::1/128' }), 'must be a CIDR or a list of CIDRs').default(fallback);
-
-
+  oneOrMany(
+    z.string().refine(isCidr, { message: 'must be a CIDR such as 10.0.0.0/8 or ::1/128' }),
+    'must be a CIDR or a list of CIDRs',
+  ).default(fallback);
 
 const symmetricKey = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 characters of A-Z a-z 0-9 . _ -'),
@@ -97,7 +108,8 @@ const preauth = z
 
 const authentication = z.strictObject({ preauth }).prefault({});
 
-const celExpression = (fallback: string) => z.strictObject({ expression: z.string().min(1).default(fallback) }).prefault({});
+const celExpression = (fallback: string) =>
+  z.strictObject({ expression: z.string().min(1).default(fallback) }).prefault({});
 
 const LOOPBACK = '127.0.0.1';
 const WORKERS = 'must be a number of processes from 1 to 64, or auto';
@@ -113,7 +125,11 @@ export const configSchema = z
             public_url: httpUrl().default('http://localhost:8000'),
             consent_ui_url: httpUrl().optional(),
             authentication,
-            cors: z.strictObject({ allowed_origins: oneOrMany(httpUrl(), 'must be an origin or a list of origins').optional() }).prefault({}),
+            cors: z
+              .strictObject({
+                allowed_origins: oneOrMany(httpUrl(), 'must be an origin or a list of origins').optional(),
+              })
+              .prefault({}),
             session: z.strictObject({ ttl: duration('12h') }).prefault({}),
             // The rendered API reference at /docs: for development on the public server (README "API documents").
             api_docs: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
@@ -135,7 +151,11 @@ export const configSchema = z
           .prefault({}),
         shutdown: z.strictObject({ timeout: duration('30s') }).prefault({}),
         // Issue 16: both servers in this many processes sharing the ports (node:cluster); `auto` = available cores. PostgreSQL only.
-        workers: z.union([z.literal('auto'), z.coerce.number().int(WORKERS).min(1, WORKERS).max(64, WORKERS)], { error: WORKERS }).default(1),
+        workers: z
+          .union([z.literal('auto'), z.coerce.number().int(WORKERS).min(1, WORKERS).max(64, WORKERS)], {
+            error: WORKERS,
+          })
+          .default(1),
       })
       .prefault({}),
     storage: z
@@ -150,7 +170,10 @@ export const configSchema = z
           .prefault({}),
         postgres: z
           .strictObject({
-            connection_url: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection URL').optional(),
+            connection_url: z
+              .string()
+              .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection URL')
+              .optional(),
             pool_size: z.coerce.number().int().min(1).max(200).default(10),
           })
           .prefault({}),
@@ -182,11 +205,16 @@ export const configSchema = z
             // RFC 8707: which `resource` values may be requested (exact URIs, or prefixes ending in `/`); empty: any https or loopback http URI.
             // `required`: an authorization or token request that names none is `invalid_target` (RFC 8707 §2); off for compatibility.
             resource_indicators: z
-              .strictObject({ allowed_resources: oneOrMany(allowedResource, 'must be a resource URI or a list of them').default([]), required: bool(false) })
+              .strictObject({
+                allowed_resources: oneOrMany(allowedResource, 'must be a resource URI or a list of them').default([]),
+                required: bool(false),
+              })
               .prefault({}),
             // Refresh tokens (RFC 6749 §6, rotated on every use): issued on the authorization code grant for `offline_access`.
             // `idle_ttl`: how long an unused token stays valid; `absolute_ttl`: the family's whole life from its first token.
-            refresh_tokens: z.strictObject({ enabled: bool(true), idle_ttl: duration('7d'), absolute_ttl: duration('30d') }).prefault({}),
+            refresh_tokens: z
+              .strictObject({ enabled: bool(true), idle_ttl: duration('7d'), absolute_ttl: duration('30d') })
+              .prefault({}),
           })
           .prefault({}),
         proxy: z
@@ -281,7 +309,9 @@ export const configSchema = z
             // The OTLP/HTTP traces URL (e.g. http://collector:4318/v1/traces); default from OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT.
             endpoint: httpUrl().optional(),
             // Extra headers of the export requests (an API key); merged over OTEL_EXPORTER_OTLP_HEADERS / OTEL_EXPORTER_OTLP_TRACES_HEADERS.
-            headers: z.record(z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be an HTTP header name'), z.string()).default({}),
+            headers: z
+              .record(z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be an HTTP header name'), z.string())
+              .default({}),
             // Share of new traces recorded (0..1); a request continuing a sampled traceparent is recorded whatever this says.
             sampling_ratio: z.coerce.number().min(0, 'must be from 0 to 1').max(1, 'must be from 0 to 1').default(1),
             // Default: OTEL_SERVICE_NAME, else agent-identity-broker.
@@ -352,7 +382,9 @@ export const configSchema = z
         // no session cookie (no SSO proxy in development). Refused unless server.enduser.bind is loopback.
         principal: z
           .string({ error: 'must be a principal name such as alice@example.com' })
-          .refine((value) => normalisePrincipal(value).ok, { message: 'must be a principal name of 1-200 characters without control characters' })
+          .refine((value) => normalisePrincipal(value).ok, {
+            message: 'must be a principal name of 1-200 characters without control characters',
+          })
           .transform((value) => value.trim())
           .optional(),
       })

@@ -3,10 +3,10 @@ import type { ParsedConfig } from './config.schema';
 type DeepReadonly<T> = T extends Buffer
   ? T
   : T extends (infer U)[]
-  ? readonly DeepReadonly<U>[]
-  : T extends object
-    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-    : T;
+    ? readonly DeepReadonly<U>[]
+    : T extends object
+      ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+      : T;
 
 /** A symmetric key from the config: an id and 32 key bytes. */
 export interface SymmetricKey {
@@ -26,7 +26,11 @@ type Resolved = Omit<ParsedConfig, 'server' | 'encryption' | 'third_party_oauth2
   encryption: { keys: SymmetricKey[]; current_key_id: string };
   telemetry: Omit<ParsedConfig['telemetry'], 'tracing'> & {
     /** The OTLP endpoint, headers and service name resolved from the file and the OTEL_* variables. */
-    tracing: Omit<ParsedConfig['telemetry']['tracing'], 'service_name'> & { endpoint: string | undefined; headers: Record<string, string>; service_name: string };
+    tracing: Omit<ParsedConfig['telemetry']['tracing'], 'service_name'> & {
+      endpoint: string | undefined;
+      headers: Record<string, string>;
+      service_name: string;
+    };
   };
   third_party_oauth2: Omit<ParsedConfig['third_party_oauth2'], 'jwe_keys'> & {
     /** The first key encrypts; every key decrypts (rotation). */

@@ -25,11 +25,15 @@ export function loadOrCreateDevelopmentKeys(file: string): { keys: DevelopmentKe
     if ((mode & 0o077) !== 0) chmodSync(file, 0o600);
     try {
       const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<DevelopmentKeysFile>;
-      if (parsed.encryption_key?.key && parsed.jwe_key?.key) return { keys: parsed as DevelopmentKeysFile, created: false };
+      if (parsed.encryption_key?.key && parsed.jwe_key?.key)
+        return { keys: parsed as DevelopmentKeysFile, created: false };
     } catch {
       // fall through to the error below
     }
-    throw new ConfigError('development.keys_file', `${file} is not a valid development keys file: restore it or configure encryption.keys and third_party_oauth2.jwe_keys`);
+    throw new ConfigError(
+      'development.keys_file',
+      `${file} is not a valid development keys file: restore it or configure encryption.keys and third_party_oauth2.jwe_keys`,
+    );
   }
   const keys: DevelopmentKeysFile = {
     warning: 'DEVELOPMENT KEYS. Never use in production: configure encryption.keys and third_party_oauth2.jwe_keys.',
@@ -42,7 +46,10 @@ export function loadOrCreateDevelopmentKeys(file: string): { keys: DevelopmentKe
     writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600, flag: 'wx' });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateDevelopmentKeys(file);
-    throw new ConfigError('development.keys_file', `cannot write ${file} (${(error as Error).message}): make its directory writable or configure the keys`);
+    throw new ConfigError(
+      'development.keys_file',
+      `cannot write ${file} (${(error as Error).message}): make its directory writable or configure the keys`,
+    );
   }
   return { keys, created: true };
 }

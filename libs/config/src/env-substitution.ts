@@ -25,6 +25,9 @@ function substituteString(value: string, env: NodeJS.ProcessEnv, path: string[])
     const resolved = env[name as string];
     if (resolved !== undefined && resolved !== '') return resolved;
     if (fallback !== undefined) return fallback;
-    throw new ConfigError(path.join('.'), `references environment variable ${name} which is not set: set it or write \${${name}:-default}`);
+    throw new ConfigError(
+      path.join('.'),
+      `references environment variable ${name} which is not set: set it or write \${${name}:-default}`,
+    );
   });
 }

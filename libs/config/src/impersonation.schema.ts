@@ -11,7 +11,9 @@ export type ImpersonationRole = (typeof IMPERSONATION_ROLES)[number];
 const SECTION = 'oauth2_authorization_server.impersonation';
 const RULES_PATH = ['oauth2_authorization_server', 'impersonation', 'rules'] as const;
 
-const absoluteUri = z.string().refine((value) => (parseAbsoluteUrl(value)?.host ?? '') !== '', 'must be an absolute URI');
+const absoluteUri = z
+  .string()
+  .refine((value) => (parseAbsoluteUrl(value)?.host ?? '') !== '', 'must be an absolute URI');
 const httpUri = z.string().refine((value) => isHttpUrl(value), 'must be an absolute http(s) URI');
 
 const roleShape = {
@@ -29,16 +31,28 @@ const ruleShape = z.strictObject({
   roles: z.strictObject({
     client_assertion: z.strictObject(roleShape).prefault({}),
     actor: z.strictObject(roleShape).prefault({}),
-    subject: z.strictObject({ ...roleShape, email_expression: z.string().min(1).optional(), verification: z.enum(['jwks', 'none']).default('jwks') }).prefault({}),
+    subject: z
+      .strictObject({
+        ...roleShape,
+        email_expression: z.string().min(1).optional(),
+        verification: z.enum(['jwks', 'none']).default('jwks'),
+      })
+      .prefault({}),
   }),
   trusted_issuers: oneOrMany(
     z.strictObject({
       issuer_uri: httpUri,
       jwks_uri: httpUri,
-      allowed_algorithms: oneOrMany(z.enum(ASYMMETRIC_ALGORITHMS), `must be one or a list of ${ASYMMETRIC_ALGORITHMS.join(', ')}`)
+      allowed_algorithms: oneOrMany(
+        z.enum(ASYMMETRIC_ALGORITHMS),
+        `must be one or a list of ${ASYMMETRIC_ALGORITHMS.join(', ')}`,
+      )
         .refine((list) => list.length > 0, 'must name at least one algorithm')
         .default(['ES256', 'RS256']),
-      signs_roles: oneOrMany(z.enum(IMPERSONATION_ROLES), `must be one or a list of ${IMPERSONATION_ROLES.join(', ')}`).refine((list) => list.length > 0, 'must name at least one role'),
+      signs_roles: oneOrMany(
+        z.enum(IMPERSONATION_ROLES),
+        `must be one or a list of ${IMPERSONATION_ROLES.join(', ')}`,
+      ).refine((list) => list.length > 0, 'must name at least one role'),
     }),
     'must be a trusted issuer or a list of them',
   ).refine((list) => list.length > 0, 'must name at least one trusted issuer'),
@@ -53,7 +67,9 @@ const ruleShape = z.strictObject({
 export const impersonationSchema = z
   .strictObject({
     audience_prefix: z.string().optional(),
-    rules: oneOrMany(z.record(z.string(), z.unknown()).pipe(ruleShape), 'must be a rule or a list of rules').default([]),
+    rules: oneOrMany(z.record(z.string(), z.unknown()).pipe(ruleShape), 'must be a rule or a list of rules').default(
+      [],
+    ),
   })
   .prefault({});
 
@@ -79,7 +95,9 @@ export function impersonationIssueKey(input: unknown, issue: z.core.$ZodIssue): 
   const rules = valueAt(input, RULES_PATH);
   const raw: unknown = Array.isArray(rules) ? rules[index] : rules;
   const name = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>).name : undefined;
-  const written = writtenPath(raw, inside).map((segment) => (typeof segment === 'number' ? `[${segment}]` : `.${String(segment)}`)).join('');
+  const written = writtenPath(raw, inside)
+    .map((segment) => (typeof segment === 'number' ? `[${segment}]` : `.${String(segment)}`))
+    .join('');
   return `${ruleLabel(index, name)}${written}`;
 }
 
@@ -108,23 +126,33 @@ function fail(key: string, message: string): never {
 export function checkImpersonation(section: ImpersonationSection, mode: string): void {
   if (section.audience_prefix === undefined && section.rules.length === 0) return;
   if (mode !== 'local') fail(SECTION, `is available only in local mode (mode is ${mode})`);
-  if (section.audience_prefix === undefined) fail(`${SECTION}.audience_prefix`, 'is required when impersonation rules are configured');
+  if (section.audience_prefix === undefined)
+    fail(`${SECTION}.audience_prefix`, 'is required when impersonation rules are configured');
   const problem = prefixProblem(section.audience_prefix);
   if (problem !== undefined) fail(`${SECTION}.audience_prefix`, problem);
   const names = new Set<string>();
   section.rules.forEach((rule, index) => {
     const label = ruleLabel(index, rule.name);
-    if (names.has(rule.name)) fail(`${label}.name`, `"${rule.name}" is used by an earlier rule: rule names must be unique`);
+    if (names.has(rule.name))
+      fail(`${label}.name`, `"${rule.name}" is used by an earlier rule: rule names must be unique`);
     names.add(rule.name);
     const unverified = rule.roles.subject.verification === 'none';
-    const signedRoles: ImpersonationRole[] = unverified ? ['client_assertion', 'actor'] : ['client_assertion', 'actor', 'subject'];
+    const signedRoles: ImpersonationRole[] = unverified
+      ? ['client_assertion', 'actor']
+      : ['client_assertion', 'actor', 'subject'];
     for (const role of signedRoles) {
-      if (!rule.trusted_issuers.some((issuer) => issuer.signs_roles.includes(role))) fail(`${label}.trusted_issuers`, `no trusted issuer signs the ${role} role`);
+      if (!rule.trusted_issuers.some((issuer) => issuer.signs_roles.includes(role)))
+        fail(`${label}.trusted_issuers`, `no trusted issuer signs the ${role} role`);
     }
     if (!unverified) return;
     rule.trusted_issuers.forEach((issuer, i) => {
-      if (issuer.signs_roles.includes('subject')) fail(`${label}.trusted_issuers[${i}].signs_roles`, 'a verification: none rule has no signed subject');
+      if (issuer.signs_roles.includes('subject'))
+        fail(`${label}.trusted_issuers[${i}].signs_roles`, 'a verification: none rule has no signed subject');
     });
-    if (rule.roles.subject.expected_audience !== undefined) fail(`${label}.roles.subject.expected_audience`, 'is not allowed with verification: none (an unsigned subject proves no audience)');
+    if (rule.roles.subject.expected_audience !== undefined)
+      fail(
+        `${label}.roles.subject.expected_audience`,
+        'is not allowed with verification: none (an unsigned subject proves no audience)',
+      );
   });
 }

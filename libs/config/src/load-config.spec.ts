@@ -31,14 +31,28 @@ function writeYaml(text: string): string {
 describe('loadConfig', () => {
   it('applies the defaults of API.md and freezes the result', () => {
     const { config } = parseConfig(KEYS, {});
-    expect(config.server.enduser).toMatchObject({ port: 8000, public_url: 'http://localhost:8000', consent_ui_url: 'http://localhost:8000' });
-    expect(config.server.enduser.authentication.preauth).toEqual({ principal_header_name: 'X-Remote-User', trusted_sources: ['127.0.0.1/32', '::1/128'] });
+    expect(config.server.enduser).toMatchObject({
+      port: 8000,
+      public_url: 'http://localhost:8000',
+      consent_ui_url: 'http://localhost:8000',
+    });
+    expect(config.server.enduser.authentication.preauth).toEqual({
+      principal_header_name: 'X-Remote-User',
+      trusted_sources: ['127.0.0.1/32', '::1/128'],
+    });
     expect(config.server.admin.port).toBe(14000);
     expect(config.server.shutdown.timeout).toBe(30_000);
-    expect(config.storage).toMatchObject({ backend: 'pglite', pglite: { data_dir: './data/pglite' }, migrations: { run_on_start: true } });
+    expect(config.storage).toMatchObject({
+      backend: 'pglite',
+      pglite: { data_dir: './data/pglite' },
+      migrations: { run_on_start: true },
+    });
     expect(config.oauth2_authorization_server.mode).toBe('local');
     expect(config.third_party_oauth2.state_token_ttl).toBe(600_000);
-    expect(config.token_exchange.claim_extraction).toEqual({ principal_expression: 'subject_token.sub', agent_id_expression: 'subject_token.azp' });
+    expect(config.token_exchange.claim_extraction).toEqual({
+      principal_expression: 'subject_token.sub',
+      agent_id_expression: 'subject_token.azp',
+    });
     expect(config.token_exchange.authorization.cel.expression).toBe('true');
     expect(config.approvals).toMatchObject({ pending_ttl: 600_000, sync: { default_timeout: 30_000 } });
     expect(config.request_context.trace.response_enabled).toBe(true);
@@ -53,23 +67,40 @@ describe('loadConfig', () => {
   });
 
   it('rejects unknown keys instead of ignoring them', () => {
-    expect(configError(() => parseConfig({ ...KEYS, server: { enduser: { prot: 1 } } }, {}))).toMatch(/^config error: server\.enduser\.prot is not a known key/);
+    expect(configError(() => parseConfig({ ...KEYS, server: { enduser: { prot: 1 } } }, {}))).toMatch(
+      /^config error: server\.enduser\.prot is not a known key/,
+    );
   });
 
   it('rejects a bad port, URL, CIDR and duration with the key named', () => {
-    expect(configError(() => parseConfig({ ...KEYS, server: { admin: { port: 70000 } } }, {}))).toMatch(/^config error: server\.admin\.port must be a port number/);
-    expect(configError(() => parseConfig({ ...KEYS, server: { enduser: { public_url: 'ftp://x' } } }, {}))).toMatch(/^config error: server\.enduser\.public_url must be an absolute http\(s\) URL/);
-    expect(configError(() => parseConfig({ ...KEYS, server: { enduser: { authentication: { preauth: { trusted_sources: ['10.0.0.0/33'] } } } } }, {}))).toMatch(
-      /^config error: server\.enduser\.authentication\.preauth\.trusted_sources\.0 must be a CIDR/,
+    expect(configError(() => parseConfig({ ...KEYS, server: { admin: { port: 70000 } } }, {}))).toMatch(
+      /^config error: server\.admin\.port must be a port number/,
     );
-    expect(configError(() => parseConfig({ ...KEYS, server: { shutdown: { timeout: 'soon' } } }, {}))).toMatch(/^config error: server\.shutdown\.timeout must be a duration/);
+    expect(configError(() => parseConfig({ ...KEYS, server: { enduser: { public_url: 'ftp://x' } } }, {}))).toMatch(
+      /^config error: server\.enduser\.public_url must be an absolute http\(s\) URL/,
+    );
+    expect(
+      configError(() =>
+        parseConfig(
+          { ...KEYS, server: { enduser: { authentication: { preauth: { trusted_sources: ['10.0.0.0/33'] } } } } },
+          {},
+        ),
+      ),
+    ).toMatch(/^config error: server\.enduser\.authentication\.preauth\.trusted_sources\.0 must be a CIDR/);
+    expect(configError(() => parseConfig({ ...KEYS, server: { shutdown: { timeout: 'soon' } } }, {}))).toMatch(
+      /^config error: server\.shutdown\.timeout must be a duration/,
+    );
   });
 
   it('validates key material and the current key id', () => {
-    expect(configError(() => parseConfig({ ...KEYS, encryption: { keys: [{ id: 'k1', key: 'c2hvcnQ=' }] } }, {}))).toMatch(/^config error: encryption\.keys\.0\.key must be 32 random bytes/);
-    expect(configError(() => parseConfig({ ...KEYS, encryption: { keys: [{ id: 'k1', key: KEY }], current_key_id: 'k9' } }, {}))).toMatch(
-      /^config error: encryption\.current_key_id names "k9" which is not in encryption\.keys/,
-    );
+    expect(
+      configError(() => parseConfig({ ...KEYS, encryption: { keys: [{ id: 'k1', key: 'c2hvcnQ=' }] } }, {})),
+    ).toMatch(/^config error: encryption\.keys\.0\.key must be 32 random bytes/);
+    expect(
+      configError(() =>
+        parseConfig({ ...KEYS, encryption: { keys: [{ id: 'k1', key: KEY }], current_key_id: 'k9' } }, {}),
+      ),
+    ).toMatch(/^config error: encryption\.current_key_id names "k9" which is not in encryption\.keys/);
   });
 
   it('takes a single value wherever a list-valued key has a natural single-value form', () => {
@@ -97,59 +128,138 @@ describe('loadConfig', () => {
     expect(config.encryption.keys.map((k) => k.id)).toEqual(['k1']);
     expect(config.third_party_oauth2.jwe_keys.map((k) => k.id)).toEqual(['j1']);
     // The list form still works, and a bad single value is named at the key itself.
-    expect(parseConfig({ ...KEYS, token_exchange: { client_assertion: { audience: ['a', 'b'] } } }, {}).config.token_exchange.client_assertion.audience).toEqual(['a', 'b']);
-    expect(configError(() => parseConfig({ ...KEYS, server: { enduser: { authentication: { preauth: { trusted_sources: '10.0.0.0/33' } } } } }, {}))).toBe(
+    expect(
+      parseConfig({ ...KEYS, token_exchange: { client_assertion: { audience: ['a', 'b'] } } }, {}).config.token_exchange
+        .client_assertion.audience,
+    ).toEqual(['a', 'b']);
+    expect(
+      configError(() =>
+        parseConfig(
+          { ...KEYS, server: { enduser: { authentication: { preauth: { trusted_sources: '10.0.0.0/33' } } } } },
+          {},
+        ),
+      ),
+    ).toBe(
       'config error: server.enduser.authentication.preauth.trusted_sources must be a CIDR such as 10.0.0.0/8 or ::1/128',
     );
-    expect(configError(() => parseConfig({ ...KEYS, encryption: { keys: { id: 'k1', key: 'c2hvcnQ=' } } }, {}))).toMatch(/^config error: encryption\.keys\.key must be 32 random bytes/);
-    expect(configError(() => parseConfig({ ...KEYS, token_exchange: { client_assertion: { audience: 42 } } }, {}))).toMatch(/^config error: token_exchange\.client_assertion\.audience must be a string \(got 42\)/);
+    expect(
+      configError(() => parseConfig({ ...KEYS, encryption: { keys: { id: 'k1', key: 'c2hvcnQ=' } } }, {})),
+    ).toMatch(/^config error: encryption\.keys\.key must be 32 random bytes/);
+    expect(
+      configError(() => parseConfig({ ...KEYS, token_exchange: { client_assertion: { audience: 42 } } }, {})),
+    ).toMatch(/^config error: token_exchange\.client_assertion\.audience must be a string \(got 42\)/);
   });
 
   it('reads approvals.rate_limit with the defaults 50 pending and 10 a minute, validated', () => {
-    expect(parseConfig(KEYS, {}).config.approvals.rate_limit).toEqual({ max_pending_per_pair: 50, max_requests_per_minute: 10 });
-    expect(parseConfig({ ...KEYS, approvals: { rate_limit: { max_pending_per_pair: 5, max_requests_per_minute: '3' } } }, {}).config.approvals.rate_limit).toEqual({
+    expect(parseConfig(KEYS, {}).config.approvals.rate_limit).toEqual({
+      max_pending_per_pair: 50,
+      max_requests_per_minute: 10,
+    });
+    expect(
+      parseConfig({ ...KEYS, approvals: { rate_limit: { max_pending_per_pair: 5, max_requests_per_minute: '3' } } }, {})
+        .config.approvals.rate_limit,
+    ).toEqual({
       max_pending_per_pair: 5,
       max_requests_per_minute: 3,
     });
-    expect(configError(() => parseConfig({ ...KEYS, approvals: { rate_limit: { max_pending_per_pair: 0 } } }, {}))).toBe(
-      'config error: approvals.rate_limit.max_pending_per_pair must be a whole number between 1 and 100000',
+    expect(
+      configError(() => parseConfig({ ...KEYS, approvals: { rate_limit: { max_pending_per_pair: 0 } } }, {})),
+    ).toBe('config error: approvals.rate_limit.max_pending_per_pair must be a whole number between 1 and 100000');
+    expect(
+      configError(() => parseConfig({ ...KEYS, approvals: { rate_limit: { max_requests_per_minute: 2.5 } } }, {})),
+    ).toBe('config error: approvals.rate_limit.max_requests_per_minute must be an int (got 2.5)');
+    expect(configError(() => parseConfig({ ...KEYS, approvals: { rate_limit: { per_minute: 2 } } }, {}))).toMatch(
+      /^config error: approvals\.rate_limit\.per_minute is not a known key/,
     );
-    expect(configError(() => parseConfig({ ...KEYS, approvals: { rate_limit: { max_requests_per_minute: 2.5 } } }, {}))).toBe(
-      'config error: approvals.rate_limit.max_requests_per_minute must be an int (got 2.5)',
-    );
-    expect(configError(() => parseConfig({ ...KEYS, approvals: { rate_limit: { per_minute: 2 } } }, {}))).toMatch(/^config error: approvals\.rate_limit\.per_minute is not a known key/);
   });
 
   it('reads server.workers (a number or auto) and refuses more than one worker on PGlite, naming the key', () => {
     const postgres = { backend: 'postgres', postgres: { connection_url: 'postgres://db/broker' } };
     expect(parseConfig(KEYS, {}).config.server.workers).toBe(1);
     expect(parseConfig({ ...KEYS, storage: postgres, server: { workers: '2' } }, {}).config.server.workers).toBe(2);
-    expect(parseConfig({ ...KEYS, storage: postgres, server: { workers: 'auto' } }, {}).config.server.workers).toBe(availableParallelism());
-    expect(configError(() => parseConfig({ ...KEYS, server: { workers: 2 } }, {}))).toMatch(/^config error: server\.workers must be 1 with storage\.backend pglite/);
-    expect(configError(() => parseConfig({ ...KEYS, server: { workers: 'auto' } }, {}))).toMatch(/^config error: server\.workers must be 1 with storage\.backend pglite/);
-    expect(configError(() => parseConfig({ ...KEYS, storage: postgres, server: { workers: 0 } }, {}))).toMatch(/^config error: server\.workers must be a number of processes from 1 to 64, or auto/);
+    expect(parseConfig({ ...KEYS, storage: postgres, server: { workers: 'auto' } }, {}).config.server.workers).toBe(
+      availableParallelism(),
+    );
+    expect(configError(() => parseConfig({ ...KEYS, server: { workers: 2 } }, {}))).toMatch(
+      /^config error: server\.workers must be 1 with storage\.backend pglite/,
+    );
+    expect(configError(() => parseConfig({ ...KEYS, server: { workers: 'auto' } }, {}))).toMatch(
+      /^config error: server\.workers must be 1 with storage\.backend pglite/,
+    );
+    expect(configError(() => parseConfig({ ...KEYS, storage: postgres, server: { workers: 0 } }, {}))).toMatch(
+      /^config error: server\.workers must be a number of processes from 1 to 64, or auto/,
+    );
   });
 
   it('reads telemetry: metrics on and tracing off by default; tracing takes the OTEL_* variables where the file is silent', () => {
     const defaults = parseConfig(KEYS, {}).config.telemetry;
     expect(defaults.metrics.enabled).toBe(true);
-    expect(defaults.tracing).toMatchObject({ enabled: false, endpoint: undefined, sampling_ratio: 1, service_name: 'agent-identity-broker', headers: {} });
-    expect(configError(() => parseConfig({ ...KEYS, telemetry: { tracing: { enabled: true } } }, {}))).toMatch(/^config error: telemetry\.tracing\.endpoint is required when telemetry\.tracing\.enabled is true/);
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/', OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%20def,bad', OTEL_SERVICE_NAME: 'broker-eu' };
-    const fromEnv = parseConfig({ ...KEYS, telemetry: { tracing: { enabled: true, sampling_ratio: '0.25' } } }, env).config.telemetry.tracing;
-    expect(fromEnv).toMatchObject({ endpoint: 'http://collector:4318/v1/traces', headers: { 'x-api-key': 'abc def' }, service_name: 'broker-eu', sampling_ratio: 0.25 });
-    const traces = parseConfig({ ...KEYS, telemetry: { tracing: { enabled: true } } }, { ...env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:4318/v1/traces' }).config.telemetry.tracing;
+    expect(defaults.tracing).toMatchObject({
+      enabled: false,
+      endpoint: undefined,
+      sampling_ratio: 1,
+      service_name: 'agent-identity-broker',
+      headers: {},
+    });
+    expect(configError(() => parseConfig({ ...KEYS, telemetry: { tracing: { enabled: true } } }, {}))).toMatch(
+      /^config error: telemetry\.tracing\.endpoint is required when telemetry\.tracing\.enabled is true/,
+    );
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%20def,bad',
+      OTEL_SERVICE_NAME: 'broker-eu',
+    };
+    const fromEnv = parseConfig({ ...KEYS, telemetry: { tracing: { enabled: true, sampling_ratio: '0.25' } } }, env)
+      .config.telemetry.tracing;
+    expect(fromEnv).toMatchObject({
+      endpoint: 'http://collector:4318/v1/traces',
+      headers: { 'x-api-key': 'abc def' },
+      service_name: 'broker-eu',
+      sampling_ratio: 0.25,
+    });
+    const traces = parseConfig(
+      { ...KEYS, telemetry: { tracing: { enabled: true } } },
+      { ...env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:4318/v1/traces' },
+    ).config.telemetry.tracing;
     expect(traces.endpoint).toBe('http://traces:4318/v1/traces');
-    const file = parseConfig({ ...KEYS, telemetry: { tracing: { enabled: true, endpoint: 'http://file:4318/v1/traces', headers: { 'x-api-key': 'file-key' } } } }, env).config.telemetry.tracing;
+    const file = parseConfig(
+      {
+        ...KEYS,
+        telemetry: {
+          tracing: { enabled: true, endpoint: 'http://file:4318/v1/traces', headers: { 'x-api-key': 'file-key' } },
+        },
+      },
+      env,
+    ).config.telemetry.tracing;
     expect(file).toMatchObject({ endpoint: 'http://file:4318/v1/traces', headers: { 'x-api-key': 'file-key' } });
-    expect(JSON.stringify(redactConfig(parseConfig({ ...KEYS, telemetry: { tracing: { headers: { authorization: 'Bearer otlp-secret' } } } }, {}).config))).not.toContain('otlp-secret');
-    expect(configError(() => parseConfig({ ...KEYS, telemetry: { tracing: { sampling_ratio: 2 } } }, {}))).toMatch(/^config error: telemetry\.tracing\.sampling_ratio must be from 0 to 1/);
+    expect(
+      JSON.stringify(
+        redactConfig(
+          parseConfig({ ...KEYS, telemetry: { tracing: { headers: { authorization: 'Bearer otlp-secret' } } } }, {})
+            .config,
+        ),
+      ),
+    ).not.toContain('otlp-secret');
+    expect(configError(() => parseConfig({ ...KEYS, telemetry: { tracing: { sampling_ratio: 2 } } }, {}))).toMatch(
+      /^config error: telemetry\.tracing\.sampling_ratio must be from 0 to 1/,
+    );
   });
 
   it('reads token_refresh.proactive: on by default with a 5 minute window every 30 seconds', () => {
-    expect(parseConfig(KEYS, {}).config.token_refresh.proactive).toEqual({ enabled: true, window: 300_000, interval: 30_000, batch_size: 100, concurrency: 4 });
-    expect(parseConfig({ ...KEYS, token_refresh: { proactive: { enabled: false, window: '10m', concurrency: 8 } } }, {}).config.token_refresh.proactive).toMatchObject({ enabled: false, window: 600_000, concurrency: 8 });
-    expect(configError(() => parseConfig({ ...KEYS, token_refresh: { proactive: { batch_size: 0 } } }, {}))).toMatch(/^config error: token_refresh\.proactive\.batch_size must be a whole number between 1 and 10000/);
+    expect(parseConfig(KEYS, {}).config.token_refresh.proactive).toEqual({
+      enabled: true,
+      window: 300_000,
+      interval: 30_000,
+      batch_size: 100,
+      concurrency: 4,
+    });
+    expect(
+      parseConfig({ ...KEYS, token_refresh: { proactive: { enabled: false, window: '10m', concurrency: 8 } } }, {})
+        .config.token_refresh.proactive,
+    ).toMatchObject({ enabled: false, window: 600_000, concurrency: 8 });
+    expect(configError(() => parseConfig({ ...KEYS, token_refresh: { proactive: { batch_size: 0 } } }, {}))).toMatch(
+      /^config error: token_refresh\.proactive\.batch_size must be a whole number between 1 and 10000/,
+    );
   });
 
   it('reads events: the ledger on, 90 days of retention, a bounded hot-path queue, webhooks to public addresses only', () => {
@@ -157,36 +267,77 @@ describe('loadConfig', () => {
       enabled: true,
       retention: 90 * 86_400_000,
       queue: { max_events: 10_000, flush_interval: 250, batch_size: 500 },
-      webhooks: { allowed_networks: [], timeout: 5_000, retry_for: 86_400_000, concurrency: 8, per_webhook_concurrency: 2, delivery_retention: 7 * 86_400_000 },
+      webhooks: {
+        allowed_networks: [],
+        timeout: 5_000,
+        retry_for: 86_400_000,
+        concurrency: 8,
+        per_webhook_concurrency: 2,
+        delivery_retention: 7 * 86_400_000,
+      },
     });
-    expect(parseConfig({ ...KEYS, events: { retention: '30d', webhooks: { allowed_networks: '127.0.0.0/8' } } }, {}).config.events).toMatchObject({ retention: 30 * 86_400_000, webhooks: { allowed_networks: ['127.0.0.0/8'] } });
-    expect(configError(() => parseConfig({ ...KEYS, events: { queue: { max_events: 0 } } }, {}))).toMatch(/^config error: events\.queue\.max_events must be a whole number between 1 and 1000000/);
-    expect(parseConfig({ ...KEYS, events: { webhooks: { concurrency: 16, per_webhook_concurrency: 1, delivery_retention: '30d' } } }, {}).config.events.webhooks).toMatchObject({ concurrency: 16, per_webhook_concurrency: 1, delivery_retention: 30 * 86_400_000 });
-    expect(configError(() => parseConfig({ ...KEYS, events: { webhooks: { per_webhook_concurrency: 0 } } }, {}))).toMatch(/^config error: events\.webhooks\.per_webhook_concurrency must be a whole number between 1 and 64/);
+    expect(
+      parseConfig({ ...KEYS, events: { retention: '30d', webhooks: { allowed_networks: '127.0.0.0/8' } } }, {}).config
+        .events,
+    ).toMatchObject({ retention: 30 * 86_400_000, webhooks: { allowed_networks: ['127.0.0.0/8'] } });
+    expect(configError(() => parseConfig({ ...KEYS, events: { queue: { max_events: 0 } } }, {}))).toMatch(
+      /^config error: events\.queue\.max_events must be a whole number between 1 and 1000000/,
+    );
+    expect(
+      parseConfig(
+        { ...KEYS, events: { webhooks: { concurrency: 16, per_webhook_concurrency: 1, delivery_retention: '30d' } } },
+        {},
+      ).config.events.webhooks,
+    ).toMatchObject({ concurrency: 16, per_webhook_concurrency: 1, delivery_retention: 30 * 86_400_000 });
+    expect(
+      configError(() => parseConfig({ ...KEYS, events: { webhooks: { per_webhook_concurrency: 0 } } }, {})),
+    ).toMatch(/^config error: events\.webhooks\.per_webhook_concurrency must be a whole number between 1 and 64/);
   });
 
   it('reads oauth2_authorization_server.local.resource_indicators.required: off by default, validated', () => {
-    expect(parseConfig(KEYS, {}).config.oauth2_authorization_server.local.resource_indicators).toEqual({ allowed_resources: [], required: false });
-    expect(parseConfig({ ...KEYS, oauth2_authorization_server: { local: { resource_indicators: { required: 'true' } } } }, {}).config.oauth2_authorization_server.local.resource_indicators.required).toBe(true);
-    expect(configError(() => parseConfig({ ...KEYS, oauth2_authorization_server: { local: { resource_indicators: { required: 'yes' } } } }, {}))).toMatch(
-      /^config error: oauth2_authorization_server\.local\.resource_indicators\.required must be true or false/,
-    );
+    expect(parseConfig(KEYS, {}).config.oauth2_authorization_server.local.resource_indicators).toEqual({
+      allowed_resources: [],
+      required: false,
+    });
+    expect(
+      parseConfig(
+        { ...KEYS, oauth2_authorization_server: { local: { resource_indicators: { required: 'true' } } } },
+        {},
+      ).config.oauth2_authorization_server.local.resource_indicators.required,
+    ).toBe(true);
+    expect(
+      configError(() =>
+        parseConfig(
+          { ...KEYS, oauth2_authorization_server: { local: { resource_indicators: { required: 'yes' } } } },
+          {},
+        ),
+      ),
+    ).toMatch(/^config error: oauth2_authorization_server\.local\.resource_indicators\.required must be true or false/);
   });
 
   it('requires a connection URL for the postgres backend', () => {
-    expect(configError(() => parseConfig({ ...KEYS, storage: { backend: 'postgres' } }, {}))).toMatch(/^config error: storage\.postgres\.connection_url is required/);
+    expect(configError(() => parseConfig({ ...KEYS, storage: { backend: 'postgres' } }, {}))).toMatch(
+      /^config error: storage\.postgres\.connection_url is required/,
+    );
   });
 
   it('expands ${VAR} and ${VAR:-default} and fails naming an unset variable', () => {
-    const file = writeYaml('server:\n  enduser:\n    port: ${PORT}\n    public_url: ${PUBLIC_URL:-https://broker.example.com}\n' + `encryption:\n  keys: [{id: k1, key: "${KEY}"}]\nthird_party_oauth2:\n  jwe_keys: [{id: j1, key: "${KEY}"}]\n`);
+    const file = writeYaml(
+      'server:\n  enduser:\n    port: ${PORT}\n    public_url: ${PUBLIC_URL:-https://broker.example.com}\n' +
+        `encryption:\n  keys: [{id: k1, key: "${KEY}"}]\nthird_party_oauth2:\n  jwe_keys: [{id: j1, key: "${KEY}"}]\n`,
+    );
     const { config } = loadConfig(['--config', file], { PORT: '9001' });
     expect(config.server.enduser.port).toBe(9001);
     expect(config.server.enduser.public_url).toBe('https://broker.example.com');
-    expect(configError(() => loadConfig(['--config', file], {}))).toMatch(/^config error: server\.enduser\.port references environment variable PORT which is not set/);
+    expect(configError(() => loadConfig(['--config', file], {}))).toMatch(
+      /^config error: server\.enduser\.port references environment variable PORT which is not set/,
+    );
   });
 
   it('reads the file named by IDENTITY_BROKER_CONFIG_PATH and accepts dotted keys', () => {
-    const file = writeYaml(`server.enduser.port: 8100\nserver.admin.port: 14100\nencryption.keys: [{id: k1, key: "${KEY}"}]\nthird_party_oauth2.jwe_keys: [{id: j1, key: "${KEY}"}]\n`);
+    const file = writeYaml(
+      `server.enduser.port: 8100\nserver.admin.port: 14100\nencryption.keys: [{id: k1, key: "${KEY}"}]\nthird_party_oauth2.jwe_keys: [{id: j1, key: "${KEY}"}]\n`,
+    );
     const { config, source } = loadConfig([], { IDENTITY_BROKER_CONFIG_PATH: file });
     expect(source).toBe(file);
     expect(config.server.enduser.port).toBe(8100);
@@ -194,7 +345,9 @@ describe('loadConfig', () => {
   });
 
   it('reports a missing or malformed file in one line', () => {
-    expect(configError(() => loadConfig(['--config', '/nonexistent/broker.yaml'], {}))).toMatch(/^config error: file \/nonexistent\/broker\.yaml cannot be read \(ENOENT\)/);
+    expect(configError(() => loadConfig(['--config', '/nonexistent/broker.yaml'], {}))).toMatch(
+      /^config error: file \/nonexistent\/broker\.yaml cannot be read \(ENOENT\)/,
+    );
     expect(configError(() => loadConfig(['--config', writeYaml('server: [\n')], {}))).toMatch(/is not valid YAML/);
   });
 
@@ -205,11 +358,21 @@ describe('loadConfig', () => {
     expect(statSync(keysFile).mode & 0o777).toBe(0o600);
     const second = parseConfig({ development: { keys_file: keysFile } }, {});
     expect(second.config.encryption.keys[0]?.key.equals(first.config.encryption.keys[0]?.key as Buffer)).toBe(true);
-    expect(second.config.third_party_oauth2.jwe_keys[0]?.key.equals(first.config.third_party_oauth2.jwe_keys[0]?.key as Buffer)).toBe(true);
+    expect(
+      second.config.third_party_oauth2.jwe_keys[0]?.key.equals(
+        first.config.third_party_oauth2.jwe_keys[0]?.key as Buffer,
+      ),
+    ).toBe(true);
   });
 
   it('redacts key material and connection passwords when the config is logged', () => {
-    const { config } = parseConfig({ ...KEYS, storage: { backend: 'postgres', postgres: { connection_url: 'postgres://broker:s3cret-pw@db:5432/broker' } } }, {});
+    const { config } = parseConfig(
+      {
+        ...KEYS,
+        storage: { backend: 'postgres', postgres: { connection_url: 'postgres://broker:s3cret-pw@db:5432/broker' } },
+      },
+      {},
+    );
     const text = JSON.stringify(redactConfig(config));
     expect(text).not.toContain(KEY);
     expect(text).not.toContain('s3cret-pw');
@@ -235,27 +398,49 @@ describe('shipped example configs', () => {
 
 describe('gateway trust warning', () => {
   const anchor = { issuer_uri: 'https://gateway.example.com', jwks_uri: 'https://gateway.example.com/jwks' };
-  const warningsOf = (tree: Record<string, unknown>): string => parseConfig({ ...KEYS, ...tree }, {}).warnings.join('\n');
+  const warningsOf = (tree: Record<string, unknown>): string =>
+    parseConfig({ ...KEYS, ...tree }, {}).warnings.join('\n');
 
   it('warns, naming both keys and the checklist, when an expression admits everyone and the audiences overlap (the defaults)', () => {
     const text = warningsOf({ token_exchange: { client_assertion: anchor } });
     expect(text).toMatch(/GATEWAY NOT PINNED/);
-    expect(text).toContain('token_exchange.authorization.cel.expression and approvals.sync.authorization.cel.expression are "true"');
+    expect(text).toContain(
+      'token_exchange.authorization.cel.expression and approvals.sync.authorization.cel.expression are "true"',
+    );
     expect(text).toContain('token_exchange.subject_token.audience overlaps token_exchange.client_assertion.audience');
     expect(text).toContain('Deployment checklist');
-    expect(warningsOf({ token_exchange: { client_assertion: { ...anchor, audience: ['a', 'b'] }, subject_token: { audience: ['b', 'c'] } } })).toMatch(/GATEWAY NOT PINNED/);
+    expect(
+      warningsOf({
+        token_exchange: {
+          client_assertion: { ...anchor, audience: ['a', 'b'] },
+          subject_token: { audience: ['b', 'c'] },
+        },
+      }),
+    ).toMatch(/GATEWAY NOT PINNED/);
   });
 
   it('names only the expression that admits everyone', () => {
-    const text = warningsOf({ token_exchange: { client_assertion: anchor }, approvals: { sync: { authorization: { cel: { expression: 'client_assertion.sub == "gw"' } } } } });
+    const text = warningsOf({
+      token_exchange: { client_assertion: anchor },
+      approvals: { sync: { authorization: { cel: { expression: 'client_assertion.sub == "gw"' } } } },
+    });
     expect(text).toContain('token_exchange.authorization.cel.expression is "true"');
     expect(text).not.toContain('approvals.sync.authorization.cel.expression');
   });
 
   it('stays quiet when both expressions name the gateway, when the audiences are distinct, or with no trust anchor', () => {
     const pinned = { cel: { expression: 'client_assertion.sub in ["gateway"]' } };
-    expect(warningsOf({ token_exchange: { client_assertion: anchor, authorization: pinned }, approvals: { sync: { authorization: pinned } } })).not.toMatch(/GATEWAY NOT PINNED/);
-    expect(warningsOf({ token_exchange: { client_assertion: anchor, subject_token: { audience: 'https://mcp.example.com' } } })).not.toMatch(/GATEWAY NOT PINNED/);
+    expect(
+      warningsOf({
+        token_exchange: { client_assertion: anchor, authorization: pinned },
+        approvals: { sync: { authorization: pinned } },
+      }),
+    ).not.toMatch(/GATEWAY NOT PINNED/);
+    expect(
+      warningsOf({
+        token_exchange: { client_assertion: anchor, subject_token: { audience: 'https://mcp.example.com' } },
+      }),
+    ).not.toMatch(/GATEWAY NOT PINNED/);
     expect(warningsOf({})).not.toMatch(/GATEWAY NOT PINNED/);
   });
 });

@@ -28,14 +28,20 @@ export interface LoadedConfig {
  * defaults), expands `${VAR}` references, validates and freezes it. Throws
  * `ConfigError` with one line naming the key and the fix.
  */
-export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export function loadConfig(
+  argv: readonly string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+): LoadedConfig {
   const path = configPathFrom(argv) ?? (env[CONFIG_PATH_ENV] || undefined);
   if (path === undefined) return parseConfig({}, env, null);
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError('', `file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): check --config / ${CONFIG_PATH_ENV}`);
+    throw new ConfigError(
+      '',
+      `file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): check --config / ${CONFIG_PATH_ENV}`,
+    );
   }
   let raw: unknown;
   try {
@@ -47,8 +53,13 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2), env:
 }
 
 /** Validates an already parsed config tree (also used by tests). */
-export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env, source: string | null = null): LoadedConfig {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError('', 'the file must hold a YAML mapping of keys');
+export function parseConfig(
+  raw: unknown,
+  env: NodeJS.ProcessEnv = process.env,
+  source: string | null = null,
+): LoadedConfig {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new ConfigError('', 'the file must hold a YAML mapping of keys');
   const expanded = substituteEnv(expandDottedKeys(raw), env);
   const result = configSchema.safeParse(expanded);
   if (!result.success) throw toConfigError(result.error, expanded);
@@ -62,7 +73,8 @@ function configPathFrom(argv: readonly string[]): string | undefined {
     const arg = argv[i] as string;
     if (arg === '--config') {
       const next = argv[i + 1];
-      if (next === undefined || next.startsWith('--')) throw new ConfigError('', '--config needs a file path: --config /etc/broker/config.yaml');
+      if (next === undefined || next.startsWith('--'))
+        throw new ConfigError('', '--config needs a file path: --config /etc/broker/config.yaml');
       return next;
     }
     if (arg.startsWith('--config=')) return arg.slice('--config='.length);
@@ -122,7 +134,10 @@ function toConfigError(error: z.ZodError, input: unknown): ConfigError {
   switch (issue.code) {
     case 'unrecognized_keys': {
       const unknownKey = [key, issue.keys[0]].filter(Boolean).join('.');
-      return new ConfigError(unknownKey, 'is not a known key: remove it or check its spelling (see the configuration reference in README.md)');
+      return new ConfigError(
+        unknownKey,
+        'is not a known key: remove it or check its spelling (see the configuration reference in README.md)',
+      );
     }
     case 'invalid_value':
       return new ConfigError(key, `must be one of ${issue.values.map(String).join(', ')} (got ${describe(got)})`);
@@ -130,7 +145,10 @@ function toConfigError(error: z.ZodError, input: unknown): ConfigError {
       if (got === undefined) return new ConfigError(key, `is required (${issue.message})`);
       return new ConfigError(key, `must be ${article(issue.expected)} (got ${describe(got)})`);
     case 'invalid_union':
-      return new ConfigError(key, `${issue.message.startsWith('must') ? issue.message : 'has the wrong type'} (got ${describe(got)})`);
+      return new ConfigError(
+        key,
+        `${issue.message.startsWith('must') ? issue.message : 'has the wrong type'} (got ${describe(got)})`,
+      );
     case 'custom':
     case 'invalid_format':
     case 'invalid_element':
@@ -138,7 +156,10 @@ function toConfigError(error: z.ZodError, input: unknown): ConfigError {
     case 'not_multiple_of':
     case 'too_big':
     case 'too_small':
-      return new ConfigError(key, issue.message.startsWith('must') ? issue.message : `${issue.message} (got ${describe(got)})`);
+      return new ConfigError(
+        key,
+        issue.message.startsWith('must') ? issue.message : `${issue.message} (got ${describe(got)})`,
+      );
   }
 }
 
@@ -149,7 +170,8 @@ function article(expected: string): string {
 function decodeKeys(keys: readonly { id: string; key: string }[], field: string): SymmetricKey[] {
   const seen = new Set<string>();
   return keys.map((entry, index) => {
-    if (seen.has(entry.id)) throw new ConfigError(`${field}.${index}.id`, `repeats key id "${entry.id}": key ids must be unique`);
+    if (seen.has(entry.id))
+      throw new ConfigError(`${field}.${index}.id`, `repeats key id "${entry.id}": key ids must be unique`);
     seen.add(entry.id);
     return { id: entry.id, key: Buffer.from(entry.key, 'base64') };
   });
@@ -161,14 +183,20 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.Pro
   const allowedOrigins = enduser.cors.allowed_origins ?? [new URL(consentUiUrl).origin];
 
   if (parsed.storage.backend === 'postgres' && parsed.storage.postgres.connection_url === undefined) {
-    throw new ConfigError('storage.postgres.connection_url', 'is required when storage.backend is postgres (e.g. postgres://broker:secret@db:5432/broker)');
+    throw new ConfigError(
+      'storage.postgres.connection_url',
+      'is required when storage.backend is postgres (e.g. postgres://broker:secret@db:5432/broker)',
+    );
   }
 
   if (parsed.oauth2_authorization_server.mode !== 'local') {
     const proxy = parsed.oauth2_authorization_server.proxy;
     for (const key of ['upstream_authorize_endpoint', 'upstream_token_endpoint', 'upstream_jwks_uri'] as const) {
       if (proxy[key] === undefined) {
-        throw new ConfigError(`oauth2_authorization_server.proxy.${key}`, `is required when oauth2_authorization_server.mode is ${parsed.oauth2_authorization_server.mode} (the upstream authorization server's endpoint)`);
+        throw new ConfigError(
+          `oauth2_authorization_server.proxy.${key}`,
+          `is required when oauth2_authorization_server.mode is ${parsed.oauth2_authorization_server.mode} (the upstream authorization server's endpoint)`,
+        );
       }
     }
   }
@@ -184,7 +212,10 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.Pro
   let jweKeys = decodeKeys(parsed.third_party_oauth2.jwe_keys, 'third_party_oauth2.jwe_keys');
   if (encryptionKeys.length === 0 || jweKeys.length === 0) {
     if (encryptionKeys.length === 0 && currentKeyId !== undefined) {
-      throw new ConfigError('encryption.current_key_id', `names "${currentKeyId}" but encryption.keys is empty: add the key`);
+      throw new ConfigError(
+        'encryption.current_key_id',
+        `names "${currentKeyId}" but encryption.keys is empty: add the key`,
+      );
     }
     const file = parsed.development.keys_file;
     const { keys, created } = loadOrCreateDevelopmentKeys(file);
@@ -205,17 +236,28 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.Pro
   }
   if (currentKeyId === undefined) {
     if (encryptionKeys.length === 1) currentKeyId = (encryptionKeys[0] as SymmetricKey).id;
-    else throw new ConfigError('encryption.current_key_id', 'is required when encryption.keys holds more than one key: name the key new secrets are encrypted with');
+    else
+      throw new ConfigError(
+        'encryption.current_key_id',
+        'is required when encryption.keys holds more than one key: name the key new secrets are encrypted with',
+      );
   }
   if (!encryptionKeys.some((key) => key.id === currentKeyId)) {
-    throw new ConfigError('encryption.current_key_id', `names "${currentKeyId}" which is not in encryption.keys: add that key or pick one of ${encryptionKeys.map((k) => k.id).join(', ')}`);
+    throw new ConfigError(
+      'encryption.current_key_id',
+      `names "${currentKeyId}" which is not in encryption.keys: add that key or pick one of ${encryptionKeys.map((k) => k.id).join(', ')}`,
+    );
   }
 
   return {
     ...parsed,
     server: {
       ...parsed.server,
-      enduser: { ...enduser, consent_ui_url: consentUiUrl, cors: { allowed_origins: allowedOrigins.map((o) => new URL(o).origin) } },
+      enduser: {
+        ...enduser,
+        consent_ui_url: consentUiUrl,
+        cors: { allowed_origins: allowedOrigins.map((o) => new URL(o).origin) },
+      },
       workers,
     },
     telemetry: { ...parsed.telemetry, tracing },
@@ -231,7 +273,10 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.Pro
 function resolveWorkers(parsed: ParsedConfig): number {
   const written = parsed.server.workers;
   if (written !== 1 && parsed.storage.backend === 'pglite') {
-    throw new ConfigError('server.workers', `must be 1 with storage.backend pglite (got ${JSON.stringify(written)}): one embedded database cannot be shared between processes; use storage.backend postgres to run several workers`);
+    throw new ConfigError(
+      'server.workers',
+      `must be 1 with storage.backend pglite (got ${JSON.stringify(written)}): one embedded database cannot be shared between processes; use storage.backend postgres to run several workers`,
+    );
   }
   return written === 'auto' ? availableParallelism() : written;
 }
@@ -257,12 +302,23 @@ function otlpHeaders(text: string | undefined): Record<string, string> {
  */
 function resolveTracing(tracing: ParsedConfig['telemetry']['tracing'], env: NodeJS.ProcessEnv) {
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  const endpoint = tracing.endpoint ?? (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || undefined) ?? (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined);
+  const endpoint =
+    tracing.endpoint ??
+    (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || undefined) ??
+    (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined);
   if (tracing.enabled && endpoint === undefined) {
-    throw new ConfigError('telemetry.tracing.endpoint', 'is required when telemetry.tracing.enabled is true (the OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces), or set OTEL_EXPORTER_OTLP_ENDPOINT');
+    throw new ConfigError(
+      'telemetry.tracing.endpoint',
+      'is required when telemetry.tracing.enabled is true (the OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces), or set OTEL_EXPORTER_OTLP_ENDPOINT',
+    );
   }
-  if (endpoint !== undefined && !/^https?:\/\/[^/]/.test(endpoint)) throw new ConfigError('telemetry.tracing.endpoint', `must be an http(s) URL (got ${describe(endpoint)})`);
-  const headers = { ...otlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...otlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS), ...tracing.headers };
+  if (endpoint !== undefined && !/^https?:\/\/[^/]/.test(endpoint))
+    throw new ConfigError('telemetry.tracing.endpoint', `must be an http(s) URL (got ${describe(endpoint)})`);
+  const headers = {
+    ...otlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS),
+    ...otlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS),
+    ...tracing.headers,
+  };
   const serviceName = tracing.service_name ?? (env.OTEL_SERVICE_NAME?.trim() || 'agent-identity-broker');
   return { ...tracing, endpoint, headers, service_name: serviceName };
 }
@@ -308,7 +364,9 @@ function checkGatewayTrust(parsed: ParsedConfig, warnings: string[]): void {
   const admitsAll = [
     ['token_exchange.authorization.cel.expression', exchange.authorization.cel.expression],
     ['approvals.sync.authorization.cel.expression', parsed.approvals.sync.authorization.cel.expression],
-  ].filter(([, expression]) => (expression as string).trim() === 'true').map(([key]) => key as string);
+  ]
+    .filter(([, expression]) => (expression as string).trim() === 'true')
+    .map(([key]) => key as string);
   if (admitsAll.length === 0) return;
   const brokerIssuer = parsed.oauth2_authorization_server.local.issuer_uri ?? parsed.server.enduser.public_url;
   const assertionAudiences = exchange.client_assertion.audience ?? [brokerIssuer];
@@ -316,7 +374,7 @@ function checkGatewayTrust(parsed: ParsedConfig, warnings: string[]): void {
   if (!subjectAudiences.some((audience) => assertionAudiences.includes(audience))) return;
   warnings.push(
     `!!! GATEWAY NOT PINNED: ${admitsAll.join(' and ')} ${admitsAll.length === 1 ? 'is' : 'are'} "true" and token_exchange.subject_token.audience overlaps ` +
-      'token_exchange.client_assertion.audience, so any token of the gateway\'s issuer addressed to the broker that is not a person\'s token for an agent ' +
+      "token_exchange.client_assertion.audience, so any token of the gateway's issuer addressed to the broker that is not a person's token for an agent " +
       'authenticates as the gateway. Name the gateway, e.g. \'client_assertion.sub in ["gateway"]\' (README "Deployment checklist"). !!!',
   );
 }

@@ -8,7 +8,10 @@ import { z } from 'zod';
  * key itself (see `load-config.ts`), not at an index the operator never wrote.
  */
 export function oneOrMany<T extends z.ZodType>(item: T, error: string) {
-  return z.preprocess((value) => (value === undefined || value === null || Array.isArray(value) ? value : [value]), z.array(item, { error }));
+  return z.preprocess(
+    (value) => (value === undefined || value === null || Array.isArray(value) ? value : [value]),
+    z.array(item, { error }),
+  );
 }
 
 /**

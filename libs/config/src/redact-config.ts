@@ -19,7 +19,8 @@ function redact(node: unknown, key: string): unknown {
   }
   if (Array.isArray(node)) return node.map((item) => redact(item, key));
   // Header values (telemetry.tracing.headers) carry API keys: only their names are logged.
-  if (key === 'headers' && node !== null && typeof node === 'object') return Object.fromEntries(Object.keys(node).map((k) => [k, '[REDACTED]']));
+  if (key === 'headers' && node !== null && typeof node === 'object')
+    return Object.fromEntries(Object.keys(node).map((k) => [k, '[REDACTED]']));
   if (node !== null && typeof node === 'object') {
     return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, redact(v, k)]));
   }

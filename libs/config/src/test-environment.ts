@@ -9,5 +9,9 @@ export interface TestEnvironment {
 }
 
 export function readTestEnvironment(env: NodeJS.ProcessEnv = process.env): TestEnvironment {
-  return { databaseUrl: env.TEST_DATABASE_URL || undefined, ci: env.CI === 'true', chromiumPath: env.CHROMIUM_PATH || '/usr/bin/chromium' };
+  return {
+    databaseUrl: env.TEST_DATABASE_URL || undefined,
+    ci: env.CI === 'true',
+    chromiumPath: env.CHROMIUM_PATH || '/usr/bin/chromium',
+  };
 }

@@ -3,8 +3,16 @@ import { CelCompileError, celReferences, compileCel } from './cel';
 
 describe('compileCel', () => {
   it('evaluates over the declared variables, mixing map value types, returning JSON values', () => {
-    const claims = compileCel('{"aud": "https://api.example.com", "tenant": agent.canonical_id, "n": 3, "roles": ["a", principal]}', ['agent', 'principal', 'request']);
-    expect(claims({ agent: { canonical_id: 'cal' }, principal: 'alice', request: {} })).toEqual({ aud: 'https://api.example.com', tenant: 'cal', n: 3, roles: ['a', 'alice'] });
+    const claims = compileCel(
+      '{"aud": "https://api.example.com", "tenant": agent.canonical_id, "n": 3, "roles": ["a", principal]}',
+      ['agent', 'principal', 'request'],
+    );
+    expect(claims({ agent: { canonical_id: 'cal' }, principal: 'alice', request: {} })).toEqual({
+      aud: 'https://api.example.com',
+      tenant: 'cal',
+      n: 3,
+      roles: ['a', 'alice'],
+    });
     expect(compileCel('subject_token.sub == "x"', ['subject_token'])({ subject_token: { sub: 'x' } })).toBe(true);
   });
 
@@ -21,7 +29,9 @@ describe('compileCel', () => {
 
 describe('celReferences', () => {
   it('lists variables and their first-level fields, not string literals', () => {
-    const refs = celReferences('"subject_token.email" == x && subject_token.email.endsWith("@example.com") && has(actor_token.sub)');
+    const refs = celReferences(
+      '"subject_token.email" == x && subject_token.email.endsWith("@example.com") && has(actor_token.sub)',
+    );
     expect(refs.has('subject_token.email')).toBe(true);
     expect(refs.has('subject_token')).toBe(true);
     expect(refs.has('actor_token.sub')).toBe(true);

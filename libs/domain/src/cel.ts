@@ -73,7 +73,8 @@ export function celReferences(expression: string): Set<string> {
     if (value.op === 'id' && typeof value.args === 'string') found.add(value.args);
     if ((value.op === '.' || value.op === '.?') && Array.isArray(value.args)) {
       const [target, field] = value.args as [unknown, unknown];
-      if (isNode(target) && target.op === 'id' && typeof target.args === 'string' && typeof field === 'string') found.add(`${target.args}.${field}`);
+      if (isNode(target) && target.op === 'id' && typeof target.args === 'string' && typeof field === 'string')
+        found.add(`${target.args}.${field}`);
     }
     visit(value.args);
   };

@@ -14,7 +14,14 @@ function daysInMonth(year: number, month: number): number {
 export function parseRfc3339DateTime(value: string): Date | undefined {
   const match = RFC3339_DATE_TIME.exec(value);
   if (match === null) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
   if (hour > 23 || minute > 59 || second > 59) return undefined;
   if (match[8] !== undefined && (Number(match[9]) > 23 || Number(match[10]) > 59)) return undefined;

@@ -13,12 +13,46 @@ export { parseRfc3339DateTime } from './date-time';
 export * from './registry/registry.types';
 export { RegistryError, type RegistryErrorCode } from './registry/registry-error';
 export { scopesAllowedFor, OFFLINE_SCOPES, type ScopeRuleOptions } from './registry/scopes-allowed';
-export { normaliseResourceUri, parseAbsoluteUrl, isHttpUrl, type HttpUrlOptions, isHttpsOrLoopbackUrl, isRedirectUri, isResourceIndicatorEntry, MAX_AGENT_ALLOWED_RESOURCES, canonicalIdProblem, hasDotSegment } from './registry/resource-uri';
+export {
+  normaliseResourceUri,
+  parseAbsoluteUrl,
+  isHttpUrl,
+  type HttpUrlOptions,
+  isHttpsOrLoopbackUrl,
+  isRedirectUri,
+  isResourceIndicatorEntry,
+  MAX_AGENT_ALLOWED_RESOURCES,
+  canonicalIdProblem,
+  hasDotSegment,
+} from './registry/resource-uri';
 export { clientUriProblem, isClientDocumentUrl, matchesClientUri, redirectHostOf } from './registry/client-uri';
 export { ComponentHealth, type ComponentStatus } from './component-health';
 export { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm } from './jws-algorithms';
 export { compileCel, celReferences, CelCompileError, type CompiledExpression } from './cel';
 export { ApprovalError, type ApprovalErrorCode } from './approvals/approval-error';
-export type { ApprovalRecord, ApprovalStatus, ApprovalPersistence, RiskLevel, ParamsPattern, NewApproval, CreationLimits, CreateOutcome, SyncedApproval, SyncSnapshot, SyncFilter } from './approvals/approval.types';
-export { EVENT_TYPES, type EventType, type EventActor, type EventActorType, type EventOutcome, type EventDetailsByType, type ApprovalEventDetails, type BrokerEvent, type AnyBrokerEvent, type RecordedEvent } from './events/broker-events';
+export type {
+  ApprovalRecord,
+  ApprovalStatus,
+  ApprovalPersistence,
+  RiskLevel,
+  ParamsPattern,
+  NewApproval,
+  CreationLimits,
+  CreateOutcome,
+  SyncedApproval,
+  SyncSnapshot,
+  SyncFilter,
+} from './approvals/approval.types';
+export {
+  EVENT_TYPES,
+  type EventType,
+  type EventActor,
+  type EventActorType,
+  type EventOutcome,
+  type EventDetailsByType,
+  type ApprovalEventDetails,
+  type BrokerEvent,
+  type AnyBrokerEvent,
+  type RecordedEvent,
+} from './events/broker-events';
 export { PeriodicTask } from './periodic-task';

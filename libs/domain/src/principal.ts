@@ -14,7 +14,9 @@ export const PRINCIPAL_MAX_LENGTH = 200;
 export type PrincipalProblem = 'empty' | 'too_long' | 'control_characters';
 
 /** Checks a raw principal value; returns the trimmed value or the problem. */
-export function normalisePrincipal(raw: string): { ok: true; value: string } | { ok: false; problem: PrincipalProblem } {
+export function normalisePrincipal(
+  raw: string,
+): { ok: true; value: string } | { ok: false; problem: PrincipalProblem } {
   const value = raw.trim();
   if (value.length === 0) return { ok: false, problem: 'empty' };
   if (value.length > PRINCIPAL_MAX_LENGTH) return { ok: false, problem: 'too_long' };

@@ -50,7 +50,9 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   const startTrace = createTraceStart(random, config.request_context.trace.response_enabled);
   // Issue 16: with tracing enabled, the trace start is the request's SERVER span (chosen here, once: no per-request cost when off).
   const { tracing } = runtime.telemetry;
-  const startSpan = tracing.enabled ? createSpanStart(tracing, config.request_context.trace.response_enabled) : undefined;
+  const startSpan = tracing.enabled
+    ? createSpanStart(tracing, config.request_context.trace.response_enabled)
+    : undefined;
 
   app.use(startSpan === undefined ? traceMiddleware(startTrace) : tracedMiddleware(startSpan));
   // Issue 16: the request duration histogram (route template, status class), measured from here; nothing when metrics are off.
@@ -63,9 +65,12 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   if (site !== undefined) app.use(site.middleware);
   if (server === 'enduser') app.use('/api', corsMiddleware(config.server.enduser.cors.allowed_origins));
   // CSRF: an unsafe request from a foreign page is refused before anything parses or changes; the OAuth2 endpoints are cross-origin by design.
-  app.use(crossSiteMiddleware(CrossSiteRequestPolicy.forServer(config, server), (request) => isOAuthPath(request.path)));
+  app.use(
+    crossSiteMiddleware(CrossSiteRequestPolicy.forServer(config, server), (request) => isOAuthPath(request.path)),
+  );
   // OAuth2 endpoints parse their own bodies: the token, revocation and introspection endpoints take a form of at most 256 KiB.
-  if (server === 'enduser') for (const path of ['/oauth2/token', '/oauth2/revoke', '/oauth2/introspect']) app.use(path, tokenBodyMiddleware());
+  if (server === 'enduser')
+    for (const path of ['/oauth2/token', '/oauth2/revoke', '/oauth2/introspect']) app.use(path, tokenBodyMiddleware());
   app.use(jsonBodyMiddleware((request) => isOAuthPath(request.path)));
   // Last before Nest's pipeline: every statement from here on counts for the request's log line.
   app.use(queryCountMiddleware(countQueries));
@@ -73,9 +78,21 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
 
   app.useGlobalPipes(new BrokerValidationPipe());
   app.useGlobalFilters(errors);
-  installHotRoutes(app.getHttpServer(), app.get<HotRoute[]>(HOT_ROUTES), { startTrace, startSpan, lifecycle, errors, logger, countQueries, requestMetrics });
+  installHotRoutes(app.getHttpServer(), app.get<HotRoute[]>(HOT_ROUTES), {
+    startTrace,
+    startSpan,
+    lifecycle,
+    errors,
+    logger,
+    countQueries,
+    requestMetrics,
+  });
 
-  const document = buildOpenApiDocument(app, server, config.server[server].authentication.preauth.principal_header_name);
+  const document = buildOpenApiDocument(
+    app,
+    server,
+    config.server[server].authentication.preauth.principal_header_name,
+  );
   express.get('/openapi.json', (_request: Request, response: Response) => {
     response.json(document);
   });

@@ -14,7 +14,14 @@ export function corsMiddleware(allowedOrigins: readonly string[]) {
     origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin) ? origin : false),
     credentials: true,
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Content-Type', 'Authorization', 'X-Client-Assertion', 'traceparent', 'If-None-Match', 'X-Long-Poll-Timeout'],
+    allowedHeaders: [
+      'Content-Type',
+      'Authorization',
+      'X-Client-Assertion',
+      'traceparent',
+      'If-None-Match',
+      'X-Long-Poll-Timeout',
+    ],
     exposedHeaders: ['traceresponse', 'ETag', 'Retry-After'],
     maxAge: 600,
   });

@@ -14,7 +14,15 @@ export { redactSecrets, isSecretField, REDACTED } from './logging/redact';
 export { buildOpenApiDocument } from './openapi/build-document';
 export { RequestValidationError, RequestBodyError } from './errors/request-errors';
 export { parseTraceparent } from './trace/traceparent';
-export { IsHttpUrl, IsHttpsOrLoopbackUrl, IsPlainText, IsRedirectUri, IsResourceIndicatorEntry, IsScopeToken, MAX_LIST_ENTRIES } from './validation/validators';
+export {
+  IsHttpUrl,
+  IsHttpsOrLoopbackUrl,
+  IsPlainText,
+  IsRedirectUri,
+  IsResourceIndicatorEntry,
+  IsScopeToken,
+  MAX_LIST_ENTRIES,
+} from './validation/validators';
 export { HOT_ROUTES, type HotRoute, type HotRouteAnswer } from './hot-routes/hot-route';
 export { TOKEN_BODY_LIMIT_BYTES } from './body/form-body.middleware';
 export { RefusedJsonBody, MAX_JSON_NESTING } from './body/refused-json-body';

@@ -20,7 +20,19 @@ import { ImpersonationExchange } from './impersonation/impersonation.exchange';
 import { TOKEN_LIFECYCLE_SCOPE, type TokenLifecycleScope } from './token-lifecycle/lifecycle-clients';
 
 /** Every strategy implementation; the factories below pick the mode's. */
-export const STRATEGY_IMPLEMENTATIONS = [LocalAuthorize, ProxyAuthorize, AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant, ProxyTokenForwarder, UpstreamKeySet, TrustAnchor, GatewayCredentials, ImpersonationExchange, TokenExchangeGrant];
+export const STRATEGY_IMPLEMENTATIONS = [
+  LocalAuthorize,
+  ProxyAuthorize,
+  AuthorizationCodeGrant,
+  RefreshTokenGrant,
+  ClientCredentialsGrant,
+  ProxyTokenForwarder,
+  UpstreamKeySet,
+  TrustAnchor,
+  GatewayCredentials,
+  ImpersonationExchange,
+  TokenExchangeGrant,
+];
 
 /**
  * The mode is chosen once, here (STYLE.md rule 5): `AuthorizeStrategy`, the token
@@ -47,8 +59,24 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
   },
   {
     provide: GRANT_STRATEGIES,
-    inject: [BROKER_CONFIG, AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant, ProxyTokenForwarder, TokenExchangeGrant, LocalAuthorize],
-    useFactory: (config: BrokerConfig, code: AuthorizationCodeGrant, refresh: RefreshTokenGrant, credentials: ClientCredentialsGrant, forwarder: ProxyTokenForwarder, exchange: TokenExchangeGrant, local: LocalAuthorize): GrantStrategy[] => {
+    inject: [
+      BROKER_CONFIG,
+      AuthorizationCodeGrant,
+      RefreshTokenGrant,
+      ClientCredentialsGrant,
+      ProxyTokenForwarder,
+      TokenExchangeGrant,
+      LocalAuthorize,
+    ],
+    useFactory: (
+      config: BrokerConfig,
+      code: AuthorizationCodeGrant,
+      refresh: RefreshTokenGrant,
+      credentials: ClientCredentialsGrant,
+      forwarder: ProxyTokenForwarder,
+      exchange: TokenExchangeGrant,
+      local: LocalAuthorize,
+    ): GrantStrategy[] => {
       // The third-party token exchange works the same in every mode.
       const mode = config.oauth2_authorization_server.mode;
       switch (mode) {
@@ -58,7 +86,12 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
           return [forwarder, exchange];
         case 'hybrid':
           // Refresh tokens are the broker's own (local agents'); a proxied agent's come from the upstream.
-          return [new HybridAuthorizationCodeGrant(code, forwarder, (clientId) => local.servesLocally(clientId)), refresh, credentials, exchange];
+          return [
+            new HybridAuthorizationCodeGrant(code, forwarder, (clientId) => local.servesLocally(clientId)),
+            refresh,
+            credentials,
+            exchange,
+          ];
         default:
           return assertNever(mode, 'mode');
       }

@@ -55,6 +55,18 @@ import { TokenRevocation } from './token-lifecycle/token-revocation';
     AuthorizationDenial,
     ...MODE_STRATEGY_PROVIDERS,
   ],
-  exports: [AuthorizationDenial, ResourceIndicators, GatewayCredentials, SigningKeyService, ClientCredentialsService, AuthorizationSessionTokens, TokenEndpoint, TokenLifecycleEndpoints, AuthorizationServerMetadataService, AUTHORIZE_STRATEGY, JWKS_SOURCE],
+  exports: [
+    AuthorizationDenial,
+    ResourceIndicators,
+    GatewayCredentials,
+    SigningKeyService,
+    ClientCredentialsService,
+    AuthorizationSessionTokens,
+    TokenEndpoint,
+    TokenLifecycleEndpoints,
+    AuthorizationServerMetadataService,
+    AUTHORIZE_STRATEGY,
+    JWKS_SOURCE,
+  ],
 })
 export class OAuthServerModule {}

@@ -10,7 +10,17 @@
  * - `interrupted`: the answer broke off (or ran out of time) while it was read;
  * - `not_json`, `not_object`: `getJson`'s answer is not JSON, or not a JSON object.
  */
-export type OutboundFailure = 'forbidden_address' | 'unreachable' | 'timeout' | 'redirect' | 'status' | 'content_type' | 'too_large' | 'interrupted' | 'not_json' | 'not_object';
+export type OutboundFailure =
+  | 'forbidden_address'
+  | 'unreachable'
+  | 'timeout'
+  | 'redirect'
+  | 'status'
+  | 'content_type'
+  | 'too_large'
+  | 'interrupted'
+  | 'not_json'
+  | 'not_object';
 
 /**
  * An outbound call failed. `reason` is what callers branch on; `message` is detail for the

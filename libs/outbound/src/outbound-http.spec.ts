@@ -6,7 +6,12 @@ import { OutboundHttpError, type OutboundFailure } from './outbound-http-error';
 import type { OutboundPolicy } from './outbound-policy';
 import { networkList } from './special-use-addresses';
 
-const POLICY: OutboundPolicy = { connectTimeoutMs: 1_000, totalTimeoutMs: 2_000, maxResponseBytes: 1024, redirects: 'refuse' };
+const POLICY: OutboundPolicy = {
+  connectTimeoutMs: 1_000,
+  totalTimeoutMs: 2_000,
+  maxResponseBytes: 1024,
+  redirects: 'refuse',
+};
 
 /** The reason of the `OutboundHttpError` the call failed with (and its message, for the assertions on it). */
 async function failure(call: Promise<unknown>): Promise<{ reason: OutboundFailure; message: string }> {
@@ -35,7 +40,9 @@ describe('OutboundHttp (the one outbound client) against a real server on loopba
         received.push({ body, headers: request.headers });
         switch (request.url ?? '') {
           case '/json':
-            response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'max-age=60' }).end('{"a":1}');
+            response
+              .writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'max-age=60' })
+              .end('{"a":1}');
             break;
           case '/array':
             response.writeHead(200, { 'content-type': 'application/json' }).end('[1]');
@@ -80,11 +87,18 @@ describe('OutboundHttp (the one outbound client) against a real server on loopba
     const http = new OutboundHttp(POLICY);
 
     it('posts a form-encoded body with the given headers and returns the answer whatever its status', async () => {
-      const answer = await http.postForm(`${base}/json`, { grant_type: 'refresh_token', refresh_token: 'r t' }, { accept: 'application/json' });
+      const answer = await http.postForm(
+        `${base}/json`,
+        { grant_type: 'refresh_token', refresh_token: 'r t' },
+        { accept: 'application/json' },
+      );
       expect(answer.status).toBe(200);
       expect(jsonObjectOf(answer.body)).toEqual({ a: 1 });
       expect(received.at(-1)?.body).toBe('grant_type=refresh_token&refresh_token=r+t');
-      expect(received.at(-1)?.headers).toMatchObject({ 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' });
+      expect(received.at(-1)?.headers).toMatchObject({
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      });
       const error = await http.postForm(`${base}/error`, new URLSearchParams([['a', 'b']]));
       expect(error.status).toBe(500);
       expect(jsonObjectOf(error.body)).toBeUndefined();
@@ -92,7 +106,10 @@ describe('OutboundHttp (the one outbound client) against a real server on loopba
 
     it('refuses a redirect without following it', async () => {
       const before = paths.length;
-      expect(await failure(http.postForm(`${base}/redirect`, {}))).toEqual({ reason: 'redirect', message: 'answered a redirect (302), which is not followed' });
+      expect(await failure(http.postForm(`${base}/redirect`, {}))).toEqual({
+        reason: 'redirect',
+        message: 'answered a redirect (302), which is not followed',
+      });
       expect(paths.slice(before)).toEqual(['/redirect']);
     });
 
@@ -115,8 +132,13 @@ describe('OutboundHttp (the one outbound client) against a real server on loopba
   describe('the policy', () => {
     it('caps the answer while reading it, naming the cap', async () => {
       const http = new OutboundHttp(POLICY);
-      expect(await failure(http.getJson(`${base}/huge`))).toEqual({ reason: 'too_large', message: 'answer larger than 1024 bytes' });
-      expect(await failure(new OutboundHttp({ ...POLICY, maxResponseBytes: 1024 * 1024 }).postForm(`${base}/huge`, {}))).toEqual({ reason: 'too_large', message: 'answer larger than 1 MiB' });
+      expect(await failure(http.getJson(`${base}/huge`))).toEqual({
+        reason: 'too_large',
+        message: 'answer larger than 1024 bytes',
+      });
+      expect(
+        await failure(new OutboundHttp({ ...POLICY, maxResponseBytes: 1024 * 1024 }).postForm(`${base}/huge`, {})),
+      ).toEqual({ reason: 'too_large', message: 'answer larger than 1 MiB' });
       const started = Date.now();
       expect((await failure(http.getJson(`${base}/endless`))).reason).toBe('too_large');
       expect(Date.now() - started).toBeLessThan(POLICY.totalTimeoutMs);
@@ -128,14 +150,20 @@ describe('OutboundHttp (the one outbound client) against a real server on loopba
     });
 
     it('fails cleanly when nothing listens', async () => {
-      expect(await failure(new OutboundHttp(POLICY).postForm('http://127.0.0.1:9/token', {}))).toMatchObject({ reason: 'unreachable', message: expect.stringMatching(/^unreachable \(/) as unknown });
+      expect(await failure(new OutboundHttp(POLICY).postForm('http://127.0.0.1:9/token', {}))).toMatchObject({
+        reason: 'unreachable',
+        message: expect.stringMatching(/^unreachable \(/) as unknown,
+      });
     });
 
     it('refuses a content type the policy does not allow, without the content', async () => {
       const http = new OutboundHttp({ ...POLICY, contentTypes: ['application/json'] });
       expect((await http.getJson(`${base}/json`)).json).toEqual({ a: 1 });
       const refused = await failure(http.getJson(`${base}/html`));
-      expect(refused).toEqual({ reason: 'content_type', message: 'answered content type "text/html", not one of application/json' });
+      expect(refused).toEqual({
+        reason: 'content_type',
+        message: 'answered content type "text/html", not one of application/json',
+      });
     });
 
     it('never puts the answer in a message', async () => {
@@ -157,9 +185,17 @@ describe('OutboundHttp (the one outbound client) against a real server on loopba
     it('requires 200, a JSON answer and an object', async () => {
       expect(await failure(http.getJson(`${base}/missing`))).toEqual({ reason: 'status', message: 'answered 404' });
       expect(await failure(http.getJson(`${base}/redirect`))).toMatchObject({ reason: 'redirect' });
-      expect(await failure(new OutboundHttp({ ...POLICY, redirects: 'return' }).getJson(`${base}/redirect`))).toMatchObject({ reason: 'redirect' });
-      expect(await failure(http.getJson(`${base}/html`))).toEqual({ reason: 'not_json', message: 'answer is not JSON' });
-      expect(await failure(http.getJson(`${base}/array`))).toEqual({ reason: 'not_object', message: 'answer is not a JSON object' });
+      expect(
+        await failure(new OutboundHttp({ ...POLICY, redirects: 'return' }).getJson(`${base}/redirect`)),
+      ).toMatchObject({ reason: 'redirect' });
+      expect(await failure(http.getJson(`${base}/html`))).toEqual({
+        reason: 'not_json',
+        message: 'answer is not JSON',
+      });
+      expect(await failure(http.getJson(`${base}/array`))).toEqual({
+        reason: 'not_object',
+        message: 'answer is not a JSON object',
+      });
     });
   });
 
@@ -167,9 +203,14 @@ describe('OutboundHttp (the one outbound client) against a real server on loopba
     it('refuses a special-use IP literal before connecting', async () => {
       const http = new OutboundHttp({ ...POLICY, addressGuard: { allowed: networkList([]) } });
       const before = connections;
-      expect(await failure(http.getJson(`${base}/json`))).toEqual({ reason: 'forbidden_address', message: 'the host is a special-use address' });
+      expect(await failure(http.getJson(`${base}/json`))).toEqual({
+        reason: 'forbidden_address',
+        message: 'the host is a special-use address',
+      });
       expect(await failure(http.getJson('http://[::1]:9/json'))).toMatchObject({ reason: 'forbidden_address' });
-      expect(await failure(http.getJson('http://169.254.169.254/latest/meta-data'))).toMatchObject({ reason: 'forbidden_address' });
+      expect(await failure(http.getJson('http://169.254.169.254/latest/meta-data'))).toMatchObject({
+        reason: 'forbidden_address',
+      });
       expect(await failure(http.getJson('http://[::7f00:1]:9/json'))).toMatchObject({ reason: 'forbidden_address' });
       expect(await failure(http.getJson('http://[fec0::1]:9/json'))).toMatchObject({ reason: 'forbidden_address' });
       expect(connections).toBe(before);
@@ -183,12 +224,18 @@ describe('OutboundHttp (the one outbound client) against a real server on loopba
           allowed: networkList([]),
           lookup: (hostname, _options, callback) => {
             resolved.push(hostname);
-            callback(null, [{ address: '93.184.216.34', family: 4 }, { address: '127.0.0.1', family: 4 }]);
+            callback(null, [
+              { address: '93.184.216.34', family: 4 },
+              { address: '127.0.0.1', family: 4 },
+            ]);
           },
         },
       });
       const before = connections;
-      expect(await failure(http.getJson(`http://internal.example.com:${new URL(base).port}/json`))).toEqual({ reason: 'forbidden_address', message: 'the host resolves to a special-use address' });
+      expect(await failure(http.getJson(`http://internal.example.com:${new URL(base).port}/json`))).toEqual({
+        reason: 'forbidden_address',
+        message: 'the host resolves to a special-use address',
+      });
       expect(resolved).toEqual(['internal.example.com']);
       expect(connections).toBe(before);
     });
@@ -196,7 +243,10 @@ describe('OutboundHttp (the one outbound client) against a real server on loopba
     it('connects to an allow-listed network, through the resolver it was given', async () => {
       const http = new OutboundHttp({
         ...POLICY,
-        addressGuard: { allowed: networkList(['127.0.0.1/32']), lookup: (_hostname, _options, callback) => callback(null, [{ address: '127.0.0.1', family: 4 }]) },
+        addressGuard: {
+          allowed: networkList(['127.0.0.1/32']),
+          lookup: (_hostname, _options, callback) => callback(null, [{ address: '127.0.0.1', family: 4 }]),
+        },
       });
       expect((await http.getJson(`http://metadata.example.test:${new URL(base).port}/json`)).json).toEqual({ a: 1 });
       expect((await http.getJson(`${base}/json`)).json).toEqual({ a: 1 });

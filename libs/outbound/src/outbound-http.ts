@@ -66,7 +66,8 @@ function guardedLookup(guard: AddressGuardPolicy) {
     (guard.lookup ?? dnsLookup)(hostname, { all: true }, (error, addresses) => {
       if (error) return callback(error, []);
       const bad = addresses.find((a) => isForbiddenAddress(a.address, guard.allowed));
-      if (bad !== undefined || addresses.length === 0) return callback(Object.assign(new Error('refused: special-use address'), { code: 'EFORBIDDEN' }), []);
+      if (bad !== undefined || addresses.length === 0)
+        return callback(Object.assign(new Error('refused: special-use address'), { code: 'EFORBIDDEN' }), []);
       if (options.all) return callback(null, addresses);
       const first = addresses[0] as LookupAddress;
       return callback(null, first.address, first.family);
@@ -115,7 +116,11 @@ export class OutboundHttp {
   constructor(readonly policy: OutboundPolicy) {
     const { connectTimeoutMs, totalTimeoutMs, addressGuard, ca } = policy;
     this.dispatcher = new Agent({
-      connect: { timeout: connectTimeoutMs, ...(addressGuard ? { lookup: guardedLookup(addressGuard) } : {}), ...(ca ? { ca } : {}) },
+      connect: {
+        timeout: connectTimeoutMs,
+        ...(addressGuard ? { lookup: guardedLookup(addressGuard) } : {}),
+        ...(ca ? { ca } : {}),
+      },
       headersTimeout: totalTimeoutMs,
       bodyTimeout: totalTimeoutMs,
     });
@@ -138,7 +143,11 @@ export class OutboundHttp {
    * POSTs `form` as `application/x-www-form-urlencoded` with `headers` and returns the
    * answer whatever its status (a 3xx as the policy says).
    */
-  postForm(url: string, form: URLSearchParams | Record<string, string>, headers: Record<string, string> = {}): Promise<OutboundResponse> {
+  postForm(
+    url: string,
+    form: URLSearchParams | Record<string, string>,
+    headers: Record<string, string> = {},
+  ): Promise<OutboundResponse> {
     const body = (form instanceof URLSearchParams ? form : new URLSearchParams(form)).toString();
     return this.send('POST', url, { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body);
   }
@@ -157,25 +166,56 @@ export class OutboundHttp {
    * One request under the policy; `requiredStatus`, when given, is the only status accepted.
    * Issue 16: with tracing enabled, a CLIENT span of the current request, `traceparent` sent.
    */
-  private send(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: string | undefined, requiredStatus?: number, signal?: AbortSignal): Promise<OutboundResponse> {
-    return traceOutboundCall(method, url, headers, (traced) => this.sendUntraced(method, url, traced, body, requiredStatus, signal));
+  private send(
+    method: 'GET' | 'POST',
+    url: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    requiredStatus?: number,
+    signal?: AbortSignal,
+  ): Promise<OutboundResponse> {
+    return traceOutboundCall(method, url, headers, (traced) =>
+      this.sendUntraced(method, url, traced, body, requiredStatus, signal),
+    );
   }
 
-  private async sendUntraced(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: string | undefined, requiredStatus?: number, signal?: AbortSignal): Promise<OutboundResponse> {
+  private async sendUntraced(
+    method: 'GET' | 'POST',
+    url: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    requiredStatus?: number,
+    signal?: AbortSignal,
+  ): Promise<OutboundResponse> {
     const { policy } = this;
     if (policy.addressGuard !== undefined) {
       // An IP literal never reaches the resolver, so the guard judges it here, before any connection.
       const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-      if (isIP(host) !== 0 && isForbiddenAddress(host, policy.addressGuard.allowed)) throw new OutboundHttpError('forbidden_address', 'the host is a special-use address');
+      if (isIP(host) !== 0 && isForbiddenAddress(host, policy.addressGuard.allowed))
+        throw new OutboundHttpError('forbidden_address', 'the host is a special-use address');
     }
     let response: Dispatcher.ResponseData;
     try {
-      response = await request(url, { method, headers, body, dispatcher: this.dispatcher, maxRedirections: 0, signal: signal === undefined ? AbortSignal.timeout(policy.totalTimeoutMs) : AbortSignal.any([signal, AbortSignal.timeout(policy.totalTimeoutMs)]) });
+      response = await request(url, {
+        method,
+        headers,
+        body,
+        dispatcher: this.dispatcher,
+        maxRedirections: 0,
+        signal:
+          signal === undefined
+            ? AbortSignal.timeout(policy.totalTimeoutMs)
+            : AbortSignal.any([signal, AbortSignal.timeout(policy.totalTimeoutMs)]),
+      });
     } catch (error) {
-      if (refusedByGuard(error)) throw new OutboundHttpError('forbidden_address', 'the host resolves to a special-use address');
+      if (refusedByGuard(error))
+        throw new OutboundHttpError('forbidden_address', 'the host resolves to a special-use address');
       const { name, code } = error as { name?: string; code?: string };
       const timedOut = name === 'TimeoutError' || (code !== undefined && TIMEOUT_CODES.has(code));
-      throw new OutboundHttpError(timedOut ? 'timeout' : 'unreachable', `${timedOut ? 'no answer in time' : 'unreachable'} (${errorLabel(error)})`);
+      throw new OutboundHttpError(
+        timedOut ? 'timeout' : 'unreachable',
+        `${timedOut ? 'no answer in time' : 'unreachable'} (${errorLabel(error)})`,
+      );
     }
     const status = response.statusCode;
     if (status >= 300 && status < 400 && (policy.redirects === 'refuse' || requiredStatus !== undefined)) {
@@ -191,7 +231,10 @@ export class OutboundHttp {
       const mediaType = (typeof header === 'string' ? header : '').split(';')[0]?.trim().toLowerCase() ?? '';
       if (!policy.contentTypes.includes(mediaType)) {
         await response.body.dump();
-        throw new OutboundHttpError('content_type', `answered content type ${mediaType === '' ? '(none)' : JSON.stringify(mediaType.slice(0, 100))}, not one of ${policy.contentTypes.join(', ')}`);
+        throw new OutboundHttpError(
+          'content_type',
+          `answered content type ${mediaType === '' ? '(none)' : JSON.stringify(mediaType.slice(0, 100))}, not one of ${policy.contentTypes.join(', ')}`,
+        );
       }
     }
     return { status, headers: response.headers, body: await readCapped(response.body, policy.maxResponseBytes) };

@@ -2,7 +2,11 @@ import type { LookupAddress } from 'node:dns';
 import type { BlockList } from 'node:net';
 
 /** A resolver with the shape of `dns.lookup(hostname, { all: true }, callback)`. */
-export type Resolver = (hostname: string, options: { all: true }, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type Resolver = (
+  hostname: string,
+  options: { all: true },
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 /**
  * The SSRF rules, for targets that someone outside the broker chose (a client metadata

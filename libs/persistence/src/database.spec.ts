@@ -78,7 +78,9 @@ describe.each(testBackends())('Database on $name', (backend) => {
 
   it('answers the health probe and never logs query parameters', async () => {
     await database.ping(2_000);
-    await expect(database.dataSource.query('SELECT * FROM no_such_table WHERE id = $1', ['parameter-secret-value'])).rejects.toThrow();
+    await expect(
+      database.dataSource.query('SELECT * FROM no_such_table WHERE id = $1', ['parameter-secret-value']),
+    ).rejects.toThrow();
     expect(logs.leaked(['parameter-secret-value'])).toEqual([]);
   });
 });

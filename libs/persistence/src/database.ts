@@ -86,12 +86,19 @@ export class Database {
     this.tokenState = this.notifications === undefined ? undefined : new TokenStateCache(this.notifications);
     const { exchangeCache, tokenState } = this;
     // A grant, session, service or agent write through this process: both caches drop what it changed at commit.
-    if (exchangeCache !== undefined && tokenState !== undefined) registerExchangeCache(dataSource, { invalidate: (principal) => (exchangeCache.invalidate(principal), tokenState.forgetPrincipal(principal)) });
+    if (exchangeCache !== undefined && tokenState !== undefined)
+      registerExchangeCache(dataSource, {
+        invalidate: (principal) => (exchangeCache.invalidate(principal), tokenState.forgetPrincipal(principal)),
+      });
     this.events = new EventLedger(new EventRepository(dataSource), events, logger.child({ component: 'event-ledger' }));
   }
 
   /** Connects (and, unless disabled by config, applies pending migrations). */
-  static async open(config: BrokerConfig, logger: Logger, options: { runMigrations?: boolean } = {}): Promise<Database> {
+  static async open(
+    config: BrokerConfig,
+    logger: Logger,
+    options: { runMigrations?: boolean } = {},
+  ): Promise<Database> {
     const storage = config.storage;
     const base = {
       type: 'postgres' as const,
@@ -108,7 +115,11 @@ export class Database {
     let dataSourceOptions: DataSourceOptions;
     if (storage.backend === 'pglite') {
       pglite = await acquirePglite(storage.pglite.data_dir, storage.pglite.initial_data);
-      dataSourceOptions = { ...base, driver: pgliteDriverModule(pglite, PGLITE_ACQUIRE_TIMEOUT_MS), database: 'postgres' };
+      dataSourceOptions = {
+        ...base,
+        driver: pgliteDriverModule(pglite, PGLITE_ACQUIRE_TIMEOUT_MS),
+        database: 'postgres',
+      };
     } else {
       dataSourceOptions = {
         ...base,
@@ -148,7 +159,8 @@ export class Database {
     return this.withMigrationLock(async (executor) => {
       executor.transaction = 'all';
       const applied = await executor.executePendingMigrations();
-      if (applied.length > 0) this.logger.info({ migrations: applied.map((m) => m.name) }, `applied ${applied.length} migration(s)`);
+      if (applied.length > 0)
+        this.logger.info({ migrations: applied.map((m) => m.name) }, `applied ${applied.length} migration(s)`);
       return applied.map((m) => m.name);
     });
   }
@@ -184,7 +196,9 @@ export class Database {
 
   /** Names of the applied migrations, oldest first. */
   async appliedMigrations(): Promise<string[]> {
-    return this.withMigrationLock(async (executor) => (await executor.getExecutedMigrations()).map((m) => m.name).reverse());
+    return this.withMigrationLock(async (executor) =>
+      (await executor.getExecutedMigrations()).map((m) => m.name).reverse(),
+    );
   }
 
   /**
@@ -214,11 +228,21 @@ export class Database {
     const marker = `settle-${randomUUID()}`;
     let heard: () => void = () => undefined;
     const arrived = new Promise<void>((resolve) => (heard = resolve));
-    const unsubscribe = await this.notifications.subscribe(EXCHANGE_CHANNEL, { notify: (payload) => payload === marker && heard(), resync: () => heard(), lost: () => heard() });
+    const unsubscribe = await this.notifications.subscribe(EXCHANGE_CHANNEL, {
+      notify: (payload) => payload === marker && heard(),
+      resync: () => heard(),
+      lost: () => heard(),
+    });
     let timer: NodeJS.Timeout | undefined;
     try {
       await this.dataSource.query('SELECT pg_notify($1, $2)', [EXCHANGE_CHANNEL, marker]);
-      await Promise.race([arrived, new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error('the notification connection did not answer')), timeoutMs)))]);
+      await Promise.race([
+        arrived,
+        new Promise<void>(
+          (_, reject) =>
+            (timer = setTimeout(() => reject(new Error('the notification connection did not answer')), timeoutMs)),
+        ),
+      ]);
     } finally {
       clearTimeout(timer);
       await unsubscribe();

@@ -9,23 +9,58 @@ export type { Installation } from './installation/installation.repository';
 export { AgentRepository, type AgentInput } from './registry/agent.repository';
 export type { ClientRecord } from './registry/client-cache';
 export { ServiceRepository, type ServiceInput, type SecretChange } from './registry/service.repository';
-export { PermissionSetRepository, type PermissionSetInput, type PermissionSetFilter } from './registry/permission-set.repository';
+export {
+  PermissionSetRepository,
+  type PermissionSetInput,
+  type PermissionSetFilter,
+} from './registry/permission-set.repository';
 export { ProtectedResourceRepository, type ProtectedResourceInput } from './registry/protected-resource.repository';
 export { RESOURCE_CATALOG_TTL_MS } from './registry/resource-catalog';
 export { ClientCredentialRepository, type ClientCredentialRecord } from './registry/client-credential.repository';
-export { SigningKeyRepository, type SigningKeyRecord, type NewSigningKey, type DeleteKeyOutcome } from './registry/signing-key.repository';
+export {
+  SigningKeyRepository,
+  type SigningKeyRecord,
+  type NewSigningKey,
+  type DeleteKeyOutcome,
+} from './registry/signing-key.repository';
 export { GrantRepository } from './registry/grant.repository';
 export { GrantClientRepository } from './registry/grant-client.repository';
 export { ExchangeLookup, type ExchangeContext } from './registry/exchange-lookup';
-export { RefreshTokenRepository, type RefreshTokenRecord, type NewRefreshFamily, type RefreshPresentation, type RefreshRefusal, type RotationOutcome } from './registry/refresh-token.repository';
-export { TokenStateRepository, type RefreshTokenState, type AccessTokenFacts, type AccessTokenKey, type GrantFacts } from './registry/token-state.repository';
+export {
+  RefreshTokenRepository,
+  type RefreshTokenRecord,
+  type NewRefreshFamily,
+  type RefreshPresentation,
+  type RefreshRefusal,
+  type RotationOutcome,
+} from './registry/refresh-token.repository';
+export {
+  TokenStateRepository,
+  type RefreshTokenState,
+  type AccessTokenFacts,
+  type AccessTokenKey,
+  type GrantFacts,
+} from './registry/token-state.repository';
 export { RevokedAccessTokenRetention } from './registry/revoked-access-token-retention';
 export { RefreshTokenRetention } from './registry/refresh-token-retention';
-export { SessionRepository, type ThirdPartySessionRecord, type NewThirdPartySession, type LockedSession, type LockedWrite, type SessionOverview, type ClaimedSession, type RefreshClaim } from './registry/session.repository';
+export {
+  SessionRepository,
+  type ThirdPartySessionRecord,
+  type NewThirdPartySession,
+  type LockedSession,
+  type LockedWrite,
+  type SessionOverview,
+  type ClaimedSession,
+  type RefreshClaim,
+} from './registry/session.repository';
 export { EnvelopeStore, ENVELOPE_COLUMNS, type EnvelopeColumn, type StoredEnvelope } from './registry/envelope-store';
 export { AuthorizationCodeRepository, type AuthorizationCodeRecord } from './registry/authorization-code.repository';
 export { ClientAssertionReplayRepository } from './registry/client-assertion-replay.repository';
-export { AuthorizationSessionAnswerRepository, type AuthorizationSessionAnswer, type AuthorizationDecision } from './registry/authorization-session-answer.repository';
+export {
+  AuthorizationSessionAnswerRepository,
+  type AuthorizationSessionAnswer,
+  type AuthorizationDecision,
+} from './registry/authorization-session-answer.repository';
 export { ApprovalRepository } from './approvals/approval.repository';
 export { ApprovalChangeFeed, APPROVALS_CHANNEL, type ApprovalChangeListener } from './approvals/approval-change-feed';
 export { EventRepository, type EventToAppend, type EventFilter, type EventPage } from './events/event.repository';
@@ -33,5 +68,16 @@ export { EventLedger, type EventSettings, type WithinTransaction } from './event
 export { EventRetention } from './events/event-retention';
 export { PURGE_BATCH, RetentionJob, type RetentionTarget } from './retention-job';
 export { recordChange, adminEvent, type AdminEventSubject } from './events/change-events';
-export { WebhookRepository, type WebhookRecord, type WebhookInput, type WebhookDeliveryRecord, type WebhookDeliveryStatus } from './webhooks/webhook.repository';
-export { WebhookDeliveryRepository, type ClaimedDelivery, type DeliveryClaim, type AttemptOutcome } from './webhooks/webhook-delivery.repository';
+export {
+  WebhookRepository,
+  type WebhookRecord,
+  type WebhookInput,
+  type WebhookDeliveryRecord,
+  type WebhookDeliveryStatus,
+} from './webhooks/webhook.repository';
+export {
+  WebhookDeliveryRepository,
+  type ClaimedDelivery,
+  type DeliveryClaim,
+  type AttemptOutcome,
+} from './webhooks/webhook-delivery.repository';

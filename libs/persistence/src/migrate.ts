@@ -27,7 +27,9 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`${error instanceof ConfigError ? error.message : `migration failed: ${(error as Error).message}`}\n`);
+    process.stderr.write(
+      `${error instanceof ConfigError ? error.message : `migration failed: ${(error as Error).message}`}\n`,
+    );
     process.exit(error instanceof ConfigError ? CONFIG_ERROR_EXIT_CODE : 1);
   },
 );

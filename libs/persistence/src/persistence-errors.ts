@@ -5,7 +5,10 @@ export function constraintViolation(error: unknown): { code: string; constraint:
   if (!(error instanceof QueryFailedError)) return undefined;
   const driverError = error.driverError as { code?: unknown; constraint?: unknown };
   if (typeof driverError.code !== 'string') return undefined;
-  return { code: driverError.code, constraint: typeof driverError.constraint === 'string' ? driverError.constraint : undefined };
+  return {
+    code: driverError.code,
+    constraint: typeof driverError.constraint === 'string' ? driverError.constraint : undefined,
+  };
 }
 
 /** PostgreSQL SQLSTATEs the repositories translate. */

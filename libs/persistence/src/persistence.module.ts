@@ -24,12 +24,24 @@ export class PersistenceModule {
         ...REPOSITORY_PROVIDERS,
         ...APPROVAL_PROVIDERS,
         // Issue 17: the process's one ledger writer (the database's), stamping with the runtime's clock and randomness.
-        { provide: EventLedger, useFactory: (clock: Clock, random: Random) => database.events.use(clock, random), inject: [Clock, Random] },
+        {
+          provide: EventLedger,
+          useFactory: (clock: Clock, random: Random) => database.events.use(clock, random),
+          inject: [Clock, Random],
+        },
         EventRetention,
         RevokedAccessTokenRetention,
         RefreshTokenRetention,
       ],
-      exports: [Database, ...REPOSITORY_TOKENS, ...APPROVAL_TOKENS, EventLedger, EventRetention, RevokedAccessTokenRetention, RefreshTokenRetention],
+      exports: [
+        Database,
+        ...REPOSITORY_TOKENS,
+        ...APPROVAL_TOKENS,
+        EventLedger,
+        EventRetention,
+        RevokedAccessTokenRetention,
+        RefreshTokenRetention,
+      ],
     };
   }
 }

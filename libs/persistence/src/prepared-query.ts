@@ -14,7 +14,11 @@ interface PgPool {
  * and without TypeORM's per-call query-runner bookkeeping. On PGlite (one in-process
  * backend behind the exclusive-lock pool) it is an ordinary `dataSource.query`.
  */
-export function preparedQuery<Row>(dataSource: DataSource, name: string, text: string): (values: readonly unknown[]) => Promise<Row[]> {
+export function preparedQuery<Row>(
+  dataSource: DataSource,
+  name: string,
+  text: string,
+): (values: readonly unknown[]) => Promise<Row[]> {
   const pool = (dataSource.driver as unknown as { master?: unknown }).master;
   if (isPgPool(pool) && !(pool instanceof PglitePool)) {
     return async (values) => {

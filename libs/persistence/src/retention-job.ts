@@ -74,7 +74,10 @@ export abstract class RetentionJob implements OnApplicationBootstrap, OnModuleDe
       this.purgeNow()
         .catch((error: unknown) => {
           // The message only: a query error object carries the statement's parameters.
-          this.logger.warn({ error: (error as Error).message }, `${this.target.topic}: purging ${this.target.what} failed; the next run retries`);
+          this.logger.warn(
+            { error: (error as Error).message },
+            `${this.target.topic}: purging ${this.target.what} failed; the next run retries`,
+          );
         })
         .finally(() => this.arm(EVERY_MS));
     }, delayMs);
@@ -90,7 +93,8 @@ export abstract class RetentionJob implements OnApplicationBootstrap, OnModuleDe
       if (count < PURGE_BATCH || this.closing) break;
       await new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_BATCHES_MS).unref());
     }
-    if (deleted > 0) this.logger.log({ deleted, before: cutoff.toISOString() }, `${this.target.topic}: purged ${this.target.what}`);
+    if (deleted > 0)
+      this.logger.log({ deleted, before: cutoff.toISOString() }, `${this.target.topic}: purged ${this.target.what}`);
     return deleted;
   }
 }

@@ -34,6 +34,10 @@ export class ApiClient {
     const headers: Record<string, string> = {};
     if (this.principal !== null) headers[this.headerName] = this.principal;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    return http(`${this.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    return http(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   }
 }

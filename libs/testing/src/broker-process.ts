@@ -44,7 +44,10 @@ export class BrokerProcess {
   }
 
   /** Waits for a log record matching `predicate` (fails if the process exits first). */
-  async waitFor(predicate: (record: Record<string, unknown>) => boolean, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+  async waitFor(
+    predicate: (record: Record<string, unknown>) => boolean,
+    timeoutMs = 60_000,
+  ): Promise<Record<string, unknown>> {
     const deadline = Date.now() + timeoutMs;
     let exited = false;
     void this.exited.then(() => {
@@ -63,7 +66,9 @@ export class BrokerProcess {
   async listening(kinds: readonly ('enduser' | 'admin')[]): Promise<Record<string, string>> {
     const urls: Record<string, string> = {};
     for (const kind of kinds) {
-      const record = await this.waitFor((r) => r.server === kind && typeof r.url === 'string' && String(r.msg).endsWith('server listening'));
+      const record = await this.waitFor(
+        (r) => r.server === kind && typeof r.url === 'string' && String(r.msg).endsWith('server listening'),
+      );
       urls[kind] = record.url as string;
       registerContractServer(urls[kind], kind);
     }
@@ -77,7 +82,10 @@ export class BrokerProcess {
   async answeredBy(response: { readonly headers: Record<string, string | string[] | undefined> }): Promise<number> {
     const traceId = String(response.headers.traceresponse ?? '').split('-')[1];
     if (traceId === undefined) throw new Error('the response carries no traceresponse header');
-    const line = await this.waitFor((r) => r.trace_id === traceId && typeof r.status === 'number' && typeof r.pid === 'number', 10_000);
+    const line = await this.waitFor(
+      (r) => r.trace_id === traceId && typeof r.status === 'number' && typeof r.pid === 'number',
+      10_000,
+    );
     return line.pid as number;
   }
 

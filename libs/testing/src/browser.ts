@@ -13,7 +13,9 @@ export const SCREENSHOT_DIR = resolve('test-artifacts/console');
 export async function launchBrowser(): Promise<Browser> {
   const executablePath = readTestEnvironment().chromiumPath;
   if (!existsSync(executablePath)) {
-    throw new Error(`the console's browser tests need Chromium at ${executablePath}: install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH`);
+    throw new Error(
+      `the console's browser tests need Chromium at ${executablePath}: install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH`,
+    );
   }
   // Loaded here, not at import: most tests import this lib and never open a browser.
   const { chromium } = await import('playwright-core');
@@ -98,7 +100,10 @@ export async function openConsolePage(browser: Browser, options: ConsolePageOpti
 
 /** The part of axe-core's in-page API `axeViolations` uses. */
 interface AxeRunner {
-  run(context: unknown, options: { resultTypes: string[] }): Promise<{ violations: { id: string; impact?: string | null; help: string; nodes: { target: string[] }[] }[] }>;
+  run(
+    context: unknown,
+    options: { resultTypes: string[] },
+  ): Promise<{ violations: { id: string; impact?: string | null; help: string; nodes: { target: string[] }[] }[] }>;
 }
 
 export interface AxeViolation {
@@ -115,11 +120,17 @@ export interface AxeViolation {
  */
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   // The page's globals are typed here as the little this function reads (the testing lib has no DOM types).
-  if (!(await page.evaluate(() => typeof (globalThis as unknown as { axe?: AxeRunner }).axe === 'object'))) await page.evaluate((await import('axe-core')).default.source);
+  if (!(await page.evaluate(() => typeof (globalThis as unknown as { axe?: AxeRunner }).axe === 'object')))
+    await page.evaluate((await import('axe-core')).default.source);
   const violations = await page.evaluate(async () => {
     const { axe: runner, document } = globalThis as unknown as { axe: AxeRunner; document: unknown };
     const result = await runner.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact ?? 'unknown', help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact ?? 'unknown',
+      help: v.help,
+      targets: v.nodes.map((n) => n.target.join(' ')),
+    }));
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }

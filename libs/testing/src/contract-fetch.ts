@@ -16,7 +16,13 @@ export function installContractFetch(): void {
     const request = input instanceof Request ? input : undefined;
     const method = init?.method ?? request?.method ?? 'GET';
     const url = request?.url ?? (input instanceof URL ? input.href : (input as string));
-    await checkContract({ method, url, status: response.status, contentType: response.headers.get('content-type') ?? undefined, text: await response.clone().text() });
+    await checkContract({
+      method,
+      url,
+      status: response.status,
+      contentType: response.headers.get('content-type') ?? undefined,
+      text: await response.clone().text(),
+    });
     return response;
   };
   globalThis.fetch = Object.assign(checking, { [CHECKING]: true as const });

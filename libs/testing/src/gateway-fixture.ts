@@ -50,7 +50,14 @@ export interface GatewayFixture {
    * (without jti) and subject token, `resource`, then `fields` over them; returns the answer and the fields sent
    * (the secrets a test searches logs, metrics and spans for).
    */
-  exchange(principal: string, agentId: string, options?: { resource?: string; fields?: Record<string, string>; headers?: Record<string, string> }): Promise<{ response: HttpResponse; fields: Record<string, string> & { readonly client_assertion: string; readonly subject_token: string } }>;
+  exchange(
+    principal: string,
+    agentId: string,
+    options?: { resource?: string; fields?: Record<string, string>; headers?: Record<string, string> },
+  ): Promise<{
+    response: HttpResponse;
+    fields: Record<string, string> & { readonly client_assertion: string; readonly subject_token: string };
+  }>;
   /** Stops the broker, then the issuer unless it was given. */
   stop(): Promise<void>;
 }
@@ -74,22 +81,39 @@ export async function startGatewayFixture(options: GatewayFixtureOptions): Promi
       },
       ...(options.backend === undefined ? {} : { storage: await options.backend.storage() }),
     };
-    const broker = await startTestBroker({ servers: options.servers, clock: options.clock, config: mergeConfigTrees(own, options.config ?? {}) });
+    const broker = await startTestBroker({
+      servers: options.servers,
+      clock: options.clock,
+      config: mergeConfigTrees(own, options.config ?? {}),
+    });
     const ttl: SignOptions = options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds };
     // On a test clock the gateway signs in the broker's time: a clock frozen at the start would otherwise see a
     // token signed a minute later (a slow run) as issued in the future.
     const clock = options.clock;
-    const lifetime = (): SignOptions => (clock === undefined ? ttl : { ...ttl, now: Math.floor(clock.now().getTime() / 1000) });
+    const lifetime = (): SignOptions =>
+      clock === undefined ? ttl : { ...ttl, now: Math.floor(clock.now().getTime() / 1000) };
     const subjectAudience = options.subjectAudience ?? base;
-    const assertion: GatewayFixture['assertion'] = (claims = {}, signOptions = {}) => issuer.sign({ sub: options.gatewaySub ?? 'gateway-1', jti: randomUUID(), ...claims }, { audience: base, ...lifetime(), ...signOptions });
-    const subjectToken: GatewayFixture['subjectToken'] = (principal, agentId, claims = {}, signOptions = {}) => issuer.sign({ sub: principal, azp: agentId, ...claims }, { audience: subjectAudience, ...lifetime(), ...signOptions });
+    const assertion: GatewayFixture['assertion'] = (claims = {}, signOptions = {}) =>
+      issuer.sign(
+        { sub: options.gatewaySub ?? 'gateway-1', jti: randomUUID(), ...claims },
+        { audience: base, ...lifetime(), ...signOptions },
+      );
+    const subjectToken: GatewayFixture['subjectToken'] = (principal, agentId, claims = {}, signOptions = {}) =>
+      issuer.sign(
+        { sub: principal, azp: agentId, ...claims },
+        { audience: subjectAudience, ...lifetime(), ...signOptions },
+      );
     return {
       broker,
       issuer,
       base,
       assertion,
       subjectToken,
-      exchange: async (principal, agentId, { resource = 'https://mail.example.com', fields: extra = {}, headers = {} } = {}) => {
+      exchange: async (
+        principal,
+        agentId,
+        { resource = 'https://mail.example.com', fields: extra = {}, headers = {} } = {},
+      ) => {
         const fields = {
           grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
           client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
@@ -99,7 +123,11 @@ export async function startGatewayFixture(options: GatewayFixtureOptions): Promi
           resource,
           ...extra,
         };
-        const response = await http(`${base}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() });
+        const response = await http(`${base}/oauth2/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+          body: new URLSearchParams(fields).toString(),
+        });
         return { response, fields };
       },
       stop: async () => {

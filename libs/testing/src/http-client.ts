@@ -23,15 +23,23 @@ export interface HttpRequestOptions {
 export function http(url: string, options: HttpRequestOptions = {}): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const headers: OutgoingHttpHeaders = { ...options.headers };
-    if (options.body !== undefined && headers['content-length'] === undefined) headers['content-length'] = Buffer.byteLength(options.body);
+    if (options.body !== undefined && headers['content-length'] === undefined)
+      headers['content-length'] = Buffer.byteLength(options.body);
     const req = httpRequest(url, { method: options.method ?? 'GET', headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         // Every broker answer a test receives is checked against the server's OpenAPI document (issue 21).
-        checkContract({ method: options.method ?? 'GET', url, status: res.statusCode ?? 0, contentType: res.headers['content-type'], text }).then(
-          () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: <T>() => JSON.parse(text) as T }),
+        checkContract({
+          method: options.method ?? 'GET',
+          url,
+          status: res.statusCode ?? 0,
+          contentType: res.headers['content-type'],
+          text,
+        }).then(
+          () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: <T>() => JSON.parse(text) as T }),
           reject,
         );
       });
@@ -44,6 +52,11 @@ export function http(url: string, options: HttpRequestOptions = {}): Promise<Htt
 }
 
 /** JSON request helper: serialises `body` and sets the content type. */
-export function httpJson(url: string, method: string, body: unknown, headers: OutgoingHttpHeaders = {}): Promise<HttpResponse> {
+export function httpJson(
+  url: string,
+  method: string,
+  body: unknown,
+  headers: OutgoingHttpHeaders = {},
+): Promise<HttpResponse> {
   return http(url, { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 }

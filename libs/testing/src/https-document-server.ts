@@ -20,11 +20,35 @@ export interface HttpsDocumentServer {
  * Starts an HTTPS server whose answers `handler` decides. The certificate is generated
  * with the openssl command line (present wherever PostgreSQL's packages are installed).
  */
-export async function startHttpsDocumentServer(handler: (request: IncomingMessage, response: ServerResponse) => void): Promise<HttpsDocumentServer> {
+export async function startHttpsDocumentServer(
+  handler: (request: IncomingMessage, response: ServerResponse) => void,
+): Promise<HttpsDocumentServer> {
   const dir = mkdtempSync(join(tmpdir(), 'broker-tls-'));
   const key = join(dir, 'key.pem');
   const cert = join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { stdio: 'ignore' },
+  );
   const hits = new Map<string, number>();
   const server: Server = createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (request, response) => {
     hits.set(request.url ?? '', (hits.get(request.url ?? '') ?? 0) + 1);

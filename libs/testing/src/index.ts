@@ -16,6 +16,16 @@ export { startJwtIssuer, type TestJwtIssuer, type SignOptions } from './jwt-issu
 export { startGatewayFixture, type GatewayFixture, type GatewayFixtureOptions } from './gateway-fixture';
 export { registerContractServer, checkContract, coveredOperations, ContractViolation } from './openapi-contract';
 export { installContractFetch } from './contract-fetch';
-export { launchBrowser, openConsolePage, axeViolations, describeViolations, screenshots, SCREENSHOT_DIR, type RecordedPage, type ConsolePageOptions, type AxeViolation } from './browser';
+export {
+  launchBrowser,
+  openConsolePage,
+  axeViolations,
+  describeViolations,
+  screenshots,
+  SCREENSHOT_DIR,
+  type RecordedPage,
+  type ConsolePageOptions,
+  type AxeViolation,
+} from './browser';
 export { OtlpReceiver, OTLP_SPAN_KIND, type ReceivedSpan } from './otlp-receiver';
 export { RefreshGate } from './refresh-gate';

@@ -33,7 +33,15 @@ export async function startJwtIssuer(algorithm: 'ES256' | 'RS256' = 'ES256'): Pr
   const newKey = async (): Promise<{ privateKey: CryptoKey; publicJwk: JWK }> => {
     const { publicKey, privateKey } = await generateKeyPair(algorithm);
     generation += 1;
-    return { privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid: generation === 1 ? `test-${algorithm.toLowerCase()}` : `test-${algorithm.toLowerCase()}-${generation}`, alg: algorithm, use: 'sig' } };
+    return {
+      privateKey,
+      publicJwk: {
+        ...(await exportJWK(publicKey)),
+        kid: generation === 1 ? `test-${algorithm.toLowerCase()}` : `test-${algorithm.toLowerCase()}-${generation}`,
+        alg: algorithm,
+        use: 'sig',
+      },
+    };
   };
   let { privateKey, publicJwk } = await newKey();
   let fetches = 0;
@@ -55,7 +63,14 @@ export async function startJwtIssuer(algorithm: 'ES256' | 'RS256' = 'ES256'): Pr
     fetches: () => fetches,
     sign: (claims, options = {}) => {
       const now = options.now ?? Math.floor(Date.now() / 1000);
-      let jwt = new SignJWT(claims).setProtectedHeader({ alg: algorithm, kid: publicJwk.kid, ...(options.typ === undefined ? {} : { typ: options.typ }) }).setIssuer(base).setIssuedAt(options.iat ?? now);
+      let jwt = new SignJWT(claims)
+        .setProtectedHeader({
+          alg: algorithm,
+          kid: publicJwk.kid,
+          ...(options.typ === undefined ? {} : { typ: options.typ }),
+        })
+        .setIssuer(base)
+        .setIssuedAt(options.iat ?? now);
       if (options.ttlSeconds !== null) jwt = jwt.setExpirationTime(now + (options.ttlSeconds ?? 300));
       if (options.audience !== undefined) jwt = jwt.setAudience(options.audience);
       return jwt.sign(privateKey);

@@ -30,7 +30,10 @@ async function onServer<T>(serverUrl: string, work: (client: Client) => Promise<
 
 /** Opens `storage` with every migration applied, hands it to `work`, closes it. */
 async function migrated(storage: Record<string, unknown>, work: (database: Database) => Promise<void>): Promise<void> {
-  const keys = { encryption: { keys: [{ id: 'template', key: testKey() }], current_key_id: 'template' }, third_party_oauth2: { jwe_keys: [{ id: 'template', key: testKey() }] } };
+  const keys = {
+    encryption: { keys: [{ id: 'template', key: testKey() }], current_key_id: 'template' },
+    third_party_oauth2: { jwe_keys: [{ id: 'template', key: testKey() }] },
+  };
   const { config } = parseConfig({ ...keys, storage }, {});
   const database = await Database.open(config, pino({ level: 'silent' }), { runMigrations: true });
   try {
@@ -61,16 +64,23 @@ export async function prepareMigratedDatabases(serverUrl: string): Promise<Migra
     }
   };
   try {
-    await migrated({ backend: 'pglite', pglite: { data_dir: `memory://template-${randomBytes(6).toString('hex')}` } }, (database) => database.dumpPglite(pgliteDump));
+    await migrated(
+      { backend: 'pglite', pglite: { data_dir: `memory://template-${randomBytes(6).toString('hex')}` } },
+      (database) => database.dumpPglite(pgliteDump),
+    );
     if (serverUrl) {
       const name = `broker_template_${randomBytes(6).toString('hex')}`;
       await onServer(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
       postgresTemplate = name;
       const url = new URL(serverUrl);
       url.pathname = `/${name}`;
-      await migrated({ backend: 'postgres', postgres: { connection_url: url.toString(), pool_size: 1 } }, () => Promise.resolve());
+      await migrated({ backend: 'postgres', postgres: { connection_url: url.toString(), pool_size: 1 } }, () =>
+        Promise.resolve(),
+      );
       // No connection to the template from now on: CREATE DATABASE ... TEMPLATE refuses while one exists.
-      await onServer(serverUrl, (client) => client.query(`ALTER DATABASE ${name} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`));
+      await onServer(serverUrl, (client) =>
+        client.query(`ALTER DATABASE ${name} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`),
+      );
     }
   } catch (error) {
     await cleanup();

@@ -14,7 +14,9 @@ export interface TestOidcProvider {
  * Starts oidc-provider on 127.0.0.1 with an ephemeral port. It plays third-party
  * services and upstream authorization servers in the tests.
  */
-export async function startOidcProvider(options: { clients?: ClientMetadata[]; configuration?: Configuration } = {}): Promise<TestOidcProvider> {
+export async function startOidcProvider(
+  options: { clients?: ClientMetadata[]; configuration?: Configuration } = {},
+): Promise<TestOidcProvider> {
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -8,7 +8,9 @@ import { ContractViolation, coveredOperations, registerContractServer } from './
 let next: { status: number; type?: string; body: string } = { status: 200, type: 'application/json', body: '[]' };
 
 function listen(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 /**
@@ -20,7 +22,9 @@ describe('the OpenAPI response check of the test HTTP clients', () => {
   const fake = createServer((_request, response) => {
     response.writeHead(next.status, next.type === undefined ? {} : { 'content-type': next.type }).end(next.body);
   });
-  const other = createServer((_request, response) => response.writeHead(418, { 'content-type': 'text/plain' }).end('teapot'));
+  const other = createServer((_request, response) =>
+    response.writeHead(418, { 'content-type': 'text/plain' }).end('teapot'),
+  );
   let url = '';
   let otherUrl = '';
 
@@ -71,7 +75,11 @@ describe('the OpenAPI response check of the test HTTP clients', () => {
   });
 
   it('refuses a body where the document says there is none (a redirect of the end-user server)', async () => {
-    const enduser = createServer((_request, response) => response.writeHead(302, { location: 'https://client.example/cb', 'content-type': 'application/json' }).end('{"code":"x"}'));
+    const enduser = createServer((_request, response) =>
+      response
+        .writeHead(302, { location: 'https://client.example/cb', 'content-type': 'application/json' })
+        .end('{"code":"x"}'),
+    );
     const enduserUrl = await listen(enduser);
     registerContractServer(enduserUrl, 'enduser');
     try {

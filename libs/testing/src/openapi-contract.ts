@@ -12,7 +12,10 @@ import { OpenAPIBackend, ValidationContext, type Document, type Operation } from
  * `npm run build` writes to `openapi/` (`npm test` builds first).
  */
 
-const DOCUMENTS: Readonly<Record<ServerKind, string>> = { enduser: 'openapi/user-api.json', admin: 'openapi/admin-api.json' };
+const DOCUMENTS: Readonly<Record<ServerKind, string>> = {
+  enduser: 'openapi/user-api.json',
+  admin: 'openapi/admin-api.json',
+};
 
 /**
  * Answers outside the API contract: the documents themselves, the rendered reference,
@@ -47,7 +50,11 @@ class ServerContract {
   static async load(kind: ServerKind): Promise<ServerContract> {
     const document = JSON.parse(readFileSync(resolve(DOCUMENTS[kind]), 'utf8')) as Document;
     // The document's validity is Redocly's job (`npm run lint`); openapi-backend's own check knows only OpenAPI 3.0.
-    const api = new OpenAPIBackend({ definition: structuredClone(document), strict: false, quick: true, ajvOpts: { strict: false, allErrors: true },
+    const api = new OpenAPIBackend({
+      definition: structuredClone(document),
+      strict: false,
+      quick: true,
+      ajvOpts: { strict: false, allErrors: true },
       // `uri`, `uuid`, `date-time`, `email` and the other JSON Schema formats are checked, not ignored.
       customizeAjv: (ajv) => addFormats(ajv),
     });
@@ -64,7 +71,12 @@ class ServerContract {
     const json = response.contentType?.toLowerCase().startsWith('application/json') === true;
     if ((method === 'GET' || method === 'HEAD') && CONSOLE.test(pathname) && !json) return;
     const where = `${method} ${pathname} → ${response.status}`;
-    const operation = this.api.router.matchOperation({ method, path: pathname, query: Object.fromEntries(searchParams), headers: {} });
+    const operation = this.api.router.matchOperation({
+      method,
+      path: pathname,
+      query: Object.fromEntries(searchParams),
+      headers: {},
+    });
     if (operation === undefined) {
       // No operation: the framework's own answer (unknown route or method), still in an envelope.
       this.checkUnknownRoute(response, where, pathname);
@@ -72,14 +84,24 @@ class ServerContract {
     }
     covered.add(`${this.kind} ${operation.operationId}`);
     const documented = (operation.responses ?? {}) as Record<string, { content?: Record<string, unknown> }>;
-    const declared = documented[String(response.status)] ?? documented[`${String(response.status)[0]}XX`] ?? documented.default;
-    if (declared === undefined) throw new ContractViolation(`undocumented answer ${where} (${operation.operationId} documents ${Object.keys(documented).join(', ')}): ${response.text.slice(0, 300)}`);
+    const declared =
+      documented[String(response.status)] ?? documented[`${String(response.status)[0]}XX`] ?? documented.default;
+    if (declared === undefined)
+      throw new ContractViolation(
+        `undocumented answer ${where} (${operation.operationId} documents ${Object.keys(documented).join(', ')}): ${response.text.slice(0, 300)}`,
+      );
     const media = response.contentType?.split(';')[0]?.trim().toLowerCase();
     if (declared.content === undefined) {
-      if (response.text.length > 0 && method !== 'HEAD') throw new ContractViolation(`${where} documents no body but answered ${media ?? 'untyped'}: ${response.text.slice(0, 300)}`);
+      if (response.text.length > 0 && method !== 'HEAD')
+        throw new ContractViolation(
+          `${where} documents no body but answered ${media ?? 'untyped'}: ${response.text.slice(0, 300)}`,
+        );
       return;
     }
-    if (media === undefined || declared.content[media] === undefined) throw new ContractViolation(`${where} answered ${media ?? 'no content type'}, documented ${Object.keys(declared.content).join(', ')}`);
+    if (media === undefined || declared.content[media] === undefined)
+      throw new ContractViolation(
+        `${where} answered ${media ?? 'no content type'}, documented ${Object.keys(declared.content).join(', ')}`,
+      );
     if (media !== 'application/json' || method === 'HEAD') return;
     this.checkBody(operation, response, where);
   }
@@ -89,10 +111,15 @@ class ServerContract {
     try {
       body = JSON.parse(response.text);
     } catch {
-      throw new ContractViolation(`${where} answered application/json that does not parse: ${response.text.slice(0, 300)}`);
+      throw new ContractViolation(
+        `${where} answered application/json that does not parse: ${response.text.slice(0, 300)}`,
+      );
     }
     const result = this.api.validateResponse(body, operation, response.status);
-    if (result.errors) throw new ContractViolation(`${where} does not match ${operation.operationId}'s schema: ${JSON.stringify(result.errors.slice(0, 5))}; body ${response.text.slice(0, 500)}`);
+    if (result.errors)
+      throw new ContractViolation(
+        `${where} does not match ${operation.operationId}'s schema: ${JSON.stringify(result.errors.slice(0, 5))}; body ${response.text.slice(0, 500)}`,
+      );
   }
 
   private checkUnknownRoute(response: CheckedResponse, where: string, pathname: string): void {
@@ -102,10 +129,13 @@ class ServerContract {
       throw new ContractViolation(`${where}: no documented operation answers this request`);
     }
     // Every error answer, even of a route no operation owns (unknown route, refused before routing), is an envelope.
-    const envelope = pathname.startsWith('/oauth2/') || pathname.startsWith('/.well-known/') ? 'OAuthError' : 'ApiError';
+    const envelope =
+      pathname.startsWith('/oauth2/') || pathname.startsWith('/.well-known/') ? 'OAuthError' : 'ApiError';
     let validate = this.envelopes.get(envelope);
     if (validate === undefined) {
-      validate = this.api.validator.getAjv(ValidationContext.Response).compile({ $ref: `#/components/schemas/${envelope}`, components: this.document.components });
+      validate = this.api.validator
+        .getAjv(ValidationContext.Response)
+        .compile({ $ref: `#/components/schemas/${envelope}`, components: this.document.components });
       this.envelopes.set(envelope, validate);
     }
     let body: unknown;
@@ -114,7 +144,8 @@ class ServerContract {
     } catch {
       throw new ContractViolation(`${where} is not a JSON envelope: ${response.text.slice(0, 300)}`);
     }
-    if (!validate(body)) throw new ContractViolation(`${where} is not the ${envelope} envelope: ${response.text.slice(0, 300)}`);
+    if (!validate(body))
+      throw new ContractViolation(`${where} is not the ${envelope} envelope: ${response.text.slice(0, 300)}`);
   }
 }
 

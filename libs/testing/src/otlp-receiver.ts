@@ -92,7 +92,15 @@ export class OtlpReceiver {
       ((JSON.parse(body) as ExportTraceServiceRequest).resourceSpans ?? []).flatMap((resourceSpans) => {
         const resource = attributesOf(resourceSpans.resource?.attributes);
         return (resourceSpans.scopeSpans ?? []).flatMap((scope) =>
-          (scope.spans ?? []).map((span) => ({ traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId ?? '', name: span.name, kind: span.kind, attributes: attributesOf(span.attributes), resource })),
+          (scope.spans ?? []).map((span) => ({
+            traceId: span.traceId,
+            spanId: span.spanId,
+            parentSpanId: span.parentSpanId ?? '',
+            name: span.name,
+            kind: span.kind,
+            attributes: attributesOf(span.attributes),
+            resource,
+          })),
         );
       }),
     );

@@ -17,7 +17,9 @@ function findBinary(name: string): string | undefined {
   // Debian installs the server binaries outside PATH.
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => /^\d+$/.test(v))
+    .sort((a, b) => Number(b) - Number(a));
   for (const version of versions) {
     const candidate = join(root, version, 'bin', name);
     if (existsSync(candidate)) return candidate;
@@ -49,7 +51,9 @@ export async function startPostgresCluster(): Promise<PostgresCluster | undefine
   if (initdb === undefined || pgCtl === undefined) return undefined;
   const asRoot = process.getuid?.() === 0;
   const run = (command: string, args: string[]): string =>
-    asRoot ? execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { encoding: 'utf8', stdio: 'pipe' }) : execFileSync(command, args, { encoding: 'utf8', stdio: 'pipe' });
+    asRoot
+      ? execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { encoding: 'utf8', stdio: 'pipe' })
+      : execFileSync(command, args, { encoding: 'utf8', stdio: 'pipe' });
 
   const dir = mkdtempSync(join(tmpdir(), 'broker-pg-'));
   if (asRoot) {
@@ -60,7 +64,18 @@ export async function startPostgresCluster(): Promise<PostgresCluster | undefine
   const data = join(dir, 'data');
   const port = await freePort();
   run(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-sync']);
-  run(pgCtl, ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`, 'start']);
+  run(pgCtl, [
+    '-D',
+    data,
+    '-l',
+    join(dir, 'server.log'),
+    '-w',
+    '-t',
+    '60',
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`,
+    'start',
+  ]);
   const version = run(join(pgCtl, '..', 'postgres'), ['--version']).trim();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,

@@ -25,7 +25,11 @@ export interface TestBrokerOptions {
  */
 export async function startTestBroker(options: TestBrokerOptions): Promise<TestBroker> {
   const logs = new LogCapture();
-  const broker = await startServers(options.servers, { config: testConfig(options.config), logDestination: logs, clock: options.clock });
+  const broker = await startServers(options.servers, {
+    config: testConfig(options.config),
+    logDestination: logs,
+    clock: options.clock,
+  });
   for (const definition of options.servers) registerContractServer(broker.server(definition.kind).url, definition.kind);
   return {
     broker,

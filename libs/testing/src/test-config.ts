@@ -10,7 +10,12 @@ export function mergeConfigTrees(base: Tree, override: Tree): Tree {
   for (const [key, value] of Object.entries(override)) {
     const existing = out[key];
     out[key] =
-      value !== null && typeof value === 'object' && !Array.isArray(value) && existing !== null && typeof existing === 'object' && !Array.isArray(existing)
+      value !== null &&
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      existing !== null &&
+      typeof existing === 'object' &&
+      !Array.isArray(existing)
         ? mergeConfigTrees(existing as Tree, value as Tree)
         : value;
   }
@@ -30,7 +35,10 @@ export interface FreshDatabaseOptions {
  * The `storage.pglite` settings of a fresh PGlite database in `dataDir` (in memory by
  * default): seeded (`initial_data`) from the run's migrated dump unless `empty`.
  */
-export function pgliteStorage(dataDir = `memory://${randomBytes(6).toString('hex')}`, options: FreshDatabaseOptions = {}): Tree {
+export function pgliteStorage(
+  dataDir = `memory://${randomBytes(6).toString('hex')}`,
+  options: FreshDatabaseOptions = {},
+): Tree {
   // An explicit `undefined` when empty: merged over `testConfigTree`'s base, it removes the seed.
   return { data_dir: dataDir, initial_data: options.empty ? undefined : inject('pgliteDump') || undefined };
 }

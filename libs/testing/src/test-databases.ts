@@ -20,7 +20,10 @@ export function postgresServerUrl(): string {
  * is a copy of the template global setup migrated (every migration applied) unless
  * `empty`; on any other server (the benchmarks' own clusters), an empty one.
  */
-export async function createPostgresDatabase(serverUrl: string = postgresServerUrl(), options: FreshDatabaseOptions = {}): Promise<string> {
+export async function createPostgresDatabase(
+  serverUrl: string = postgresServerUrl(),
+  options: FreshDatabaseOptions = {},
+): Promise<string> {
   const template = !options.empty && serverUrl === postgresServerUrl() ? inject('postgresTemplate') : undefined;
   const name = `broker_test_${randomBytes(6).toString('hex')}`;
   const client = new Client({ connectionString: serverUrl });
@@ -40,9 +43,20 @@ export async function createPostgresDatabase(serverUrl: string = postgresServerU
  * server (global setup decides; under CI=true it must).
  */
 export function testBackends(): TestBackend[] {
-  const backends: TestBackend[] = [{ name: 'pglite', storage: (options) => Promise.resolve({ backend: 'pglite', pglite: pgliteStorage(undefined, options) }) }];
+  const backends: TestBackend[] = [
+    {
+      name: 'pglite',
+      storage: (options) => Promise.resolve({ backend: 'pglite', pglite: pgliteStorage(undefined, options) }),
+    },
+  ];
   if (postgresServerUrl()) {
-    backends.push({ name: 'postgres', storage: async (options) => ({ backend: 'postgres', postgres: { connection_url: await createPostgresDatabase(undefined, options) } }) });
+    backends.push({
+      name: 'postgres',
+      storage: async (options) => ({
+        backend: 'postgres',
+        postgres: { connection_url: await createPostgresDatabase(undefined, options) },
+      }),
+    });
   }
   return backends;
 }

@@ -16,7 +16,11 @@ export interface ThirdPartyProvider extends TestOidcProvider {
  * required, refresh tokens always issued and rotated on every use (reusing an old one is
  * `invalid_grant`), access tokens living `accessTokenTtl` seconds.
  */
-export async function startThirdPartyProvider(options: { redirectUris: string[]; scopes: string[]; accessTokenTtl?: number }): Promise<ThirdPartyProvider> {
+export async function startThirdPartyProvider(options: {
+  redirectUris: string[];
+  scopes: string[];
+  accessTokenTtl?: number;
+}): Promise<ThirdPartyProvider> {
   const clientId = 'broker-at-provider';
   const clientSecret = 'provider-client-secret-4d2c9e1f0b7a';
   let refreshes = 0;
@@ -37,8 +41,15 @@ export async function startThirdPartyProvider(options: { redirectUris: string[];
       pkce: { required: () => true },
       issueRefreshToken: () => true,
       rotateRefreshToken: true,
-      ttl: { AccessToken: options.accessTokenTtl ?? 3600, RefreshToken: 86_400, Grant: 86_400, Session: 3600, Interaction: 600 },
-      findAccount: (_ctx: unknown, id: string) => Promise.resolve({ accountId: id, claims: () => Promise.resolve({ sub: id }) }),
+      ttl: {
+        AccessToken: options.accessTokenTtl ?? 3600,
+        RefreshToken: 86_400,
+        Grant: 86_400,
+        Session: 3600,
+        Interaction: 600,
+      },
+      findAccount: (_ctx: unknown, id: string) =>
+        Promise.resolve({ accountId: id, claims: () => Promise.resolve({ sub: id }) }),
     },
   });
   base.provider.on('grant.success', (ctx: KoaContextWithOIDC) => {
@@ -55,11 +66,18 @@ export async function startThirdPartyProvider(options: { redirectUris: string[];
  * consents through oidc-provider's interaction pages, and returns the redirect back to
  * the broker (with `code`, `state` and `iss`).
  */
-export async function completeAuthorization(authorizationUrl: string, callbackPrefix: string, login = 'provider-user'): Promise<string> {
+export async function completeAuthorization(
+  authorizationUrl: string,
+  callbackPrefix: string,
+  login = 'provider-user',
+): Promise<string> {
   const cookies = new Map<string, string>();
   let url = authorizationUrl;
   for (let step = 0; step < 12; step += 1) {
-    const response = await fetch(url, { redirect: 'manual', headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    const response = await fetch(url, {
+      redirect: 'manual',
+      headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
     for (const header of response.headers.getSetCookie()) {
       const [pair] = header.split(';');
       const index = (pair as string).indexOf('=');
@@ -76,11 +94,15 @@ export async function completeAuthorization(authorizationUrl: string, callbackPr
     const action = /action="([^"]+)"/.exec(html)?.[1];
     if (action === undefined) throw new Error(`unexpected provider page at ${url} (${response.status})`);
     const prompt = /name="prompt" value="([^"]+)"/.exec(html)?.[1] ?? 'consent';
-    const form = prompt === 'login' ? new URLSearchParams({ prompt, login, password: 'any' }) : new URLSearchParams({ prompt });
+    const form =
+      prompt === 'login' ? new URLSearchParams({ prompt, login, password: 'any' }) : new URLSearchParams({ prompt });
     const posted = await fetch(new URL(action, url), {
       method: 'POST',
       redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+      },
       body: form,
     });
     for (const header of posted.headers.getSetCookie()) {

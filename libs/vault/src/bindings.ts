@@ -6,6 +6,7 @@
 export const bindings = {
   clientSecret: (serviceId: string): string => `service:${serviceId}:client_secret`,
   signingKey: (kid: string): string => `signing_key:${kid}:private_key`,
-  sessionToken: (serviceId: string, principal: string, kind: 'access_token' | 'refresh_token'): string => `third_party_session:${serviceId}:${encodeURIComponent(principal)}:${kind}`,
+  sessionToken: (serviceId: string, principal: string, kind: 'access_token' | 'refresh_token'): string =>
+    `third_party_session:${serviceId}:${encodeURIComponent(principal)}:${kind}`,
   webhookSecret: (webhookId: string): string => `webhook:${webhookId}:secret`,
 } as const;

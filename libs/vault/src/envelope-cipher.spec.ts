@@ -5,7 +5,8 @@ import { VaultError } from './vault-error';
 
 const OLD = { id: 'kek-old', key: testKey() };
 const NEW = { id: 'kek-new', key: testKey() };
-const cipherWith = (current: string, keys = [OLD, NEW]): EnvelopeCipher => new EnvelopeCipher(testConfig({ encryption: { keys, current_key_id: current } }));
+const cipherWith = (current: string, keys = [OLD, NEW]): EnvelopeCipher =>
+  new EnvelopeCipher(testConfig({ encryption: { keys, current_key_id: current } }));
 
 describe('EnvelopeCipher', () => {
   it('round-trips a secret and never contains the plaintext', () => {

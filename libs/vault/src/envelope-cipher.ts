@@ -88,9 +88,16 @@ export class EnvelopeCipher {
   /** Unseals the envelope's data key with the KEK it names. */
   private openDataKey(parsed: ParsedEnvelope, aad: Buffer): Buffer {
     const kek = this.keks.get(parsed.kekId);
-    if (kek === undefined) throw new VaultError('unknown_key', `the key-encryption key "${parsed.kekId}" is not configured`);
+    if (kek === undefined)
+      throw new VaultError('unknown_key', `the key-encryption key "${parsed.kekId}" is not configured`);
     try {
-      return open(kek, parsed.wrapIv, parsed.wrapTag, parsed.wrappedDek, Buffer.concat([aad, Buffer.from(parsed.kekId)]));
+      return open(
+        kek,
+        parsed.wrapIv,
+        parsed.wrapTag,
+        parsed.wrappedDek,
+        Buffer.concat([aad, Buffer.from(parsed.kekId)]),
+      );
     } catch {
       throw new VaultError('decryption_failed', 'the secret could not be decrypted for this owner');
     }
@@ -100,7 +107,16 @@ export class EnvelopeCipher {
     const kek = this.keks.get(this.currentKekId) as Buffer;
     const kekId = Buffer.from(this.currentKekId, 'utf8');
     const wrapped = seal(kek, dek, Buffer.concat([aad, kekId]));
-    return Buffer.concat([Buffer.from([VERSION, kekId.length]), kekId, wrapped.iv, wrapped.tag, wrapped.ciphertext, sealed.iv, sealed.tag, sealed.ciphertext]);
+    return Buffer.concat([
+      Buffer.from([VERSION, kekId.length]),
+      kekId,
+      wrapped.iv,
+      wrapped.tag,
+      wrapped.ciphertext,
+      sealed.iv,
+      sealed.tag,
+      sealed.ciphertext,
+    ]);
   }
 }
 
@@ -134,9 +150,11 @@ type ParsedEnvelope = Sealed & { kekId: string; wrapIv: Buffer; wrapTag: Buffer;
 
 function parse(envelope: Buffer): ParsedEnvelope {
   const fixed = IV_BYTES + TAG_BYTES + DEK_BYTES + IV_BYTES + TAG_BYTES;
-  if (envelope.length < 2 || envelope[0] !== VERSION) throw new VaultError('malformed_envelope', 'not a version-1 envelope');
+  if (envelope.length < 2 || envelope[0] !== VERSION)
+    throw new VaultError('malformed_envelope', 'not a version-1 envelope');
   const kekIdLength = envelope[1] as number;
-  if (envelope.length < 2 + kekIdLength + fixed) throw new VaultError('malformed_envelope', 'the envelope is truncated');
+  if (envelope.length < 2 + kekIdLength + fixed)
+    throw new VaultError('malformed_envelope', 'the envelope is truncated');
   let at = 2;
   const take = (n: number): Buffer => {
     const part = envelope.subarray(at, at + n);
@@ -144,5 +162,13 @@ function parse(envelope: Buffer): ParsedEnvelope {
     return part;
   };
   const kekId = take(kekIdLength).toString('utf8');
-  return { kekId, wrapIv: take(IV_BYTES), wrapTag: take(TAG_BYTES), wrappedDek: take(DEK_BYTES), iv: take(IV_BYTES), tag: take(TAG_BYTES), ciphertext: envelope.subarray(at) };
+  return {
+    kekId,
+    wrapIv: take(IV_BYTES),
+    wrapTag: take(TAG_BYTES),
+    wrappedDek: take(DEK_BYTES),
+    iv: take(IV_BYTES),
+    tag: take(TAG_BYTES),
+    ciphertext: envelope.subarray(at),
+  };
 }

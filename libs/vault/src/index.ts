@@ -8,7 +8,19 @@ export { EnvelopeCipher } from './envelope-cipher';
 export { VaultError, type VaultErrorCode } from './vault-error';
 export { JweCodec } from './jwe-codec';
 export { bindings } from './bindings';
-export { TokenVault, TokenVaultError, REFRESH_MARGIN_MS, type TokenVaultFailure, type UsableToken } from './token-vault';
-export { ProviderTokenClient, ProviderRefused, ProviderUnavailable, sanitiseProviderText, type ProviderTokens } from './provider-token-client';
+export {
+  TokenVault,
+  TokenVaultError,
+  REFRESH_MARGIN_MS,
+  type TokenVaultFailure,
+  type UsableToken,
+} from './token-vault';
+export {
+  ProviderTokenClient,
+  ProviderRefused,
+  ProviderUnavailable,
+  sanitiseProviderText,
+  type ProviderTokens,
+} from './provider-token-client';
 export { ProactiveRefreshSweeper, type SweepSummary } from './proactive-refresh/proactive-refresh.sweeper';
 export { rewrapAll, type RewrapProgress } from './rewrap';

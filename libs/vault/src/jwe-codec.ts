@@ -21,7 +21,12 @@ export class JweCodec {
     private readonly clock: Clock,
   ) {
     if (keys.length === 0) throw new Error('at least one JWE key is required');
-    this.keys = new Map(keys.map(({ id, key }) => [id, createSecretKey(Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `agent-identity-broker ${purpose}`, 32)))]));
+    this.keys = new Map(
+      keys.map(({ id, key }) => [
+        id,
+        createSecretKey(Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `agent-identity-broker ${purpose}`, 32))),
+      ]),
+    );
     this.currentKid = (keys[0] as SymmetricKey).id;
   }
 
@@ -46,7 +51,13 @@ export class JweCodec {
           if (key === undefined) throw new Error('unknown key');
           return key;
         },
-        { audience: this.purpose, currentDate: this.clock.now(), keyManagementAlgorithms: ['dir'], contentEncryptionAlgorithms: ['A256GCM'], requiredClaims: ['exp', 'iat'] },
+        {
+          audience: this.purpose,
+          currentDate: this.clock.now(),
+          keyManagementAlgorithms: ['dir'],
+          contentEncryptionAlgorithms: ['A256GCM'],
+          requiredClaims: ['exp', 'iat'],
+        },
       );
       return payload;
     } catch {

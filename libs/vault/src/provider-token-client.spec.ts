@@ -8,9 +8,20 @@ import { ProviderTokenClient, ProviderUnavailable, sanitiseProviderText } from '
 function serviceAt(tokenEndpoint: string): Service {
   const now = new Date();
   return {
-    id: '00000000-0000-4000-8000-000000000001', displayName: 'Provider', description: null, logoUrl: null, clientId: 'c', hasClientSecret: false,
-    tokenEndpointAuthMethod: 'none', issuerUri: 'https://provider.example', authorizationEndpoint: 'https://provider.example/authorize', tokenEndpoint,
-    scopes: [], protectedResources: [], createdAt: now, updatedAt: now,
+    id: '00000000-0000-4000-8000-000000000001',
+    displayName: 'Provider',
+    description: null,
+    logoUrl: null,
+    clientId: 'c',
+    hasClientSecret: false,
+    tokenEndpointAuthMethod: 'none',
+    issuerUri: 'https://provider.example',
+    authorizationEndpoint: 'https://provider.example/authorize',
+    tokenEndpoint,
+    scopes: [],
+    protectedResources: [],
+    createdAt: now,
+    updatedAt: now,
   };
 }
 
@@ -52,8 +63,15 @@ describe('ProviderTokenClient (calls to third-party token endpoints)', () => {
   });
 
   it('posts a form and parses a JSON answer', async () => {
-    expect(await client.refresh(serviceAt(`${base}/ok`), null, 'r t')).toMatchObject({ accessToken: 'a', tokenType: 'Bearer' });
-    expect(received.at(-1)).toEqual({ body: 'grant_type=refresh_token&refresh_token=r+t&client_id=c', contentType: 'application/x-www-form-urlencoded', accept: 'application/json' });
+    expect(await client.refresh(serviceAt(`${base}/ok`), null, 'r t')).toMatchObject({
+      accessToken: 'a',
+      tokenType: 'Bearer',
+    });
+    expect(received.at(-1)).toEqual({
+      body: 'grant_type=refresh_token&refresh_token=r+t&client_id=c',
+      contentType: 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    });
   });
 
   it('never follows a redirect', async () => {

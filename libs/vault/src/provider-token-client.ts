@@ -73,12 +73,21 @@ function errorKind(error: OutboundHttpError): ProviderErrorKind {
   }
 }
 
-export const PROVIDER_POLICY: OutboundPolicy = { connectTimeoutMs: 3_000, totalTimeoutMs: 10_000, maxResponseBytes: 1024 * 1024, redirects: 'refuse' };
+export const PROVIDER_POLICY: OutboundPolicy = {
+  connectTimeoutMs: 3_000,
+  totalTimeoutMs: 10_000,
+  maxResponseBytes: 1024 * 1024,
+  redirects: 'refuse',
+};
 
 /** A provider-supplied string reduced to a short, safe message: printable ASCII, at most `max` characters. */
 export function sanitiseProviderText(value: unknown, max = 200): string {
   if (typeof value !== 'string') return '';
-  return value.replace(/[^\x20-\x7E]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, max);
+  return value
+    .replace(/[^\x20-\x7E]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, max);
 }
 
 function formEncode(value: string): string {
@@ -102,15 +111,30 @@ export class ProviderTokenClient {
 
   constructor(@Optional() private readonly metrics?: BrokerMetrics) {}
 
-  exchangeCode(service: Service, clientSecret: string | null, code: string, redirectUri: string, codeVerifier: string): Promise<ProviderTokens> {
-    return this.call(service, clientSecret, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: codeVerifier });
+  exchangeCode(
+    service: Service,
+    clientSecret: string | null,
+    code: string,
+    redirectUri: string,
+    codeVerifier: string,
+  ): Promise<ProviderTokens> {
+    return this.call(service, clientSecret, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: codeVerifier,
+    });
   }
 
   refresh(service: Service, clientSecret: string | null, refreshToken: string): Promise<ProviderTokens> {
     return this.call(service, clientSecret, { grant_type: 'refresh_token', refresh_token: refreshToken });
   }
 
-  private async call(service: Service, clientSecret: string | null, form: Record<string, string>): Promise<ProviderTokens> {
+  private async call(
+    service: Service,
+    clientSecret: string | null,
+    form: Record<string, string>,
+  ): Promise<ProviderTokens> {
     const headers: Record<string, string> = {};
     const body = { ...form };
     switch (service.tokenEndpointAuthMethod) {
@@ -132,23 +156,34 @@ export class ProviderTokenClient {
       response = await this.http.postForm(service.tokenEndpoint, body, { accept: 'application/json', ...headers });
     } catch (error) {
       this.metrics?.providerHttpError(error instanceof OutboundHttpError ? errorKind(error) : 'other');
-      if (error instanceof OutboundHttpError) throw new ProviderUnavailable(`token endpoint ${error.message}`, noAnswer(error));
+      if (error instanceof OutboundHttpError)
+        throw new ProviderUnavailable(`token endpoint ${error.message}`, noAnswer(error));
       throw error;
     }
     const json = jsonObjectOf(response.body);
     if (response.status >= 400 && response.status < 500 && json && typeof json.error === 'string') {
-      throw new ProviderRefused(sanitiseProviderText(json.error, 64) || 'invalid_request', sanitiseProviderText(json.error_description));
+      throw new ProviderRefused(
+        sanitiseProviderText(json.error, 64) || 'invalid_request',
+        sanitiseProviderText(json.error_description),
+      );
     }
-    if (response.status !== 200 || json === undefined || typeof json.access_token !== 'string' || json.access_token.length === 0) {
+    if (
+      response.status !== 200 ||
+      json === undefined ||
+      typeof json.access_token !== 'string' ||
+      json.access_token.length === 0
+    ) {
       this.metrics?.providerHttpError(response.status !== 200 ? 'status' : 'invalid_response');
-      if (response.status !== 200 || json === undefined) throw new ProviderUnavailable(`token endpoint answered ${response.status}`, response.status >= 500);
+      if (response.status !== 200 || json === undefined)
+        throw new ProviderUnavailable(`token endpoint answered ${response.status}`, response.status >= 500);
       throw new ProviderUnavailable('token endpoint answer has no access_token');
     }
     const tokenType = typeof json.token_type === 'string' && json.token_type.length > 0 ? json.token_type : 'Bearer';
     return {
       accessToken: json.access_token,
       tokenType,
-      refreshToken: typeof json.refresh_token === 'string' && json.refresh_token.length > 0 ? json.refresh_token : undefined,
+      refreshToken:
+        typeof json.refresh_token === 'string' && json.refresh_token.length > 0 ? json.refresh_token : undefined,
       expiresIn: positiveSeconds(json.expires_in),
       refreshTokenExpiresIn: positiveSeconds(json.refresh_token_expires_in ?? json.refresh_expires_in),
       scopes: typeof json.scope === 'string' ? json.scope.split(' ').filter(Boolean) : undefined,

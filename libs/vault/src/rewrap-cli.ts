@@ -16,8 +16,13 @@ async function main(): Promise<void> {
   const database = await Database.open(config, logger);
   try {
     const cipher = new EnvelopeCipher(config);
-    logger.info({ current_key_id: config.encryption.current_key_id }, 'rewrapping every stored data key under the current key-encryption key');
-    const totals = await rewrapAll(new EnvelopeStore(database.dataSource), cipher, (progress) => logger.info(progress, `${progress.column}: ${progress.scanned} scanned, ${progress.rewrapped} rewrapped`));
+    logger.info(
+      { current_key_id: config.encryption.current_key_id },
+      'rewrapping every stored data key under the current key-encryption key',
+    );
+    const totals = await rewrapAll(new EnvelopeStore(database.dataSource), cipher, (progress) =>
+      logger.info(progress, `${progress.column}: ${progress.scanned} scanned, ${progress.rewrapped} rewrapped`),
+    );
     logger.info({ totals }, `done: ${totals.reduce((n, t) => n + t.rewrapped, 0)} data keys rewrapped`);
   } finally {
     await database.close();
@@ -27,7 +32,9 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(`${error instanceof ConfigError ? error.message : `rewrap failed: ${(error as Error).message}`}\n`);
+    process.stderr.write(
+      `${error instanceof ConfigError ? error.message : `rewrap failed: ${(error as Error).message}`}\n`,
+    );
     process.exit(error instanceof ConfigError ? CONFIG_ERROR_EXIT_CODE : 1);
   },
 );

@@ -34,7 +34,12 @@ function bindingOf(column: EnvelopeColumn, row: StoredEnvelope): string {
  * idempotently (values already under the current KEK are left alone), calling
  * `report` after each batch. Afterwards the old KEKs can leave the config.
  */
-export async function rewrapAll(store: EnvelopeStore, cipher: EnvelopeCipher, report: (progress: RewrapProgress) => void, batchSize = 200): Promise<RewrapProgress[]> {
+export async function rewrapAll(
+  store: EnvelopeStore,
+  cipher: EnvelopeCipher,
+  report: (progress: RewrapProgress) => void,
+  batchSize = 200,
+): Promise<RewrapProgress[]> {
   const totals: RewrapProgress[] = [];
   for (const column of ENVELOPE_COLUMNS) {
     let progress: RewrapProgress = { column, scanned: 0, rewrapped: 0, skipped: 0 };
@@ -46,11 +51,17 @@ export async function rewrapAll(store: EnvelopeStore, cipher: EnvelopeCipher, re
       let skipped = 0;
       for (const row of rows) {
         if (cipher.isCurrent(row.envelope)) continue;
-        if (await store.replace(column, row.key, row.envelope, cipher.rewrap(row.envelope, bindingOf(column, row)))) rewrapped += 1;
+        if (await store.replace(column, row.key, row.envelope, cipher.rewrap(row.envelope, bindingOf(column, row))))
+          rewrapped += 1;
         else skipped += 1;
       }
       after = (rows[rows.length - 1] as StoredEnvelope).key;
-      progress = { column, scanned: progress.scanned + rows.length, rewrapped: progress.rewrapped + rewrapped, skipped: progress.skipped + skipped };
+      progress = {
+        column,
+        scanned: progress.scanned + rows.length,
+        rewrapped: progress.rewrapped + rewrapped,
+        skipped: progress.skipped + skipped,
+      };
       report(progress);
     }
     totals.push(progress);

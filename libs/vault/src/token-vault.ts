@@ -1,5 +1,12 @@
 import { Clock, Random, type Service } from '@broker/domain';
-import { EventLedger, ServiceRepository, SessionRepository, type LockedSession, type ThirdPartySessionRecord, type WithinTransaction } from '@broker/persistence';
+import {
+  EventLedger,
+  ServiceRepository,
+  SessionRepository,
+  type LockedSession,
+  type ThirdPartySessionRecord,
+  type WithinTransaction,
+} from '@broker/persistence';
 import { BrokerMetrics, currentTraceId, type RefreshTrigger } from '@broker/telemetry';
 import { Injectable, Logger } from '@nestjs/common';
 import { bindings } from './bindings';
@@ -83,19 +90,49 @@ export class TokenVault {
    * confidential services) and stores the session. Throws the provider's refusal or
    * unavailability; nothing is stored then.
    */
-  async connect(principal: string, service: Service, code: string, redirectUri: string, codeVerifier: string): Promise<void> {
-    const tokens = await this.client.exchangeCode(service, await this.clientSecret(service), code, redirectUri, codeVerifier);
+  async connect(
+    principal: string,
+    service: Service,
+    code: string,
+    redirectUri: string,
+    codeVerifier: string,
+  ): Promise<void> {
+    const tokens = await this.client.exchangeCode(
+      service,
+      await this.clientSecret(service),
+      code,
+      redirectUri,
+      codeVerifier,
+    );
     await this.store(principal, service.id, tokens);
   }
 
   /** Stores (or replaces in place) the principal's session with the service, sealed; its `session.connected` event in the same transaction (issue 17). */
   async store(principal: string, serviceId: string, tokens: ProviderTokens): Promise<void> {
     const now = this.clock.now();
-    await this.sessions.upsert({ id: this.random.uuid(), principal, serviceId, ...this.seal(principal, serviceId, tokens, undefined, now), initiatedAt: now, updatedAt: now }, (session, manager) =>
-      this.events.record(
-        { type: 'session.connected', actor: { type: 'principal', id: principal }, principal, agentId: null, serviceId, outcome: 'success', traceId: currentTraceId(), details: { scopes: [...session.scopes] } },
-        manager,
-      ),
+    await this.sessions.upsert(
+      {
+        id: this.random.uuid(),
+        principal,
+        serviceId,
+        ...this.seal(principal, serviceId, tokens, undefined, now),
+        initiatedAt: now,
+        updatedAt: now,
+      },
+      (session, manager) =>
+        this.events.record(
+          {
+            type: 'session.connected',
+            actor: { type: 'principal', id: principal },
+            principal,
+            agentId: null,
+            serviceId,
+            outcome: 'success',
+            traceId: currentTraceId(),
+            details: { scopes: [...session.scopes] },
+          },
+          manager,
+        ),
     );
   }
 
@@ -108,19 +145,27 @@ export class TokenVault {
    * `getUsableToken` for a session row the caller has just read (the token exchange reads
    * it together with the grant, in one query): opened when fresh, else refreshed as above.
    */
-  async usableTokenOf(session: ThirdPartySessionRecord | undefined, principal: string, serviceId: string): Promise<UsableToken> {
+  async usableTokenOf(
+    session: ThirdPartySessionRecord | undefined,
+    principal: string,
+    serviceId: string,
+  ): Promise<UsableToken> {
     if (session === undefined) throw new TokenVaultError('no_session', 'no session with the service');
     // The mark stops the dead refresh token from reaching the provider on every exchange.
     if (session.needsReauthentication) throw new TokenVaultError('reauthentication_required', REAUTHENTICATE);
     if (this.isFresh(session)) return this.open(session);
-    return this.singleFlight(principal, serviceId, () => this.refreshLocked(principal, serviceId, { force: false, seenVersion: session.version }));
+    return this.singleFlight(principal, serviceId, () =>
+      this.refreshLocked(principal, serviceId, { force: false, seenVersion: session.version }),
+    );
   }
 
   /** Refreshes even when the access token is still valid (needs a usable refresh token). */
   async forceRefresh(principal: string, serviceId: string): Promise<UsableToken> {
     const session = await this.sessions.find(principal, serviceId);
     if (session === undefined) throw new TokenVaultError('no_session', 'no session with the service');
-    return this.singleFlight(principal, serviceId, () => this.refreshLocked(principal, serviceId, { force: true, seenVersion: session.version }));
+    return this.singleFlight(principal, serviceId, () =>
+      this.refreshLocked(principal, serviceId, { force: true, seenVersion: session.version }),
+    );
   }
 
   /**
@@ -134,7 +179,12 @@ export class TokenVault {
   async refreshAhead(principal: string, serviceId: string, seenVersion: number, windowMs: number): Promise<boolean> {
     let refreshed = false;
     await this.singleFlight(principal, serviceId, () =>
-      this.refreshLocked(principal, serviceId, { force: false, seenVersion, dueWithinMs: windowMs, onRefreshed: () => (refreshed = true) }),
+      this.refreshLocked(principal, serviceId, {
+        force: false,
+        seenVersion,
+        dueWithinMs: windowMs,
+        onRefreshed: () => (refreshed = true),
+      }),
     );
     return refreshed;
   }
@@ -155,10 +205,17 @@ export class TokenVault {
 
   /** True when the session's access token is not within the refresh margin of expiry. */
   isFresh(session: ThirdPartySessionRecord): boolean {
-    return session.accessTokenExpiresAt === null || session.accessTokenExpiresAt.getTime() - this.clock.nowMs() > REFRESH_MARGIN_MS;
+    return (
+      session.accessTokenExpiresAt === null ||
+      session.accessTokenExpiresAt.getTime() - this.clock.nowMs() > REFRESH_MARGIN_MS
+    );
   }
 
-  private singleFlight(principal: string, serviceId: string, refresh: () => Promise<UsableToken>): Promise<UsableToken> {
+  private singleFlight(
+    principal: string,
+    serviceId: string,
+    refresh: () => Promise<UsableToken>,
+  ): Promise<UsableToken> {
     const key = `${principal}\u0000${serviceId}`;
     const existing = this.inFlight.get(key);
     if (existing !== undefined) return existing;
@@ -175,28 +232,51 @@ export class TokenVault {
     // pool has connections (each holds one and waits for another) until the pool's acquire timeout fails them all.
     const service = await this.services.findById(serviceId);
     const clientSecret = service === undefined ? null : await this.clientSecret(service);
-    const outcome = await this.sessions.withRefreshLock(principal, serviceId, (locked) => this.refreshUnderLock(locked, principal, serviceId, intent, service, clientSecret));
+    const outcome = await this.sessions.withRefreshLock(principal, serviceId, (locked) =>
+      this.refreshUnderLock(locked, principal, serviceId, intent, service, clientSecret),
+    );
     if ('failure' in outcome) throw outcome.failure;
     return outcome.token;
   }
 
-  private async refreshUnderLock(locked: LockedSession, principal: string, serviceId: string, intent: RefreshIntent, service: Service | undefined, clientSecret: string | null): Promise<RefreshOutcome> {
+  private async refreshUnderLock(
+    locked: LockedSession,
+    principal: string,
+    serviceId: string,
+    intent: RefreshIntent,
+    service: Service | undefined,
+    clientSecret: string | null,
+  ): Promise<RefreshOutcome> {
     const current = locked.current;
     // Deleted meanwhile: never resurrected.
     if (current === undefined) return failed('no_session', 'no session with the service');
     // Another caller (this process or a replica) refreshed, or the person reconnected, while we waited: use its result.
-    if (current.version !== intent.seenVersion && current.needsReauthentication !== true) return { token: this.open(current) };
-    if (!intent.force && (intent.dueWithinMs === undefined ? this.isFresh(current) : !this.isDueAhead(current, intent.dueWithinMs))) return { token: this.open(current) };
+    if (current.version !== intent.seenVersion && current.needsReauthentication !== true)
+      return { token: this.open(current) };
+    if (
+      !intent.force &&
+      (intent.dueWithinMs === undefined ? this.isFresh(current) : !this.isDueAhead(current, intent.dueWithinMs))
+    )
+      return { token: this.open(current) };
     if (current.needsReauthentication === true) return failed('reauthentication_required', REAUTHENTICATE);
     const now = this.clock.now();
-    if (current.refreshTokenEnvelope === null || (current.refreshTokenExpiresAt !== null && current.refreshTokenExpiresAt.getTime() <= now.getTime())) {
+    if (
+      current.refreshTokenEnvelope === null ||
+      (current.refreshTokenExpiresAt !== null && current.refreshTokenExpiresAt.getTime() <= now.getTime())
+    ) {
       return failed('refresh_unavailable', 'the session has no usable refresh token: reconnect the service');
     }
     if (service === undefined) return failed('no_session', 'the service no longer exists');
-    const refreshToken = this.cipher.decrypt(current.refreshTokenEnvelope, bindings.sessionToken(serviceId, principal, 'refresh_token')).toString('utf8');
+    const refreshToken = this.cipher
+      .decrypt(current.refreshTokenEnvelope, bindings.sessionToken(serviceId, principal, 'refresh_token'))
+      .toString('utf8');
     const started = this.clock.nowMs();
     // Issue 16: broker_vault_refreshes_total / _duration_seconds, by what asked for the refresh.
-    const trigger: RefreshTrigger = intent.force ? 'forced' : intent.dueWithinMs !== undefined ? 'proactive' : 'exchange';
+    const trigger: RefreshTrigger = intent.force
+      ? 'forced'
+      : intent.dueWithinMs !== undefined
+        ? 'proactive'
+        : 'exchange';
     const roundTrip = performance.now();
     let tokens: ProviderTokens;
     try {
@@ -204,22 +284,43 @@ export class TokenVault {
       this.metrics.vaultRefresh('refreshed', trigger, (performance.now() - roundTrip) / 1000);
     } catch (error) {
       const refused = error instanceof ProviderRefused && error.code === 'invalid_grant';
-      this.metrics.vaultRefresh(refused ? 'reauthentication_required' : 'refresh_failed', trigger, (performance.now() - roundTrip) / 1000);
+      this.metrics.vaultRefresh(
+        refused ? 'reauthentication_required' : 'refresh_failed',
+        trigger,
+        (performance.now() - roundTrip) / 1000,
+      );
       if (refused) {
-        const marked = await locked.markNeedsReauthentication(now, this.refreshEvent('session.needs_reauthentication', principal, serviceId, trigger));
+        const marked = await locked.markNeedsReauthentication(
+          now,
+          this.refreshEvent('session.needs_reauthentication', principal, serviceId, trigger),
+        );
         if (!marked.written) return this.superseded(marked.current, serviceId);
-        this.logger.warn(`refresh refused by the provider (invalid_grant) for service ${serviceId}: the user must reconnect`);
+        this.logger.warn(
+          `refresh refused by the provider (invalid_grant) for service ${serviceId}: the user must reconnect`,
+        );
         return failed('reauthentication_required', REAUTHENTICATE);
       }
-      this.logger.warn(`refresh failed for service ${serviceId}: ${error instanceof ProviderRefused ? `provider error ${error.code}` : (error as Error).message}`);
+      this.logger.warn(
+        `refresh failed for service ${serviceId}: ${error instanceof ProviderRefused ? `provider error ${error.code}` : (error as Error).message}`,
+      );
       return failed('refresh_failed', 'the provider could not refresh the session');
     }
     const sealed = this.seal(principal, serviceId, tokens, current, this.clock.now());
-    const saved = await locked.save({ ...sealed, updatedAt: this.clock.now() }, this.refreshEvent('session.refreshed', principal, serviceId, trigger));
+    const saved = await locked.save(
+      { ...sealed, updatedAt: this.clock.now() },
+      this.refreshEvent('session.refreshed', principal, serviceId, trigger),
+    );
     if (!saved.written) return this.superseded(saved.current, serviceId);
     intent.onRefreshed?.();
     this.logger.log(`refreshed the session with service ${serviceId} in ${this.clock.nowMs() - started} ms`);
-    return { token: { accessToken: tokens.accessToken, tokenType: tokens.tokenType, expiresAt: sealed.accessTokenExpiresAt, scopes: sealed.scopes } };
+    return {
+      token: {
+        accessToken: tokens.accessToken,
+        tokenType: tokens.tokenType,
+        expiresAt: sealed.accessTokenExpiresAt,
+        scopes: sealed.scopes,
+      },
+    };
   }
 
   /**
@@ -227,7 +328,12 @@ export class TokenVault {
    * transaction; PGlite: right after the write). The person forcing a refresh is its actor;
    * an exchange's or the sweep's refresh is the broker's own work (the trigger says which).
    */
-  private refreshEvent(type: 'session.refreshed' | 'session.needs_reauthentication', principal: string, serviceId: string, trigger: RefreshTrigger): WithinTransaction<ThirdPartySessionRecord> {
+  private refreshEvent(
+    type: 'session.refreshed' | 'session.needs_reauthentication',
+    principal: string,
+    serviceId: string,
+    trigger: RefreshTrigger,
+  ): WithinTransaction<ThirdPartySessionRecord> {
     const traceId = currentTraceId();
     return (_session, manager) =>
       this.events.record(
@@ -250,7 +356,9 @@ export class TokenVault {
    * lock does not hold the row): the newer row wins and the refresh answer is dropped.
    */
   private superseded(current: ThirdPartySessionRecord | undefined, serviceId: string): RefreshOutcome {
-    this.logger.log(`refresh result for service ${serviceId} dropped: the session was ${current === undefined ? 'deleted' : 'replaced'} meanwhile`);
+    this.logger.log(
+      `refresh result for service ${serviceId} dropped: the session was ${current === undefined ? 'deleted' : 'replaced'} meanwhile`,
+    );
     if (current === undefined) return failed('no_session', 'no session with the service');
     if (current.needsReauthentication === true) return failed('reauthentication_required', REAUTHENTICATE);
     return { token: this.open(current) };
@@ -264,7 +372,12 @@ export class TokenVault {
 
   private open(session: ThirdPartySessionRecord): UsableToken {
     return {
-      accessToken: this.cipher.decrypt(session.accessTokenEnvelope, bindings.sessionToken(session.serviceId, session.principal, 'access_token')).toString('utf8'),
+      accessToken: this.cipher
+        .decrypt(
+          session.accessTokenEnvelope,
+          bindings.sessionToken(session.serviceId, session.principal, 'access_token'),
+        )
+        .toString('utf8'),
       tokenType: session.tokenType,
       expiresAt: session.accessTokenExpiresAt,
       scopes: session.scopes,
@@ -272,16 +385,32 @@ export class TokenVault {
   }
 
   /** Seals new tokens; a refresh answer without a refresh token keeps the old one (RFC 6749 §6). */
-  private seal(principal: string, serviceId: string, tokens: ProviderTokens, previous: ThirdPartySessionRecord | undefined, now: Date) {
-    const at = (seconds: number | undefined): Date | null => (seconds === undefined ? null : new Date(now.getTime() + seconds * 1000));
-    const refreshTokenEnvelope = tokens.refreshToken !== undefined ? this.cipher.encrypt(tokens.refreshToken, bindings.sessionToken(serviceId, principal, 'refresh_token')) : (previous?.refreshTokenEnvelope ?? null);
+  private seal(
+    principal: string,
+    serviceId: string,
+    tokens: ProviderTokens,
+    previous: ThirdPartySessionRecord | undefined,
+    now: Date,
+  ) {
+    const at = (seconds: number | undefined): Date | null =>
+      seconds === undefined ? null : new Date(now.getTime() + seconds * 1000);
+    const refreshTokenEnvelope =
+      tokens.refreshToken !== undefined
+        ? this.cipher.encrypt(tokens.refreshToken, bindings.sessionToken(serviceId, principal, 'refresh_token'))
+        : (previous?.refreshTokenEnvelope ?? null);
     return {
-      accessTokenEnvelope: this.cipher.encrypt(tokens.accessToken, bindings.sessionToken(serviceId, principal, 'access_token')),
+      accessTokenEnvelope: this.cipher.encrypt(
+        tokens.accessToken,
+        bindings.sessionToken(serviceId, principal, 'access_token'),
+      ),
       refreshTokenEnvelope,
       tokenType: tokens.tokenType,
       scopes: tokens.scopes ?? previous?.scopes ?? [],
       accessTokenExpiresAt: at(tokens.expiresIn),
-      refreshTokenExpiresAt: tokens.refreshToken !== undefined ? at(tokens.refreshTokenExpiresIn) : (previous?.refreshTokenExpiresAt ?? null),
+      refreshTokenExpiresAt:
+        tokens.refreshToken !== undefined
+          ? at(tokens.refreshTokenExpiresIn)
+          : (previous?.refreshTokenExpiresAt ?? null),
     };
   }
 }

@@ -5,5 +5,8 @@ import { ProviderTokenClient } from './provider-token-client';
 import { TokenVault } from './token-vault';
 
 /** Envelope encryption of secrets at rest, the third-party token vault, and its proactive refresh sweep (issue 16). */
-@Module({ providers: [EnvelopeCipher, ProviderTokenClient, TokenVault, ProactiveRefreshSweeper], exports: [EnvelopeCipher, ProviderTokenClient, TokenVault] })
+@Module({
+  providers: [EnvelopeCipher, ProviderTokenClient, TokenVault, ProactiveRefreshSweeper],
+  exports: [EnvelopeCipher, ProviderTokenClient, TokenVault],
+})
 export class VaultModule {}

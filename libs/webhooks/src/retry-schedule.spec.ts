@@ -13,7 +13,8 @@ describe('retryDelayMs', () => {
 
   it('never waits less after a later failure, whatever the draws, up to the cap', () => {
     // 5 s × 2^9 = 42.7 min is the last uncapped base (the 10th failure).
-    for (let attempts = 1; attempts < 10; attempts += 1) expect(retryDelayMs(attempts + 1, 0)).toBeGreaterThanOrEqual(retryDelayMs(attempts, 0.999_999));
+    for (let attempts = 1; attempts < 10; attempts += 1)
+      expect(retryDelayMs(attempts + 1, 0)).toBeGreaterThanOrEqual(retryDelayMs(attempts, 0.999_999));
   });
 });
 

@@ -20,7 +20,13 @@ export function retryDelayMs(attempts: number, unit: number): number {
  * on until `retryForMs` has passed since the delivery was created, the last one at that
  * deadline (`events.webhooks.retry_for`, 24 h by default).
  */
-export function nextAttemptAt(createdAt: Date, attempts: number, now: Date, retryForMs: number, unit: number): Date | null {
+export function nextAttemptAt(
+  createdAt: Date,
+  attempts: number,
+  now: Date,
+  retryForMs: number,
+  unit: number,
+): Date | null {
   const deadline = createdAt.getTime() + retryForMs;
   if (now.getTime() >= deadline) return null;
   return new Date(Math.min(now.getTime() + retryDelayMs(attempts, unit), deadline));

@@ -11,9 +11,20 @@ import { Inject, Injectable } from '@nestjs/common';
  */
 @Injectable()
 export class WebhookDeliveryRetention extends RetentionJob {
-  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig, @Inject(SERVER_KIND) server: ServerKind, deliveries: WebhookDeliveryRepository, clock: Clock) {
+  constructor(
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+    @Inject(SERVER_KIND) server: ServerKind,
+    deliveries: WebhookDeliveryRepository,
+    clock: Clock,
+  ) {
     super(
-      { retentionMs: config.events.webhooks.delivery_retention, runs: server === 'enduser', purgeBatch: (cutoff, batch) => deliveries.purgeFinishedBefore(cutoff, batch), what: 'old deliveries', topic: 'webhooks' },
+      {
+        retentionMs: config.events.webhooks.delivery_retention,
+        runs: server === 'enduser',
+        purgeBatch: (cutoff, batch) => deliveries.purgeFinishedBefore(cutoff, batch),
+        what: 'old deliveries',
+        topic: 'webhooks',
+      },
       clock,
       WebhookDeliveryRetention.name,
     );

@@ -157,10 +157,18 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     const now = this.clock.now();
     let claimed: ClaimedDelivery[];
     try {
-      claimed = await this.deliveries.claimDue({ now, leaseUntil: new Date(now.getTime() + this.leaseMs), limit: free, perWebhook: this.perWebhook });
+      claimed = await this.deliveries.claimDue({
+        now,
+        leaseUntil: new Date(now.getTime() + this.leaseMs),
+        limit: free,
+        perWebhook: this.perWebhook,
+      });
     } catch (error) {
       // The message only: a query error object carries the statement's parameters.
-      this.logger.warn({ error: (error as Error).message }, 'webhooks: claiming due deliveries failed; the next poll retries');
+      this.logger.warn(
+        { error: (error as Error).message },
+        'webhooks: claiming due deliveries failed; the next poll retries',
+      );
       return 0;
     }
     for (const delivery of claimed) this.start(delivery);
@@ -190,7 +198,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       try {
         await this.deliveries.release(delivery);
       } catch (failure) {
-        this.logger.warn({ delivery_id: delivery.id, error: (failure as Error).message }, 'webhooks: releasing an aborted attempt failed; due again when its lease lapses');
+        this.logger.warn(
+          { delivery_id: delivery.id, error: (failure as Error).message },
+          'webhooks: releasing an aborted attempt failed; due again when its lease lapses',
+        );
       }
       return;
     }
@@ -204,20 +215,39 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     } else {
       const next = nextAttemptAt(delivery.createdAt, delivery.attempts, now, this.retryForMs, unitOf(this.random));
       const reason = (error ?? `answered ${status}`).slice(0, MAX_ERROR_LENGTH);
-      outcome = next === null ? { kind: 'failed', status, error: reason } : { kind: 'retry', status, error: reason, nextAttemptAt: next };
+      outcome =
+        next === null
+          ? { kind: 'failed', status, error: reason }
+          : { kind: 'retry', status, error: reason, nextAttemptAt: next };
       this.totals[next === null ? 'failed' : 'retried'] += 1;
       // Ids and the reason only: never the URL (it may carry a receiver's token) or the answer.
-      this.logger.warn({ webhook_id: delivery.webhookId, delivery_id: delivery.id, attempts: delivery.attempts, status, error: reason, next_attempt_at: next?.toISOString() ?? null }, next === null ? 'webhooks: delivery failed for good' : 'webhooks: delivery attempt failed; retrying');
+      this.logger.warn(
+        {
+          webhook_id: delivery.webhookId,
+          delivery_id: delivery.id,
+          attempts: delivery.attempts,
+          status,
+          error: reason,
+          next_attempt_at: next?.toISOString() ?? null,
+        },
+        next === null ? 'webhooks: delivery failed for good' : 'webhooks: delivery attempt failed; retrying',
+      );
     }
     try {
       await this.deliveries.record(delivery, outcome);
     } catch (failure) {
-      this.logger.warn({ delivery_id: delivery.id, error: (failure as Error).message }, 'webhooks: recording a delivery attempt failed; retried when its lease lapses');
+      this.logger.warn(
+        { delivery_id: delivery.id, error: (failure as Error).message },
+        'webhooks: recording a delivery attempt failed; retried when its lease lapses',
+      );
     }
   }
 
   /** One signed POST; the answer's status, or why there is none, or `aborted` when the worker stopped it. */
-  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<{ status: number | null; error: string | undefined } | 'aborted'> {
+  private async attempt(
+    delivery: ClaimedDelivery,
+    signal: AbortSignal,
+  ): Promise<{ status: number | null; error: string | undefined } | 'aborted'> {
     let key: Buffer;
     try {
       key = this.secrets.open(delivery.webhookId, delivery.secretEnvelope);
@@ -231,11 +261,17 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       key.fill(0);
     }
     try {
-      const response = await this.http.post(delivery.url, delivery.body, { ...headers, 'content-type': 'application/json' }, signal);
+      const response = await this.http.post(
+        delivery.url,
+        delivery.body,
+        { ...headers, 'content-type': 'application/json' },
+        signal,
+      );
       return { status: response.status, error: undefined };
     } catch (error) {
       if (signal.aborted) return 'aborted';
-      if (error instanceof OutboundHttpError) return { status: error.status ?? null, error: `${error.reason}: ${error.message}` };
+      if (error instanceof OutboundHttpError)
+        return { status: error.status ?? null, error: `${error.reason}: ${error.message}` };
       return { status: null, error: `unexpected error (${(error as Error).name})` };
     }
   }

@@ -18,5 +18,9 @@ export function signWebhook(key: Buffer, id: string, timestamp: number, body: st
 
 /** The three Standard Webhooks headers of one attempt (`timestamp` in unix seconds). */
 export function webhookHeaders(key: Buffer, id: string, timestamp: number, body: string): Record<string, string> {
-  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(key, id, timestamp, body) };
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signWebhook(key, id, timestamp, body),
+  };
 }

@@ -2,7 +2,6 @@ import { lookup } from 'node:dns/promises';
 import { isIP, type BlockList } from 'node:net';
 import { isForbiddenAddress } from '@broker/outbound';
 
-
 async function addressesOf(host: string): Promise<string[] | undefined> {
   if (isIP(host) !== 0) return [host];
   try {
@@ -41,9 +40,11 @@ export async function webhookUrlProblem(url: string, allowed: BlockList): Promis
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
   const addresses = await addressesOf(host);
   if (parsed.protocol === 'http:') {
-    if (addresses === undefined || addresses.length === 0 || !addresses.every((a) => isAllowListed(a, allowed))) return 'must be an https URL (http only to events.webhooks.allowed_networks)';
+    if (addresses === undefined || addresses.length === 0 || !addresses.every((a) => isAllowListed(a, allowed)))
+      return 'must be an https URL (http only to events.webhooks.allowed_networks)';
     return undefined;
   }
-  if (addresses?.some((a) => isForbiddenAddress(a, allowed))) return 'resolves to a loopback, private, link-local or other special-use address (not in events.webhooks.allowed_networks)';
+  if (addresses?.some((a) => isForbiddenAddress(a, allowed)))
+    return 'resolves to a loopback, private, link-local or other special-use address (not in events.webhooks.allowed_networks)';
   return undefined;
 }

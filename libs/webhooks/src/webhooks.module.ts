@@ -9,5 +9,9 @@ import { WebhookSecrets } from './webhook-secrets';
  * its retention. Both servers import it (the admin API issues secrets); only the end-user
  * server's worker delivers and purges.
  */
-@Module({ imports: [VaultModule], providers: [WebhookSecrets, WebhookDeliveryWorker, WebhookDeliveryRetention], exports: [WebhookSecrets, WebhookDeliveryWorker, WebhookDeliveryRetention] })
+@Module({
+  imports: [VaultModule],
+  providers: [WebhookSecrets, WebhookDeliveryWorker, WebhookDeliveryRetention],
+  exports: [WebhookSecrets, WebhookDeliveryWorker, WebhookDeliveryRetention],
+})
 export class WebhooksModule {}

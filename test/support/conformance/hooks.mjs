@@ -4,7 +4,10 @@
 const SHIM = new URL('./fs-with-glob-sync.mjs', import.meta.url).href;
 
 export async function resolve(specifier, context, next) {
-  if ((specifier === 'fs' || specifier === 'node:fs') && context.parentURL?.includes('/node_modules/@modelcontextprotocol/conformance/')) {
+  if (
+    (specifier === 'fs' || specifier === 'node:fs') &&
+    context.parentURL?.includes('/node_modules/@modelcontextprotocol/conformance/')
+  ) {
     return { url: SHIM, shortCircuit: true };
   }
   return next(specifier, context);

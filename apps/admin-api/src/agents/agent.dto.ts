@@ -1,5 +1,20 @@
-import { clientUriProblem, isHttpsOrLoopbackUrl, isRedirectUri, isResourceIndicatorEntry, MAX_AGENT_ALLOWED_RESOURCES, REQUIREMENT_TYPES, type RequirementType } from '@broker/domain';
-import { IsHttpsOrLoopbackUrl, IsPlainText, IsRedirectUri, IsResourceIndicatorEntry, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
+import {
+  clientUriProblem,
+  isHttpsOrLoopbackUrl,
+  isRedirectUri,
+  isResourceIndicatorEntry,
+  MAX_AGENT_ALLOWED_RESOURCES,
+  REQUIREMENT_TYPES,
+  type RequirementType,
+} from '@broker/domain';
+import {
+  IsHttpsOrLoopbackUrl,
+  IsPlainText,
+  IsRedirectUri,
+  IsResourceIndicatorEntry,
+  IsScopeToken,
+  MAX_LIST_ENTRIES,
+} from '@broker/http';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
@@ -97,7 +112,11 @@ export class AgentDto {
   redirect_uris?: string[];
 
   /** Empty or omitted: unrestricted. Duplicates are stored once. */
-  @ApiPropertyOptional({ type: 'array', items: { type: 'string', pattern: TEXT_PATTERNS.scope }, maxItems: MAX_LIST_ENTRIES })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string', pattern: TEXT_PATTERNS.scope },
+    maxItems: MAX_LIST_ENTRIES,
+  })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
@@ -110,7 +129,11 @@ export class AgentDto {
    * prefixes ending in `/` (an http(s) origin and path), as in that list. Empty or omitted: no
    * per-agent restriction. Duplicates are stored once.
    */
-  @ApiPropertyOptional({ type: 'array', items: { type: 'string', format: 'uri' }, maxItems: MAX_AGENT_ALLOWED_RESOURCES })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string', format: 'uri' },
+    maxItems: MAX_AGENT_ALLOWED_RESOURCES,
+  })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_AGENT_ALLOWED_RESOURCES)

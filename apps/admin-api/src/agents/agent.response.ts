@@ -62,7 +62,10 @@ export function toAgentResponse(agent: Agent): AgentResponse {
     allowed_scopes: [...agent.allowedScopes],
     allowed_resources: [...agent.allowedResources],
     client_uris: [...agent.clientUris],
-    permission_sets: agent.permissionSets.map((ref) => ({ permission_set_id: ref.permissionSetId, requirement_type: ref.requirementType })),
+    permission_sets: agent.permissionSets.map((ref) => ({
+      permission_set_id: ref.permissionSetId,
+      requirement_type: ref.requirementType,
+    })),
     created_at: agent.createdAt.toISOString(),
     updated_at: agent.updatedAt.toISOString(),
   };

@@ -43,7 +43,11 @@ export class AgentsController {
   @Put(':agentId')
   @ApiOkResponse({ type: AgentResponse })
   @ApiErrors('agent not found', 'conflict', 'validation failed')
-  async replace(@Principal() admin: Principal, @Param() { agentId }: AgentIdParam, @Body() body: AgentDto): Promise<AgentResponse> {
+  async replace(
+    @Principal() admin: Principal,
+    @Param() { agentId }: AgentIdParam,
+    @Body() body: AgentDto,
+  ): Promise<AgentResponse> {
     return toAgentResponse(await this.agents.replace(admin.id, agentId, body));
   }
 

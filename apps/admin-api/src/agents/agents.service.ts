@@ -1,5 +1,12 @@
 import { ApiError, canonicalIdProblem, Clock, Random, type Agent } from '@broker/domain';
-import { adminEvent, AgentRepository, EventLedger, PermissionSetRepository, recordChange, type AgentInput } from '@broker/persistence';
+import {
+  adminEvent,
+  AgentRepository,
+  EventLedger,
+  PermissionSetRepository,
+  recordChange,
+  type AgentInput,
+} from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { inAdminVocabulary } from '../common/registry-api-error';
 import type { AgentDto } from './agent.dto';
@@ -26,12 +33,16 @@ export class AgentsService {
   }
 
   async create(admin: string, dto: AgentDto): Promise<Agent> {
-    const events = recordChange(this.ledger, (agent: Agent) => adminEvent('agent.created', admin, { agentId: agent.id }, { display_name: agent.displayName }));
+    const events = recordChange(this.ledger, (agent: Agent) =>
+      adminEvent('agent.created', admin, { agentId: agent.id }, { display_name: agent.displayName }),
+    );
     return inAdminVocabulary(this.agents.create(this.random.uuid(), await this.toInput(dto), this.clock.now(), events));
   }
 
   async replace(admin: string, id: string, dto: AgentDto): Promise<Agent> {
-    const events = recordChange(this.ledger, (agent: Agent) => adminEvent('agent.changed', admin, { agentId: agent.id }, { display_name: agent.displayName }));
+    const events = recordChange(this.ledger, (agent: Agent) =>
+      adminEvent('agent.changed', admin, { agentId: agent.id }, { display_name: agent.displayName }),
+    );
     const agent = await inAdminVocabulary(this.agents.replace(id, await this.toInput(dto), this.clock.now(), events));
     if (agent === undefined) throw new ApiError('agent not found', `no agent ${id}`);
     return agent;
@@ -47,15 +58,26 @@ export class AgentsService {
     const canonicalId = dto.canonical_id ?? null;
     if (canonicalId !== null) {
       const problem = canonicalIdProblem(canonicalId);
-      if (problem) throw new ApiError('validation failed', `canonical_id ${problem}`, [{ field: 'canonical_id', problem }]);
+      if (problem)
+        throw new ApiError('validation failed', `canonical_id ${problem}`, [{ field: 'canonical_id', problem }]);
     }
-    const refs = (dto.permission_sets ?? []).map((ref) => ({ permissionSetId: ref.permission_set_id.toLowerCase(), requirementType: ref.requirement_type ?? 'mandatory' }));
+    const refs = (dto.permission_sets ?? []).map((ref) => ({
+      permissionSetId: ref.permission_set_id.toLowerCase(),
+      requirementType: ref.requirement_type ?? 'mandatory',
+    }));
     const ids = refs.map((ref) => ref.permissionSetId);
-    if (new Set(ids).size !== ids.length) throw new ApiError('validation failed', 'permission_sets lists a permission set more than once', [{ field: 'permission_sets', problem: 'duplicate permission_set_id' }]);
+    if (new Set(ids).size !== ids.length)
+      throw new ApiError('validation failed', 'permission_sets lists a permission set more than once', [
+        { field: 'permission_sets', problem: 'duplicate permission_set_id' },
+      ]);
     const existing = await this.permissionSets.existingIds(ids);
     const missing = ids.filter((id) => !existing.has(id));
     if (missing.length > 0) {
-      throw new ApiError('validation failed', `permission_sets: no permission set ${missing.join(', ')}`, missing.map((id) => ({ field: 'permission_sets', problem: `no permission set ${id}` })));
+      throw new ApiError(
+        'validation failed',
+        `permission_sets: no permission set ${missing.join(', ')}`,
+        missing.map((id) => ({ field: 'permission_sets', problem: `no permission set ${id}` })),
+      );
     }
     return {
       displayName: dto.display_name,

@@ -14,7 +14,9 @@ import {
 } from './client-credentials.response';
 
 /** The secret is in the answer: no cache may keep it (RFC 9111 §5.2.2.5). */
-const NO_STORE = { 'Cache-Control': { description: 'always `no-store`', schema: { type: 'string', enum: ['no-store'] } } };
+const NO_STORE = {
+  'Cache-Control': { description: 'always `no-store`', schema: { type: 'string', enum: ['no-store'] } },
+};
 
 @ApiTags('client-credentials')
 @ApiSecurity('PrincipalHeader')
@@ -29,9 +31,17 @@ export class ClientCredentialsController {
   @Post()
   @NoBody()
   @ApiCreatedResponse({ type: IssuedClientCredentialsResponse, description: 'first credentials', headers: NO_STORE })
-  @ApiOkResponse({ type: RotatedClientCredentialsResponse, description: 'rotated: a new secret, the previous one invalidated', headers: NO_STORE })
+  @ApiOkResponse({
+    type: RotatedClientCredentialsResponse,
+    description: 'rotated: a new secret, the previous one invalidated',
+    headers: NO_STORE,
+  })
   @ApiErrors('agent not found')
-  async generate(@Principal() admin: Principal, @Param() { agentId }: AgentIdParam, @Res({ passthrough: true }) response: Response): Promise<IssuedClientCredentialsResponse | RotatedClientCredentialsResponse> {
+  async generate(
+    @Principal() admin: Principal,
+    @Param() { agentId }: AgentIdParam,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<IssuedClientCredentialsResponse | RotatedClientCredentialsResponse> {
     const issued = await this.credentials.generate(agentId, admin.id);
     response.status(issued.created ? 201 : 200).setHeader('Cache-Control', 'no-store');
     return toIssuedClientCredentialsResponse(issued);

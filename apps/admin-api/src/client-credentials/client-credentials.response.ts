@@ -32,11 +32,25 @@ export class ClientCredentialsMetadataResponse {
   rotated_at!: string | null;
 }
 
-export function toIssuedClientCredentialsResponse(issued: IssuedClientCredentials): IssuedClientCredentialsResponse | RotatedClientCredentialsResponse {
-  const response: IssuedClientCredentialsResponse = { client_id: issued.clientId, client_secret: issued.clientSecret, created_at: issued.createdAt.toISOString() };
-  return issued.previousInvalidatedAt === null ? response : { ...response, previous_invalidated_at: issued.previousInvalidatedAt.toISOString() };
+export function toIssuedClientCredentialsResponse(
+  issued: IssuedClientCredentials,
+): IssuedClientCredentialsResponse | RotatedClientCredentialsResponse {
+  const response: IssuedClientCredentialsResponse = {
+    client_id: issued.clientId,
+    client_secret: issued.clientSecret,
+    created_at: issued.createdAt.toISOString(),
+  };
+  return issued.previousInvalidatedAt === null
+    ? response
+    : { ...response, previous_invalidated_at: issued.previousInvalidatedAt.toISOString() };
 }
 
-export function toClientCredentialsMetadataResponse(metadata: ClientCredentialsMetadata): ClientCredentialsMetadataResponse {
-  return { client_id: metadata.clientId, created_at: metadata.createdAt.toISOString(), rotated_at: metadata.rotatedAt?.toISOString() ?? null };
+export function toClientCredentialsMetadataResponse(
+  metadata: ClientCredentialsMetadata,
+): ClientCredentialsMetadataResponse {
+  return {
+    client_id: metadata.clientId,
+    created_at: metadata.createdAt.toISOString(),
+    rotated_at: metadata.rotatedAt?.toISOString() ?? null,
+  };
 }

@@ -16,7 +16,8 @@ export function IsClientUri(options?: ValidationOptions): PropertyDecorator {
         defaultMessage: (args?: ValidationArguments) => {
           const values: unknown[] = Array.isArray(args?.value) ? (args.value as unknown[]) : [args?.value];
           const refused = values.find((value) => typeof value !== 'string' || clientUriProblem(value) !== undefined);
-          const why = typeof refused === 'string' ? `${refused} ${clientUriProblem(refused) ?? ''}` : 'entries must be strings';
+          const why =
+            typeof refused === 'string' ? `${refused} ${clientUriProblem(refused) ?? ''}` : 'entries must be strings';
           return `$property must be https document URLs with a fixed origin and a path, * only as a whole path segment (${why})`;
         },
       },

@@ -45,8 +45,16 @@ describe('isUri', () => {
     const characters = fc.constantFrom(...'aZ09-._~!$&\'()*+,;=:@/?#[]%|{}^` "<>\\é\u0000'.split(''));
     const candidates = fc.oneof(
       fc.webUrl({ withQueryParameters: true, withFragments: true }),
-      fc.tuple(fc.constantFrom('https://', 'http://[', 'com.example.app:', 'x:'), fc.string({ unit: characters, maxLength: 40 })).map(([prefix, rest]) => prefix + rest),
+      fc
+        .tuple(
+          fc.constantFrom('https://', 'http://[', 'com.example.app:', 'x:'),
+          fc.string({ unit: characters, maxLength: 40 }),
+        )
+        .map(([prefix, rest]) => prefix + rest),
     );
-    fc.assert(fc.property(candidates, (value) => !isUri(value) || documentedUri(value)), { numRuns: 5_000 });
+    fc.assert(
+      fc.property(candidates, (value) => !isUri(value) || documentedUri(value)),
+      { numRuns: 5_000 },
+    );
   });
 });

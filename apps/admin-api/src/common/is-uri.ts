@@ -11,7 +11,9 @@ const HOST = `(?:\\[[0-9A-Fa-f:.]+\\]|(?:[${UNRESERVED_AND_SUB_DELIMS}]|${PCT_EN
 const AUTHORITY = `(?:${USERINFO}@)?${HOST}(?::[0-9]*)?`;
 const HIER_PART = `(?://${AUTHORITY}(?:/${SEGMENT})*|/(?:${PCHAR}+(?:/${SEGMENT})*)?|${PCHAR}+(?:/${SEGMENT})*)`;
 const QUERY_OR_FRAGMENT = `(?:${PCHAR}|[/?])*`;
-const URI = new RegExp(`^[A-Za-z][A-Za-z0-9+\\-.]*:${HIER_PART}(?:\\?${QUERY_OR_FRAGMENT})?(?:#${QUERY_OR_FRAGMENT})?$`);
+const URI = new RegExp(
+  `^[A-Za-z][A-Za-z0-9+\\-.]*:${HIER_PART}(?:\\?${QUERY_OR_FRAGMENT})?(?:#${QUERY_OR_FRAGMENT})?$`,
+);
 
 /**
  * An absolute URI as RFC 3986 §3 writes it (ASCII only, every other character
@@ -36,7 +38,8 @@ export function IsUri(rule: (value: string) => boolean, options?: ValidationOpti
       name: 'isUri',
       validator: {
         validate: (value) => typeof value !== 'string' || !rule(value) || isUri(value),
-        defaultMessage: () => '$property must be written as an RFC 3986 URI (ASCII only: spaces and other characters percent-encoded)',
+        defaultMessage: () =>
+          '$property must be written as an RFC 3986 URI (ASCII only: spaces and other characters percent-encoded)',
       },
     },
     options,

@@ -17,7 +17,9 @@ export function IsDateTime(): PropertyDecorator {
 
 /** `?type=a&type=b` and `?type=a,b` alike, de-duplicated; anything that is not text is left for the validator to refuse. */
 function eventTypeList({ value }: { value: unknown }): unknown[] {
-  const values = (Array.isArray(value) ? (value as unknown[]) : [value]).flatMap((item) => (typeof item === 'string' ? item.split(',') : [item]));
+  const values = (Array.isArray(value) ? (value as unknown[]) : [value]).flatMap((item) =>
+    typeof item === 'string' ? item.split(',') : [item],
+  );
   return [...new Set(values)];
 }
 
@@ -41,7 +43,12 @@ export class EventFilterQuery {
   service_id?: string;
 
   /** Only these kinds: repeatable (`type=a&type=b`) or comma-separated (`type=a,b`), each one of the README's event kinds. */
-  @ApiPropertyOptional({ type: 'array', items: { type: 'string' }, description: 'Only these kinds: repeatable (`type=a&type=b`) or comma-separated (`type=a,b`), each an event kind (`grant.created`, ...)' })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string' },
+    description:
+      'Only these kinds: repeatable (`type=a&type=b`) or comma-separated (`type=a,b`), each an event kind (`grant.created`, ...)',
+  })
   @IsOptional()
   @Transform(eventTypeList)
   @ArrayMaxSize(EVENT_TYPES.length)

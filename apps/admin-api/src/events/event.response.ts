@@ -1,4 +1,10 @@
-import { EVENT_TYPES, type EventActorType, type EventOutcome, type EventType, type RecordedEvent } from '@broker/domain';
+import {
+  EVENT_TYPES,
+  type EventActorType,
+  type EventOutcome,
+  type EventType,
+  type RecordedEvent,
+} from '@broker/domain';
 import { ApiProperty } from '@nestjs/swagger';
 
 const ACTOR_TYPES: readonly EventActorType[] = ['principal', 'agent', 'gateway', 'admin', 'broker'];

@@ -42,9 +42,22 @@ export class EventsController {
   @Get('export')
   @ApiProduces(NDJSON)
   @ApiOkResponse({
-    description: 'One `EventResponse` JSON object per line (newline-delimited JSON), newest first; an empty body when the range has none',
-    content: { [NDJSON]: { schema: { type: 'string', description: 'newline-delimited JSON: each line one #/components/schemas/EventResponse' } } },
-    headers: { 'Content-Disposition': { description: '`attachment; filename="events-<from>-<to>.ndjson"`', schema: { type: 'string' } } },
+    description:
+      'One `EventResponse` JSON object per line (newline-delimited JSON), newest first; an empty body when the range has none',
+    content: {
+      [NDJSON]: {
+        schema: {
+          type: 'string',
+          description: 'newline-delimited JSON: each line one #/components/schemas/EventResponse',
+        },
+      },
+    },
+    headers: {
+      'Content-Disposition': {
+        description: '`attachment; filename="events-<from>-<to>.ndjson"`',
+        schema: { type: 'string' },
+      },
+    },
   })
   @ApiErrors('invalid request')
   async export(@Query() query: EventExportQuery, @Res() response: Response): Promise<void> {

@@ -76,7 +76,9 @@ describe('writeNdjsonExport when the client goes away', () => {
    * A server whose `/slow` answers only when told, and whose `/export` streams `pages`; the
    * export's promise is `exported`. Returns the client's raw connection (it reads nothing).
    */
-  async function serve(pages: Pages): Promise<{ started: Promise<void>; exported: Promise<void>; slow: Promise<ServerResponse>; socket: Socket }> {
+  async function serve(
+    pages: Pages,
+  ): Promise<{ started: Promise<void>; exported: Promise<void>; slow: Promise<ServerResponse>; socket: Socket }> {
     let exported!: Promise<void>;
     let started!: () => void;
     const exportStarted = new Promise<void>((resolve) => (started = resolve));

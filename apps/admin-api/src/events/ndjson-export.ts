@@ -46,9 +46,18 @@ function drained(response: Response): Promise<void> {
  * its final chunk, so the client sees an incomplete transfer, never a short export that
  * looks complete; the cause goes to the log.
  */
-export async function writeNdjsonExport(response: Response, pages: AsyncIterator<RecordedEvent[]>, filename: string, logger: Logger): Promise<void> {
+export async function writeNdjsonExport(
+  response: Response,
+  pages: AsyncIterator<RecordedEvent[]>,
+  filename: string,
+  logger: Logger,
+): Promise<void> {
   let page = await pages.next();
-  response.writeHead(200, { 'content-type': `${NDJSON}; charset=utf-8`, 'content-disposition': `attachment; filename="${filename}"`, 'cache-control': 'no-store' });
+  response.writeHead(200, {
+    'content-type': `${NDJSON}; charset=utf-8`,
+    'content-disposition': `attachment; filename="${filename}"`,
+    'cache-control': 'no-store',
+  });
   let written = 0;
   try {
     while (page.done !== true && !clientGone(response)) {

@@ -24,8 +24,15 @@ export class MetricsScrape {
 
   /** The exposition for the TCP peer `peer`, or the refusal. */
   answer(peer: string | undefined): Promise<Scrape> {
-    if (!this.metrics.enabled) return Promise.reject(new ApiError('not_found', 'metrics are disabled (telemetry.metrics.enabled)'));
-    if (!this.trusted.includes(peer)) return Promise.reject(new ApiError('forbidden', 'metrics are served only to trusted sources (server.admin.authentication.preauth.trusted_sources)'));
+    if (!this.metrics.enabled)
+      return Promise.reject(new ApiError('not_found', 'metrics are disabled (telemetry.metrics.enabled)'));
+    if (!this.trusted.includes(peer))
+      return Promise.reject(
+        new ApiError(
+          'forbidden',
+          'metrics are served only to trusted sources (server.admin.authentication.preauth.trusted_sources)',
+        ),
+      );
     return this.metrics.scrape();
   }
 }

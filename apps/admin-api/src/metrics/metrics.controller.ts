@@ -17,11 +17,20 @@ export class MetricsController {
   @Public()
   @Get()
   @ApiProduces('text/plain')
-  @ApiOkResponse({ description: 'The metrics in the Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } })
+  @ApiOkResponse({
+    description: 'The metrics in the Prometheus text format',
+    content: { 'text/plain': { schema: { type: 'string' } } },
+  })
   @ApiErrors('forbidden', 'not_found')
   async scrape(@Req() request: Request, @Res() response: Response): Promise<void> {
     const { contentType, body } = await this.scrapes.answer(request.socket.remoteAddress);
     // Written as is: Express's `send` would reorder the content type's parameters.
-    response.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) }).end(body);
+    response
+      .writeHead(200, {
+        'content-type': contentType,
+        'cache-control': 'no-store',
+        'content-length': Buffer.byteLength(body),
+      })
+      .end(body);
   }
 }

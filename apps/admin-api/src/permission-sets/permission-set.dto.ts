@@ -2,7 +2,17 @@ import { REQUIREMENT_TYPES, type RequirementType } from '@broker/domain';
 import { IsPlainText, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Length,
+  ValidateNested,
+} from 'class-validator';
 import { IsOmittable } from '../common/is-omittable';
 import { TEXT_PATTERNS } from '../common/text-patterns';
 
@@ -33,7 +43,12 @@ export class ResourceScopesDto {
   resource_id!: string;
 
   /** Scopes the resource offers, at least one; duplicates are stored once. */
-  @ApiProperty({ type: 'array', items: { type: 'string', pattern: TEXT_PATTERNS.scope }, minItems: 1, maxItems: MAX_LIST_ENTRIES })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string', pattern: TEXT_PATTERNS.scope },
+    minItems: 1,
+    maxItems: MAX_LIST_ENTRIES,
+  })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_LIST_ENTRIES)

@@ -47,8 +47,16 @@ export function toPermissionSetResponse(set: PermissionSet): PermissionSetRespon
     id: set.id,
     name: set.name,
     description: set.description,
-    service_scopes: set.serviceScopes.map((entry) => ({ service_id: entry.serviceId, scopes: [...entry.scopes], requirement_type: entry.requirementType })),
-    resource_scopes: set.resourceScopes.map((entry) => ({ resource_id: entry.resourceId, scopes: [...entry.scopes], requirement_type: entry.requirementType })),
+    service_scopes: set.serviceScopes.map((entry) => ({
+      service_id: entry.serviceId,
+      scopes: [...entry.scopes],
+      requirement_type: entry.requirementType,
+    })),
+    resource_scopes: set.resourceScopes.map((entry) => ({
+      resource_id: entry.resourceId,
+      scopes: [...entry.scopes],
+      requirement_type: entry.requirementType,
+    })),
     created_at: set.createdAt.toISOString(),
     updated_at: set.updatedAt.toISOString(),
   };

@@ -44,7 +44,11 @@ export class PermissionSetsController {
   @Put(':permissionSetId')
   @ApiOkResponse({ type: PermissionSetResponse })
   @ApiErrors('permission set not found', 'conflict', 'validation failed')
-  async replace(@Principal() admin: Principal, @Param() { permissionSetId }: PermissionSetIdParam, @Body() body: PermissionSetDto): Promise<PermissionSetResponse> {
+  async replace(
+    @Principal() admin: Principal,
+    @Param() { permissionSetId }: PermissionSetIdParam,
+    @Body() body: PermissionSetDto,
+  ): Promise<PermissionSetResponse> {
     return toPermissionSetResponse(await this.permissionSets.replace(admin.id, permissionSetId, body));
   }
 

@@ -1,5 +1,14 @@
 import { ApiError, Clock, Random, type FieldIssue, type PermissionSet } from '@broker/domain';
-import { adminEvent, EventLedger, GrantRepository, PermissionSetRepository, ProtectedResourceRepository, recordChange, ServiceRepository, type PermissionSetInput } from '@broker/persistence';
+import {
+  adminEvent,
+  EventLedger,
+  GrantRepository,
+  PermissionSetRepository,
+  ProtectedResourceRepository,
+  recordChange,
+  ServiceRepository,
+  type PermissionSetInput,
+} from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { inAdminVocabulary } from '../common/registry-api-error';
 import type { PermissionSetDto, ResourceScopesDto } from './permission-set.dto';
@@ -18,7 +27,10 @@ export class PermissionSetsService {
   ) {}
 
   list(serviceId?: string, resourceId?: string): Promise<PermissionSet[]> {
-    return this.permissionSets.listWhere({ serviceId: serviceId?.toLowerCase(), resourceId: resourceId?.toLowerCase() });
+    return this.permissionSets.listWhere({
+      serviceId: serviceId?.toLowerCase(),
+      resourceId: resourceId?.toLowerCase(),
+    });
   }
 
   async get(id: string): Promise<PermissionSet> {
@@ -28,13 +40,21 @@ export class PermissionSetsService {
   }
 
   async create(admin: string, dto: PermissionSetDto): Promise<PermissionSet> {
-    const events = recordChange(this.ledger, (set: PermissionSet) => adminEvent('permission_set.created', admin, {}, { permission_set_id: set.id, name: set.name }));
-    return inAdminVocabulary(this.permissionSets.create(this.random.uuid(), await this.toInput(dto), this.clock.now(), events));
+    const events = recordChange(this.ledger, (set: PermissionSet) =>
+      adminEvent('permission_set.created', admin, {}, { permission_set_id: set.id, name: set.name }),
+    );
+    return inAdminVocabulary(
+      this.permissionSets.create(this.random.uuid(), await this.toInput(dto), this.clock.now(), events),
+    );
   }
 
   async replace(admin: string, id: string, dto: PermissionSetDto): Promise<PermissionSet> {
-    const events = recordChange(this.ledger, (changed: PermissionSet) => adminEvent('permission_set.changed', admin, {}, { permission_set_id: changed.id, name: changed.name }));
-    const set = await inAdminVocabulary(this.permissionSets.replace(id, await this.toInput(dto), this.clock.now(), events));
+    const events = recordChange(this.ledger, (changed: PermissionSet) =>
+      adminEvent('permission_set.changed', admin, {}, { permission_set_id: changed.id, name: changed.name }),
+    );
+    const set = await inAdminVocabulary(
+      this.permissionSets.replace(id, await this.toInput(dto), this.clock.now(), events),
+    );
     if (set === undefined) throw new ApiError('permission set not found', `no permission set ${id}`);
     return set;
   }
@@ -42,24 +62,37 @@ export class PermissionSetsService {
   /** 409 while an agent is assigned the set or an active grant delegates it (expired grants do not count). */
   async delete(admin: string, id: string): Promise<void> {
     await this.grants.releaseExpiredReferences({ permissionSetId: id }, this.clock.now());
-    const events = recordChange(this.ledger, (permissionSetId: string) => adminEvent('permission_set.deleted', admin, {}, { permission_set_id: permissionSetId }));
-    if (!(await inAdminVocabulary(this.permissionSets.delete(id, events)))) throw new ApiError('permission set not found', `no permission set ${id}`);
+    const events = recordChange(this.ledger, (permissionSetId: string) =>
+      adminEvent('permission_set.deleted', admin, {}, { permission_set_id: permissionSetId }),
+    );
+    if (!(await inAdminVocabulary(this.permissionSets.delete(id, events))))
+      throw new ApiError('permission set not found', `no permission set ${id}`);
   }
 
   private async toInput(dto: PermissionSetDto): Promise<PermissionSetInput> {
     const serviceScopes = dto.service_scopes ?? [];
     const resourceScopes = dto.resource_scopes ?? [];
     if (serviceScopes.length === 0 && resourceScopes.length === 0) {
-      throw new ApiError('validation failed', 'a permission set covers at least one service or protected resource: service_scopes and resource_scopes are both empty', [{ field: 'resource_scopes', problem: 'required when service_scopes is empty' }]);
+      throw new ApiError(
+        'validation failed',
+        'a permission set covers at least one service or protected resource: service_scopes and resource_scopes are both empty',
+        [{ field: 'resource_scopes', problem: 'required when service_scopes is empty' }],
+      );
     }
     const serviceIds = serviceScopes.map((entry) => entry.service_id.toLowerCase());
     if (new Set(serviceIds).size !== serviceIds.length) {
-      throw new ApiError('validation failed', 'service_scopes lists a service more than once', [{ field: 'service_scopes', problem: 'duplicate service_id' }]);
+      throw new ApiError('validation failed', 'service_scopes lists a service more than once', [
+        { field: 'service_scopes', problem: 'duplicate service_id' },
+      ]);
     }
     const existing = await this.services.existingIds(serviceIds);
     const missing = serviceIds.filter((id) => !existing.has(id));
     if (missing.length > 0) {
-      throw new ApiError('validation failed', `service_scopes: no service ${missing.join(', ')}`, missing.map((id) => ({ field: 'service_scopes', problem: `no service ${id}` })));
+      throw new ApiError(
+        'validation failed',
+        `service_scopes: no service ${missing.join(', ')}`,
+        missing.map((id) => ({ field: 'service_scopes', problem: `no service ${id}` })),
+      );
     }
     return {
       name: dto.name,
@@ -77,7 +110,9 @@ export class PermissionSetsService {
   private async resourceScopes(entries: readonly ResourceScopesDto[]): Promise<PermissionSetInput['resourceScopes']> {
     const ids = entries.map((entry) => entry.resource_id.toLowerCase());
     if (new Set(ids).size !== ids.length) {
-      throw new ApiError('validation failed', 'resource_scopes lists a resource more than once', [{ field: 'resource_scopes', problem: 'duplicate resource_id' }]);
+      throw new ApiError('validation failed', 'resource_scopes lists a resource more than once', [
+        { field: 'resource_scopes', problem: 'duplicate resource_id' },
+      ]);
     }
     const found = new Map((await this.resources.findByIds(ids)).map((resource) => [resource.id, resource] as const));
     const issues: FieldIssue[] = [];
@@ -89,9 +124,18 @@ export class PermissionSetsService {
       }
       const offered = new Set(resource.scopes.map((s) => s.scope));
       const unknown = [...new Set((entries[index] as ResourceScopesDto).scopes)].filter((scope) => !offered.has(scope));
-      if (unknown.length > 0) issues.push({ field: `resource_scopes.${index}.scopes`, problem: `resource ${id} does not offer ${unknown.join(', ')}` });
+      if (unknown.length > 0)
+        issues.push({
+          field: `resource_scopes.${index}.scopes`,
+          problem: `resource ${id} does not offer ${unknown.join(', ')}`,
+        });
     });
-    if (issues.length > 0) throw new ApiError('validation failed', `resource_scopes: ${issues.map((i) => i.problem).join('; ')}`, issues);
-    return entries.map((entry, index) => ({ resourceId: ids[index] as string, scopes: [...new Set(entry.scopes)], requirementType: entry.requirement_type ?? 'mandatory' }));
+    if (issues.length > 0)
+      throw new ApiError('validation failed', `resource_scopes: ${issues.map((i) => i.problem).join('; ')}`, issues);
+    return entries.map((entry, index) => ({
+      resourceId: ids[index] as string,
+      scopes: [...new Set(entry.scopes)],
+      requirementType: entry.requirement_type ?? 'mandatory',
+    }));
   }
 }

@@ -2,7 +2,18 @@ import { hasDotSegment, isHttpsOrLoopbackUrl, parseAbsoluteUrl } from '@broker/d
 import { IsHttpsOrLoopbackUrl, IsPlainText, IsScopeToken } from '@broker/http';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsNotIn, IsOptional, IsString, Length, MaxLength, ValidateBy, ValidateNested, type ValidationOptions } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsNotIn,
+  IsOptional,
+  IsString,
+  Length,
+  MaxLength,
+  ValidateBy,
+  ValidateNested,
+  type ValidationOptions,
+} from 'class-validator';
 import { IsUri } from '../common/is-uri';
 import { TEXT_PATTERNS } from '../common/text-patterns';
 
@@ -26,7 +37,13 @@ function IsResourceIndicatorUri(options?: ValidationOptions): PropertyDecorator 
         validate: (value) => {
           if (typeof value !== 'string' || !isHttpsOrLoopbackUrl(value)) return true;
           const url = parseAbsoluteUrl(value);
-          return url !== undefined && !value.includes('#') && url.username === '' && url.password === '' && !hasDotSegment(value);
+          return (
+            url !== undefined &&
+            !value.includes('#') &&
+            url.username === '' &&
+            url.password === '' &&
+            !hasDotSegment(value)
+          );
         },
         defaultMessage: () => '$property must have no fragment, no user info and no . or .. path segment (RFC 8707 §2)',
       },
@@ -42,7 +59,9 @@ export class ResourceScopeDto {
    */
   @ApiProperty({ pattern: TEXT_PATTERNS.scope })
   @IsScopeToken()
-  @IsNotIn(RESERVED_SCOPES, { message: 'scope must not be offline_access or openid (the authorization server\'s own scopes)' })
+  @IsNotIn(RESERVED_SCOPES, {
+    message: "scope must not be offline_access or openid (the authorization server's own scopes)",
+  })
   scope!: string;
 
   /** What the scope lets an agent do, in words: the consent page shows it. */

@@ -45,7 +45,11 @@ export class ResourcesController {
   @Put(':resourceId')
   @ApiOkResponse({ type: ResourceResponse })
   @ApiErrors('resource not found', 'conflict', 'validation failed')
-  async replace(@Principal() admin: Principal, @Param() { resourceId }: ResourceIdParam, @Body() body: ResourceDto): Promise<ResourceResponse> {
+  async replace(
+    @Principal() admin: Principal,
+    @Param() { resourceId }: ResourceIdParam,
+    @Body() body: ResourceDto,
+  ): Promise<ResourceResponse> {
     return toResourceResponse(await this.resources.replace(admin.id, resourceId, body));
   }
 

@@ -1,6 +1,13 @@
 import { ApiError, Clock, Random, type ProtectedResource } from '@broker/domain';
 import { ResourceIndicators } from '@broker/oauth-server';
-import { adminEvent, EventLedger, GrantRepository, ProtectedResourceRepository, recordChange, type ProtectedResourceInput } from '@broker/persistence';
+import {
+  adminEvent,
+  EventLedger,
+  GrantRepository,
+  ProtectedResourceRepository,
+  recordChange,
+  type ProtectedResourceInput,
+} from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { inAdminVocabulary } from '../common/registry-api-error';
 import type { ResourceDto } from './resource.dto';
@@ -34,14 +41,18 @@ export class ResourcesService {
 
   async create(admin: string, dto: ResourceDto): Promise<ProtectedResource> {
     const input = this.toInput(dto);
-    const events = recordChange(this.ledger, (resource: ProtectedResource) => adminEvent('resource.created', admin, {}, details(resource)));
+    const events = recordChange(this.ledger, (resource: ProtectedResource) =>
+      adminEvent('resource.created', admin, {}, details(resource)),
+    );
     return inAdminVocabulary(this.resources.create(this.random.uuid(), input, this.clock.now(), events));
   }
 
   /** Full replacement; 409 when it drops a scope a permission set names. */
   async replace(admin: string, id: string, dto: ResourceDto): Promise<ProtectedResource> {
     const input = this.toInput(dto);
-    const events = recordChange(this.ledger, (resource: ProtectedResource) => adminEvent('resource.changed', admin, {}, details(resource)));
+    const events = recordChange(this.ledger, (resource: ProtectedResource) =>
+      adminEvent('resource.changed', admin, {}, details(resource)),
+    );
     const resource = await inAdminVocabulary(this.resources.replace(id, input, this.clock.now(), events));
     if (resource === undefined) throw new ApiError('resource not found', `no resource ${id}`);
     return resource;
@@ -50,17 +61,25 @@ export class ResourcesService {
   /** 409 while a permission set names the resource or an active grant delegates it (expired grants do not count). */
   async delete(admin: string, id: string): Promise<void> {
     await this.grants.releaseExpiredReferences({ resourceId: id }, this.clock.now());
-    const events = recordChange(this.ledger, (resourceId: string) => adminEvent('resource.deleted', admin, {}, { resource_id: resourceId }));
-    if (!(await inAdminVocabulary(this.resources.delete(id, events)))) throw new ApiError('resource not found', `no resource ${id}`);
+    const events = recordChange(this.ledger, (resourceId: string) =>
+      adminEvent('resource.deleted', admin, {}, { resource_id: resourceId }),
+    );
+    if (!(await inAdminVocabulary(this.resources.delete(id, events))))
+      throw new ApiError('resource not found', `no resource ${id}`);
   }
 
   private toInput(dto: ResourceDto): ProtectedResourceInput {
     // RFC 8707 §2: the authorization endpoint takes only resources the configured policy admits; registering another could never be asked for.
     if (!this.indicators.configuredAllows(dto.resource_uri)) {
-      throw new ApiError('validation failed', `resource_uri is outside ${ALLOWED_RESOURCES_KEY}`, [{ field: 'resource_uri', problem: `not within ${ALLOWED_RESOURCES_KEY}` }]);
+      throw new ApiError('validation failed', `resource_uri is outside ${ALLOWED_RESOURCES_KEY}`, [
+        { field: 'resource_uri', problem: `not within ${ALLOWED_RESOURCES_KEY}` },
+      ]);
     }
     const names = dto.scopes.map((s) => s.scope);
-    if (new Set(names).size !== names.length) throw new ApiError('validation failed', 'scopes lists a scope more than once', [{ field: 'scopes', problem: 'duplicate scope' }]);
+    if (new Set(names).size !== names.length)
+      throw new ApiError('validation failed', 'scopes lists a scope more than once', [
+        { field: 'scopes', problem: 'duplicate scope' },
+      ]);
     return {
       displayName: dto.display_name,
       description: dto.description ?? null,

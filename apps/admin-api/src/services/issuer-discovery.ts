@@ -22,7 +22,10 @@ const DISCOVERY_MAX_BYTES = 256 * 1024;
 export function metadataUrls(issuer: string): string[] {
   const url = new URL(issuer);
   const path = url.pathname.replace(/\/+$/, '');
-  return [`${url.origin}/.well-known/oauth-authorization-server${path}`, `${url.origin}${path}/.well-known/openid-configuration`];
+  return [
+    `${url.origin}/.well-known/oauth-authorization-server${path}`,
+    `${url.origin}${path}/.well-known/openid-configuration`,
+  ];
 }
 
 /**
@@ -76,8 +79,10 @@ export class IssuerDiscovery {
     }
     const { authorization_endpoint: authorizationEndpoint, token_endpoint: tokenEndpoint } = metadata;
     // Stored as given and published as `format: uri`: the same rules as endpoints an admin types.
-    if (typeof authorizationEndpoint !== 'string' || !isHttpUrl(authorizationEndpoint) || !isUri(authorizationEndpoint)) throw new Error('no valid authorization_endpoint');
-    if (typeof tokenEndpoint !== 'string' || !isHttpUrl(tokenEndpoint) || !isUri(tokenEndpoint)) throw new Error('no valid token_endpoint');
+    if (typeof authorizationEndpoint !== 'string' || !isHttpUrl(authorizationEndpoint) || !isUri(authorizationEndpoint))
+      throw new Error('no valid authorization_endpoint');
+    if (typeof tokenEndpoint !== 'string' || !isHttpUrl(tokenEndpoint) || !isUri(tokenEndpoint))
+      throw new Error('no valid token_endpoint');
     return { authorizationEndpoint, tokenEndpoint };
   }
 }

@@ -1,4 +1,9 @@
-import { isHttpsOrLoopbackUrl, isHttpUrl, TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from '@broker/domain';
+import {
+  isHttpsOrLoopbackUrl,
+  isHttpUrl,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+  type TokenEndpointAuthMethod,
+} from '@broker/domain';
 import { IsHttpsOrLoopbackUrl, IsHttpUrl, IsPlainText, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';

@@ -44,7 +44,11 @@ export class ServicesController {
   @Put(':serviceId')
   @ApiOkResponse({ type: ServiceResponse })
   @ApiErrors('service not found', 'conflict', 'validation failed')
-  async replace(@Principal() admin: Principal, @Param() { serviceId }: ServiceIdParam, @Body() body: ServiceDto): Promise<ServiceResponse> {
+  async replace(
+    @Principal() admin: Principal,
+    @Param() { serviceId }: ServiceIdParam,
+    @Body() body: ServiceDto,
+  ): Promise<ServiceResponse> {
     return toServiceResponse(await this.services.replace(admin.id, serviceId, body));
   }
 

@@ -1,5 +1,21 @@
-import { ApiError, Clock, normaliseResourceUri, Random, type FieldIssue, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
-import { adminEvent, EventLedger, GrantRepository, recordChange, ServiceRepository, type SecretChange, type ServiceInput } from '@broker/persistence';
+import {
+  ApiError,
+  Clock,
+  normaliseResourceUri,
+  Random,
+  type FieldIssue,
+  type Service,
+  type TokenEndpointAuthMethod,
+} from '@broker/domain';
+import {
+  adminEvent,
+  EventLedger,
+  GrantRepository,
+  recordChange,
+  ServiceRepository,
+  type SecretChange,
+  type ServiceInput,
+} from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
 import { isUri } from '../common/is-uri';
@@ -34,8 +50,18 @@ export class ServicesService {
     const id = this.random.uuid();
     const secret = dto.client_secret ?? null;
     const input = await this.toInput(dto, secret !== null);
-    const events = recordChange(this.ledger, (service: Service) => adminEvent('service.created', admin, { serviceId: service.id }, { display_name: service.displayName }));
-    return inAdminVocabulary(this.services.create(id, input, secret === null ? null : this.cipher.encrypt(secret, bindings.clientSecret(id)), this.clock.now(), events));
+    const events = recordChange(this.ledger, (service: Service) =>
+      adminEvent('service.created', admin, { serviceId: service.id }, { display_name: service.displayName }),
+    );
+    return inAdminVocabulary(
+      this.services.create(
+        id,
+        input,
+        secret === null ? null : this.cipher.encrypt(secret, bindings.clientSecret(id)),
+        this.clock.now(),
+        events,
+      ),
+    );
   }
 
   /** Full replacement, except an omitted client_secret keeps the stored one (API.md). */
@@ -43,11 +69,18 @@ export class ServicesService {
     const existing = await this.get(id);
     let change: SecretChange = { kind: 'keep' };
     if (dto.client_secret !== undefined) {
-      change = { kind: 'set', envelope: dto.client_secret === null ? null : this.cipher.encrypt(dto.client_secret, bindings.clientSecret(id)) };
+      change = {
+        kind: 'set',
+        envelope: dto.client_secret === null ? null : this.cipher.encrypt(dto.client_secret, bindings.clientSecret(id)),
+      };
     }
     const hasSecret = change.kind === 'keep' ? existing.hasClientSecret : change.envelope !== null;
-    const events = recordChange(this.ledger, (changed: Service) => adminEvent('service.changed', admin, { serviceId: changed.id }, { display_name: changed.displayName }));
-    const service = await inAdminVocabulary(this.services.replace(id, await this.toInput(dto, hasSecret), change, this.clock.now(), events));
+    const events = recordChange(this.ledger, (changed: Service) =>
+      adminEvent('service.changed', admin, { serviceId: changed.id }, { display_name: changed.displayName }),
+    );
+    const service = await inAdminVocabulary(
+      this.services.replace(id, await this.toInput(dto, hasSecret), change, this.clock.now(), events),
+    );
     if (service === undefined) throw new ApiError('service not found', `no service ${id}`);
     return service;
   }
@@ -55,8 +88,11 @@ export class ServicesService {
   /** 409 while a permission set or an active grant references the service (expired grants do not count). */
   async delete(admin: string, id: string): Promise<void> {
     await this.grants.releaseExpiredReferences({ serviceId: id }, this.clock.now());
-    const events = recordChange(this.ledger, (serviceId: string) => adminEvent('service.deleted', admin, { serviceId }, {}));
-    if (!(await inAdminVocabulary(this.services.delete(id, events)))) throw new ApiError('service not found', `no service ${id}`);
+    const events = recordChange(this.ledger, (serviceId: string) =>
+      adminEvent('service.deleted', admin, { serviceId }, {}),
+    );
+    if (!(await inAdminVocabulary(this.services.delete(id, events))))
+      throw new ApiError('service not found', `no service ${id}`);
   }
 
   private async toInput(dto: ServiceDto, hasSecret: boolean): Promise<ServiceInput> {
@@ -65,7 +101,10 @@ export class ServicesService {
     const protectedResources = normaliseResources(dto.protected_resources ?? []);
     const scopes = dto.scopes ?? [];
     const names = scopes.map((s) => s.scope);
-    if (new Set(names).size !== names.length) throw new ApiError('validation failed', 'scopes lists a scope more than once', [{ field: 'scopes', problem: 'duplicate scope' }]);
+    if (new Set(names).size !== names.length)
+      throw new ApiError('validation failed', 'scopes lists a scope more than once', [
+        { field: 'scopes', problem: 'duplicate scope' },
+      ]);
     let authorizationEndpoint = dto.authorization_endpoint ?? undefined;
     let tokenEndpoint = dto.token_endpoint ?? undefined;
     if (authorizationEndpoint === undefined || tokenEndpoint === undefined) {
@@ -92,10 +131,16 @@ export class ServicesService {
 function authMethod(requested: TokenEndpointAuthMethod | undefined, hasSecret: boolean): TokenEndpointAuthMethod {
   const method = requested ?? (hasSecret ? 'client_secret_basic' : 'none');
   if (method !== 'none' && !hasSecret) {
-    throw new ApiError('validation failed', `client_secret is required when token_endpoint_auth_method is ${method}`, [{ field: 'client_secret', problem: 'required' }]);
+    throw new ApiError('validation failed', `client_secret is required when token_endpoint_auth_method is ${method}`, [
+      { field: 'client_secret', problem: 'required' },
+    ]);
   }
   if (method === 'none' && hasSecret) {
-    throw new ApiError('validation failed', 'a public service (token_endpoint_auth_method none) must not have a client_secret', [{ field: 'client_secret', problem: 'must be null for none' }]);
+    throw new ApiError(
+      'validation failed',
+      'a public service (token_endpoint_auth_method none) must not have a client_secret',
+      [{ field: 'client_secret', problem: 'must be null for none' }],
+    );
   }
   return method;
 }
@@ -108,9 +153,18 @@ function normaliseResources(values: readonly string[]): string[] {
   values.forEach((value, index) => {
     // RFC 3986 syntax first: the normal form keeps what the URL parser lets through (`|`, `{}`), and the document says `format: uri`.
     const normal = isUri(value) ? normaliseResourceUri(value) : undefined;
-    if (normal === undefined) issues.push({ field: `protected_resources.${index}`, problem: 'must be an absolute http(s) URI (RFC 3986) without fragment or user info' });
+    if (normal === undefined)
+      issues.push({
+        field: `protected_resources.${index}`,
+        problem: 'must be an absolute http(s) URI (RFC 3986) without fragment or user info',
+      });
     else out.add(normal);
   });
-  if (issues.length > 0) throw new ApiError('validation failed', `protected_resources: ${issues.map((i) => `${i.field} ${i.problem}`).join('; ')}`, issues);
+  if (issues.length > 0)
+    throw new ApiError(
+      'validation failed',
+      `protected_resources: ${issues.map((i) => `${i.field} ${i.problem}`).join('; ')}`,
+      issues,
+    );
   return [...out];
 }

@@ -25,5 +25,11 @@ export class SigningKeyListResponse {
 }
 
 export function toSigningKeyResponse(key: SigningKeyRecord): SigningKeyResponse {
-  return { kid: key.kid, algorithm: key.algorithm, is_current: key.isCurrent, created_at: key.createdAt.toISOString(), deleted_at: key.deletedAt?.toISOString() ?? null };
+  return {
+    kid: key.kid,
+    algorithm: key.algorithm,
+    is_current: key.isCurrent,
+    created_at: key.createdAt.toISOString(),
+    deleted_at: key.deletedAt?.toISOString() ?? null,
+  };
 }

@@ -19,7 +19,13 @@ export class WebhookDto {
   url!: string;
 
   /** The event kinds delivered, at least one, each at most once. */
-  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] }, minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string', enum: [...EVENT_TYPES] },
+    minItems: 1,
+    maxItems: EVENT_TYPES.length,
+    uniqueItems: true,
+  })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(EVENT_TYPES.length)

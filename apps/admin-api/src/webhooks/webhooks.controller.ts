@@ -13,7 +13,9 @@ import {
 import { WebhooksService } from './webhooks.service';
 
 /** The secret is in the answer: no cache may keep it (RFC 9111 §5.2.2.5). */
-const NO_STORE = { 'Cache-Control': { description: 'always `no-store`', schema: { type: 'string', enum: ['no-store'] } } };
+const NO_STORE = {
+  'Cache-Control': { description: 'always `no-store`', schema: { type: 'string', enum: ['no-store'] } },
+};
 
 /** Issue 17 item 5: webhook endpoints that receive ledger events, signed (Standard Webhooks). */
 @ApiTags('webhooks')

@@ -1,7 +1,12 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApiError, Clock, Random, type EventType } from '@broker/domain';
 import { networkList } from '@broker/outbound';
-import { WebhookRepository, type WebhookDeliveryRecord, type WebhookInput, type WebhookRecord } from '@broker/persistence';
+import {
+  WebhookRepository,
+  type WebhookDeliveryRecord,
+  type WebhookInput,
+  type WebhookRecord,
+} from '@broker/persistence';
 import { WebhookSecrets, webhookUrlProblem } from '@broker/webhooks';
 import { Inject, Injectable } from '@nestjs/common';
 import type { BlockList } from 'node:net';

@@ -15,8 +15,16 @@ function list(details: Record<string, unknown>, key: string): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
 
-const REFRESH_TRIGGERS: Record<string, string> = { exchange: 'when an agent needed it', proactive: 'ahead of expiry', forced: 'on request' };
-const PERSISTENCE: Record<string, string> = { once: 'this call only', session: 'for the agent session', permanent: 'always' };
+const REFRESH_TRIGGERS: Record<string, string> = {
+  exchange: 'when an agent needed it',
+  proactive: 'ahead of expiry',
+  forced: 'on request',
+};
+const PERSISTENCE: Record<string, string> = {
+  once: 'this call only',
+  session: 'for the agent session',
+  permanent: 'always',
+};
 
 /** One labelled detail ("Resource: https://…"); values are text, never HTML. */
 function Detail({ label, children }: { label: string; children: ReactNode }) {
@@ -36,40 +44,83 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
   switch (event.type) {
     case 'token.exchanged': {
       const resource = text(d, 'resource');
-      if (resource !== null) out.push(<Detail key="resource" label="Resource"><span className="mono">{resource}</span></Detail>);
+      if (resource !== null)
+        out.push(
+          <Detail key="resource" label="Resource">
+            <span className="mono">{resource}</span>
+          </Detail>,
+        );
       break;
     }
     case 'impersonation.decided': {
       const audience = text(d, 'audience');
-      if (audience !== null) out.push(<Detail key="audience" label="For"><span className="mono">{audience}</span></Detail>);
+      if (audience !== null)
+        out.push(
+          <Detail key="audience" label="For">
+            <span className="mono">{audience}</span>
+          </Detail>,
+        );
       break;
     }
     case 'grant.created':
     case 'grant.replaced': {
       const services = list(d, 'service_ids');
-      if (services.length > 0) out.push(<Detail key="services" label="Services">{serviceNames(services)}</Detail>);
+      if (services.length > 0)
+        out.push(
+          <Detail key="services" label="Services">
+            {serviceNames(services)}
+          </Detail>,
+        );
       const resources = list(d, 'resource_ids');
-      if (resources.length > 0) out.push(<Detail key="resources" label="MCP servers">{resources.map((id) => names.resources.get(id) ?? 'an MCP server').join(', ')}</Detail>);
-      out.push(<Detail key="until" label="Until">{text(d, 'valid_until') === null ? 'no expiry' : formatDate(text(d, 'valid_until'))}</Detail>);
+      if (resources.length > 0)
+        out.push(
+          <Detail key="resources" label="MCP servers">
+            {resources.map((id) => names.resources.get(id) ?? 'an MCP server').join(', ')}
+          </Detail>,
+        );
+      out.push(
+        <Detail key="until" label="Until">
+          {text(d, 'valid_until') === null ? 'no expiry' : formatDate(text(d, 'valid_until'))}
+        </Detail>,
+      );
       break;
     }
     case 'grant.expired':
-      out.push(<Detail key="until" label="Expired at">{formatDate(text(d, 'valid_until'))}</Detail>);
+      out.push(
+        <Detail key="until" label="Expired at">
+          {formatDate(text(d, 'valid_until'))}
+        </Detail>,
+      );
       break;
     case 'consent.denied': {
       const resources = list(d, 'resources');
-      if (resources.length > 0) out.push(<Detail key="resources" label="It asked for"><span className="mono">{resources.join(', ')}</span></Detail>);
+      if (resources.length > 0)
+        out.push(
+          <Detail key="resources" label="It asked for">
+            <span className="mono">{resources.join(', ')}</span>
+          </Detail>,
+        );
       break;
     }
     case 'session.connected': {
       const scopes = list(d, 'scopes');
-      if (scopes.length > 0) out.push(<Detail key="scopes" label="Scopes"><span className="mono">{scopes.join(' ')}</span></Detail>);
+      if (scopes.length > 0)
+        out.push(
+          <Detail key="scopes" label="Scopes">
+            <span className="mono">{scopes.join(' ')}</span>
+          </Detail>,
+        );
       break;
     }
     case 'session.refreshed':
     case 'session.needs_reauthentication': {
       const trigger = text(d, 'trigger');
-      if (trigger !== null) out.push(<Detail key="trigger" label="When">{REFRESH_TRIGGERS[trigger] ?? trigger}</Detail>);
+      if (trigger !== null)
+        out.push(
+          <Detail key="trigger" label="When">
+            {REFRESH_TRIGGERS[trigger] ?? trigger}
+          </Detail>,
+        );
       break;
     }
     case 'approval.requested':
@@ -79,13 +130,33 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
     case 'approval.revoked':
     case 'approval.expired': {
       const tool = text(d, 'tool_name');
-      if (tool !== null) out.push(<Detail key="tool" label="Tool"><span className="mono">{tool}</span></Detail>);
+      if (tool !== null)
+        out.push(
+          <Detail key="tool" label="Tool">
+            <span className="mono">{tool}</span>
+          </Detail>,
+        );
       const persistence = text(d, 'persistence');
-      if (persistence !== null) out.push(<Detail key="persistence" label="Allowed">{PERSISTENCE[persistence] ?? persistence}</Detail>);
+      if (persistence !== null)
+        out.push(
+          <Detail key="persistence" label="Allowed">
+            {PERSISTENCE[persistence] ?? persistence}
+          </Detail>,
+        );
       const risk = text(d, 'risk_level');
-      if (risk !== null) out.push(<Detail key="risk" label="Risk">{risk}</Detail>);
+      if (risk !== null)
+        out.push(
+          <Detail key="risk" label="Risk">
+            {risk}
+          </Detail>,
+        );
       const args = list(d, 'argument_names');
-      if (args.length > 0) out.push(<Detail key="args" label="Arguments"><span className="mono">{args.join(', ')}</span></Detail>);
+      if (args.length > 0)
+        out.push(
+          <Detail key="args" label="Arguments">
+            <span className="mono">{args.join(', ')}</span>
+          </Detail>,
+        );
       break;
     }
     default:

@@ -9,7 +9,19 @@ interface Option {
 }
 
 /** The filter bar: agent, service, kind and time range, each a labelled control (issue 17 item 3). */
-export function Filters({ value, onChange, agents, services, invalidDates }: { value: FilterState; onChange: (next: FilterState) => void; agents: readonly Option[]; services: readonly Option[]; invalidDates: boolean }) {
+export function Filters({
+  value,
+  onChange,
+  agents,
+  services,
+  invalidDates,
+}: {
+  value: FilterState;
+  onChange: (next: FilterState) => void;
+  agents: readonly Option[];
+  services: readonly Option[];
+  invalidDates: boolean;
+}) {
   const id = useId();
   const set = (patch: Partial<FilterState>) => onChange({ ...value, ...patch });
   return (
@@ -38,7 +50,11 @@ export function Filters({ value, onChange, agents, services, invalidDates }: { v
       </div>
       <div className="field">
         <label htmlFor={`${id}-kind`}>What happened</label>
-        <select id={`${id}-kind`} value={value.kind} onChange={(event) => set({ kind: event.target.value as EventKind | '' })}>
+        <select
+          id={`${id}-kind`}
+          value={value.kind}
+          onChange={(event) => set({ kind: event.target.value as EventKind | '' })}
+        >
           <option value="">Everything</option>
           {KIND_GROUPS.map((group) => (
             <optgroup key={group.label} label={group.label}>
@@ -53,7 +69,11 @@ export function Filters({ value, onChange, agents, services, invalidDates }: { v
       </div>
       <div className="field">
         <label htmlFor={`${id}-range`}>When</label>
-        <select id={`${id}-range`} value={value.range} onChange={(event) => set({ range: event.target.value as RangeChoice })}>
+        <select
+          id={`${id}-range`}
+          value={value.range}
+          onChange={(event) => set({ range: event.target.value as RangeChoice })}
+        >
           {(Object.keys(RANGE_LABELS) as RangeChoice[]).map((choice) => (
             <option key={choice} value={choice}>
               {RANGE_LABELS[choice]}
@@ -66,11 +86,25 @@ export function Filters({ value, onChange, agents, services, invalidDates }: { v
         <div className="activity-dates">
           <div className="field">
             <label htmlFor={`${id}-from`}>From</label>
-            <input id={`${id}-from`} type="date" value={value.fromDay} max={value.toDay || undefined} onChange={(event) => set({ fromDay: event.target.value })} aria-describedby={invalidDates ? `${id}-dates` : undefined} />
+            <input
+              id={`${id}-from`}
+              type="date"
+              value={value.fromDay}
+              max={value.toDay || undefined}
+              onChange={(event) => set({ fromDay: event.target.value })}
+              aria-describedby={invalidDates ? `${id}-dates` : undefined}
+            />
           </div>
           <div className="field">
             <label htmlFor={`${id}-to`}>To</label>
-            <input id={`${id}-to`} type="date" value={value.toDay} min={value.fromDay || undefined} onChange={(event) => set({ toDay: event.target.value })} aria-describedby={invalidDates ? `${id}-dates` : undefined} />
+            <input
+              id={`${id}-to`}
+              type="date"
+              value={value.toDay}
+              min={value.fromDay || undefined}
+              onChange={(event) => set({ toDay: event.target.value })}
+              aria-describedby={invalidDates ? `${id}-dates` : undefined}
+            />
           </div>
         </div>
       ) : null}

@@ -3,7 +3,17 @@ import { KIND_GROUPS, KIND_LABELS, outcomeBadge } from './kinds';
 
 describe('activity badges say what came of the event', () => {
   it('a denial, a revocation, an expiry or a declined consent is never a green "Succeeded"', () => {
-    for (const kind of ['approval.denied', 'grant.revoked', 'approval.revoked', 'grant.expired', 'approval.expired', 'consent.denied', 'session.disconnected', 'session.needs_reauthentication', 'approval.requested'] as const) {
+    for (const kind of [
+      'approval.denied',
+      'grant.revoked',
+      'approval.revoked',
+      'grant.expired',
+      'approval.expired',
+      'consent.denied',
+      'session.disconnected',
+      'session.needs_reauthentication',
+      'approval.requested',
+    ] as const) {
       const badge = outcomeBadge(kind, 'success');
       expect(badge.label, kind).not.toBe('Succeeded');
       expect(badge.tone, kind).not.toBe('success');

@@ -53,10 +53,35 @@ export const KIND_LABELS: Record<EventKind, string> = {
 /** The kinds a person's activity holds, grouped as the kind filter offers them (administration kinds never name a person). */
 export const KIND_GROUPS: readonly { readonly label: string; readonly kinds: readonly EventKind[] }[] = [
   { label: 'Agents using your access', kinds: ['token.exchanged', 'impersonation.decided'] },
-  { label: 'Access you gave', kinds: ['grant.created', 'grant.replaced', 'grant.revoked', 'grant.expired', 'consent.denied'] },
-  { label: 'Agent sign-ins', kinds: ['refresh_token.issued', 'refresh_token.rotated', 'refresh_token.reused', 'refresh_token.revoked', 'access_token.revoked'] },
-  { label: 'Connections', kinds: ['session.connected', 'session.refreshed', 'session.needs_reauthentication', 'session.disconnected'] },
-  { label: 'Approvals', kinds: ['approval.requested', 'approval.approved', 'approval.denied', 'approval.consumed', 'approval.revoked', 'approval.expired'] },
+  {
+    label: 'Access you gave',
+    kinds: ['grant.created', 'grant.replaced', 'grant.revoked', 'grant.expired', 'consent.denied'],
+  },
+  {
+    label: 'Agent sign-ins',
+    kinds: [
+      'refresh_token.issued',
+      'refresh_token.rotated',
+      'refresh_token.reused',
+      'refresh_token.revoked',
+      'access_token.revoked',
+    ],
+  },
+  {
+    label: 'Connections',
+    kinds: ['session.connected', 'session.refreshed', 'session.needs_reauthentication', 'session.disconnected'],
+  },
+  {
+    label: 'Approvals',
+    kinds: [
+      'approval.requested',
+      'approval.approved',
+      'approval.denied',
+      'approval.consumed',
+      'approval.revoked',
+      'approval.expired',
+    ],
+  },
 ];
 
 /** Who did it, as a phrase ("by you"); an administrator or another person is never named (the API leaves their id out). */
@@ -107,6 +132,7 @@ const SUCCESS_BADGES: Partial<Record<EventKind, OutcomeBadge>> = {
 };
 
 export function outcomeBadge(type: EventKind, outcome: ActivityEvent['outcome']): OutcomeBadge {
-  if (outcome === 'failure') return type === 'refresh_token.reused' ? { label: 'Stopped', tone: 'danger' } : { label: 'Failed', tone: 'danger' };
+  if (outcome === 'failure')
+    return type === 'refresh_token.reused' ? { label: 'Stopped', tone: 'danger' } : { label: 'Failed', tone: 'danger' };
   return SUCCESS_BADGES[type] ?? { label: 'Succeeded', tone: 'success' };
 }

@@ -12,11 +12,17 @@ export interface Names {
 /** The person's agents (the agents page's list) and every configured service (the connections page's list). */
 export function useDirectory() {
   const agents = useQuery({ queryKey: ['delegations'], queryFn: () => unwrap(api.GET('/api/consent/agents')) });
-  const services = useQuery({ queryKey: ['third-party-sessions'], queryFn: () => unwrap(api.GET('/api/third-party/sessions')) });
+  const services = useQuery({
+    queryKey: ['third-party-sessions'],
+    queryFn: () => unwrap(api.GET('/api/third-party/sessions')),
+  });
   return {
     agents: agents.data?.data.map((agent) => ({ id: agent.agent_id, name: agent.display_name })) ?? [],
     services: services.data?.data.map((item) => ({ id: item.service.id, name: item.service.display_name })) ?? [],
-    resources: agents.data?.data.flatMap((agent) => agent.resources.map((resource) => ({ id: resource.id, name: resource.display_name }))) ?? [],
+    resources:
+      agents.data?.data.flatMap((agent) =>
+        agent.resources.map((resource) => ({ id: resource.id, name: resource.display_name })),
+      ) ?? [],
   };
 }
 
@@ -32,7 +38,8 @@ export function useNames(directory: ReturnType<typeof useDirectory>, agentIds: r
       queryKey: ['activity-agent', agentId],
       queryFn: async () => {
         try {
-          return (await unwrap(api.GET('/api/consent/agents/{agentId}', { params: { path: { agentId } } }))).data.agent.display_name;
+          return (await unwrap(api.GET('/api/consent/agents/{agentId}', { params: { path: { agentId } } }))).data.agent
+            .display_name;
         } catch (error) {
           if (error instanceof ApiFailure && error.status === 404) return null;
           throw error;
@@ -48,5 +55,9 @@ export function useNames(directory: ReturnType<typeof useDirectory>, agentIds: r
     const name = lookups[index]?.data;
     if (typeof name === 'string') agents.set(id, name);
   });
-  return { agents, services: new Map(directory.services.map((service) => [service.id, service.name])), resources: new Map(directory.resources.map((resource) => [resource.id, resource.name])) };
+  return {
+    agents,
+    services: new Map(directory.services.map((service) => [service.id, service.name])),
+    resources: new Map(directory.resources.map((resource) => [resource.id, resource.name])),
+  };
 }

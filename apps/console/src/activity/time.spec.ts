@@ -4,7 +4,7 @@ import { dayHeading, localDay } from './time';
 describe('activity days', () => {
   const now = new Date(2026, 10, 27, 10, 30);
 
-  it('groups by the person\'s own calendar day', () => {
+  it("groups by the person's own calendar day", () => {
     expect(localDay(new Date(2026, 10, 27, 0, 5))).toBe('2026-11-27');
     expect(localDay(new Date(2026, 10, 26, 23, 55).toISOString())).toBe('2026-11-26');
   });

@@ -34,7 +34,10 @@ export function dateRange(fromDay: string, toDay: string): TimeRange | undefined
   const start = fromDay === '' ? undefined : localMidnight(fromDay, 0);
   const end = toDay === '' ? undefined : localMidnight(toDay, 1);
   if (start !== undefined && end !== undefined && end.getTime() <= start.getTime()) return undefined;
-  return { ...(start === undefined ? {} : { from: start.toISOString() }), ...(end === undefined ? {} : { to: end.toISOString() }) };
+  return {
+    ...(start === undefined ? {} : { from: start.toISOString() }),
+    ...(end === undefined ? {} : { to: end.toISOString() }),
+  };
 }
 
 function localMidnight(day: string, plusDays: number): Date {
@@ -71,5 +74,7 @@ export function localDay(value: string | Date): string {
 export function dayHeading(day: string, now: Date = new Date()): string {
   if (day === localDay(now)) return 'Today';
   if (day === localDay(new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1))) return 'Yesterday';
-  return new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' }).format(localMidnight(day, 0));
+  return new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' }).format(
+    localMidnight(day, 0),
+  );
 }

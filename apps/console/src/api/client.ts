@@ -35,5 +35,9 @@ export async function unwrap<T>(call: Promise<Answer<T>>): Promise<T> {
   const { data, error, response } = await call;
   if (response.ok) return data as T;
   const body = (error ?? {}) as { error?: unknown; message?: unknown };
-  throw new ApiFailure(response.status, typeof body.error === 'string' ? body.error : 'error', typeof body.message === 'string' ? body.message : response.statusText);
+  throw new ApiFailure(
+    response.status,
+    typeof body.error === 'string' ? body.error : 'error',
+    typeof body.message === 'string' ? body.message : response.statusText,
+  );
 }

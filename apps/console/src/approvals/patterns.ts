@@ -58,15 +58,26 @@ export function choicesFor(name: string, value: unknown): PatternChoice[] {
   const any: PatternChoice = { id: 'any', label: `Any ${name}`, glob: null };
   const custom: PatternChoice = { id: 'custom', label: 'My own pattern (advanced)', glob: null };
   if (typeof value !== 'string') return [{ id: 'exact', label: 'Exactly this value', glob: canonicalJson(value) }, any];
-  const choices: PatternChoice[] = [{ id: 'exact', label: value === '' ? 'Exactly this (empty) value' : `Exactly “${shortened(value)}”`, glob: escapeGlob(value) }];
+  const choices: PatternChoice[] = [
+    {
+      id: 'exact',
+      label: value === '' ? 'Exactly this (empty) value' : `Exactly “${shortened(value)}”`,
+      glob: escapeGlob(value),
+    },
+  ];
   const slash = value.lastIndexOf('/');
   if (value.startsWith('/') && slash > 0 && !value.includes('\n')) {
     const folder = value.slice(0, slash);
     choices.push({ id: 'in-folder', label: `Any file in ${shortened(folder)}`, glob: `${escapeGlob(folder)}/*` });
-    choices.push({ id: 'under-folder', label: `Anything in ${shortened(folder)} or its subfolders`, glob: `${escapeGlob(folder)}/**` });
+    choices.push({
+      id: 'under-folder',
+      label: `Anything in ${shortened(folder)} or its subfolders`,
+      glob: `${escapeGlob(folder)}/**`,
+    });
   }
   const email = /^[^@\s/]+@([^@\s/]+\.[^@\s/]+)$/.exec(value);
-  if (email !== null) choices.push({ id: 'domain', label: `Any address at ${email[1]}`, glob: `*@${escapeGlob(email[1] as string)}` });
+  if (email !== null)
+    choices.push({ id: 'domain', label: `Any address at ${email[1]}`, glob: `*@${escapeGlob(email[1] as string)}` });
   return [...choices, any, custom];
 }
 
@@ -98,16 +109,21 @@ export function toPattern(rows: readonly PatternRow[]): Record<string, string> |
   const pattern: Record<string, string> = {};
   for (const row of rows) {
     const glob = rowGlob(row);
-    if (glob !== null) Object.defineProperty(pattern, row.name, { value: glob, enumerable: true, writable: true, configurable: true });
+    if (glob !== null)
+      Object.defineProperty(pattern, row.name, { value: glob, enumerable: true, writable: true, configurable: true });
   }
   return pattern;
 }
 
 /** What a stored glob allows, in words: exactly a value (structured when it was not text), a phrase, or the glob itself. */
-export type GlobMeaning = { readonly kind: 'exactly'; readonly value: unknown } | { readonly kind: 'words'; readonly text: string } | { readonly kind: 'glob'; readonly glob: string };
+export type GlobMeaning =
+  | { readonly kind: 'exactly'; readonly value: unknown }
+  | { readonly kind: 'words'; readonly text: string }
+  | { readonly kind: 'glob'; readonly glob: string };
 
 export function globMeaning(glob: string, reviewed: unknown): GlobMeaning {
-  if (reviewed !== undefined && typeof reviewed !== 'string' && glob === canonicalJson(reviewed)) return { kind: 'exactly', value: reviewed };
+  if (reviewed !== undefined && typeof reviewed !== 'string' && glob === canonicalJson(reviewed))
+    return { kind: 'exactly', value: reviewed };
   // A non-string value's canonical JSON text (`{"folders":[…]}`, compared as written): shown as the value it stands for.
   if (typeof reviewed !== 'string' && /^[[{]/.test(glob)) {
     try {
@@ -127,14 +143,20 @@ export function globMeaning(glob: string, reviewed: unknown): GlobMeaning {
   const tree = underFolder === null ? undefined : literalOf(underFolder[1] as string);
   if (tree !== undefined && tree !== '') return { kind: 'words', text: `anything in ${tree} or its subfolders` };
   const domain = glob.startsWith('*@') ? literalOf(glob.slice(2)) : undefined;
-  if (domain !== undefined && domain !== '' && !domain.includes('/')) return { kind: 'words', text: `any address at ${domain}` };
+  if (domain !== undefined && domain !== '' && !domain.includes('/'))
+    return { kind: 'words', text: `any address at ${domain}` };
   const prefix = glob.endsWith('*') && !glob.endsWith('**') ? literalOf(glob.slice(0, -1)) : undefined;
-  if (prefix !== undefined && prefix !== '' && !prefix.endsWith('/')) return { kind: 'words', text: `anything starting with “${prefix}” (without a further “/”)` };
+  if (prefix !== undefined && prefix !== '' && !prefix.endsWith('/'))
+    return { kind: 'words', text: `anything starting with “${prefix}” (without a further “/”)` };
   return { kind: 'glob', glob };
 }
 
 const PROBLEMS: readonly [RegExp, (name: string) => string][] = [
-  [/^does not match the reviewed value/, (name) => `The choice for “${name}” leaves out the value you reviewed: it must include it, or this very call would not be allowed.`],
+  [
+    /^does not match the reviewed value/,
+    (name) =>
+      `The choice for “${name}” leaves out the value you reviewed: it must include it, or this very call would not be allowed.`,
+  ],
   [/^names an argument the reviewed call does not have/, (name) => `“${name}” is not an argument of this call.`],
   [/^must be at most \d+ bytes/, (name) => `The pattern for “${name}” is too long.`],
   [/^must be a glob string/, (name) => `The pattern for “${name}” must be text.`],
@@ -151,7 +173,8 @@ export function patternErrorWords(message: string): string[] {
     const match = /^params_pattern(?:\.(.*?))?: (.*)$/s.exec(part);
     if (match === null) return undefined;
     const [, name, problem] = match;
-    if (name === undefined) return /^at most \d+/.test(problem ?? '') ? 'Too many arguments are limited at once.' : undefined;
+    if (name === undefined)
+      return /^at most \d+/.test(problem ?? '') ? 'Too many arguments are limited at once.' : undefined;
     return PROBLEMS.find(([test]) => test.test(problem ?? ''))?.[1](name);
   });
   return words.every((word): word is string => word !== undefined) ? words : [message];

@@ -21,10 +21,17 @@ export function requestContext(metadata: Record<string, unknown>): RequestContex
   const rest: Record<string, unknown> = {};
   const words: Partial<Record<(typeof WORDS)[number], string>> = {};
   for (const [key, value] of Object.entries(metadata)) {
-    if ((WORDS as readonly string[]).includes(key) && typeof value === 'string' && value.trim() !== '') words[key as (typeof WORDS)[number]] = value.trim();
-    else if (key !== 'agent_session_id') Object.defineProperty(rest, key, { value, enumerable: true, writable: true, configurable: true });
+    if ((WORDS as readonly string[]).includes(key) && typeof value === 'string' && value.trim() !== '')
+      words[key as (typeof WORDS)[number]] = value.trim();
+    else if (key !== 'agent_session_id')
+      Object.defineProperty(rest, key, { value, enumerable: true, writable: true, configurable: true });
   }
-  return { reason: words.reason ?? null, title: words.tool_title ?? null, description: words.tool_description ?? null, rest };
+  return {
+    reason: words.reason ?? null,
+    title: words.tool_title ?? null,
+    description: words.tool_description ?? null,
+    rest,
+  };
 }
 
 /** The tool as the person reads it: the gateway's title, else its name. */

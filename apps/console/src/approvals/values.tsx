@@ -18,7 +18,13 @@ export function LongValue({ value }: { value: string }) {
       <code className="arg-value" id={id}>
         {open ? value : `${chars.slice(0, SHORT).join('')}…`}
       </code>
-      <button type="button" className="link-button" aria-expanded={open} aria-controls={id} onClick={() => setOpen(!open)}>
+      <button
+        type="button"
+        className="link-button"
+        aria-expanded={open}
+        aria-controls={id}
+        onClick={() => setOpen(!open)}
+      >
         {open ? 'Show less' : `Show all ${chars.length} characters`}
       </button>
     </>
@@ -33,7 +39,8 @@ const MAX_DEPTH = 6;
  * and objects as name → value lists, nested; never escaped JSON. Always text, never HTML.
  */
 export function StructuredValue({ value, depth = 0 }: { value: unknown; depth?: number }) {
-  if (typeof value === 'string') return value === '' ? <span className="muted">empty text</span> : <LongValue value={value} />;
+  if (typeof value === 'string')
+    return value === '' ? <span className="muted">empty text</span> : <LongValue value={value} />;
   if (value === null || value === undefined) return <span className="muted">nothing (null)</span>;
   if (typeof value === 'boolean') return <code className="arg-value">{value ? 'yes' : 'no'}</code>;
   if (typeof value !== 'object') return <code className="arg-value">{String(value)}</code>;
@@ -67,7 +74,15 @@ export function StructuredValue({ value, depth = 0 }: { value: unknown; depth?: 
 }
 
 /** A tool call's arguments (or other named values): each name with its value, structured; the raw JSON for engineers, folded. */
-export function ArgumentsView({ args, open = false, label = 'Arguments' }: { args: Record<string, unknown>; open?: boolean; label?: string }) {
+export function ArgumentsView({
+  args,
+  open = false,
+  label = 'Arguments',
+}: {
+  args: Record<string, unknown>;
+  open?: boolean;
+  label?: string;
+}) {
   const entries = Object.entries(args);
   return (
     <details className="args" open={open}>
@@ -157,7 +172,10 @@ export function PatternView({ pattern, args }: { pattern: Approval['params_patte
         <div key={index} className="arg-row">
           <dt className="mono">{name}</dt>
           <dd>
-            <GlobWords glob={glob} reviewed={Object.prototype.hasOwnProperty.call(args, name) ? args[name] : undefined} />
+            <GlobWords
+              glob={glob}
+              reviewed={Object.prototype.hasOwnProperty.call(args, name) ? args[name] : undefined}
+            />
           </dd>
         </div>
       ))}

@@ -11,7 +11,11 @@ function explain(error: unknown): { title: string; detail: string } {
     if (error.status === 401) return { title: 'Your sign-in expired', detail: 'Reload the page to sign in again.' };
     if (error.status === 403) return { title: 'Not allowed', detail: error.message };
     if (error.status === 404) return { title: 'Not found', detail: error.message };
-    if (error.status === 400 && error.code === 'session_expired') return { title: 'This request has expired', detail: 'Go back to the application that sent you here and start again.' };
+    if (error.status === 400 && error.code === 'session_expired')
+      return {
+        title: 'This request has expired',
+        detail: 'Go back to the application that sent you here and start again.',
+      };
     return { title: 'Something went wrong', detail: error.message };
   }
   return { title: 'The broker cannot be reached', detail: 'Check your connection and try again.' };
@@ -55,7 +59,9 @@ export function NotFound() {
   return (
     <section className="panel error-view" role="alert">
       <h1>Page not found</h1>
-      <p>There is no page at this address: the link may be mistyped or out of date. These are the console&apos;s pages:</p>
+      <p>
+        There is no page at this address: the link may be mistyped or out of date. These are the console&apos;s pages:
+      </p>
       <PageLinks />
     </section>
   );
@@ -67,10 +73,11 @@ export function InvalidLink({ what }: { what: 'agent' | 'approval' }) {
   return (
     <section className="panel error-view" role="alert">
       <h1>This {what} link is not valid</h1>
-      <p>The address is incomplete or mistyped. Open the {what} from {what === 'agent' ? 'your agents' : 'your approvals'} instead.</p>
       <p>
-        {what === 'agent' ? <Link to="/agents">Your agents</Link> : <Link to="/approvals">Your approvals</Link>}
+        The address is incomplete or mistyped. Open the {what} from{' '}
+        {what === 'agent' ? 'your agents' : 'your approvals'} instead.
       </p>
+      <p>{what === 'agent' ? <Link to="/agents">Your agents</Link> : <Link to="/approvals">Your approvals</Link>}</p>
     </section>
   );
 }

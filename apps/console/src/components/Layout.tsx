@@ -27,7 +27,13 @@ function Person() {
   const picture = safeUrl(picture_url);
   return (
     <div className="person" title={principal}>
-      {picture !== undefined ? <img className="avatar" src={picture} alt="" width={28} height={28} referrerPolicy="no-referrer" /> : <span className={`avatar initials hue-${hueOf(principal)}`} aria-hidden="true">{initialOf(display_name)}</span>}
+      {picture !== undefined ? (
+        <img className="avatar" src={picture} alt="" width={28} height={28} referrerPolicy="no-referrer" />
+      ) : (
+        <span className={`avatar initials hue-${hueOf(principal)}`} aria-hidden="true">
+          {initialOf(display_name)}
+        </span>
+      )}
       <span className="person-name">{display_name}</span>
     </div>
   );
@@ -55,7 +61,11 @@ export function Layout() {
           <nav aria-label="Console">
             <NavLink to="/agents">Agents</NavLink>
             <NavLink to="/connections">Connections</NavLink>
-            <Link to="/approvals" className={approvals ? 'active' : undefined} aria-current={approvals ? 'page' : undefined}>
+            <Link
+              to="/approvals"
+              className={approvals ? 'active' : undefined}
+              aria-current={approvals ? 'page' : undefined}
+            >
               Approvals
             </Link>
             <NavLink to="/approvals/remembered">Remembered</NavLink>

@@ -4,7 +4,11 @@
  * Retry (nothing while the query's refreshes succeed). The queries keep retrying by themselves (polling, focus), so it goes away as soon as
  * one answers.
  */
-export function ReconnectBanner({ query }: { query: { isRefetchError: boolean; isFetching: boolean; refetch: () => Promise<unknown> } }) {
+export function ReconnectBanner({
+  query,
+}: {
+  query: { isRefetchError: boolean; isFetching: boolean; refetch: () => Promise<unknown> };
+}) {
   if (!query.isRefetchError) return null;
   const retrying = query.isFetching;
   return (

@@ -18,11 +18,19 @@ export function AccountNote() {
         Deciding as <strong>{display_name}</strong>
         {display_name !== principal ? <span className="mono"> ({principal})</span> : null}.
       </span>
-      <button type="button" className="link-button" aria-expanded={open} aria-controls={help} onClick={() => setOpen(!open)}>
+      <button
+        type="button"
+        className="link-button"
+        aria-expanded={open}
+        aria-controls={help}
+        onClick={() => setOpen(!open)}
+      >
         Not you?
       </button>
       <span id={help} className="consent-account-help" hidden={!open}>
-        Your organisation&apos;s sign-in told the broker who you are. To decide as someone else, sign out of your organisation&apos;s sign-in (or open the link in a private window), sign in as that person, and start again from the application. Nothing is shared until you press Allow.
+        Your organisation&apos;s sign-in told the broker who you are. To decide as someone else, sign out of your
+        organisation&apos;s sign-in (or open the link in a private window), sign in as that person, and start again from
+        the application. Nothing is shared until you press Allow.
       </span>
     </p>
   );

@@ -20,11 +20,17 @@ function ExternalLink({ url, children }: { url: string | null; children: string 
 
 /** Who the agent is: its description and documentation links (its technical identifier is the administrator's business). */
 export function AgentAbout({ agent }: { agent: Agent }) {
-  const links = [safeUrl(agent.governance_url), safeUrl(agent.user_documentation_url)].filter((url) => url !== undefined);
+  const links = [safeUrl(agent.governance_url), safeUrl(agent.user_documentation_url)].filter(
+    (url) => url !== undefined,
+  );
   return (
     <section className="panel consent-about" aria-labelledby="consent-about">
       <h2 id="consent-about">About this agent</h2>
-      {agent.description !== null && agent.description.length > 0 ? <p className="consent-description">{agent.description}</p> : <p className="consent-muted">The agent gives no description.</p>}
+      {agent.description !== null && agent.description.length > 0 ? (
+        <p className="consent-description">{agent.description}</p>
+      ) : (
+        <p className="consent-muted">The agent gives no description.</p>
+      )}
       {links.length > 0 ? (
         <ul className="consent-links" aria-label="Documentation">
           <ExternalLink url={agent.governance_url}>Governance and policies</ExternalLink>
@@ -51,7 +57,15 @@ function redirectHost(uri: string): string {
  * document URL and redirect host (README "Security"): `newClient` says the person allowed the
  * agent before, but not this client.
  */
-export function CimdIdentity({ cimd, agentName, newClient = false }: { cimd: Cimd; agentName?: string; newClient?: boolean }) {
+export function CimdIdentity({
+  cimd,
+  agentName,
+  newClient = false,
+}: {
+  cimd: Cimd;
+  agentName?: string;
+  newClient?: boolean;
+}) {
   const clientIdHref = safeUrl(cimd.client_id_url);
   const host = redirectHost(cimd.redirect_uri);
   return (
@@ -59,12 +73,12 @@ export function CimdIdentity({ cimd, agentName, newClient = false }: { cimd: Cim
       <h2 id="consent-cimd">Verified identity</h2>
       {newClient ? (
         <p className="notice warning consent-cimd-new" role="note">
-          You allowed {agentName ?? 'this agent'} before, but not this client. Allow only if you started this from <strong className="mono">{cimd.verified_domain}</strong>: it could then act for you as {agentName ?? 'this agent'} and return to <strong className="mono">{host}</strong>.
+          You allowed {agentName ?? 'this agent'} before, but not this client. Allow only if you started this from{' '}
+          <strong className="mono">{cimd.verified_domain}</strong>: it could then act for you as{' '}
+          {agentName ?? 'this agent'} and return to <strong className="mono">{host}</strong>.
         </p>
       ) : null}
-      <p className="consent-cimd-lead">
-        This client identified itself with a client metadata document published by
-      </p>
+      <p className="consent-cimd-lead">This client identified itself with a client metadata document published by</p>
       <p className="consent-cimd-domain">{cimd.verified_domain}</p>
       <dl className="consent-facts">
         <div>

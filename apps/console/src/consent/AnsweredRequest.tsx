@@ -28,7 +28,9 @@ export function AnsweredRequest({ answer, onReview }: { answer: Answer; onReview
       <p className="notice consent-return" role="status">
         This request was already answered — {decided(answer)} on {formatDate(answer.answered_at)}.
       </p>
-      <p className="consent-muted">Nothing more is sent to the application. To change what this agent may do, review its access.</p>
+      <p className="consent-muted">
+        Nothing more is sent to the application. To change what this agent may do, review its access.
+      </p>
       <div className="actions consent-error-actions">
         <Link className="button" to="/agents">
           Your agents

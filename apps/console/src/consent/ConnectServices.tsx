@@ -17,7 +17,17 @@ export interface ConnectFailure {
  * A failure is said here, beside the services, in the console's words (the request can still be
  * allowed or denied). MCP servers are not listed here: they have no account to connect.
  */
-export function ConnectServices({ services, agentId, sessionToken, failure = null }: { services: readonly ConsentService[]; agentId: string; sessionToken: string | null; failure?: ConnectFailure | null }) {
+export function ConnectServices({
+  services,
+  agentId,
+  sessionToken,
+  failure = null,
+}: {
+  services: readonly ConsentService[];
+  agentId: string;
+  sessionToken: string | null;
+  failure?: ConnectFailure | null;
+}) {
   const alert = useRef<HTMLDivElement>(null);
   // The person comes back from the provider to the top of a long page: the failure is brought into view.
   useEffect(() => {
@@ -25,7 +35,8 @@ export function ConnectServices({ services, agentId, sessionToken, failure = nul
   }, [failure]);
   if (services.length === 0) return null;
   const missing = services.some((service) => service.connection_status === 'not_connected');
-  const failedName = failure !== null ? services.find((service) => service.id === failure.serviceId)?.display_name : undefined;
+  const failedName =
+    failure !== null ? services.find((service) => service.id === failure.serviceId)?.display_name : undefined;
   return (
     <section className="panel consent-connect" aria-labelledby="consent-connect">
       <h2 id="consent-connect">Third-party accounts</h2>
@@ -35,7 +46,8 @@ export function ConnectServices({ services, agentId, sessionToken, failure = nul
       </p>
       {failure !== null ? (
         <div ref={alert} className="notice danger consent-connect-failed" role="alert">
-          <strong>{failedName !== undefined ? `Connecting ${failedName} failed.` : 'Connecting failed.'}</strong> {explainCallbackError(failure.code, failedName)}{' '}
+          <strong>{failedName !== undefined ? `Connecting ${failedName} failed.` : 'Connecting failed.'}</strong>{' '}
+          {explainCallbackError(failure.code, failedName)}{' '}
           {sessionToken !== null ? 'You can still allow or deny the request below.' : null}
           {failure.code !== null ? <small className="notice-details">Details: {failure.code}</small> : null}
         </div>

@@ -6,21 +6,51 @@ import { ErrorView } from '../components/ErrorView';
 function explain(error: unknown, withRequest: boolean): { title: string; detail: string } | null {
   if (!(error instanceof ApiFailure)) return null;
   if (error.status === 400 && error.code === 'session_expired')
-    return { title: 'This request has expired', detail: 'Requests to allow an agent are valid for a few minutes. Go back to the application that sent you here and start again.' };
+    return {
+      title: 'This request has expired',
+      detail:
+        'Requests to allow an agent are valid for a few minutes. Go back to the application that sent you here and start again.',
+    };
   if (error.status === 403 && withRequest)
-    return { title: 'This request is for someone else', detail: 'The agent asked for another account than the one you are signed in with. Sign in as that person, or start again from the application.' };
-  if (error.status === 404) return { title: 'Agent not found', detail: 'There is no agent at this address. It may have been removed by your administrator.' };
+    return {
+      title: 'This request is for someone else',
+      detail:
+        'The agent asked for another account than the one you are signed in with. Sign in as that person, or start again from the application.',
+    };
+  if (error.status === 404)
+    return {
+      title: 'Agent not found',
+      detail: 'There is no agent at this address. It may have been removed by your administrator.',
+    };
   if (error.status === 400 && (error.code === 'invalid_permission_set' || error.code === 'invalid scopes'))
-    return { title: "The agent's permissions have changed", detail: 'Your administrator changed what this agent may ask for while you were deciding. Reload the page and review it again.' };
+    return {
+      title: "The agent's permissions have changed",
+      detail:
+        'Your administrator changed what this agent may ask for while you were deciding. Reload the page and review it again.',
+    };
   if (error.status === 409 && error.code === 'session_used')
-    return { title: 'This request was already answered', detail: 'It was answered in another tab or on another device. Nothing more is sent to the application.' };
+    return {
+      title: 'This request was already answered',
+      detail: 'It was answered in another tab or on another device. Nothing more is sent to the application.',
+    };
   if (error.status === 400 && error.code === 'invalid_redirect_uri')
-    return { title: 'The application can no longer be reached', detail: 'Its return address is no longer allowed, so nothing was sent back to it. Close this page.' };
+    return {
+      title: 'The application can no longer be reached',
+      detail: 'Its return address is no longer allowed, so nothing was sent back to it. Close this page.',
+    };
   return null;
 }
 
 /** A failure of the consent page, never a blank page: expired or foreign request, unknown agent, changed permissions. */
-export function ConsentError({ error, withRequest, onDropRequest }: { error: unknown; withRequest: boolean; onDropRequest?: () => void }) {
+export function ConsentError({
+  error,
+  withRequest,
+  onDropRequest,
+}: {
+  error: unknown;
+  withRequest: boolean;
+  onDropRequest?: () => void;
+}) {
   const known = explain(error, withRequest);
   if (known === null) return <ErrorView error={error} />;
   const expired = error instanceof ApiFailure && (error.code === 'session_expired' || error.status === 403);

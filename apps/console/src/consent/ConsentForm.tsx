@@ -20,7 +20,19 @@ function hasContent(set: PermissionSet): boolean {
  * The decision: permission sets (mandatory fixed on, optional chosen, the current grant pre-selected),
  * accounts to connect, the expiry, and Allow / Deny (or Cancel without an authorization request).
  */
-export function ConsentForm({ agentId, detail, grant, sessionToken, connectFailure = null }: { agentId: string; detail: AgentDetail; grant: Grant | null; sessionToken: string | null; connectFailure?: ConnectFailure | null }) {
+export function ConsentForm({
+  agentId,
+  detail,
+  grant,
+  sessionToken,
+  connectFailure = null,
+}: {
+  agentId: string;
+  detail: AgentDetail;
+  grant: Grant | null;
+  sessionToken: string | null;
+  connectFailure?: ConnectFailure | null;
+}) {
   const [now] = useState(() => new Date());
   const sets = detail.permission_sets;
   const services = useMemo(() => new Map(detail.services.map((service) => [service.id, service])), [detail.services]);
@@ -28,8 +40,14 @@ export function ConsentForm({ agentId, detail, grant, sessionToken, connectFailu
   // Pre-selected: the sets of the current grant, and those covering an MCP server the request asks for.
   const [selected, toggle] = useSelection(() => {
     const requested = new Set(detail.resources.filter((resource) => resource.requested).map((resource) => resource.id));
-    const asked = sets.filter((set) => set.resources.some((entry) => requested.has(entry.resource_id))).map((set) => set.id);
-    return new Set([...Object.keys(grant?.granted_permission_sets ?? {}), ...asked].filter((id) => sets.some((set) => set.id === id)));
+    const asked = sets
+      .filter((set) => set.resources.some((entry) => requested.has(entry.resource_id)))
+      .map((set) => set.id);
+    return new Set(
+      [...Object.keys(grant?.granted_permission_sets ?? {}), ...asked].filter((id) =>
+        sets.some((set) => set.id === id),
+      ),
+    );
   });
   const [expiry, setExpiry] = useState<Expiry>(() => initialExpiry(grant ?? undefined, now));
   const [expiryError, setExpiryError] = useState<string | null>(null);
@@ -47,7 +65,9 @@ export function ConsentForm({ agentId, detail, grant, sessionToken, connectFailu
   const chosen = sets.filter((set) => (isRequired(set) || selected.has(set.id)) && hasContent(set));
   const reachedScopes = resourceScopes(chosen);
   const reached = detail.resources.filter((resource) => reachedScopes.has(resource.id));
-  const unconnected = [...new Set(chosen.flatMap((set) => set.services.map((s) => s.service_id)))].map((id) => services.get(id)).filter((s) => s !== undefined && s.connection_status === 'not_connected');
+  const unconnected = [...new Set(chosen.flatMap((set) => set.services.map((s) => s.service_id)))]
+    .map((id) => services.get(id))
+    .filter((s) => s !== undefined && s.connection_status === 'not_connected');
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -60,7 +80,12 @@ export function ConsentForm({ agentId, detail, grant, sessionToken, connectFailu
     }
     setExpiryError(null);
     // Per set, the ids it delegates: its services and its MCP servers alike.
-    const granted = Object.fromEntries(chosen.map((set) => [set.id, [...set.services.map((s) => s.service_id), ...set.resources.map((r) => r.resource_id)]]));
+    const granted = Object.fromEntries(
+      chosen.map((set) => [
+        set.id,
+        [...set.services.map((s) => s.service_id), ...set.resources.map((r) => r.resource_id)],
+      ]),
+    );
     allow.mutate(
       { granted_permission_sets: granted, valid_until: until.value },
       {
@@ -68,7 +93,8 @@ export function ConsentForm({ agentId, detail, grant, sessionToken, connectFailu
           if (answer === null) return;
           if (sessionToken !== null && answer.redirect_url !== undefined) {
             setLeaving('Access allowed. Returning you to the application…');
-            if (!leaveFor(answer.redirect_url)) setLeaving('Access allowed. You can close this page and return to the application.');
+            if (!leaveFor(answer.redirect_url))
+              setLeaving('Access allowed. You can close this page and return to the application.');
             return;
           }
           setSaved(answer.data);
@@ -89,26 +115,69 @@ export function ConsentForm({ agentId, detail, grant, sessionToken, connectFailu
 
   const failure = allow.error ?? deny.error;
   return (
-    <form className="consent-form" onSubmit={submit} noValidate aria-label={`Decide what ${detail.agent.display_name} may do`}>
-      {saved !== null ? <GrantConfirmation ref={confirmation} grant={saved} agentName={detail.agent.display_name} sets={sets} services={services} resources={resources} /> : null}
+    <form
+      className="consent-form"
+      onSubmit={submit}
+      noValidate
+      aria-label={`Decide what ${detail.agent.display_name} may do`}
+    >
+      {saved !== null ? (
+        <GrantConfirmation
+          ref={confirmation}
+          grant={saved}
+          agentName={detail.agent.display_name}
+          sets={sets}
+          services={services}
+          resources={resources}
+        />
+      ) : null}
       <section className="panel consent-permissions" aria-labelledby="consent-permissions">
         <h2 id="consent-permissions">What it may do</h2>
         <fieldset className="consent-plain" aria-labelledby="consent-permissions" disabled={busy}>
-          <PermissionSetList sets={sets} services={services} resources={resources} selected={selected} onToggle={toggle} disabled={busy} />
+          <PermissionSetList
+            sets={sets}
+            services={services}
+            resources={resources}
+            selected={selected}
+            onToggle={toggle}
+            disabled={busy}
+          />
         </fieldset>
         {unconnected.length > 0 ? (
           <p className="notice warning consent-unconnected">
-            The agent can use {unconnected.map((s) => s?.display_name).join(', ')} only once you connect your account there (Connect, under Third-party accounts).
+            The agent can use {unconnected.map((s) => s?.display_name).join(', ')} only once you connect your account
+            there (Connect, under Third-party accounts).
           </p>
         ) : null}
       </section>
       <McpServers resources={reached} scopes={reachedScopes} agentName={detail.agent.display_name} />
-      <ConnectServices services={detail.services} agentId={agentId} sessionToken={sessionToken} failure={connectFailure} />
-      <ExpiryPicker value={expiry} onChange={(next) => { setExpiry(next); setExpiryError(null); }} error={expiryError} disabled={busy} now={now} />
+      <ConnectServices
+        services={detail.services}
+        agentId={agentId}
+        sessionToken={sessionToken}
+        failure={connectFailure}
+      />
+      <ExpiryPicker
+        value={expiry}
+        onChange={(next) => {
+          setExpiry(next);
+          setExpiryError(null);
+        }}
+        error={expiryError}
+        disabled={busy}
+        now={now}
+      />
       {failure !== null ? <ConsentError error={failure} withRequest={sessionToken !== null} /> : null}
       <div className="panel consent-decision">
         <p className="consent-decision-hint" role="status">
-          {leaving ?? (chosen.length === 0 ? 'Choose at least one permission set to allow.' : sessionToken !== null ? `${detail.agent.display_name} will receive access to what you chose.` : grant !== null ? 'Allow replaces the access you gave before.' : 'Allow gives the agent access to what you chose.')}
+          {leaving ??
+            (chosen.length === 0
+              ? 'Choose at least one permission set to allow.'
+              : sessionToken !== null
+                ? `${detail.agent.display_name} will receive access to what you chose.`
+                : grant !== null
+                  ? 'Allow replaces the access you gave before.'
+                  : 'Allow gives the agent access to what you chose.')}
         </p>
         <div className="actions">
           {sessionToken !== null ? (

@@ -1,7 +1,19 @@
 import { EXPIRY_OPTIONS, localDate, type Expiry, type ExpiryChoice } from './expiry';
 
 /** How long the access lasts: 1, 30 or 90 days, no expiry, or until a date. */
-export function ExpiryPicker({ value, onChange, error, disabled, now }: { value: Expiry; onChange: (next: Expiry) => void; error: string | null; disabled: boolean; now: Date }) {
+export function ExpiryPicker({
+  value,
+  onChange,
+  error,
+  disabled,
+  now,
+}: {
+  value: Expiry;
+  onChange: (next: Expiry) => void;
+  error: string | null;
+  disabled: boolean;
+  now: Date;
+}) {
   return (
     <section className="panel consent-expiry" aria-labelledby="consent-expiry">
       <h2 id="consent-expiry">How long</h2>
@@ -9,7 +21,13 @@ export function ExpiryPicker({ value, onChange, error, disabled, now }: { value:
         <div className="consent-expiry-options">
           {EXPIRY_OPTIONS.map((option) => (
             <label key={option.value} className="consent-option">
-              <input type="radio" name="consent-expiry" value={option.value} checked={value.choice === option.value} onChange={() => onChange({ ...value, choice: option.value as ExpiryChoice })} />
+              <input
+                type="radio"
+                name="consent-expiry"
+                value={option.value}
+                checked={value.choice === option.value}
+                onChange={() => onChange({ ...value, choice: option.value as ExpiryChoice })}
+              />
               <span>{option.label}</span>
             </label>
           ))}
@@ -37,7 +55,11 @@ export function ExpiryPicker({ value, onChange, error, disabled, now }: { value:
           </p>
         ) : null}
       </fieldset>
-      <p className="consent-muted consent-expiry-note">{value.choice === 'none' ? 'Access lasts until you revoke it on the Agents page.' : 'You can revoke access at any time on the Agents page.'}</p>
+      <p className="consent-muted consent-expiry-note">
+        {value.choice === 'none'
+          ? 'Access lasts until you revoke it on the Agents page.'
+          : 'You can revoke access at any time on the Agents page.'}
+      </p>
     </section>
   );
 }

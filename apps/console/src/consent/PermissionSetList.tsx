@@ -7,7 +7,13 @@ export function isRequired(set: PermissionSet): boolean {
 }
 
 /** The scopes of one service or MCP server in a set, in its own words, with the scope code in small mono. */
-export function ScopeList({ scopes, described }: { scopes: readonly string[]; described: ConsentService | ConsentResource | undefined }) {
+export function ScopeList({
+  scopes,
+  described,
+}: {
+  scopes: readonly string[];
+  described: ConsentService | ConsentResource | undefined;
+}) {
   const words = new Map((described?.permissions ?? []).map((p) => [p.scope, p.description]));
   return (
     <ul className="consent-scopes">
@@ -36,7 +42,13 @@ function ConnectionBadge({ service }: { service: ConsentService | undefined }) {
 }
 
 /** An MCP server in a set: name, its resource URI as text (never a link), its scopes; nothing to connect. */
-function ResourceEntry({ entry, resource }: { entry: { scopes: readonly string[] }; resource: ConsentResource | undefined }) {
+function ResourceEntry({
+  entry,
+  resource,
+}: {
+  entry: { scopes: readonly string[] };
+  resource: ConsentResource | undefined;
+}) {
   const name = resource?.display_name ?? 'Unknown MCP server';
   return (
     <li className="consent-service consent-resource">
@@ -72,7 +84,10 @@ export function PermissionSetList({
   disabled: boolean;
   only?: ReadonlySet<string>;
 }) {
-  if (sets.length === 0) return <p className="consent-muted">This agent asks for no permissions yet: its administrator has assigned none.</p>;
+  if (sets.length === 0)
+    return (
+      <p className="consent-muted">This agent asks for no permissions yet: its administrator has assigned none.</p>
+    );
   return (
     <ul className="consent-set-list">
       {sets.map((set) => {
@@ -80,12 +95,21 @@ export function PermissionSetList({
         const inputId = `consent-set-${set.id}`;
         // Incremental consent shows the set by name only, with the MCP servers asked for.
         const description = only === undefined ? set.description : '';
-        const described = [`${inputId}-requirement`, description.length > 0 ? `${inputId}-description` : null].filter((id) => id !== null).join(' ');
+        const described = [`${inputId}-requirement`, description.length > 0 ? `${inputId}-description` : null]
+          .filter((id) => id !== null)
+          .join(' ');
         const mcp = shown(set, only);
         return (
           <li key={set.id} className={`consent-set${required || selected.has(set.id) ? ' is-on' : ''}`}>
             <div className="consent-set-head">
-              <input id={inputId} type="checkbox" checked={required || selected.has(set.id)} disabled={required || disabled} aria-describedby={described} onChange={(event) => onToggle(set.id, event.target.checked)} />
+              <input
+                id={inputId}
+                type="checkbox"
+                checked={required || selected.has(set.id)}
+                disabled={required || disabled}
+                aria-describedby={described}
+                onChange={(event) => onToggle(set.id, event.target.checked)}
+              />
               <label htmlFor={inputId} className="consent-set-name">
                 {set.name}
               </label>

@@ -19,7 +19,19 @@ export function namesInWords(names: readonly string[]): string {
  * covering them are offered; Allow adds them to the grant, everything allowed before stays as it
  * is, and so does its expiry. Deny declines this request only.
  */
-export function StepUpForm({ agentId, detail, grant, sessionToken, pending }: { agentId: string; detail: AgentDetail; grant: Grant; sessionToken: string; pending: readonly ConsentResource[] }) {
+export function StepUpForm({
+  agentId,
+  detail,
+  grant,
+  sessionToken,
+  pending,
+}: {
+  agentId: string;
+  detail: AgentDetail;
+  grant: Grant;
+  sessionToken: string;
+  pending: readonly ConsentResource[];
+}) {
   const agentName = detail.agent.display_name;
   const pendingIds = useMemo(() => new Set(pending.map((resource) => resource.id)), [pending]);
   const sets = useMemo(() => setsCovering(detail.permission_sets, pendingIds), [detail.permission_sets, pendingIds]);
@@ -39,12 +51,16 @@ export function StepUpForm({ agentId, detail, grant, sessionToken, pending }: { 
     if (busy || chosen.length === 0) return;
     // The grant is replaced as a whole: what it delegates now, plus the servers asked for; same expiry.
     allow.mutate(
-      { granted_permission_sets: widenedGrant(grant.granted_permission_sets, chosen, pendingIds), valid_until: grant.valid_until },
+      {
+        granted_permission_sets: widenedGrant(grant.granted_permission_sets, chosen, pendingIds),
+        valid_until: grant.valid_until,
+      },
       {
         onSuccess: (answer) => {
           if (answer?.redirect_url === undefined) return;
           setLeaving('Access allowed. Returning you to the application…');
-          if (!leaveFor(answer.redirect_url)) setLeaving('Access allowed. You can close this page and return to the application.');
+          if (!leaveFor(answer.redirect_url))
+            setLeaving('Access allowed. You can close this page and return to the application.');
         },
       },
     );
@@ -63,21 +79,43 @@ export function StepUpForm({ agentId, detail, grant, sessionToken, pending }: { 
   const failure = allow.error ?? deny.error;
   const names = namesInWords(pending.map((resource) => resource.display_name));
   return (
-    <form className="consent-form" onSubmit={submit} noValidate aria-label={`Decide whether ${agentName} may use ${names}`}>
+    <form
+      className="consent-form"
+      onSubmit={submit}
+      noValidate
+      aria-label={`Decide whether ${agentName} may use ${names}`}
+    >
       <section className="panel consent-permissions" aria-labelledby="consent-permissions">
         <h2 id="consent-permissions">What it asks for now</h2>
         <p className="notice consent-return consent-stays" role="note">
-          What you allowed {agentName} before stays allowed{grant.valid_until === null ? ', with no expiry' : `, until ${formatDate(grant.valid_until)}`}. Allow adds only what is below, for the same time.
+          What you allowed {agentName} before stays allowed
+          {grant.valid_until === null ? ', with no expiry' : `, until ${formatDate(grant.valid_until)}`}. Allow adds
+          only what is below, for the same time.
         </p>
         <fieldset className="consent-plain" aria-labelledby="consent-permissions" disabled={busy}>
-          <PermissionSetList sets={sets} services={services} resources={resources} selected={selected} onToggle={toggle} disabled={busy} only={pendingIds} />
+          <PermissionSetList
+            sets={sets}
+            services={services}
+            resources={resources}
+            selected={selected}
+            onToggle={toggle}
+            disabled={busy}
+            only={pendingIds}
+          />
         </fieldset>
       </section>
-      <McpServers resources={pending.filter((resource) => scopes.has(resource.id))} scopes={scopes} agentName={agentName} />
+      <McpServers
+        resources={pending.filter((resource) => scopes.has(resource.id))}
+        scopes={scopes}
+        agentName={agentName}
+      />
       {failure !== null ? <ConsentError error={failure} withRequest /> : null}
       <div className="panel consent-decision">
         <p className="consent-decision-hint" role="status">
-          {leaving ?? (chosen.length === 0 ? 'Choose at least one permission set to allow.' : `${agentName} will also be able to use ${names}.`)}
+          {leaving ??
+            (chosen.length === 0
+              ? 'Choose at least one permission set to allow.'
+              : `${agentName} will also be able to use ${names}.`)}
         </p>
         <div className="actions">
           <button type="button" className="button danger" disabled={busy} onClick={decline}>

@@ -27,9 +27,17 @@ export function readConsentParams(search: string, agentId?: string): ConsentPara
   const token = params.get('session_token');
   const error = params.get('error');
   return {
-    sessionToken: token !== null && token.length > 0 ? token : agentId !== undefined ? (storedRequest(agentId)?.sessionToken ?? null) : null,
+    sessionToken:
+      token !== null && token.length > 0
+        ? token
+        : agentId !== undefined
+          ? (storedRequest(agentId)?.sessionToken ?? null)
+          : null,
     connectedServiceId: params.get('success') === 'true' ? params.get('service_id') : null,
-    connectFailure: error !== null && error.length > 0 ? { serviceId: params.get('service_id'), code: isKnownCallbackError(error) ? error : null } : null,
+    connectFailure:
+      error !== null && error.length > 0
+        ? { serviceId: params.get('service_id'), code: isKnownCallbackError(error) ? error : null }
+        : null,
   };
 }
 
@@ -49,7 +57,10 @@ export function useConsentParams(agentId: string): [ConsentParams, (next: Consen
     if (!READ_ONCE.some((name) => rest.has(name))) return;
     for (const name of READ_ONCE) rest.delete(name);
     const search = rest.toString();
-    void navigate({ pathname: location.pathname, search: search.length > 0 ? `?${search}` : '', hash: location.hash }, { replace: true });
+    void navigate(
+      { pathname: location.pathname, search: search.length > 0 ? `?${search}` : '', hash: location.hash },
+      { replace: true },
+    );
   }, [location.pathname, location.search, location.hash, navigate]);
 
   return [params, setParams];

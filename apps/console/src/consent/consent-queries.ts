@@ -27,7 +27,12 @@ function answeredElsewhere(error: unknown): boolean {
 export function useAgentDetail(agentId: string, sessionToken: string | null) {
   return useQuery({
     queryKey: ['consent-agent', agentId, sessionToken],
-    queryFn: async () => (await unwrap(api.GET('/api/consent/agents/{agentId}', { params: { path: { agentId }, query: withToken(sessionToken) } }))).data,
+    queryFn: async () =>
+      (
+        await unwrap(
+          api.GET('/api/consent/agents/{agentId}', { params: { path: { agentId }, query: withToken(sessionToken) } }),
+        )
+      ).data,
     // A refetch after the token's ten minutes would turn a form being filled in into an error.
     staleTime: sessionToken === null ? 5_000 : Infinity,
     refetchOnWindowFocus: sessionToken === null,
@@ -38,7 +43,9 @@ export function useAgentDetail(agentId: string, sessionToken: string | null) {
 export function useCurrentGrant(agentId: string) {
   return useQuery({
     queryKey: ['grants', agentId],
-    queryFn: async () => (await unwrap(api.GET('/api/consent/agents/{agentId}/grants', { params: { path: { agentId } } }))).data[0] ?? null,
+    queryFn: async () =>
+      (await unwrap(api.GET('/api/consent/agents/{agentId}/grants', { params: { path: { agentId } } }))).data[0] ??
+      null,
   });
 }
 
@@ -52,17 +59,26 @@ export function useAllow(agentId: string, sessionToken: string | null) {
   const queries = useQueryClient();
   return useMutation({
     mutationFn: async (body: GrantRequest) => {
-      const answer = await unwrap(api.POST('/api/consent/agents/{agentId}/grants', { params: { path: { agentId }, query: withToken(sessionToken) }, body }));
+      const answer = await unwrap(
+        api.POST('/api/consent/agents/{agentId}/grants', {
+          params: { path: { agentId }, query: withToken(sessionToken) },
+          body,
+        }),
+      );
       return answer ?? null;
     },
     onSuccess: async () => {
       // Answered: the tab no longer keeps the request.
       if (sessionToken !== null) forgetRequest(agentId);
-      await Promise.all([queries.invalidateQueries({ queryKey: ['grants', agentId] }), queries.invalidateQueries({ queryKey: ['delegations'] })]);
+      await Promise.all([
+        queries.invalidateQueries({ queryKey: ['grants', agentId] }),
+        queries.invalidateQueries({ queryKey: ['delegations'] }),
+      ]);
     },
     // Read the request again: the page then shows what was decided instead of the form.
     onError: async (error) => {
-      if (answeredElsewhere(error)) await queries.invalidateQueries({ queryKey: ['consent-agent', agentId, sessionToken] });
+      if (answeredElsewhere(error))
+        await queries.invalidateQueries({ queryKey: ['consent-agent', agentId, sessionToken] });
     },
   });
 }
@@ -71,10 +87,18 @@ export function useAllow(agentId: string, sessionToken: string | null) {
 export function useDeny(agentId: string, sessionToken: string) {
   const queries = useQueryClient();
   return useMutation({
-    mutationFn: async () => (await unwrap(api.POST('/api/consent/agents/{agentId}/deny', { params: { path: { agentId }, query: { session_token: sessionToken } } }))).data,
+    mutationFn: async () =>
+      (
+        await unwrap(
+          api.POST('/api/consent/agents/{agentId}/deny', {
+            params: { path: { agentId }, query: { session_token: sessionToken } },
+          }),
+        )
+      ).data,
     onSuccess: () => forgetRequest(agentId),
     onError: async (error) => {
-      if (answeredElsewhere(error)) await queries.invalidateQueries({ queryKey: ['consent-agent', agentId, sessionToken] });
+      if (answeredElsewhere(error))
+        await queries.invalidateQueries({ queryKey: ['consent-agent', agentId, sessionToken] });
     },
   });
 }

@@ -7,7 +7,11 @@ export interface Expiry {
   readonly date: string;
 }
 
-export const EXPIRY_OPTIONS: readonly { readonly value: ExpiryChoice; readonly label: string; readonly days?: number }[] = [
+export const EXPIRY_OPTIONS: readonly {
+  readonly value: ExpiryChoice;
+  readonly label: string;
+  readonly days?: number;
+}[] = [
   { value: '1d', label: '1 day', days: 1 },
   { value: '30d', label: '30 days', days: 30 },
   { value: '90d', label: '90 days', days: 90 },
@@ -45,11 +49,20 @@ export function initialExpiry(current: { valid_until: string | null } | undefine
  * The grant's `valid_until` (RFC 3339, UTC) or null for no expiry; a string error when the date is
  * not a future day. A date equal to the current grant's keeps its exact instant (nothing changes).
  */
-export function validUntil(expiry: Expiry, now: Date, current?: string | null): { value: string | null } | { error: string } {
+export function validUntil(
+  expiry: Expiry,
+  now: Date,
+  current?: string | null,
+): { value: string | null } | { error: string } {
   const option = EXPIRY_OPTIONS.find((o) => o.value === expiry.choice);
   if (expiry.choice === 'none') return { value: null };
   if (option?.days !== undefined) return { value: new Date(now.getTime() + option.days * DAY).toISOString() };
-  if (typeof current === 'string' && localDate(new Date(current)) === expiry.date && Date.parse(current) > now.getTime()) return { value: new Date(current).toISOString() };
+  if (
+    typeof current === 'string' &&
+    localDate(new Date(current)) === expiry.date &&
+    Date.parse(current) > now.getTime()
+  )
+    return { value: new Date(current).toISOString() };
   const end = endOfLocalDay(expiry.date);
   if (end === undefined) return { error: 'Enter a date.' };
   if (end.getTime() <= now.getTime()) return { error: 'Choose a date in the future.' };

@@ -35,8 +35,18 @@ function parse(agentId: string, text: string | null): PendingRequest | null {
   if (text === null) return null;
   try {
     const value = JSON.parse(text) as Partial<PendingRequest>;
-    if (typeof value.sessionToken !== 'string' || value.sessionToken.length === 0 || typeof value.agentName !== 'string') return null;
-    return { agentId, agentName: value.agentName, sessionToken: value.sessionToken, expiresAt: typeof value.expiresAt === 'string' ? value.expiresAt : null };
+    if (
+      typeof value.sessionToken !== 'string' ||
+      value.sessionToken.length === 0 ||
+      typeof value.agentName !== 'string'
+    )
+      return null;
+    return {
+      agentId,
+      agentName: value.agentName,
+      sessionToken: value.sessionToken,
+      expiresAt: typeof value.expiresAt === 'string' ? value.expiresAt : null,
+    };
   } catch {
     return null;
   }
@@ -50,7 +60,11 @@ export function storedRequest(agentId: string): PendingRequest | null {
 export function rememberRequest(request: PendingRequest): void {
   const store = storage();
   if (store === null) return;
-  const text = JSON.stringify({ agentName: request.agentName, sessionToken: request.sessionToken, expiresAt: request.expiresAt });
+  const text = JSON.stringify({
+    agentName: request.agentName,
+    sessionToken: request.sessionToken,
+    expiresAt: request.expiresAt,
+  });
   if (store.getItem(PREFIX + request.agentId) === text) return;
   try {
     store.setItem(PREFIX + request.agentId, text);
@@ -84,7 +98,11 @@ function readAll(): PendingRequest[] {
   }
   entries.sort(([a], [b]) => a.localeCompare(b));
   const key = JSON.stringify(entries);
-  if (key !== snapshot.key) snapshot = { key, value: entries.map(([agentId, text]) => parse(agentId, text)).filter((r): r is PendingRequest => r !== null) };
+  if (key !== snapshot.key)
+    snapshot = {
+      key,
+      value: entries.map(([agentId, text]) => parse(agentId, text)).filter((r): r is PendingRequest => r !== null),
+    };
   return snapshot.value;
 }
 

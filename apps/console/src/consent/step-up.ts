@@ -18,12 +18,16 @@ export function setsCovering(sets: readonly PermissionSet[], pending: ReadonlySe
  * The grant after incremental consent: everything the current grant delegates, unchanged, plus,
  * under each chosen set, the pending MCP servers it bundles (the grant is replaced as a whole).
  */
-export function widenedGrant(current: Readonly<Record<string, readonly string[]>>, chosen: readonly PermissionSet[], pending: ReadonlySet<string>): Record<string, string[]> {
-  const next: Record<string, string[]> = Object.fromEntries(Object.entries(current).map(([setId, ids]) => [setId, [...ids]]));
+export function widenedGrant(
+  current: Readonly<Record<string, readonly string[]>>,
+  chosen: readonly PermissionSet[],
+  pending: ReadonlySet<string>,
+): Record<string, string[]> {
+  const next: Record<string, string[]> = Object.fromEntries(
+    Object.entries(current).map(([setId, ids]) => [setId, [...ids]]),
+  );
   for (const set of chosen) {
-    const added = set.resources
-      .map((entry) => entry.resource_id)
-      .filter((id) => pending.has(id));
+    const added = set.resources.map((entry) => entry.resource_id).filter((id) => pending.has(id));
     next[set.id] = [...new Set([...(next[set.id] ?? []), ...added])];
   }
   return next;

@@ -57,14 +57,22 @@ export function ActivityPage() {
 
   const activity = useInfiniteQuery({
     queryKey: ['activity', query],
-    queryFn: ({ pageParam }) => unwrap(api.GET('/api/activity', { params: { query: { ...query, limit: PAGE_SIZE, ...(pageParam === null ? {} : { cursor: pageParam }) } } })),
+    queryFn: ({ pageParam }) =>
+      unwrap(
+        api.GET('/api/activity', {
+          params: { query: { ...query, limit: PAGE_SIZE, ...(pageParam === null ? {} : { cursor: pageParam }) } },
+        }),
+      ),
     initialPageParam: null as string | null,
     getNextPageParam: (page) => page.next_cursor,
     enabled: !invalidDates,
     placeholderData: keepPreviousData,
   });
   const events = activity.data?.pages.flatMap((page) => page.data) ?? [];
-  const names = useNames(directory, events.flatMap((event) => (event.agent_id === null ? [] : [event.agent_id])));
+  const names = useNames(
+    directory,
+    events.flatMap((event) => (event.agent_id === null ? [] : [event.agent_id])),
+  );
   const filtered = JSON.stringify(filters) !== JSON.stringify(NO_FILTERS);
 
   const change = (next: FilterState) => {
@@ -81,7 +89,13 @@ export function ActivityPage() {
           <p>What your agents did with the access you gave them, and the changes you made, newest first.</p>
         </div>
       </div>
-      <Filters value={filters} onChange={change} agents={directory.agents} services={directory.services} invalidDates={invalidDates} />
+      <Filters
+        value={filters}
+        onChange={change}
+        agents={directory.agents}
+        services={directory.services}
+        invalidDates={invalidDates}
+      />
       {invalidDates ? null : activity.isPending ? (
         <Loading label="Loading your activity…" />
       ) : activity.isError && events.length === 0 ? (
@@ -102,11 +116,18 @@ export function ActivityPage() {
           {activity.isFetchNextPageError ? <ErrorView error={activity.error} /> : null}
           <div className="activity-more">
             {activity.hasNextPage ? (
-              <button type="button" className="button" disabled={activity.isFetchingNextPage} onClick={() => void activity.fetchNextPage()}>
+              <button
+                type="button"
+                className="button"
+                disabled={activity.isFetchingNextPage}
+                onClick={() => void activity.fetchNextPage()}
+              >
                 {activity.isFetchingNextPage ? 'Loading…' : 'Load more'}
               </button>
             ) : (
-              <p className="muted">{events.length === 1 ? 'That is the only event.' : `That is all: ${events.length} events.`}</p>
+              <p className="muted">
+                {events.length === 1 ? 'That is the only event.' : `That is all: ${events.length} events.`}
+              </p>
             )}
           </div>
         </>
@@ -158,7 +179,10 @@ function Empty({ filtered, onClear }: { filtered: boolean; onClear: () => void }
   return (
     <div className="panel empty">
       <p>Nothing has happened yet.</p>
-      <p>When an agent uses a service for you, or you grant access, connect a service or decide on an approval, it is listed here.</p>
+      <p>
+        When an agent uses a service for you, or you grant access, connect a service or decide on an approval, it is
+        listed here.
+      </p>
     </div>
   );
 }

@@ -44,10 +44,16 @@ function AgentConsent({ agentId }: { agentId: string }) {
   // forgotten once it is answered, expired or not this person's.
   const context = sessionToken !== null ? detail.data?.authorization_context : undefined;
   const agentName = detail.data?.agent.display_name;
-  const pendingUntil = context !== undefined && context !== null && context.answered === undefined ? (context.expires_at ?? null) : undefined;
-  const finished = (context !== undefined && context !== null && context.answered !== undefined) || (detail.error instanceof ApiFailure && (detail.error.code === 'session_expired' || detail.error.status === 403));
+  const pendingUntil =
+    context !== undefined && context !== null && context.answered === undefined
+      ? (context.expires_at ?? null)
+      : undefined;
+  const finished =
+    (context !== undefined && context !== null && context.answered !== undefined) ||
+    (detail.error instanceof ApiFailure && (detail.error.code === 'session_expired' || detail.error.status === 403));
   useEffect(() => {
-    if (sessionToken !== null && pendingUntil !== undefined && agentName !== undefined) rememberRequest({ agentId, agentName, sessionToken, expiresAt: pendingUntil });
+    if (sessionToken !== null && pendingUntil !== undefined && agentName !== undefined)
+      rememberRequest({ agentId, agentName, sessionToken, expiresAt: pendingUntil });
     else if (finished) forgetRequest(agentId);
   }, [agentId, agentName, sessionToken, pendingUntil, finished]);
   const dropRequest = () => {
@@ -57,10 +63,26 @@ function AgentConsent({ agentId }: { agentId: string }) {
 
   // A request is a focused page (no application navigation around the decision); the agent's own page is not.
   useFocusedPage(sessionToken !== null);
-  const asked = sessionToken !== null && detail.data?.authorization_context != null && detail.data.authorization_context.answered == null;
-  usePageTitle(detail.data === undefined ? 'Agent' : asked ? `Allow ${detail.data.agent.display_name}?` : detail.data.agent.display_name);
+  const asked =
+    sessionToken !== null &&
+    detail.data?.authorization_context != null &&
+    detail.data.authorization_context.answered == null;
+  usePageTitle(
+    detail.data === undefined
+      ? 'Agent'
+      : asked
+        ? `Allow ${detail.data.agent.display_name}?`
+        : detail.data.agent.display_name,
+  );
 
-  if (detail.isError) return <ConsentError error={detail.error} withRequest={sessionToken !== null} onDropRequest={sessionToken !== null ? dropRequest : undefined} />;
+  if (detail.isError)
+    return (
+      <ConsentError
+        error={detail.error}
+        withRequest={sessionToken !== null}
+        onDropRequest={sessionToken !== null ? dropRequest : undefined}
+      />
+    );
   if (detail.isPending || grant.isPending) return <Loading label="Loading the agent…" />;
   if (grant.isError) return <ErrorView error={grant.error} />;
 
@@ -73,23 +95,30 @@ function AgentConsent({ agentId }: { agentId: string }) {
   // Incremental consent: allowed before, and the request asks for MCP servers not delegated yet.
   const earlier = grantAtLoad ?? null;
   const pending = withRequest ? pendingResources(detail.data, earlier !== null) : [];
-  const stepUp = pending.length > 0 && earlier !== null && sessionToken !== null ? { grant: earlier, sessionToken } : null;
+  const stepUp =
+    pending.length > 0 && earlier !== null && sessionToken !== null ? { grant: earlier, sessionToken } : null;
   return (
     <div className="consent-page">
       <header className="consent-header">
         <Logo url={agent.logo_url ?? cimd?.logo_uri} name={agent.display_name} />
         <div>
-          <h1>{stepUp !== null ? `Allow ${agent.display_name} to use ${namesInWords(pending.map((resource) => resource.display_name))}?` : withRequest ? `${agent.display_name} wants to act for you` : agent.display_name}</h1>
+          <h1>
+            {stepUp !== null
+              ? `Allow ${agent.display_name} to use ${namesInWords(pending.map((resource) => resource.display_name))}?`
+              : withRequest
+                ? `${agent.display_name} wants to act for you`
+                : agent.display_name}
+          </h1>
           <p className="consent-muted">
             {answered !== null
               ? `${agent.display_name} asked to act for you.`
               : stepUp !== null
                 ? `You allowed ${agent.display_name} before. It now asks for more: review it, then allow or deny.`
                 : withRequest
-                ? 'Review what it asks for, then allow or deny.'
-                : grant.data !== null
-                  ? `You allowed this agent; last changed ${formatDate(grant.data.updated_at)}${signIns(liveSessions)}. Change or confirm its access below.`
-                  : 'This agent does not act for you. You can allow it below.'}
+                  ? 'Review what it asks for, then allow or deny.'
+                  : grant.data !== null
+                    ? `You allowed this agent; last changed ${formatDate(grant.data.updated_at)}${signIns(liveSessions)}. Change or confirm its access below.`
+                    : 'This agent does not act for you. You can allow it below.'}
           </p>
         </div>
       </header>
@@ -104,14 +133,28 @@ function AgentConsent({ agentId }: { agentId: string }) {
           After you decide you go back to <strong className="mono">{host}</strong>.
         </p>
       ) : null}
-      {cimd !== null ? <CimdIdentity cimd={cimd} agentName={agent.display_name} newClient={withRequest && grant.data !== null} /> : null}
+      {cimd !== null ? (
+        <CimdIdentity cimd={cimd} agentName={agent.display_name} newClient={withRequest && grant.data !== null} />
+      ) : null}
       <AgentAbout agent={agent} />
       {answered !== null ? (
         <AnsweredRequest answer={answered} onReview={dropRequest} />
       ) : stepUp !== null ? (
-        <StepUpForm agentId={agentId} detail={detail.data} grant={stepUp.grant} sessionToken={stepUp.sessionToken} pending={pending} />
+        <StepUpForm
+          agentId={agentId}
+          detail={detail.data}
+          grant={stepUp.grant}
+          sessionToken={stepUp.sessionToken}
+          pending={pending}
+        />
       ) : (
-        <ConsentForm agentId={agentId} detail={detail.data} grant={grant.data} sessionToken={withRequest ? sessionToken : null} connectFailure={connectFailure} />
+        <ConsentForm
+          agentId={agentId}
+          detail={detail.data}
+          grant={grant.data}
+          sessionToken={withRequest ? sessionToken : null}
+          connectFailure={connectFailure}
+        />
       )}
     </div>
   );

@@ -58,7 +58,10 @@ export function AgentsPage() {
 function DelegationList({ items, onRevoked }: { items: readonly Delegation[]; onRevoked: (text: string) => void }) {
   // Issue 17 item 3: when each agent last used each service, and the services' names.
   const lastUsed = useQuery({ queryKey: ['last-used'], queryFn: () => unwrap(api.GET('/api/activity/last-used')) });
-  const services = useQuery({ queryKey: ['third-party-sessions'], queryFn: () => unwrap(api.GET('/api/third-party/sessions')) });
+  const services = useQuery({
+    queryKey: ['third-party-sessions'],
+    queryFn: () => unwrap(api.GET('/api/third-party/sessions')),
+  });
   const serviceNames = new Map(services.data?.data.map((item) => [item.service.id, item.service.display_name]));
   if (items.length === 0)
     return (
@@ -91,10 +94,23 @@ function DelegationList({ items, onRevoked }: { items: readonly Delegation[]; on
               <span>Changed {formatDate(item.last_modified_at)}</span>
               <LiveSessions count={item.live_sessions} />
             </div>
-            {lastUsed.data !== undefined ? <ServiceUsage agentId={item.agent_id} name={item.display_name} used={lastUsed.data.data} serviceNames={serviceNames} resources={item.resources} /> : null}
+            {lastUsed.data !== undefined ? (
+              <ServiceUsage
+                agentId={item.agent_id}
+                name={item.display_name}
+                used={lastUsed.data.data}
+                serviceNames={serviceNames}
+                resources={item.resources}
+              />
+            ) : null}
             <McpAccess name={item.display_name} resources={item.resources} />
           </div>
-          <RevokeButton agentId={item.agent_id} name={item.display_name} liveSessions={item.live_sessions} onRevoked={onRevoked} />
+          <RevokeButton
+            agentId={item.agent_id}
+            name={item.display_name}
+            liveSessions={item.live_sessions}
+            onRevoked={onRevoked}
+          />
         </li>
       ))}
     </ul>
@@ -102,13 +118,27 @@ function DelegationList({ items, onRevoked }: { items: readonly Delegation[]; on
 }
 
 /** Each service the agent's grant delegates, with when the agent last used it (issue 17 item 3). */
-function ServiceUsage({ agentId, name, used, serviceNames, resources }: { agentId: string; name: string; used: readonly LastUsed[]; serviceNames: ReadonlyMap<string, string>; resources: readonly ReachedResource[] }) {
+function ServiceUsage({
+  agentId,
+  name,
+  used,
+  serviceNames,
+  resources,
+}: {
+  agentId: string;
+  name: string;
+  used: readonly LastUsed[];
+  serviceNames: ReadonlyMap<string, string>;
+  resources: readonly ReachedResource[];
+}) {
   const grant = useCurrentGrant(agentId);
   if (grant.data === undefined || grant.data === null) return null;
   // A grant delegates services and MCP servers alike; the MCP servers are listed apart.
   const resourceIds = new Set(resources.map((resource) => resource.id));
   // By name, so the order stays the same whatever the grant's permission sets are.
-  const serviceIds = [...new Set(Object.values(grant.data.granted_permission_sets).flat())].filter((id) => !resourceIds.has(id)).sort((a, b) => (serviceNames.get(a) ?? '').localeCompare(serviceNames.get(b) ?? ''));
+  const serviceIds = [...new Set(Object.values(grant.data.granted_permission_sets).flat())]
+    .filter((id) => !resourceIds.has(id))
+    .sort((a, b) => (serviceNames.get(a) ?? '').localeCompare(serviceNames.get(b) ?? ''));
   if (serviceIds.length === 0) return null;
   const now = new Date();
   return (
@@ -155,11 +185,25 @@ function McpAccess({ name, resources }: { name: string; resources: readonly Reac
 /** How many sign-ins of the agent can renew its access without asking the person again (never a token). */
 function LiveSessions({ count }: { count: number }) {
   const title = 'Places where this agent is signed in as you and can renew its access without asking you again';
-  return <span title={title}>{count === 0 ? 'No active sign-in' : count === 1 ? '1 active sign-in' : `${count} active sign-ins`}</span>;
+  return (
+    <span title={title}>
+      {count === 0 ? 'No active sign-in' : count === 1 ? '1 active sign-in' : `${count} active sign-ins`}
+    </span>
+  );
 }
 
 /** Revoke with a confirmation that says what stops working. */
-function RevokeButton({ agentId, name, liveSessions, onRevoked }: { agentId: string; name: string; liveSessions: number; onRevoked: (text: string) => void }) {
+function RevokeButton({
+  agentId,
+  name,
+  liveSessions,
+  onRevoked,
+}: {
+  agentId: string;
+  name: string;
+  liveSessions: number;
+  onRevoked: (text: string) => void;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [failure, setFailure] = useState<unknown>(null);
   const queries = useQueryClient();
@@ -168,7 +212,9 @@ function RevokeButton({ agentId, name, liveSessions, onRevoked }: { agentId: str
     onMutate: () => setFailure(null),
     onSuccess: async () => {
       dialog.current?.close();
-      onRevoked(`Revoked access for ${name}: it can no longer act for you with any service you granted${liveSessions > 0 ? `, and its ${liveSessions === 1 ? 'active sign-in has' : `${liveSessions} active sign-ins have`} ended` : ''}. Your connected accounts stay connected.`);
+      onRevoked(
+        `Revoked access for ${name}: it can no longer act for you with any service you granted${liveSessions > 0 ? `, and its ${liveSessions === 1 ? 'active sign-in has' : `${liveSessions} active sign-ins have`} ended` : ''}. Your connected accounts stay connected.`,
+      );
       await queries.invalidateQueries({ queryKey: ['delegations'] });
     },
     onError: setFailure,
@@ -186,10 +232,21 @@ function RevokeButton({ agentId, name, liveSessions, onRevoked }: { agentId: str
       >
         Revoke
       </button>
-      <ConfirmDialog dialogRef={dialog} id={`revoke-${agentId}`} title={`Revoke access for ${name}?`} confirmLabel="Revoke access" busy={revoke.isPending} failure={failure} onConfirm={() => revoke.mutate()}>
+      <ConfirmDialog
+        dialogRef={dialog}
+        id={`revoke-${agentId}`}
+        title={`Revoke access for ${name}?`}
+        confirmLabel="Revoke access"
+        busy={revoke.isPending}
+        failure={failure}
+        onConfirm={() => revoke.mutate()}
+      >
         <p>
           {name} will no longer be able to act for you: every service you granted it stops working for it at once
-          {liveSessions > 0 ? `, and its ${liveSessions === 1 ? 'active sign-in ends' : `${liveSessions} active sign-ins end`}` : ''}. Your connected accounts stay connected.
+          {liveSessions > 0
+            ? `, and its ${liveSessions === 1 ? 'active sign-in ends' : `${liveSessions} active sign-ins end`}`
+            : ''}
+          . Your connected accounts stay connected.
         </p>
       </ConfirmDialog>
     </>

@@ -6,7 +6,17 @@ import type { components } from '../api/user-api';
 import { choicesFor, initialRows, patternErrorWords, rowGlob, toPattern, type PatternRow } from '../approvals/patterns';
 import { requestContext, toolTitle } from '../approvals/request-context';
 import { useDebounced } from '../approvals/useDebounced';
-import { ArgumentsView, GlobWords, OtherArgumentsRow, PatternView, RiskBadge, StructuredValue, agentName, persistenceWords, type Approval } from '../approvals/values';
+import {
+  ArgumentsView,
+  GlobWords,
+  OtherArgumentsRow,
+  PatternView,
+  RiskBadge,
+  StructuredValue,
+  agentName,
+  persistenceWords,
+  type Approval,
+} from '../approvals/values';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { usePageTitle } from '../components/page-title';
@@ -14,7 +24,9 @@ import { ReconnectBanner } from '../components/ReconnectBanner';
 import { formatDate } from '../format';
 
 type Persistence = components['schemas']['ApproveApprovalDto']['persistence'];
-type Decision = { kind: 'approved'; persistence: Persistence; at: string } | { kind: 'denied'; persistence: 'once' | 'permanent'; at: string };
+type Decision =
+  | { kind: 'approved'; persistence: Persistence; at: string }
+  | { kind: 'denied'; persistence: 'once' | 'permanent'; at: string };
 
 /** How long the pattern must rest before the scope preview is asked for. */
 const PREVIEW_DELAY_MS = 350;
@@ -43,7 +55,13 @@ export function ApprovalDetailPage() {
       ) : (
         <>
           <ReconnectBanner query={approval} />
-          <ApprovalView approval={approval.data.data} decision={decision} failure={failure} onDecided={setDecision} onFailed={setFailure} />
+          <ApprovalView
+            approval={approval.data.data}
+            decision={decision}
+            failure={failure}
+            onDecided={setDecision}
+            onFailed={setFailure}
+          />
         </>
       )}
     </>
@@ -87,7 +105,8 @@ function ApprovalView({ approval, decision, failure, onDecided, onFailed }: View
       <div className="page-header">
         <div>
           <h1 className="approval-title">
-            <span className={context.title === null ? 'mono' : undefined}>{title}</span> <RiskBadge level={approval.risk_level} />
+            <span className={context.title === null ? 'mono' : undefined}>{title}</span>{' '}
+            <RiskBadge level={approval.risk_level} />
           </h1>
           {context.title !== null ? (
             <p className="tool-name">
@@ -95,7 +114,8 @@ function ApprovalView({ approval, decision, failure, onDecided, onFailed }: View
             </p>
           ) : null}
           <p>
-            {agentName(approval)} wants to run this tool{approval.status === 'pending' ? ' and is waiting for your decision.' : '.'}
+            {agentName(approval)} wants to run this tool
+            {approval.status === 'pending' ? ' and is waiting for your decision.' : '.'}
           </p>
         </div>
         <StatusBadge approval={approval} />
@@ -104,7 +124,9 @@ function ApprovalView({ approval, decision, failure, onDecided, onFailed }: View
       {failure !== null ? <DecisionFailure error={failure} /> : null}
       {context.reason !== null || context.description !== null ? (
         <section className="panel request-why" aria-labelledby="why-heading">
-          <h2 id="why-heading">{context.reason !== null ? `Why ${agentName(approval)} asks` : 'What this tool does'}</h2>
+          <h2 id="why-heading">
+            {context.reason !== null ? `Why ${agentName(approval)} asks` : 'What this tool does'}
+          </h2>
           {context.reason !== null ? (
             <>
               <p className="sr-only">In the agent's words:</p>
@@ -144,9 +166,15 @@ function ApprovalView({ approval, decision, failure, onDecided, onFailed }: View
           ) : null}
         </dl>
         <ArgumentsView args={approval.arguments} open />
-        {Object.keys(context.rest).length > 0 ? <ArgumentsView args={context.rest} label="More context from the gateway" /> : null}
+        {Object.keys(context.rest).length > 0 ? (
+          <ArgumentsView args={context.rest} label="More context from the gateway" />
+        ) : null}
       </section>
-      {approval.status === 'pending' && decision === null ? <DecisionForm approval={approval} onDecided={onDecided} onFailed={onFailed} /> : <DecidedView approval={approval} />}
+      {approval.status === 'pending' && decision === null ? (
+        <DecisionForm approval={approval} onDecided={onDecided} onFailed={onFailed} />
+      ) : (
+        <DecidedView approval={approval} />
+      )}
     </>
   );
 }
@@ -176,8 +204,7 @@ function DecisionNotice({ decision }: { decision: Decision }) {
         : "Denied. The agent's gateway sees the decision now.";
   return (
     <div className={`notice ${decision.kind === 'approved' ? 'success' : 'warning'}`} role="status">
-      {text}{' '}
-      <Link to="/approvals">Back to pending approvals</Link>
+      {text} <Link to="/approvals">Back to pending approvals</Link>
       {decision.persistence === 'permanent' ? (
         <>
           {' · '}
@@ -251,8 +278,16 @@ function DecisionFailure({ error }: { error: unknown }) {
 
 const PERSISTENCE: ReadonlyArray<{ value: Persistence; label: string; hint: string }> = [
   { value: 'once', label: 'Only this call', hint: 'The agent may run this call once, with exactly these arguments.' },
-  { value: 'session', label: 'This agent session', hint: 'Calls like this one are allowed for the rest of the agent session.' },
-  { value: 'permanent', label: 'Always', hint: 'Calls like this one are allowed from now on, until you revoke it under Remembered.' },
+  {
+    value: 'session',
+    label: 'This agent session',
+    hint: 'Calls like this one are allowed for the rest of the agent session.',
+  },
+  {
+    value: 'permanent',
+    label: 'Always',
+    hint: 'Calls like this one are allowed from now on, until you revoke it under Remembered.',
+  },
 ];
 
 function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approval' | 'onDecided' | 'onFailed'>) {
@@ -285,7 +320,8 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
     retry: false,
     staleTime: Infinity,
   });
-  const previewCurrent = persistence === 'once' || (settledKey === previewKey && preview.isSuccess && !preview.isFetching);
+  const previewCurrent =
+    persistence === 'once' || (settledKey === previewKey && preview.isSuccess && !preview.isFetching);
 
   const settle = async () => {
     await queries.invalidateQueries({ queryKey: ['approvals'] });
@@ -309,7 +345,11 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
     },
     onError: async (error) => {
       // From the confirmation dialog, the failure is shown there and the dialog stays open for another try.
-      if (confirm.current?.open === true && !(error instanceof ApiFailure && (error.status === 409 || error.status === 410))) setConfirmFailure(error);
+      if (
+        confirm.current?.open === true &&
+        !(error instanceof ApiFailure && (error.status === 409 || error.status === 410))
+      )
+        setConfirmFailure(error);
       else {
         confirm.current?.close();
         onFailed(error);
@@ -338,7 +378,8 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
   const busy = approve.isPending || deny.isPending;
   const title = toolTitle(approval);
 
-  const setRow = (index: number, change: Partial<PatternRow>) => setRows((current) => current.map((row, at) => (at === index ? { ...row, ...change } : row)));
+  const setRow = (index: number, change: Partial<PatternRow>) =>
+    setRows((current) => current.map((row, at) => (at === index ? { ...row, ...change } : row)));
 
   return (
     <>
@@ -350,12 +391,21 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
             const disabled = option.value === 'session' && !hasSession;
             return (
               <label key={option.value} className={`choice${disabled ? ' disabled' : ''}`}>
-                <input type="radio" name={`${formId}-persistence`} value={option.value} checked={persistence === option.value} disabled={disabled || busy} onChange={() => setPersistence(option.value)} />
+                <input
+                  type="radio"
+                  name={`${formId}-persistence`}
+                  value={option.value}
+                  checked={persistence === option.value}
+                  disabled={disabled || busy}
+                  onChange={() => setPersistence(option.value)}
+                />
                 <span>
                   <span className="choice-label">{option.label}</span>
                   <span className="choice-hint">
                     {disabled ? 'Not available: the agent did not name a session for this call.' : option.hint}
-                    {option.value === 'permanent' && approval.risk_level === 'critical' ? ' This tool is critical: you will be asked to confirm.' : ''}
+                    {option.value === 'permanent' && approval.risk_level === 'critical'
+                      ? ' This tool is critical: you will be asked to confirm.'
+                      : ''}
                   </span>
                 </span>
               </label>
@@ -371,12 +421,29 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
                 <PatternRows rows={rows} idPrefix={formId} disabled={busy} onChange={setRow} />
               </fieldset>
             ) : null}
-            <ScopePreview title={title} rows={rows} pattern={pattern} waiting={!previewCurrent} error={settledKey === previewKey ? preview.error : null} />
+            <ScopePreview
+              title={title}
+              rows={rows}
+              pattern={pattern}
+              waiting={!previewCurrent}
+              error={settledKey === previewKey ? preview.error : null}
+            />
           </>
         ) : null}
         <div className="actions">
-          <button type="button" className="button primary" disabled={busy || !previewCurrent} onClick={() => (confirmAlways ? confirm.current?.showModal() : approve.mutate())}>
-            {persistence === 'once' ? 'Approve this call' : persistence === 'session' ? 'Approve for this session' : confirmAlways ? 'Approve always…' : 'Approve always'}
+          <button
+            type="button"
+            className="button primary"
+            disabled={busy || !previewCurrent}
+            onClick={() => (confirmAlways ? confirm.current?.showModal() : approve.mutate())}
+          >
+            {persistence === 'once'
+              ? 'Approve this call'
+              : persistence === 'session'
+                ? 'Approve for this session'
+                : confirmAlways
+                  ? 'Approve always…'
+                  : 'Approve always'}
           </button>
         </div>
         <ConfirmDialog
@@ -390,7 +457,9 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
           onClose={() => setConfirmFailure(null)}
         >
           <p>
-            {agentName(approval)} will run {title} {pattern === null ? 'with exactly these arguments' : 'for every call these choices cover'} from now on, without asking you, until you revoke it under Remembered decisions.
+            {agentName(approval)} will run {title}{' '}
+            {pattern === null ? 'with exactly these arguments' : 'for every call these choices cover'} from now on,
+            without asking you, until you revoke it under Remembered decisions.
           </p>
           <p>The gateway marked this tool critical: what it does may be hard to undo.</p>
         </ConfirmDialog>
@@ -398,10 +467,17 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
       <section className="panel" aria-labelledby={`${formId}-deny`}>
         <h2 id={`${formId}-deny`}>Deny</h2>
         <label className="choice">
-          <input type="checkbox" checked={denyAlways} disabled={busy} onChange={(event) => setDenyAlways(event.target.checked)} />
+          <input
+            type="checkbox"
+            checked={denyAlways}
+            disabled={busy}
+            onChange={(event) => setDenyAlways(event.target.checked)}
+          />
           <span>
             <span className="choice-label">Always deny this call</span>
-            <span className="choice-hint">Refuse it now and every time the agent asks again, until you revoke it under Remembered.</span>
+            <span className="choice-hint">
+              Refuse it now and every time the agent asks again, until you revoke it under Remembered.
+            </span>
           </span>
         </label>
         <div className="actions">
@@ -415,7 +491,17 @@ function DecisionForm({ approval, onDecided, onFailed }: Pick<ViewProps, 'approv
 }
 
 /** One choice per argument ("Any file in /reports", "Any query"); a pattern of one's own is the advanced choice. */
-function PatternRows({ rows, idPrefix, disabled, onChange }: { rows: readonly PatternRow[]; idPrefix: string; disabled: boolean; onChange: (index: number, change: Partial<PatternRow>) => void }) {
+function PatternRows({
+  rows,
+  idPrefix,
+  disabled,
+  onChange,
+}: {
+  rows: readonly PatternRow[];
+  idPrefix: string;
+  disabled: boolean;
+  onChange: (index: number, change: Partial<PatternRow>) => void;
+}) {
   return (
     <div className="pattern-rows">
       {rows.map((row, index) => {
@@ -426,7 +512,12 @@ function PatternRows({ rows, idPrefix, disabled, onChange }: { rows: readonly Pa
             <label htmlFor={select} className="mono pattern-name">
               {row.name}
             </label>
-            <select id={select} value={row.choice} disabled={disabled} onChange={(event) => onChange(index, { choice: event.target.value as PatternRow['choice'] })}>
+            <select
+              id={select}
+              value={row.choice}
+              disabled={disabled}
+              onChange={(event) => onChange(index, { choice: event.target.value as PatternRow['choice'] })}
+            >
               {choicesFor(row.name, row.value).map((choice) => (
                 <option key={choice.id} value={choice.id}>
                   {choice.label}
@@ -438,9 +529,20 @@ function PatternRows({ rows, idPrefix, disabled, onChange }: { rows: readonly Pa
                 <label htmlFor={input} className="sr-only">
                   Pattern for {row.name}
                 </label>
-                <input id={input} type="text" className="mono" value={row.custom} disabled={disabled} spellCheck={false} autoComplete="off" aria-describedby={`${input}-help`} onChange={(event) => onChange(index, { custom: event.target.value })} />
+                <input
+                  id={input}
+                  type="text"
+                  className="mono"
+                  value={row.custom}
+                  disabled={disabled}
+                  spellCheck={false}
+                  autoComplete="off"
+                  aria-describedby={`${input}-help`}
+                  onChange={(event) => onChange(index, { custom: event.target.value })}
+                />
                 <p className="pattern-help" id={`${input}-help`}>
-                  <code>*</code> any text except <code>/</code>, <code>**</code> any path, <code>?</code> one character, <code>\</code> escapes.
+                  <code>*</code> any text except <code>/</code>, <code>**</code> any path, <code>?</code> one character,{' '}
+                  <code>\</code> escapes.
                 </p>
               </div>
             ) : null}
@@ -452,13 +554,28 @@ function PatternRows({ rows, idPrefix, disabled, onChange }: { rows: readonly Pa
 }
 
 /** What the approval covers, in words from the person's own choices; the broker's preview checks them (a refusal in words). */
-function ScopePreview({ title, rows, pattern, waiting, error }: { title: string; rows: readonly PatternRow[]; pattern: Record<string, string> | null; waiting: boolean; error: unknown }) {
+function ScopePreview({
+  title,
+  rows,
+  pattern,
+  waiting,
+  error,
+}: {
+  title: string;
+  rows: readonly PatternRow[];
+  pattern: Record<string, string> | null;
+  waiting: boolean;
+  error: unknown;
+}) {
   const invalid = error !== null && error !== undefined;
   let body;
   if (invalid)
     body = (
       <>
-        {(error instanceof ApiFailure ? patternErrorWords(error.message) : ['The broker could not check these choices.']).map((text, index) => (
+        {(error instanceof ApiFailure
+          ? patternErrorWords(error.message)
+          : ['The broker could not check these choices.']
+        ).map((text, index) => (
           <p key={index} className="preview-error">
             {text}
           </p>
@@ -466,7 +583,8 @@ function ScopePreview({ title, rows, pattern, waiting, error }: { title: string;
         <p className="muted">Change the choices to approve.</p>
       </>
     );
-  else if (pattern === null) body = <p className="preview-text">{title}, only with exactly the arguments you reviewed.</p>;
+  else if (pattern === null)
+    body = <p className="preview-text">{title}, only with exactly the arguments you reviewed.</p>;
   else
     body = (
       <>

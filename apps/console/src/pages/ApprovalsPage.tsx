@@ -53,7 +53,9 @@ function PendingList({ items }: { items: readonly Approval[] }) {
   return (
     <>
       <p className="sr-only" role="status">
-        {items.length === 0 ? 'No pending approvals.' : `${items.length} pending approval${items.length === 1 ? '' : 's'}.`}
+        {items.length === 0
+          ? 'No pending approvals.'
+          : `${items.length} pending approval${items.length === 1 ? '' : 's'}.`}
       </p>
       {items.length === 0 ? (
         <div className="panel empty">
@@ -85,7 +87,11 @@ function PendingList({ items }: { items: readonly Approval[] }) {
                   <ArgumentsView args={item.arguments} />
                 </div>
                 <div className="actions">
-                  <Link className="button primary" to={`/approvals/${item.id}`} aria-label={`Review ${title} from ${agentName(item)}`}>
+                  <Link
+                    className="button primary"
+                    to={`/approvals/${item.id}`}
+                    aria-label={`Review ${title} from ${agentName(item)}`}
+                  >
                     Review
                   </Link>
                 </div>

@@ -6,11 +6,13 @@ import { usePageTitle } from '../components/page-title';
 const EXPLAINED: Readonly<Record<string, { title: string; detail: string }>> = {
   invalid_client: {
     title: 'This application is not known to the broker',
-    detail: 'The application that sent you here is not registered with this broker, so the broker cannot ask you to allow it, nor send you back to it.',
+    detail:
+      'The application that sent you here is not registered with this broker, so the broker cannot ask you to allow it, nor send you back to it.',
   },
   invalid_redirect_uri: {
     title: 'The application sent you from an address the broker does not know',
-    detail: 'Its return address is not one registered for it, so the broker does not send you there: it could belong to someone else.',
+    detail:
+      'Its return address is not one registered for it, so the broker does not send you there: it could belong to someone else.',
   },
   unsupported_response_type: {
     title: "The application's request is not valid",
@@ -58,7 +60,8 @@ export function AuthorizeErrorPage() {
       <h1>{title}</h1>
       <p>{detail}</p>
       <p>
-        <strong>What you can do:</strong> Go back to the application and start again. If it happens again, tell the application&apos;s provider or your administrator; nothing was shared with the application.
+        <strong>What you can do:</strong> Go back to the application and start again. If it happens again, tell the
+        application&apos;s provider or your administrator; nothing was shared with the application.
       </p>
       <p className="muted">
         You can close this page, or <Link to="/agents">see the agents that act for you</Link>.

@@ -7,7 +7,13 @@ import { Logo } from '../components/AgentLogo';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../components/ErrorView';
 import { usePageTitle } from '../components/page-title';
-import { CALLBACK_PARAMS, connectUrl, explainCallbackError, readCallback, type CallbackResult } from '../connections/callback';
+import {
+  CALLBACK_PARAMS,
+  connectUrl,
+  explainCallbackError,
+  readCallback,
+  type CallbackResult,
+} from '../connections/callback';
 import { formatDate } from '../format';
 
 type Item = components['schemas']['SessionListItem'];
@@ -80,7 +86,8 @@ function CallbackNotice({ result, items }: { result: CallbackResult; items: read
   // Only the console's words: the query's error_description (and an unknown code) could be anyone's.
   return (
     <div className="notice danger" role="alert">
-      <strong>{name !== undefined ? `Connecting ${name} failed.` : 'Connecting failed.'}</strong> {explainCallbackError(result.code, name)}
+      <strong>{name !== undefined ? `Connecting ${name} failed.` : 'Connecting failed.'}</strong>{' '}
+      {explainCallbackError(result.code, name)}
       {result.code !== null ? <small className="notice-details">Details: {result.code}</small> : null}
     </div>
   );
@@ -99,10 +106,15 @@ function ServiceCard({ item, onNotice }: { item: Item; onNotice: (text: string) 
   const queries = useQueryClient();
   const [refreshed, setRefreshed] = useState<string | null>(null);
   const refresh = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/third-party/{serviceId}/session/refresh', { params: { path: { serviceId: service.id } } })),
+    mutationFn: () =>
+      unwrap(api.POST('/api/third-party/{serviceId}/session/refresh', { params: { path: { serviceId: service.id } } })),
     onMutate: () => setRefreshed(null),
     onSuccess: async ({ data }) => {
-      setRefreshed(data.access_token_expires_at === null ? 'Refreshed. The provider gave the new access token no expiry.' : `Refreshed. The access token now expires ${formatDate(data.access_token_expires_at)}.`);
+      setRefreshed(
+        data.access_token_expires_at === null
+          ? 'Refreshed. The provider gave the new access token no expiry.'
+          : `Refreshed. The access token now expires ${formatDate(data.access_token_expires_at)}.`,
+      );
       await queries.invalidateQueries({ queryKey: SESSIONS });
     },
   });
@@ -122,13 +134,23 @@ function ServiceCard({ item, onNotice }: { item: Item; onNotice: (text: string) 
         ) : (
           <div className="meta">
             <span>Connected since {formatDate(session.initiated_at)}</span>
-            <span>Access token {session.access_token_expires_at === null ? 'has no expiry' : `${session.is_expired ? 'expired' : 'expires'} ${formatDate(session.access_token_expires_at)}`}</span>
             <span>
-              {session.dependent_agent_count} agent{session.dependent_agent_count === 1 ? '' : 's'} depend{session.dependent_agent_count === 1 ? 's' : ''} on it
+              Access token{' '}
+              {session.access_token_expires_at === null
+                ? 'has no expiry'
+                : `${session.is_expired ? 'expired' : 'expires'} ${formatDate(session.access_token_expires_at)}`}
+            </span>
+            <span>
+              {session.dependent_agent_count} agent{session.dependent_agent_count === 1 ? '' : 's'} depend
+              {session.dependent_agent_count === 1 ? 's' : ''} on it
             </span>
           </div>
         )}
-        {session !== null && session.needs_reauthentication ? <p className="card-note">The provider no longer accepts this connection. Reconnect to keep your agents working.</p> : null}
+        {session !== null && session.needs_reauthentication ? (
+          <p className="card-note">
+            The provider no longer accepts this connection. Reconnect to keep your agents working.
+          </p>
+        ) : null}
         {refresh.isError ? <RefreshFailure error={refresh.error} /> : null}
         {refreshed !== null ? (
           <p className="card-note success-text" role="status">
@@ -138,13 +160,23 @@ function ServiceCard({ item, onNotice }: { item: Item; onNotice: (text: string) 
       </div>
       <div className="actions">
         {session !== null ? (
-          <button type="button" className="button" disabled={refresh.isPending} aria-label={`Refresh ${service.display_name}`} onClick={() => refresh.mutate()}>
+          <button
+            type="button"
+            className="button"
+            disabled={refresh.isPending}
+            aria-label={`Refresh ${service.display_name}`}
+            onClick={() => refresh.mutate()}
+          >
             {refresh.isPending ? 'Refreshing…' : 'Refresh'}
           </button>
         ) : null}
         {session !== null ? <DisconnectButton service={service} onDisconnected={onNotice} /> : null}
         {/* A full navigation: the broker redirects to the provider, which comes back to this page. */}
-        <a className={`button${reconnect ? ' primary' : ''}`} href={connectUrl(service.id)} aria-label={`${session === null ? 'Connect' : 'Reconnect'} ${service.display_name}`}>
+        <a
+          className={`button${reconnect ? ' primary' : ''}`}
+          href={connectUrl(service.id)}
+          aria-label={`${session === null ? 'Connect' : 'Reconnect'} ${service.display_name}`}
+        >
           {session === null ? 'Connect' : 'Reconnect'}
         </a>
       </div>
@@ -155,8 +187,10 @@ function ServiceCard({ item, onNotice }: { item: Item; onNotice: (text: string) 
 /** 409 and 502 of the forced refresh, in words. */
 function RefreshFailure({ error }: { error: unknown }) {
   let text: string;
-  if (error instanceof ApiFailure && error.status === 409) text = 'This connection cannot be refreshed: there is no usable refresh token. Reconnect the service.';
-  else if (error instanceof ApiFailure && error.status === 502) text = 'The provider refused the refresh or could not be reached. Try again later, or reconnect the service.';
+  if (error instanceof ApiFailure && error.status === 409)
+    text = 'This connection cannot be refreshed: there is no usable refresh token. Reconnect the service.';
+  else if (error instanceof ApiFailure && error.status === 502)
+    text = 'The provider refused the refresh or could not be reached. Try again later, or reconnect the service.';
   else if (error instanceof ApiFailure && error.status === 404) text = 'This service is no longer connected.';
   else if (error instanceof ApiFailure && error.status === 401) text = 'Your sign-in expired: reload the page.';
   else if (error instanceof ApiFailure) text = `Refreshing failed: ${error.message}`;
@@ -169,23 +203,40 @@ function RefreshFailure({ error }: { error: unknown }) {
 }
 
 /** Disconnect after a dialog that lists the agents that lose access. */
-function DisconnectButton({ service, onDisconnected }: { service: Item['service']; onDisconnected: (text: string) => void }) {
+function DisconnectButton({
+  service,
+  onDisconnected,
+}: {
+  service: Item['service'];
+  onDisconnected: (text: string) => void;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [open, setOpen] = useState(false);
   const queries = useQueryClient();
   const affected = useQuery({
     queryKey: ['third-party-affected', service.id],
-    queryFn: () => unwrap(api.GET('/api/third-party/{serviceId}/session/affected-agents', { params: { path: { serviceId: service.id } } })),
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/third-party/{serviceId}/session/affected-agents', {
+          params: { path: { serviceId: service.id } },
+        }),
+      ),
     enabled: open,
     staleTime: 0,
   });
   const disconnect = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/third-party/{serviceId}/session', { params: { path: { serviceId: service.id } } })),
+    mutationFn: () =>
+      unwrap(api.DELETE('/api/third-party/{serviceId}/session', { params: { path: { serviceId: service.id } } })),
     onSuccess: async ({ data }) => {
       dialog.current?.close();
       const count = data.affected_agents.length;
-      onDisconnected(`${service.display_name} is disconnected.${count === 0 ? '' : ` ${count} agent${count === 1 ? '' : 's'} lost access to it.`}`);
-      await Promise.all([queries.invalidateQueries({ queryKey: SESSIONS }), queries.invalidateQueries({ queryKey: ['delegations'] })]);
+      onDisconnected(
+        `${service.display_name} is disconnected.${count === 0 ? '' : ` ${count} agent${count === 1 ? '' : 's'} lost access to it.`}`,
+      );
+      await Promise.all([
+        queries.invalidateQueries({ queryKey: SESSIONS }),
+        queries.invalidateQueries({ queryKey: ['delegations'] }),
+      ]);
     },
   });
   const show = () => {
@@ -200,8 +251,20 @@ function DisconnectButton({ service, onDisconnected }: { service: Item['service'
       <button type="button" className="button danger" aria-label={`Disconnect ${service.display_name}`} onClick={show}>
         Disconnect
       </button>
-      <ConfirmDialog dialogRef={dialog} id={heading} title={`Disconnect ${service.display_name}?`} confirmLabel="Disconnect" busy={disconnect.isPending || affected.isPending} failure={disconnect.isError ? disconnect.error : null} onConfirm={() => disconnect.mutate()} onClose={() => setOpen(false)}>
-        <p>The broker deletes the tokens it holds for you. The provider may still list the connection until you remove it there.</p>
+      <ConfirmDialog
+        dialogRef={dialog}
+        id={heading}
+        title={`Disconnect ${service.display_name}?`}
+        confirmLabel="Disconnect"
+        busy={disconnect.isPending || affected.isPending}
+        failure={disconnect.isError ? disconnect.error : null}
+        onConfirm={() => disconnect.mutate()}
+        onClose={() => setOpen(false)}
+      >
+        <p>
+          The broker deletes the tokens it holds for you. The provider may still list the connection until you remove it
+          there.
+        </p>
         {affected.isPending ? (
           <Loading label="Finding the agents that depend on it…" />
         ) : affected.isError ? (

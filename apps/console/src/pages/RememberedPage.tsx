@@ -13,7 +13,10 @@ import { formatDate } from '../format';
 /** `/approvals/remembered`: the person's standing permanent approvals and denials, with revoke. */
 export function RememberedPage() {
   usePageTitle('Remembered decisions');
-  const remembered = useQuery({ queryKey: ['approvals', 'permanent'], queryFn: () => unwrap(api.GET('/api/approvals/permanent')) });
+  const remembered = useQuery({
+    queryKey: ['approvals', 'permanent'],
+    queryFn: () => unwrap(api.GET('/api/approvals/permanent')),
+  });
   const [notice, setNotice] = useState<string | null>(null);
   const heading = useRef<HTMLHeadingElement>(null);
   // After a revocation the revoked card is gone: focus goes to the page's heading, just above the confirmation.
@@ -65,8 +68,14 @@ function RememberedList({ items, onRevoked }: { items: readonly Approval[]; onRe
         <li key={item.id} className="card approval-card">
           <div className="card-body">
             <div className="approval-heading">
-              <span className={`card-title${toolTitle(item) === item.tool_name ? ' mono' : ''}`}>{toolTitle(item)}</span>
-              {item.status === 'approved' ? <span className="badge success">Always allowed</span> : <span className="badge danger">Always denied</span>}
+              <span className={`card-title${toolTitle(item) === item.tool_name ? ' mono' : ''}`}>
+                {toolTitle(item)}
+              </span>
+              {item.status === 'approved' ? (
+                <span className="badge success">Always allowed</span>
+              ) : (
+                <span className="badge danger">Always denied</span>
+              )}
               <RiskBadge level={item.risk_level} />
             </div>
             <div className="meta">
@@ -124,7 +133,15 @@ function RevokeDecision({ approval, onRevoked }: { approval: Approval; onRevoked
       >
         Revoke
       </button>
-      <ConfirmDialog dialogRef={dialog} id={heading} title={`Revoke this remembered ${allowed ? 'approval' : 'denial'}?`} confirmLabel="Revoke" busy={revoke.isPending} failure={failure} onConfirm={() => revoke.mutate()}>
+      <ConfirmDialog
+        dialogRef={dialog}
+        id={heading}
+        title={`Revoke this remembered ${allowed ? 'approval' : 'denial'}?`}
+        confirmLabel="Revoke"
+        busy={revoke.isPending}
+        failure={failure}
+        onConfirm={() => revoke.mutate()}
+      >
         <p>
           {allowed
             ? `${agentName(approval)} will no longer be able to run ${toolTitle(approval)} without asking: the next call waits for your decision.`

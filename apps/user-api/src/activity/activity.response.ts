@@ -1,4 +1,10 @@
-import { EVENT_TYPES, type EventActorType, type EventOutcome, type EventType, type RecordedEvent } from '@broker/domain';
+import {
+  EVENT_TYPES,
+  type EventActorType,
+  type EventOutcome,
+  type EventType,
+  type RecordedEvent,
+} from '@broker/domain';
 import { ApiProperty } from '@nestjs/swagger';
 
 const ACTOR_TYPES: readonly EventActorType[] = ['principal', 'agent', 'gateway', 'admin', 'broker'];
@@ -52,7 +58,8 @@ export class ActivityListResponse {
  */
 export function toActivityEvent(event: RecordedEvent, caller: string): ActivityEvent {
   const { actor } = event;
-  const named = actor.type === 'agent' || actor.type === 'gateway' || (actor.type === 'principal' && actor.id === caller);
+  const named =
+    actor.type === 'agent' || actor.type === 'gateway' || (actor.type === 'principal' && actor.id === caller);
   return {
     id: event.id,
     type: event.type,

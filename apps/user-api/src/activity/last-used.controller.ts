@@ -23,6 +23,12 @@ export class LastUsedController {
   @ApiErrors()
   async list(@Principal() principal: Principal): Promise<LastUsedListResponse> {
     const rows = await this.events.lastUsed(principal.id);
-    return { data: rows.map((row) => ({ agent_id: row.agentId, service_id: row.serviceId, last_used_at: row.lastUsedAt.toISOString() })) };
+    return {
+      data: rows.map((row) => ({
+        agent_id: row.agentId,
+        service_id: row.serviceId,
+        last_used_at: row.lastUsedAt.toISOString(),
+      })),
+    };
   }
 }

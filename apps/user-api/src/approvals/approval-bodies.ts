@@ -34,14 +34,22 @@ class BodyIssues {
   }
 
   throwIfAny(): void {
-    if (this.issues.length > 0) throw new ApiError('bad request', this.issues.map((issue) => `${issue.field} ${issue.problem}`).join('; '), this.issues);
+    if (this.issues.length > 0)
+      throw new ApiError(
+        'bad request',
+        this.issues.map((issue) => `${issue.field} ${issue.problem}`).join('; '),
+        this.issues,
+      );
   }
 }
 
 function body(raw: unknown): JsonObject {
   if (raw === undefined) return {};
   if (raw instanceof RefusedJsonBody) throw raw.error;
-  if (!isJsonObject(raw)) throw new ApiError('bad request', 'the request body must be a JSON object', [{ field: 'body', problem: 'must be a JSON object' }]);
+  if (!isJsonObject(raw))
+    throw new ApiError('bad request', 'the request body must be a JSON object', [
+      { field: 'body', problem: 'must be a JSON object' },
+    ]);
   return raw;
 }
 
@@ -66,10 +74,12 @@ export function parseCreateApprovalBody(raw: unknown): ApprovalRequestInput {
   const args = jsonObjectField(object, 'arguments', issues);
   const toolName = object.tool_name;
   if (typeof toolName !== 'string') issues.add('tool_name', 'is required and must be a string');
-  else if (toolName.length === 0 || [...toolName].length > TOOL_NAME_MAX) issues.add('tool_name', `must be 1-${TOOL_NAME_MAX} characters`);
+  else if (toolName.length === 0 || [...toolName].length > TOOL_NAME_MAX)
+    issues.add('tool_name', `must be 1-${TOOL_NAME_MAX} characters`);
   const risk = object.risk_level;
   // An enum refuses null (issue 21): omitting it is how a gateway gives no risk level.
-  if (risk !== undefined && !RISK_LEVELS.includes(risk as RiskLevel)) issues.add('risk_level', `must be one of ${RISK_LEVELS.join(', ')} (omit it for none)`);
+  if (risk !== undefined && !RISK_LEVELS.includes(risk as RiskLevel))
+    issues.add('risk_level', `must be one of ${RISK_LEVELS.join(', ')} (omit it for none)`);
   issues.throwIfAny();
   return { toolName: toolName as string, arguments: args, metadata, riskLevel: risk as RiskLevel | undefined };
 }
@@ -90,7 +100,8 @@ export function parseApproveBody(raw: unknown): ApproveInput {
   const issues = new BodyIssues();
   onlyFields(object, ['persistence', 'params_pattern'], issues);
   const persistence = object.persistence;
-  if (!PERSISTENCES.includes(persistence as ApprovalPersistence)) issues.add('persistence', `is required: one of ${PERSISTENCES.join(', ')}`);
+  if (!PERSISTENCES.includes(persistence as ApprovalPersistence))
+    issues.add('persistence', `is required: one of ${PERSISTENCES.join(', ')}`);
   const paramsPattern = paramsPatternField(object, issues);
   issues.throwIfAny();
   return { persistence: persistence as ApprovalPersistence, paramsPattern };

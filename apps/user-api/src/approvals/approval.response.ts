@@ -1,4 +1,11 @@
-import { MAX_PATTERN_BYTES, MAX_PATTERN_ENTRIES, shownStatus, type ApprovalPair, type ScopePreview, type ShownStatus } from '@broker/approvals';
+import {
+  MAX_PATTERN_BYTES,
+  MAX_PATTERN_ENTRIES,
+  shownStatus,
+  type ApprovalPair,
+  type ScopePreview,
+  type ShownStatus,
+} from '@broker/approvals';
 import type { ApprovalPersistence, ApprovalRecord, ParamsPattern, RiskLevel, SyncedApproval } from '@broker/domain';
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 
@@ -9,7 +16,11 @@ const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 const UUID: ApiPropertyOptions = { type: String, format: 'uuid' };
 const TIME: ApiPropertyOptions = { type: String, format: 'date-time' };
 const TIME_OR_NULL: ApiPropertyOptions = { type: String, format: 'date-time', nullable: true };
-const PERSISTENCE_OR_NULL: ApiPropertyOptions = { enum: ['once', 'session', 'permanent'], nullable: true, description: 'null until the approval is decided' };
+const PERSISTENCE_OR_NULL: ApiPropertyOptions = {
+  enum: ['once', 'session', 'permanent'],
+  nullable: true,
+  description: 'null until the approval is decided',
+};
 /** Argument name → glob (README "Tool approvals"); null: only the reviewed values, matched by `arguments_hash`. */
 const PATTERN_OR_NULL: ApiPropertyOptions = {
   type: 'object',
@@ -237,7 +248,8 @@ export class ApprovalSyncResponse {
   data!: ApprovalSyncView;
 }
 
-const patternView = (pattern: ParamsPattern | null): Record<string, string> | null => (pattern === null ? null : { ...pattern });
+const patternView = (pattern: ParamsPattern | null): Record<string, string> | null =>
+  pattern === null ? null : { ...pattern };
 
 function toSummaryView(approval: SyncedApproval): ApprovalSummaryView {
   return {
@@ -255,11 +267,21 @@ function toSummaryView(approval: SyncedApproval): ApprovalSummaryView {
 }
 
 export function toSyncView(pairs: readonly ApprovalPair[]): ApprovalSyncView {
-  return { pairs: pairs.map((pair) => ({ principal: pair.principal, agent_id: pair.agentId, approvals: pair.approvals.map(toSummaryView) })) };
+  return {
+    pairs: pairs.map((pair) => ({
+      principal: pair.principal,
+      agent_id: pair.agentId,
+      approvals: pair.approvals.map(toSummaryView),
+    })),
+  };
 }
 
 export function toScopePreviewView(preview: ScopePreview): ScopePreviewView {
-  return { tool_pattern: preview.toolPattern, params_pattern: patternView(preview.paramsPattern), preview: preview.preview };
+  return {
+    tool_pattern: preview.toolPattern,
+    params_pattern: patternView(preview.paramsPattern),
+    preview: preview.preview,
+  };
 }
 
 export function toCreatedView(record: ApprovalRecord, approvalUrl: string): CreatedApprovalView {
@@ -273,11 +295,21 @@ function set<T>(value: T | null, field: string): T {
 }
 
 export function toApprovedView(record: ApprovalRecord): ApprovedView {
-  return { id: record.id, status: 'approved', persistence: set(record.persistence, 'persistence'), approved_at: set(record.approvedAt, 'approved_at').toISOString() };
+  return {
+    id: record.id,
+    status: 'approved',
+    persistence: set(record.persistence, 'persistence'),
+    approved_at: set(record.approvedAt, 'approved_at').toISOString(),
+  };
 }
 
 export function toDeniedView(record: ApprovalRecord): DeniedView {
-  return { id: record.id, status: 'denied', persistence: record.persistence === 'permanent' ? 'permanent' : 'once', denied_at: set(record.deniedAt, 'denied_at').toISOString() };
+  return {
+    id: record.id,
+    status: 'denied',
+    persistence: record.persistence === 'permanent' ? 'permanent' : 'once',
+    denied_at: set(record.deniedAt, 'denied_at').toISOString(),
+  };
 }
 
 export function toConsumedView(record: ApprovalRecord): ConsumedView {

@@ -1,13 +1,35 @@
-import { ApprovalPages, ApprovalRequests, ApprovalSync, MAX_LONG_POLL_SECONDS, MIN_LONG_POLL_SECONDS, type GatewayIdentity } from '@broker/approvals';
+import {
+  ApprovalPages,
+  ApprovalRequests,
+  ApprovalSync,
+  MAX_LONG_POLL_SECONDS,
+  MIN_LONG_POLL_SECONDS,
+  type GatewayIdentity,
+} from '@broker/approvals';
 import { ClientAuthenticated } from '@broker/auth';
 import { ApiErrors, NoBody, ValidationVocabulary } from '@broker/http';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiQuery, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiCreatedResponse,
+  ApiHeader,
+  ApiNotModifiedResponse,
+  ApiOkResponse,
+  ApiQuery,
+  ApiSecurity,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { inApprovalsVocabulary } from './approval-api-error';
 import { parseCreateApprovalBody } from './approval-bodies';
 import { ApprovalIdParam } from './approval-id.param';
-import { ConsumedResponse, CreatedApprovalResponse, ApprovalSyncResponse, toConsumedView, toCreatedView } from './approval.response';
+import {
+  ConsumedResponse,
+  CreatedApprovalResponse,
+  ApprovalSyncResponse,
+  toConsumedView,
+  toCreatedView,
+} from './approval.response';
 import { CreateApprovalDto } from './create-approval.dto';
 import { Gateway, GatewayAuthGuard, GatewayOperation } from './gateway-auth.guard';
 import { SYNC_HEADERS, writeSyncAnswer } from './sync-answer';
@@ -42,15 +64,29 @@ export class ApprovalsGatewayController {
   @Post()
   @GatewayOperation('create')
   @ApiSecurity('BearerSubjectTokenClientAssertion')
-  @ApiHeader({ name: 'X-Client-Assertion', required: true, description: 'the gateway\'s client assertion (JWT), sent once' })
-  @ApiHeader({ name: 'traceparent', required: false, description: 'W3C Trace Context: the request id of the audit record' })
+  @ApiHeader({
+    name: 'X-Client-Assertion',
+    required: true,
+    description: "the gateway's client assertion (JWT), sent once",
+  })
+  @ApiHeader({
+    name: 'traceparent',
+    required: false,
+    description: 'W3C Trace Context: the request id of the audit record',
+  })
   @ApiCreatedResponse({ type: CreatedApprovalResponse, description: 'a new pending approval' })
   @ApiOkResponse({ type: CreatedApprovalResponse, description: 'the pending duplicate' })
   @ApiBody({ type: CreateApprovalDto })
   // 401: a credential missing or invalid; 403: the exchange's expression refuses the gateway, or the agent is not registered.
   @ApiErrors('bad request', 'unauthorized', 'forbidden', 'rate_limited')
-  async create(@Gateway() gateway: GatewayIdentity, @Body() body: unknown, @Res({ passthrough: true }) response: Response): Promise<CreatedApprovalResponse> {
-    const { record, created } = await inApprovalsVocabulary(this.requests.create(gateway, parseCreateApprovalBody(body)));
+  async create(
+    @Gateway() gateway: GatewayIdentity,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<CreatedApprovalResponse> {
+    const { record, created } = await inApprovalsVocabulary(
+      this.requests.create(gateway, parseCreateApprovalBody(body)),
+    );
     response.status(created ? 201 : 200);
     return { data: toCreatedView(record, this.pages.url(record.id)) };
   }
@@ -66,15 +102,23 @@ export class ApprovalsGatewayController {
   @GatewayOperation('sync')
   @ApiSecurity('ClientAssertion')
   @ApiQuery(AGENT_SESSION_ID_QUERY)
-  @ApiHeader({ name: 'If-None-Match', required: false, description: 'the ETag of the state the gateway holds (weak, a list or `*` match too): wait for a change' })
+  @ApiHeader({
+    name: 'If-None-Match',
+    required: false,
+    description: 'the ETag of the state the gateway holds (weak, a list or `*` match too): wait for a change',
+  })
   @ApiHeader({
     name: 'X-Long-Poll-Timeout',
     required: false,
-    description: 'seconds to wait for a change when If-None-Match names the current state (default approvals.sync.default_timeout)',
+    description:
+      'seconds to wait for a change when If-None-Match names the current state (default approvals.sync.default_timeout)',
     schema: { type: 'integer', minimum: MIN_LONG_POLL_SECONDS, maximum: MAX_LONG_POLL_SECONDS },
   })
   @ApiOkResponse({ type: ApprovalSyncResponse, description: 'the current state', headers: SYNC_HEADERS })
-  @ApiNotModifiedResponse({ description: 'nothing changed before the timeout (or the server is shutting down: `Connection: close`)', headers: SYNC_HEADERS })
+  @ApiNotModifiedResponse({
+    description: 'nothing changed before the timeout (or the server is shutting down: `Connection: close`)',
+    headers: SYNC_HEADERS,
+  })
   @ApiErrors('bad request', 'unauthorized', 'forbidden')
   async state(@Query() query: SyncApprovalsQuery, @Req() request: Request, @Res() response: Response): Promise<void> {
     const gone = new AbortController();

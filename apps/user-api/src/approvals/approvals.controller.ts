@@ -37,14 +37,22 @@ export class ApprovalsController {
   @Get('pending')
   @ApiOkResponse({ type: ApprovalListResponse })
   async pending(@Principal() principal: Principal): Promise<ApprovalListResponse> {
-    return { data: (await this.decisions.pending(principal)).map((record) => toApprovalView(record, this.pages.url(record.id))) };
+    return {
+      data: (await this.decisions.pending(principal)).map((record) =>
+        toApprovalView(record, this.pages.url(record.id)),
+      ),
+    };
   }
 
   /** Lists the caller's standing permanent approvals and denials, most recent first. */
   @Get('permanent')
   @ApiOkResponse({ type: ApprovalListResponse })
   async permanent(@Principal() principal: Principal): Promise<ApprovalListResponse> {
-    return { data: (await this.decisions.permanent(principal)).map((record) => toApprovalView(record, this.pages.url(record.id))) };
+    return {
+      data: (await this.decisions.permanent(principal)).map((record) =>
+        toApprovalView(record, this.pages.url(record.id)),
+      ),
+    };
   }
 
   /**
@@ -70,8 +78,14 @@ export class ApprovalsController {
   @ApiOkResponse({ type: ApprovedResponse })
   @ApiBody({ type: ApproveApprovalDto })
   @ApiErrors('bad request', 'not_found', 'conflict', 'gone', 'invalid_pattern')
-  async approve(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: unknown): Promise<ApprovedResponse> {
-    return { data: toApprovedView(await inApprovalsVocabulary(this.decisions.approve(principal, id, parseApproveBody(body)))) };
+  async approve(
+    @Principal() principal: Principal,
+    @Param() { id }: ApprovalIdParam,
+    @Body() body: unknown,
+  ): Promise<ApprovedResponse> {
+    return {
+      data: toApprovedView(await inApprovalsVocabulary(this.decisions.approve(principal, id, parseApproveBody(body)))),
+    };
   }
 
   /**
@@ -83,8 +97,16 @@ export class ApprovalsController {
   @ApiOkResponse({ type: ScopePreviewResponse })
   @ApiBody({ type: ScopePreviewDto, required: false })
   @ApiErrors('bad request', 'not_found', 'conflict', 'gone', 'invalid_pattern')
-  async preview(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: unknown): Promise<ScopePreviewResponse> {
-    return { data: toScopePreviewView(await inApprovalsVocabulary(this.decisions.preview(principal, id, parseScopePreviewBody(body)))) };
+  async preview(
+    @Principal() principal: Principal,
+    @Param() { id }: ApprovalIdParam,
+    @Body() body: unknown,
+  ): Promise<ScopePreviewResponse> {
+    return {
+      data: toScopePreviewView(
+        await inApprovalsVocabulary(this.decisions.preview(principal, id, parseScopePreviewBody(body))),
+      ),
+    };
   }
 
   /**
@@ -97,7 +119,11 @@ export class ApprovalsController {
   @ApiOkResponse({ type: DeniedResponse })
   @ApiBody({ type: DenyApprovalDto, required: false })
   @ApiErrors('bad request', 'not_found', 'conflict', 'gone')
-  async deny(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam, @Body() body: DenyApprovalDto): Promise<DeniedResponse> {
+  async deny(
+    @Principal() principal: Principal,
+    @Param() { id }: ApprovalIdParam,
+    @Body() body: DenyApprovalDto,
+  ): Promise<DeniedResponse> {
     return { data: toDeniedView(await inApprovalsVocabulary(this.decisions.deny(principal, id, body.persistence))) };
   }
 

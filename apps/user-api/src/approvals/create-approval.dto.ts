@@ -11,7 +11,15 @@ export class CreateApprovalDto {
     type: 'object',
     // Free-form: any other key is kept as sent.
     additionalProperties: true,
-    properties: { agent_session_id: { type: 'string', nullable: true, minLength: 1, maxLength: 255, description: 'the agent session a `session` approval is limited to; no control characters' } },
+    properties: {
+      agent_session_id: {
+        type: 'string',
+        nullable: true,
+        minLength: 1,
+        maxLength: 255,
+        description: 'the agent session a `session` approval is limited to; no control characters',
+      },
+    },
   })
   metadata!: Record<string, unknown>;
 

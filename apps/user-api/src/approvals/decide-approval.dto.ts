@@ -10,7 +10,11 @@ import { IsIn, ValidateIf } from 'class-validator';
  */
 const PATTERN_REQUEST: ApiPropertyOptions = {
   type: 'object',
-  additionalProperties: { type: 'string', maxLength: MAX_PATTERN_BYTES, description: `a glob of at most ${MAX_PATTERN_BYTES} bytes (UTF-8)` },
+  additionalProperties: {
+    type: 'string',
+    maxLength: MAX_PATTERN_BYTES,
+    description: `a glob of at most ${MAX_PATTERN_BYTES} bytes (UTF-8)`,
+  },
   maxProperties: MAX_PATTERN_ENTRIES,
   nullable: true,
 };

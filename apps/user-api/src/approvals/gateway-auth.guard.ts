@@ -12,7 +12,8 @@ export type GatewayOperation = 'create' | 'consume' | 'sync';
 const GATEWAY_OPERATION = 'broker:gateway-operation';
 
 /** Names the gateway operation of a route, for {@link GatewayAuthGuard}. */
-export const GatewayOperation = (operation: GatewayOperation): MethodDecorator => SetMetadata(GATEWAY_OPERATION, operation);
+export const GatewayOperation = (operation: GatewayOperation): MethodDecorator =>
+  SetMetadata(GATEWAY_OPERATION, operation);
 
 /** The verified identity per request, for {@link Gateway}. */
 const identities = new WeakMap<Request, GatewayIdentity>();
@@ -35,7 +36,8 @@ export class GatewayAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
     const operation = this.reflector.get<GatewayOperation | undefined>(GATEWAY_OPERATION, context.getHandler());
-    if (operation === undefined) throw new Error(`gateway route ${context.getHandler().name} names no @GatewayOperation`);
+    if (operation === undefined)
+      throw new Error(`gateway route ${context.getHandler().name} names no @GatewayOperation`);
     const headers = gatewayHeaders(request);
     switch (operation) {
       case 'create':
@@ -56,6 +58,7 @@ export class GatewayAuthGuard implements CanActivate {
 /** The subject token's principal and agent, and the gateway, as {@link GatewayAuthGuard} verified them. */
 export const Gateway = createParamDecorator((_data: unknown, context: ExecutionContext): GatewayIdentity => {
   const identity = identities.get(context.switchToHttp().getRequest<Request>());
-  if (identity === undefined) throw new Error('no verified gateway identity: the route needs @GatewayOperation(create or consume)');
+  if (identity === undefined)
+    throw new Error('no verified gateway identity: the route needs @GatewayOperation(create or consume)');
   return identity;
 });

@@ -3,5 +3,8 @@ import type { Request } from 'express';
 
 /** The gateway's machine credentials as sent (API.md): `Authorization: Bearer`, `X-Client-Assertion`. */
 export function gatewayHeaders(request: Request): GatewayHeaders {
-  return { authorization: request.headers.authorization, clientAssertion: request.headersDistinct['x-client-assertion'] };
+  return {
+    authorization: request.headers.authorization,
+    clientAssertion: request.headersDistinct['x-client-assertion'],
+  };
 }

@@ -5,7 +5,10 @@ import { toSyncView } from './approval.response';
 
 /** The headers of both sync answers, as {@link writeSyncAnswer} writes them (for the OpenAPI contract). */
 export const SYNC_HEADERS: HeadersObject = {
-  ETag: { description: 'the version of the state, `"v<N>"`: send it back in `If-None-Match` to wait for a change', schema: { type: 'string', pattern: '^"v[0-9]+"$' } },
+  ETag: {
+    description: 'the version of the state, `"v<N>"`: send it back in `If-None-Match` to wait for a change',
+    schema: { type: 'string', pattern: '^"v[0-9]+"$' },
+  },
   'Cache-Control': { description: 'never cached by intermediaries', schema: { type: 'string', enum: ['no-store'] } },
 };
 

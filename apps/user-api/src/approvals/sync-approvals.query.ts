@@ -28,7 +28,8 @@ export class SyncApprovalsQuery {
 export const AGENT_SESSION_ID_QUERY = {
   name: 'agent_session_id',
   required: false,
-  description: 'Repeatable (`?agent_session_id=a&agent_session_id=b`, at most 100 distinct values); `session` approvals are listed only for these agent session ids.',
+  description:
+    'Repeatable (`?agent_session_id=a&agent_session_id=b`, at most 100 distinct values); `session` approvals are listed only for these agent session ids.',
   schema: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 255 }, maxItems: 100 },
   style: 'form',
   explode: true,

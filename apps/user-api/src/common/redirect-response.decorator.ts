@@ -8,6 +8,12 @@ export function ApiRedirectResponse(description: string): MethodDecorator & Clas
   return ApiResponse({
     status: 302,
     description,
-    headers: { Location: { description: 'the absolute URL to send the user to', required: true, schema: { type: 'string', format: 'uri' } } },
+    headers: {
+      Location: {
+        description: 'the absolute URL to send the user to',
+        required: true,
+        schema: { type: 'string', format: 'uri' },
+      },
+    },
   });
 }

@@ -1,6 +1,11 @@
 import { ApiError, Clock, type Principal } from '@broker/domain';
 import type { AuthorizationSession } from '@broker/oauth-server';
-import { AuthorizationSessionAnswerRepository, type AuthorizationDecision, type AuthorizationSessionAnswer, type WithinTransaction } from '@broker/persistence';
+import {
+  AuthorizationSessionAnswerRepository,
+  type AuthorizationDecision,
+  type AuthorizationSessionAnswer,
+  type WithinTransaction,
+} from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 
 /** The transaction an answer joins (the grant write of an Allow). */
@@ -41,7 +46,12 @@ export class AuthorizationSessionAnswers {
    * Ends the session with `decision`, or refuses with 409 `session_used` when it already
    * ended. With `transaction`, the answer commits or rolls back with it.
    */
-  async answer(session: AuthorizationSession, principal: Principal, decision: AuthorizationDecision, transaction?: Transaction): Promise<void> {
+  async answer(
+    session: AuthorizationSession,
+    principal: Principal,
+    decision: AuthorizationDecision,
+    transaction?: Transaction,
+  ): Promise<void> {
     const answer: AuthorizationSessionAnswer = {
       sessionId: session.id,
       principal: principal.id,
@@ -52,12 +62,17 @@ export class AuthorizationSessionAnswers {
     };
     if (await this.answers.claim(answer, transaction)) return;
     const earlier = await this.answers.find(principal.id, session.id, transaction);
-    throw earlier === undefined ? new ApiError('session_used', 'this authorization request was already answered') : used(earlier);
+    throw earlier === undefined
+      ? new ApiError('session_used', 'this authorization request was already answered')
+      : used(earlier);
   }
 }
 
 /** 409 `session_used`, saying what the earlier answer was and when. */
 function used(answer: AuthorizationSessionAnswer): ApiError {
   const what = answer.decision === 'error' ? 'it ended with an error' : `it was ${answer.decision}`;
-  return new ApiError('session_used', `this authorization request was already answered: ${what} at ${answer.answeredAt.toISOString()}; start the authorization again from the application`);
+  return new ApiError(
+    'session_used',
+    `this authorization request was already answered: ${what} at ${answer.answeredAt.toISOString()}; start the authorization again from the application`,
+  );
 }

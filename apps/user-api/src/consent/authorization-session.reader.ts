@@ -14,9 +14,15 @@ export class AuthorizationSessionReader {
 
   async readFor(token: string, agentId: string, principal: Principal): Promise<AuthorizationSession> {
     const session = await this.tokens.verify(token);
-    if (session === undefined) throw new ApiError('session_expired', 'the authorization session is invalid or has expired: start the authorization again');
-    if (session.agentId !== agentId.toLowerCase()) throw new ApiError('session_expired', 'the authorization session belongs to another agent');
-    if (session.principal !== principal.id) throw new ApiError('forbidden', 'the authorization session belongs to another user');
+    if (session === undefined)
+      throw new ApiError(
+        'session_expired',
+        'the authorization session is invalid or has expired: start the authorization again',
+      );
+    if (session.agentId !== agentId.toLowerCase())
+      throw new ApiError('session_expired', 'the authorization session belongs to another agent');
+    if (session.principal !== principal.id)
+      throw new ApiError('forbidden', 'the authorization session belongs to another user');
     return session;
   }
 }

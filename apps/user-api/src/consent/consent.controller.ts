@@ -30,7 +30,11 @@ export class ConsentController {
   @Get(':agentId')
   @ApiOkResponse({ type: AgentDetailResponse })
   @ApiErrors('session_expired', 'forbidden', 'not_found')
-  async detail(@Principal() principal: Principal, @Param() { agentId }: AgentIdParam, @Query() { session_token }: SessionTokenQuery): Promise<AgentDetailResponse> {
+  async detail(
+    @Principal() principal: Principal,
+    @Param() { agentId }: AgentIdParam,
+    @Query() { session_token }: SessionTokenQuery,
+  ): Promise<AgentDetailResponse> {
     return { data: await this.consent.agentDetail(principal, agentId, session_token) };
   }
 
@@ -46,10 +50,19 @@ export class ConsentController {
   @NoBody()
   @HttpCode(200)
   // Required to decline anything; a missing one is answered 400 `session_expired` like an invalid one.
-  @ApiQuery({ name: 'session_token', required: true, type: String, description: 'The authorization session token from the consent redirect of `/oauth2/authorize`.' })
+  @ApiQuery({
+    name: 'session_token',
+    required: true,
+    type: String,
+    description: 'The authorization session token from the consent redirect of `/oauth2/authorize`.',
+  })
   @ApiOkResponse({ type: DenialResponse })
   @ApiErrors('session_expired', 'forbidden', 'not_found', 'invalid_redirect_uri', 'session_used')
-  async deny(@Principal() principal: Principal, @Param() { agentId }: AgentIdParam, @Query() { session_token }: SessionTokenQuery): Promise<DenialResponse> {
+  async deny(
+    @Principal() principal: Principal,
+    @Param() { agentId }: AgentIdParam,
+    @Query() { session_token }: SessionTokenQuery,
+  ): Promise<DenialResponse> {
     return { data: { redirect_url: await this.consent.deny(principal, agentId, session_token) } };
   }
 }

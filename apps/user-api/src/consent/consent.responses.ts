@@ -40,7 +40,10 @@ export class DelegationListResponse {
   data!: DelegationSummaryResponse[];
 }
 
-export function toDelegationSummaryResponse(summary: DelegationSummary, liveSessions: number): DelegationSummaryResponse {
+export function toDelegationSummaryResponse(
+  summary: DelegationSummary,
+  liveSessions: number,
+): DelegationSummaryResponse {
   return {
     agent_id: summary.agentId,
     display_name: summary.displayName,
@@ -49,7 +52,12 @@ export function toDelegationSummaryResponse(summary: DelegationSummary, liveSess
     last_modified_at: summary.lastModifiedAt.toISOString(),
     expires_at: summary.expiresAt?.toISOString() ?? null,
     live_sessions: liveSessions,
-    resources: summary.resources.map((resource) => ({ id: resource.id, display_name: resource.displayName, resource_uri: resource.resourceUri, logo_url: resource.logoUrl })),
+    resources: summary.resources.map((resource) => ({
+      id: resource.id,
+      display_name: resource.displayName,
+      resource_uri: resource.resourceUri,
+      logo_url: resource.logoUrl,
+    })),
   };
 }
 

@@ -1,11 +1,38 @@
-import { ApiError, Clock, type Agent, type PermissionSet, type Principal, type ProtectedResource, type RequirementType, type Service } from '@broker/domain';
+import {
+  ApiError,
+  Clock,
+  type Agent,
+  type PermissionSet,
+  type Principal,
+  type ProtectedResource,
+  type RequirementType,
+  type Service,
+} from '@broker/domain';
 import { AuthorizationDenial, type AuthorizationSession } from '@broker/oauth-server';
-import { AgentRepository, Database, EventLedger, GrantRepository, PermissionSetRepository, ProtectedResourceRepository, RefreshTokenRepository, ServiceRepository, SessionRepository, type AuthorizationSessionAnswer } from '@broker/persistence';
+import {
+  AgentRepository,
+  Database,
+  EventLedger,
+  GrantRepository,
+  PermissionSetRepository,
+  ProtectedResourceRepository,
+  RefreshTokenRepository,
+  ServiceRepository,
+  SessionRepository,
+  type AuthorizationSessionAnswer,
+} from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionAnswers } from './authorization-session-answers';
 import { AuthorizationSessionReader } from './authorization-session.reader';
-import { toDelegationSummaryResponse, type AgentDetail, type AuthorizationContextView, type ConsentResourceView, type ConsentServiceView, type DelegationSummaryResponse } from './consent.responses';
+import {
+  toDelegationSummaryResponse,
+  type AgentDetail,
+  type AuthorizationContextView,
+  type ConsentResourceView,
+  type ConsentServiceView,
+  type DelegationSummaryResponse,
+} from './consent.responses';
 
 /** How strongly a service is required, when several permission sets cover it. */
 const STRENGTH: Record<RequirementType, number> = { optional: 0, mandatory: 1, require_all_scopes: 2 };
@@ -36,7 +63,8 @@ export class ConsentService {
    * person's activity shows the refusal (README "Event kinds": `consent.denied`).
    */
   async deny(principal: Principal, agentId: string, sessionToken: string | undefined): Promise<string> {
-    if (sessionToken === undefined) throw new ApiError('session_expired', 'a session_token is required to decline an authorization request');
+    if (sessionToken === undefined)
+      throw new ApiError('session_expired', 'a session_token is required to decline an authorization request');
     const agent = await this.agents.findById(agentId);
     if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
     const session = await this.sessionReader.readFor(sessionToken, agent.id, principal);
@@ -46,7 +74,16 @@ export class ConsentService {
     await this.database.transaction(async (manager) => {
       await this.answers.answer(session, principal, 'denied', manager);
       await this.events.record(
-        { type: 'consent.denied', actor: { type: 'principal', id: principal.id }, principal: principal.id, agentId: agent.id, serviceId: null, outcome: 'success', traceId: currentTraceId(), details: { resources: requestedResources(session) } },
+        {
+          type: 'consent.denied',
+          actor: { type: 'principal', id: principal.id },
+          principal: principal.id,
+          agentId: agent.id,
+          serviceId: null,
+          outcome: 'success',
+          traceId: currentTraceId(),
+          details: { resources: requestedResources(session) },
+        },
         manager,
       );
     });
@@ -55,17 +92,28 @@ export class ConsentService {
 
   async delegations(principal: Principal): Promise<DelegationSummaryResponse[]> {
     const now = this.clock.now();
-    const [summaries, live] = await Promise.all([this.grants.summaries(principal.id, now), this.refreshTokens.liveFamiliesByAgent(principal.id, now)]);
+    const [summaries, live] = await Promise.all([
+      this.grants.summaries(principal.id, now),
+      this.refreshTokens.liveFamiliesByAgent(principal.id, now),
+    ]);
     return summaries.map((summary) => toDelegationSummaryResponse(summary, live.get(summary.agentId) ?? 0));
   }
 
   async agentDetail(principal: Principal, agentId: string, sessionToken: string | undefined): Promise<AgentDetail> {
     const agent = await this.agents.findById(agentId);
     if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
-    const session = sessionToken === undefined ? undefined : await this.sessionReader.readFor(sessionToken, agent.id, principal);
-    const found = new Map((await this.permissionSets.findByIds(agent.permissionSets.map((ref) => ref.permissionSetId))).map((set) => [set.id, set]));
+    const session =
+      sessionToken === undefined ? undefined : await this.sessionReader.readFor(sessionToken, agent.id, principal);
+    const found = new Map(
+      (await this.permissionSets.findByIds(agent.permissionSets.map((ref) => ref.permissionSetId))).map((set) => [
+        set.id,
+        set,
+      ]),
+    );
     // In the agent's own order of assignment.
-    const sets = agent.permissionSets.map((ref) => found.get(ref.permissionSetId)).filter((s): s is PermissionSet => s !== undefined);
+    const sets = agent.permissionSets
+      .map((ref) => found.get(ref.permissionSetId))
+      .filter((s): s is PermissionSet => s !== undefined);
     const serviceIds = [...new Set(sets.flatMap((set) => set.serviceScopes.map((entry) => entry.serviceId)))];
     const byId = new Map((await this.services.findByIds(serviceIds)).map((service) => [service.id, service]));
     const services = serviceIds.map((id) => byId.get(id)).filter((s): s is Service => s !== undefined);
@@ -84,7 +132,8 @@ export class ConsentService {
         id: set.id,
         name: set.name,
         description: set.description,
-        requirement_type: agent.permissionSets.find((ref) => ref.permissionSetId === set.id)?.requirementType ?? 'mandatory',
+        requirement_type:
+          agent.permissionSets.find((ref) => ref.permissionSetId === set.id)?.requirementType ?? 'mandatory',
         services: set.serviceScopes.map((entry) => ({ service_id: entry.serviceId, scopes: [...entry.scopes] })),
         resources: set.resourceScopes.map((entry) => ({ resource_id: entry.resourceId, scopes: [...entry.scopes] })),
       })),
@@ -104,11 +153,20 @@ export class ConsentService {
  * read from the original URL, which the authorization server checked and sealed in the
  * session; `answered` once the session was answered (README "Security").
  */
-function authorizationContext(session: AuthorizationSession, answer: AuthorizationSessionAnswer | undefined): AuthorizationContextView {
-  const context: AuthorizationContextView = { agent_id: session.agentId, principal: session.principal, original_url: session.originalUrl, expires_at: session.expiresAt.toISOString() };
+function authorizationContext(
+  session: AuthorizationSession,
+  answer: AuthorizationSessionAnswer | undefined,
+): AuthorizationContextView {
+  const context: AuthorizationContextView = {
+    agent_id: session.agentId,
+    principal: session.principal,
+    original_url: session.originalUrl,
+    expires_at: session.expiresAt.toISOString(),
+  };
   const resources = requestedResources(session);
   if (resources.length > 0) context.resources = resources;
-  if (answer !== undefined) context.answered = { decision: answer.decision, answered_at: answer.answeredAt.toISOString() };
+  if (answer !== undefined)
+    context.answered = { decision: answer.decision, answered_at: answer.answeredAt.toISOString() };
   return context;
 }
 
@@ -119,17 +177,28 @@ function requestedResources(session: AuthorizationSession): string[] {
 
 /** The strongest of the requirements, `optional` when there is none. */
 function strongest(requirements: readonly RequirementType[]): RequirementType {
-  return requirements.reduce<RequirementType>((best, requirement) => (STRENGTH[requirement] > STRENGTH[best] ? requirement : best), 'optional');
+  return requirements.reduce<RequirementType>(
+    (best, requirement) => (STRENGTH[requirement] > STRENGTH[best] ? requirement : best),
+    'optional',
+  );
 }
 
 /** Scopes as people read them: sorted, de-duplicated, each with its description (or itself when it has none). */
-function described(scopes: readonly string[], descriptions: readonly { scope: string; description: string }[]): { scope: string; description: string }[] {
+function described(
+  scopes: readonly string[],
+  descriptions: readonly { scope: string; description: string }[],
+): { scope: string; description: string }[] {
   const byScope = new Map(descriptions.map((s) => [s.scope, s.description]));
   return [...new Set(scopes)].sort().map((scope) => ({ scope, description: byScope.get(scope) || scope }));
 }
 
 /** A protected resource on the consent page, by the rule `serviceView` follows for services. */
-function resourceView(resource: ProtectedResource, sets: readonly PermissionSet[], granted: boolean, requested: boolean): ConsentResourceView {
+function resourceView(
+  resource: ProtectedResource,
+  sets: readonly PermissionSet[],
+  granted: boolean,
+  requested: boolean,
+): ConsentResourceView {
   const entries = sets.flatMap((set) => set.resourceScopes.filter((entry) => entry.resourceId === resource.id));
   return {
     id: resource.id,
@@ -138,7 +207,10 @@ function resourceView(resource: ProtectedResource, sets: readonly PermissionSet[
     logo_url: resource.logoUrl,
     resource_uri: resource.resourceUri,
     requirement_type: strongest(entries.map((entry) => entry.requirementType)),
-    permissions: described(entries.flatMap((entry) => entry.scopes), resource.scopes),
+    permissions: described(
+      entries.flatMap((entry) => entry.scopes),
+      resource.scopes,
+    ),
     granted,
     requested,
   };
@@ -171,6 +243,9 @@ function serviceView(service: Service, sets: readonly PermissionSet[], connected
     logo_url: service.logoUrl,
     requirement_type: strongest(entries.map((entry) => entry.requirementType)),
     connection_status: connected ? 'connected' : 'not_connected',
-    permissions: described(entries.flatMap((entry) => entry.scopes), service.scopes),
+    permissions: described(
+      entries.flatMap((entry) => entry.scopes),
+      service.scopes,
+    ),
   };
 }

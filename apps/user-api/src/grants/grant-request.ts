@@ -20,14 +20,22 @@ function uuid(value: unknown, field: string): string {
 export function parseGrantedPermissionSets(value: unknown): RequestedDelegation {
   if (Array.isArray(value)) {
     if (value.length === 0) return new Map();
-    throw invalid('granted_permission_sets must be an object of permission-set id to service ids (an empty array deletes the grant)', 'granted_permission_sets');
+    throw invalid(
+      'granted_permission_sets must be an object of permission-set id to service ids (an empty array deletes the grant)',
+      'granted_permission_sets',
+    );
   }
-  if (value === null || typeof value !== 'object') throw invalid('granted_permission_sets must be an object of permission-set id to service ids', 'granted_permission_sets');
+  if (value === null || typeof value !== 'object')
+    throw invalid(
+      'granted_permission_sets must be an object of permission-set id to service ids',
+      'granted_permission_sets',
+    );
   const out = new Map<string, string[]>();
   for (const [key, services] of Object.entries(value)) {
     const setId = uuid(key, `granted_permission_sets key ${key}`);
     const field = `granted_permission_sets.${key}`;
-    if (!Array.isArray(services) || services.length === 0) throw invalid(`${field} must be a non-empty array of service ids`, field);
+    if (!Array.isArray(services) || services.length === 0)
+      throw invalid(`${field} must be a non-empty array of service ids`, field);
     out.set(setId, [...new Set(services.map((service, index) => uuid(service, `${field}.${index}`)))]);
   }
   return out;
@@ -40,7 +48,11 @@ export function parseGrantedPermissionSets(value: unknown): RequestedDelegation 
 export function parseValidUntil(value: string | null | undefined, now: Date): Date | null {
   if (value === undefined || value === null) return null;
   const time = parseRfc3339DateTime(value);
-  if (time === undefined) throw invalid('valid_until must be an RFC 3339 date-time with a time zone on a real calendar date, e.g. 2030-01-01T00:00:00Z', 'valid_until');
+  if (time === undefined)
+    throw invalid(
+      'valid_until must be an RFC 3339 date-time with a time zone on a real calendar date, e.g. 2030-01-01T00:00:00Z',
+      'valid_until',
+    );
   if (time.getTime() <= now.getTime()) throw invalid('valid_until must be in the future', 'valid_until');
   return time;
 }

@@ -5,7 +5,11 @@ import { IsDefined, IsOptional, IsString } from 'class-validator';
 const UUID: SchemaObject = { type: 'string', format: 'uuid' };
 
 /** The delegations as an object (JSON Schema 2020-12 `propertyNames`, which Nest's types do not list). */
-const DELEGATIONS: SchemaObject & { propertyNames: SchemaObject } = { type: 'object', propertyNames: UUID, additionalProperties: { type: 'array', items: UUID, minItems: 1 } };
+const DELEGATIONS: SchemaObject & { propertyNames: SchemaObject } = {
+  type: 'object',
+  propertyNames: UUID,
+  additionalProperties: { type: 'array', items: UUID, minItems: 1 },
+};
 
 /** Body of `POST /api/consent/agents/{agent_id}/grants`. */
 export class GrantDto {
@@ -14,10 +18,7 @@ export class GrantDto {
    * Never null (400 `invalid request`).
    */
   @ApiProperty({
-    oneOf: [
-      DELEGATIONS,
-      { type: 'array', maxItems: 0, description: 'deletes the grant, as `{}`' },
-    ],
+    oneOf: [DELEGATIONS, { type: 'array', maxItems: 0, description: 'deletes the grant, as `{}`' }],
   })
   @IsDefined()
   granted_permission_sets!: unknown;

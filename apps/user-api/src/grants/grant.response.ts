@@ -43,7 +43,8 @@ export class GrantResponse {
 export function toGrantView(grant: Grant): GrantView {
   const sets: Record<string, string[]> = {};
   for (const delegation of grant.delegations) (sets[delegation.permissionSetId] ??= []).push(delegation.serviceId);
-  for (const delegation of grant.resourceDelegations) (sets[delegation.permissionSetId] ??= []).push(delegation.resourceId);
+  for (const delegation of grant.resourceDelegations)
+    (sets[delegation.permissionSetId] ??= []).push(delegation.resourceId);
   return {
     id: grant.id,
     principal: grant.principal,

@@ -52,7 +52,9 @@ export class GrantsController {
       return undefined;
     }
     response.status(201);
-    return result.redirectUrl === undefined ? { data: toGrantView(result.grant) } : { data: toGrantView(result.grant), redirect_url: result.redirectUrl };
+    return result.redirectUrl === undefined
+      ? { data: toGrantView(result.grant) }
+      : { data: toGrantView(result.grant), redirect_url: result.redirectUrl };
   }
 
   /** Revokes the caller's active grant for the agent. 404 `not_found` when there is none; third-party sessions stay. */

@@ -1,6 +1,24 @@
 import { AuditLog } from '@broker/audit';
-import { ApiError, Clock, Random, redirectHostOf, type Agent, type FieldIssue, type Grant, type GrantDelegation, type GrantResourceDelegation, type PermissionSet, type Principal } from '@broker/domain';
-import { AgentRepository, EventLedger, GrantClientRepository, GrantRepository, PermissionSetRepository } from '@broker/persistence';
+import {
+  ApiError,
+  Clock,
+  Random,
+  redirectHostOf,
+  type Agent,
+  type FieldIssue,
+  type Grant,
+  type GrantDelegation,
+  type GrantResourceDelegation,
+  type PermissionSet,
+  type Principal,
+} from '@broker/domain';
+import {
+  AgentRepository,
+  EventLedger,
+  GrantClientRepository,
+  GrantRepository,
+  PermissionSetRepository,
+} from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionAnswers } from '../consent/authorization-session-answers';
@@ -9,7 +27,9 @@ import type { GrantDto } from './grant.dto';
 import { parseGrantedPermissionSets, parseValidUntil, type RequestedDelegation } from './grant-request';
 
 /** The outcome of a grant POST. */
-export type GrantWrite = { readonly kind: 'deleted' } | { readonly kind: 'saved'; readonly grant: Grant; readonly redirectUrl: string | undefined };
+export type GrantWrite =
+  | { readonly kind: 'deleted' }
+  | { readonly kind: 'saved'; readonly grant: Grant; readonly redirectUrl: string | undefined };
 
 /**
  * Grants: one per (principal, agent), created or replaced wholesale, deleted by its owner.
@@ -37,10 +57,16 @@ export class GrantsService {
     return grant ? [grant] : [];
   }
 
-  async write(principal: Principal, agentId: string, dto: GrantDto, sessionToken: string | undefined): Promise<GrantWrite> {
+  async write(
+    principal: Principal,
+    agentId: string,
+    dto: GrantDto,
+    sessionToken: string | undefined,
+  ): Promise<GrantWrite> {
     const found = await this.assertAgent(agentId);
     const agent = found.id;
-    const session = sessionToken === undefined ? undefined : await this.sessionReader.readFor(sessionToken, agent, principal);
+    const session =
+      sessionToken === undefined ? undefined : await this.sessionReader.readFor(sessionToken, agent, principal);
     // README "Security": an authorization session is answered once; an answered one changes nothing.
     if (session !== undefined) await this.answers.assertPending(session);
     const now = this.clock.now();
@@ -51,23 +77,58 @@ export class GrantsService {
       // Issue 17: an active grant removed is a revocation; an expired one, its removal (grant.expired).
       await this.grants.deleteAny(principal.id, agent, (deleted, manager) =>
         deleted.validUntil !== null && deleted.validUntil.getTime() <= now.getTime()
-          ? this.events.record({ ...this.grantEvent(principal, agent), type: 'grant.expired', details: { valid_until: deleted.validUntil.toISOString() } }, manager)
+          ? this.events.record(
+              {
+                ...this.grantEvent(principal, agent),
+                type: 'grant.expired',
+                details: { valid_until: deleted.validUntil.toISOString() },
+              },
+              manager,
+            )
           : this.events.record({ ...this.grantEvent(principal, agent), type: 'grant.revoked', details: {} }, manager),
       );
-      this.audit.record('grant_deleted', { principal: principal.id, agent_id: agent, outcome: 'deleted_by_empty_grant' });
+      this.audit.record('grant_deleted', {
+        principal: principal.id,
+        agent_id: agent,
+        outcome: 'deleted_by_empty_grant',
+      });
       return { kind: 'deleted' };
     }
     const { delegations, resourceDelegations } = await this.resolve(found, requested);
     const serviceIds = [...new Set(delegations.map((d) => d.serviceId))];
     const resourceIds = [...new Set(resourceDelegations.map((d) => d.resourceId))];
-    const details = { permission_set_ids: [...requested.keys()], service_ids: serviceIds, resource_ids: resourceIds, valid_until: validUntil?.toISOString() ?? null };
-    const { grant, created } = await this.grants.upsert(this.random.uuid(), principal.id, agent, validUntil, delegations, resourceDelegations, now, async (result, manager) => {
-      // The session ends allowed in the grant's transaction: of two Allows racing, the loser's grant rolls back (409).
-      if (session !== undefined) await this.answers.answer(session, principal, 'allowed', manager);
-      // README "Security": consent to a document client is remembered for its URL and the redirect host the page named.
-      if (session?.cimd) await this.grantClients.remember(result.grant.id, session.cimd.client_id_url, redirectHostOf(session.cimd.redirect_uri), now, manager);
-      await this.events.record({ ...this.grantEvent(principal, agent), type: result.created ? 'grant.created' : 'grant.replaced', details }, manager);
-    });
+    const details = {
+      permission_set_ids: [...requested.keys()],
+      service_ids: serviceIds,
+      resource_ids: resourceIds,
+      valid_until: validUntil?.toISOString() ?? null,
+    };
+    const { grant, created } = await this.grants.upsert(
+      this.random.uuid(),
+      principal.id,
+      agent,
+      validUntil,
+      delegations,
+      resourceDelegations,
+      now,
+      async (result, manager) => {
+        // The session ends allowed in the grant's transaction: of two Allows racing, the loser's grant rolls back (409).
+        if (session !== undefined) await this.answers.answer(session, principal, 'allowed', manager);
+        // README "Security": consent to a document client is remembered for its URL and the redirect host the page named.
+        if (session?.cimd)
+          await this.grantClients.remember(
+            result.grant.id,
+            session.cimd.client_id_url,
+            redirectHostOf(session.cimd.redirect_uri),
+            now,
+            manager,
+          );
+        await this.events.record(
+          { ...this.grantEvent(principal, agent), type: result.created ? 'grant.created' : 'grant.replaced', details },
+          manager,
+        );
+      },
+    );
     this.audit.record(created ? 'grant_created' : 'grant_replaced', {
       principal: principal.id,
       agent_id: agent,
@@ -99,7 +160,14 @@ export class GrantsService {
 
   /** Issue 17: what every grant event of the principal's own change says (the kind and details are added). */
   private grantEvent(principal: Principal, agentId: string) {
-    return { actor: { type: 'principal', id: principal.id }, principal: principal.id, agentId, serviceId: null, outcome: 'success', traceId: currentTraceId() } as const;
+    return {
+      actor: { type: 'principal', id: principal.id },
+      principal: principal.id,
+      agentId,
+      serviceId: null,
+      outcome: 'success',
+      traceId: currentTraceId(),
+    } as const;
   }
 
   private async assertAgent(agentId: string): Promise<Agent> {
@@ -115,9 +183,17 @@ export class GrantsService {
    * it). The consented scopes are stored with the grant, so a later edit of a permission set
    * never widens it silently.
    */
-  private async resolve(agent: Agent, requested: RequestedDelegation): Promise<{ delegations: GrantDelegation[]; resourceDelegations: GrantResourceDelegation[] }> {
+  private async resolve(
+    agent: Agent,
+    requested: RequestedDelegation,
+  ): Promise<{ delegations: GrantDelegation[]; resourceDelegations: GrantResourceDelegation[] }> {
     const assigned = new Set(agent.permissionSets.map((ref) => ref.permissionSetId));
-    const sets = new Map((await this.permissionSets.findByIds([...requested.keys()].filter((id) => assigned.has(id)))).map((set) => [set.id, set]));
+    const sets = new Map(
+      (await this.permissionSets.findByIds([...requested.keys()].filter((id) => assigned.has(id)))).map((set) => [
+        set.id,
+        set,
+      ]),
+    );
     const issues: FieldIssue[] = [];
     const delegations: GrantDelegation[] = [];
     const resourceDelegations: GrantResourceDelegation[] = [];
@@ -125,18 +201,23 @@ export class GrantsService {
       const field = `granted_permission_sets.${setId}`;
       const set: PermissionSet | undefined = sets.get(setId);
       if (set === undefined) {
-        issues.push({ field, problem: assigned.has(setId) ? 'no such permission set' : 'permission set is not assigned to this agent' });
+        issues.push({
+          field,
+          problem: assigned.has(setId) ? 'no such permission set' : 'permission set is not assigned to this agent',
+        });
         continue;
       }
       for (const id of serviceIds) {
         const entry = set.serviceScopes.find((e) => e.serviceId === id);
         const resource = entry === undefined ? set.resourceScopes.find((e) => e.resourceId === id) : undefined;
         if (entry !== undefined) delegations.push({ permissionSetId: setId, serviceId: id, scopes: [...entry.scopes] });
-        else if (resource !== undefined) resourceDelegations.push({ permissionSetId: setId, resourceId: id, scopes: [...resource.scopes] });
+        else if (resource !== undefined)
+          resourceDelegations.push({ permissionSetId: setId, resourceId: id, scopes: [...resource.scopes] });
         else issues.push({ field, problem: `service or resource ${id} is not part of this permission set` });
       }
     }
-    if (issues.length > 0) throw new ApiError('invalid_permission_set', issues.map((i) => `${i.field}: ${i.problem}`).join('; '), issues);
+    if (issues.length > 0)
+      throw new ApiError('invalid_permission_set', issues.map((i) => `${i.field}: ${i.problem}`).join('; '), issues);
     const scopesByService = new Map<string, Set<string>>();
     for (const d of delegations) {
       const scopes = scopesByService.get(d.serviceId) ?? new Set<string>();
@@ -145,7 +226,11 @@ export class GrantsService {
     }
     const scopeless = [...scopesByService].filter(([, scopes]) => scopes.size === 0).map(([serviceId]) => serviceId);
     if (scopeless.length > 0) {
-      throw new ApiError('invalid scopes', `no scope would be delegated for service ${scopeless.join(', ')}`, scopeless.map((id) => ({ field: 'granted_permission_sets', problem: `service ${id} has no scope` })));
+      throw new ApiError(
+        'invalid scopes',
+        `no scope would be delegated for service ${scopeless.join(', ')}`,
+        scopeless.map((id) => ({ field: 'granted_permission_sets', problem: `service ${id} has no scope` })),
+      );
     }
     return { delegations, resourceDelegations };
   }

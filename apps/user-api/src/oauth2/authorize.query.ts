@@ -10,18 +10,56 @@ import { ApiQuery, type ApiQueryOptions } from '@nestjs/swagger';
  * resumes.
  */
 const PARAMETERS: readonly ApiQueryOptions[] = [
-  { name: 'response_type', required: true, enum: ['code'], description: 'Only `code` (else 400 `unsupported_response_type`).' },
+  {
+    name: 'response_type',
+    required: true,
+    enum: ['code'],
+    description: 'Only `code` (else 400 `unsupported_response_type`).',
+  },
   {
     name: 'client_id',
     required: true,
-    description: 'The agent\'s UUID (its internal id, not an upstream client id); in local and hybrid modes with CIMD enabled also the HTTPS URL of a client metadata document. Else 400 `invalid_client`.',
-    schema: { anyOf: [{ type: 'string', format: 'uuid' }, { type: 'string', format: 'uri', pattern: '^https://' }] },
+    description:
+      "The agent's UUID (its internal id, not an upstream client id); in local and hybrid modes with CIMD enabled also the HTTPS URL of a client metadata document. Else 400 `invalid_client`.",
+    schema: {
+      anyOf: [
+        { type: 'string', format: 'uuid' },
+        { type: 'string', format: 'uri', pattern: '^https://' },
+      ],
+    },
   },
-  { name: 'redirect_uri', required: true, description: 'Registered on the agent (or listed in its metadata document), compared exactly except the port of a loopback IP literal (RFC 8252). Else 400 `invalid_redirect_uri`.', schema: { type: 'string', format: 'uri' } },
-  { name: 'code_challenge', required: true, description: 'RFC 7636: BASE64URL(SHA-256(code_verifier)), 43 characters. Else 400 `invalid_request`.', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } },
-  { name: 'code_challenge_method', required: true, enum: ['S256'], description: 'Only `S256` (else 400 `invalid_request`).' },
-  { name: 'scope', required: false, type: String, description: 'Space-delimited; each scope must be in the agent\'s allowed_scopes (an empty list allows all), else `error=invalid_scope` at the redirect_uri.' },
-  { name: 'state', required: false, type: String, description: 'Opaque; returned unchanged with the code or the error at the redirect_uri.' },
+  {
+    name: 'redirect_uri',
+    required: true,
+    description:
+      'Registered on the agent (or listed in its metadata document), compared exactly except the port of a loopback IP literal (RFC 8252). Else 400 `invalid_redirect_uri`.',
+    schema: { type: 'string', format: 'uri' },
+  },
+  {
+    name: 'code_challenge',
+    required: true,
+    description: 'RFC 7636: BASE64URL(SHA-256(code_verifier)), 43 characters. Else 400 `invalid_request`.',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
+  },
+  {
+    name: 'code_challenge_method',
+    required: true,
+    enum: ['S256'],
+    description: 'Only `S256` (else 400 `invalid_request`).',
+  },
+  {
+    name: 'scope',
+    required: false,
+    type: String,
+    description:
+      "Space-delimited; each scope must be in the agent's allowed_scopes (an empty list allows all), else `error=invalid_scope` at the redirect_uri.",
+  },
+  {
+    name: 'state',
+    required: false,
+    type: String,
+    description: 'Opaque; returned unchanged with the code or the error at the redirect_uri.',
+  },
   {
     name: 'resource',
     required: false,

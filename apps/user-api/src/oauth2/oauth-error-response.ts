@@ -7,8 +7,17 @@ import type { HeadersObject, ResponseObject } from '@nestjs/swagger/dist/interfa
  * `@OAuthErrors` cannot say it: a status other than the code's usual one (authorize's 400
  * `invalid_client`), or headers.
  */
-export function oauthErrorResponse(description: string, codes: readonly OAuthErrorCode[], headers?: HeadersObject): ResponseObject {
-  const schema = { allOf: [{ $ref: '#/components/schemas/OAuthError' }, { type: 'object', properties: { error: { enum: [...codes].sort() } } }] };
+export function oauthErrorResponse(
+  description: string,
+  codes: readonly OAuthErrorCode[],
+  headers?: HeadersObject,
+): ResponseObject {
+  const schema = {
+    allOf: [
+      { $ref: '#/components/schemas/OAuthError' },
+      { type: 'object', properties: { error: { enum: [...codes].sort() } } },
+    ],
+  };
   return { description, content: { 'application/json': { schema } }, ...(headers === undefined ? {} : { headers }) };
 }
 
@@ -17,5 +26,13 @@ export function oauthErrorResponse(description: string, codes: readonly OAuthErr
  * status, the error named by code only (README "Security").
  */
 export function withConsolePage(response: ResponseObject): ResponseObject {
-  return { ...response, content: { ...response.content, 'text/html': { schema: { type: 'string', description: "the console's page (a browser whose Accept prefers text/html)" } } } };
+  return {
+    ...response,
+    content: {
+      ...response.content,
+      'text/html': {
+        schema: { type: 'string', description: "the console's page (a browser whose Accept prefers text/html)" },
+      },
+    },
+  };
 }

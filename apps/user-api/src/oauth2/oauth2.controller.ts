@@ -1,9 +1,27 @@
 import { ClientAuthenticated, Principal, Public } from '@broker/auth';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { OAuthErrors } from '@broker/http';
-import { AUTHORIZE_STRATEGY, AuthorizationServerMetadataService, JWKS_SOURCE, TokenEndpoint, type AuthorizationServerMetadata, type AuthorizeStrategy, type JsonWebKeySet, type JwksSource } from '@broker/oauth-server';
+import {
+  AUTHORIZE_STRATEGY,
+  AuthorizationServerMetadataService,
+  JWKS_SOURCE,
+  TokenEndpoint,
+  type AuthorizationServerMetadata,
+  type AuthorizeStrategy,
+  type JsonWebKeySet,
+  type JwksSource,
+} from '@broker/oauth-server';
 import { Controller, Get, Header, Inject, Post, Redirect, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiExtraModels, ApiFoundResponse, ApiOkResponse, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiExtraModels,
+  ApiFoundResponse,
+  ApiOkResponse,
+  ApiResponse,
+  ApiSecurity,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { RedirectTo } from '../common/redirect-to';
 import { ApiAuthorizeQuery } from './authorize.query';
@@ -47,14 +65,35 @@ export class OAuth2Controller {
   @Redirect()
   @ApiAuthorizeQuery()
   @ApiFoundResponse({
-    description: 'To the redirect_uri (with `code` or `error`), to the consent page, or (proxy) to the upstream authorization endpoint',
-    headers: { Location: { description: 'where the user agent goes next', required: true, schema: { type: 'string', format: 'uri' } } },
+    description:
+      'To the redirect_uri (with `code` or `error`), to the consent page, or (proxy) to the upstream authorization endpoint',
+    headers: {
+      Location: {
+        description: 'where the user agent goes next',
+        required: true,
+        schema: { type: 'string', format: 'uri' },
+      },
+    },
   })
   // SPEC.md "Authorization endpoint": its JSON errors are all 400, `invalid_client` included (401 `invalid_client` is a missing user).
   // RFC 6749 §4.1.2.1: never redirected; a person's browser gets the console's page saying so, with the same status.
-  @ApiResponse({ status: 400, ...withConsolePage(oauthErrorResponse('The request is refused without a redirect: bad client_id, redirect_uri, response_type or PKCE parameters', ['invalid_client', 'invalid_redirect_uri', 'invalid_request', 'unsupported_response_type'])) })
+  @ApiResponse({
+    status: 400,
+    ...withConsolePage(
+      oauthErrorResponse(
+        'The request is refused without a redirect: bad client_id, redirect_uri, response_type or PKCE parameters',
+        ['invalid_client', 'invalid_redirect_uri', 'invalid_request', 'unsupported_response_type'],
+      ),
+    ),
+  })
   async authorize(@Principal() principal: Principal, @Req() request: Request): Promise<RedirectTo> {
-    return { url: await this.authorizeStrategy.authorize(principal, { query: request.query, originalUrl: `${this.publicUrl}${request.originalUrl}` }), statusCode: 302 };
+    return {
+      url: await this.authorizeStrategy.authorize(principal, {
+        query: request.query,
+        originalUrl: `${this.publicUrl}${request.originalUrl}`,
+      }),
+      statusCode: 302,
+    };
   }
 
   /**
@@ -78,20 +117,44 @@ export class OAuth2Controller {
   @ApiExtraModels(...TOKEN_REQUEST_MODELS)
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody({ schema: TOKEN_REQUEST_SCHEMA })
-  @ApiOkResponse({ type: TokenResponse, description: 'The token (no `data` envelope)', headers: TOKEN_RESPONSE_HEADERS })
+  @ApiOkResponse({
+    type: TokenResponse,
+    description: 'The token (no `data` envelope)',
+    headers: TOKEN_RESPONSE_HEADERS,
+  })
   @ApiResponse({
     status: 401,
-    ...oauthErrorResponse('Client authentication failed: unknown client, wrong or missing secret, or a client assertion that is not valid', ['invalid_client'], {
-      'WWW-Authenticate': { description: '`Basic realm="oauth2", charset="UTF-8"` when the client tried HTTP Basic (RFC 6749 §5.2); in proxy mode, relayed when the upstream sent it', schema: { type: 'string' } },
-    }),
+    ...oauthErrorResponse(
+      'Client authentication failed: unknown client, wrong or missing secret, or a client assertion that is not valid',
+      ['invalid_client'],
+      {
+        'WWW-Authenticate': {
+          description:
+            '`Basic realm="oauth2", charset="UTF-8"` when the client tried HTTP Basic (RFC 6749 §5.2); in proxy mode, relayed when the upstream sent it',
+          schema: { type: 'string' },
+        },
+      },
+    ),
   })
   // 400: invalid_grant (code, PKCE, or no usable third-party session, with `error_uri`), invalid_target (no service owns
   // `resource`, no such impersonation target, impersonation outside local mode; RFC 8707: a `resource` outside the code's
   // resources or the resource policy); unauthorized_client as relayed from an
   // upstream (proxy). 403: the gateway or rule is not authorized, or no active grant or delegation (impersonation: `error_uri`).
-  @OAuthErrors('invalid_request', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'invalid_target', 'access_denied')
+  @OAuthErrors(
+    'invalid_request',
+    'invalid_grant',
+    'unauthorized_client',
+    'unsupported_grant_type',
+    'invalid_scope',
+    'invalid_target',
+    'access_denied',
+  )
   async token(@Req() request: Request, @Res() response: Response): Promise<void> {
-    const outcome = await this.tokens.handle(request.headers['content-type'], Buffer.isBuffer(request.body) ? request.body : undefined, { authorization: request.headers.authorization });
+    const outcome = await this.tokens.handle(
+      request.headers['content-type'],
+      Buffer.isBuffer(request.body) ? request.body : undefined,
+      { authorization: request.headers.authorization },
+    );
     const answer = tokenAnswer(outcome);
     response.status(answer.status).set(answer.headers).send(answer.body);
   }
@@ -116,7 +179,11 @@ export class OAuth2Controller {
   @Get('.well-known/oauth-authorization-server')
   @Public()
   @Header('Cache-Control', 'public, max-age=3600')
-  @ApiOkResponse({ type: AuthorizationServerMetadataResponse, description: 'The metadata', headers: SERVER_METADATA_HEADERS })
+  @ApiOkResponse({
+    type: AuthorizationServerMetadataResponse,
+    description: 'The metadata',
+    headers: SERVER_METADATA_HEADERS,
+  })
   serverMetadata(): AuthorizationServerMetadata {
     return this.metadata.get();
   }

@@ -9,6 +9,8 @@ import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec
  * where some member names are forbidden (`propertyNames`, JSON Schema 2020-12, which
  * Nest's types do not list).
  */
-export function ApiSchemaWith(options: ApiSchemaOptions & Pick<SchemaObject, 'additionalProperties'> & { propertyNames?: SchemaObject }): ClassDecorator {
+export function ApiSchemaWith(
+  options: ApiSchemaOptions & Pick<SchemaObject, 'additionalProperties'> & { propertyNames?: SchemaObject },
+): ClassDecorator {
   return ApiSchema(options);
 }

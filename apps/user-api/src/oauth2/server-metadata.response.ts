@@ -20,7 +20,15 @@ export class AuthorizationServerMetadataResponse {
   @ApiProperty({ enum: ['code'], isArray: true })
   response_types_supported!: string[];
   /** local: authorization_code, refresh_token (with `local.refresh_tokens.enabled`), client_credentials, token exchange; proxy: authorization_code, token exchange; hybrid: all of them. */
-  @ApiProperty({ enum: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'], isArray: true })
+  @ApiProperty({
+    enum: [
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
+    ],
+    isArray: true,
+  })
   grant_types_supported!: string[];
   @ApiProperty({ enum: ['S256'], isArray: true })
   code_challenge_methods_supported!: string[];
@@ -49,5 +57,8 @@ export class AuthorizationServerMetadataResponse {
 
 /** SPEC.md "GET /.well-known/oauth-authorization-server". */
 export const SERVER_METADATA_HEADERS: HeadersObject = {
-  'Cache-Control': { description: '`public, max-age=3600`', schema: { type: 'string', example: 'public, max-age=3600' } },
+  'Cache-Control': {
+    description: '`public, max-age=3600`',
+    schema: { type: 'string', example: 'public, max-age=3600' },
+  },
 };

@@ -2,14 +2,31 @@ import { ClientAuthenticated } from '@broker/auth';
 import { OAuthErrors } from '@broker/http';
 import { TokenLifecycleEndpoints } from '@broker/oauth-server';
 import { Controller, Post, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiExtraModels, ApiOkResponse, ApiResponse, ApiSecurity, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiResponse,
+  ApiSecurity,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { oauthErrorResponse } from './oauth-error-response';
-import { IntrospectionRequest, IntrospectionResponseBody, LIFECYCLE_RESPONSE_HEADERS, RevocationRequest } from './token-lifecycle.dto';
+import {
+  IntrospectionRequest,
+  IntrospectionResponseBody,
+  LIFECYCLE_RESPONSE_HEADERS,
+  RevocationRequest,
+} from './token-lifecycle.dto';
 import { introspectionAnswer, revocationAnswer } from './token-lifecycle.hot-routes';
 
 const CHALLENGE = {
-  'WWW-Authenticate': { description: '`Basic realm="oauth2", charset="UTF-8"` when the client tried HTTP Basic (RFC 6749 §5.2)', schema: { type: 'string' } },
+  'WWW-Authenticate': {
+    description: '`Basic realm="oauth2", charset="UTF-8"` when the client tried HTTP Basic (RFC 6749 §5.2)',
+    schema: { type: 'string' },
+  },
 };
 
 /**
@@ -38,10 +55,21 @@ export class TokenLifecycleController {
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody({ schema: { $ref: getSchemaPath(RevocationRequest) } })
   @ApiOkResponse({ description: 'Done, or nothing to do (an empty body)', headers: LIFECYCLE_RESPONSE_HEADERS })
-  @ApiResponse({ status: 401, ...oauthErrorResponse('Client authentication failed: unknown client, or a wrong or missing secret', ['invalid_client'], CHALLENGE) })
+  @ApiResponse({
+    status: 401,
+    ...oauthErrorResponse(
+      'Client authentication failed: unknown client, or a wrong or missing secret',
+      ['invalid_client'],
+      CHALLENGE,
+    ),
+  })
   @OAuthErrors('invalid_request')
   async revoke(@Req() request: Request, @Res() response: Response): Promise<void> {
-    await this.endpoints.revoke(request.headers['content-type'], Buffer.isBuffer(request.body) ? request.body : undefined, request.headers.authorization);
+    await this.endpoints.revoke(
+      request.headers['content-type'],
+      Buffer.isBuffer(request.body) ? request.body : undefined,
+      request.headers.authorization,
+    );
     const answer = revocationAnswer();
     response.status(answer.status).set(answer.headers).send(answer.body);
   }
@@ -60,11 +88,28 @@ export class TokenLifecycleController {
   @ApiExtraModels(IntrospectionRequest)
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody({ schema: { $ref: getSchemaPath(IntrospectionRequest) } })
-  @ApiOkResponse({ type: IntrospectionResponseBody, description: 'The token\'s state (no `data` envelope)', headers: LIFECYCLE_RESPONSE_HEADERS })
-  @ApiResponse({ status: 401, ...oauthErrorResponse('The caller is not a confidential agent or the gateway, or its authentication failed', ['invalid_client'], CHALLENGE) })
+  @ApiOkResponse({
+    type: IntrospectionResponseBody,
+    description: "The token's state (no `data` envelope)",
+    headers: LIFECYCLE_RESPONSE_HEADERS,
+  })
+  @ApiResponse({
+    status: 401,
+    ...oauthErrorResponse(
+      'The caller is not a confidential agent or the gateway, or its authentication failed',
+      ['invalid_client'],
+      CHALLENGE,
+    ),
+  })
   @OAuthErrors('invalid_request')
   async introspect(@Req() request: Request, @Res() response: Response): Promise<void> {
-    const answer = introspectionAnswer(await this.endpoints.introspect(request.headers['content-type'], Buffer.isBuffer(request.body) ? request.body : undefined, request.headers.authorization));
+    const answer = introspectionAnswer(
+      await this.endpoints.introspect(
+        request.headers['content-type'],
+        Buffer.isBuffer(request.body) ? request.body : undefined,
+        request.headers.authorization,
+      ),
+    );
     response.status(answer.status).set(answer.headers).send(answer.body);
   }
 }

@@ -78,7 +78,11 @@ export class IntrospectionResponseBody {
   @ApiPropertyOptional({ enum: ['Bearer', 'refresh_token'] })
   token_type?: string;
   /** RFC 8693 §4.1: the actor of an impersonation token. */
-  @ApiPropertyOptional({ type: 'object', properties: { iss: { type: 'string' }, sub: { type: 'string' } }, required: ['iss', 'sub'] })
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: { iss: { type: 'string' }, sub: { type: 'string' } },
+    required: ['iss', 'sub'],
+  })
   act?: { iss: string; sub: string };
 }
 

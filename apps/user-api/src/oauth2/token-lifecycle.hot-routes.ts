@@ -12,7 +12,11 @@ export function revocationAnswer(): HotRouteAnswer {
 
 /** RFC 7662 §2.2: the JSON answer, never cached. */
 export function introspectionAnswer(answer: IntrospectionResponse): HotRouteAnswer {
-  return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', ...NO_STORE }, body: JSON.stringify(answer) };
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...NO_STORE },
+    body: JSON.stringify(answer),
+  };
 }
 
 /** `POST /oauth2/revoke`, answered from node:http before Express (see `HotRoute`), as the token endpoint. */
@@ -40,6 +44,8 @@ export class IntrospectionHotRoute implements HotRoute {
   constructor(private readonly endpoints: TokenLifecycleEndpoints) {}
 
   async handle(request: IncomingMessage, body: Buffer): Promise<HotRouteAnswer> {
-    return introspectionAnswer(await this.endpoints.introspect(request.headers['content-type'], body, request.headers.authorization));
+    return introspectionAnswer(
+      await this.endpoints.introspect(request.headers['content-type'], body, request.headers.authorization),
+    );
   }
 }

@@ -135,7 +135,12 @@ export class ImpersonationTokenRequest {
 }
 
 /** The token request models, to register with `@ApiExtraModels`. */
-export const TOKEN_REQUEST_MODELS = [AuthorizationCodeTokenRequest, ClientCredentialsTokenRequest, TokenExchangeTokenRequest, ImpersonationTokenRequest];
+export const TOKEN_REQUEST_MODELS = [
+  AuthorizationCodeTokenRequest,
+  ClientCredentialsTokenRequest,
+  TokenExchangeTokenRequest,
+  ImpersonationTokenRequest,
+];
 
 /**
  * `POST /oauth2/token`'s form: one of the grants by `grant_type`, the token exchange's

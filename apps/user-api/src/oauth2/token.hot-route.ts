@@ -9,7 +9,11 @@ import type { IncomingMessage } from 'node:http';
  */
 export function tokenAnswer(outcome: TokenOutcome): HotRouteAnswer {
   if (isRelayed(outcome)) return { status: outcome.status, headers: { ...outcome.headers }, body: outcome.body };
-  return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache' }, body: JSON.stringify(outcome) };
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache' },
+    body: JSON.stringify(outcome),
+  };
 }
 
 /**
@@ -26,6 +30,8 @@ export class TokenHotRoute implements HotRoute {
   constructor(private readonly tokens: TokenEndpoint) {}
 
   async handle(request: IncomingMessage, body: Buffer): Promise<HotRouteAnswer> {
-    return tokenAnswer(await this.tokens.handle(request.headers['content-type'], body, { authorization: request.headers.authorization }));
+    return tokenAnswer(
+      await this.tokens.handle(request.headers['content-type'], body, { authorization: request.headers.authorization }),
+    );
   }
 }

@@ -38,7 +38,11 @@ export class TokenResponse {
   @ApiPropertyOptional({ enum: ['urn:ietf:params:oauth:token-type:access_token'] })
   issued_token_type?: string;
   /** Third-party token exchange: permission-set id → the service ids the user's grant delegates under it. */
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'array', items: UUID, minItems: 1 }, ...UUID_KEYS })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'array', items: UUID, minItems: 1 },
+    ...UUID_KEYS,
+  })
   granted_permission_sets?: Record<string, string[]>;
   /** Only when relayed from an upstream that issued one (proxy mode); the broker issues none. */
   @ApiPropertyOptional()
@@ -50,6 +54,12 @@ export class TokenResponse {
 
 /** RFC 6749 §5.1: token responses are never cached. */
 export const TOKEN_RESPONSE_HEADERS: HeadersObject = {
-  'Cache-Control': { description: '`no-store` (proxy mode: as the upstream sent it)', schema: { type: 'string', example: 'no-store' } },
-  Pragma: { description: '`no-cache` (proxy mode: as the upstream sent it)', schema: { type: 'string', example: 'no-cache' } },
+  'Cache-Control': {
+    description: '`no-store` (proxy mode: as the upstream sent it)',
+    schema: { type: 'string', example: 'no-store' },
+  },
+  Pragma: {
+    description: '`no-cache` (proxy mode: as the upstream sent it)',
+    schema: { type: 'string', example: 'no-cache' },
+  },
 };

@@ -52,8 +52,10 @@ class VerifiedFailure extends CallbackFailure {
  * failed on its side, storing the tokens for instance (`broker_error`).
  */
 export function exchangeFailure(error: unknown): { code: string; description: string } {
-  if (error instanceof ProviderUnavailable && error.unreachable) return { code: 'provider_unreachable', description: 'the provider could not be reached' };
-  if (error instanceof ProviderRefused || error instanceof ProviderUnavailable) return { code: 'token_exchange_failed', description: 'the provider refused the authorization code' };
+  if (error instanceof ProviderUnavailable && error.unreachable)
+    return { code: 'provider_unreachable', description: 'the provider could not be reached' };
+  if (error instanceof ProviderRefused || error instanceof ProviderUnavailable)
+    return { code: 'token_exchange_failed', description: 'the provider refused the authorization code' };
   return { code: 'broker_error', description: 'the broker could not complete the connection' };
 }
 
@@ -90,7 +92,13 @@ export class ConnectService {
       { sub: principal.id, service_id: service.id, verifier, redirect_uri: redirectUri },
       Math.floor(this.config.third_party_oauth2.state_token_ttl / 1000),
     );
-    const scopes = [...new Set((await this.permissionSets.list(service.id)).flatMap((set) => set.serviceScopes.filter((e) => e.serviceId === service.id).flatMap((e) => e.scopes)))].sort();
+    const scopes = [
+      ...new Set(
+        (await this.permissionSets.list(service.id)).flatMap((set) =>
+          set.serviceScopes.filter((e) => e.serviceId === service.id).flatMap((e) => e.scopes),
+        ),
+      ),
+    ].sort();
     const url = new URL(service.authorizationEndpoint);
     url.searchParams.set('response_type', 'code');
     url.searchParams.set('client_id', service.clientId);
@@ -111,8 +119,12 @@ export class ConnectService {
       target.searchParams.set('service_id', serviceId);
       return target.toString();
     } catch (error) {
-      const failure = error instanceof CallbackFailure ? error : new CallbackFailure('broker_error', 'the broker could not complete the connection');
-      if (!(error instanceof CallbackFailure)) this.logger.error(`third-party callback failed unexpectedly: ${(error as Error).message}`);
+      const failure =
+        error instanceof CallbackFailure
+          ? error
+          : new CallbackFailure('broker_error', 'the broker could not complete the connection');
+      if (!(error instanceof CallbackFailure))
+        this.logger.error(`third-party callback failed unexpectedly: ${(error as Error).message}`);
       return this.failureUrl(failure).toString();
     }
   }
@@ -124,21 +136,30 @@ export class ConnectService {
    * since an unverified state's `redirect_uri` is not to be believed.
    */
   private failureUrl(failure: CallbackFailure): URL {
-    const target = failure instanceof VerifiedFailure ? new URL(failure.claims.redirectUri) : new URL(`${this.config.server.enduser.consent_ui_url}/connections`);
+    const target =
+      failure instanceof VerifiedFailure
+        ? new URL(failure.claims.redirectUri)
+        : new URL(`${this.config.server.enduser.consent_ui_url}/connections`);
     target.searchParams.set('error', failure.code);
     target.searchParams.set('error_description', failure.description);
     if (failure instanceof VerifiedFailure) target.searchParams.set('service_id', failure.claims.serviceId);
     return target;
   }
 
-  private async complete(principal: Principal | undefined, serviceId: string, query: CallbackQuery): Promise<StateClaims> {
+  private async complete(
+    principal: Principal | undefined,
+    serviceId: string,
+    query: CallbackQuery,
+  ): Promise<StateClaims> {
     // SPEC.md "Third-party callback rules": the state is verified before anything else in
     // the query is believed, so a link with a forged, expired or foreign state cannot put
     // a provider "error" of its author's choosing on the person's connections page.
     const claims = await this.openState(query.state);
     // CSRF: the state must have been issued to the user completing the flow.
-    if (principal === undefined || claims.principal !== principal.id) throw new CallbackFailure('forbidden', 'this connection was started by another user');
-    if (claims.serviceId !== serviceId.toLowerCase()) throw new CallbackFailure('service_id_mismatch', 'the callback does not belong to this service');
+    if (principal === undefined || claims.principal !== principal.id)
+      throw new CallbackFailure('forbidden', 'this connection was started by another user');
+    if (claims.serviceId !== serviceId.toLowerCase())
+      throw new CallbackFailure('service_id_mismatch', 'the callback does not belong to this service');
     try {
       await this.exchange(claims, query);
     } catch (error) {
@@ -156,28 +177,46 @@ export class ConnectService {
     // error_description never passed on (the redirect carries the broker's own words).
     if (query.error !== undefined) {
       const code = sanitiseProviderText(query.error, 64) || 'access_denied';
-      throw new CallbackFailure(code, code === 'access_denied' ? 'the connection was cancelled at the provider' : 'the provider did not authorize the connection');
+      throw new CallbackFailure(
+        code,
+        code === 'access_denied'
+          ? 'the connection was cancelled at the provider'
+          : 'the provider did not authorize the connection',
+      );
     }
-    if (typeof query.code !== 'string' || query.code.length === 0) throw new CallbackFailure('invalid_request', 'the provider sent no authorization code');
+    if (typeof query.code !== 'string' || query.code.length === 0)
+      throw new CallbackFailure('invalid_request', 'the provider sent no authorization code');
     const service = await this.services.findById(claims.serviceId);
     if (service === undefined) throw new CallbackFailure('invalid_state', 'the service no longer exists');
     // RFC 9207: when the provider names itself, it must be the service's issuer (mix-up defence).
-    if (query.iss !== undefined && (typeof query.iss !== 'string' || query.iss.replace(/\/+$/, '') !== service.issuerUri)) throw new CallbackFailure('invalid_state', 'the response came from another issuer');
+    if (
+      query.iss !== undefined &&
+      (typeof query.iss !== 'string' || query.iss.replace(/\/+$/, '') !== service.issuerUri)
+    )
+      throw new CallbackFailure('invalid_state', 'the response came from another issuer');
     try {
       await this.vault.connect(claims.principal, service, query.code, this.callbackUrl(service.id), claims.verifier);
     } catch (error) {
       const failure = exchangeFailure(error);
       // The provider's own error code or the transport failure, never its error_description or a token.
-      this.logger.warn(`code exchange with service ${service.id} failed (${failure.code}): ${error instanceof ProviderRefused ? `provider error ${error.code}` : (error as Error).message}`);
+      this.logger.warn(
+        `code exchange with service ${service.id} failed (${failure.code}): ${error instanceof ProviderRefused ? `provider error ${error.code}` : (error as Error).message}`,
+      );
       throw new CallbackFailure(failure.code, failure.description);
     }
   }
 
   private async openState(token: unknown): Promise<StateClaims> {
     const payload = typeof token === 'string' && token.length > 0 ? await this.state.open(token) : undefined;
-    if (payload === undefined) throw new CallbackFailure('invalid_state', 'the connection attempt is invalid or has expired: start it again');
+    if (payload === undefined)
+      throw new CallbackFailure('invalid_state', 'the connection attempt is invalid or has expired: start it again');
     const { sub, service_id: serviceId, verifier, redirect_uri: redirectUri } = payload;
-    if (typeof sub !== 'string' || typeof serviceId !== 'string' || typeof verifier !== 'string' || typeof redirectUri !== 'string') {
+    if (
+      typeof sub !== 'string' ||
+      typeof serviceId !== 'string' ||
+      typeof verifier !== 'string' ||
+      typeof redirectUri !== 'string'
+    ) {
       throw new CallbackFailure('invalid_state', 'the connection attempt is invalid: start it again');
     }
     return { principal: sub, serviceId, verifier, redirectUri };
@@ -191,7 +230,11 @@ export class ConnectService {
     } catch {
       url = undefined;
     }
-    if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.host !== this.publicUrl.host) {
+    if (
+      url === undefined ||
+      (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+      url.host !== this.publicUrl.host
+    ) {
       throw new ApiError('invalid_redirect_uri', `redirect_uri must be an absolute URL on ${this.publicUrl.host}`);
     }
   }

@@ -1,9 +1,22 @@
 import { ApiError, assertNever, Clock, type Principal, type Service } from '@broker/domain';
-import { EventLedger, GrantRepository, ServiceRepository, SessionRepository, type ThirdPartySessionRecord } from '@broker/persistence';
+import {
+  EventLedger,
+  GrantRepository,
+  ServiceRepository,
+  SessionRepository,
+  type ThirdPartySessionRecord,
+} from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { EnvelopeCipher, TokenVault, TokenVaultError } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
-import type { AgentRef, SessionDetail, SessionListItem, SessionServiceView, SessionView, TerminatedSession } from './sessions.responses';
+import type {
+  AgentRef,
+  SessionDetail,
+  SessionListItem,
+  SessionServiceView,
+  SessionView,
+  TerminatedSession,
+} from './sessions.responses';
 
 /** The caller's third-party sessions: list, detail, affected agents, delete, forced refresh. */
 @Injectable()
@@ -21,14 +34,21 @@ export class SessionsService {
   /** Every configured service, with the caller's session or null (one query whatever the number of services). */
   async list(principal: Principal): Promise<SessionListItem[]> {
     const overview = await this.sessions.overview(principal.id, this.clock.now());
-    return overview.map(({ service, session, dependentAgentCount }) => ({ service: serviceView(service), session: session ? this.view(session, dependentAgentCount) : null }));
+    return overview.map(({ service, session, dependentAgentCount }) => ({
+      service: serviceView(service),
+      session: session ? this.view(session, dependentAgentCount) : null,
+    }));
   }
 
   async detail(principal: Principal, serviceId: string): Promise<SessionDetail> {
     const service = await this.service(serviceId);
     const session = await this.sessionOf(principal, service.id);
     const dependents = await this.dependents(principal, service.id);
-    return { service: serviceView(service), session: this.view(session, dependents.length), dependent_agents: dependents };
+    return {
+      service: serviceView(service),
+      session: this.view(session, dependents.length),
+      dependent_agents: dependents,
+    };
   }
 
   async affectedAgents(principal: Principal, serviceId: string): Promise<AgentRef[]> {
@@ -45,7 +65,19 @@ export class SessionsService {
     const affected = await this.dependents(principal, service.id);
     const traceId = currentTraceId();
     const deleted = await this.sessions.delete(principal.id, service.id, (_session, manager) =>
-      this.events.record({ type: 'session.disconnected', actor: { type: 'principal', id: principal.id }, principal: principal.id, agentId: null, serviceId: service.id, outcome: 'success', traceId, details: {} }, manager),
+      this.events.record(
+        {
+          type: 'session.disconnected',
+          actor: { type: 'principal', id: principal.id },
+          principal: principal.id,
+          agentId: null,
+          serviceId: service.id,
+          outcome: 'success',
+          traceId,
+          details: {},
+        },
+        manager,
+      ),
     );
     if (!deleted) throw new ApiError('not_found', `no session with service ${service.id}`);
     return { terminated: true, affected_agents: affected };
@@ -70,11 +102,16 @@ export class SessionsService {
           return assertNever(error.code, 'vault failure');
       }
     }
-    return this.view(await this.sessionOf(principal, service.id), (await this.dependents(principal, service.id)).length);
+    return this.view(
+      await this.sessionOf(principal, service.id),
+      (await this.dependents(principal, service.id)).length,
+    );
   }
 
   private dependents(principal: Principal, serviceId: string): Promise<AgentRef[]> {
-    return this.grants.agentsDelegatingService(principal.id, serviceId, this.clock.now()).then((agents) => agents.map((a) => ({ agent_id: a.agentId, display_name: a.displayName })));
+    return this.grants
+      .agentsDelegatingService(principal.id, serviceId, this.clock.now())
+      .then((agents) => agents.map((a) => ({ agent_id: a.agentId, display_name: a.displayName })));
   }
 
   private async service(id: string): Promise<Service> {
@@ -113,5 +150,10 @@ export class SessionsService {
 }
 
 function serviceView(service: Pick<Service, 'id' | 'displayName' | 'logoUrl' | 'scopes'>): SessionServiceView {
-  return { id: service.id, display_name: service.displayName, logo_url: service.logoUrl, scopes: service.scopes.map((s) => ({ scope: s.scope, description: s.description })) };
+  return {
+    id: service.id,
+    display_name: service.displayName,
+    logo_url: service.logoUrl,
+    scopes: service.scopes.map((s) => ({ scope: s.scope, description: s.description })),
+  };
 }

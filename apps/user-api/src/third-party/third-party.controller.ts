@@ -6,7 +6,13 @@ import { ApiRedirectResponse } from '../common/redirect-response.decorator';
 import type { RedirectTo } from '../common/redirect-to';
 import { ConnectService, type CallbackQuery } from './connect.service';
 import { ConnectQuery } from './connect-query.dto';
-import { AffectedAgentsResponse, RefreshedSessionResponse, SessionDetailResponse, SessionListResponse, TerminatedSessionResponse } from './sessions.responses';
+import {
+  AffectedAgentsResponse,
+  RefreshedSessionResponse,
+  SessionDetailResponse,
+  SessionListResponse,
+  TerminatedSessionResponse,
+} from './sessions.responses';
 import { SessionsService } from './sessions.service';
 import { ServiceIdParam } from './service-id-param.dto';
 
@@ -39,7 +45,11 @@ export class ThirdPartyController {
   @Redirect()
   @ApiRedirectResponse('to the provider authorization endpoint')
   @ApiErrors('invalid_redirect_uri', 'service not found')
-  async authorize(@Principal() principal: Principal, @Param() { serviceId }: ServiceIdParam, @Query() { redirect_uri }: ConnectQuery): Promise<RedirectTo> {
+  async authorize(
+    @Principal() principal: Principal,
+    @Param() { serviceId }: ServiceIdParam,
+    @Query() { redirect_uri }: ConnectQuery,
+  ): Promise<RedirectTo> {
     return { url: await this.connect.authorizationUrl(principal, serviceId, redirect_uri), statusCode: 302 };
   }
 
@@ -58,13 +68,22 @@ export class ThirdPartyController {
   // Any path segment: a foreign one fails as service_id_mismatch, by redirect.
   @ApiParam({ name: 'serviceId', type: String })
   // Listed bottom-up: the document shows state, code, error, error_description, iss.
-  @callbackQuery('iss', 'The provider\'s issuer (RFC 9207); when sent, it must be the service\'s issuer.')
-  @callbackQuery('error_description', 'The provider\'s error text; never passed on or logged (the redirect carries the broker\'s own words).')
-  @callbackQuery('error', 'The provider\'s error code (RFC 6749 §4.1.2.1), believed only with a valid state.')
+  @callbackQuery('iss', "The provider's issuer (RFC 9207); when sent, it must be the service's issuer.")
+  @callbackQuery(
+    'error_description',
+    "The provider's error text; never passed on or logged (the redirect carries the broker's own words).",
+  )
+  @callbackQuery('error', "The provider's error code (RFC 6749 §4.1.2.1), believed only with a valid state.")
   @callbackQuery('code', 'The authorization code (RFC 6749 §4.1.2); absent when the provider sends `error`.')
   @callbackQuery('state', 'The state token of the connection attempt (a JWE issued by the authorize step).', true)
-  @ApiRedirectResponse('to redirect_uri on success and on a failure after the state is verified (with error, error_description, service_id), else to the consent UI sessions page')
-  async callback(@MaybePrincipal() principal: Principal | undefined, @Param('serviceId') serviceId: string, @Query() query: CallbackQuery): Promise<RedirectTo> {
+  @ApiRedirectResponse(
+    'to redirect_uri on success and on a failure after the state is verified (with error, error_description, service_id), else to the consent UI sessions page',
+  )
+  async callback(
+    @MaybePrincipal() principal: Principal | undefined,
+    @Param('serviceId') serviceId: string,
+    @Query() query: CallbackQuery,
+  ): Promise<RedirectTo> {
     return { url: await this.connect.callback(principal, serviceId, query), statusCode: 302 };
   }
 
@@ -72,7 +91,10 @@ export class ThirdPartyController {
   @Get(':serviceId/session')
   @ApiOkResponse({ type: SessionDetailResponse })
   @ApiErrors('service not found', 'not_found')
-  async detail(@Principal() principal: Principal, @Param() { serviceId }: ServiceIdParam): Promise<SessionDetailResponse> {
+  async detail(
+    @Principal() principal: Principal,
+    @Param() { serviceId }: ServiceIdParam,
+  ): Promise<SessionDetailResponse> {
     return { data: await this.sessions.detail(principal, serviceId) };
   }
 
@@ -81,7 +103,10 @@ export class ThirdPartyController {
   @NoBody()
   @ApiOkResponse({ type: TerminatedSessionResponse })
   @ApiErrors('service not found', 'not_found')
-  async terminate(@Principal() principal: Principal, @Param() { serviceId }: ServiceIdParam): Promise<TerminatedSessionResponse> {
+  async terminate(
+    @Principal() principal: Principal,
+    @Param() { serviceId }: ServiceIdParam,
+  ): Promise<TerminatedSessionResponse> {
     return { data: await this.sessions.terminate(principal, serviceId) };
   }
 
@@ -89,7 +114,10 @@ export class ThirdPartyController {
   @Get(':serviceId/session/affected-agents')
   @ApiOkResponse({ type: AffectedAgentsResponse })
   @ApiErrors('service not found')
-  async affected(@Principal() principal: Principal, @Param() { serviceId }: ServiceIdParam): Promise<AffectedAgentsResponse> {
+  async affected(
+    @Principal() principal: Principal,
+    @Param() { serviceId }: ServiceIdParam,
+  ): Promise<AffectedAgentsResponse> {
     return { data: { affected_agents: await this.sessions.affectedAgents(principal, serviceId) } };
   }
 
@@ -103,7 +131,10 @@ export class ThirdPartyController {
   @HttpCode(200)
   @ApiOkResponse({ type: RefreshedSessionResponse })
   @ApiErrors('service not found', 'not_found', 'refresh_unavailable', 'refresh_failed')
-  async refresh(@Principal() principal: Principal, @Param() { serviceId }: ServiceIdParam): Promise<RefreshedSessionResponse> {
+  async refresh(
+    @Principal() principal: Principal,
+    @Param() { serviceId }: ServiceIdParam,
+  ): Promise<RefreshedSessionResponse> {
     return { data: await this.sessions.forceRefresh(principal, serviceId) };
   }
 }

@@ -1,6 +1,13 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { ApprovalError, Clock, type Principal, type ApprovalPersistence, type ApprovalRecord, type ParamsPattern } from '@broker/domain';
+import {
+  ApprovalError,
+  Clock,
+  type Principal,
+  type ApprovalPersistence,
+  type ApprovalRecord,
+  type ParamsPattern,
+} from '@broker/domain';
 import { ApprovalRepository, EventLedger, recordChange } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
@@ -70,17 +77,40 @@ export class ApprovalDecisions {
     const record = await this.decidable(principal, id, now);
     // A session approval is listed only for its agent session: without one it could never apply.
     if (input.persistence === 'session' && record.agentSessionId === null) {
-      throw new ApprovalError('invalid_input', 'persistence session needs a request made with metadata.agent_session_id', [{ field: 'persistence', problem: 'the request carries no agent_session_id' }]);
+      throw new ApprovalError(
+        'invalid_input',
+        'persistence session needs a request made with metadata.agent_session_id',
+        [{ field: 'persistence', problem: 'the request carries no agent_session_id' }],
+      );
     }
     const pattern = this.patternFor(record, input);
-    const approved = await this.approvals.approve(id, principal.id, input.persistence, pattern, now, this.decided('approval.approved', principal));
+    const approved = await this.approvals.approve(
+      id,
+      principal.id,
+      input.persistence,
+      pattern,
+      now,
+      this.decided('approval.approved', principal),
+    );
     if (approved === undefined) return this.lostRace(principal, id, now);
-    this.audit.record('approval_approved', { approval_id: id, principal: principal.id, agent_id: approved.agentId, tool_name: approved.toolName, persistence: input.persistence, constrained_arguments: pattern === null ? null : Object.keys(pattern), outcome: 'approved' });
+    this.audit.record('approval_approved', {
+      approval_id: id,
+      principal: principal.id,
+      agent_id: approved.agentId,
+      tool_name: approved.toolName,
+      persistence: input.persistence,
+      constrained_arguments: pattern === null ? null : Object.keys(pattern),
+      outcome: 'approved',
+    });
     return approved;
   }
 
   /** Changes nothing: the scope an approval with `paramsPattern` would have, or the same 4xx approve would give. */
-  async preview(principal: Principal, id: string, paramsPattern: Readonly<Record<string, unknown>> | null | undefined): Promise<ScopePreview> {
+  async preview(
+    principal: Principal,
+    id: string,
+    paramsPattern: Readonly<Record<string, unknown>> | null | undefined,
+  ): Promise<ScopePreview> {
     const record = await this.decidable(principal, id, this.clock.now());
     const pattern = this.patternFor(record, { persistence: 'permanent', paramsPattern });
     return { toolPattern: record.toolName, paramsPattern: pattern, preview: renderScope(record.toolName, pattern) };
@@ -95,9 +125,23 @@ export class ApprovalDecisions {
     const now = this.clock.now();
     await this.decidable(principal, id, now);
     const kind = persistence ?? 'once';
-    const denied = await this.approvals.deny(id, principal.id, kind, kind === 'once' ? new Date(now.getTime() + this.pendingTtlMs) : null, now, this.decided('approval.denied', principal));
+    const denied = await this.approvals.deny(
+      id,
+      principal.id,
+      kind,
+      kind === 'once' ? new Date(now.getTime() + this.pendingTtlMs) : null,
+      now,
+      this.decided('approval.denied', principal),
+    );
     if (denied === undefined) return this.lostRace(principal, id, now);
-    this.audit.record('approval_denied', { approval_id: id, principal: principal.id, agent_id: denied.agentId, tool_name: denied.toolName, persistence: kind, outcome: 'denied' });
+    this.audit.record('approval_denied', {
+      approval_id: id,
+      principal: principal.id,
+      agent_id: denied.agentId,
+      tool_name: denied.toolName,
+      persistence: kind,
+      outcome: 'denied',
+    });
     return denied;
   }
 
@@ -110,7 +154,14 @@ export class ApprovalDecisions {
     const now = this.clock.now();
     const revoked = await this.approvals.revoke(id, principal.id, now, this.decided('approval.revoked', principal));
     if (revoked !== undefined) {
-      this.audit.record('approval_revoked', { approval_id: id, principal: principal.id, agent_id: revoked.agentId, tool_name: revoked.toolName, persistence: 'permanent', outcome: 'revoked' });
+      this.audit.record('approval_revoked', {
+        approval_id: id,
+        principal: principal.id,
+        agent_id: revoked.agentId,
+        tool_name: revoked.toolName,
+        persistence: 'permanent',
+        outcome: 'revoked',
+      });
       return revoked;
     }
     const record = await this.approvals.find(id, principal.id);
@@ -123,7 +174,9 @@ export class ApprovalDecisions {
   /** Issue 17: the principal's decision as a ledger event, recorded in the decision's transaction. */
   private decided(type: ApprovalEventType, principal: Principal) {
     const traceId = currentTraceId();
-    return recordChange(this.ledger, (record: ApprovalRecord) => approvalEvent(type, record, { type: 'principal', id: principal.id }, traceId));
+    return recordChange(this.ledger, (record: ApprovalRecord) =>
+      approvalEvent(type, record, { type: 'principal', id: principal.id }, traceId),
+    );
   }
 
   /** The principal's pending, unexpired approval: else 404, 410 or 409. */
@@ -138,7 +191,12 @@ export class ApprovalDecisions {
   private patternFor(record: ApprovalRecord, input: ApproveInput): ParamsPattern | null {
     if (input.paramsPattern === undefined || input.paramsPattern === null) return null;
     // API.md: params_pattern with persistence once (even an empty object) gives 422 invalid_pattern.
-    if (input.persistence === 'once') throw new ApprovalError('pattern_with_once', 'a one-time approval covers only the reviewed call: params_pattern is not allowed with persistence once', [{ field: 'params_pattern', problem: 'not allowed with persistence once' }]);
+    if (input.persistence === 'once')
+      throw new ApprovalError(
+        'pattern_with_once',
+        'a one-time approval covers only the reviewed call: params_pattern is not allowed with persistence once',
+        [{ field: 'params_pattern', problem: 'not allowed with persistence once' }],
+      );
     const pattern = parseParamsPattern(input.paramsPattern);
     assertCoversReviewed(pattern, record.arguments);
     return pattern;

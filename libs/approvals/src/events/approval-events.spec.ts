@@ -38,14 +38,27 @@ describe('approval events (issue 17)', () => {
       serviceId: null,
       outcome: 'success',
       traceId: 'trace-1',
-      details: { approval_id: 'a1', tool_name: 'send_email', risk_level: 'critical', argument_names: ['attachment', 'to'], arguments_sha256: argumentsHash(args), persistence: 'permanent' },
+      details: {
+        approval_id: 'a1',
+        tool_name: 'send_email',
+        risk_level: 'critical',
+        argument_names: ['attachment', 'to'],
+        arguments_sha256: argumentsHash(args),
+        persistence: 'permanent',
+      },
     });
     const text = JSON.stringify(event);
-    for (const value of ['someone@example.com', '/secret/report.pdf', 'metadata-value']) expect(text).not.toContain(value);
+    for (const value of ['someone@example.com', '/secret/report.pdf', 'metadata-value'])
+      expect(text).not.toContain(value);
   });
 
   it('an expiry is the broker’s, outside any request', () => {
-    expect(approvalExpired(record)).toMatchObject({ type: 'approval.expired', actor: { type: 'broker', id: null }, traceId: null, details: { approval_id: 'a1' } });
+    expect(approvalExpired(record)).toMatchObject({
+      type: 'approval.expired',
+      actor: { type: 'broker', id: null },
+      traceId: null,
+      details: { approval_id: 'a1' },
+    });
     expect(approvalExpired(record).details).not.toHaveProperty('persistence');
   });
 });

@@ -1,7 +1,13 @@
 import type { AnyBrokerEvent, ApprovalEventDetails, ApprovalRecord, EventActor } from '@broker/domain';
 
 /** The approval kinds of the activity ledger. */
-export type ApprovalEventType = 'approval.requested' | 'approval.approved' | 'approval.denied' | 'approval.consumed' | 'approval.revoked' | 'approval.expired';
+export type ApprovalEventType =
+  | 'approval.requested'
+  | 'approval.approved'
+  | 'approval.denied'
+  | 'approval.consumed'
+  | 'approval.revoked'
+  | 'approval.expired';
 
 /**
  * Issue 17: what an approval event says about the tool call: its name, risk, the argument
@@ -23,10 +29,23 @@ export function approvalEventDetails(record: ApprovalRecord): ApprovalEventDetai
  * `actor`: the gateway (requested, consumed), the principal (approved, denied, revoked) or
  * the broker (expired, with no trace id: it is the broker's own work).
  */
-export function approvalEvent(type: ApprovalEventType, record: ApprovalRecord, actor: EventActor, traceId: string | null): AnyBrokerEvent {
-  const common = { actor, principal: record.principal, agentId: record.agentId, serviceId: null, outcome: 'success', traceId } as const;
+export function approvalEvent(
+  type: ApprovalEventType,
+  record: ApprovalRecord,
+  actor: EventActor,
+  traceId: string | null,
+): AnyBrokerEvent {
+  const common = {
+    actor,
+    principal: record.principal,
+    agentId: record.agentId,
+    serviceId: null,
+    outcome: 'success',
+    traceId,
+  } as const;
   const details = approvalEventDetails(record);
-  if (type === 'approval.approved') return { ...common, type, details: { ...details, persistence: record.persistence ?? 'once' } };
+  if (type === 'approval.approved')
+    return { ...common, type, details: { ...details, persistence: record.persistence ?? 'once' } };
   return { ...common, type, details };
 }
 

@@ -1,6 +1,11 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApprovalError, assertNever, normalisePrincipal, type CompiledExpression } from '@broker/domain';
-import { compileConfigExpression, GatewayCredentials, GatewayCredentialsRefused, type SubjectIdentity } from '@broker/oauth-server';
+import {
+  compileConfigExpression,
+  GatewayCredentials,
+  GatewayCredentialsRefused,
+  type SubjectIdentity,
+} from '@broker/oauth-server';
 import { Inject, Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
 
@@ -61,13 +66,18 @@ export class ApprovalGatewayAuth {
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     private readonly credentials: GatewayCredentials,
   ) {
-    this.syncAuthorizes = compileConfigExpression('approvals.sync.authorization.cel.expression', config.approvals.sync.authorization.cel.expression, ['client_assertion']);
+    this.syncAuthorizes = compileConfigExpression(
+      'approvals.sync.authorization.cel.expression',
+      config.approvals.sync.authorization.cel.expression,
+      ['client_assertion'],
+    );
   }
 
   /** Create: the subject token (Bearer) plus the client assertion (`X-Client-Assertion`). */
   async forCreate(headers: GatewayHeaders): Promise<GatewayIdentity> {
     const assertionJwt = this.clientAssertion(headers, false);
-    if (assertionJwt === undefined) throw unauthorized('the gateway\'s client assertion is required in the X-Client-Assertion header');
+    if (assertionJwt === undefined)
+      throw unauthorized("the gateway's client assertion is required in the X-Client-Assertion header");
     const subjectJwt = this.bearer(headers);
     if (subjectJwt === undefined) throw unauthorized('the subject token is required as Authorization: Bearer <jwt>');
     try {
@@ -99,7 +109,8 @@ export class ApprovalGatewayAuth {
    */
   async forSync(headers: GatewayHeaders): Promise<void> {
     const assertionJwt = this.clientAssertion(headers, true);
-    if (assertionJwt === undefined) throw unauthorized('the gateway\'s client assertion is required (X-Client-Assertion or Authorization: Bearer)');
+    if (assertionJwt === undefined)
+      throw unauthorized("the gateway's client assertion is required (X-Client-Assertion or Authorization: Bearer)");
     let assertion: JWTPayload;
     try {
       assertion = await this.credentials.verifyAssertion(assertionJwt);
@@ -112,14 +123,16 @@ export class ApprovalGatewayAuth {
     } catch {
       allowed = false;
     }
-    if (allowed !== true) throw new ApprovalError('gateway_not_authorized', 'the gateway is not authorized to sync approvals');
+    if (allowed !== true)
+      throw new ApprovalError('gateway_not_authorized', 'the gateway is not authorized to sync approvals');
   }
 
   private identify(subject: JWTPayload): SubjectIdentity {
     const identity = this.credentials.identify(subject);
     // The principal is an identity like the proxy's header: no control characters (log safety).
     const checked = normalisePrincipal(identity.principal);
-    if (!checked.ok) throw new GatewayCredentialsRefused('identity_missing', 'the subject token has no usable principal claim');
+    if (!checked.ok)
+      throw new GatewayCredentialsRefused('identity_missing', 'the subject token has no usable principal claim');
     return { principal: checked.value, agentId: identity.agentId };
   }
 

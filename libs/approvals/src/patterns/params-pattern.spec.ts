@@ -1,7 +1,15 @@
 import { ApprovalError } from '@broker/domain';
 import { describe, expect, it } from 'vitest';
 import { argumentsHash } from './canonical-json';
-import { argumentMatches, assertCoversReviewed, MAX_PATTERN_BYTES, MAX_PATTERN_ENTRIES, parseParamsPattern, renderScope, scopeCovers } from './params-pattern';
+import {
+  argumentMatches,
+  assertCoversReviewed,
+  MAX_PATTERN_BYTES,
+  MAX_PATTERN_ENTRIES,
+  parseParamsPattern,
+  renderScope,
+  scopeCovers,
+} from './params-pattern';
 
 function problemOf(run: () => unknown): { code: string; fields: string[] } {
   try {
@@ -16,7 +24,7 @@ function problemOf(run: () => unknown): { code: string; fields: string[] } {
 describe('params_pattern glob dialect', () => {
   // A backtracking matcher would not finish these within the test's timeout (exponential in the stars); the speed
   // itself is not asserted (tests assert no timings).
-  it('answers the ReDoS pattern *a*a*a*a*a*a*b against 200 a\'s', () => {
+  it("answers the ReDoS pattern *a*a*a*a*a*a*b against 200 a's", () => {
     expect(argumentMatches('a'.repeat(200), '*a*a*a*a*a*a*b')).toBe(false);
     expect(argumentMatches(`${'a'.repeat(200)}b`, '*a*a*a*a*a*a*b')).toBe(true);
     expect(argumentMatches('a'.repeat(100_000), `${'*a'.repeat(40)}*b`)).toBe(false);
@@ -70,8 +78,20 @@ describe('parseParamsPattern', () => {
   it(`refuses more than ${MAX_PATTERN_ENTRIES} entries, globs over ${MAX_PATTERN_BYTES} bytes, non-strings and empty names (pattern_invalid: 422 invalid_pattern at the edge)`, () => {
     const many = Object.fromEntries(Array.from({ length: MAX_PATTERN_ENTRIES + 1 }, (_, i) => [`a${i}`, '*']));
     expect(problemOf(() => parseParamsPattern(many))).toEqual({ code: 'pattern_invalid', fields: ['params_pattern'] });
-    expect(parseParamsPattern(Object.fromEntries(Array.from({ length: MAX_PATTERN_ENTRIES }, (_, i) => [`a${i}`, '*'])))).toHaveProperty('a63');
-    expect(problemOf(() => parseParamsPattern({ long: 'x'.repeat(MAX_PATTERN_BYTES + 1), multi: '\u00e9'.repeat(513), ok: 'x'.repeat(MAX_PATTERN_BYTES), n: 5, '': 'x' }))).toEqual({
+    expect(
+      parseParamsPattern(Object.fromEntries(Array.from({ length: MAX_PATTERN_ENTRIES }, (_, i) => [`a${i}`, '*']))),
+    ).toHaveProperty('a63');
+    expect(
+      problemOf(() =>
+        parseParamsPattern({
+          long: 'x'.repeat(MAX_PATTERN_BYTES + 1),
+          multi: '\u00e9'.repeat(513),
+          ok: 'x'.repeat(MAX_PATTERN_BYTES),
+          n: 5,
+          '': 'x',
+        }),
+      ),
+    ).toEqual({
       code: 'pattern_invalid',
       fields: ['params_pattern.long', 'params_pattern.multi', 'params_pattern.n', 'params_pattern.'],
     });
@@ -104,6 +124,8 @@ describe('coverage of the reviewed call', () => {
   it('renders the scope without argument values', () => {
     expect(renderScope('send_email', null)).toBe('send_email, only with exactly the reviewed arguments');
     expect(renderScope('send_email', {})).toBe('send_email, with any arguments');
-    expect(renderScope('send_email', { to: '*@example.com' })).toBe('send_email, where to matches "*@example.com"; any other argument may have any value');
+    expect(renderScope('send_email', { to: '*@example.com' })).toBe(
+      'send_email, where to matches "*@example.com"; any other argument may have any value',
+    );
   });
 });

@@ -31,7 +31,11 @@ export const MAX_PATTERN_ENTRIES = 64;
 export const MAX_ARGUMENT_NAME_LENGTH = 255;
 
 function invalidPattern(issues: readonly FieldIssue[]): ApprovalError {
-  return new ApprovalError('pattern_invalid', issues.map((issue) => `${issue.field}: ${issue.problem}`).join('; '), issues);
+  return new ApprovalError(
+    'pattern_invalid',
+    issues.map((issue) => `${issue.field}: ${issue.problem}`).join('; '),
+    issues,
+  );
 }
 
 /**
@@ -53,14 +57,22 @@ export function argumentMatches(value: unknown, glob: string): boolean {
  */
 export function parseParamsPattern(raw: Readonly<Record<string, unknown>>): ParamsPattern {
   const entries = Object.entries(raw);
-  if (entries.length > MAX_PATTERN_ENTRIES) throw invalidPattern([{ field: 'params_pattern', problem: `at most ${MAX_PATTERN_ENTRIES} argument patterns are allowed (got ${entries.length})` }]);
+  if (entries.length > MAX_PATTERN_ENTRIES)
+    throw invalidPattern([
+      {
+        field: 'params_pattern',
+        problem: `at most ${MAX_PATTERN_ENTRIES} argument patterns are allowed (got ${entries.length})`,
+      },
+    ]);
   const issues: FieldIssue[] = [];
   const pattern: Record<string, string> = {};
   for (const [name, glob] of entries) {
     const field = `params_pattern.${name.slice(0, 64)}`;
-    if (name.length === 0 || name.length > MAX_ARGUMENT_NAME_LENGTH) issues.push({ field, problem: `argument names are 1-${MAX_ARGUMENT_NAME_LENGTH} characters` });
+    if (name.length === 0 || name.length > MAX_ARGUMENT_NAME_LENGTH)
+      issues.push({ field, problem: `argument names are 1-${MAX_ARGUMENT_NAME_LENGTH} characters` });
     else if (typeof glob !== 'string') issues.push({ field, problem: 'must be a glob string' });
-    else if (Buffer.byteLength(glob, 'utf8') > MAX_PATTERN_BYTES) issues.push({ field, problem: `must be at most ${MAX_PATTERN_BYTES} bytes` });
+    else if (Buffer.byteLength(glob, 'utf8') > MAX_PATTERN_BYTES)
+      issues.push({ field, problem: `must be at most ${MAX_PATTERN_BYTES} bytes` });
     else Object.defineProperty(pattern, name, { value: glob, enumerable: true, writable: false, configurable: false });
   }
   if (issues.length > 0) throw invalidPattern(issues);
@@ -76,16 +88,25 @@ export function assertCoversReviewed(pattern: ParamsPattern, reviewed: Readonly<
   const issues: FieldIssue[] = [];
   for (const [name, glob] of Object.entries(pattern)) {
     const field = `params_pattern.${name.slice(0, 64)}`;
-    if (!Object.prototype.hasOwnProperty.call(reviewed, name)) issues.push({ field, problem: 'names an argument the reviewed call does not have' });
-    else if (!argumentMatches(reviewed[name], glob)) issues.push({ field, problem: 'does not match the reviewed value of this argument' });
+    if (!Object.prototype.hasOwnProperty.call(reviewed, name))
+      issues.push({ field, problem: 'names an argument the reviewed call does not have' });
+    else if (!argumentMatches(reviewed[name], glob))
+      issues.push({ field, problem: 'does not match the reviewed value of this argument' });
   }
   if (issues.length > 0) throw invalidPattern(issues);
 }
 
 /** Whether a call's arguments fall inside a stored scope (`null`: exactly the reviewed arguments, by hash). */
-export function scopeCovers(pattern: ParamsPattern | null, reviewedHash: string, callHash: string, call: Readonly<Record<string, unknown>>): boolean {
+export function scopeCovers(
+  pattern: ParamsPattern | null,
+  reviewedHash: string,
+  callHash: string,
+  call: Readonly<Record<string, unknown>>,
+): boolean {
   if (pattern === null) return reviewedHash === callHash;
-  return Object.entries(pattern).every(([name, glob]) => Object.prototype.hasOwnProperty.call(call, name) && argumentMatches(call[name], glob));
+  return Object.entries(pattern).every(
+    ([name, glob]) => Object.prototype.hasOwnProperty.call(call, name) && argumentMatches(call[name], glob),
+  );
 }
 
 /** The scope an approval grants, in words for the approval page (no argument values). */

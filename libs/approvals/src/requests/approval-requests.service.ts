@@ -65,13 +65,18 @@ export class ApprovalRequests {
    * `approvals.rate_limit.max_pending_per_pair` pending and `max_requests_per_minute`
    * creations per minute per (principal, agent): else 429 with Retry-After.
    */
-  async create({ principal, agentId, gateway }: GatewayIdentity, input: ApprovalRequestInput): Promise<CreatedApproval> {
+  async create(
+    { principal, agentId, gateway }: GatewayIdentity,
+    input: ApprovalRequestInput,
+  ): Promise<CreatedApproval> {
     if (UNSAFE_TEXT.test(input.toolName)) throw invalidInput('tool_name', 'must not contain control characters');
     const agentSessionId = this.agentSessionId(input.metadata);
     const now = this.clock.now();
     // Issue 17: `approval.requested` (the gateway's) and the pair's stale pendings' `approval.expired`, in the create's transaction.
     const traceId = currentTraceId();
-    const requested = recordChange(this.ledger, (record: ApprovalRecord) => approvalEvent('approval.requested', record, { type: 'gateway', id: gateway }, traceId));
+    const requested = recordChange(this.ledger, (record: ApprovalRecord) =>
+      approvalEvent('approval.requested', record, { type: 'gateway', id: gateway }, traceId),
+    );
     const expired = recordChange(this.ledger, approvalExpired);
     const outcome = await this.approvals.create(
       {
@@ -96,13 +101,32 @@ export class ApprovalRequests {
         this.audit.record('approval_created', { ...facts, approval_id: null, outcome: 'refused_unknown_agent' });
         throw new ApprovalError('agent_not_registered', 'the agent named by the subject token is not registered');
       case 'rate_limited': {
-        this.audit.record('approval_created', { ...facts, approval_id: null, outcome: `refused_${outcome.limit}_limit` });
+        this.audit.record('approval_created', {
+          ...facts,
+          approval_id: null,
+          outcome: `refused_${outcome.limit}_limit`,
+        });
         const retryAfterSeconds = Math.max(1, Math.ceil(outcome.retryAfterMs / 1000));
-        if (outcome.limit === 'pending') throw new ApprovalError('pending_limit_reached', `at most ${this.maxPending} approvals may be pending for one user and agent`, [], retryAfterSeconds);
-        throw new ApprovalError('request_rate_exceeded', `at most ${this.maxPerMinute} approvals may be requested per minute for one user and agent`, [], retryAfterSeconds);
+        if (outcome.limit === 'pending')
+          throw new ApprovalError(
+            'pending_limit_reached',
+            `at most ${this.maxPending} approvals may be pending for one user and agent`,
+            [],
+            retryAfterSeconds,
+          );
+        throw new ApprovalError(
+          'request_rate_exceeded',
+          `at most ${this.maxPerMinute} approvals may be requested per minute for one user and agent`,
+          [],
+          retryAfterSeconds,
+        );
       }
       case 'duplicate':
-        this.audit.record('approval_created', { ...facts, approval_id: outcome.record.id, outcome: 'duplicate_of_pending' });
+        this.audit.record('approval_created', {
+          ...facts,
+          approval_id: outcome.record.id,
+          outcome: 'duplicate_of_pending',
+        });
         return { record: outcome.record, created: false };
       case 'created':
         this.audit.record('approval_created', { ...facts, approval_id: outcome.record.id, outcome: 'created' });
@@ -119,16 +143,32 @@ export class ApprovalRequests {
   async consume({ principal, agentId, gateway }: GatewayIdentity, id: string): Promise<ApprovalRecord> {
     const now = this.clock.now();
     const traceId = currentTraceId();
-    const consumed = await this.approvals.consume(id, principal, agentId, now, recordChange(this.ledger, (record: ApprovalRecord) => approvalEvent('approval.consumed', record, { type: 'gateway', id: gateway }, traceId)));
+    const consumed = await this.approvals.consume(
+      id,
+      principal,
+      agentId,
+      now,
+      recordChange(this.ledger, (record: ApprovalRecord) =>
+        approvalEvent('approval.consumed', record, { type: 'gateway', id: gateway }, traceId),
+      ),
+    );
     if (consumed !== undefined) {
-      this.audit.record('approval_consumed', { approval_id: id, principal, agent_id: agentId, tool_name: consumed.toolName, outcome: 'consumed' });
+      this.audit.record('approval_consumed', {
+        approval_id: id,
+        principal,
+        agent_id: agentId,
+        tool_name: consumed.toolName,
+        outcome: 'consumed',
+      });
       return consumed;
     }
     const record = await this.approvals.findAnyOwner(id);
     if (record === undefined) throw notFound(id);
-    if (record.principal !== principal) throw new ApprovalError('approval_of_another_principal', 'the approval belongs to another principal');
+    if (record.principal !== principal)
+      throw new ApprovalError('approval_of_another_principal', 'the approval belongs to another principal');
     // The approval was for one agent's call; another agent of the same user cannot use it.
-    if (record.agentId !== agentId) throw new ApprovalError('approval_of_another_agent', 'the approval belongs to another agent');
+    if (record.agentId !== agentId)
+      throw new ApprovalError('approval_of_another_agent', 'the approval belongs to another agent');
     if (record.consumed) return record;
     assertNotExpired(record, now);
     throw new ApprovalError('not_consumable', 'only an approved one-time (persistence once) approval can be consumed');
@@ -139,8 +179,16 @@ export class ApprovalRequests {
     if (!Object.prototype.hasOwnProperty.call(metadata, 'agent_session_id')) return null;
     const value = metadata.agent_session_id;
     if (value === null) return null;
-    if (typeof value !== 'string' || value.length === 0 || value.length > AGENT_SESSION_ID_MAX || UNSAFE_TEXT.test(value)) {
-      throw invalidInput('metadata.agent_session_id', `must be a string of 1-${AGENT_SESSION_ID_MAX} characters without control characters`);
+    if (
+      typeof value !== 'string' ||
+      value.length === 0 ||
+      value.length > AGENT_SESSION_ID_MAX ||
+      UNSAFE_TEXT.test(value)
+    ) {
+      throw invalidInput(
+        'metadata.agent_session_id',
+        `must be a string of 1-${AGENT_SESSION_ID_MAX} characters without control characters`,
+      );
     }
     return value;
   }

@@ -58,7 +58,9 @@ export function parseLongPollTimeout(raw: string | undefined, defaultSeconds: nu
   const seconds = /^[0-9]{1,3}$/.test(value) ? Number(value) : NaN;
   if (!(seconds >= MIN_LONG_POLL_SECONDS && seconds <= MAX_LONG_POLL_SECONDS)) {
     const problem = `must be an integer from ${MIN_LONG_POLL_SECONDS} to ${MAX_LONG_POLL_SECONDS} (seconds)`;
-    throw new ApprovalError('invalid_input', `X-Long-Poll-Timeout ${problem}`, [{ field: 'X-Long-Poll-Timeout', problem }]);
+    throw new ApprovalError('invalid_input', `X-Long-Poll-Timeout ${problem}`, [
+      { field: 'X-Long-Poll-Timeout', problem },
+    ]);
   }
   return seconds;
 }
@@ -67,7 +69,8 @@ function pairsOf(approvals: readonly SyncedApproval[]): ApprovalPair[] {
   const pairs: { principal: string; agentId: string; approvals: SyncedApproval[] }[] = [];
   for (const approval of approvals) {
     const last = pairs[pairs.length - 1];
-    if (last !== undefined && last.principal === approval.principal && last.agentId === approval.agentId) last.approvals.push(approval);
+    if (last !== undefined && last.principal === approval.principal && last.agentId === approval.agentId)
+      last.approvals.push(approval);
     else pairs.push({ principal: approval.principal, agentId: approval.agentId, approvals: [approval] });
   }
   return pairs;
@@ -97,7 +100,10 @@ export class ApprovalSync implements OnModuleInit, OnModuleDestroy {
     logger.setContext('approvals');
     const seconds = config.approvals.sync.default_timeout / 1000;
     if (!Number.isInteger(seconds) || seconds < MIN_LONG_POLL_SECONDS || seconds > MAX_LONG_POLL_SECONDS) {
-      throw new ConfigError('approvals.sync.default_timeout', `must be a whole number of seconds from ${MIN_LONG_POLL_SECONDS}s to ${MAX_LONG_POLL_SECONDS}s (the X-Long-Poll-Timeout range)`);
+      throw new ConfigError(
+        'approvals.sync.default_timeout',
+        `must be a whole number of seconds from ${MIN_LONG_POLL_SECONDS}s to ${MAX_LONG_POLL_SECONDS}s (the X-Long-Poll-Timeout range)`,
+      );
     }
     this.defaultTimeoutSeconds = seconds;
   }
@@ -158,7 +164,8 @@ export class ApprovalSync implements OnModuleInit, OnModuleDestroy {
           const next = await this.read(filter);
           if (next.version !== snapshot.version) return this.state(next);
           snapshot = next;
-          if (outcome === 'recheck' || deadline - performance.now() <= 0) return { kind: 'not_modified', version: snapshot.version, closing: false };
+          if (outcome === 'recheck' || deadline - performance.now() <= 0)
+            return { kind: 'not_modified', version: snapshot.version, closing: false };
           break;
         }
       }
@@ -171,10 +178,15 @@ export class ApprovalSync implements OnModuleInit, OnModuleDestroy {
 
   private filterOf(request: SyncRequest): SyncFilter {
     if (request.principal !== undefined && (request.principal.trim() === '' || request.principal.length > 200)) {
-      throw new ApprovalError('invalid_input', 'principal must be 1-200 characters', [{ field: 'principal', problem: 'must be 1-200 characters' }]);
+      throw new ApprovalError('invalid_input', 'principal must be 1-200 characters', [
+        { field: 'principal', problem: 'must be 1-200 characters' },
+      ]);
     }
     const ids = [...new Set(request.agentSessionIds)].sort();
-    if (ids.length > MAX_AGENT_SESSION_IDS) throw new ApprovalError('invalid_input', `at most ${MAX_AGENT_SESSION_IDS} agent_session_id values are allowed`, [{ field: 'agent_session_id', problem: `at most ${MAX_AGENT_SESSION_IDS} values` }]);
+    if (ids.length > MAX_AGENT_SESSION_IDS)
+      throw new ApprovalError('invalid_input', `at most ${MAX_AGENT_SESSION_IDS} agent_session_id values are allowed`, [
+        { field: 'agent_session_id', problem: `at most ${MAX_AGENT_SESSION_IDS} values` },
+      ]);
     return { principal: request.principal?.trim(), agentSessionIds: ids };
   }
 

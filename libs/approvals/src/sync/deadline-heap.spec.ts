@@ -19,7 +19,12 @@ describe('DeadlineHeap', () => {
     for (const e of entries.filter((_, i) => i % 3 === 0)) expect(heap.remove(e)).toBe(true);
     expect(heap.remove(entries[0] as ReturnType<typeof entry>)).toBe(false);
     const rest = heap.popUntil(Infinity).map((e) => e.deadline);
-    expect(rest).toEqual(entries.filter((_, i) => i % 3 !== 0).map((e) => e.deadline).sort((a, b) => a - b));
+    expect(rest).toEqual(
+      entries
+        .filter((_, i) => i % 3 !== 0)
+        .map((e) => e.deadline)
+        .sort((a, b) => a - b),
+    );
   });
 
   it('removes by predicate in one pass and stays ordered', () => {

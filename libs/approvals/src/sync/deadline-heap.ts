@@ -86,8 +86,10 @@ export class DeadlineHeap<T extends HeapEntry> {
       const left = 2 * index + 1;
       const right = left + 1;
       let smallest = index;
-      if (left < this.items.length && (this.items[left] as T).deadline < (this.items[smallest] as T).deadline) smallest = left;
-      if (right < this.items.length && (this.items[right] as T).deadline < (this.items[smallest] as T).deadline) smallest = right;
+      if (left < this.items.length && (this.items[left] as T).deadline < (this.items[smallest] as T).deadline)
+        smallest = left;
+      if (right < this.items.length && (this.items[right] as T).deadline < (this.items[smallest] as T).deadline)
+        smallest = right;
       if (smallest === index) return;
       this.swap(index, smallest);
       index = smallest;

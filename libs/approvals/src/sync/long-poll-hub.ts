@@ -150,7 +150,10 @@ export class LongPollHub {
     if (this.timer !== undefined && this.timerAt <= top.deadline) return;
     this.disarm();
     this.timerAt = top.deadline;
-    this.timer = setTimeout(() => this.expire(), Math.min(MAX_DELAY_MS, Math.max(0, Math.ceil(top.deadline - monotonicNow()))));
+    this.timer = setTimeout(
+      () => this.expire(),
+      Math.min(MAX_DELAY_MS, Math.max(0, Math.ceil(top.deadline - monotonicNow()))),
+    );
     this.timer.unref();
   }
 
@@ -164,7 +167,8 @@ export class LongPollHub {
     this.timer = undefined;
     this.timerAt = Infinity;
     // setTimeout may fire a fraction of a millisecond early.
-    for (const waiter of this.heap.popUntil(monotonicNow() + 1)) waiter.settle(waiter.feedEpoch === this.feedEpoch ? 'timeout' : 'recheck');
+    for (const waiter of this.heap.popUntil(monotonicNow() + 1))
+      waiter.settle(waiter.feedEpoch === this.feedEpoch ? 'timeout' : 'recheck');
     this.arm();
   }
 }

@@ -32,7 +32,10 @@ interface Slot {
  */
 export function runPrimary(config: BrokerConfig): void {
   const logger: Logger = createLogger(config).child({ pid: process.pid, role: 'primary' });
-  const slots: Slot[] = Array.from({ length: config.server.workers }, (_, index) => ({ index, backoff: new RestartBackoff() }));
+  const slots: Slot[] = Array.from({ length: config.server.workers }, (_, index) => ({
+    index,
+    backoff: new RestartBackoff(),
+  }));
   const slotOf = new Map<number, Slot>();
   const failures = new Map<number, { message: string; exitCode: number }>();
   let started = false;
@@ -40,7 +43,9 @@ export function runPrimary(config: BrokerConfig): void {
   let signals = 0;
 
   // Only workers that said they are ready have joined the metrics collection.
-  serveClusterMetrics(cluster, () => slots.flatMap((slot) => (slot.worker !== undefined && slot.readyAt !== undefined ? [slot.worker] : [])));
+  serveClusterMetrics(cluster, () =>
+    slots.flatMap((slot) => (slot.worker !== undefined && slot.readyAt !== undefined ? [slot.worker] : [])),
+  );
 
   const fork = (slot: Slot): void => {
     slot.restart = undefined;
@@ -61,7 +66,10 @@ export function runPrimary(config: BrokerConfig): void {
     for (const worker of live()) worker.process.kill('SIGTERM');
     setTimeout(() => {
       const stragglers = live();
-      logger.warn({ workers: stragglers.map((w) => w.process.pid) }, 'workers did not stop within the shutdown timeout: killing them');
+      logger.warn(
+        { workers: stragglers.map((w) => w.process.pid) },
+        'workers did not stop within the shutdown timeout: killing them',
+      );
       stopping = { exitCode: 1 };
       for (const worker of stragglers) worker.process.kill('SIGKILL');
       // Exits once they are reaped (the exit handler); this is the backstop.
@@ -102,13 +110,18 @@ export function runPrimary(config: BrokerConfig): void {
     if (!started) {
       // The very first start failed: restarting would fail the same way; say why once and stop.
       logger.error({ ...died, reason: failure?.message }, 'a worker failed to start: stopping');
-      process.stderr.write(`${failure?.message ?? `a worker process exited during start-up (exit code ${String(code)}, signal ${String(signal)})`}\n`);
+      process.stderr.write(
+        `${failure?.message ?? `a worker process exited during start-up (exit code ${String(code)}, signal ${String(signal)})`}\n`,
+      );
       stopAll(failure?.exitCode ?? 1);
       return;
     }
     const uptime = slot.readyAt === undefined ? 0 : Date.now() - slot.readyAt;
     const delay = slot.backoff.delayAfter(uptime);
-    logger.warn({ ...died, reason: failure?.message, uptime_ms: uptime, restart_in_ms: delay }, 'worker exited unexpectedly: restarting it');
+    logger.warn(
+      { ...died, reason: failure?.message, uptime_ms: uptime, restart_in_ms: delay },
+      'worker exited unexpectedly: restarting it',
+    );
     slot.restart = setTimeout(() => fork(slot), delay);
   });
 

@@ -24,10 +24,21 @@ export async function runWorker(definitions: readonly ServerDefinition[], loaded
   const workerId = cluster.worker?.id ?? 0;
   let broker: RunningBroker;
   try {
-    broker = await startServers(definitions, { config: loaded.config, warnings: loaded.warnings, logBindings: { pid: process.pid, worker: workerId } });
+    broker = await startServers(definitions, {
+      config: loaded.config,
+      warnings: loaded.warnings,
+      logBindings: { pid: process.pid, worker: workerId },
+    });
   } catch (error) {
-    const message = error instanceof StartupError || error instanceof ConfigError ? error.message : `start-up failed: ${(error as Error).message}`;
-    await tellPrimary({ type: 'broker:worker-failed', message, exitCode: error instanceof ConfigError ? CONFIG_ERROR_EXIT_CODE : 1 });
+    const message =
+      error instanceof StartupError || error instanceof ConfigError
+        ? error.message
+        : `start-up failed: ${(error as Error).message}`;
+    await tellPrimary({
+      type: 'broker:worker-failed',
+      message,
+      exitCode: error instanceof ConfigError ? CONFIG_ERROR_EXIT_CODE : 1,
+    });
     process.exit(error instanceof ConfigError ? CONFIG_ERROR_EXIT_CODE : 1);
   }
   // Before answering the primary: its scrapes collect this worker's registry, not prom-client's global one.

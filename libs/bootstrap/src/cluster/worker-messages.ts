@@ -4,7 +4,9 @@
  * a worker that cannot start says why, so the primary prints the reason once and exits
  * with the worker's code instead of restarting it in a loop.
  */
-export type WorkerMessage = { readonly type: 'broker:worker-ready' } | { readonly type: 'broker:worker-failed'; readonly message: string; readonly exitCode: number };
+export type WorkerMessage =
+  | { readonly type: 'broker:worker-ready' }
+  | { readonly type: 'broker:worker-failed'; readonly message: string; readonly exitCode: number };
 
 /** Narrows an IPC message to ours (other messages, e.g. prom-client's, share the channel). */
 export function isWorkerMessage(message: unknown): message is WorkerMessage {

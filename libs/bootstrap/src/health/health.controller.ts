@@ -20,7 +20,11 @@ export class HealthController {
   @Get()
   @ApiExtraModels(HealthReportView)
   @ApiOkResponse({ description: 'Healthy', headers: HEALTH_HEADERS, schema: reportWithStatus(['healthy']) })
-  @ApiServiceUnavailableResponse({ description: 'Starting, shutting down or unhealthy', headers: HEALTH_HEADERS, schema: reportWithStatus(['starting', 'shutting_down', 'unhealthy']) })
+  @ApiServiceUnavailableResponse({
+    description: 'Starting, shutting down or unhealthy',
+    headers: HEALTH_HEADERS,
+    schema: reportWithStatus(['starting', 'shutting_down', 'unhealthy']),
+  })
   async check(@Res({ passthrough: true }) response: Response): Promise<HealthReport> {
     const report = await this.health.report();
     response.status(report.status === 'healthy' ? 200 : 503).setHeader('Cache-Control', 'no-store');
@@ -30,5 +34,10 @@ export class HealthController {
 
 /** The report, with the statuses an answer's HTTP status stands for. */
 function reportWithStatus(statuses: readonly HealthReport['status'][]): SchemaObject {
-  return { allOf: [{ $ref: getSchemaPath(HealthReportView) }, { type: 'object', properties: { status: { enum: [...statuses] } } }] };
+  return {
+    allOf: [
+      { $ref: getSchemaPath(HealthReportView) },
+      { type: 'object', properties: { status: { enum: [...statuses] } } },
+    ],
+  };
 }

@@ -18,7 +18,14 @@ describe('HealthService', () => {
     const logger = createLogger(config, new LogCapture());
     database = await Database.open(config, logger);
     lifecycle = new Lifecycle(clock);
-    health = new HealthService(lifecycle, database, new HealthIndicatorService(), clock, new PinoLogger({ pinoHttp: { logger } }), new ComponentHealth());
+    health = new HealthService(
+      lifecycle,
+      database,
+      new HealthIndicatorService(),
+      clock,
+      new PinoLogger({ pinoHttp: { logger } }),
+      new ComponentHealth(),
+    );
   });
 
   afterAll(async () => {
@@ -26,13 +33,21 @@ describe('HealthService', () => {
   });
 
   it('reports starting until the servers listen', async () => {
-    expect(await health.report()).toEqual({ status: 'starting', timestamp: '2026-05-01T10:00:00.000Z', uptime_seconds: 0 });
+    expect(await health.report()).toEqual({
+      status: 'starting',
+      timestamp: '2026-05-01T10:00:00.000Z',
+      uptime_seconds: 0,
+    });
   });
 
   it('reports healthy once running with the database answering, with whole uptime seconds', async () => {
     lifecycle.markRunning();
     clock.advance(90_500);
-    expect(await health.report()).toEqual({ status: 'healthy', timestamp: '2026-05-01T10:01:30.500Z', uptime_seconds: 90 });
+    expect(await health.report()).toEqual({
+      status: 'healthy',
+      timestamp: '2026-05-01T10:01:30.500Z',
+      uptime_seconds: 90,
+    });
   });
 
   it('reports unhealthy when the database stops answering', async () => {

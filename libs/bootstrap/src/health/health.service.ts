@@ -40,7 +40,11 @@ export class HealthService {
   }
 
   async report(): Promise<HealthReport> {
-    const report: HealthReport = { status: await this.status(), timestamp: this.clock.now().toISOString(), uptime_seconds: this.lifecycle.uptimeSeconds() };
+    const report: HealthReport = {
+      status: await this.status(),
+      timestamp: this.clock.now().toISOString(),
+      uptime_seconds: this.lifecycle.uptimeSeconds(),
+    };
     const components = this.components.report();
     if (components !== undefined) report.components = components;
     return report;

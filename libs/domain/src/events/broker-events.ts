@@ -24,8 +24,18 @@ export interface EventDetailsByType {
   'token.exchanged': { readonly resource: string | null; readonly oauth_error: string | null };
   /** An impersonation token issued or refused (the hot path: recorded in batches). */
   'impersonation.decided': { readonly audience: string | null; readonly oauth_error: string | null };
-  'grant.created': { readonly permission_set_ids: readonly string[]; readonly service_ids: readonly string[]; readonly resource_ids: readonly string[]; readonly valid_until: string | null };
-  'grant.replaced': { readonly permission_set_ids: readonly string[]; readonly service_ids: readonly string[]; readonly resource_ids: readonly string[]; readonly valid_until: string | null };
+  'grant.created': {
+    readonly permission_set_ids: readonly string[];
+    readonly service_ids: readonly string[];
+    readonly resource_ids: readonly string[];
+    readonly valid_until: string | null;
+  };
+  'grant.replaced': {
+    readonly permission_set_ids: readonly string[];
+    readonly service_ids: readonly string[];
+    readonly resource_ids: readonly string[];
+    readonly valid_until: string | null;
+  };
   'grant.revoked': Record<string, never>;
   'grant.expired': { readonly valid_until: string };
   /** The person declined an agent's authorization request on the consent page (RFC 6749 §4.1.2.1 `access_denied`); the RFC 8707 resources it named. */

@@ -3,7 +3,13 @@ import { clientUriProblem, isClientDocumentUrl, matchesClientUri, redirectHostOf
 
 describe('clientUriProblem (agent client_uris entries)', () => {
   it('accepts exact https document URLs and whole-segment path wildcards on a fixed origin', () => {
-    for (const ok of ['https://vscode.dev/oauth/client-metadata.json', 'https://agent.example.com:8443/tenants/*/client.json', 'https://agent.example.com/*/*/c.json', 'https://agent.example.com/c.json?v=1', 'https://[::1]/c.json']) {
+    for (const ok of [
+      'https://vscode.dev/oauth/client-metadata.json',
+      'https://agent.example.com:8443/tenants/*/client.json',
+      'https://agent.example.com/*/*/c.json',
+      'https://agent.example.com/c.json?v=1',
+      'https://[::1]/c.json',
+    ]) {
       expect(clientUriProblem(ok), ok).toBeUndefined();
     }
   });
@@ -36,7 +42,17 @@ describe('clientUriProblem (agent client_uris entries)', () => {
 describe('isClientDocumentUrl', () => {
   it('takes only https URLs in normal form, without dot segments', () => {
     expect(isClientDocumentUrl('https://agent.example.com/tenants/a/client.json')).toBe(true);
-    for (const bad of ['https://agent.example.com/tenants/%2e%2e/client.json', 'https://agent.example.com/tenants/../client.json', 'https://agent.example.com/tenants/./client.json', 'https://AGENT.example.com/c.json', 'https://agent.example.com', 'http://agent.example.com/c.json', 'https://u@agent.example.com/c.json', 'https://agent.example.com/c.json#x', 'https://agent.example.com/a\\..\\c.json']) {
+    for (const bad of [
+      'https://agent.example.com/tenants/%2e%2e/client.json',
+      'https://agent.example.com/tenants/../client.json',
+      'https://agent.example.com/tenants/./client.json',
+      'https://AGENT.example.com/c.json',
+      'https://agent.example.com',
+      'http://agent.example.com/c.json',
+      'https://u@agent.example.com/c.json',
+      'https://agent.example.com/c.json#x',
+      'https://agent.example.com/a\\..\\c.json',
+    ]) {
       expect(isClientDocumentUrl(bad), bad).toBe(false);
     }
   });

@@ -33,11 +33,14 @@ export function clientUriProblem(value: string): string | undefined {
   if (url.username !== '' || url.password !== '') return 'must not carry user info';
   if (value.includes('#')) return 'must not have a fragment';
   const origin = originOf(url);
-  if (!value.startsWith(`${origin}/`)) return `must start with its origin written in normal form (${origin}) followed by a path`;
+  if (!value.startsWith(`${origin}/`))
+    return `must start with its origin written in normal form (${origin}) followed by a path`;
   if (hasDotSegment(value)) return 'must not have . or .. path segments (also percent-encoded)';
   // Stored as typed and compared with URLs in normal form: a path the parser would rewrite never matches.
-  if (`${url.pathname}${url.search}` !== value.slice(origin.length)) return 'must be written in the normal form of the URL standard';
-  if (url.pathname.split('/').some((segment) => segment.includes('*') && segment !== '*') || url.search.includes('*')) return 'may have a * only as a whole path segment, never in the host or port';
+  if (`${url.pathname}${url.search}` !== value.slice(origin.length))
+    return 'must be written in the normal form of the URL standard';
+  if (url.pathname.split('/').some((segment) => segment.includes('*') && segment !== '*') || url.search.includes('*'))
+    return 'may have a * only as a whole path segment, never in the host or port';
   return undefined;
 }
 
@@ -49,7 +52,15 @@ export function clientUriProblem(value: string): string | undefined {
  */
 export function isClientDocumentUrl(value: string): boolean {
   const url = parseAbsoluteUrl(value);
-  if (url === undefined || url.protocol !== 'https:' || url.hostname === '' || url.username !== '' || url.password !== '' || value.includes('#')) return false;
+  if (
+    url === undefined ||
+    url.protocol !== 'https:' ||
+    url.hostname === '' ||
+    url.username !== '' ||
+    url.password !== '' ||
+    value.includes('#')
+  )
+    return false;
   return url.href === value && !hasDotSegment(value);
 }
 
@@ -68,7 +79,10 @@ export function matchesClientUri(entry: string, url: string): boolean {
   if (target.origin !== pattern.origin || target.search !== pattern.search) return false;
   const want = pattern.pathname.split('/');
   const got = target.pathname.split('/');
-  return want.length === got.length && want.every((segment, i) => (segment === '*' ? isWildcardSegment(got[i] ?? '') : segment === got[i]));
+  return (
+    want.length === got.length &&
+    want.every((segment, i) => (segment === '*' ? isWildcardSegment(got[i] ?? '') : segment === got[i]))
+  );
 }
 
 /**

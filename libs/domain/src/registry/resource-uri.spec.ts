@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalIdProblem, isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri, isResourceIndicatorEntry, normaliseResourceUri, parseAbsoluteUrl } from './resource-uri';
+import {
+  canonicalIdProblem,
+  isHttpsOrLoopbackUrl,
+  isHttpUrl,
+  isRedirectUri,
+  isResourceIndicatorEntry,
+  normaliseResourceUri,
+  parseAbsoluteUrl,
+} from './resource-uri';
 
 describe('normaliseResourceUri', () => {
   it('strips trailing slashes and lower-cases scheme and host, keeping path case', () => {
@@ -11,7 +19,15 @@ describe('normaliseResourceUri', () => {
   });
 
   it('rejects relative, non-http, fragment and user-info URIs', () => {
-    for (const bad of ['/relative', 'api.example.com', 'ftp://x.example.com', 'https://x.example.com/#frag', 'https://user:pw@x.example.com', 'https://x .com', '']) {
+    for (const bad of [
+      '/relative',
+      'api.example.com',
+      'ftp://x.example.com',
+      'https://x.example.com/#frag',
+      'https://user:pw@x.example.com',
+      'https://x .com',
+      '',
+    ]) {
       expect(normaliseResourceUri(bad)).toBeUndefined();
     }
   });
@@ -19,13 +35,31 @@ describe('normaliseResourceUri', () => {
 
 describe('isResourceIndicatorEntry', () => {
   it('accepts absolute URIs (exact) and http(s) prefixes ending in / written as their origin', () => {
-    for (const good of ['https://mcp.example.com/mcp', 'http://127.0.0.1:8931/mcp', 'urn:example:mcp', 'https://tools.example.com/', 'https://tools.example.com/team/', 'https://mcp.example.com/x?tenant=1']) {
+    for (const good of [
+      'https://mcp.example.com/mcp',
+      'http://127.0.0.1:8931/mcp',
+      'urn:example:mcp',
+      'https://tools.example.com/',
+      'https://tools.example.com/team/',
+      'https://mcp.example.com/x?tenant=1',
+    ]) {
       expect(isResourceIndicatorEntry(good), good).toBe(true);
     }
   });
 
   it('refuses relative references, fragments, user info, white space and prefixes that could span origins', () => {
-    for (const bad of ['/mcp', 'mcp.example.com', 'https://mcp.example.com/#f', 'https://u:p@mcp.example.com/', 'https://mcp.example.com/a b', 'https://mcp.example.com/a\u0001', 'urn:example:x/', 'HTTPS://MCP.example.com/', 'https://mcp.example.com:443/', '']) {
+    for (const bad of [
+      '/mcp',
+      'mcp.example.com',
+      'https://mcp.example.com/#f',
+      'https://u:p@mcp.example.com/',
+      'https://mcp.example.com/a b',
+      'https://mcp.example.com/a\u0001',
+      'urn:example:x/',
+      'HTTPS://MCP.example.com/',
+      'https://mcp.example.com:443/',
+      '',
+    ]) {
       expect(isResourceIndicatorEntry(bad), bad).toBe(false);
     }
   });
@@ -54,7 +88,15 @@ describe('isRedirectUri', () => {
 
 describe('isRedirectUri: schemes a browser may be sent to', () => {
   it('accepts https, http on loopback only, and RFC 8252 private-use (reverse-domain) schemes', () => {
-    for (const good of ['https://app.example.com/cb?x=1', 'http://127.0.0.1/cb', 'http://127.8.9.10:8080/cb', 'http://[::1]:9000/cb', 'http://localhost:3000/cb', 'com.example.app:/oauth2redirect', 'com.example.app://cb']) {
+    for (const good of [
+      'https://app.example.com/cb?x=1',
+      'http://127.0.0.1/cb',
+      'http://127.8.9.10:8080/cb',
+      'http://[::1]:9000/cb',
+      'http://localhost:3000/cb',
+      'com.example.app:/oauth2redirect',
+      'com.example.app://cb',
+    ]) {
       expect(isRedirectUri(good), good).toBe(true);
     }
   });
@@ -82,11 +124,26 @@ describe('isRedirectUri: schemes a browser may be sent to', () => {
 
 describe('isHttpsOrLoopbackUrl (logos, documentation links)', () => {
   it('accepts https anywhere and http on loopback only', () => {
-    for (const good of ['https://cdn.example.com/logo.png', 'http://127.0.0.1:8080/logo.png', 'http://localhost/logo.png', 'http://[::1]/logo.png']) expect(isHttpsOrLoopbackUrl(good), good).toBe(true);
+    for (const good of [
+      'https://cdn.example.com/logo.png',
+      'http://127.0.0.1:8080/logo.png',
+      'http://localhost/logo.png',
+      'http://[::1]/logo.png',
+    ])
+      expect(isHttpsOrLoopbackUrl(good), good).toBe(true);
   });
 
   it('refuses javascript:, data:, vbscript:, file:, private-use schemes and http off loopback', () => {
-    for (const bad of ['javascript:alert(1)', 'data:image/svg+xml,<svg onload=alert(1)>', 'vbscript:x', 'file:///etc/passwd', 'com.example.app:/logo', 'http://cdn.example.com/logo.png', '/logo.png', '']) {
+    for (const bad of [
+      'javascript:alert(1)',
+      'data:image/svg+xml,<svg onload=alert(1)>',
+      'vbscript:x',
+      'file:///etc/passwd',
+      'com.example.app:/logo',
+      'http://cdn.example.com/logo.png',
+      '/logo.png',
+      '',
+    ]) {
       expect(isHttpsOrLoopbackUrl(bad), bad).toBe(false);
     }
   });
@@ -94,12 +151,22 @@ describe('isHttpsOrLoopbackUrl (logos, documentation links)', () => {
 
 describe('isHttpUrl (the one http(s) URL check)', () => {
   it('accepts absolute http and https URLs with a host', () => {
-    for (const good of ['https://broker.example.com', 'http://localhost:8000/x', 'https://u:p@idp.example.com/jwks']) expect(isHttpUrl(good)).toBe(true);
+    for (const good of ['https://broker.example.com', 'http://localhost:8000/x', 'https://u:p@idp.example.com/jwks'])
+      expect(isHttpUrl(good)).toBe(true);
     expect(isHttpUrl(new URL('https://idp.example.com'))).toBe(true);
   });
 
   it('refuses relative, unparseable and non-http(s) URLs', () => {
-    for (const bad of ['/relative', 'broker.example.com', '', 'ftp://x.example.com', 'urn:example:x', 'javascript:alert(1)', 'file:///etc/passwd']) expect(isHttpUrl(bad)).toBe(false);
+    for (const bad of [
+      '/relative',
+      'broker.example.com',
+      '',
+      'ftp://x.example.com',
+      'urn:example:x',
+      'javascript:alert(1)',
+      'file:///etc/passwd',
+    ])
+      expect(isHttpUrl(bad)).toBe(false);
   });
 
   it('refuses user info when asked (configured URLs carry no credentials)', () => {

@@ -112,7 +112,12 @@ export function isResourceIndicatorEntry(value: string): boolean {
   if (value.includes('#') || hasSpaceOrControl(value)) return false;
   const url = parseAbsoluteUrl(value);
   if (url === undefined || url.username !== '' || url.password !== '') return false;
-  return !value.endsWith('/') || ((url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '' && value.startsWith(`${url.protocol}//${url.host}/`));
+  return (
+    !value.endsWith('/') ||
+    ((url.protocol === 'https:' || url.protocol === 'http:') &&
+      url.hostname !== '' &&
+      value.startsWith(`${url.protocol}//${url.host}/`))
+  );
 }
 
 const CANONICAL_ID = /^[A-Za-z0-9._-]{1,128}$/;

@@ -18,7 +18,11 @@ export interface ScopeRuleOptions {
  * the agent's `allowed_scopes`, or reserved by the caller; an empty `allowed_scopes` allows
  * every scope. The callers answer `invalid_scope` without naming the rejected scope.
  */
-export function scopesAllowedFor(agent: Pick<Agent, 'allowedScopes'>, requested: readonly string[], options: ScopeRuleOptions = {}): boolean {
+export function scopesAllowedFor(
+  agent: Pick<Agent, 'allowedScopes'>,
+  requested: readonly string[],
+  options: ScopeRuleOptions = {},
+): boolean {
   if (agent.allowedScopes.length === 0) return true;
   const allowed = new Set(agent.allowedScopes);
   const reserved = options.reserved;

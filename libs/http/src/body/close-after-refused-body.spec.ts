@@ -4,10 +4,25 @@ import { describe, expect, it } from 'vitest';
 import { closeAfterRefusedBody } from './close-after-refused-body';
 
 /** A request still sending its body, and a response not yet written: the two sides closeAfterRefusedBody sees. */
-function exchange(): { request: IncomingMessage & EventEmitter; response: ServerResponse; originalEnd: ServerResponse['end'] } {
-  const request = Object.assign(new EventEmitter(), { complete: false, destroyed: false, resume: () => request, socket: { destroy: () => undefined } });
+function exchange(): {
+  request: IncomingMessage & EventEmitter;
+  response: ServerResponse;
+  originalEnd: ServerResponse['end'];
+} {
+  const request = Object.assign(new EventEmitter(), {
+    complete: false,
+    destroyed: false,
+    resume: () => request,
+    socket: { destroy: () => undefined },
+  });
   const originalEnd = (() => response) as unknown as ServerResponse['end'];
-  const response = { headersSent: false, destroyed: false, setHeader: () => response, write: () => true, end: originalEnd } as unknown as ServerResponse;
+  const response = {
+    headersSent: false,
+    destroyed: false,
+    setHeader: () => response,
+    write: () => true,
+    end: originalEnd,
+  } as unknown as ServerResponse;
   return { request: request as unknown as IncomingMessage & EventEmitter, response, originalEnd };
 }
 

@@ -43,7 +43,11 @@ type EndArguments = [chunk?: unknown, encoding?: unknown, callback?: unknown];
  * receiving more, is reset (TCP RST); the client's next write fails with EPIPE or
  * ECONNRESET and its unread answer is dropped (RFC 9112 §9.6).
  */
-export function closeAfterRefusedBody(request: IncomingMessage, response: ServerResponse, drain: RefusedBodyDrain = REFUSED_BODY_DRAIN): void {
+export function closeAfterRefusedBody(
+  request: IncomingMessage,
+  response: ServerResponse,
+  drain: RefusedBodyDrain = REFUSED_BODY_DRAIN,
+): void {
   if (!response.headersSent) response.setHeader('Connection', 'close');
   if (request.complete || request.destroyed) return;
   if (lingering >= drain.maxConcurrent) return;
@@ -90,7 +94,8 @@ export function closeAfterRefusedBody(request: IncomingMessage, response: Server
     if (typeof chunk === 'function') [chunk, callback] = [undefined, chunk];
     if (typeof encoding === 'function') [encoding, callback] = [undefined, encoding];
     // The answer itself goes out now; only the end of the message waits for the drain.
-    if (chunk !== undefined && chunk !== null) response.write(chunk, (encoding as BufferEncoding | undefined) ?? 'utf8');
+    if (chunk !== undefined && chunk !== null)
+      response.write(chunk, (encoding as BufferEncoding | undefined) ?? 'utf8');
     held = { callback: callback as (() => void) | undefined };
     release();
     return response;

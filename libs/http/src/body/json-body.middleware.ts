@@ -8,7 +8,10 @@ export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 function hasBody(request: Request): boolean {
-  return request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] !== undefined && request.headers['content-length'] !== '0');
+  return (
+    request.headers['transfer-encoding'] !== undefined ||
+    (request.headers['content-length'] !== undefined && request.headers['content-length'] !== '0')
+  );
 }
 
 /** Maps body-parser's errors to the broker's; never forwards its text for unknown kinds. */
@@ -21,7 +24,10 @@ function toBodyError(error: unknown): Error {
       return new RequestBodyError('too_large', `the request body is larger than ${JSON_BODY_LIMIT_BYTES} bytes`);
     case 'charset.unsupported':
     case 'encoding.unsupported':
-      return new RequestBodyError('unsupported_media_type', 'the request body must be UTF-8 JSON without content encoding');
+      return new RequestBodyError(
+        'unsupported_media_type',
+        'the request body must be UTF-8 JSON without content encoding',
+      );
     case 'request.size.invalid':
     case 'request.aborted':
       return new RequestBodyError('malformed', 'the request body was incomplete');

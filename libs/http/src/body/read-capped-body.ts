@@ -8,9 +8,11 @@ import { RequestBodyError } from '../errors/request-errors';
  * closes the connection with {@link closeAfterRefusedBody}.
  */
 export function readCappedBody(request: IncomingMessage, limit: number): Promise<Buffer> {
-  const tooLarge = (): RequestBodyError => new RequestBodyError('too_large', `the request body is larger than ${limit / 1024} KiB`);
+  const tooLarge = (): RequestBodyError =>
+    new RequestBodyError('too_large', `the request body is larger than ${limit / 1024} KiB`);
   const encoding = request.headers['content-encoding'];
-  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return Promise.reject(new RequestBodyError('unsupported_media_type', 'content-encoding is not supported'));
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity')
+    return Promise.reject(new RequestBodyError('unsupported_media_type', 'content-encoding is not supported'));
   if (Number(request.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];

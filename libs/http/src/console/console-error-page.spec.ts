@@ -13,7 +13,8 @@ describe('browserErrorCode: which error answers a browser sees as the console pa
   it('shows "page not found" for unknown pages, and keeps JSON for the APIs, OAuth2, discovery and assets', () => {
     expect(browserErrorCode('/settings', 404, 'not_found')).toBe('');
     expect(browserErrorCode('/agents/a/b', 404, 'not_found')).toBe('');
-    for (const path of ['/api/nope', '/api', '/oauth2/nope', '/.well-known/nope', '/assets/x.js']) expect(browserErrorCode(path, 404, 'not_found'), path).toBeUndefined();
+    for (const path of ['/api/nope', '/api', '/oauth2/nope', '/.well-known/nope', '/assets/x.js'])
+      expect(browserErrorCode(path, 404, 'not_found'), path).toBeUndefined();
     expect(browserErrorCode('/settings', 400, 'bad request')).toBeUndefined();
   });
 });

@@ -64,7 +64,15 @@ export interface ConsoleSite {
 }
 
 /** The authorization endpoint's errors the console explains (RFC 6749 §4.1.2.1: never redirected), by code. */
-const AUTHORIZE_ERRORS = new Set(['invalid_client', 'invalid_redirect_uri', 'invalid_request', 'unsupported_response_type', 'invalid_scope', 'invalid_target', 'access_denied']);
+const AUTHORIZE_ERRORS = new Set([
+  'invalid_client',
+  'invalid_redirect_uri',
+  'invalid_request',
+  'unsupported_response_type',
+  'invalid_scope',
+  'invalid_target',
+  'access_denied',
+]);
 
 /** Paths whose errors stay JSON even for a browser: the APIs, OAuth2 and discovery documents, and the console's files. */
 const JSON_ONLY = /^\/(?:api|oauth2|\.well-known|assets)(?:\/|$)/;
@@ -110,12 +118,18 @@ function pageWithCode(index: Buffer, code: string): Buffer {
 export function consoleSite(config: BrokerConfig, logger: Logger): ConsoleSite | undefined {
   const { public_url: publicUrl, consent_ui_url: consentUiUrl, console: settings } = config.server.enduser;
   if (new URL(consentUiUrl).href !== new URL(publicUrl).href) {
-    logger.info({ consent_ui_url: consentUiUrl }, 'console not served by this server: consent_ui_url is elsewhere (host dist/console there)');
+    logger.info(
+      { consent_ui_url: consentUiUrl },
+      'console not served by this server: consent_ui_url is elsewhere (host dist/console there)',
+    );
     return undefined;
   }
   const files = readConsoleFiles(settings.static_dir);
   if (files === undefined) {
-    logger.warn({ static_dir: settings.static_dir }, `console not served: ${settings.static_dir}/index.html not found; run npm run build`);
+    logger.warn(
+      { static_dir: settings.static_dir },
+      `console not served: ${settings.static_dir}/index.html not found; run npm run build`,
+    );
     return undefined;
   }
   const security = consoleSecurityHeaders(publicUrl);

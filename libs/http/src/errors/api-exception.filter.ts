@@ -4,7 +4,6 @@ import { internalErrorMessage, type ErrorResponse, type Failure } from './failur
 import type { ErrorContext } from './error-context';
 import { apiStatus, oauthStatus } from './statuses';
 
-
 /** The code for a status raised by the framework itself (unknown route, ...). */
 function codeForStatus(status: number, context: ErrorContext): ApiErrorCode {
   if (status === 401) return 'unauthorized';
@@ -19,7 +18,19 @@ function codeForStatus(status: number, context: ErrorContext): ApiErrorCode {
 }
 
 /** Constraints that say the body has the wrong shape, not a wrong value. */
-const SHAPE_CONSTRAINTS = new Set(['whitelistValidation', 'unknownValue', 'nestedValidation', 'isDefined', 'isString', 'isArray', 'isObject', 'isBoolean', 'isInt', 'isNumber', 'isNotEmptyObject']);
+const SHAPE_CONSTRAINTS = new Set([
+  'whitelistValidation',
+  'unknownValue',
+  'nestedValidation',
+  'isDefined',
+  'isString',
+  'isArray',
+  'isObject',
+  'isBoolean',
+  'isInt',
+  'isNumber',
+  'isNotEmptyObject',
+]);
 
 /**
  * The server's code of a DTO validation failure (a route may name its own with
@@ -31,10 +42,17 @@ const SHAPE_CONSTRAINTS = new Set(['whitelistValidation', 'unknownValue', 'neste
 function validationCode(part: RequestPart, issues: readonly FieldIssue[], context: ErrorContext): ApiErrorCode {
   if (context.server === 'enduser') return part === 'body' ? 'invalid request' : 'bad request';
   if (part !== 'body') return 'invalid request';
-  return issues.some((issue) => issue.constraint === undefined || SHAPE_CONSTRAINTS.has(issue.constraint)) ? 'invalid request body' : 'validation failed';
+  return issues.some((issue) => issue.constraint === undefined || SHAPE_CONSTRAINTS.has(issue.constraint))
+    ? 'invalid request body'
+    : 'validation failed';
 }
 
-function envelope(code: ApiErrorCode | OAuthErrorCode, message: string, status: number, extra: Record<string, unknown> = {}): ErrorResponse {
+function envelope(
+  code: ApiErrorCode | OAuthErrorCode,
+  message: string,
+  status: number,
+  extra: Record<string, unknown> = {},
+): ErrorResponse {
   return { status, body: { error: code, message, ...extra } };
 }
 
@@ -64,13 +82,18 @@ export class ApiExceptionFilter {
         const { part, issues, message } = failure.error;
         const details = issues.map(({ field, problem }) => ({ field, problem }));
         // A route's own vocabulary (API.md "Tool approvals": `bad request`) is answered exactly as that API error.
-        if (context.validationCode !== undefined) return this.present({ kind: 'api', error: new ApiError(context.validationCode, message, details) }, context);
+        if (context.validationCode !== undefined)
+          return this.present({ kind: 'api', error: new ApiError(context.validationCode, message, details) }, context);
         return envelope(validationCode(part, issues, context), message, 400, { details });
       }
       case 'body':
         switch (failure.error.problem) {
           case 'malformed':
-            return envelope(context.server === 'admin' ? 'invalid request body' : 'invalid request', failure.error.message, 400);
+            return envelope(
+              context.server === 'admin' ? 'invalid request body' : 'invalid request',
+              failure.error.message,
+              400,
+            );
           case 'too_large':
             return envelope('payload too large', failure.error.message, 413);
           case 'unsupported_media_type':

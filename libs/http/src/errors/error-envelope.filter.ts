@@ -22,7 +22,11 @@ export interface ErrorAnswer {
 }
 
 /** The page a browser gets instead of an error's JSON (the console's), or undefined to keep the JSON. */
-export type BrowserErrorPage = (request: BrokerRequest, status: number, code: string) => { readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly body: Buffer } | undefined;
+export type BrowserErrorPage = (
+  request: BrokerRequest,
+  status: number,
+  code: string,
+) => { readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly body: Buffer } | undefined;
 
 /** The envelope's `error` code of a serialised answer, or '' when it has none. */
 function errorCodeOf(body: string): string {
@@ -55,7 +59,12 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<BrokerRequest>();
     const response = host.switchToHttp().getResponse<Response>();
-    const answer = this.answer(exception, { traceId: request.traceId ?? 'unknown', method: request.method, path: request.path, validationCode: routeValidationCode(request) });
+    const answer = this.answer(exception, {
+      traceId: request.traceId ?? 'unknown',
+      method: request.method,
+      path: request.path,
+      validationCode: routeValidationCode(request),
+    });
     if (response.headersSent) {
       response.end();
       return;
@@ -78,7 +87,11 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
   answer(exception: unknown, request: Omit<ErrorContext, 'server'>): ErrorAnswer {
     const { status, body, headers } = this.present(exception, request);
     this.logServerError(status, exception, request);
-    return { status, headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) };
+    return {
+      status,
+      headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
+      body: JSON.stringify(body),
+    };
   }
 
   /** The envelope of `path`'s family for a thrown value. */
@@ -90,6 +103,10 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
 
   /** Server errors other than a deliberate 503 are failures to investigate: logged with their detail. */
   private logServerError(status: number, exception: unknown, request: Omit<ErrorContext, 'server'>): void {
-    if (status >= 500 && status !== 503) this.logger.error({ trace_id: request.traceId, err: exception, method: request.method, path: request.path }, 'request failed with a server error');
+    if (status >= 500 && status !== 503)
+      this.logger.error(
+        { trace_id: request.traceId, err: exception, method: request.method, path: request.path },
+        'request failed with a server error',
+      );
   }
 }

@@ -3,7 +3,6 @@ import { apiStatus, oauthStatus } from './statuses';
 import { internalErrorMessage, type ErrorResponse, type Failure } from './failure';
 import type { ErrorContext } from './error-context';
 
-
 function codeForStatus(status: number): OAuthErrorCode {
   if (status === 401) return 'invalid_client';
   if (status === 403) return 'access_denied';
@@ -35,11 +34,18 @@ export class OAuthExceptionFilter {
         const status = code === 'invalid_client' && context.path === '/oauth2/authorize' ? 400 : oauthStatus(code);
         if (status === 500) return envelope('server_error', internalErrorMessage(context.traceId), 500);
         const answer = envelope(code, description, status, errorUri);
-        return challenge === undefined ? answer : { ...answer, headers: { ...answer.headers, 'WWW-Authenticate': challenge } };
+        return challenge === undefined
+          ? answer
+          : { ...answer, headers: { ...answer.headers, 'WWW-Authenticate': challenge } };
       }
       case 'api': {
         const status = apiStatus(failure.error.code);
-        if (status >= 500) return envelope(codeForStatus(status), status === 503 ? failure.error.message : internalErrorMessage(context.traceId), status);
+        if (status >= 500)
+          return envelope(
+            codeForStatus(status),
+            status === 503 ? failure.error.message : internalErrorMessage(context.traceId),
+            status,
+          );
         return envelope(codeForStatus(status), failure.error.message, status);
       }
       case 'validation':

@@ -33,7 +33,8 @@ export interface HotRouteRuntime {
 export function installHotRoutes(server: Server, routes: readonly HotRoute[], runtime: HotRouteRuntime): void {
   if (routes.length === 0) return;
   const [fallback, ...others] = server.listeners('request') as RequestListener[];
-  if (fallback === undefined || others.length > 0) throw new Error('expected exactly one request listener (the Express app)');
+  if (fallback === undefined || others.length > 0)
+    throw new Error('expected exactly one request listener (the Express app)');
   const byKey = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
   server.removeAllListeners('request');
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
@@ -49,7 +50,12 @@ export function installHotRoutes(server: Server, routes: readonly HotRoute[], ru
 }
 
 /** One request through the shared steps, in the Nest pipeline's order: trace, shutdown gate, body, handler, answer, log line. */
-async function serve(route: HotRoute, request: IncomingMessage, response: ServerResponse, runtime: HotRouteRuntime): Promise<void> {
+async function serve(
+  route: HotRoute,
+  request: IncomingMessage,
+  response: ServerResponse,
+  runtime: HotRouteRuntime,
+): Promise<void> {
   const started = process.hrtime.bigint();
   const span = runtime.startSpan?.(request, response, route.path);
   const traceId = span === undefined ? runtime.startTrace(request, response) : span.traceId;
@@ -58,7 +64,9 @@ async function serve(route: HotRoute, request: IncomingMessage, response: Server
   const logger = requestLogger(runtime.logger, traceId);
   const queries: QueryCount = { queries: 0 };
   // Issue 16: the handler's statements and outbound calls are children of the request's span.
-  let answer = await (span === undefined ? answerRequest(route, request, response, runtime, context, logger, queries) : span.run(() => answerRequest(route, request, response, runtime, context, logger, queries)));
+  let answer = await (span === undefined
+    ? answerRequest(route, request, response, runtime, context, logger, queries)
+    : span.run(() => answerRequest(route, request, response, runtime, context, logger, queries)));
   try {
     write(response, answer);
   } catch (error) {
@@ -69,18 +77,43 @@ async function serve(route: HotRoute, request: IncomingMessage, response: Server
   }
   const level = accessLogLevel(answer.status);
   const latencyMs = Math.round(Number(process.hrtime.bigint() - started) / 1e6);
-  logger[level](accessLogFields({ method: route.method, route: route.path, path: route.path, status: answer.status, latencyMs, dbQueries: queries.queries }), accessLogMessage(level));
-  runtime.requestMetrics?.observe(route.method, route.path, answer.status, Number(process.hrtime.bigint() - started) / 1e9);
+  logger[level](
+    accessLogFields({
+      method: route.method,
+      route: route.path,
+      path: route.path,
+      status: answer.status,
+      latencyMs,
+      dbQueries: queries.queries,
+    }),
+    accessLogMessage(level),
+  );
+  runtime.requestMetrics?.observe(
+    route.method,
+    route.path,
+    answer.status,
+    Number(process.hrtime.bigint() - started) / 1e9,
+  );
   span?.end(answer.status, route.path);
 }
 
-async function answerRequest(route: HotRoute, request: IncomingMessage, response: ServerResponse, runtime: HotRouteRuntime, context: Omit<ErrorContext, 'server'>, logger: Logger, queries: QueryCount): Promise<HotRouteAnswer> {
+async function answerRequest(
+  route: HotRoute,
+  request: IncomingMessage,
+  response: ServerResponse,
+  runtime: HotRouteRuntime,
+  context: Omit<ErrorContext, 'server'>,
+  logger: Logger,
+  queries: QueryCount,
+): Promise<HotRouteAnswer> {
   const refusal = refuseDuringShutdown(runtime.lifecycle, request, response, route.path);
   if (refusal !== undefined) return runtime.errors.answer(refusal, context);
   try {
     const body = await readCappedBody(request, route.bodyLimitBytes);
     // Counted until the handler settles, even if the client has gone: shutdown waits for its writes (a rotated refresh token).
-    return await runtime.lifecycle.completes(() => storage.run(new Store(logger), () => runtime.countQueries(queries, () => route.handle(request, body))));
+    return await runtime.lifecycle.completes(() =>
+      storage.run(new Store(logger), () => runtime.countQueries(queries, () => route.handle(request, body))),
+    );
   } catch (error) {
     // A refused body is left unread: answer first, then drain and close the connection.
     if (error instanceof RequestBodyError) closeAfterRefusedBody(request, response);
@@ -89,5 +122,7 @@ async function answerRequest(route: HotRoute, request: IncomingMessage, response
 }
 
 function write(response: ServerResponse, answer: HotRouteAnswer): void {
-  response.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) }).end(answer.body);
+  response
+    .writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) })
+    .end(answer.body);
 }

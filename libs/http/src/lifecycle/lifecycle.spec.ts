@@ -5,7 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { Lifecycle } from './lifecycle';
 
 function exchange(): { request: IncomingMessage; response: ServerResponse & EventEmitter } {
-  return { request: new EventEmitter() as IncomingMessage, response: new EventEmitter() as ServerResponse & EventEmitter };
+  return {
+    request: new EventEmitter() as IncomingMessage,
+    response: new EventEmitter() as ServerResponse & EventEmitter,
+  };
 }
 
 describe('Lifecycle drain', () => {

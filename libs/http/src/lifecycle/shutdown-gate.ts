@@ -12,7 +12,12 @@ import type { Lifecycle } from './lifecycle';
  *
  * @returns undefined when the request is admitted, else the refusal to answer with.
  */
-export function refuseDuringShutdown(lifecycle: Lifecycle, request: IncomingMessage, response: ServerResponse, path: string): ApiError | undefined {
+export function refuseDuringShutdown(
+  lifecycle: Lifecycle,
+  request: IncomingMessage,
+  response: ServerResponse,
+  path: string,
+): ApiError | undefined {
   if (lifecycle.track(request, response) || path === '/health') return undefined;
   // A draining process takes no new work on this connection: the client reconnects elsewhere.
   response.setHeader('Connection', 'close');

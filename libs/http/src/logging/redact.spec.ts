@@ -31,7 +31,10 @@ describe('redactSecrets', () => {
     const logs = new LogCapture();
     const logger = createLogger({ log: { level: 'info', format: 'json' } }, logs);
     const error = Object.assign(new Error('query failed'), { parameters: ['plain-secret-param'], code: '23505' });
-    logger.info({ subject_token: 'eyJhbGciOi.secret.jwt', client_assertion: 'assertion-value', err: error }, 'exchange');
+    logger.info(
+      { subject_token: 'eyJhbGciOi.secret.jwt', client_assertion: 'assertion-value', err: error },
+      'exchange',
+    );
     expect(logs.leaked(['eyJhbGciOi.secret.jwt', 'assertion-value', 'plain-secret-param'])).toEqual([]);
     const [record] = logs.records();
     expect(record?.err).toMatchObject({ type: 'Error', message: 'query failed', code: '23505' });

@@ -2,7 +2,8 @@
  * Field names whose values are never logged: tokens, secrets, assertions,
  * authorization codes and key material (and the headers that carry them).
  */
-const SECRET_FIELD = /(token|secret|assertion|password|passphrase|authorization|cookie|credential|private|verifier|^code$|_code$|^key$|_key$|^keys$|jwk|signature|ciphertext)/i;
+const SECRET_FIELD =
+  /(token|secret|assertion|password|passphrase|authorization|cookie|credential|private|verifier|^code$|_code$|^key$|_key$|^keys$|jwk|signature|ciphertext)/i;
 
 export const REDACTED = '[REDACTED]';
 
@@ -19,7 +20,8 @@ export function isSecretField(name: string): boolean {
  * which keeps only safe fields.
  */
 export function redactSecrets(value: unknown, secret = false, depth = 0): unknown {
-  if (typeof value === 'string' || Buffer.isBuffer(value) || value instanceof Uint8Array) return secret ? REDACTED : value;
+  if (typeof value === 'string' || Buffer.isBuffer(value) || value instanceof Uint8Array)
+    return secret ? REDACTED : value;
   if (depth > 8 || value === null || typeof value !== 'object' || value instanceof Error) return value;
   if (Array.isArray(value)) return value.map((item) => redactSecrets(item, secret, depth + 1));
   const out: Record<string, unknown> = {};

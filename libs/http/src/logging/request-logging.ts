@@ -30,8 +30,10 @@ function requestLoggingOptions(logger: Logger): Options {
     customLogLevel: (_request, response, error) => accessLogLevel(response.statusCode, Boolean(error)),
     customSuccessMessage: () => accessLogMessage('info'),
     customErrorMessage: () => accessLogMessage('error'),
-    customSuccessObject: (request, response, value: { latency_ms?: number }) => describe(request as BrokerRequest, response as Response, value),
-    customErrorObject: (request, response, _error, value: { latency_ms?: number }) => describe(request as BrokerRequest, response as Response, value),
+    customSuccessObject: (request, response, value: { latency_ms?: number }) =>
+      describe(request as BrokerRequest, response as Response, value),
+    customErrorObject: (request, response, _error, value: { latency_ms?: number }) =>
+      describe(request as BrokerRequest, response as Response, value),
     serializers: { req: () => undefined, res: () => undefined },
   };
 }

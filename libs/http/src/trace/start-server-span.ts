@@ -16,9 +16,13 @@ export function createSpanStart(tracing: Tracing, responseEnabled: boolean): Spa
   return (request, response, route) => {
     const header = request.headers.traceparent;
     const incoming = parseTraceparent(Array.isArray(header) ? header.join(',') : header);
-    const parent = incoming === undefined ? undefined : { traceId: incoming.traceId, spanId: incoming.parentId, flags: incoming.flags };
+    const parent =
+      incoming === undefined
+        ? undefined
+        : { traceId: incoming.traceId, spanId: incoming.parentId, flags: incoming.flags };
     const span = tracing.startServerSpan(request.method ?? 'GET', route, parent);
-    if (responseEnabled) response.setHeader('traceresponse', formatTraceresponse(span.traceId, span.spanId, span.flags));
+    if (responseEnabled)
+      response.setHeader('traceresponse', formatTraceresponse(span.traceId, span.spanId, span.flags));
     return span;
   };
 }

@@ -18,7 +18,8 @@ export function createTraceStart(random: Random, responseEnabled: boolean): Trac
     // Several traceparent headers are joined, which parseTraceparent refuses: a new trace is started.
     const incoming = parseTraceparent(Array.isArray(header) ? header.join(',') : header);
     const traceId = incoming?.traceId ?? random.hex(16);
-    if (responseEnabled) response.setHeader('traceresponse', formatTraceresponse(traceId, random.hex(8), incoming?.flags ?? '00'));
+    if (responseEnabled)
+      response.setHeader('traceresponse', formatTraceresponse(traceId, random.hex(8), incoming?.flags ?? '00'));
     return traceId;
   };
 }

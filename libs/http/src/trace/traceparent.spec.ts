@@ -3,7 +3,11 @@ import { formatTraceresponse, parseTraceparent } from './traceparent';
 
 describe('parseTraceparent', () => {
   it('accepts a version-00 traceparent and keeps its trace id and flags', () => {
-    expect(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', parentId: '00f067aa0ba902b7', flags: '01' });
+    expect(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toEqual({
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      parentId: '00f067aa0ba902b7',
+      flags: '01',
+    });
   });
 
   it('rejects all-zero ids, upper-case hex, version ff, wrong lengths and joined duplicates', () => {
@@ -22,7 +26,11 @@ describe('parseTraceparent', () => {
   });
 
   it('parses the known fields of a later version (W3C §4.3)', () => {
-    expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future')).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', parentId: '00f067aa0ba902b7', flags: '01' });
+    expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future')).toEqual({
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      parentId: '00f067aa0ba902b7',
+      flags: '01',
+    });
   });
 
   it('formats traceresponse as version-traceid-spanid-flags', () => {

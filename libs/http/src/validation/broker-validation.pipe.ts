@@ -104,7 +104,10 @@ export class BrokerValidationPipe extends ValidationPipe {
     // Only what is validated against a DTO class; bodies parsed by hand (approvals) keep every key.
     if (metadata.type !== 'custom' && this.toValidate(metadata)) {
       const path = prototypeKeyPath(value);
-      if (path !== undefined) throw new RequestValidationError(partOf(metadata), [{ field: path, problem: 'is not allowed (a prototype key)' }]);
+      if (path !== undefined)
+        throw new RequestValidationError(partOf(metadata), [
+          { field: path, problem: 'is not allowed (a prototype key)' },
+        ]);
     }
     try {
       return await super.transform(value, metadata);

@@ -1,10 +1,19 @@
 import type { ApiErrorCode } from '@broker/domain';
-import { Injectable, UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import {
+  Injectable,
+  UseInterceptors,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
 
 /** The 400 codes a request validation failure can be answered with (API.md "Conventions"). */
-export type ValidationCode = Extract<ApiErrorCode, 'bad request' | 'invalid request' | 'invalid request body' | 'validation failed'>;
+export type ValidationCode = Extract<
+  ApiErrorCode,
+  'bad request' | 'invalid request' | 'invalid request body' | 'validation failed'
+>;
 
 /** The code each request that reached a route with {@link ValidationVocabulary} answers its validation failures with. */
 const routeCodes = new WeakMap<Request, ValidationCode>();

@@ -9,13 +9,28 @@ export const MAX_LIST_ENTRIES = 1000;
 
 /** An absolute http(s) URL. */
 export function IsHttpUrl(options?: ValidationOptions): PropertyDecorator {
-  return ValidateBy({ name: 'isHttpUrl', validator: { validate: (value) => typeof value === 'string' && isHttpUrl(value), defaultMessage: () => '$property must be an absolute http(s) URL' } }, options);
+  return ValidateBy(
+    {
+      name: 'isHttpUrl',
+      validator: {
+        validate: (value) => typeof value === 'string' && isHttpUrl(value),
+        defaultMessage: () => '$property must be an absolute http(s) URL',
+      },
+    },
+    options,
+  );
 }
 
 /** An https(-or-loopback-http) URL the consent page may link or load (logos, documentation). */
 export function IsHttpsOrLoopbackUrl(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
-    { name: 'isHttpsOrLoopbackUrl', validator: { validate: (value) => typeof value === 'string' && isHttpsOrLoopbackUrl(value), defaultMessage: () => '$property must be an absolute https URL (http only on loopback)' } },
+    {
+      name: 'isHttpsOrLoopbackUrl',
+      validator: {
+        validate: (value) => typeof value === 'string' && isHttpsOrLoopbackUrl(value),
+        defaultMessage: () => '$property must be an absolute https URL (http only on loopback)',
+      },
+    },
     options,
   );
 }
@@ -27,7 +42,8 @@ export function IsRedirectUri(options?: ValidationOptions): PropertyDecorator {
       name: 'isRedirectUri',
       validator: {
         validate: (value) => typeof value === 'string' && isRedirectUri(value),
-        defaultMessage: () => '$property must be absolute https URIs (http only on loopback) or private-use schemes such as com.example.app:/cb, without a fragment',
+        defaultMessage: () =>
+          '$property must be absolute https URIs (http only on loopback) or private-use schemes such as com.example.app:/cb, without a fragment',
       },
     },
     options,
@@ -41,7 +57,8 @@ export function IsResourceIndicatorEntry(options?: ValidationOptions): PropertyD
       name: 'isResourceIndicatorEntry',
       validator: {
         validate: (value) => typeof value === 'string' && isResourceIndicatorEntry(value),
-        defaultMessage: () => '$property must be absolute URIs without fragment or user info; a prefix ends in / and starts with an http(s) origin, e.g. https://mcp.example.com/',
+        defaultMessage: () =>
+          '$property must be absolute URIs without fragment or user info; a prefix ends in / and starts with an http(s) origin, e.g. https://mcp.example.com/',
       },
     },
     options,
@@ -51,7 +68,13 @@ export function IsResourceIndicatorEntry(options?: ValidationOptions): PropertyD
 /** An OAuth scope token (RFC 6749 §3.3: printable ASCII except space, `"` and `\`). */
 export function IsScopeToken(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
-    { name: 'isScopeToken', validator: { validate: (value) => typeof value === 'string' && /^[\x21\x23-\x5B\x5D-\x7E]{1,255}$/.test(value), defaultMessage: () => '$property must be scope tokens (1-255 printable characters, no spaces)' } },
+    {
+      name: 'isScopeToken',
+      validator: {
+        validate: (value) => typeof value === 'string' && /^[\x21\x23-\x5B\x5D-\x7E]{1,255}$/.test(value),
+        defaultMessage: () => '$property must be scope tokens (1-255 printable characters, no spaces)',
+      },
+    },
     options,
   );
 }
@@ -67,7 +90,10 @@ export function IsPlainText(text: { readonly lines?: boolean } = {}, options?: V
   return ValidateBy(
     {
       name: 'isPlainText',
-      validator: { validate: (value) => typeof value !== 'string' || textProblem(value, text) === undefined, defaultMessage: () => `$property must not contain control characters or unpaired surrogates${allowed}` },
+      validator: {
+        validate: (value) => typeof value !== 'string' || textProblem(value, text) === undefined,
+        defaultMessage: () => `$property must not contain control characters or unpaired surrogates${allowed}`,
+      },
     },
     options,
   );

@@ -53,7 +53,16 @@ export class AuthorizationSessionTokens {
   }
 
   issue(session: NewAuthorizationSession): Promise<string> {
-    return this.codec.seal({ jti: this.random.uuid(), sub: session.principal, agent_id: session.agentId, original_url: session.originalUrl, cimd: session.cimd ?? undefined }, AUTHORIZATION_SESSION_TTL_SECONDS);
+    return this.codec.seal(
+      {
+        jti: this.random.uuid(),
+        sub: session.principal,
+        agent_id: session.agentId,
+        original_url: session.originalUrl,
+        cimd: session.cimd ?? undefined,
+      },
+      AUTHORIZATION_SESSION_TTL_SECONDS,
+    );
   }
 
   /** The session, or undefined when the token is invalid, tampered with, expired or has no `jti`. */
@@ -64,6 +73,13 @@ export class AuthorizationSessionTokens {
     if (typeof sub !== 'string' || typeof agentId !== 'string' || typeof originalUrl !== 'string') return undefined;
     // A token without a jti cannot be answered once: refused as expired (it was issued under ten minutes before).
     if (typeof jti !== 'string' || !isCanonicalUuid(jti) || typeof exp !== 'number') return undefined;
-    return { id: jti, expiresAt: new Date(exp * 1000), principal: sub, agentId, originalUrl, cimd: (cimd as CimdSnapshot | undefined) ?? null };
+    return {
+      id: jti,
+      expiresAt: new Date(exp * 1000),
+      principal: sub,
+      agentId,
+      originalUrl,
+      cimd: (cimd as CimdSnapshot | undefined) ?? null,
+    };
   }
 }

@@ -28,7 +28,10 @@ describe.each(testBackends())('AuthorizationCodePurge on $name', (backend) => {
     database = await Database.open(config, createLogger(config, new LogCapture()));
     codes = new AuthorizationCodeRepository(database.dataSource);
     agentId = randomUUID();
-    await database.dataSource.query("INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Agent', now(), now())", [agentId]);
+    await database.dataSource.query(
+      "INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Agent', now(), now())",
+      [agentId],
+    );
   });
 
   afterAll(async () => {
@@ -68,9 +71,13 @@ describe.each(testBackends())('AuthorizationCodePurge on $name', (backend) => {
     expect(await purge.purge()).toBe(expired);
     const batches = await Promise.all(spy.mock.results.map((result) => result.value as Promise<number>));
     expect(batches).toEqual([batchSize, batchSize, 500]);
-    expect(spy.mock.calls.every(([cutoff, limit]) => cutoff.getTime() === now.getTime() && limit === batchSize)).toBe(true);
+    expect(spy.mock.calls.every(([cutoff, limit]) => cutoff.getTime() === now.getTime() && limit === batchSize)).toBe(
+      true,
+    );
     expect(await remaining()).toBe(3);
-    expect(recordsSince(mark).filter((record) => record.msg === 'expired authorization codes purged')).toEqual([expect.objectContaining({ purged: expired, level: 'info' })]);
+    expect(recordsSince(mark).filter((record) => record.msg === 'expired authorization codes purged')).toEqual([
+      expect.objectContaining({ purged: expired, level: 'info' }),
+    ]);
 
     // Nothing left to purge: one statement, nothing deleted.
     spy.mockClear();
@@ -106,7 +113,7 @@ describe('AuthorizationCodePurge schedule', () => {
     return { purgeExpired } as unknown as AuthorizationCodeRepository;
   }
 
-  it('runs shortly after start, then every interval, from an unref\'d timer, and not after stop', async () => {
+  it("runs shortly after start, then every interval, from an unref'd timer, and not after stop", async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const purgeExpired = vi.fn<AuthorizationCodeRepository['purgeExpired']>().mockResolvedValue(0);
     const purge = new AuthorizationCodePurge(stubCodes(purgeExpired), clock, logger);
@@ -126,12 +133,14 @@ describe('AuthorizationCodePurge schedule', () => {
     expect(purgeExpired).toHaveBeenCalledTimes(2);
   });
 
-  it('logs a failure without the query\'s parameters, keeps the process up and retries at the next run', async () => {
+  it("logs a failure without the query's parameters, keeps the process up and retries at the next run", async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const secret = 'c0de-digest-that-must-not-be-logged';
     const purgeExpired = vi
       .fn<AuthorizationCodeRepository['purgeExpired']>()
-      .mockRejectedValueOnce(Object.assign(new Error('connection terminated'), { parameters: [secret], query: `DELETE ... ${secret}` }))
+      .mockRejectedValueOnce(
+        Object.assign(new Error('connection terminated'), { parameters: [secret], query: `DELETE ... ${secret}` }),
+      )
       .mockResolvedValue(7);
     const purge = new AuthorizationCodePurge(stubCodes(purgeExpired), clock, logger);
     const mark = logs.lines.length;
@@ -140,12 +149,17 @@ describe('AuthorizationCodePurge schedule', () => {
     await vi.advanceTimersByTimeAsync(firstRunDelayMs);
     expect(purgeExpired).toHaveBeenCalledTimes(1);
     const failure = recordsSince(mark).find((record) => record.level === 'warn');
-    expect(failure).toMatchObject({ msg: 'purging expired authorization codes failed; the next run retries', err: { message: 'connection terminated' } });
+    expect(failure).toMatchObject({
+      msg: 'purging expired authorization codes failed; the next run retries',
+      err: { message: 'connection terminated' },
+    });
     expect(logs.leaked([secret])).toEqual([]);
 
     await vi.advanceTimersByTimeAsync(intervalMs);
     expect(purgeExpired).toHaveBeenCalledTimes(2);
-    expect(recordsSince(mark).find((record) => record.msg === 'expired authorization codes purged')).toMatchObject({ purged: 7 });
+    expect(recordsSince(mark).find((record) => record.msg === 'expired authorization codes purged')).toMatchObject({
+      purged: 7,
+    });
     await purge.stop();
   });
 

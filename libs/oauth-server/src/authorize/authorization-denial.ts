@@ -22,8 +22,14 @@ export class AuthorizationDenial {
     const redirectUri = original.searchParams.get('redirect_uri') ?? undefined;
     const agent = await this.agents.findById(session.agentId);
     if (agent === undefined) throw new OAuthError('invalid_client', 'the client no longer exists');
-    const validated = session.cimd !== null ? (redirectUri === session.cimd.redirect_uri ? redirectUri : undefined) : assertRedirectUriRegistered(agent, redirectUri);
-    if (validated === undefined) throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not registered for this client');
+    const validated =
+      session.cimd !== null
+        ? redirectUri === session.cimd.redirect_uri
+          ? redirectUri
+          : undefined
+        : assertRedirectUriRegistered(agent, redirectUri);
+    if (validated === undefined)
+      throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not registered for this client');
     return clientRedirect(validated, {
       error: 'access_denied',
       error_description: 'the user denied the authorization request',

@@ -2,7 +2,9 @@ import type { Agent } from '@broker/domain';
 import { describe, expect, it } from 'vitest';
 import { assertPkceS256Challenge, assertRedirectUriRegistered, clientRedirect } from './authorize-rules';
 
-const agent = { redirectUris: ['https://app.example.com/cb', 'http://127.0.0.1/native', 'http://[::1]:8080/cb'] } as unknown as Agent;
+const agent = {
+  redirectUris: ['https://app.example.com/cb', 'http://127.0.0.1/native', 'http://[::1]:8080/cb'],
+} as unknown as Agent;
 
 describe('assertRedirectUriRegistered', () => {
   it('accepts registered URIs exactly, and any port on loopback IP literals (RFC 8252)', () => {
@@ -27,24 +29,39 @@ describe('assertRedirectUriRegistered', () => {
       '',
       undefined,
     ]) {
-      expect(() => assertRedirectUriRegistered(agent, uri), String(uri)).toThrow(expect.objectContaining({ code: 'invalid_redirect_uri' }) as Error);
+      expect(() => assertRedirectUriRegistered(agent, uri), String(uri)).toThrow(
+        expect.objectContaining({ code: 'invalid_redirect_uri' }) as Error,
+      );
     }
   });
 });
 
 describe('redirect URI scheme checked again before redirecting (issue 19)', () => {
-  const legacy = { redirectUris: ['javascript:alert(document.domain)//x', 'data:text/html,x', 'http://agent.example.com/cb', 'com.example.app:/cb'] } as unknown as Agent;
+  const legacy = {
+    redirectUris: [
+      'javascript:alert(document.domain)//x',
+      'data:text/html,x',
+      'http://agent.example.com/cb',
+      'com.example.app:/cb',
+    ],
+  } as unknown as Agent;
 
   it('refuses a registered javascript:, data: or off-loopback http redirect URI (stored before the rule)', () => {
     for (const uri of ['javascript:alert(document.domain)//x', 'data:text/html,x', 'http://agent.example.com/cb']) {
-      expect(() => assertRedirectUriRegistered(legacy, uri), uri).toThrow(expect.objectContaining({ code: 'invalid_redirect_uri' }) as Error);
+      expect(() => assertRedirectUriRegistered(legacy, uri), uri).toThrow(
+        expect.objectContaining({ code: 'invalid_redirect_uri' }) as Error,
+      );
     }
     expect(assertRedirectUriRegistered(legacy, 'com.example.app:/cb')).toBe('com.example.app:/cb');
   });
 
   it('builds the redirect only to an allowed scheme', () => {
-    expect(clientRedirect('https://app.example.com/cb?a=1', { code: 'c', state: undefined })).toBe('https://app.example.com/cb?a=1&code=c');
-    expect(() => clientRedirect('javascript:alert(1)//', { error: 'access_denied' })).toThrow(expect.objectContaining({ code: 'invalid_redirect_uri' }) as Error);
+    expect(clientRedirect('https://app.example.com/cb?a=1', { code: 'c', state: undefined })).toBe(
+      'https://app.example.com/cb?a=1&code=c',
+    );
+    expect(() => clientRedirect('javascript:alert(1)//', { error: 'access_denied' })).toThrow(
+      expect.objectContaining({ code: 'invalid_redirect_uri' }) as Error,
+    );
   });
 });
 
@@ -52,8 +69,15 @@ describe('assertPkceS256Challenge', () => {
   it('requires a 43-character challenge and S256', () => {
     const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
     expect(assertPkceS256Challenge(challenge, 'S256')).toBe(challenge);
-    for (const [c, m] of [[challenge, 'plain'], [challenge, undefined], [undefined, 'S256'], ['short', 'S256']] as const) {
-      expect(() => assertPkceS256Challenge(c, m)).toThrow(expect.objectContaining({ code: 'invalid_request' }) as Error);
+    for (const [c, m] of [
+      [challenge, 'plain'],
+      [challenge, undefined],
+      [undefined, 'S256'],
+      ['short', 'S256'],
+    ] as const) {
+      expect(() => assertPkceS256Challenge(c, m)).toThrow(
+        expect.objectContaining({ code: 'invalid_request' }) as Error,
+      );
     }
   });
 });

@@ -8,7 +8,8 @@ export function single(query: Readonly<Record<string, unknown>>, name: string): 
 
 /** `client_id` must be an agent's UUID. */
 export function assertClientIdShape(clientId: string | undefined): string {
-  if (clientId === undefined || !isUuidShaped(clientId)) throw new OAuthError('invalid_client', 'client_id is not a registered client');
+  if (clientId === undefined || !isUuidShaped(clientId))
+    throw new OAuthError('invalid_client', 'client_id is not a registered client');
   return isCanonicalUuid(clientId.toLowerCase()) ? clientId.toLowerCase() : clientId;
 }
 
@@ -29,7 +30,11 @@ function loopbackWithoutPort(uri: string): string | undefined {
  * forbidden redirect URI is answered with JSON `invalid_redirect_uri`, never sent there.
  */
 export function assertRedirectUriScheme(redirectUri: string): void {
-  if (!isRedirectUri(redirectUri)) throw new OAuthError('invalid_redirect_uri', 'redirect_uri must be https, http on loopback or a private-use scheme');
+  if (!isRedirectUri(redirectUri))
+    throw new OAuthError(
+      'invalid_redirect_uri',
+      'redirect_uri must be https, http on loopback or a private-use scheme',
+    );
 }
 
 /** The redirect to a client's (validated) redirect_uri with `params` added, checked once more right before it is issued. */
@@ -46,22 +51,26 @@ export function clientRedirect(redirectUri: string, params: Readonly<Record<stri
  * except the port of a loopback IP literal (RFC 8252).
  */
 export function assertRedirectUriRegistered(agent: Agent, redirectUri: string | undefined): string {
-  if (redirectUri === undefined || redirectUri === '') throw new OAuthError('invalid_redirect_uri', 'redirect_uri is required');
+  if (redirectUri === undefined || redirectUri === '')
+    throw new OAuthError('invalid_redirect_uri', 'redirect_uri is required');
   assertRedirectUriScheme(redirectUri);
   if (agent.redirectUris.includes(redirectUri)) return redirectUri;
   const asked = loopbackWithoutPort(redirectUri);
-  if (asked !== undefined && agent.redirectUris.some((registered) => loopbackWithoutPort(registered) === asked)) return redirectUri;
+  if (asked !== undefined && agent.redirectUris.some((registered) => loopbackWithoutPort(registered) === asked))
+    return redirectUri;
   throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not registered for this client');
 }
 
 /** RFC 6749 §3.1.1: only the authorization code flow. */
 export function assertResponseTypeCode(responseType: string | undefined): void {
-  if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'only response_type=code is supported');
+  if (responseType !== 'code')
+    throw new OAuthError('unsupported_response_type', 'only response_type=code is supported');
 }
 
 /** RFC 7636 §4.3 (and OAuth 2.1): a code challenge is required, and only S256. */
 export function assertPkceS256Challenge(challenge: string | undefined, method: string | undefined): string {
-  if (challenge === undefined || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) throw new OAuthError('invalid_request', 'a code_challenge (S256, 43 base64url characters) is required');
+  if (challenge === undefined || !/^[A-Za-z0-9_-]{43}$/.test(challenge))
+    throw new OAuthError('invalid_request', 'a code_challenge (S256, 43 base64url characters) is required');
   if (method !== 'S256') throw new OAuthError('invalid_request', 'code_challenge_method must be S256');
   return challenge;
 }

@@ -1,6 +1,11 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, OAuthError, Random, redirectHostOf, scopesAllowedFor, type Principal } from '@broker/domain';
-import { AgentRepository, AuthorizationCodeRepository, GrantClientRepository, GrantRepository } from '@broker/persistence';
+import {
+  AgentRepository,
+  AuthorizationCodeRepository,
+  GrantClientRepository,
+  GrantRepository,
+} from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
 import { AuthorizationSessionTokens, type CimdSnapshot } from '../authorization-session/authorization-session-tokens';
 import { CimdClients } from '../cimd/cimd-clients';
@@ -9,7 +14,14 @@ import { ResourceConsent } from '../resource/resource-consent';
 import { ResourceIndicators } from '../resource/resource-indicators';
 import { AccessTokenIssuer } from '../token/access-token-issuer';
 import { parseScope } from '../token/scopes';
-import { assertClientIdShape, assertPkceS256Challenge, assertRedirectUriRegistered, assertResponseTypeCode, clientRedirect, single } from './authorize-rules';
+import {
+  assertClientIdShape,
+  assertPkceS256Challenge,
+  assertRedirectUriRegistered,
+  assertResponseTypeCode,
+  clientRedirect,
+  single,
+} from './authorize-rules';
 import type { AuthorizationRequest, AuthorizeStrategy } from './authorize-strategy';
 
 /** Authorization codes live 60 seconds. */
@@ -67,7 +79,11 @@ export class LocalAuthorize implements AuthorizeStrategy {
     const state = single(query, 'state');
     const scopes = parseScope(single(query, 'scope'));
     if (!scopesAllowedFor(agent, scopes)) {
-      return clientRedirect(redirectUri, { error: 'invalid_scope', error_description: 'a requested scope is not allowed for this client', state });
+      return clientRedirect(redirectUri, {
+        error: 'invalid_scope',
+        error_description: 'a requested scope is not allowed for this client',
+        state,
+      });
     }
     const now = this.clock.now();
     let resources: string[];
@@ -75,19 +91,43 @@ export class LocalAuthorize implements AuthorizeStrategy {
     try {
       resources = this.resources.fromQuery(query.resource, agent);
       // Consent per resource (README "Consent per MCP server"); without a resource, the agent's grant.
-      granted = resources.length > 0 ? await this.resourceConsent.decide(principal.id, agent, resources, scopes, now) : { scopes, consented: await this.grants.hasActive(principal.id, agent.id, now) };
+      granted =
+        resources.length > 0
+          ? await this.resourceConsent.decide(principal.id, agent, resources, scopes, now)
+          : { scopes, consented: await this.grants.hasActive(principal.id, agent.id, now) };
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
       return clientRedirect(redirectUri, { error: error.code, error_description: error.description, state });
     }
     // A document client needs the person's consent to that document URL and redirect host too.
-    const consented = granted.consented && (documentUrl === undefined || (await this.grantClients.consented(principal.id, agent.id, documentUrl, redirectHostOf(redirectUri), now)));
+    const consented =
+      granted.consented &&
+      (documentUrl === undefined ||
+        (await this.grantClients.consented(principal.id, agent.id, documentUrl, redirectHostOf(redirectUri), now)));
     if (!consented) {
-      const token = await this.sessions.issue({ agentId: agent.id, principal: principal.id, originalUrl: request.originalUrl, cimd: cimd ? cimd(scopes) : null });
+      const token = await this.sessions.issue({
+        agentId: agent.id,
+        principal: principal.id,
+        originalUrl: request.originalUrl,
+        cimd: cimd ? cimd(scopes) : null,
+      });
       return `${this.config.server.enduser.consent_ui_url}/agents/${agent.id}?session_token=${encodeURIComponent(token)}`;
     }
     const code = this.random.token(32);
-    await this.codes.store(codeDigest(code), { agentId: agent.id, principal: principal.id, redirectUri, codeChallenge: challenge, scopes: [...granted.scopes], resources, clientIdUrl: documentUrl ?? null, expiresAt: new Date(now.getTime() + CODE_TTL_MS) }, now);
+    await this.codes.store(
+      codeDigest(code),
+      {
+        agentId: agent.id,
+        principal: principal.id,
+        redirectUri,
+        codeChallenge: challenge,
+        scopes: [...granted.scopes],
+        resources,
+        clientIdUrl: documentUrl ?? null,
+        expiresAt: new Date(now.getTime() + CODE_TTL_MS),
+      },
+      now,
+    );
     // RFC 9207: name the issuer in the response.
     return clientRedirect(redirectUri, { code, state, iss: this.tokens.issuer });
   }

@@ -55,11 +55,24 @@ export class CimdClients {
    */
   async agentFor(url: string): Promise<Agent> {
     // A URL the fetch would normalise (dot segments, `%2e`, case) is never matched nor fetched.
-    if (!isClientDocumentUrl(url)) throw new OAuthError('invalid_client', 'client_id is not a client metadata document URL in normal form (https, a path, no dot segments)');
+    if (!isClientDocumentUrl(url))
+      throw new OAuthError(
+        'invalid_client',
+        'client_id is not a client metadata document URL in normal form (https, a path, no dot segments)',
+      );
     const agents = await this.agents.list();
-    let matches = agents.filter((agent) => agent.clientUris.some((entry) => !entry.includes('*') && matchesClientUri(entry, url)));
-    if (matches.length === 0) matches = agents.filter((agent) => agent.clientUris.some((entry) => entry.includes('*') && matchesClientUri(entry, url)));
-    if (matches.length !== 1) throw new OAuthError('invalid_client', matches.length === 0 ? 'client_id is not a registered client' : 'client_id matches more than one client');
+    let matches = agents.filter((agent) =>
+      agent.clientUris.some((entry) => !entry.includes('*') && matchesClientUri(entry, url)),
+    );
+    if (matches.length === 0)
+      matches = agents.filter((agent) =>
+        agent.clientUris.some((entry) => entry.includes('*') && matchesClientUri(entry, url)),
+      );
+    if (matches.length !== 1)
+      throw new OAuthError(
+        'invalid_client',
+        matches.length === 0 ? 'client_id is not a registered client' : 'client_id matches more than one client',
+      );
     return matches[0] as Agent;
   }
 
@@ -73,13 +86,20 @@ export class CimdClients {
       if (!(error instanceof CimdFetchError)) throw error;
       throw new OAuthError('invalid_client', error.message);
     }
-    if (redirectUri === undefined || !metadata.redirectUris.includes(redirectUri)) throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not listed in the client metadata document');
+    if (redirectUri === undefined || !metadata.redirectUris.includes(redirectUri))
+      throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not listed in the client metadata document');
     assertRedirectUriScheme(redirectUri);
     const logo = metadata.logoUri;
     return {
       agent,
       redirectUri,
-      snapshot: (requestedScopes) => ({ client_id_url: url, redirect_uri: redirectUri, verified_domain: new URL(url).hostname, requested_scopes: [...requestedScopes], logo_uri: logo }),
+      snapshot: (requestedScopes) => ({
+        client_id_url: url,
+        redirect_uri: redirectUri,
+        verified_domain: new URL(url).hostname,
+        requested_scopes: [...requestedScopes],
+        logo_uri: logo,
+      }),
     };
   }
 }

@@ -14,7 +14,9 @@ describe('CimdFetcher SSRF guard at connect time', () => {
         callback(null, [{ address: '10.0.0.5', family: 4 }]);
       },
     });
-    await expect(fetcher.fetch('https://internal.example.com/client.json')).rejects.toThrow('the client metadata document host is not allowed');
+    await expect(fetcher.fetch('https://internal.example.com/client.json')).rejects.toThrow(
+      'the client metadata document host is not allowed',
+    );
     expect(resolved).toEqual(['internal.example.com']);
   });
 

@@ -1,6 +1,12 @@
 import type { BlockList } from 'node:net';
 import { assertNever } from '@broker/domain';
-import { OutboundHttp, OutboundHttpError, type OutboundFailure, type OutboundPolicy, type Resolver } from '@broker/outbound';
+import {
+  OutboundHttp,
+  OutboundHttpError,
+  type OutboundFailure,
+  type OutboundPolicy,
+  type Resolver,
+} from '@broker/outbound';
 
 /** Why a client metadata document could not be used. */
 export class CimdFetchError extends Error {
@@ -82,7 +88,8 @@ export class CimdFetcher {
   }
 
   async fetch(url: string): Promise<FetchedDocument> {
-    if (new URL(url).protocol !== 'https:') throw new CimdFetchError('the client metadata document must be served over https');
+    if (new URL(url).protocol !== 'https:')
+      throw new CimdFetchError('the client metadata document must be served over https');
     let fetched;
     try {
       fetched = await this.http.getJson(url);

@@ -12,7 +12,9 @@ describe('ClientMetadataDocuments cache (issue 19 item 8)', () => {
       if (path.startsWith('/missing')) return void response.writeHead(404).end();
       // A document naming another client_id, offered for a long cache lifetime.
       const clientId = path.startsWith('/foreign') ? `${origin}/someone-else.json` : `${origin}${path}`;
-      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=600' }).end(JSON.stringify({ client_id: clientId, redirect_uris: ['https://agent.example.com/cb'] }));
+      response
+        .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=600' })
+        .end(JSON.stringify({ client_id: clientId, redirect_uris: ['https://agent.example.com/cb'] }));
     });
     origin = `https://127.0.0.1:${docs.port}`;
   });
@@ -22,7 +24,16 @@ describe('ClientMetadataDocuments cache (issue 19 item 8)', () => {
   });
 
   function documents(clock: FrozenClock, cache: Record<string, unknown> = {}): ClientMetadataDocuments {
-    const config = testConfig({ oauth2_authorization_server: { cimd: { enabled: true, allowed_networks: ['127.0.0.1/32'], tls_ca_file: docs.caFile, cache: { min_ttl: '60s', max_ttl: '1h', ...cache } } } });
+    const config = testConfig({
+      oauth2_authorization_server: {
+        cimd: {
+          enabled: true,
+          allowed_networks: ['127.0.0.1/32'],
+          tls_ca_file: docs.caFile,
+          cache: { min_ttl: '60s', max_ttl: '1h', ...cache },
+        },
+      },
+    });
     return new ClientMetadataDocuments(config, clock);
   }
 

@@ -6,7 +6,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CimdFetchError, CimdFetcher, type FetchedDocument } from './cimd-fetcher';
 import { validateClientMetadata, type ClientMetadata } from './client-metadata';
 
-type Entry = { readonly metadata: ClientMetadata; readonly expiresAtMs: number } | { readonly failure: string; readonly expiresAtMs: number };
+type Entry =
+  | { readonly metadata: ClientMetadata; readonly expiresAtMs: number }
+  | { readonly failure: string; readonly expiresAtMs: number };
 
 /**
  * Client metadata documents by URL, validated before they are kept (`validateClientMetadata`).
@@ -38,10 +40,18 @@ export class ClientMetadataDocuments {
       try {
         ca = readFileSync(cimd.tls_ca_file, 'utf8');
       } catch {
-        throw new ConfigError('oauth2_authorization_server.cimd.tls_ca_file', `cannot be read (${cimd.tls_ca_file}): give a readable PEM file`);
+        throw new ConfigError(
+          'oauth2_authorization_server.cimd.tls_ca_file',
+          `cannot be read (${cimd.tls_ca_file}): give a readable PEM file`,
+        );
       }
     }
-    this.fetcher = new CimdFetcher({ timeoutMs: cimd.fetch_timeout, maxBytes: cimd.max_response_bytes, allowed: networkList(cimd.allowed_networks), ca });
+    this.fetcher = new CimdFetcher({
+      timeoutMs: cimd.fetch_timeout,
+      maxBytes: cimd.max_response_bytes,
+      allowed: networkList(cimd.allowed_networks),
+      ca,
+    });
     this.minTtlMs = cimd.cache.min_ttl;
     this.maxTtlMs = cimd.cache.max_ttl;
     this.failureTtlMs = cimd.cache.failure_ttl;

@@ -21,12 +21,19 @@ const SHARED_SECRET_METHODS = new Set(['client_secret_basic', 'client_secret_pos
 export function validateClientMetadata(url: string, document: Readonly<Record<string, unknown>>): ClientMetadata {
   if (document.client_id !== url) throw new CimdFetchError('the client metadata document names another client_id');
   const method = document.token_endpoint_auth_method;
-  if (typeof method === 'string' && SHARED_SECRET_METHODS.has(method)) throw new CimdFetchError('the client metadata document declares a shared-secret authentication method');
+  if (typeof method === 'string' && SHARED_SECRET_METHODS.has(method))
+    throw new CimdFetchError('the client metadata document declares a shared-secret authentication method');
   const redirectUris = document.redirect_uris ?? [];
-  if (!Array.isArray(redirectUris) || !redirectUris.every((uri): uri is string => typeof uri === 'string' && isRedirectUri(uri))) {
-    throw new CimdFetchError('the client metadata document lists a redirect_uri that is not https, loopback http or a private-use scheme');
+  if (
+    !Array.isArray(redirectUris) ||
+    !redirectUris.every((uri): uri is string => typeof uri === 'string' && isRedirectUri(uri))
+  ) {
+    throw new CimdFetchError(
+      'the client metadata document lists a redirect_uri that is not https, loopback http or a private-use scheme',
+    );
   }
   const logoUri = document.logo_uri ?? null;
-  if (logoUri !== null && (typeof logoUri !== 'string' || !isHttpsOrLoopbackUrl(logoUri))) throw new CimdFetchError('the client metadata document has a logo_uri that is not an https URL');
+  if (logoUri !== null && (typeof logoUri !== 'string' || !isHttpsOrLoopbackUrl(logoUri)))
+    throw new CimdFetchError('the client metadata document has a logo_uri that is not an https URL');
   return { redirectUris: [...redirectUris], logoUri };
 }

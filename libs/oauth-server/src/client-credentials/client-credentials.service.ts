@@ -1,5 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { adminEvent, AgentRepository, ClientCredentialRepository, EventLedger, recordChange } from '@broker/persistence';
+import {
+  adminEvent,
+  AgentRepository,
+  ClientCredentialRepository,
+  EventLedger,
+  recordChange,
+} from '@broker/persistence';
 import { ApiError, Clock, Random } from '@broker/domain';
 import { Injectable } from '@nestjs/common';
 
@@ -53,23 +59,40 @@ export class ClientCredentialsService {
   async generate(agentId: string, admin: string): Promise<IssuedClientCredentials> {
     await this.assertAgent(agentId);
     const secret = `${CLIENT_SECRET_PREFIX}${this.random.token(32)}`;
-    const events = recordChange(this.ledger, ({ created }: { created: boolean }) => adminEvent(created ? 'client_credentials.issued' : 'client_credentials.rotated', admin, { agentId }, { client_id: agentId }));
+    const events = recordChange(this.ledger, ({ created }: { created: boolean }) =>
+      adminEvent(
+        created ? 'client_credentials.issued' : 'client_credentials.rotated',
+        admin,
+        { agentId },
+        { client_id: agentId },
+      ),
+    );
     const { record, created } = await this.credentials.upsert(agentId, digest(secret), this.clock.now(), events);
-    return { clientId: agentId, clientSecret: secret, createdAt: record.createdAt, previousInvalidatedAt: created ? null : record.rotatedAt, created };
+    return {
+      clientId: agentId,
+      clientSecret: secret,
+      createdAt: record.createdAt,
+      previousInvalidatedAt: created ? null : record.rotatedAt,
+      created,
+    };
   }
 
   async metadata(agentId: string): Promise<ClientCredentialsMetadata> {
     await this.assertAgent(agentId);
     const record = await this.credentials.find(agentId);
-    if (record === undefined) throw new ApiError('client credentials not found', `agent ${agentId} has no client credentials`);
+    if (record === undefined)
+      throw new ApiError('client credentials not found', `agent ${agentId} has no client credentials`);
     return { clientId: agentId, createdAt: record.createdAt, rotatedAt: record.rotatedAt };
   }
 
   /** Issue 17: `client_credentials.revoked` by `admin`, in the deletion's transaction. */
   async revoke(agentId: string, admin: string): Promise<void> {
     await this.assertAgent(agentId);
-    const events = recordChange(this.ledger, () => adminEvent('client_credentials.revoked', admin, { agentId }, { client_id: agentId }));
-    if (!(await this.credentials.delete(agentId, events))) throw new ApiError('client credentials not found', `agent ${agentId} has no client credentials`);
+    const events = recordChange(this.ledger, () =>
+      adminEvent('client_credentials.revoked', admin, { agentId }, { client_id: agentId }),
+    );
+    if (!(await this.credentials.delete(agentId, events)))
+      throw new ApiError('client credentials not found', `agent ${agentId} has no client credentials`);
   }
 
   /** True when `secret` is the agent's current client secret (constant-time comparison). */
@@ -80,6 +103,7 @@ export class ClientCredentialsService {
   }
 
   private async assertAgent(agentId: string): Promise<void> {
-    if ((await this.agents.findById(agentId)) === undefined) throw new ApiError('agent not found', `no agent ${agentId}`);
+    if ((await this.agents.findById(agentId)) === undefined)
+      throw new ApiError('agent not found', `no agent ${agentId}`);
   }
 }

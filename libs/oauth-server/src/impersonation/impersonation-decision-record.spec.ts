@@ -3,7 +3,9 @@ import { decisionRecord, stringClaim } from './impersonation-decision-record';
 
 describe('decisionRecord', () => {
   it('records an early refusal with every field present and empty', () => {
-    expect(decisionRecord(undefined, {}, { outcome: 'refused', oauthError: 'invalid_request', failure: 'audience_missing' })).toEqual({
+    expect(
+      decisionRecord(undefined, {}, { outcome: 'refused', oauthError: 'invalid_request', failure: 'audience_missing' }),
+    ).toEqual({
       routing_audience: null,
       target_agent_id: null,
       rule: null,
@@ -21,9 +23,31 @@ describe('decisionRecord', () => {
   });
 
   it('names the claims it records but never a credential, truncating long claims', () => {
-    const presented = (iss: string) => ({ jwt: 'header.payload.signature', alg: 'ES256', claims: { iss }, unsigned: false });
-    const record = decisionRecord('aud', { credentials: { client: presented('https://gw'), actor: presented('https://idp'), subject: presented('x'.repeat(600)) } }, { outcome: 'issued' });
-    expect(record).toMatchObject({ routing_audience: 'aud', client_issuer: 'https://gw', roles: ['client_assertion', 'actor', 'subject'], outcome: 'issued', oauth_error: null, failure: null });
+    const presented = (iss: string) => ({
+      jwt: 'header.payload.signature',
+      alg: 'ES256',
+      claims: { iss },
+      unsigned: false,
+    });
+    const record = decisionRecord(
+      'aud',
+      {
+        credentials: {
+          client: presented('https://gw'),
+          actor: presented('https://idp'),
+          subject: presented('x'.repeat(600)),
+        },
+      },
+      { outcome: 'issued' },
+    );
+    expect(record).toMatchObject({
+      routing_audience: 'aud',
+      client_issuer: 'https://gw',
+      roles: ['client_assertion', 'actor', 'subject'],
+      outcome: 'issued',
+      oauth_error: null,
+      failure: null,
+    });
     expect(record.subject_issuer).toHaveLength(512);
     expect(JSON.stringify(record)).not.toContain('header.payload.signature');
   });

@@ -19,14 +19,20 @@ export interface DecisionFacts {
 }
 
 /** How the decision ended: issued, or refused with the OAuth error and the recorded failure. */
-export type DecisionOutcome = { readonly outcome: 'issued' } | { readonly outcome: 'refused'; readonly oauthError: string; readonly failure: string };
+export type DecisionOutcome =
+  | { readonly outcome: 'issued' }
+  | { readonly outcome: 'refused'; readonly oauthError: string; readonly failure: string };
 
 /**
  * The `impersonation_decision` audit record (SPEC.md "User impersonation"): what was
  * decided, from the facts established, never a credential (claims are truncated strings,
  * never token bytes).
  */
-export function decisionRecord(routingAudience: string | undefined, facts: DecisionFacts, end: DecisionOutcome): Record<string, AuditValue> {
+export function decisionRecord(
+  routingAudience: string | undefined,
+  facts: DecisionFacts,
+  end: DecisionOutcome,
+): Record<string, AuditValue> {
   const { credentials, target, match, identities } = facts;
   return {
     routing_audience: routingAudience ?? null,

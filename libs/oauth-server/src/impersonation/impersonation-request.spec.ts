@@ -4,7 +4,8 @@ import { ImpersonationRefusal } from './impersonation-refusal';
 import { isUnderPrefix, parseImpersonationRequest } from './impersonation-request';
 
 const PREFIX = 'https://broker.example.com/impersonation';
-const unsigned = (claims: Record<string, unknown>): string => `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
+const unsigned = (claims: Record<string, unknown>): string =>
+  `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
 const form = (overrides: Record<string, string | undefined> = {}): ReadonlyMap<string, string> => {
   const fields: Record<string, string | undefined> = {
     audience: `${PREFIX}/billing-agent`,

@@ -49,41 +49,65 @@ export function isUnderPrefix(audience: string, prefix: string): boolean {
  * configured prefix.
  */
 function targetSuffixOf(audience: string | undefined, prefix: string): string {
-  if (audience === undefined || audience === '') throw new Refusal('invalid_request', 'audience is required: the impersonation prefix followed by /<agent id or canonical_id>', 'audience_missing');
+  if (audience === undefined || audience === '')
+    throw new Refusal(
+      'invalid_request',
+      'audience is required: the impersonation prefix followed by /<agent id or canonical_id>',
+      'audience_missing',
+    );
   if (!isUnderPrefix(audience, prefix)) {
     const bareSuffix = isUuidShaped(audience) || canonicalIdProblem(audience) === undefined;
     throw new Refusal(
       'invalid_request',
-      bareSuffix ? 'the audience names an agent without the impersonation prefix' : 'the audience is not an impersonation audience',
+      bareSuffix
+        ? 'the audience names an agent without the impersonation prefix'
+        : 'the audience is not an impersonation audience',
       bareSuffix ? 'audience_bare_suffix' : 'audience_outside_prefix',
     );
   }
   const suffix = audience.slice(prefix.length + 1);
-  if (audience === prefix || suffix === '') throw new Refusal('invalid_request', 'the audience names no target agent', 'audience_bare_prefix');
-  if (suffix.includes('/')) throw new Refusal('invalid_request', 'the audience suffix must be one path segment', 'audience_extra_segments');
+  if (audience === prefix || suffix === '')
+    throw new Refusal('invalid_request', 'the audience names no target agent', 'audience_bare_prefix');
+  if (suffix.includes('/'))
+    throw new Refusal('invalid_request', 'the audience suffix must be one path segment', 'audience_extra_segments');
   if (isUuidShaped(suffix)) {
-    if (!isCanonicalUuid(suffix)) throw new Refusal('invalid_request', 'an agent UUID in the audience must be canonical lower-case', 'audience_uuid_not_canonical');
+    if (!isCanonicalUuid(suffix))
+      throw new Refusal(
+        'invalid_request',
+        'an agent UUID in the audience must be canonical lower-case',
+        'audience_uuid_not_canonical',
+      );
   } else if (canonicalIdProblem(suffix) !== undefined) {
-    throw new Refusal('invalid_request', 'the audience suffix is neither an agent UUID nor a canonical_id', 'audience_suffix_malformed');
+    throw new Refusal(
+      'invalid_request',
+      'the audience suffix is neither an agent UUID nor a canonical_id',
+      'audience_suffix_malformed',
+    );
   }
   return suffix;
 }
 
 /** No `resource`; only the access-token type may be requested. */
 function checkRequestShape(form: TokenForm): void {
-  if (form.has('resource')) throw new Refusal('invalid_request', 'resource is not allowed with impersonation', 'resource_present');
+  if (form.has('resource'))
+    throw new Refusal('invalid_request', 'resource is not allowed with impersonation', 'resource_present');
   const requested = form.get('requested_token_type');
-  if (requested !== undefined && requested !== ACCESS_TOKEN_TYPE) throw new Refusal('invalid_request', `requested_token_type must be ${ACCESS_TOKEN_TYPE}`, 'requested_token_type');
-  if (form.get('client_assertion_type') !== JWT_BEARER) throw new Refusal('invalid_request', `client_assertion_type must be ${JWT_BEARER}`, 'malformed_credentials');
-  if (form.get('actor_token_type') !== JWT_TOKEN_TYPE) throw new Refusal('invalid_request', `actor_token_type must be ${JWT_TOKEN_TYPE}`, 'malformed_credentials');
-  if (form.get('subject_token_type') !== JWT_TOKEN_TYPE) throw new Refusal('invalid_request', `subject_token_type must be ${JWT_TOKEN_TYPE}`, 'malformed_credentials');
+  if (requested !== undefined && requested !== ACCESS_TOKEN_TYPE)
+    throw new Refusal('invalid_request', `requested_token_type must be ${ACCESS_TOKEN_TYPE}`, 'requested_token_type');
+  if (form.get('client_assertion_type') !== JWT_BEARER)
+    throw new Refusal('invalid_request', `client_assertion_type must be ${JWT_BEARER}`, 'malformed_credentials');
+  if (form.get('actor_token_type') !== JWT_TOKEN_TYPE)
+    throw new Refusal('invalid_request', `actor_token_type must be ${JWT_TOKEN_TYPE}`, 'malformed_credentials');
+  if (form.get('subject_token_type') !== JWT_TOKEN_TYPE)
+    throw new Refusal('invalid_request', `subject_token_type must be ${JWT_TOKEN_TYPE}`, 'malformed_credentials');
 }
 
 /** The three JWTs, decoded (unverified) once; a missing or malformed one is invalid_request. */
 function presentedCredentials(form: TokenForm): PresentedCredentials {
   const read = (field: string): Presented => {
     const jwt = form.get(field);
-    if (jwt === undefined || jwt === '') throw new Refusal('invalid_request', `${field} is required`, 'malformed_credentials');
+    if (jwt === undefined || jwt === '')
+      throw new Refusal('invalid_request', `${field} is required`, 'malformed_credentials');
     try {
       const header = decodeProtectedHeader(jwt);
       const claims = decodeJwt(jwt);

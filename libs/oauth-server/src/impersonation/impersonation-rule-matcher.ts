@@ -48,7 +48,9 @@ export class ImpersonationRuleMatcher {
     const keySets = new Map<string, RemoteKeySet>();
     for (const rule of rules) {
       for (const issuer of rule.issuers) {
-        const keys = keySets.get(issuer.jwksUri) ?? new RemoteKeySet(issuer.jwksUri, clock, undefined, metrics?.keySet('impersonation'));
+        const keys =
+          keySets.get(issuer.jwksUri) ??
+          new RemoteKeySet(issuer.jwksUri, clock, undefined, metrics?.keySet('impersonation'));
         keySets.set(issuer.jwksUri, keys);
         const id = `${issuer.issuer} ${issuer.jwksUri}`;
         if (!this.verifiers.has(id)) this.verifiers.set(id, new JwtVerifier(issuer.issuer, keys, clock, metrics));
@@ -71,7 +73,10 @@ export class ImpersonationRuleMatcher {
         continue;
       }
       const actor = await this.verifyRole(rule, 'actor', credentials.actor);
-      const subject = rule.subject.verification === 'none' ? this.acceptUnsigned(credentials.subject) : await this.verifyRole(rule, 'subject', credentials.subject);
+      const subject =
+        rule.subject.verification === 'none'
+          ? this.acceptUnsigned(credentials.subject)
+          : await this.verifyRole(rule, 'subject', credentials.subject);
       if (actor === undefined || subject === undefined) {
         misses.add('invalid_request');
         continue;
@@ -102,14 +107,20 @@ export class ImpersonationRuleMatcher {
   private async verifyRole(rule: ImpersonationRule, role: Role, presented: Presented): Promise<JWTPayload | undefined> {
     // Unsigned client assertions and actor tokens are never accepted; nor an unsigned subject on a signed rule.
     if (presented.unsigned || presented.alg === 'none') return undefined;
-    const issuer = rule.issuers.find((candidate) => candidate.issuer === presented.claims.iss && candidate.roles.has(role));
+    const issuer = rule.issuers.find(
+      (candidate) => candidate.issuer === presented.claims.iss && candidate.roles.has(role),
+    );
     if (issuer === undefined) return undefined;
     const verifier = this.verifiers.get(`${issuer.issuer} ${issuer.jwksUri}`);
     const roleRule = role === 'client_assertion' ? rule.clientAssertion : role === 'actor' ? rule.actor : rule.subject;
     // A client assertion is addressed to us (RFC 7523 §3) unless the rule names another audience.
     const audience = roleRule.expectedAudience ?? (role === 'client_assertion' ? this.brokerIssuer : undefined);
     try {
-      return await verifier?.verify(presented.jwt, { purpose: `impersonation:${rule.index}:${role}`, audience: audience === undefined ? undefined : [audience], algorithms: issuer.algorithms });
+      return await verifier?.verify(presented.jwt, {
+        purpose: `impersonation:${rule.index}:${role}`,
+        audience: audience === undefined ? undefined : [audience],
+        algorithms: issuer.algorithms,
+      });
     } catch (error) {
       if (error instanceof JwtRejected) return undefined;
       throw error;

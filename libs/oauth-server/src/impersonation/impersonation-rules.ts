@@ -6,7 +6,11 @@ import { compileConfigExpression } from '../token/config-expression';
 export type Role = ImpersonationRole;
 
 /** The CEL variable each role's token is bound to. */
-export const ROLE_VARIABLE: Readonly<Record<Role, string>> = { client_assertion: 'client_assertion', actor: 'actor_token', subject: 'subject_token' };
+export const ROLE_VARIABLE: Readonly<Record<Role, string>> = {
+  client_assertion: 'client_assertion',
+  actor: 'actor_token',
+  subject: 'subject_token',
+};
 const PREDICATE_VARIABLES = ['client_assertion', 'actor_token', 'subject_token'];
 const DEFAULT_EMAIL_EXPRESSION = "has(subject_token.email) ? subject_token.email : ''";
 
@@ -29,7 +33,10 @@ export interface ImpersonationRule {
   readonly name: string;
   readonly clientAssertion: RoleRule;
   readonly actor: RoleRule;
-  readonly subject: RoleRule & { readonly verification: 'jwks' | 'none'; readonly emailOf: CompiledExpression | undefined };
+  readonly subject: RoleRule & {
+    readonly verification: 'jwks' | 'none';
+    readonly emailOf: CompiledExpression | undefined;
+  };
   readonly issuers: readonly TrustedIssuerRule[];
   readonly predicate: CompiledExpression;
 }
@@ -62,7 +69,11 @@ export function readImpersonationSettings(config: BrokerConfig, brokerIssuer: st
     const label = `${base}.rules[${index}] (${rule.name})`;
     const unverified = rule.roles.subject.verification === 'none';
     rule.trusted_issuers.forEach((issuer, i) => {
-      if (issuer.issuer_uri === brokerIssuer && issuer.signs_roles.includes('client_assertion')) fail(`${label}.trusted_issuers[${i}].signs_roles`, "the broker's own issuer is never trusted for client assertions");
+      if (issuer.issuer_uri === brokerIssuer && issuer.signs_roles.includes('client_assertion'))
+        fail(
+          `${label}.trusted_issuers[${i}].signs_roles`,
+          "the broker's own issuer is never trusted for client assertions",
+        );
     });
     const predicateKey = `${label}.authorization.cel.expression`;
     const predicate = compileConfigExpression(predicateKey, rule.authorization.cel.expression, PREDICATE_VARIABLES);
@@ -70,15 +81,27 @@ export function readImpersonationSettings(config: BrokerConfig, brokerIssuer: st
     const subject = rule.roles.subject;
     let emailExpression: string | undefined = subject.email_expression ?? DEFAULT_EMAIL_EXPRESSION;
     if (unverified) {
-      if (!references.has('subject_token') && ![...references].some((ref) => ref.startsWith('subject_token.'))) fail(predicateKey, 'must reference subject_token on a verification: none rule');
+      if (!references.has('subject_token') && ![...references].some((ref) => ref.startsWith('subject_token.')))
+        fail(predicateKey, 'must reference subject_token on a verification: none rule');
       if (!references.has('subject_token.email')) {
-        if (subject.email_expression !== undefined) fail(`${label}.roles.subject.email_expression`, 'needs the predicate to bind subject_token.email on a verification: none rule');
+        if (subject.email_expression !== undefined)
+          fail(
+            `${label}.roles.subject.email_expression`,
+            'needs the predicate to bind subject_token.email on a verification: none rule',
+          );
         emailExpression = undefined;
       }
     }
-    const role = (name: Role, shape: { readonly expected_audience?: string | undefined; readonly principal_expression?: string | undefined }): RoleRule => ({
+    const role = (
+      name: Role,
+      shape: { readonly expected_audience?: string | undefined; readonly principal_expression?: string | undefined },
+    ): RoleRule => ({
       expectedAudience: shape.expected_audience,
-      principalOf: compileConfigExpression(`${label}.roles.${name}.principal_expression`, shape.principal_expression ?? `${ROLE_VARIABLE[name]}.sub`, [ROLE_VARIABLE[name]]),
+      principalOf: compileConfigExpression(
+        `${label}.roles.${name}.principal_expression`,
+        shape.principal_expression ?? `${ROLE_VARIABLE[name]}.sub`,
+        [ROLE_VARIABLE[name]],
+      ),
     });
     return {
       index,
@@ -88,9 +111,17 @@ export function readImpersonationSettings(config: BrokerConfig, brokerIssuer: st
       subject: {
         ...role('subject', subject),
         verification: subject.verification,
-        emailOf: emailExpression === undefined ? undefined : compileConfigExpression(`${label}.roles.subject.email_expression`, emailExpression, ['subject_token']),
+        emailOf:
+          emailExpression === undefined
+            ? undefined
+            : compileConfigExpression(`${label}.roles.subject.email_expression`, emailExpression, ['subject_token']),
       },
-      issuers: rule.trusted_issuers.map((issuer) => ({ issuer: issuer.issuer_uri, jwksUri: issuer.jwks_uri, algorithms: issuer.allowed_algorithms, roles: new Set(issuer.signs_roles) })),
+      issuers: rule.trusted_issuers.map((issuer) => ({
+        issuer: issuer.issuer_uri,
+        jwksUri: issuer.jwks_uri,
+        algorithms: issuer.allowed_algorithms,
+        roles: new Set(issuer.signs_roles),
+      })),
       predicate,
     };
   });

@@ -61,7 +61,12 @@ export class ImpersonationExchange {
    */
   activates(form: TokenForm): boolean {
     const audience = form.get('audience');
-    if (!this.local) return form.has('actor_token') || form.get('subject_token_type') === JWT_TOKEN_TYPE || (audience !== undefined && !form.has('resource'));
+    if (!this.local)
+      return (
+        form.has('actor_token') ||
+        form.get('subject_token_type') === JWT_TOKEN_TYPE ||
+        (audience !== undefined && !form.has('resource'))
+      );
     const prefix = this.settings.audiencePrefix;
     if (prefix === undefined) return false;
     if (audience !== undefined && isUnderPrefix(audience, prefix)) return true;
@@ -70,7 +75,10 @@ export class ImpersonationExchange {
 
   /** The decision record of a request refused before `handle` (a repeated parameter): no client authenticated, so no event. */
   recordRefusal(form: TokenForm, error: OAuthError, failure: string): void {
-    this.audit.record('impersonation_decision', decisionRecord(form.get('audience'), {}, { outcome: 'refused', oauthError: error.code, failure }));
+    this.audit.record(
+      'impersonation_decision',
+      decisionRecord(form.get('audience'), {}, { outcome: 'refused', oauthError: error.code, failure }),
+    );
     this.metrics.unauthenticatedTokenRequest('impersonation', error.code);
   }
 
@@ -87,17 +95,37 @@ export class ImpersonationExchange {
       const identities = (facts.identities = this.identities(match));
       const scopes = this.grantedScopes(target, request.scope);
       await this.requireDelegation(identities.subject, target);
-      const issued = await this.tokens.issue({ agent: target, principal: identities.subject, scopes, grantType: TOKEN_EXCHANGE, act: { iss: stringClaim(match.actor.iss) ?? '', sub: identities.actor }, email: identities.email });
+      const issued = await this.tokens.issue({
+        agent: target,
+        principal: identities.subject,
+        scopes,
+        grantType: TOKEN_EXCHANGE,
+        act: { iss: stringClaim(match.actor.iss) ?? '', sub: identities.actor },
+        email: identities.email,
+      });
       this.audit.record('impersonation_decision', decisionRecord(form.get('audience'), facts, { outcome: 'issued' }));
       this.recordEvent(form, facts, null);
       this.metrics.impersonationDecision('allowed');
       // RFC 8693 §2.2.1: issued_token_type is required; scope only when there is one.
       const { access_token, token_type, expires_in, scope } = issued;
-      return { access_token, token_type, issued_token_type: ACCESS_TOKEN_TYPE, expires_in, ...(scope !== undefined && scope !== '' ? { scope } : {}) };
+      return {
+        access_token,
+        token_type,
+        issued_token_type: ACCESS_TOKEN_TYPE,
+        expires_in,
+        ...(scope !== undefined && scope !== '' ? { scope } : {}),
+      };
     } catch (error) {
       const code = error instanceof OAuthError ? error.code : 'server_error';
       this.metrics.impersonationDecision(code === 'server_error' ? 'error' : 'denied');
-      this.audit.record('impersonation_decision', decisionRecord(form.get('audience'), facts, { outcome: 'refused', oauthError: code, failure: error instanceof Refusal ? error.failure : code }));
+      this.audit.record(
+        'impersonation_decision',
+        decisionRecord(form.get('audience'), facts, {
+          outcome: 'refused',
+          oauthError: code,
+          failure: error instanceof Refusal ? error.failure : code,
+        }),
+      );
       // README "Activity and events": only a refusal after a rule verified the client assertion is an event; the rest is counted.
       if (facts.match !== undefined || refusedAfterClientVerified(error)) this.recordEvent(form, facts, code);
       else this.metrics.unauthenticatedTokenRequest('impersonation', code);
@@ -128,8 +156,11 @@ export class ImpersonationExchange {
 
   /** The registered agent the suffix names (UUID or canonical_id) → else invalid_target. */
   private async resolveTarget(suffix: string): Promise<Agent> {
-    const agent = isUuidShaped(suffix) ? await this.agents.findById(suffix) : await this.agents.findByCanonicalId(suffix);
-    if (agent === undefined) throw new Refusal('invalid_target', 'no agent is registered for this audience', 'unknown_target');
+    const agent = isUuidShaped(suffix)
+      ? await this.agents.findById(suffix)
+      : await this.agents.findByCanonicalId(suffix);
+    if (agent === undefined)
+      throw new Refusal('invalid_target', 'no agent is registered for this audience', 'unknown_target');
     return agent;
   }
 
@@ -145,8 +176,14 @@ export class ImpersonationExchange {
     };
     const subject = evaluate(() => match.rule.subject.principalOf({ subject_token: match.subject }));
     const actor = evaluate(() => match.rule.actor.principalOf({ actor_token: match.actor }));
-    if (subject === undefined) throw new Refusal('invalid_request', 'the subject token has no usable principal claim', 'subject_identity_missing');
-    if (actor === undefined || stringClaim(match.actor.iss) === null) throw new Refusal('invalid_request', 'the actor token has no usable identity', 'actor_identity_missing');
+    if (subject === undefined)
+      throw new Refusal(
+        'invalid_request',
+        'the subject token has no usable principal claim',
+        'subject_identity_missing',
+      );
+    if (actor === undefined || stringClaim(match.actor.iss) === null)
+      throw new Refusal('invalid_request', 'the actor token has no usable identity', 'actor_identity_missing');
     const emailOf = match.rule.subject.emailOf;
     const email = emailOf === undefined ? undefined : evaluate(() => emailOf({ subject_token: match.subject }));
     return { subject, actor, email };
@@ -156,7 +193,8 @@ export class ImpersonationExchange {
   private grantedScopes(target: Agent, requested: string | undefined): string[] {
     const scopes = parseScope(requested);
     // Offline access is always permitted to impersonation, whatever the target's allowed_scopes (SPEC.md "User impersonation").
-    if (!scopesAllowedFor(target, scopes, { reserved: OFFLINE_SCOPES })) throw new Refusal('invalid_scope', 'a requested scope is not allowed for the target agent', 'scope_not_allowed');
+    if (!scopesAllowedFor(target, scopes, { reserved: OFFLINE_SCOPES }))
+      throw new Refusal('invalid_scope', 'a requested scope is not allowed for the target agent', 'scope_not_allowed');
     return scopes;
   }
 
@@ -169,6 +207,12 @@ export class ImpersonationExchange {
       throw new Refusal('server_error', 'the delegation could not be checked', 'delegation_lookup_failed');
     }
     // Missing and expired are indistinguishable (SPEC.md).
-    if (!active) throw new Refusal('access_denied', 'the user has not delegated to the target agent', 'no_delegation', `${this.consentUiUrl}/agents/${target.id}`);
+    if (!active)
+      throw new Refusal(
+        'access_denied',
+        'the user has not delegated to the target agent',
+        'no_delegation',
+        `${this.consentUiUrl}/agents/${target.id}`,
+      );
   }
 }

@@ -65,7 +65,8 @@ export class JwsRefused extends Error {
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function decodeJson(segment: string, what: string): Record<string, unknown> {
   let value: unknown;
@@ -91,7 +92,11 @@ export function importVerificationKeys(keys: readonly unknown[]): VerificationKe
     if (jwk.ext !== undefined && typeof jwk.ext !== 'boolean') continue;
     // jose's rule: key_ops, when present, is a list of distinct strings (then it must include "verify").
     const ops = jwk.key_ops;
-    if (ops !== undefined && !(Array.isArray(ops) && ops.every((op, i) => typeof op === 'string' && ops.indexOf(op) === i))) continue;
+    if (
+      ops !== undefined &&
+      !(Array.isArray(ops) && ops.every((op, i) => typeof op === 'string' && ops.indexOf(op) === i))
+    )
+      continue;
     let key: KeyObject;
     try {
       key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
@@ -113,7 +118,11 @@ export function importVerificationKeys(keys: readonly unknown[]): VerificationKe
 }
 
 /** The keys that may verify a JWS with this header (the selection of jose's local JWK set). */
-export function candidateKeys(keys: readonly VerificationKey[], alg: AsymmetricAlgorithm, kid: unknown): VerificationKey[] {
+export function candidateKeys(
+  keys: readonly VerificationKey[],
+  alg: AsymmetricAlgorithm,
+  kid: unknown,
+): VerificationKey[] {
   const params = PARAMS[alg];
   return keys.filter(
     (k) =>
@@ -140,10 +149,12 @@ export function decodeJws(jwt: string, algorithms: readonly string[]): DecodedJw
   const parts = jwt.split('.');
   if (parts.length !== 3) throw new JwsRefused('not a compact JWS');
   const [headerSegment, payloadSegment, signatureSegment] = parts as [string, string, string];
-  if (!BASE64URL.test(headerSegment) || !BASE64URL.test(payloadSegment) || !BASE64URL.test(signatureSegment)) throw new JwsRefused('not base64url');
+  if (!BASE64URL.test(headerSegment) || !BASE64URL.test(payloadSegment) || !BASE64URL.test(signatureSegment))
+    throw new JwsRefused('not base64url');
   const header = decodeJson(headerSegment, 'the header');
   const alg = header.alg;
-  if (typeof alg !== 'string' || !algorithms.includes(alg) || !Object.hasOwn(PARAMS, alg)) throw new JwsRefused('alg not allowed');
+  if (typeof alg !== 'string' || !algorithms.includes(alg) || !Object.hasOwn(PARAMS, alg))
+    throw new JwsRefused('alg not allowed');
   if (header.crit !== undefined) throw new JwsRefused('crit not supported');
   return {
     header: header as JWTHeaderParameters,
@@ -159,8 +170,15 @@ export function signatureValid(jws: DecodedJws, key: KeyObject): boolean {
   const params = PARAMS[jws.alg];
   if (params.signatureLength !== undefined && jws.signature.length !== params.signatureLength) return false;
   try {
-    if (params.signatureLength !== undefined) return cryptoVerify(params.hash, jws.signingInput, { key, dsaEncoding: 'ieee-p1363' }, jws.signature);
-    if (params.pss === true) return cryptoVerify(params.hash, jws.signingInput, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: params.saltLength }, jws.signature);
+    if (params.signatureLength !== undefined)
+      return cryptoVerify(params.hash, jws.signingInput, { key, dsaEncoding: 'ieee-p1363' }, jws.signature);
+    if (params.pss === true)
+      return cryptoVerify(
+        params.hash,
+        jws.signingInput,
+        { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: params.saltLength },
+        jws.signature,
+      );
     return cryptoVerify(params.hash, jws.signingInput, key, jws.signature);
   } catch {
     // A key of another type or curve than the algorithm's: not this key's signature.
@@ -182,7 +200,10 @@ export function checkedClaims(jws: DecodedJws, rules: ClaimRules): JWTPayload {
   if (payload.iss !== rules.issuer) throw new JwsRefused('unexpected iss');
   if (rules.audience !== undefined) {
     const { aud } = payload;
-    const accepted = typeof aud === 'string' ? rules.audience.includes(aud) : Array.isArray(aud) && rules.audience.some((expected) => aud.includes(expected));
+    const accepted =
+      typeof aud === 'string'
+        ? rules.audience.includes(aud)
+        : Array.isArray(aud) && rules.audience.some((expected) => aud.includes(expected));
     if (!accepted) throw new JwsRefused('unexpected aud');
   }
   const now = Math.floor(rules.nowMs / 1000);

@@ -73,13 +73,19 @@ export class JwtVerifier {
       const keys = await this.keys.keysFor(jws.alg, jws.header.kid);
       if (keys.length === 0) throw new JwsRefused('no matching key');
       if (!keys.some((candidate) => signatureValid(jws, candidate.key))) throw new JwsRefused('signature invalid');
-      payload = checkedClaims(jws, { issuer: this.issuer, audience: options.audience, toleranceSeconds: CLOCK_TOLERANCE_SECONDS, nowMs: this.clock.nowMs() });
+      payload = checkedClaims(jws, {
+        issuer: this.issuer,
+        audience: options.audience,
+        toleranceSeconds: CLOCK_TOLERANCE_SECONDS,
+        nowMs: this.clock.nowMs(),
+      });
       header = jws.header;
     } catch (error) {
       throw new JwtRejected(error instanceof JwsRefused ? error.code : 'invalid token');
     }
     const nowMs = this.clock.nowMs();
-    if (payload.iat !== undefined && payload.iat > nowMs / 1000 + CLOCK_TOLERANCE_SECONDS) throw new JwtRejected('issued in the future');
+    if (payload.iat !== undefined && payload.iat > nowMs / 1000 + CLOCK_TOLERANCE_SECONDS)
+      throw new JwtRejected('issued in the future');
     const refusal = options.accepts?.(header, payload, nowMs);
     if (refusal !== undefined) throw new JwtRejected(refusal);
     // Verified against keys that were replaced meanwhile: answer this once, remember nothing

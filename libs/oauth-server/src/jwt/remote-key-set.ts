@@ -16,7 +16,11 @@ export interface RemoteKeySetPolicy {
   readonly timeoutMs: number;
 }
 
-export const TRUSTED_KEYS_POLICY: RemoteKeySetPolicy = { maxAgeMs: 10 * 60_000, minIntervalMs: 30_000, timeoutMs: 5_000 };
+export const TRUSTED_KEYS_POLICY: RemoteKeySetPolicy = {
+  maxAgeMs: 10 * 60_000,
+  minIntervalMs: 30_000,
+  timeoutMs: 5_000,
+};
 
 /** A key set answer is a few KiB; 1 MiB is far beyond any real one. Connecting takes at most 3 s (or the total timeout). */
 const KEY_SET_MAX_BYTES = 1024 * 1024;

@@ -43,8 +43,13 @@ export class AuthorizationServerMetadataService {
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       authorization_response_iss_parameter_supported: true,
       // MCP clients (MCP authorization 2025-11-25) look for this before using a document URL as client_id.
-      ...(config.oauth2_authorization_server.cimd.enabled && config.oauth2_authorization_server.mode !== 'proxy' ? { client_id_metadata_document_supported: true as const } : {}),
-      ...(config.oauth2_authorization_server.local.refresh_tokens.enabled && config.oauth2_authorization_server.mode !== 'proxy' ? { scopes_supported: ['offline_access'] } : {}),
+      ...(config.oauth2_authorization_server.cimd.enabled && config.oauth2_authorization_server.mode !== 'proxy'
+        ? { client_id_metadata_document_supported: true as const }
+        : {}),
+      ...(config.oauth2_authorization_server.local.refresh_tokens.enabled &&
+      config.oauth2_authorization_server.mode !== 'proxy'
+        ? { scopes_supported: ['offline_access'] }
+        : {}),
       // Proxy mode relays the upstream's tokens: it revokes and introspects nothing of its own.
       ...(config.oauth2_authorization_server.mode === 'proxy'
         ? {}
@@ -53,7 +58,11 @@ export class AuthorizationServerMetadataService {
             revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
             introspection_endpoint: `${base}/oauth2/introspect`,
             // RFC 7662 §2.1: introspection needs an authenticated caller: a confidential agent, or the gateway's client assertion (RFC 7523).
-            introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+            introspection_endpoint_auth_methods_supported: [
+              'client_secret_basic',
+              'client_secret_post',
+              'private_key_jwt',
+            ],
           }),
     };
   }

@@ -24,9 +24,12 @@ export class HybridAuthorize implements AuthorizeStrategy {
   async authorize(principal: Principal, request: AuthorizationRequest): Promise<string> {
     // Metadata-document clients are always served locally (CIMD is a local capability).
     const clientId = request.query.client_id;
-    if (this.local.servesLocally(typeof clientId === 'string' ? clientId : undefined)) return this.local.authorize(principal, request);
+    if (this.local.servesLocally(typeof clientId === 'string' ? clientId : undefined))
+      return this.local.authorize(principal, request);
     const agent = await this.proxy.validate(request);
-    return agent.clientId === null ? this.local.authorize(principal, request) : this.proxy.redirectUpstream(principal, agent, request);
+    return agent.clientId === null
+      ? this.local.authorize(principal, request)
+      : this.proxy.redirectUpstream(principal, agent, request);
   }
 }
 
@@ -41,7 +44,8 @@ export class HybridAuthorizationCodeGrant implements GrantStrategy {
   ) {}
 
   async handle(form: TokenForm, context: TokenRequestContext): Promise<TokenOutcome> {
-    if (this.servesLocally(presentedClient(context.authorization, form).clientId)) return this.local.handle(form, context);
+    if (this.servesLocally(presentedClient(context.authorization, form).clientId))
+      return this.local.handle(form, context);
     const agent = await this.proxy.agentOf(form, context);
     return agent.clientId === null ? this.local.handle(form, context) : this.proxy.forward(agent, form, context);
   }
@@ -61,7 +65,8 @@ export class HybridJwks implements JwksSource {
     const [local, upstream] = await Promise.all([this.local.keySet(), this.upstream.keySet()]);
     if (this.merged?.local === local && this.merged.upstream === upstream) return this.merged.union;
     const kids = new Set(local.keys.map((key) => key.kid));
-    if (upstream.keys.some((key) => key.kid !== undefined && kids.has(key.kid))) throw new OAuthError('server_error', 'a key id is published by both the broker and the upstream');
+    if (upstream.keys.some((key) => key.kid !== undefined && kids.has(key.kid)))
+      throw new OAuthError('server_error', 'a key id is published by both the broker and the upstream');
     this.merged = { local, upstream, union: { keys: [...local.keys, ...upstream.keys] } };
     return this.merged.union;
   }

@@ -3,7 +3,13 @@ import { Clock, OAuthError, scopesAllowedFor, type Agent, type Principal } from 
 import { AgentRepository } from '@broker/persistence';
 import { JweCodec } from '@broker/vault';
 import { Inject, Injectable } from '@nestjs/common';
-import { assertClientIdShape, assertPkceS256Challenge, assertRedirectUriRegistered, assertResponseTypeCode, single } from '../authorize/authorize-rules';
+import {
+  assertClientIdShape,
+  assertPkceS256Challenge,
+  assertRedirectUriRegistered,
+  assertResponseTypeCode,
+  single,
+} from '../authorize/authorize-rules';
 import type { AuthorizationRequest, AuthorizeStrategy } from '../authorize/authorize-strategy';
 import { parseScope } from '../token/scopes';
 
@@ -54,19 +60,35 @@ export class ProxyAuthorize implements AuthorizeStrategy {
     const scopes = parseScope(single(query, 'scope'));
     const back = new URL(redirectUri);
     if (!scopesAllowedFor(agent, scopes)) {
-      return withParams(back, { error: 'invalid_scope', error_description: 'a requested scope is not allowed for this client', state: clientState });
+      return withParams(back, {
+        error: 'invalid_scope',
+        error_description: 'a requested scope is not allowed for this client',
+        state: clientState,
+      });
     }
-    if (agent.clientId === null) return withParams(back, { error: 'server_error', error_description: 'this client has no upstream registration', state: clientState });
-    const state = await this.state.seal({ agent_id: agent.id, sub: principal.id, state: clientState }, STATE_TTL_SECONDS);
-    return withParams(new URL(this.upstream), {
-      response_type: 'code',
-      client_id: agent.clientId,
-      redirect_uri: redirectUri,
-      scope: scopes.length > 0 ? scopes.join(' ') : undefined,
-      state,
-      code_challenge: single(query, 'code_challenge'),
-      code_challenge_method: 'S256',
-    }, upstreamResources(query.resource));
+    if (agent.clientId === null)
+      return withParams(back, {
+        error: 'server_error',
+        error_description: 'this client has no upstream registration',
+        state: clientState,
+      });
+    const state = await this.state.seal(
+      { agent_id: agent.id, sub: principal.id, state: clientState },
+      STATE_TTL_SECONDS,
+    );
+    return withParams(
+      new URL(this.upstream),
+      {
+        response_type: 'code',
+        client_id: agent.clientId,
+        redirect_uri: redirectUri,
+        scope: scopes.length > 0 ? scopes.join(' ') : undefined,
+        state,
+        code_challenge: single(query, 'code_challenge'),
+        code_challenge_method: 'S256',
+      },
+      upstreamResources(query.resource),
+    );
   }
 }
 

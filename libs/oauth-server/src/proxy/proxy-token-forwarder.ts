@@ -14,8 +14,12 @@ const UPSTREAM_MAX_BYTES = 1024 * 1024;
 
 /** The upstream answered nothing usable: `temporarily_unavailable`, saying whether it answered at all. */
 function upstreamFailure(error: unknown): OAuthError {
-  const brokeOff = error instanceof OutboundHttpError && (error.reason === 'too_large' || error.reason === 'interrupted');
-  return new OAuthError('temporarily_unavailable', brokeOff ? 'the upstream answer was too large or interrupted' : 'the upstream authorization server did not answer');
+  const brokeOff =
+    error instanceof OutboundHttpError && (error.reason === 'too_large' || error.reason === 'interrupted');
+  return new OAuthError(
+    'temporarily_unavailable',
+    brokeOff ? 'the upstream answer was too large or interrupted' : 'the upstream authorization server did not answer',
+  );
 }
 
 /**
@@ -41,13 +45,19 @@ export class ProxyTokenForwarder implements GrantStrategy {
     // Made once, so every forwarded request (the token endpoint's hot path) reuses its connection pool.
     // redirects 'return': the upstream's answer is relayed whatever its status, a 3xx too (without
     // its Location, which is not relayed), and never followed.
-    this.upstream = new OutboundHttp({ connectTimeoutMs: timeoutMs, totalTimeoutMs: timeoutMs, maxResponseBytes: UPSTREAM_MAX_BYTES, redirects: 'return' });
+    this.upstream = new OutboundHttp({
+      connectTimeoutMs: timeoutMs,
+      totalTimeoutMs: timeoutMs,
+      maxResponseBytes: UPSTREAM_MAX_BYTES,
+      redirects: 'return',
+    });
   }
 
   /** The proxied agent named by the request, or `invalid_client`. */
   async agentOf(form: TokenForm, context: TokenRequestContext): Promise<Agent> {
     const clientId = presentedClient(context.authorization, form).clientId?.toLowerCase();
-    const agent = clientId !== undefined && isCanonicalUuid(clientId) ? await this.agents.findById(clientId) : undefined;
+    const agent =
+      clientId !== undefined && isCanonicalUuid(clientId) ? await this.agents.findById(clientId) : undefined;
     if (agent === undefined) throw new OAuthError('invalid_client', 'unknown client');
     return agent;
   }
@@ -59,7 +69,9 @@ export class ProxyTokenForwarder implements GrantStrategy {
   async forward(agent: Agent, form: TokenForm, context: TokenRequestContext): Promise<TokenOutcome> {
     if (agent.clientId === null) throw new OAuthError('invalid_client', 'this client has no upstream registration');
     const presented = presentedClient(context.authorization, form);
-    const upstreamForm = new URLSearchParams([...form].filter(([name]) => name !== 'client_id' && name !== 'client_secret'));
+    const upstreamForm = new URLSearchParams(
+      [...form].filter(([name]) => name !== 'client_id' && name !== 'client_secret'),
+    );
     upstreamForm.set('client_id', agent.clientId);
     if (presented.clientSecret !== undefined) upstreamForm.set('client_secret', presented.clientSecret);
     let response;

@@ -25,10 +25,26 @@ export class UpstreamKeySet {
   private readonly remote: RemoteKeySet | undefined;
   private published: { source: JSONWebKeySet; set: JsonWebKeySet } | undefined;
 
-  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig, clock: Clock, components: ComponentHealth, metrics: BrokerMetrics) {
+  constructor(
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+    clock: Clock,
+    components: ComponentHealth,
+    metrics: BrokerMetrics,
+  ) {
     const proxy = config.oauth2_authorization_server.proxy;
-    if (proxy.upstream_jwks_uri !== undefined) this.remote = new RemoteKeySet(proxy.upstream_jwks_uri, clock, { maxAgeMs: UPSTREAM_KEYS_MAX_AGE_MS, minIntervalMs: UPSTREAM_KEYS_MIN_INTERVAL_MS, timeoutMs: proxy.upstream_timeout }, metrics.keySet('upstream'));
-    if (config.oauth2_authorization_server.mode !== 'local') components.register('upstream_jwks', () => (this.remote?.healthy === true ? 'healthy' : 'degraded'));
+    if (proxy.upstream_jwks_uri !== undefined)
+      this.remote = new RemoteKeySet(
+        proxy.upstream_jwks_uri,
+        clock,
+        {
+          maxAgeMs: UPSTREAM_KEYS_MAX_AGE_MS,
+          minIntervalMs: UPSTREAM_KEYS_MIN_INTERVAL_MS,
+          timeoutMs: proxy.upstream_timeout,
+        },
+        metrics.keySet('upstream'),
+      );
+    if (config.oauth2_authorization_server.mode !== 'local')
+      components.register('upstream_jwks', () => (this.remote?.healthy === true ? 'healthy' : 'degraded'));
   }
 
   /** The upstream keys; `temporarily_unavailable` (503) when none could ever be fetched. */
@@ -36,7 +52,13 @@ export class UpstreamKeySet {
     const source = await this.remote?.current();
     if (source === undefined) throw new OAuthError('temporarily_unavailable', 'the upstream key set is unavailable');
     if (this.published?.source !== source) {
-      const keys = source.keys.map((key) => Object.fromEntries(Object.entries(key).filter(([member]) => !PRIVATE_MEMBERS.includes(member))) as Record<string, string>);
+      const keys = source.keys.map(
+        (key) =>
+          Object.fromEntries(Object.entries(key).filter(([member]) => !PRIVATE_MEMBERS.includes(member))) as Record<
+            string,
+            string
+          >,
+      );
       this.published = { source, set: { keys } };
     }
     return this.published.set;

@@ -1,5 +1,10 @@
 import { normaliseResourceUri, OAuthError, OFFLINE_SCOPES, type Agent, type ProtectedResource } from '@broker/domain';
-import { GrantRepository, PermissionSetRepository, ProtectedResourceRepository, ServiceRepository } from '@broker/persistence';
+import {
+  GrantRepository,
+  PermissionSetRepository,
+  ProtectedResourceRepository,
+  ServiceRepository,
+} from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 
 /**
@@ -45,7 +50,9 @@ export class ResourceConsent {
 
   /** The registered resource among `resources`, when one is; `invalid_target` if it is not alone. */
   async registered(resources: readonly string[], now: Date): Promise<ProtectedResource | undefined> {
-    const found = (await Promise.all(resources.map((uri) => this.catalog.byUri(uri, now.getTime())))).filter((r): r is ProtectedResource => r !== undefined);
+    const found = (await Promise.all(resources.map((uri) => this.catalog.byUri(uri, now.getTime())))).filter(
+      (r): r is ProtectedResource => r !== undefined,
+    );
     if (found.length === 0) return undefined;
     if (resources.length > 1) throw new OAuthError('invalid_target', ONE_REGISTERED);
     return found[0];
@@ -56,16 +63,28 @@ export class ResourceConsent {
    * (checked against the policy already, at least one) with `scopes` (within the agent's
    * `allowed_scopes` already). Throws `invalid_target` / `invalid_scope` (sent by redirect).
    */
-  async decide(principal: string, agent: Agent, resources: readonly string[], scopes: readonly string[], now: Date): Promise<ResourceConsentDecision> {
+  async decide(
+    principal: string,
+    agent: Agent,
+    resources: readonly string[],
+    scopes: readonly string[],
+    now: Date,
+  ): Promise<ResourceConsentDecision> {
     const resource = await this.registered(resources, now);
     if (resource === undefined) return this.decideUnregistered(principal, agent, resources, scopes, now);
     const bundled = await this.bundledScopes(agent, resource);
-    if (bundled === undefined) throw new OAuthError('invalid_target', 'no permission set of this client covers the resource');
+    if (bundled === undefined)
+      throw new OAuthError('invalid_target', 'no permission set of this client covers the resource');
     const asked = scopes.filter((scope) => !isOwnScope(scope));
     const offered = new Set(resource.scopes.map((s) => s.scope));
     // The description never names the refused scopes (as for the agent's allowed_scopes).
-    if (!asked.every((scope) => offered.has(scope))) throw new OAuthError('invalid_scope', 'a requested scope is not offered by the resource');
-    if (!asked.every((scope) => bundled.has(scope))) throw new OAuthError('invalid_scope', "a requested scope of the resource is not in this client's permission sets");
+    if (!asked.every((scope) => offered.has(scope)))
+      throw new OAuthError('invalid_scope', 'a requested scope is not offered by the resource');
+    if (!asked.every((scope) => bundled.has(scope)))
+      throw new OAuthError(
+        'invalid_scope',
+        "a requested scope of the resource is not in this client's permission sets",
+      );
     const granted = await this.grants.resourceScopes(principal, agent.id, resource.id, now);
     if (granted === undefined || !asked.every((scope) => granted.has(scope))) return { scopes, consented: false };
     if (asked.length > 0) return { scopes, consented: true };
@@ -88,12 +107,21 @@ export class ResourceConsent {
    * person's active grant delegates those services (no grant yet: the consent page), else
    * `access_denied` (the person's grant leaves them out).
    */
-  private async decideUnregistered(principal: string, agent: Agent, requested: readonly string[], scopes: readonly string[], now: Date): Promise<ResourceConsentDecision> {
+  private async decideUnregistered(
+    principal: string,
+    agent: Agent,
+    requested: readonly string[],
+    scopes: readonly string[],
+    now: Date,
+  ): Promise<ResourceConsentDecision> {
     // Services store their protected resources in normal form (the admin API's rule).
     const resources = requested.map((uri) => normaliseResourceUri(uri) ?? uri);
     const ofServices = await this.services.protectedResourcesAmong(resources);
     if (!resources.every((uri) => ofServices.has(uri))) {
-      throw new OAuthError('invalid_target', 'the resource is not registered with this authorization server (an administrator registers it as a protected resource)');
+      throw new OAuthError(
+        'invalid_target',
+        'the resource is not registered with this authorization server (an administrator registers it as a protected resource)',
+      );
     }
     if (!(await this.grants.hasActive(principal, agent.id, now))) return { scopes, consented: false };
     if (!(await this.grants.delegatesServiceResources(principal, agent.id, resources, now))) {

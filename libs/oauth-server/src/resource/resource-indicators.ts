@@ -91,10 +91,22 @@ export class ResourceIndicators {
     if (ANNOUNCED.has(config)) return;
     ANNOUNCED.add(config);
     const logger = new Logger(ResourceIndicators.name);
-    if (config.oauth2_authorization_server.mode === 'proxy') logger.log('resource indicators: forwarded to the upstream authorization server (proxy mode)');
-    else if (this.open) logger.log('resource indicators: any https URI or loopback http URI is accepted (resource_indicators.allowed_resources is empty; set it in production)');
-    else logger.log(`resource indicators: only the ${allowed.length} configured resource_indicators.allowed_resources entries (${this.configured.exactCount} exact, ${this.configured.prefixCount} prefixes)`);
-    if (config.oauth2_authorization_server.mode !== 'proxy') logger.log(required ? 'resource indicators: required on authorization and token requests (resource_indicators.required)' : 'resource indicators: optional; a token requested without resource has no audience of ours (set resource_indicators.required in production)');
+    if (config.oauth2_authorization_server.mode === 'proxy')
+      logger.log('resource indicators: forwarded to the upstream authorization server (proxy mode)');
+    else if (this.open)
+      logger.log(
+        'resource indicators: any https URI or loopback http URI is accepted (resource_indicators.allowed_resources is empty; set it in production)',
+      );
+    else
+      logger.log(
+        `resource indicators: only the ${allowed.length} configured resource_indicators.allowed_resources entries (${this.configured.exactCount} exact, ${this.configured.prefixCount} prefixes)`,
+      );
+    if (config.oauth2_authorization_server.mode !== 'proxy')
+      logger.log(
+        required
+          ? 'resource indicators: required on authorization and token requests (resource_indicators.required)'
+          : 'resource indicators: optional; a token requested without resource has no audience of ours (set resource_indicators.required in production)',
+      );
   }
 
   /**
@@ -109,7 +121,8 @@ export class ResourceIndicators {
       return [];
     }
     const values = Array.isArray(value) ? value : [value];
-    if (!values.every((item): item is string => typeof item === 'string')) throw invalidTarget('resource must be an absolute URI');
+    if (!values.every((item): item is string => typeof item === 'string'))
+      throw invalidTarget('resource must be an absolute URI');
     const resources = [...new Set(values)];
     if (resources.length > MAX_RESOURCES) throw invalidTarget(`at most ${MAX_RESOURCES} resources may be requested`);
     for (const resource of resources) this.assertAllowed(resource, agent);
@@ -121,10 +134,13 @@ export class ResourceIndicators {
    * `allowed_resources` when it has any, else `invalid_target`.
    */
   assertAllowed(resource: string, agent: Pick<Agent, 'allowedResources'>): void {
-    if (resource.length > MAX_RESOURCE_LENGTH || /[\s#]/.test(resource)) throw invalidTarget('resource must be an absolute URI without a fragment');
+    if (resource.length > MAX_RESOURCE_LENGTH || /[\s#]/.test(resource))
+      throw invalidTarget('resource must be an absolute URI without a fragment');
     const url = parseAbsoluteUrl(resource);
-    if (url === undefined || url.username !== '' || url.password !== '') throw invalidTarget('resource must be an absolute URI without a fragment');
-    if (!this.allows(resource)) throw invalidTarget('the resource is not one this authorization server issues tokens for');
+    if (url === undefined || url.username !== '' || url.password !== '')
+      throw invalidTarget('resource must be an absolute URI without a fragment');
+    if (!this.allows(resource))
+      throw invalidTarget('the resource is not one this authorization server issues tokens for');
     this.assertAgentAllows([resource], agent);
   }
 
@@ -134,7 +150,8 @@ export class ResourceIndicators {
    */
   assertAgentAllows(resources: readonly string[], agent: Pick<Agent, 'allowedResources'>): void {
     const list = agentList(agent);
-    if (list !== undefined && !resources.every((resource) => list.matches(resource))) throw invalidTarget(NOT_FOR_AGENT);
+    if (list !== undefined && !resources.every((resource) => list.matches(resource)))
+      throw invalidTarget(NOT_FOR_AGENT);
   }
 
   /**

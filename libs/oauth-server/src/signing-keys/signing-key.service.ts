@@ -1,7 +1,14 @@
 import type { KeyObject } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApiError, assertNever, Clock, type BrokerEvent, type SigningAlgorithm } from '@broker/domain';
-import { adminEvent, Database, EventLedger, recordChange, SigningKeyRepository, type SigningKeyRecord } from '@broker/persistence';
+import {
+  adminEvent,
+  Database,
+  EventLedger,
+  recordChange,
+  SigningKeyRepository,
+  type SigningKeyRecord,
+} from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { generateSigningKey, importPrivateKey } from './key-material';
@@ -82,21 +89,30 @@ export class SigningKeyService implements OnApplicationBootstrap {
 
   /** Issue 17: each change is `signing_key.added / promoted / removed` by `admin`, in the change's transaction. */
   async add(algorithm: SigningAlgorithm, admin: string): Promise<SigningKeyRecord> {
-    const events = recordChange(this.ledger, (key: SigningKeyRecord) => adminEvent('signing_key.added', admin, {}, { kid: key.kid, algorithm: key.algorithm }));
+    const events = recordChange(this.ledger, (key: SigningKeyRecord) =>
+      adminEvent('signing_key.added', admin, {}, { kid: key.kid, algorithm: key.algorithm }),
+    );
     const record = await this.keys.add(await this.newKey(algorithm), events);
     this.invalidate();
     return record;
   }
 
   async promote(kid: string, admin: string): Promise<SigningKeyRecord> {
-    const record = await this.keys.promote(kid, recordChange(this.ledger, () => adminEvent('signing_key.promoted', admin, {}, { kid })));
+    const record = await this.keys.promote(
+      kid,
+      recordChange(this.ledger, () => adminEvent('signing_key.promoted', admin, {}, { kid })),
+    );
     if (record === undefined) throw new ApiError('signing key not found', `no signing key ${kid}`);
     this.invalidate();
     return record;
   }
 
   async delete(kid: string, admin: string): Promise<void> {
-    const outcome = await this.keys.softDelete(kid, this.clock.now(), recordChange(this.ledger, () => adminEvent('signing_key.removed', admin, {}, { kid })));
+    const outcome = await this.keys.softDelete(
+      kid,
+      this.clock.now(),
+      recordChange(this.ledger, () => adminEvent('signing_key.removed', admin, {}, { kid })),
+    );
     switch (outcome) {
       case 'deleted':
         this.invalidate();
@@ -140,7 +156,9 @@ export class SigningKeyService implements OnApplicationBootstrap {
   private snapshot(): Promise<KeySetSnapshot> {
     const cached = snapshots.get(this.database);
     if (cached !== undefined) {
-      return cached.then((snapshot) => (this.clock.nowMs() - snapshot.loadedAtMs < SNAPSHOT_TTL_MS ? snapshot : this.reload()));
+      return cached.then((snapshot) =>
+        this.clock.nowMs() - snapshot.loadedAtMs < SNAPSHOT_TTL_MS ? snapshot : this.reload(),
+      );
     }
     return this.reload();
   }
@@ -158,7 +176,9 @@ export class SigningKeyService implements OnApplicationBootstrap {
     const current = currentRecord && {
       kid: currentRecord.kid,
       algorithm: currentRecord.algorithm,
-      privateKey: importPrivateKey(this.cipher.decrypt(currentRecord.privateKeyEnvelope, bindings.signingKey(currentRecord.kid))),
+      privateKey: importPrivateKey(
+        this.cipher.decrypt(currentRecord.privateKeyEnvelope, bindings.signingKey(currentRecord.kid)),
+      ),
     };
     return { loadedAtMs: this.clock.nowMs(), jwks: { keys: live.map((key) => key.publicJwk) }, current };
   }

@@ -11,7 +11,13 @@ const AGENT = '0af76519-16cd-43dd-8448-eb211c80319c';
 function credentials(authorization = 'client_assertion.sub == "gateway"'): GatewayCredentials {
   const config = testConfig({ token_exchange: { authorization: { cel: { expression: authorization } } } });
   // identify and assertAuthorized read only the configured expressions.
-  return new GatewayCredentials(config, {} as TrustAnchor, {} as ClientAssertionReplayRepository, new SystemClock(), {} as AgentRepository);
+  return new GatewayCredentials(
+    config,
+    {} as TrustAnchor,
+    {} as ClientAssertionReplayRepository,
+    new SystemClock(),
+    {} as AgentRepository,
+  );
 }
 
 /** Frozen claims (the verifier's cached object) whose property reads are counted: one read per evaluation of an expression. */
@@ -54,11 +60,23 @@ describe('GatewayCredentials', () => {
     const missing = Object.freeze({ sub: 'alice' });
     const notUuid = Object.freeze({ sub: 'alice', azp: 'not-a-uuid' });
     for (let i = 0; i < 2; i++) {
-      expect(refusalOf(() => gateway.identify(missing))).toMatchObject({ refusal: 'identity_missing', message: 'the subject token lacks the principal or agent claim' });
-      expect(refusalOf(() => gateway.identify(notUuid))).toMatchObject({ refusal: 'identity_missing', message: 'the subject token has no usable agent claim' });
+      expect(refusalOf(() => gateway.identify(missing))).toMatchObject({
+        refusal: 'identity_missing',
+        message: 'the subject token lacks the principal or agent claim',
+      });
+      expect(refusalOf(() => gateway.identify(notUuid))).toMatchObject({
+        refusal: 'identity_missing',
+        message: 'the subject token has no usable agent claim',
+      });
       // Claims the verifier has not cached (not frozen) are evaluated each time, with the same outcome.
-      expect(refusalOf(() => gateway.identify({ sub: 'alice' }))).toMatchObject({ refusal: 'identity_missing', message: 'the subject token lacks the principal or agent claim' });
-      expect(refusalOf(() => gateway.assertAuthorized({ sub: 'someone-else' }))).toMatchObject({ refusal: 'not_authorized', message: 'the gateway is not authorized' });
+      expect(refusalOf(() => gateway.identify({ sub: 'alice' }))).toMatchObject({
+        refusal: 'identity_missing',
+        message: 'the subject token lacks the principal or agent claim',
+      });
+      expect(refusalOf(() => gateway.assertAuthorized({ sub: 'someone-else' }))).toMatchObject({
+        refusal: 'not_authorized',
+        message: 'the gateway is not authorized',
+      });
     }
   });
 
@@ -70,9 +88,16 @@ describe('GatewayCredentials', () => {
     gateway.assertAuthorized(allowed.claims);
     expect(allowed.reads()).toBe(reads);
     const other = countedClaims({ sub: 'someone-else' });
-    for (let i = 0; i < 2; i++) expect(refusalOf(() => gateway.assertAuthorized(other.claims))).toMatchObject({ refusal: 'not_authorized', message: 'the gateway is not authorized' });
+    for (let i = 0; i < 2; i++)
+      expect(refusalOf(() => gateway.assertAuthorized(other.claims))).toMatchObject({
+        refusal: 'not_authorized',
+        message: 'the gateway is not authorized',
+      });
     // An expression that fails to evaluate (a claim the assertion lacks) refuses too.
     const failing = credentials('client_assertion.team == "ops"');
-    for (let i = 0; i < 2; i++) expect(refusalOf(() => failing.assertAuthorized(Object.freeze({ sub: 'gateway' })))).toMatchObject({ refusal: 'not_authorized' });
+    for (let i = 0; i < 2; i++)
+      expect(refusalOf(() => failing.assertAuthorized(Object.freeze({ sub: 'gateway' })))).toMatchObject({
+        refusal: 'not_authorized',
+      });
   });
 });

@@ -85,9 +85,21 @@ export class GatewayCredentials {
   ) {
     this.replays = config.token_exchange.client_assertion.single_use ? replays : undefined;
     const extraction = config.token_exchange.claim_extraction;
-    this.principalOf = compileConfigExpression('token_exchange.claim_extraction.principal_expression', extraction.principal_expression, ['subject_token']);
-    this.agentIdOf = compileConfigExpression('token_exchange.claim_extraction.agent_id_expression', extraction.agent_id_expression, ['subject_token']);
-    this.authorizes = compileConfigExpression('token_exchange.authorization.cel.expression', config.token_exchange.authorization.cel.expression, ['client_assertion']);
+    this.principalOf = compileConfigExpression(
+      'token_exchange.claim_extraction.principal_expression',
+      extraction.principal_expression,
+      ['subject_token'],
+    );
+    this.agentIdOf = compileConfigExpression(
+      'token_exchange.claim_extraction.agent_id_expression',
+      extraction.agent_id_expression,
+      ['subject_token'],
+    );
+    this.authorizes = compileConfigExpression(
+      'token_exchange.authorization.cel.expression',
+      config.token_exchange.authorization.cel.expression,
+      ['client_assertion'],
+    );
   }
 
   /** The gateway's client assertion (RFC 7523): signature, issuer, our audience, expiry, type; its `jti` once with `single_use`. */
@@ -96,11 +108,16 @@ export class GatewayCredentials {
     try {
       claims = await this.anchor.verify(assertion, 'client_assertion');
     } catch (error) {
-      if (error instanceof JwtRejected) throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion is not valid');
+      if (error instanceof JwtRejected)
+        throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion is not valid');
       throw error;
     }
     const party = this.parties.get(claims) ?? (await this.partyOf(claims));
-    if (party.namesAgent) throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion is a token issued to a person for an agent, not the gateway\'s');
+    if (party.namesAgent)
+      throw new GatewayCredentialsRefused(
+        'assertion_invalid',
+        "the client assertion is a token issued to a person for an agent, not the gateway's",
+      );
     if (this.replays !== undefined) await this.assertFirstUse(claims, this.replays);
     return claims;
   }
@@ -111,11 +128,21 @@ export class GatewayCredentials {
    * configured expression extracts from it). Called with a verified assertion and the
    * identity of a verified subject token; costs a string comparison and a short list scan.
    */
-  assertDistinctParties(assertionJwt: string, assertion: JWTPayload, subjectJwt: string, subject: SubjectIdentity): void {
-    if (assertionJwt === subjectJwt) throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion is the subject token');
+  assertDistinctParties(
+    assertionJwt: string,
+    assertion: JWTPayload,
+    subjectJwt: string,
+    subject: SubjectIdentity,
+  ): void {
+    if (assertionJwt === subjectJwt)
+      throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion is the subject token');
     const party = this.parties.get(assertion);
     // Every assertion that reaches here went through verifyAssertion, which remembered its party.
-    if (party === undefined || party.principals.includes(subject.principal)) throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion speaks for the subject token\'s principal');
+    if (party === undefined || party.principals.includes(subject.principal))
+      throw new GatewayCredentialsRefused(
+        'assertion_invalid',
+        "the client assertion speaks for the subject token's principal",
+      );
   }
 
   /** What `assertion` would be as a subject token (`AssertionParty`), remembered for its cached verifications. */
@@ -136,7 +163,10 @@ export class GatewayCredentials {
     }
     if (typeof principal === 'string' && principal.trim() !== '') principals.push(principal.trim());
     // A gateway's own token may carry an `azp` (its client id at the issuer); only one naming an agent of ours is a person's.
-    const namesAgent = typeof agentId === 'string' && isUuidShaped(agentId) && (await this.agents.findClient(agentId.toLowerCase())) !== undefined;
+    const namesAgent =
+      typeof agentId === 'string' &&
+      isUuidShaped(agentId) &&
+      (await this.agents.findClient(agentId.toLowerCase())) !== undefined;
     const party: AssertionParty = { namesAgent, principals };
     this.parties.set(assertion, party);
     return party;
@@ -148,10 +178,15 @@ export class GatewayCredentials {
    * Checked after the signature, so nobody but the issuer can spend a `jti`.
    */
   private async assertFirstUse(claims: JWTPayload, replays: ClientAssertionReplayRepository): Promise<void> {
-    if (typeof claims.jti !== 'string' || claims.jti === '') throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion has no jti (single use is required)');
+    if (typeof claims.jti !== 'string' || claims.jti === '')
+      throw new GatewayCredentialsRefused(
+        'assertion_invalid',
+        'the client assertion has no jti (single use is required)',
+      );
     const jtiSha256 = createHash('sha256').update(claims.jti).digest();
     const expiresAt = new Date(((claims.exp as number) + CLOCK_TOLERANCE_SECONDS) * 1000);
-    if (!(await replays.claimFirstUse(jtiSha256, expiresAt, this.clock.now()))) throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion was already used');
+    if (!(await replays.claimFirstUse(jtiSha256, expiresAt, this.clock.now())))
+      throw new GatewayCredentialsRefused('assertion_invalid', 'the client assertion was already used');
   }
 
   /** The user's subject token, verified by the same anchor for `token_exchange.subject_token.audience`. */
@@ -159,7 +194,8 @@ export class GatewayCredentials {
     try {
       return await this.anchor.verify(token, 'subject_token');
     } catch (error) {
-      if (error instanceof JwtRejected) throw new GatewayCredentialsRefused('subject_invalid', 'the subject token is not valid');
+      if (error instanceof JwtRejected)
+        throw new GatewayCredentialsRefused('subject_invalid', 'the subject token is not valid');
       throw error;
     }
   }
@@ -175,7 +211,8 @@ export class GatewayCredentials {
       }
       this.identities.set(subject, outcome);
     }
-    if (outcome instanceof GatewayCredentialsRefused) throw new GatewayCredentialsRefused(outcome.refusal, outcome.message);
+    if (outcome instanceof GatewayCredentialsRefused)
+      throw new GatewayCredentialsRefused(outcome.refusal, outcome.message);
     return outcome;
   }
 
@@ -188,8 +225,10 @@ export class GatewayCredentials {
     } catch {
       return new GatewayCredentialsRefused('identity_missing', 'the subject token lacks the principal or agent claim');
     }
-    if (typeof principal !== 'string' || principal.trim() === '' || principal.length > 200) return new GatewayCredentialsRefused('identity_missing', 'the subject token has no usable principal claim');
-    if (typeof agentId !== 'string' || !isUuidShaped(agentId)) return new GatewayCredentialsRefused('identity_missing', 'the subject token has no usable agent claim');
+    if (typeof principal !== 'string' || principal.trim() === '' || principal.length > 200)
+      return new GatewayCredentialsRefused('identity_missing', 'the subject token has no usable principal claim');
+    if (typeof agentId !== 'string' || !isUuidShaped(agentId))
+      return new GatewayCredentialsRefused('identity_missing', 'the subject token has no usable agent claim');
     const agent = agentId.toLowerCase();
     return Object.freeze({ principal: principal.trim(), agentId: isCanonicalUuid(agent) ? agent : agentId });
   }

@@ -13,7 +13,6 @@ import { ImpersonationExchange } from '../impersonation/impersonation.exchange';
 import { ACCESS_TOKEN_TYPE, JWT_BEARER, TOKEN_EXCHANGE } from './token-types';
 import { GatewayCredentials, GatewayCredentialsRefused, type SubjectIdentity } from './gateway-credentials';
 
-
 /** An event's `resource` is cut here: the form's value, bounded by the body limit only, is the caller's text. */
 const MAX_RESOURCE_CHARS = 512;
 
@@ -50,7 +49,12 @@ export class TokenExchangeGrant implements GrantStrategy {
   async handle(form: TokenForm, _context: TokenRequestContext): Promise<TokenResponse> {
     // Impersonation is decided first (before the resource requirement), at this one dispatch point.
     if (this.impersonation.activates(form)) return this.impersonation.handle(form);
-    const facts: ExchangeFacts = { principal: null, agent_id: null, service_id: null, resource: form.get('resource') ?? null };
+    const facts: ExchangeFacts = {
+      principal: null,
+      agent_id: null,
+      service_id: null,
+      resource: form.get('resource') ?? null,
+    };
     let gatewayId: string | null = null;
     let authenticated = false;
     try {
@@ -69,14 +73,28 @@ export class TokenExchangeGrant implements GrantStrategy {
       facts.service_id = context.serviceId;
       const delegations = this.requireActiveGrant(context);
       const token = await this.usableToken(context, principal);
-      this.audit.record('token_exchange', { principal: facts.principal, agent_id: facts.agent_id, service_id: facts.service_id, resource: facts.resource, outcome: 'issued', oauth_error: null });
+      this.audit.record('token_exchange', {
+        principal: facts.principal,
+        agent_id: facts.agent_id,
+        service_id: facts.service_id,
+        resource: facts.resource,
+        outcome: 'issued',
+        oauth_error: null,
+      });
       this.recordEvent(gatewayId, facts, null);
       return this.response(token, delegations, form.get('scope'));
     } catch (thrown) {
       // Steps 1-3 throw GatewayCredentialsRefused: here it becomes the exchange's OAuth error.
       const error = thrown instanceof GatewayCredentialsRefused ? TokenExchangeGrant.toOAuth(thrown) : thrown;
       const code = error instanceof OAuthError ? error.code : 'server_error';
-      this.audit.record('token_exchange', { principal: facts.principal, agent_id: facts.agent_id, service_id: facts.service_id, resource: facts.resource, outcome: 'refused', oauth_error: code });
+      this.audit.record('token_exchange', {
+        principal: facts.principal,
+        agent_id: facts.agent_id,
+        service_id: facts.service_id,
+        resource: facts.resource,
+        outcome: 'refused',
+        oauth_error: code,
+      });
       // README "Activity and events": only an authenticated gateway's refusal is an event; the rest is counted.
       if (authenticated) this.recordEvent(gatewayId, facts, code);
       else this.metrics.unauthenticatedTokenRequest('token_exchange', code);
@@ -120,14 +138,16 @@ export class TokenExchangeGrant implements GrantStrategy {
   /** Step 1: the gateway's client assertion (RFC 7523) against the trust anchor → else 401 invalid_client. */
   private authenticateGateway(form: TokenForm): Promise<JWTPayload> {
     const assertion = required(form, 'client_assertion');
-    if (form.get('client_assertion_type') !== JWT_BEARER) throw new OAuthError('invalid_request', `client_assertion_type must be ${JWT_BEARER}`);
+    if (form.get('client_assertion_type') !== JWT_BEARER)
+      throw new OAuthError('invalid_request', `client_assertion_type must be ${JWT_BEARER}`);
     return this.gateway.verifyAssertion(assertion);
   }
 
   /** Step 2: the user's subject token, verified by the same anchor → else 400 invalid_request. */
   private verifySubjectToken(form: TokenForm): Promise<JWTPayload> {
     const token = required(form, 'subject_token');
-    if (form.get('subject_token_type') !== ACCESS_TOKEN_TYPE) throw new OAuthError('invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
+    if (form.get('subject_token_type') !== ACCESS_TOKEN_TYPE)
+      throw new OAuthError('invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
     return this.gateway.verifySubject(token);
   }
 
@@ -142,7 +162,12 @@ export class TokenExchangeGrant implements GrantStrategy {
    * does not authenticate a gateway → 401 invalid_client.
    */
   private assertDistinctParties(form: TokenForm, assertion: JWTPayload, identity: SubjectIdentity): void {
-    this.gateway.assertDistinctParties(required(form, 'client_assertion'), assertion, required(form, 'subject_token'), identity);
+    this.gateway.assertDistinctParties(
+      required(form, 'client_assertion'),
+      assertion,
+      required(form, 'subject_token'),
+      identity,
+    );
   }
 
   /** Step 3: the authorization expression over the client assertion's claims → else 403 access_denied. */
@@ -180,7 +205,8 @@ export class TokenExchangeGrant implements GrantStrategy {
 
   /** Step 5: an active grant of the principal for the agent that delegates the service → else 403 access_denied. */
   private requireActiveGrant(context: ExchangeContext): GrantDelegation[] {
-    if (context.delegations.length === 0) throw new OAuthError('access_denied', 'no active grant delegates this service to the agent');
+    if (context.delegations.length === 0)
+      throw new OAuthError('access_denied', 'no active grant delegates this service to the agent');
     return context.delegations;
   }
 
@@ -190,20 +216,33 @@ export class TokenExchangeGrant implements GrantStrategy {
       return await this.vault.usableTokenOf(context.session, principal, context.serviceId);
     } catch (error) {
       if (error instanceof TokenVaultError && error.code !== 'refresh_failed') {
-        throw new OAuthError('invalid_grant', 'the user has no usable session with the service: reconnect it', `${this.publicUrl}/api/third-party/${context.serviceId}/oauth2/authorize`);
+        throw new OAuthError(
+          'invalid_grant',
+          'the user has no usable session with the service: reconnect it',
+          `${this.publicUrl}/api/third-party/${context.serviceId}/oauth2/authorize`,
+        );
       }
       throw new OAuthError('server_error', 'the stored token could not be refreshed');
     }
   }
 
   /** Step 7: SPEC.md's response table. */
-  private response(token: UsableToken, delegations: readonly GrantDelegation[], requestedScope: string | undefined): TokenResponse {
+  private response(
+    token: UsableToken,
+    delegations: readonly GrantDelegation[],
+    requestedScope: string | undefined,
+  ): TokenResponse {
     const scope = token.scopes.join(' ');
     const sets: Record<string, string[]> = {};
     for (const d of delegations) (sets[d.permissionSetId] ??= []).push(d.serviceId);
     // Built in the answer's member order (optional members in place), without intermediate objects.
-    const answer: Mutable<TokenResponse> = { access_token: token.accessToken, token_type: token.tokenType, issued_token_type: ACCESS_TOKEN_TYPE };
-    if (token.expiresAt !== null) answer.expires_in = Math.max(0, Math.floor((token.expiresAt.getTime() - this.clock.nowMs()) / 1000));
+    const answer: Mutable<TokenResponse> = {
+      access_token: token.accessToken,
+      token_type: token.tokenType,
+      issued_token_type: ACCESS_TOKEN_TYPE,
+    };
+    if (token.expiresAt !== null)
+      answer.expires_in = Math.max(0, Math.floor((token.expiresAt.getTime() - this.clock.nowMs()) / 1000));
     if (scope !== '' && scope !== (requestedScope ?? '')) answer.scope = scope;
     answer.granted_permission_sets = sets;
     return answer;

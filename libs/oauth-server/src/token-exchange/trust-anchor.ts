@@ -3,7 +3,13 @@ import { Clock } from '@broker/domain';
 import { BrokerMetrics } from '@broker/telemetry';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { JWTHeaderParameters, JWTPayload } from 'jose';
-import { ASYMMETRIC_ALGORITHMS, CLOCK_TOLERANCE_SECONDS, JwtRejected, JwtVerifier, type VerifyOptions } from '../jwt/jwt-verifier';
+import {
+  ASYMMETRIC_ALGORITHMS,
+  CLOCK_TOLERANCE_SECONDS,
+  JwtRejected,
+  JwtVerifier,
+  type VerifyOptions,
+} from '../jwt/jwt-verifier';
 import { RemoteKeySet } from '../jwt/remote-key-set';
 
 /** What a JWT is verified as: the gateway's client assertion or a user's subject token. */
@@ -40,7 +46,9 @@ function assertNotIdToken(payload: JWTPayload): string | undefined {
 
 /** `token_exchange.client_assertion.max_lifetime`: `exp` no further ahead than this (plus the leeway). */
 function assertLifetimeBounded(payload: JWTPayload, maxLifetimeMs: number, nowMs: number): string | undefined {
-  return (payload.exp as number) * 1000 > nowMs + maxLifetimeMs + CLOCK_TOLERANCE_SECONDS * 1000 ? 'expires further ahead than max_lifetime' : undefined;
+  return (payload.exp as number) * 1000 > nowMs + maxLifetimeMs + CLOCK_TOLERANCE_SECONDS * 1000
+    ? 'expires further ahead than max_lifetime'
+    : undefined;
 }
 
 /** RFC 8725 §3.11 for subject tokens: an access token, so any explicit type but `at+jwt` names something else. */
@@ -70,9 +78,18 @@ export class TrustAnchor {
     const anchor = config.token_exchange.client_assertion;
     const brokerIssuer = config.oauth2_authorization_server.local.issuer_uri ?? config.server.enduser.public_url;
     if (anchor.issuer_uri === brokerIssuer) {
-      throw new ConfigError('token_exchange.client_assertion.issuer_uri', `is the broker's own issuer (${brokerIssuer}): the gateway's tokens must come from another issuer, or an agent's access token could pass as the gateway`);
+      throw new ConfigError(
+        'token_exchange.client_assertion.issuer_uri',
+        `is the broker's own issuer (${brokerIssuer}): the gateway's tokens must come from another issuer, or an agent's access token could pass as the gateway`,
+      );
     }
-    if (anchor.issuer_uri !== undefined && anchor.jwks_uri !== undefined) this.verifier = new JwtVerifier(anchor.issuer_uri, new RemoteKeySet(anchor.jwks_uri, clock, undefined, metrics?.keySet('trust_anchor')), clock, metrics);
+    if (anchor.issuer_uri !== undefined && anchor.jwks_uri !== undefined)
+      this.verifier = new JwtVerifier(
+        anchor.issuer_uri,
+        new RemoteKeySet(anchor.jwks_uri, clock, undefined, metrics?.keySet('trust_anchor')),
+        clock,
+        metrics,
+      );
     const assertionAudiences = anchor.audience !== undefined ? [...anchor.audience] : [brokerIssuer];
     const maxLifetimeMs = anchor.max_lifetime;
     this.options = {
@@ -80,11 +97,17 @@ export class TrustAnchor {
         purpose: 'client_assertion',
         audience: assertionAudiences,
         algorithms: ASYMMETRIC_ALGORITHMS,
-        accepts: (header, payload, nowMs) => assertAssertionTyped(header) ?? assertNotIdToken(payload) ?? (maxLifetimeMs === undefined ? undefined : assertLifetimeBounded(payload, maxLifetimeMs, nowMs)),
+        accepts: (header, payload, nowMs) =>
+          assertAssertionTyped(header) ??
+          assertNotIdToken(payload) ??
+          (maxLifetimeMs === undefined ? undefined : assertLifetimeBounded(payload, maxLifetimeMs, nowMs)),
       },
       subject_token: {
         purpose: 'subject_token',
-        audience: config.token_exchange.subject_token.audience !== undefined ? [...config.token_exchange.subject_token.audience] : assertionAudiences,
+        audience:
+          config.token_exchange.subject_token.audience !== undefined
+            ? [...config.token_exchange.subject_token.audience]
+            : assertionAudiences,
         algorithms: ASYMMETRIC_ALGORITHMS,
         accepts: (header) => assertSubjectTyped(header),
       },

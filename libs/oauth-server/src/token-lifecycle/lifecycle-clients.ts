@@ -22,7 +22,8 @@ export interface TokenLifecycleScope {
 export const TOKEN_LIFECYCLE_SCOPE = Symbol('TOKEN_LIFECYCLE_SCOPE');
 
 /** Who asks to revoke: an agent by its client id (broker-issued secret or public), or a metadata-document client by its URL. */
-export type Revoker = { readonly kind: 'agent'; readonly agentId: string } | { readonly kind: 'document'; readonly url: string };
+export type Revoker =
+  { readonly kind: 'agent'; readonly agentId: string } | { readonly kind: 'document'; readonly url: string };
 
 /** Who asks to introspect: a confidential agent, or the trusted gateway. */
 export type Introspector = { readonly kind: 'agent'; readonly agentId: string } | { readonly kind: 'gateway' };
@@ -58,33 +59,40 @@ export class LifecycleClients {
   async introspector(authorization: string | undefined, form: TokenForm): Promise<Introspector> {
     this.assertOpen();
     if (form.has('client_assertion') || form.has('client_assertion_type')) {
-      if (form.has('client_secret') || (authorization !== undefined && /^basic /i.test(authorization))) throw new OAuthError('invalid_request', 'use one client authentication method, not two');
+      if (form.has('client_secret') || (authorization !== undefined && /^basic /i.test(authorization)))
+        throw new OAuthError('invalid_request', 'use one client authentication method, not two');
       await this.gatewayClaims(form);
       return { kind: 'gateway' };
     }
-    const { agent } = await this.clients.authenticatePresented(presentedClient(authorization, form), { allowPublic: false });
+    const { agent } = await this.clients.authenticatePresented(presentedClient(authorization, form), {
+      allowPublic: false,
+    });
     this.assertServed(agent);
     return { kind: 'agent', agentId: agent.id };
   }
 
   private async gatewayClaims(form: TokenForm): Promise<JWTPayload> {
     const assertion = form.get('client_assertion');
-    if (assertion === undefined || assertion === '' || form.get('client_assertion_type') !== JWT_BEARER) throw new OAuthError('invalid_client', 'client authentication failed');
+    if (assertion === undefined || assertion === '' || form.get('client_assertion_type') !== JWT_BEARER)
+      throw new OAuthError('invalid_client', 'client authentication failed');
     try {
       const claims = await this.gateway.verifyAssertion(assertion);
       this.gateway.assertAuthorized(claims);
       return claims;
     } catch (error) {
-      if (error instanceof GatewayCredentialsRefused) throw new OAuthError('invalid_client', 'client authentication failed');
+      if (error instanceof GatewayCredentialsRefused)
+        throw new OAuthError('invalid_client', 'client authentication failed');
       throw error;
     }
   }
 
   private assertOpen(): void {
-    if (!this.scope.open) throw new OAuthError('invalid_client', 'this server issues no tokens of its own in proxy mode');
+    if (!this.scope.open)
+      throw new OAuthError('invalid_client', 'this server issues no tokens of its own in proxy mode');
   }
 
   private assertServed(agent: Agent): void {
-    if (!this.scope.servesAgent(agent)) throw new OAuthError('invalid_client', 'this client\'s tokens are issued by the upstream authorization server');
+    if (!this.scope.servesAgent(agent))
+      throw new OAuthError('invalid_client', "this client's tokens are issued by the upstream authorization server");
   }
 }

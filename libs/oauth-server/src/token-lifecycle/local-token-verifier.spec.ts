@@ -21,7 +21,12 @@ describe('LocalTokenVerifier', () => {
   const clock = new FrozenClock('2026-11-26T12:00:00Z');
   const now = () => Math.floor(clock.nowMs() / 1000);
   const keySet = new KeySet();
-  const verifier = new LocalTokenVerifier(keySet as unknown as SigningKeyService, { issuer: ISSUER } as AccessTokenIssuer, clock, new BrokerMetrics(false));
+  const verifier = new LocalTokenVerifier(
+    keySet as unknown as SigningKeyService,
+    { issuer: ISSUER } as AccessTokenIssuer,
+    clock,
+    new BrokerMetrics(false),
+  );
   let sign: (claims: Record<string, unknown>, header?: Record<string, unknown>) => string;
   let otherKey: Readonly<Record<string, string>>;
 
@@ -31,7 +36,13 @@ describe('LocalTokenVerifier', () => {
     keySet.keys = [key.publicJwk];
     otherKey = other.publicJwk;
     const privateKey = importPrivateKey(key.privateKeyDer);
-    sign = (claims, header = {}) => signCompactJws({ alg: 'ES256', kid: key.kid, typ: 'at+jwt', ...header }, { iss: ISSUER, sub: 'agent', iat: now(), exp: now() + 3600, jti: 'j', ...claims }, privateKey, 'ES256');
+    sign = (claims, header = {}) =>
+      signCompactJws(
+        { alg: 'ES256', kid: key.kid, typ: 'at+jwt', ...header },
+        { iss: ISSUER, sub: 'agent', iat: now(), exp: now() + 3600, jti: 'j', ...claims },
+        privateKey,
+        'ES256',
+      );
   });
 
   it('accepts an access token signed with a live key, issued by the broker, within its lifetime', async () => {

@@ -2,7 +2,14 @@ import { ASYMMETRIC_ALGORITHMS, Clock } from '@broker/domain';
 import { BrokerMetrics } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
-import { candidateKeys, checkedClaims, decodeJws, importVerificationKeys, signatureValid, type VerificationKey } from '../jwt/compact-jws';
+import {
+  candidateKeys,
+  checkedClaims,
+  decodeJws,
+  importVerificationKeys,
+  signatureValid,
+  type VerificationKey,
+} from '../jwt/compact-jws';
 import { VerifiedJwtCache } from '../jwt/verified-jwt-cache';
 import type { JsonWebKeySet } from '../signing-keys/signing-key.service';
 import { SigningKeyService } from '../signing-keys/signing-key.service';
@@ -53,7 +60,8 @@ export class LocalTokenVerifier {
     try {
       const jws = decodeJws(jwt, ASYMMETRIC_ALGORITHMS);
       if (jws.header.typ !== ACCESS_TOKEN_TYPE) return undefined;
-      if (!candidateKeys(keys, jws.alg, jws.header.kid).some((candidate) => signatureValid(jws, candidate.key))) return undefined;
+      if (!candidateKeys(keys, jws.alg, jws.header.kid).some((candidate) => signatureValid(jws, candidate.key)))
+        return undefined;
       return checkedClaims(jws, { issuer: this.issuer.issuer, toleranceSeconds: 0, nowMs });
     } catch {
       return undefined;

@@ -54,12 +54,18 @@ export class TokenIntrospection {
     private readonly metrics: BrokerMetrics,
   ) {}
 
-  async introspect(contentType: string | undefined, body: Buffer | undefined, authorization: string | undefined): Promise<IntrospectionResponse> {
+  async introspect(
+    contentType: string | undefined,
+    body: Buffer | undefined,
+    authorization: string | undefined,
+  ): Promise<IntrospectionResponse> {
     const request = readTokenRequestForm(contentType, body);
     const caller = await this.clients.introspector(authorization, request.form);
     const token = request.token();
     // The form of the token decides where to look, whatever `token_type_hint` says (RFC 7662 §2.1: only a hint).
-    const answer = (looksLikeJwt(token) ? await this.accessToken(token, caller) : await this.refreshToken(token, caller)) ?? INACTIVE;
+    const answer =
+      (looksLikeJwt(token) ? await this.accessToken(token, caller) : await this.refreshToken(token, caller)) ??
+      INACTIVE;
     this.metrics.tokenIntrospection(answer.active);
     return answer;
   }
@@ -69,14 +75,30 @@ export class TokenIntrospection {
     const claims = await this.verifier.verify(token);
     if (claims === undefined) return undefined;
     const { jti, sub, client_id: agentId, sid, iat, exp } = claims;
-    if (typeof jti !== 'string' || !isCanonicalUuid(jti) || typeof sub !== 'string' || typeof agentId !== 'string' || !isCanonicalUuid(agentId) || claims.agent_id !== agentId) return undefined;
-    if (typeof iat !== 'number' || typeof exp !== 'number' || (sid !== undefined && (typeof sid !== 'string' || !isCanonicalUuid(sid)))) return undefined;
+    if (
+      typeof jti !== 'string' ||
+      !isCanonicalUuid(jti) ||
+      typeof sub !== 'string' ||
+      typeof agentId !== 'string' ||
+      !isCanonicalUuid(agentId) ||
+      claims.agent_id !== agentId
+    )
+      return undefined;
+    if (
+      typeof iat !== 'number' ||
+      typeof exp !== 'number' ||
+      (sid !== undefined && (typeof sid !== 'string' || !isCanonicalUuid(sid)))
+    )
+      return undefined;
     if (caller.kind === 'agent' && caller.agentId !== agentId) return undefined;
     const act = actOf(claims);
     const delegated = sub !== agentId && act === undefined;
     if ((await this.agents.findClient(agentId)) === undefined) return INACTIVE;
     const now = this.clock.now();
-    const facts = await this.state.accessTokenFacts({ jti, familyId: sid, principal: delegated ? sub : undefined, agentId }, now);
+    const facts = await this.state.accessTokenFacts(
+      { jti, familyId: sid, principal: delegated ? sub : undefined, agentId },
+      now,
+    );
     if (facts.revoked || facts.familyRevoked) return INACTIVE;
     // A second's granularity: `iat` has no more, and a grant given in the second the token was issued came before it.
     if (delegated && !grantCovers(facts.grant, now, Math.floor(iat) * 1000 + 999)) return INACTIVE;
@@ -109,7 +131,9 @@ export class TokenIntrospection {
       scope: found.scopes.join(' '),
       client_id: found.agentId,
       sub: found.principal,
-      ...(found.resources.length === 0 ? {} : { aud: found.resources.length === 1 ? found.resources[0] : found.resources }),
+      ...(found.resources.length === 0
+        ? {}
+        : { aud: found.resources.length === 1 ? found.resources[0] : found.resources }),
       exp: Math.floor(expiresAt / 1000),
       iat: Math.floor(found.issuedAt.getTime() / 1000),
       iss: this.issuer.issuer,
@@ -134,6 +158,13 @@ function refreshTokenActive(token: RefreshTokenState, now: Date): boolean {
 
 function actOf(claims: JWTPayload): { iss: string; sub: string } | undefined {
   const act = claims.act as { iss?: unknown; sub?: unknown } | undefined;
-  if (act === undefined || act === null || typeof act !== 'object' || typeof act.iss !== 'string' || typeof act.sub !== 'string') return undefined;
+  if (
+    act === undefined ||
+    act === null ||
+    typeof act !== 'object' ||
+    typeof act.iss !== 'string' ||
+    typeof act.sub !== 'string'
+  )
+    return undefined;
   return { iss: act.iss, sub: act.sub };
 }

@@ -22,7 +22,11 @@ export class TokenLifecycleEndpoints {
     return challenged(authorization, this.revocation.revoke(contentType, body, authorization));
   }
 
-  introspect(contentType: string | undefined, body: Buffer | undefined, authorization: string | undefined): Promise<IntrospectionResponse> {
+  introspect(
+    contentType: string | undefined,
+    body: Buffer | undefined,
+    authorization: string | undefined,
+  ): Promise<IntrospectionResponse> {
     return challenged(authorization, this.introspection.introspect(contentType, body, authorization));
   }
 }

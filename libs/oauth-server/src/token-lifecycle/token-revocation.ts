@@ -38,23 +38,47 @@ export class TokenRevocation {
     private readonly metrics: BrokerMetrics,
   ) {}
 
-  async revoke(contentType: string | undefined, body: Buffer | undefined, authorization: string | undefined): Promise<void> {
+  async revoke(
+    contentType: string | undefined,
+    body: Buffer | undefined,
+    authorization: string | undefined,
+  ): Promise<void> {
     const request = readTokenRequestForm(contentType, body);
     const revoker = await this.clients.revoker(authorization, request.form);
     const token = request.token();
     // The form of the token decides where to look; a wrong or unknown hint changes nothing (RFC 7009 §2.1).
-    this.metrics.tokenRevocation(looksLikeJwt(token) ? await this.revokeAccess(token, revoker) : await this.revokeRefresh(token, revoker));
+    this.metrics.tokenRevocation(
+      looksLikeJwt(token) ? await this.revokeAccess(token, revoker) : await this.revokeRefresh(token, revoker),
+    );
   }
 
   private async revokeAccess(token: string, revoker: Revoker): Promise<RevokedTokenType> {
     const claims = await this.verifier.verify(token);
-    if (claims === undefined || typeof claims.jti !== 'string' || !isCanonicalUuid(claims.jti) || typeof claims.exp !== 'number') return 'none';
+    if (
+      claims === undefined ||
+      typeof claims.jti !== 'string' ||
+      !isCanonicalUuid(claims.jti) ||
+      typeof claims.exp !== 'number'
+    )
+      return 'none';
     if (!(await this.issuedTo(claims, revoker))) return 'none';
     const agentId = claims.client_id as string;
     const principal = typeof claims.sub === 'string' && claims.sub !== agentId ? claims.sub : null;
     const traceId = currentTraceId();
     await this.state.revokeAccessToken(claims.jti, new Date(claims.exp * 1000), (manager) =>
-      this.events.record({ type: 'access_token.revoked', actor: { type: 'agent', id: agentId }, principal, agentId, serviceId: null, outcome: 'success', traceId, details: { jti: claims.jti as string } }, manager),
+      this.events.record(
+        {
+          type: 'access_token.revoked',
+          actor: { type: 'agent', id: agentId },
+          principal,
+          agentId,
+          serviceId: null,
+          outcome: 'success',
+          traceId,
+          details: { jti: claims.jti as string },
+        },
+        manager,
+      ),
     );
     return 'access_token';
   }
@@ -62,12 +86,24 @@ export class TokenRevocation {
   private async revokeRefresh(token: string, revoker: Revoker): Promise<RevokedTokenType> {
     const found = await this.state.refreshToken(createHash('sha256').update(token).digest());
     if (found === undefined) return 'none';
-    const owned = revoker.kind === 'agent' ? found.agentId === revoker.agentId && found.clientIdUrl === null : found.clientIdUrl === revoker.url;
+    const owned =
+      revoker.kind === 'agent'
+        ? found.agentId === revoker.agentId && found.clientIdUrl === null
+        : found.clientIdUrl === revoker.url;
     if (!owned) return 'none';
     const revoked = await this.refreshTokens.revokeFamily(found.familyId, this.clock.now());
     this.state.familyRevoked(found.familyId);
     if (revoked) {
-      this.events.enqueue({ type: 'refresh_token.revoked', actor: { type: 'agent', id: found.agentId }, principal: found.principal, agentId: found.agentId, serviceId: null, outcome: 'success', traceId: currentTraceId(), details: { family_id: found.familyId } });
+      this.events.enqueue({
+        type: 'refresh_token.revoked',
+        actor: { type: 'agent', id: found.agentId },
+        principal: found.principal,
+        agentId: found.agentId,
+        serviceId: null,
+        outcome: 'success',
+        traceId: currentTraceId(),
+        details: { family_id: found.familyId },
+      });
     }
     return 'refresh_token';
   }

@@ -39,7 +39,19 @@ export interface AccessTokenSubject {
 }
 
 /** Claims the broker sets itself; the claims expression cannot override them. */
-const RESERVED_CLAIMS = new Set(['iss', 'sub', 'iat', 'exp', 'nbf', 'jti', 'agent_id', 'client_id', 'scope', 'act', 'sid']);
+const RESERVED_CLAIMS = new Set([
+  'iss',
+  'sub',
+  'iat',
+  'exp',
+  'nbf',
+  'jti',
+  'agent_id',
+  'client_id',
+  'scope',
+  'act',
+  'sid',
+]);
 
 /**
  * Signs the broker's own access tokens (JWT, RFC 9068 shape) with the current signing key,
@@ -65,7 +77,14 @@ export class AccessTokenIssuer {
     this.issuer = config.oauth2_authorization_server.local.issuer_uri ?? config.server.enduser.public_url;
     this.ttlSeconds = Math.floor(config.oauth2_authorization_server.local.token_ttl / 1000);
     const expression = config.oauth2_authorization_server.local.token_claims_expression;
-    this.claimsExpression = expression === undefined ? undefined : compileConfigExpression('oauth2_authorization_server.local.token_claims_expression', expression, ['agent', 'principal', 'request']);
+    this.claimsExpression =
+      expression === undefined
+        ? undefined
+        : compileConfigExpression('oauth2_authorization_server.local.token_claims_expression', expression, [
+            'agent',
+            'principal',
+            'request',
+          ]);
   }
 
   async issue(subject: AccessTokenSubject): Promise<TokenResponse> {
@@ -73,7 +92,11 @@ export class AccessTokenIssuer {
     if (key === undefined) throw new OAuthError('server_error', 'no signing key is available');
     const now = Math.floor(this.clock.nowMs() / 1000);
     const scope = subject.scopes.join(' ');
-    const claims: Record<string, unknown> = { ...this.policyClaims(subject), agent_id: subject.agent.id, client_id: subject.agent.id };
+    const claims: Record<string, unknown> = {
+      ...this.policyClaims(subject),
+      agent_id: subject.agent.id,
+      client_id: subject.agent.id,
+    };
     if (scope) claims.scope = scope;
     if (subject.act !== undefined) claims.act = { iss: subject.act.iss, sub: subject.act.sub };
     if (subject.email !== undefined) claims.email = subject.email;
@@ -84,11 +107,20 @@ export class AccessTokenIssuer {
     // Registered claims last: the claims expression cannot override them (reserved anyway).
     const token = signCompactJws(
       { alg: key.algorithm, kid: key.kid, typ: 'at+jwt' },
-      { ...claims, iss: this.issuer, sub: subject.principal ?? subject.agent.id, iat: now, exp: now + this.ttlSeconds, jti: this.random.uuid() },
+      {
+        ...claims,
+        iss: this.issuer,
+        sub: subject.principal ?? subject.agent.id,
+        iat: now,
+        exp: now + this.ttlSeconds,
+        jti: this.random.uuid(),
+      },
       key.privateKey,
       key.algorithm,
     );
-    return scope ? { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds, scope } : { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds };
+    return scope
+      ? { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds, scope }
+      : { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds };
   }
 
   /** The claims expression's result, minus reserved claims; a failure is a server error. */
@@ -98,9 +130,20 @@ export class AccessTokenIssuer {
     let result: unknown;
     try {
       result = this.claimsExpression({
-        agent: { id: agent.id, display_name: agent.displayName, canonical_id: agent.canonicalId, client_id: agent.clientId, allowed_scopes: [...agent.allowedScopes] },
+        agent: {
+          id: agent.id,
+          display_name: agent.displayName,
+          canonical_id: agent.canonicalId,
+          client_id: agent.clientId,
+          allowed_scopes: [...agent.allowedScopes],
+        },
         principal: subject.principal,
-        request: { grant_type: subject.grantType, scope: [...subject.scopes], client_id: agent.id, resource: [...(subject.resources ?? [])] },
+        request: {
+          grant_type: subject.grantType,
+          scope: [...subject.scopes],
+          client_id: agent.id,
+          resource: [...(subject.resources ?? [])],
+        },
       });
     } catch (error) {
       this.logger.error(`token_claims_expression failed: ${(error as Error).message.split('\n')[0] ?? ''}`);

@@ -14,24 +14,35 @@ const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
 /** RFC 7636 §4.1: 43-128 unreserved characters. */
 function assertVerifierFormat(verifier: string): void {
-  if (!VERIFIER.test(verifier)) throw new OAuthError('invalid_grant', 'code_verifier must be 43-128 unreserved characters');
+  if (!VERIFIER.test(verifier))
+    throw new OAuthError('invalid_grant', 'code_verifier must be 43-128 unreserved characters');
 }
 
 /** RFC 7636 §4.6: BASE64URL(SHA256(verifier)) equals the stored challenge. */
 function assertPkceS256(verifier: string, challenge: string): void {
   const computed = Buffer.from(createHash('sha256').update(verifier).digest('base64url'));
   const expected = Buffer.from(challenge);
-  if (computed.length !== expected.length || !timingSafeEqual(computed, expected)) throw new OAuthError('invalid_grant', 'code_verifier does not match the code challenge');
+  if (computed.length !== expected.length || !timingSafeEqual(computed, expected))
+    throw new OAuthError('invalid_grant', 'code_verifier does not match the code challenge');
 }
 
 /**
  * RFC 6749 §4.1.3: the code was issued to this client (the agent, and the same client
  * metadata document URL or none), for this redirect_uri, and is unexpired.
  */
-function assertCodeBinding(code: AuthorizationCodeRecord, agentId: string, documentUrl: string | undefined, redirectUri: string, now: Date): void {
-  if (code.expiresAt.getTime() <= now.getTime()) throw new OAuthError('invalid_grant', 'the authorization code has expired');
-  if (code.agentId !== agentId || (code.clientIdUrl ?? undefined) !== documentUrl) throw new OAuthError('invalid_grant', 'the authorization code was issued to another client');
-  if (code.redirectUri !== redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri differs from the authorization request');
+function assertCodeBinding(
+  code: AuthorizationCodeRecord,
+  agentId: string,
+  documentUrl: string | undefined,
+  redirectUri: string,
+  now: Date,
+): void {
+  if (code.expiresAt.getTime() <= now.getTime())
+    throw new OAuthError('invalid_grant', 'the authorization code has expired');
+  if (code.agentId !== agentId || (code.clientIdUrl ?? undefined) !== documentUrl)
+    throw new OAuthError('invalid_grant', 'the authorization code was issued to another client');
+  if (code.redirectUri !== redirectUri)
+    throw new OAuthError('invalid_grant', 'redirect_uri differs from the authorization request');
 }
 
 export function codeDigest(code: string): Buffer {
@@ -59,14 +70,18 @@ export class AuthorizationCodeGrant implements GrantStrategy {
   async handle(form: TokenForm, context: TokenRequestContext): Promise<TokenResponse> {
     const presented = presentedClient(context.authorization, form);
     const documentUrl = this.clients.documentUrl(presented);
-    const client = documentUrl === undefined ? await this.clients.authenticatePresented(presented, { allowPublic: true }) : undefined;
+    const client =
+      documentUrl === undefined
+        ? await this.clients.authenticatePresented(presented, { allowPublic: true })
+        : undefined;
     const code = required(form, 'code');
     const redirectUri = required(form, 'redirect_uri');
     const verifier = required(form, 'code_verifier');
     assertVerifierFormat(verifier);
     // Consumed whatever happens next: a failed redemption cannot be retried (RFC 6749 §4.1.2).
     const record = await this.codes.redeem(codeDigest(code));
-    if (record === undefined) throw new OAuthError('invalid_grant', 'the authorization code is invalid or was already used');
+    if (record === undefined)
+      throw new OAuthError('invalid_grant', 'the authorization code is invalid or was already used');
     // A metadata-document client is resolved through the code's agent, never by scanning every agent.
     const agent = client?.agent ?? (await this.clients.documentClientAgent(record.agentId, documentUrl as string));
     assertCodeBinding(record, agent.id, documentUrl, redirectUri, this.clock.now());
@@ -79,11 +94,32 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     if (requested === undefined) this.resourcePolicy.assertAgentAllows(resources, agent);
     // A code issued without resource (before resource_indicators.required was set) buys no token without aud.
     this.resourcePolicy.assertNamed(resources);
-    if (!this.refreshTokens.wanted(record.scopes)) return this.tokens.issue({ agent, principal: record.principal, scopes: record.scopes, grantType: this.grantType, resources });
+    if (!this.refreshTokens.wanted(record.scopes))
+      return this.tokens.issue({
+        agent,
+        principal: record.principal,
+        scopes: record.scopes,
+        grantType: this.grantType,
+        resources,
+      });
     // `offline_access` (allowed for the agent when the code was issued): a refresh token family for the code's
     // scope and authorized resources (all of them, whatever `resource` narrowed this access token to).
-    const family = await this.refreshTokens.start({ agent, principal: record.principal, scopes: record.scopes, resources: record.resources ?? [], credentialSha256: client?.credentialSha256 ?? null, clientIdUrl: documentUrl ?? null });
-    const response = await this.tokens.issue({ agent, principal: record.principal, scopes: record.scopes, grantType: this.grantType, resources, familyId: family.record.familyId });
+    const family = await this.refreshTokens.start({
+      agent,
+      principal: record.principal,
+      scopes: record.scopes,
+      resources: record.resources ?? [],
+      credentialSha256: client?.credentialSha256 ?? null,
+      clientIdUrl: documentUrl ?? null,
+    });
+    const response = await this.tokens.issue({
+      agent,
+      principal: record.principal,
+      scopes: record.scopes,
+      grantType: this.grantType,
+      resources,
+      familyId: family.record.familyId,
+    });
     return withRefreshToken(response, family.value);
   }
 }

@@ -19,7 +19,8 @@ function formDecode(value: string): string {
 export function presentedClient(authorization: string | undefined, form: TokenForm): PresentedClient {
   const bodySecret = form.get('client_secret');
   if (authorization !== undefined && /^basic /i.test(authorization)) {
-    if (bodySecret !== undefined) throw new OAuthError('invalid_request', 'use one client authentication method, not two');
+    if (bodySecret !== undefined)
+      throw new OAuthError('invalid_request', 'use one client authentication method, not two');
     let decoded: string;
     try {
       decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
@@ -37,8 +38,13 @@ export function presentedClient(authorization: string | undefined, form: TokenFo
       throw new OAuthError('invalid_client', 'malformed Basic credentials');
     }
     const bodyId = form.get('client_id');
-    if (bodyId !== undefined && bodyId !== clientId) throw new OAuthError('invalid_request', 'client_id differs from the authenticated client');
+    if (bodyId !== undefined && bodyId !== clientId)
+      throw new OAuthError('invalid_request', 'client_id differs from the authenticated client');
     return { clientId, clientSecret, method: 'client_secret_basic' };
   }
-  return { clientId: form.get('client_id'), clientSecret: bodySecret, method: bodySecret === undefined ? 'none' : 'client_secret_post' };
+  return {
+    clientId: form.get('client_id'),
+    clientSecret: bodySecret,
+    method: bodySecret === undefined ? 'none' : 'client_secret_post',
+  };
 }

@@ -27,7 +27,11 @@ export class ClientAuthenticator {
     private readonly cimd: CimdClients,
   ) {}
 
-  async authenticate(authorization: string | undefined, form: TokenForm, options: { allowPublic: boolean }): Promise<AuthenticatedClient> {
+  async authenticate(
+    authorization: string | undefined,
+    form: TokenForm,
+    options: { allowPublic: boolean },
+  ): Promise<AuthenticatedClient> {
     return this.authenticatePresented(presentedClient(authorization, form), options);
   }
 
@@ -49,11 +53,15 @@ export class ClientAuthenticator {
    */
   async documentClientAgent(agentId: string, url: string): Promise<Agent> {
     const agent = (await this.agents.findClient(agentId))?.agent;
-    if (agent === undefined || !listsClientUri(agent, url)) throw new OAuthError('invalid_grant', 'the authorization code was issued to another client');
+    if (agent === undefined || !listsClientUri(agent, url))
+      throw new OAuthError('invalid_grant', 'the authorization code was issued to another client');
     return agent;
   }
 
-  async authenticatePresented(presented: PresentedClient, options: { allowPublic: boolean }): Promise<AuthenticatedClient> {
+  async authenticatePresented(
+    presented: PresentedClient,
+    options: { allowPublic: boolean },
+  ): Promise<AuthenticatedClient> {
     // Metadata-document clients are identified through documentUrl, by the grants that allow them.
     if (this.cimd.accepts(presented.clientId)) throw new OAuthError('invalid_client', 'client authentication failed');
     const clientId = presented.clientId?.toLowerCase();

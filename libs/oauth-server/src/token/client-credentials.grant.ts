@@ -34,7 +34,10 @@ export class ClientCredentialsGrant implements GrantStrategy {
     this.resourcePolicy.assertAllowed(resource, agent);
     // A registered protected resource's tokens carry only scopes it offers (README "Consent per MCP server"); an in-memory lookup.
     const registered = await this.catalog.byUri(resource, this.clock.now().getTime());
-    if (registered !== undefined && !scopes.every((scope) => registered.scopes.some((offered) => offered.scope === scope))) {
+    if (
+      registered !== undefined &&
+      !scopes.every((scope) => registered.scopes.some((offered) => offered.scope === scope))
+    ) {
       throw new OAuthError('invalid_scope', 'a requested scope is not offered by the resource');
     }
     return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType, resources: [resource] });

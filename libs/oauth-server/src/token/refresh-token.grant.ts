@@ -33,28 +33,46 @@ export class RefreshTokenGrant implements GrantStrategy {
   async handle(form: TokenForm, context: TokenRequestContext): Promise<TokenResponse> {
     const presented = presentedClient(context.authorization, form);
     const documentUrl = this.clients.documentUrl(presented);
-    const client = documentUrl === undefined ? await this.clients.authenticatePresented(presented, { allowPublic: true }) : undefined;
+    const client =
+      documentUrl === undefined
+        ? await this.clients.authenticatePresented(presented, { allowPublic: true })
+        : undefined;
     const value = required(form, 'refresh_token');
     const agent = client?.agent ?? (await this.documentClientAgent(value, documentUrl as string));
     const scope = form.get('scope');
     const scopes = scope === undefined ? undefined : parseScope(scope);
     const resource = form.get('resource');
     if (resource !== undefined) this.resourcePolicy.assertAllowed(resource, agent);
-    const { value: next, record } = await this.refreshTokens.rotate(value, { agent, credentialSha256: client?.credentialSha256 ?? null, clientIdUrl: documentUrl ?? null }, { scopes, resource });
+    const { value: next, record } = await this.refreshTokens.rotate(
+      value,
+      { agent, credentialSha256: client?.credentialSha256 ?? null, clientIdUrl: documentUrl ?? null },
+      { scopes, resource },
+    );
     const tokenScopes = scopes ?? record.scopes;
     const resources = resource === undefined ? record.resources : [resource];
     if (!this.stillAllowed(agent, tokenScopes, resources)) {
       await this.refreshTokens.end(record);
-      throw new OAuthError('invalid_grant', "the client's registration no longer allows this refresh token's scope or resources");
+      throw new OAuthError(
+        'invalid_grant',
+        "the client's registration no longer allows this refresh token's scope or resources",
+      );
     }
-    const response = await this.tokens.issue({ agent, principal: record.principal, scopes: tokenScopes, grantType: this.grantType, resources, familyId: record.familyId });
+    const response = await this.tokens.issue({
+      agent,
+      principal: record.principal,
+      scopes: tokenScopes,
+      grantType: this.grantType,
+      resources,
+      familyId: record.familyId,
+    });
     return withRefreshToken(response, next);
   }
 
   /** A metadata-document client: the agent its token was issued to, if that agent still lists the URL. */
   private async documentClientAgent(value: string, documentUrl: string): Promise<Agent> {
     const holder = await this.repository.holderOf(refreshTokenDigest(value));
-    if (holder === undefined || holder.clientIdUrl !== documentUrl) throw new OAuthError('invalid_grant', 'the refresh token is invalid or was issued to another client');
+    if (holder === undefined || holder.clientIdUrl !== documentUrl)
+      throw new OAuthError('invalid_grant', 'the refresh token is invalid or was issued to another client');
     return this.clients.documentClientAgent(holder.agentId, documentUrl);
   }
 

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, OAuthError, Random, type Agent } from '@broker/domain';
-import { EventLedger, GrantRepository, RefreshTokenRepository, TokenStateRepository, type RefreshTokenRecord } from '@broker/persistence';
+import {
+  EventLedger,
+  GrantRepository,
+  RefreshTokenRepository,
+  TokenStateRepository,
+  type RefreshTokenRecord,
+} from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
 import type { TokenResponse } from './access-token-issuer';
@@ -67,7 +73,8 @@ export class RefreshTokens {
   async start(family: FamilyStart): Promise<{ value: string; record: RefreshTokenRecord }> {
     const now = this.clock.now();
     const grantId = await this.grants.activeId(family.principal, family.agent.id, now);
-    if (grantId === undefined) throw new OAuthError('invalid_grant', 'the grant for this client was revoked or has expired');
+    if (grantId === undefined)
+      throw new OAuthError('invalid_grant', 'the grant for this client was revoked or has expired');
     const value = this.random.token(32);
     const record = await this.repository.issue({
       id: this.random.uuid(),
@@ -93,7 +100,11 @@ export class RefreshTokens {
    * `invalid_grant` (`invalid_scope` / `invalid_target` for a narrowing outside the token,
    * which leaves it current). A token rotated before ends its family (reuse, an event).
    */
-  async rotate(value: string, client: { agent: Agent; credentialSha256: Buffer | null; clientIdUrl: string | null }, narrowing: { scopes?: readonly string[]; resource?: string }): Promise<{ value: string; record: RefreshTokenRecord }> {
+  async rotate(
+    value: string,
+    client: { agent: Agent; credentialSha256: Buffer | null; clientIdUrl: string | null },
+    narrowing: { scopes?: readonly string[]; resource?: string },
+  ): Promise<{ value: string; record: RefreshTokenRecord }> {
     const now = this.clock.now();
     const next = this.random.token(32);
     const outcome = await this.repository.rotate({
@@ -103,7 +114,11 @@ export class RefreshTokens {
       credentialSha256: client.credentialSha256,
       clientIdUrl: client.clientIdUrl,
       ...narrowing,
-      successor: { id: this.random.uuid(), tokenSha256: refreshTokenDigest(next), idleExpiresAt: new Date(now.getTime() + this.idleTtlMs) },
+      successor: {
+        id: this.random.uuid(),
+        tokenSha256: refreshTokenDigest(next),
+        idleExpiresAt: new Date(now.getTime() + this.idleTtlMs),
+      },
     });
     switch (outcome.outcome) {
       case 'rotated':
@@ -119,11 +134,17 @@ export class RefreshTokens {
           case 'scope':
             throw new OAuthError('invalid_scope', 'the requested scope exceeds the scope of the refresh token');
           case 'resource':
-            throw new OAuthError('invalid_target', 'the requested resource is not one the refresh token was issued for');
+            throw new OAuthError(
+              'invalid_target',
+              'the requested resource is not one the refresh token was issued for',
+            );
           case 'client':
             throw new OAuthError('invalid_grant', 'the refresh token is invalid or was issued to another client');
           case 'credential':
-            throw new OAuthError('invalid_grant', "the client's credentials changed since the refresh token was issued");
+            throw new OAuthError(
+              'invalid_grant',
+              "the client's credentials changed since the refresh token was issued",
+            );
           case 'grant':
             throw new OAuthError('invalid_grant', 'the grant for this client was revoked or has expired');
           case 'unknown':
@@ -141,7 +162,11 @@ export class RefreshTokens {
   }
 
   /** The token endpoint's hot path: queued, written in batches (README "Activity and events"). */
-  private recordEvent(type: 'refresh_token.issued' | 'refresh_token.rotated' | 'refresh_token.reused', record: RefreshTokenRecord, outcome: 'success' | 'failure'): void {
+  private recordEvent(
+    type: 'refresh_token.issued' | 'refresh_token.rotated' | 'refresh_token.reused',
+    record: RefreshTokenRecord,
+    outcome: 'success' | 'failure',
+  ): void {
     this.events.enqueue({
       type,
       actor: { type: 'agent', id: record.agentId },

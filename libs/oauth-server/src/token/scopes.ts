@@ -8,5 +8,6 @@ export function parseScope(scope: string | undefined): string[] {
 /** Every requested scope must be in the agent's allowed_scopes; an empty list allows all (`scopesAllowedFor`). */
 export function assertScopesAllowed(agent: Agent, scopes: readonly string[]): void {
   // The description never names the rejected scopes (SPEC.md "Errors").
-  if (!scopesAllowedFor(agent, scopes)) throw new OAuthError('invalid_scope', 'a requested scope is not allowed for this client');
+  if (!scopesAllowedFor(agent, scopes))
+    throw new OAuthError('invalid_scope', 'a requested scope is not allowed for this client');
 }

@@ -1,7 +1,13 @@
 import { OAuthError } from '@broker/domain';
 import { BrokerMetrics } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
-import { GRANT_STRATEGIES, isRelayed, type GrantStrategy, type TokenOutcome, type TokenRequestContext } from './grant-strategy';
+import {
+  GRANT_STRATEGIES,
+  isRelayed,
+  type GrantStrategy,
+  type TokenOutcome,
+  type TokenRequestContext,
+} from './grant-strategy';
 import { readTokenForm, repeatedParameter, required } from './token-form';
 
 /**
@@ -25,13 +31,21 @@ export class TokenEndpoint {
     return [...this.strategies.keys()];
   }
 
-  handle(contentType: string | undefined, body: Buffer | undefined, context: TokenRequestContext): Promise<TokenOutcome> {
+  handle(
+    contentType: string | undefined,
+    body: Buffer | undefined,
+    context: TokenRequestContext,
+  ): Promise<TokenOutcome> {
     if (this.metrics.enabled) return this.counted(contentType, body, context);
     return this.answer(readTokenForm(contentType, body), context);
   }
 
   /** Issue 16: `handle`, counted by grant type and outcome (`ok` or the OAuth error code), with the exchange's duration. */
-  private async counted(contentType: string | undefined, body: Buffer | undefined, context: TokenRequestContext): Promise<TokenOutcome> {
+  private async counted(
+    contentType: string | undefined,
+    body: Buffer | undefined,
+    context: TokenRequestContext,
+  ): Promise<TokenOutcome> {
     const started = performance.now();
     let grantType: string | undefined;
     try {
@@ -39,15 +53,26 @@ export class TokenEndpoint {
       grantType = parsed.form.get('grant_type');
       const outcome = await this.answer(parsed, context);
       // A relayed upstream refusal (proxy mode) is not parsed for its code.
-      this.metrics.tokenRequest(grantType, isRelayed(outcome) && outcome.status >= 400 ? 'other' : 'ok', (performance.now() - started) / 1000);
+      this.metrics.tokenRequest(
+        grantType,
+        isRelayed(outcome) && outcome.status >= 400 ? 'other' : 'ok',
+        (performance.now() - started) / 1000,
+      );
       return outcome;
     } catch (error) {
-      this.metrics.tokenRequest(grantType, error instanceof OAuthError ? error.code : 'server_error', (performance.now() - started) / 1000);
+      this.metrics.tokenRequest(
+        grantType,
+        error instanceof OAuthError ? error.code : 'server_error',
+        (performance.now() - started) / 1000,
+      );
       throw error;
     }
   }
 
-  private answer({ form, repeated }: ReturnType<typeof readTokenForm>, context: TokenRequestContext): Promise<TokenOutcome> {
+  private answer(
+    { form, repeated }: ReturnType<typeof readTokenForm>,
+    context: TokenRequestContext,
+  ): Promise<TokenOutcome> {
     if (repeated.includes('grant_type')) throw repeatedParameter('grant_type');
     const grantType = required(form, 'grant_type');
     const strategy = this.strategies.get(grantType);

@@ -56,7 +56,28 @@ describe('readTokenForm', () => {
   });
 
   it('reads arbitrary bodies exactly as URLSearchParams does', () => {
-    const piece = fc.oneof(fc.constantFrom('&', '=', '+', '%', '?', '%2', '%2B', '%3D', '%26', '%E2%82%AC', '%ED%A0%80', '%C3', '%FF', 'é', '\u0000'), fc.string({ maxLength: 4 }), fc.string({ unit: 'binary', maxLength: 3 }), fc.stringMatching(/^%[0-9a-fA-F]{2}$/));
+    const piece = fc.oneof(
+      fc.constantFrom(
+        '&',
+        '=',
+        '+',
+        '%',
+        '?',
+        '%2',
+        '%2B',
+        '%3D',
+        '%26',
+        '%E2%82%AC',
+        '%ED%A0%80',
+        '%C3',
+        '%FF',
+        'é',
+        '\u0000',
+      ),
+      fc.string({ maxLength: 4 }),
+      fc.string({ unit: 'binary', maxLength: 3 }),
+      fc.stringMatching(/^%[0-9a-fA-F]{2}$/),
+    );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 24 }), (pieces) => {
         const text = pieces.join('');
@@ -75,7 +96,10 @@ describe('readTokenForm', () => {
     expect(formPairs('a=%ED%A0%80')).toBeUndefined();
     expect(formPairs('a=%zz')).toBeUndefined();
     expect(formPairs('?a=1')).toBeUndefined();
-    expect(formPairs('a=%E2%82%AC&b+c=1')).toEqual([['a', '€'], ['b c', '1']]);
+    expect(formPairs('a=%E2%82%AC&b+c=1')).toEqual([
+      ['a', '€'],
+      ['b c', '1'],
+    ]);
   });
 
   it('refuses another content type', () => {

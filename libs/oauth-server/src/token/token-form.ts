@@ -17,7 +17,8 @@ export interface TokenFormReading {
  */
 export function readTokenForm(contentType: string | undefined, body: Buffer | undefined): TokenFormReading {
   const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
-  if (type !== 'application/x-www-form-urlencoded') throw new OAuthError('invalid_request', 'the token request must be application/x-www-form-urlencoded');
+  if (type !== 'application/x-www-form-urlencoded')
+    throw new OAuthError('invalid_request', 'the token request must be application/x-www-form-urlencoded');
   const text = body === undefined ? '' : body.toString('utf8');
   return formReading(formPairs(text) ?? new URLSearchParams(text));
 }

@@ -22,7 +22,10 @@ describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
     const config = testConfig({ storage });
     database = await Database.open(config, createLogger(config, new LogCapture()));
     approvals = new ApprovalRepository(database.dataSource);
-    feed = backend.name === 'postgres' ? new PostgresApprovalChangeFeed(new PostgresListenConnection(config.storage.postgres.connection_url as string)) : new PgliteApprovalChangeFeed(config.storage.pglite.data_dir);
+    feed =
+      backend.name === 'postgres'
+        ? new PostgresApprovalChangeFeed(new PostgresListenConnection(config.storage.postgres.connection_url as string))
+        : new PgliteApprovalChangeFeed(config.storage.pglite.data_dir);
     await feed.start({ changed: (version) => announced.push(version), resync: () => undefined, lost: () => undefined });
   });
 
@@ -33,12 +36,27 @@ describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
 
   async function newAgent(): Promise<string> {
     const id = randomUUID();
-    await database.dataSource.query("INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Agent', now(), now())", [id]);
+    await database.dataSource.query(
+      "INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Agent', now(), now())",
+      [id],
+    );
     return id;
   }
 
   function approval(agentId: string, overrides: Partial<NewApproval> = {}): NewApproval {
-    return { id: randomUUID(), principal: 'alice', agentId, toolName: 'tool', argumentsJson: '{"a":1}', argumentsHash: 'a'.repeat(64), metadataJson: '{}', riskLevel: null, agentSessionId: null, expiresAt: new Date(now.getTime() + 600_000), ...overrides };
+    return {
+      id: randomUUID(),
+      principal: 'alice',
+      agentId,
+      toolName: 'tool',
+      argumentsJson: '{"a":1}',
+      argumentsHash: 'a'.repeat(64),
+      metadataJson: '{}',
+      riskLevel: null,
+      agentSessionId: null,
+      expiresAt: new Date(now.getTime() + 600_000),
+      ...overrides,
+    };
   }
 
   async function until(condition: () => boolean): Promise<void> {
@@ -60,14 +78,17 @@ describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
     expect(await approvals.syncVersion()).toBe(afterCreate);
 
     const id = created.kind === 'created' ? created.record.id : '';
-    expect(await approvals.approve(id, 'alice', 'permanent', { a: '*' }, now)).toMatchObject({ status: 'approved', paramsPattern: { a: '*' } });
+    expect(await approvals.approve(id, 'alice', 'permanent', { a: '*' }, now)).toMatchObject({
+      status: 'approved',
+      paramsPattern: { a: '*' },
+    });
     expect(await approvals.syncVersion()).toBe(afterCreate + 1);
     const snapshot = await approvals.syncSnapshot({ principal: 'alice', agentSessionIds: [] });
     expect(snapshot.version).toBe(afterCreate + 1);
     expect(snapshot.approvals.map((a) => a.id)).toContain(id);
   });
 
-  it('keeps another principal\'s approval invisible to find', async () => {
+  it("keeps another principal's approval invisible to find", async () => {
     const created = await approvals.create(approval(await newAgent()), LIMITS, now);
     const id = created.kind === 'created' ? created.record.id : '';
     expect(await approvals.find(id, 'alice')).toMatchObject({ id, agentDisplayName: 'Agent' });
@@ -89,18 +110,29 @@ describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
 
   it('never overshoots the limits under concurrent creates (the pair lock), and rolls back the refused insert', async () => {
     const agent = await newAgent();
-    const outcomes = await Promise.all(Array.from({ length: 14 }, (_, i) => approvals.create(approval(agent, { argumentsHash: String(i).padStart(64, '0') }), LIMITS, now)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 14 }, (_, i) =>
+        approvals.create(approval(agent, { argumentsHash: String(i).padStart(64, '0') }), LIMITS, now),
+      ),
+    );
     expect(outcomes.filter((o) => o.kind === 'created')).toHaveLength(10);
     const limited = outcomes.filter((o) => o.kind === 'rate_limited');
     expect(limited).toHaveLength(4);
     expect(limited[0]).toMatchObject({ limit: 'per_window', retryAfterMs: 60_000 });
-    const rows = await database.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM approvals WHERE agent_id = $1', [agent]);
+    const rows = await database.dataSource.query<{ n: string }[]>(
+      'SELECT count(*) AS n FROM approvals WHERE agent_id = $1',
+      [agent],
+    );
     expect(Number(rows[0]?.n)).toBe(10);
   });
 
   it('expires due records once, whoever sweeps, and reports the next expiry', async () => {
     const agent = await newAgent();
-    const created = await approvals.create(approval(agent, { expiresAt: new Date(now.getTime() - 1) }), LIMITS, new Date(now.getTime() - 600_000));
+    const created = await approvals.create(
+      approval(agent, { expiresAt: new Date(now.getTime() - 1) }),
+      LIMITS,
+      new Date(now.getTime() - 600_000),
+    );
     expect(created.kind).toBe('created');
     const swept = await Promise.all([approvals.expireDue(now), approvals.expireDue(now)]);
     expect(swept.reduce((sum, n) => sum + n, 0)).toBe(1);
@@ -135,14 +167,38 @@ describe.runIf(postgresServerUrl())('PostgresApprovalChangeFeed', () => {
   it('re-establishes a lost LISTEN connection, asks for a resync, and hears changes again', async () => {
     const events: string[] = [];
     const own = new PostgresApprovalChangeFeed(new PostgresListenConnection(url));
-    await own.start({ changed: (version) => events.push(`changed ${version}`), resync: () => events.push('resync'), lost: () => events.push('lost') });
+    await own.start({
+      changed: (version) => events.push(`changed ${version}`),
+      resync: () => events.push('resync'),
+      lost: () => events.push('lost'),
+    });
     try {
-      await database.dataSource.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()");
+      await database.dataSource.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()",
+      );
       await until(() => events.includes('resync'));
       expect(events.slice(0, 2)).toEqual(['lost', 'resync']);
       const agent = randomUUID();
-      await database.dataSource.query("INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Agent', now(), now())", [agent]);
-      await approvals.create({ id: randomUUID(), principal: 'alice', agentId: agent, toolName: 'tool', argumentsJson: '{}', argumentsHash: 'b'.repeat(64), metadataJson: '{}', riskLevel: null, agentSessionId: null, expiresAt: new Date(Date.now() + 600_000) }, LIMITS, new Date());
+      await database.dataSource.query(
+        "INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Agent', now(), now())",
+        [agent],
+      );
+      await approvals.create(
+        {
+          id: randomUUID(),
+          principal: 'alice',
+          agentId: agent,
+          toolName: 'tool',
+          argumentsJson: '{}',
+          argumentsHash: 'b'.repeat(64),
+          metadataJson: '{}',
+          riskLevel: null,
+          agentSessionId: null,
+          expiresAt: new Date(Date.now() + 600_000),
+        },
+        LIMITS,
+        new Date(),
+      );
       const version = await approvals.syncVersion();
       await until(() => events.includes(`changed ${version}`));
       expect(events).toContain(`changed ${version}`);

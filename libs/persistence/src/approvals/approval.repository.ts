@@ -1,6 +1,18 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../events/event-ledger';
-import type { ApprovalPersistence, ApprovalRecord, ApprovalStatus, CreateOutcome, CreationLimits, NewApproval, ParamsPattern, RiskLevel, SyncFilter, SyncSnapshot, SyncedApproval } from '@broker/domain';
+import type {
+  ApprovalPersistence,
+  ApprovalRecord,
+  ApprovalStatus,
+  CreateOutcome,
+  CreationLimits,
+  NewApproval,
+  ParamsPattern,
+  RiskLevel,
+  SyncFilter,
+  SyncSnapshot,
+  SyncedApproval,
+} from '@broker/domain';
 
 interface ApprovalRow {
   id: string;
@@ -48,7 +60,8 @@ const PAIR_LOCK_CLASS = 9_002;
 const EXPIRE_DUE = `UPDATE approvals SET listed = false, status = CASE WHEN status = 'pending' THEN 'expired' ELSE status END
                     WHERE listed AND expires_at <= $1`;
 
-const SELECT_WITH_AGENT = 'SELECT a.*, g.display_name AS agent_display_name FROM approvals a JOIN agents g ON g.id = a.agent_id';
+const SELECT_WITH_AGENT =
+  'SELECT a.*, g.display_name AS agent_display_name FROM approvals a JOIN agents g ON g.id = a.agent_id';
 
 /**
  * Issue 17: the ledger events of a create, run in its transaction: `requested` for the new
@@ -71,7 +84,8 @@ class LimitReached extends Error {
  * which one depends on the statement's command tag: normalised here.
  */
 function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number')
+    return result[0] as T[];
   return result as T[];
 }
 
@@ -138,14 +152,32 @@ export class ApprovalRepository {
    * back when one is exceeded, so concurrent creates can never overshoot them. Issue 17:
    * `events` run in the same transaction (a refused create leaves none).
    */
-  async create(approval: NewApproval, limits: CreationLimits, now: Date, events?: CreateEvents): Promise<CreateOutcome> {
+  async create(
+    approval: NewApproval,
+    limits: CreationLimits,
+    now: Date,
+    events?: CreateEvents,
+  ): Promise<CreateOutcome> {
     const { principal, agentId } = approval;
     try {
       return await this.dataSource.transaction(async (manager): Promise<CreateOutcome> => {
-        await manager.query("SELECT pg_advisory_xact_lock($1, hashtext($2 || '/' || $3))", [PAIR_LOCK_CLASS, principal, agentId]);
-        const agent = await manager.query<{ display_name: string }[]>('SELECT display_name FROM agents WHERE id = $1 FOR KEY SHARE', [agentId]);
+        await manager.query("SELECT pg_advisory_xact_lock($1, hashtext($2 || '/' || $3))", [
+          PAIR_LOCK_CLASS,
+          principal,
+          agentId,
+        ]);
+        const agent = await manager.query<{ display_name: string }[]>(
+          'SELECT display_name FROM agents WHERE id = $1 FOR KEY SHARE',
+          [agentId],
+        );
         if (agent[0] === undefined) return { kind: 'agent_unknown' };
-        const expired = rowsOf<ApprovalRow>(await manager.query(`${EXPIRE_DUE} AND principal = $2 AND agent_id = $3 RETURNING *`, [now, principal, agentId]));
+        const expired = rowsOf<ApprovalRow>(
+          await manager.query(`${EXPIRE_DUE} AND principal = $2 AND agent_id = $3 RETURNING *`, [
+            now,
+            principal,
+            agentId,
+          ]),
+        );
         for (const row of expired) if (row.status === 'expired') await events?.expired(toRecord(row), manager);
         const inserted = rowsOf<ApprovalRow>(
           await manager.query(
@@ -153,7 +185,19 @@ export class ApprovalRepository {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11)
              ON CONFLICT (principal, agent_id, tool_name, arguments_hash) WHERE status = 'pending' DO NOTHING
              RETURNING *`,
-            [approval.id, principal, agentId, approval.toolName, approval.argumentsJson, approval.argumentsHash, approval.metadataJson, approval.riskLevel, approval.agentSessionId, now, approval.expiresAt],
+            [
+              approval.id,
+              principal,
+              agentId,
+              approval.toolName,
+              approval.argumentsJson,
+              approval.argumentsHash,
+              approval.metadataJson,
+              approval.riskLevel,
+              approval.agentSessionId,
+              now,
+              approval.expiresAt,
+            ],
           ),
         );
         const created = inserted[0];
@@ -162,7 +206,10 @@ export class ApprovalRepository {
             "SELECT * FROM approvals WHERE principal = $1 AND agent_id = $2 AND tool_name = $3 AND arguments_hash = $4 AND status = 'pending'",
             [principal, agentId, approval.toolName, approval.argumentsHash],
           );
-          return { kind: 'duplicate', record: toRecord({ ...(existing[0] as ApprovalRow), agent_display_name: agent[0].display_name }) };
+          return {
+            kind: 'duplicate',
+            record: toRecord({ ...(existing[0] as ApprovalRow), agent_display_name: agent[0].display_name }),
+          };
         }
         await this.assertWithinLimits(manager, principal, agentId, limits, now);
         const record = toRecord({ ...created, agent_display_name: agent[0].display_name });
@@ -177,7 +224,10 @@ export class ApprovalRepository {
 
   /** The principal's approval (any state), with the agent's display name; undefined for another principal's. */
   async find(id: string, principal: string): Promise<ApprovalRecord | undefined> {
-    const rows = await this.dataSource.query<ApprovalRow[]>(`${SELECT_WITH_AGENT} WHERE a.id = $1 AND a.principal = $2`, [id, principal]);
+    const rows = await this.dataSource.query<ApprovalRow[]>(
+      `${SELECT_WITH_AGENT} WHERE a.id = $1 AND a.principal = $2`,
+      [id, principal],
+    );
     return rows[0] ? toRecord(rows[0]) : undefined;
   }
 
@@ -192,7 +242,10 @@ export class ApprovalRepository {
 
   /** The principal's unexpired pending requests, oldest first (a queue). */
   async listPending(principal: string, now: Date): Promise<ApprovalRecord[]> {
-    const rows = await this.dataSource.query<ApprovalRow[]>(`${SELECT_WITH_AGENT} WHERE a.principal = $1 AND a.status = 'pending' AND a.expires_at > $2 ORDER BY a.created_at, a.id`, [principal, now]);
+    const rows = await this.dataSource.query<ApprovalRow[]>(
+      `${SELECT_WITH_AGENT} WHERE a.principal = $1 AND a.status = 'pending' AND a.expires_at > $2 ORDER BY a.created_at, a.id`,
+      [principal, now],
+    );
     return rows.map(toRecord);
   }
 
@@ -207,8 +260,16 @@ export class ApprovalRepository {
   }
 
   /** pending → approved, only while unexpired; undefined when the approval was not in that state. */
-  async approve(id: string, principal: string, persistence: ApprovalPersistence, pattern: ParamsPattern | null, now: Date, events?: WithinTransaction<ApprovalRecord>): Promise<ApprovalRecord | undefined> {
-    return this.transition(events,
+  async approve(
+    id: string,
+    principal: string,
+    persistence: ApprovalPersistence,
+    pattern: ParamsPattern | null,
+    now: Date,
+    events?: WithinTransaction<ApprovalRecord>,
+  ): Promise<ApprovalRecord | undefined> {
+    return this.transition(
+      events,
       `UPDATE approvals SET status = 'approved', persistence = $3, params_pattern = $4, approved_at = $5, expires_at = NULL
         WHERE id = $1 AND principal = $2 AND status = 'pending' AND expires_at > $5 RETURNING *`,
       [id, principal, persistence, pattern === null ? null : JSON.stringify(pattern), now],
@@ -219,8 +280,16 @@ export class ApprovalRepository {
    * pending → denied, only while unexpired. `listedUntil`: when a one-time denial leaves the
    * sync state (null: listed until revoked).
    */
-  async deny(id: string, principal: string, persistence: 'once' | 'permanent', listedUntil: Date | null, now: Date, events?: WithinTransaction<ApprovalRecord>): Promise<ApprovalRecord | undefined> {
-    return this.transition(events,
+  async deny(
+    id: string,
+    principal: string,
+    persistence: 'once' | 'permanent',
+    listedUntil: Date | null,
+    now: Date,
+    events?: WithinTransaction<ApprovalRecord>,
+  ): Promise<ApprovalRecord | undefined> {
+    return this.transition(
+      events,
       `UPDATE approvals SET status = 'denied', persistence = $3, denied_at = $4, expires_at = $5
         WHERE id = $1 AND principal = $2 AND status = 'pending' AND expires_at > $4 RETURNING *`,
       [id, principal, persistence, now, listedUntil],
@@ -228,8 +297,15 @@ export class ApprovalRepository {
   }
 
   /** An approved, unconsumed `once` approval of this principal and agent → consumed; undefined otherwise. */
-  async consume(id: string, principal: string, agentId: string, now: Date, events?: WithinTransaction<ApprovalRecord>): Promise<ApprovalRecord | undefined> {
-    return this.transition(events,
+  async consume(
+    id: string,
+    principal: string,
+    agentId: string,
+    now: Date,
+    events?: WithinTransaction<ApprovalRecord>,
+  ): Promise<ApprovalRecord | undefined> {
+    return this.transition(
+      events,
       `UPDATE approvals SET consumed = true, consumed_at = $4, listed = false
         WHERE id = $1 AND principal = $2 AND agent_id = $3 AND status = 'approved' AND persistence = 'once' AND NOT consumed RETURNING *`,
       [id, principal, agentId, now],
@@ -237,8 +313,14 @@ export class ApprovalRepository {
   }
 
   /** A permanent approval or denial → revoked (leaves the sync state); undefined otherwise. */
-  async revoke(id: string, principal: string, now: Date, events?: WithinTransaction<ApprovalRecord>): Promise<ApprovalRecord | undefined> {
-    return this.transition(events,
+  async revoke(
+    id: string,
+    principal: string,
+    now: Date,
+    events?: WithinTransaction<ApprovalRecord>,
+  ): Promise<ApprovalRecord | undefined> {
+    return this.transition(
+      events,
       `UPDATE approvals SET status = 'revoked', revoked_at = $3, listed = false
         WHERE id = $1 AND principal = $2 AND persistence = 'permanent' AND status IN ('approved', 'denied') RETURNING *`,
       [id, principal, now],
@@ -250,7 +332,10 @@ export class ApprovalRepository {
    * of the rows returned (one snapshot).
    */
   async syncSnapshot(filter: SyncFilter): Promise<SyncSnapshot> {
-    const conditions = ['a.listed', "(a.persistence IS DISTINCT FROM 'session' OR a.agent_session_id = ANY($1::text[]))"];
+    const conditions = [
+      'a.listed',
+      "(a.persistence IS DISTINCT FROM 'session' OR a.agent_session_id = ANY($1::text[]))",
+    ];
     const parameters: unknown[] = [filter.agentSessionIds];
     if (filter.principal !== undefined) {
       parameters.push(filter.principal);
@@ -292,12 +377,18 @@ export class ApprovalRepository {
 
   /** When the next listed record leaves the sync state by time, if any. */
   async nextExpiry(): Promise<Date | undefined> {
-    const rows = await this.dataSource.query<{ next: Date | null }[]>('SELECT min(expires_at) AS next FROM approvals WHERE listed AND expires_at IS NOT NULL');
+    const rows = await this.dataSource.query<{ next: Date | null }[]>(
+      'SELECT min(expires_at) AS next FROM approvals WHERE listed AND expires_at IS NOT NULL',
+    );
     return rows[0]?.next ?? undefined;
   }
 
   /** One conditional UPDATE; with `events`, in a transaction with the events of the record it changed (none when it changed nothing). */
-  private async transition(events: WithinTransaction<ApprovalRecord> | undefined, sql: string, parameters: unknown[]): Promise<ApprovalRecord | undefined> {
+  private async transition(
+    events: WithinTransaction<ApprovalRecord> | undefined,
+    sql: string,
+    parameters: unknown[],
+  ): Promise<ApprovalRecord | undefined> {
     if (events === undefined) {
       const rows = rowsOf<ApprovalRow>(await this.dataSource.query(sql, parameters));
       return rows[0] ? toRecord(rows[0]) : undefined;
@@ -311,9 +402,17 @@ export class ApprovalRepository {
     });
   }
 
-  private async assertWithinLimits(manager: EntityManager, principal: string, agentId: string, limits: CreationLimits, now: Date): Promise<void> {
+  private async assertWithinLimits(
+    manager: EntityManager,
+    principal: string,
+    agentId: string,
+    limits: CreationLimits,
+    now: Date,
+  ): Promise<void> {
     const windowStart = new Date(now.getTime() - limits.windowMs);
-    const rows = await manager.query<{ pending: string; recent: string; first_expiry: Date | null; first_recent: Date | null }[]>(
+    const rows = await manager.query<
+      { pending: string; recent: string; first_expiry: Date | null; first_recent: Date | null }[]
+    >(
       `SELECT count(*) FILTER (WHERE status = 'pending') AS pending,
               count(*) FILTER (WHERE created_at > $3) AS recent,
               min(expires_at) FILTER (WHERE status = 'pending') AS first_expiry,
@@ -324,10 +423,18 @@ export class ApprovalRepository {
     const counts = rows[0];
     if (counts === undefined) return;
     if (Number(counts.pending) > limits.maxPending) {
-      throw new LimitReached({ kind: 'rate_limited', limit: 'pending', retryAfterMs: (counts.first_expiry?.getTime() ?? now.getTime()) - now.getTime() });
+      throw new LimitReached({
+        kind: 'rate_limited',
+        limit: 'pending',
+        retryAfterMs: (counts.first_expiry?.getTime() ?? now.getTime()) - now.getTime(),
+      });
     }
     if (Number(counts.recent) > limits.maxPerWindow) {
-      throw new LimitReached({ kind: 'rate_limited', limit: 'per_window', retryAfterMs: (counts.first_recent?.getTime() ?? now.getTime()) + limits.windowMs - now.getTime() });
+      throw new LimitReached({
+        kind: 'rate_limited',
+        limit: 'per_window',
+        retryAfterMs: (counts.first_recent?.getTime() ?? now.getTime()) + limits.windowMs - now.getTime(),
+      });
     }
   }
 }

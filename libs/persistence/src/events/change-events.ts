@@ -9,11 +9,15 @@ import type { EventLedger, WithinTransaction } from './event-ledger';
  * Undefined when the ledger is off (`events.enabled: false`): the write keeps its
  * ledger-free path (no transaction it would not otherwise need).
  */
-export function recordChange<T>(ledger: EventLedger, build: (result: T) => AnyBrokerEvent | readonly AnyBrokerEvent[]): WithinTransaction<T> | undefined {
+export function recordChange<T>(
+  ledger: EventLedger,
+  build: (result: T) => AnyBrokerEvent | readonly AnyBrokerEvent[],
+): WithinTransaction<T> | undefined {
   if (!ledger.enabled) return undefined;
   return async (result, manager) => {
     const built = build(result);
-    for (const event of Array.isArray(built) ? (built as readonly AnyBrokerEvent[]) : [built as AnyBrokerEvent]) await ledger.record(event, manager);
+    for (const event of Array.isArray(built) ? (built as readonly AnyBrokerEvent[]) : [built as AnyBrokerEvent])
+      await ledger.record(event, manager);
   };
 }
 
@@ -29,6 +33,20 @@ export interface AdminEventSubject {
  * principal, and the trace id is the request's. Details carry identifiers and names only,
  * never a secret or key material (`client_id` and `kid` are identifiers).
  */
-export function adminEvent<K extends EventType>(type: K, admin: string, subject: AdminEventSubject, details: EventDetailsByType[K]): BrokerEvent<K> {
-  return { type, actor: { type: 'admin', id: admin }, principal: null, agentId: subject.agentId ?? null, serviceId: subject.serviceId ?? null, outcome: 'success', traceId: currentTraceId(), details };
+export function adminEvent<K extends EventType>(
+  type: K,
+  admin: string,
+  subject: AdminEventSubject,
+  details: EventDetailsByType[K],
+): BrokerEvent<K> {
+  return {
+    type,
+    actor: { type: 'admin', id: admin },
+    principal: null,
+    agentId: subject.agentId ?? null,
+    serviceId: subject.serviceId ?? null,
+    outcome: 'success',
+    traceId: currentTraceId(),
+    details,
+  };
 }

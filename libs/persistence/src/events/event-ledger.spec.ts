@@ -22,7 +22,10 @@ class HeldRepository extends EventRepository {
     this.gate = undefined;
   }
 
-  override async append(events: readonly EventToAppend[], manager?: Parameters<EventRepository['append']>[1]): Promise<void> {
+  override async append(
+    events: readonly EventToAppend[],
+    manager?: Parameters<EventRepository['append']>[1],
+  ): Promise<void> {
     await this.gate;
     if (this.failNext) {
       this.failNext = false;
@@ -33,15 +36,36 @@ class HeldRepository extends EventRepository {
 }
 
 function exchanged(principal: string): AnyBrokerEvent {
-  return { type: 'token.exchanged', actor: { type: 'gateway', id: 'gw' }, principal, agentId: null, serviceId: null, outcome: 'success', traceId: null, details: { resource: 'https://mail.example.com', oauth_error: null } };
+  return {
+    type: 'token.exchanged',
+    actor: { type: 'gateway', id: 'gw' },
+    principal,
+    agentId: null,
+    serviceId: null,
+    outcome: 'success',
+    traceId: null,
+    details: { resource: 'https://mail.example.com', oauth_error: null },
+  };
 }
 
 /** An authenticated gateway's refused exchange: kept in the ledger, but dropped before any issued one on overflow. */
 function refused(principal: string): AnyBrokerEvent {
-  return { type: 'token.exchanged', actor: { type: 'gateway', id: 'gw' }, principal, agentId: null, serviceId: null, outcome: 'failure', traceId: null, details: { resource: 'https://mail.example.com', oauth_error: 'access_denied' } };
+  return {
+    type: 'token.exchanged',
+    actor: { type: 'gateway', id: 'gw' },
+    principal,
+    agentId: null,
+    serviceId: null,
+    outcome: 'failure',
+    traceId: null,
+    details: { resource: 'https://mail.example.com', oauth_error: 'access_denied' },
+  };
 }
 
-const settings = (queue: Partial<EventSettings['queue']>, enabled = true): EventSettings => ({ enabled, queue: { max_events: 10_000, flush_interval: 3_600_000, batch_size: 500, ...queue } });
+const settings = (queue: Partial<EventSettings['queue']>, enabled = true): EventSettings => ({
+  enabled,
+  queue: { max_events: 10_000, flush_interval: 3_600_000, batch_size: 500, ...queue },
+});
 
 async function counter(metrics: BrokerMetrics, name: string): Promise<number> {
   const metric = await metrics.registry.getSingleMetric(name)?.get();
@@ -69,10 +93,16 @@ describe.each(testBackends())('EventLedger (issue 17 item 2) on $name', (backend
     await database?.close();
   });
 
-  const principals = async (): Promise<string[]> => (await database.dataSource.query<{ principal: string }[]>('SELECT principal FROM events ORDER BY seq')).map((row) => row.principal);
+  const principals = async (): Promise<string[]> =>
+    (await database.dataSource.query<{ principal: string }[]>('SELECT principal FROM events ORDER BY seq')).map(
+      (row) => row.principal,
+    );
 
   function ledger(queue: Partial<EventSettings['queue']>, metrics?: BrokerMetrics, enabled = true): EventLedger {
-    const created = new EventLedger(repository, settings(queue, enabled), createLogger(testConfig(), logs)).use(clock, new CryptoRandom());
+    const created = new EventLedger(repository, settings(queue, enabled), createLogger(testConfig(), logs)).use(
+      clock,
+      new CryptoRandom(),
+    );
     created.metrics = metrics;
     return created;
   }
@@ -84,7 +114,9 @@ describe.each(testBackends())('EventLedger (issue 17 item 2) on $name', (backend
     expect(queue.queued).toBe(3);
     await queue.flush();
     expect(await principals()).toEqual(['a', 'b', 'c']);
-    const rows = await database.dataSource.query<{ id: string; occurred_at: Date }[]>('SELECT id, occurred_at FROM events');
+    const rows = await database.dataSource.query<{ id: string; occurred_at: Date }[]>(
+      'SELECT id, occurred_at FROM events',
+    );
     expect(new Set(rows.map((row) => row.id)).size).toBe(3);
     expect(rows.every((row) => row.occurred_at.getTime() === clock.nowMs())).toBe(true);
   });
@@ -106,13 +138,21 @@ describe.each(testBackends())('EventLedger (issue 17 item 2) on $name', (backend
   it('on overflow drops the oldest queued events, counts them and warns once; the caller never waits', async () => {
     const metrics = new BrokerMetrics(true);
     const queue = ledger({ max_events: 3, batch_size: 2 }, metrics);
-    const warningsBefore = logs.records().filter((r) => r.msg === 'activity ledger: queue full, hot-path events dropped (refusals first, then the oldest)').length;
+    const warningsBefore = logs
+      .records()
+      .filter(
+        (r) => r.msg === 'activity ledger: queue full, hot-path events dropped (refusals first, then the oldest)',
+      ).length;
     repository.hold();
     // a and b go to the (blocked) writer; c..g queue behind it, bounded at 3: c and d are dropped.
     for (const name of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) queue.enqueue(exchanged(name));
     expect(queue.queued).toBe(3);
     expect(await counter(metrics, 'broker_events_dropped_total')).toBe(2);
-    const warnings = logs.records().filter((r) => r.msg === 'activity ledger: queue full, hot-path events dropped (refusals first, then the oldest)');
+    const warnings = logs
+      .records()
+      .filter(
+        (r) => r.msg === 'activity ledger: queue full, hot-path events dropped (refusals first, then the oldest)',
+      );
     expect(warnings.length - warningsBefore).toBe(1);
     repository.release();
     await queue.flush();
@@ -123,7 +163,8 @@ describe.each(testBackends())('EventLedger (issue 17 item 2) on $name', (backend
     const metrics = new BrokerMetrics(true);
     const queue = ledger({ max_events: 4 }, metrics);
     // Five events for four places: the oldest refusal goes, not the oldest event (s1).
-    for (const event of [exchanged('s1'), refused('f1'), exchanged('s2'), refused('f2'), exchanged('s3')]) queue.enqueue(event);
+    for (const event of [exchanged('s1'), refused('f1'), exchanged('s2'), refused('f2'), exchanged('s3')])
+      queue.enqueue(event);
     expect(queue.queued).toBe(4);
     // A refusal arriving at a full queue displaces the oldest refusal, never an issued event.
     queue.enqueue(refused('f3'));
@@ -142,7 +183,16 @@ describe.each(testBackends())('EventLedger (issue 17 item 2) on $name', (backend
     const queue = ledger({ max_events: 4, batch_size: 2 });
     repository.hold();
     // a and b go to the (held) writer; c..g queue behind it, bounded at 4: the oldest refusal (d) is dropped.
-    for (const event of [exchanged('a'), refused('b'), exchanged('c'), refused('d'), exchanged('e'), refused('f'), exchanged('g')]) queue.enqueue(event);
+    for (const event of [
+      exchanged('a'),
+      refused('b'),
+      exchanged('c'),
+      refused('d'),
+      exchanged('e'),
+      refused('f'),
+      exchanged('g'),
+    ])
+      queue.enqueue(event);
     repository.release();
     await queue.flush();
     expect(await principals()).toEqual(['a', 'b', 'c', 'e', 'f', 'g']);
@@ -172,7 +222,11 @@ describe.each(testBackends())('EventLedger (issue 17 item 2) on $name', (backend
     expect(queue.queued).toBe(0);
     expect(await counter(metrics, 'broker_events_dropped_total')).toBe(1);
     expect(await counter(metrics, 'broker_events_written_total')).toBe(2);
-    expect(logs.records().some((r) => r.msg === 'activity ledger: an event the database refused was dropped' && r.sqlstate === '22P02')).toBe(true);
+    expect(
+      logs
+        .records()
+        .some((r) => r.msg === 'activity ledger: an event the database refused was dropped' && r.sqlstate === '22P02'),
+    ).toBe(true);
   });
 
   it('close writes what is queued and refuses later events', async () => {

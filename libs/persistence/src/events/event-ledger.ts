@@ -101,7 +101,12 @@ export class EventLedger {
   /** The hot path: queues the event and returns at once (never throws, never waits for the database). */
   enqueue(event: AnyBrokerEvent): void {
     if (!this.settings.enabled || this.closed) return;
-    (event.outcome === 'failure' ? this.refusals : this.issued).push({ id: this.random.uuid(), occurredAt: this.clock.now(), event, order: this.order++ });
+    (event.outcome === 'failure' ? this.refusals : this.issued).push({
+      id: this.random.uuid(),
+      occurredAt: this.clock.now(),
+      event,
+      order: this.order++,
+    });
     this.trim();
     if (this.queued >= this.settings.queue.batch_size && this.writing === undefined) {
       clearTimeout(this.timer);
@@ -137,7 +142,10 @@ export class EventLedger {
     try {
       await this.flush();
     } catch (error) {
-      this.logger.warn({ lost: this.queued, error: (error as Error).message }, 'activity ledger: the queued events could not be written at shutdown');
+      this.logger.warn(
+        { lost: this.queued, error: (error as Error).message },
+        'activity ledger: the queued events could not be written at shutdown',
+      );
     }
   }
 
@@ -158,7 +166,10 @@ export class EventLedger {
     this.droppedSinceWarning += excess;
     const now = performance.now();
     if (now - this.lastWarningAt < WARN_EVERY_MS) return;
-    this.logger.warn({ dropped: this.droppedSinceWarning, max_events: this.settings.queue.max_events }, 'activity ledger: queue full, hot-path events dropped (refusals first, then the oldest)');
+    this.logger.warn(
+      { dropped: this.droppedSinceWarning, max_events: this.settings.queue.max_events },
+      'activity ledger: queue full, hot-path events dropped (refusals first, then the oldest)',
+    );
     this.lastWarningAt = now;
     this.droppedSinceWarning = 0;
   }
@@ -183,7 +194,10 @@ export class EventLedger {
       } while (this.queued >= this.settings.queue.batch_size && !this.closed);
     } catch (error) {
       // The message only: the statement's parameters are the events (credential-free, but bulky).
-      this.logger.warn({ queued: this.queued, error: (error as Error).message }, 'activity ledger: writing queued events failed; retrying on the next tick');
+      this.logger.warn(
+        { queued: this.queued, error: (error as Error).message },
+        'activity ledger: writing queued events failed; retrying on the next tick',
+      );
     } finally {
       this.writing = undefined;
       release();
@@ -257,10 +271,12 @@ export class EventLedger {
           throw error;
         }
         this.metrics?.eventsDropped(1);
-        this.logger.warn({ type: entry.event.type, sqlstate: (error as { code?: string }).code }, 'activity ledger: an event the database refused was dropped');
+        this.logger.warn(
+          { type: entry.event.type, sqlstate: (error as { code?: string }).code },
+          'activity ledger: an event the database refused was dropped',
+        );
       }
     }
     this.metrics?.eventsWritten(written);
   }
-
 }

@@ -11,7 +11,22 @@ import { EventRepository } from './event.repository';
  */
 @Injectable()
 export class EventRetention extends RetentionJob {
-  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig, @Inject(SERVER_KIND) server: ServerKind, events: EventRepository, clock: Clock) {
-    super({ retentionMs: config.events.retention, runs: server === 'enduser', purgeBatch: (cutoff, batch) => events.purgeBefore(cutoff, batch), what: 'old events', topic: 'event retention' }, clock, EventRetention.name);
+  constructor(
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+    @Inject(SERVER_KIND) server: ServerKind,
+    events: EventRepository,
+    clock: Clock,
+  ) {
+    super(
+      {
+        retentionMs: config.events.retention,
+        runs: server === 'enduser',
+        purgeBatch: (cutoff, batch) => events.purgeBefore(cutoff, batch),
+        what: 'old events',
+        topic: 'event retention',
+      },
+      clock,
+      EventRetention.name,
+    );
   }
 }

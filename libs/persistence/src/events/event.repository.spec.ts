@@ -9,7 +9,16 @@ import { EventRepository, type EventToAppend } from './event.repository';
 const AGENT = randomUUID();
 
 function revoked(principal: string, occurredAt: Date): EventToAppend {
-  const event: AnyBrokerEvent = { type: 'grant.revoked', actor: { type: 'principal', id: principal }, principal, agentId: AGENT, serviceId: null, outcome: 'success', traceId: null, details: {} };
+  const event: AnyBrokerEvent = {
+    type: 'grant.revoked',
+    actor: { type: 'principal', id: principal },
+    principal,
+    agentId: AGENT,
+    serviceId: null,
+    outcome: 'success',
+    traceId: null,
+    details: {},
+  };
   return { id: randomUUID(), occurredAt, event };
 }
 
@@ -55,20 +64,53 @@ describe.each(testBackends())('EventRepository (issue 17 activity ledger) on $na
     expect(second.events.map((e) => e.occurredAt.toISOString())).toEqual([at(0).toISOString()]);
     expect(second.next).toBeNull();
     expect((await events.page({ principal: 'ben' }, 10)).events).toHaveLength(2);
-    expect((await events.page({ from: at(3), to: at(10) }, 10)).events.map((e) => e.occurredAt.toISOString())).toEqual([at(4), at(3)].map((d) => d.toISOString()));
+    expect((await events.page({ from: at(3), to: at(10) }, 10)).events.map((e) => e.occurredAt.toISOString())).toEqual(
+      [at(4), at(3)].map((d) => d.toISOString()),
+    );
     expect((await events.page({ types: ['grant.created'] }, 10)).events).toEqual([]);
   });
 
   it('stores details with quotes, backslashes, braces, commas and non-ASCII text as written, and nulls as null', async () => {
-    const details = { approval_id: randomUUID(), tool_name: 'say "hi", {ok}\\ — ünïcødé ✓', risk_level: null, argument_names: ['a,b', 'c"d', '{e}'], arguments_sha256: 'ab'.repeat(32) };
-    const event: AnyBrokerEvent = { type: 'approval.requested', actor: { type: 'gateway', id: null }, principal: 'ann', agentId: null, serviceId: null, outcome: 'success', traceId: null, details };
+    const details = {
+      approval_id: randomUUID(),
+      tool_name: 'say "hi", {ok}\\ — ünïcødé ✓',
+      risk_level: null,
+      argument_names: ['a,b', 'c"d', '{e}'],
+      arguments_sha256: 'ab'.repeat(32),
+    };
+    const event: AnyBrokerEvent = {
+      type: 'approval.requested',
+      actor: { type: 'gateway', id: null },
+      principal: 'ann',
+      agentId: null,
+      serviceId: null,
+      outcome: 'success',
+      traceId: null,
+      details,
+    };
     await events.append([{ id: randomUUID(), occurredAt: t0, event }, revoked('ben', t0)]);
     const [stored] = (await events.page({ principal: 'ann' }, 1)).events;
-    expect(stored).toMatchObject({ type: 'approval.requested', actor: { type: 'gateway', id: null }, agentId: null, serviceId: null, traceId: null, details });
+    expect(stored).toMatchObject({
+      type: 'approval.requested',
+      actor: { type: 'gateway', id: null },
+      agentId: null,
+      serviceId: null,
+      traceId: null,
+      details,
+    });
   });
 
   it('stores a caller’s NUL characters (which PostgreSQL text and jsonb refuse) as U+FFFD instead of failing the batch', async () => {
-    const event: AnyBrokerEvent = { type: 'token.exchanged', actor: { type: 'gateway', id: 'gw\u0000x' }, principal: 'ann\u0000', agentId: null, serviceId: null, outcome: 'failure', traceId: null, details: { resource: 'https://a.example\u0000/x', oauth_error: 'invalid_target' } };
+    const event: AnyBrokerEvent = {
+      type: 'token.exchanged',
+      actor: { type: 'gateway', id: 'gw\u0000x' },
+      principal: 'ann\u0000',
+      agentId: null,
+      serviceId: null,
+      outcome: 'failure',
+      traceId: null,
+      details: { resource: 'https://a.example\u0000/x', oauth_error: 'invalid_target' },
+    };
     await events.append([{ id: randomUUID(), occurredAt: t0, event }, revoked('ben', t0)]);
     const stored = (await events.page({ principal: 'ann\uFFFD' }, 1)).events[0];
     expect(stored).toMatchObject({ actor: { id: 'gw\uFFFDx' }, details: { resource: 'https://a.example\uFFFD/x' } });
@@ -82,11 +124,28 @@ describe.each(testBackends())('EventRepository (issue 17 activity ledger) on $na
     let minute = 0;
     const add = (event: Omit<AnyBrokerEvent, 'actor' | 'traceId' | 'details'> & { details?: unknown }): void => {
       minute += 1;
-      const full = { actor: { type: 'gateway', id: 'gw' }, traceId: null, details: { resource: 'https://api.example', oauth_error: null }, ...event } as AnyBrokerEvent;
+      const full = {
+        actor: { type: 'gateway', id: 'gw' },
+        traceId: null,
+        details: { resource: 'https://api.example', oauth_error: null },
+        ...event,
+      } as AnyBrokerEvent;
       written.push({ id: randomUUID(), occurredAt: at(minute), event: full });
     };
-    const exchange = (principal: string, agentId: string | null, serviceId: string | null, outcome: 'success' | 'failure'): void =>
-      add({ type: 'token.exchanged', principal, agentId, serviceId, outcome, details: { resource: 'https://api.example', oauth_error: outcome === 'failure' ? 'invalid_grant' : null } });
+    const exchange = (
+      principal: string,
+      agentId: string | null,
+      serviceId: string | null,
+      outcome: 'success' | 'failure',
+    ): void =>
+      add({
+        type: 'token.exchanged',
+        principal,
+        agentId,
+        serviceId,
+        outcome,
+        details: { resource: 'https://api.example', oauth_error: outcome === 'failure' ? 'invalid_grant' : null },
+      });
     for (let round = 0; round < 3; round += 1) {
       agents.forEach((agent, a) =>
         services.forEach((service, s) => {
@@ -96,7 +155,15 @@ describe.each(testBackends())('EventRepository (issue 17 activity ledger) on $na
           else exchange('ann', agent, service, 'failure');
           // Another person's newer successes and other kinds of the same pair never count for ann.
           if ((a + s) % 2 === 0) exchange('ben', agent, service, 'success');
-          if (s === 1) add({ type: 'grant.revoked', principal: 'ann', agentId: agent, serviceId: service, outcome: 'success', details: {} });
+          if (s === 1)
+            add({
+              type: 'grant.revoked',
+              principal: 'ann',
+              agentId: agent,
+              serviceId: service,
+              outcome: 'success',
+              details: {},
+            });
         }),
       );
     }
@@ -106,11 +173,22 @@ describe.each(testBackends())('EventRepository (issue 17 activity ledger) on $na
 
     const expected = new Map<string, { agentId: string; serviceId: string; lastUsedAt: Date }>();
     for (const { occurredAt, event } of written) {
-      if (event.principal === 'ann' && event.type === 'token.exchanged' && event.outcome === 'success' && event.agentId !== null && event.serviceId !== null) {
-        expected.set(`${event.agentId}/${event.serviceId}`, { agentId: event.agentId, serviceId: event.serviceId, lastUsedAt: occurredAt });
+      if (
+        event.principal === 'ann' &&
+        event.type === 'token.exchanged' &&
+        event.outcome === 'success' &&
+        event.agentId !== null &&
+        event.serviceId !== null
+      ) {
+        expected.set(`${event.agentId}/${event.serviceId}`, {
+          agentId: event.agentId,
+          serviceId: event.serviceId,
+          lastUsedAt: occurredAt,
+        });
       }
     }
-    const byPair = (x: { agentId: string; serviceId: string }, y: { agentId: string; serviceId: string }): number => `${x.agentId}/${x.serviceId}`.localeCompare(`${y.agentId}/${y.serviceId}`);
+    const byPair = (x: { agentId: string; serviceId: string }, y: { agentId: string; serviceId: string }): number =>
+      `${x.agentId}/${x.serviceId}`.localeCompare(`${y.agentId}/${y.serviceId}`);
     const answer = await events.lastUsed('ann');
     expect(answer.length).toBe(13);
     expect([...answer].sort(byPair)).toEqual([...expected.values()].sort(byPair));
@@ -124,7 +202,16 @@ describe.each(testBackends())('EventRepository (issue 17 activity ledger) on $na
       const type = kinds[(i * 7) % kinds.length] as (typeof kinds)[number];
       const principal = i % 5 === 0 ? 'ben' : 'ann';
       const agentId = i % 3 === 0 ? AGENT : null;
-      const event = { type, actor: { type: 'principal', id: principal }, principal, agentId, serviceId: null, outcome: 'success', traceId: null, details: {} } as unknown as AnyBrokerEvent;
+      const event = {
+        type,
+        actor: { type: 'principal', id: principal },
+        principal,
+        agentId,
+        serviceId: null,
+        outcome: 'success',
+        traceId: null,
+        details: {},
+      } as unknown as AnyBrokerEvent;
       written.push({ id: randomUUID(), occurredAt: at(i), event });
     }
     await events.append(written);
@@ -138,19 +225,38 @@ describe.each(testBackends())('EventRepository (issue 17 activity ledger) on $na
       } while (cursor !== undefined);
       return seen;
     };
-    const expected = (keep: (e: EventToAppend) => boolean): string[] => written.filter(keep).map((e) => e.id).reverse();
-    const of = (principal: string, types: readonly string[]) => (e: EventToAppend): boolean => e.event.principal === principal && types.includes(e.event.type);
-    expect(await walk({ principal: 'ann', types: ['grant.revoked'] }, 4)).toEqual(expected(of('ann', ['grant.revoked'])));
-    expect(await walk({ principal: 'ann', types: ['grant.revoked', 'session.disconnected'] }, 3)).toEqual(expected(of('ann', ['grant.revoked', 'session.disconnected'])));
-    // A kind named twice is still each event once.
-    expect(await walk({ principal: 'ann', types: ['grant.created', 'token.exchanged', 'grant.created'] }, 5)).toEqual(expected(of('ann', ['grant.created', 'token.exchanged'])));
-    expect(await walk({ principal: 'ann', types: [...kinds], agentId: AGENT, from: at(10), to: at(50) }, 2)).toEqual(
-      expected((e) => of('ann', kinds)(e) && e.event.agentId === AGENT && e.occurredAt >= at(10) && e.occurredAt < at(50)),
+    const expected = (keep: (e: EventToAppend) => boolean): string[] =>
+      written
+        .filter(keep)
+        .map((e) => e.id)
+        .reverse();
+    const of =
+      (principal: string, types: readonly string[]) =>
+      (e: EventToAppend): boolean =>
+        e.event.principal === principal && types.includes(e.event.type);
+    expect(await walk({ principal: 'ann', types: ['grant.revoked'] }, 4)).toEqual(
+      expected(of('ann', ['grant.revoked'])),
     );
-    expect(await walk({ principal: 'ben', types: ['grant.revoked', 'token.exchanged'] }, 50)).toEqual(expected(of('ben', ['grant.revoked', 'token.exchanged'])));
+    expect(await walk({ principal: 'ann', types: ['grant.revoked', 'session.disconnected'] }, 3)).toEqual(
+      expected(of('ann', ['grant.revoked', 'session.disconnected'])),
+    );
+    // A kind named twice is still each event once.
+    expect(await walk({ principal: 'ann', types: ['grant.created', 'token.exchanged', 'grant.created'] }, 5)).toEqual(
+      expected(of('ann', ['grant.created', 'token.exchanged'])),
+    );
+    expect(await walk({ principal: 'ann', types: [...kinds], agentId: AGENT, from: at(10), to: at(50) }, 2)).toEqual(
+      expected(
+        (e) => of('ann', kinds)(e) && e.event.agentId === AGENT && e.occurredAt >= at(10) && e.occurredAt < at(50),
+      ),
+    );
+    expect(await walk({ principal: 'ben', types: ['grant.revoked', 'token.exchanged'] }, 50)).toEqual(
+      expected(of('ben', ['grant.revoked', 'token.exchanged'])),
+    );
     expect(await walk({ principal: 'ann', types: ['approval.requested', 'grant.expired'] }, 10)).toEqual([]);
     // Without a principal (the admin list): every person's events of those kinds.
-    expect(await walk({ types: ['grant.revoked', 'session.disconnected'] }, 7)).toEqual(expected((e) => ['grant.revoked', 'session.disconnected'].includes(e.event.type)));
+    expect(await walk({ types: ['grant.revoked', 'session.disconnected'] }, 7)).toEqual(
+      expected((e) => ['grant.revoked', 'session.disconnected'].includes(e.event.type)),
+    );
   });
 
   it('refuses to update a recorded event (append-only)', async () => {

@@ -50,7 +50,8 @@ export interface LastUsed {
   readonly lastUsedAt: Date;
 }
 
-const COLUMNS = 'seq::text AS seq, id, type, occurred_at, actor_type, actor_id, principal, agent_id, service_id, outcome, trace_id, details';
+const COLUMNS =
+  'seq::text AS seq, id, type, occurred_at, actor_type, actor_id, principal, agent_id, service_id, outcome, trace_id, details';
 /** The events of one batch, as 11 arrays of equal length (see `append`). */
 const INSERT_EVENTS = `INSERT INTO events (id, type, occurred_at, actor_type, actor_id, principal, agent_id, service_id, outcome, trace_id, details)
   SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::uuid[], $8::uuid[], $9::text[], $10::text[], $11::jsonb[])`;
@@ -105,14 +106,25 @@ export class EventRepository {
       // write cost on the hot path's batches.
       const columns: unknown[][] = Array.from({ length: 11 }, () => []);
       for (const { id, occurredAt, event } of chunk) {
-        const row = [id, event.type, occurredAt, event.actor.type, text(event.actor.id), text(event.principal), event.agentId, event.serviceId, event.outcome, text(event.traceId), JSON.stringify(event.details, withoutNul)];
+        const row = [
+          id,
+          event.type,
+          occurredAt,
+          event.actor.type,
+          text(event.actor.id),
+          text(event.principal),
+          event.agentId,
+          event.serviceId,
+          event.outcome,
+          text(event.traceId),
+          JSON.stringify(event.details, withoutNul),
+        ];
         row.forEach((value, column) => (columns[column] as unknown[]).push(value));
       }
       // Issue 17 item 5: the same statement writes the webhook outbox's deliveries of these events.
       await runner.query(withWebhookDeliveries(INSERT_EVENTS), columns);
     }
   }
-
 
   /**
    * One page, newest first (by `seq`: the order events were written), `before` the cursor
@@ -134,16 +146,24 @@ export class EventRepository {
     if (before !== undefined) where.push(`seq < ${param(before)}::bigint`);
     const take = param(limit + 1);
     const types = [...new Set(filter.types ?? [])];
-    const conditions = (extra: string[]): string => (where.length + extra.length > 0 ? `WHERE ${[...where, ...extra].join(' AND ')}` : '');
+    const conditions = (extra: string[]): string =>
+      where.length + extra.length > 0 ? `WHERE ${[...where, ...extra].join(' AND ')}` : '';
     let sql: string;
     if (filter.principal !== undefined && types.length > 1) {
       // A person's page of several kinds: the newest of each kind (one range of
       // `events_principal_type_seq_idx` each, in `seq` order) merged, instead of `type = ANY(...)`,
       // which that index answers in kind order only (every event of those kinds read and sorted).
-      const branches = types.map((type) => `(SELECT * FROM events ${conditions([`type = ${param(type)}`])} ORDER BY seq DESC LIMIT ${take})`);
+      const branches = types.map(
+        (type) => `(SELECT * FROM events ${conditions([`type = ${param(type)}`])} ORDER BY seq DESC LIMIT ${take})`,
+      );
       sql = `SELECT ${COLUMNS} FROM (${branches.join(' UNION ALL ')}) AS events ORDER BY events.seq DESC LIMIT ${take}`;
     } else {
-      const kinds = types.length === 0 ? [] : types.length === 1 ? [`type = ${param(types[0])}`] : [`type = ANY(${param(types)}::text[])`];
+      const kinds =
+        types.length === 0
+          ? []
+          : types.length === 1
+            ? [`type = ${param(types[0])}`]
+            : [`type = ANY(${param(types)}::text[])`];
       // `events.seq`: a bare `seq` would sort the selected `seq::text` alias ('999' above '1000') and skip events between pages.
       sql = `SELECT ${COLUMNS} FROM events ${conditions(kinds)} ORDER BY events.seq DESC LIMIT ${take}`;
     }
@@ -173,12 +193,19 @@ export class EventRepository {
       ) SELECT agent_id, service_id, occurred_at FROM pairs`,
       [principal],
     );
-    return rows.map((row) => ({ agentId: row.agent_id, serviceId: row.service_id, lastUsedAt: new Date(row.occurred_at) }));
+    return rows.map((row) => ({
+      agentId: row.agent_id,
+      serviceId: row.service_id,
+      lastUsedAt: new Date(row.occurred_at),
+    }));
   }
 
   /** Deletes up to `batch` events that happened before `cutoff`, oldest first; returns how many (call again until 0). */
   async purgeBefore(cutoff: Date, batch: number): Promise<number> {
-    const [, count] = await this.dataSource.query<[unknown[], number]>('DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE occurred_at < $1 ORDER BY seq LIMIT $2)', [cutoff, batch]);
+    const [, count] = await this.dataSource.query<[unknown[], number]>(
+      'DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE occurred_at < $1 ORDER BY seq LIMIT $2)',
+      [cutoff, batch],
+    );
     return count;
   }
 }

@@ -23,10 +23,16 @@ async function count(dataSource: DataSource, sql: string): Promise<number> {
 export function databaseReaders(dataSource: DataSource, pgliteLock: ExclusiveLock | undefined): DatabaseReaders {
   const master = (dataSource.driver as unknown as { master?: PgPoolCounts }).master;
   return {
-    sessionsNeedingReauthentication: () => count(dataSource, 'SELECT count(*)::int AS n FROM third_party_sessions WHERE needs_reauthentication'),
-    approvalsPending: () => count(dataSource, "SELECT count(*)::int AS n FROM approvals WHERE status = 'pending' AND (expires_at IS NULL OR expires_at > now())"),
+    sessionsNeedingReauthentication: () =>
+      count(dataSource, 'SELECT count(*)::int AS n FROM third_party_sessions WHERE needs_reauthentication'),
+    approvalsPending: () =>
+      count(
+        dataSource,
+        "SELECT count(*)::int AS n FROM approvals WHERE status = 'pending' AND (expires_at IS NULL OR expires_at > now())",
+      ),
     pool: () => {
-      if (pgliteLock !== undefined) return { inUse: pgliteLock.isHeld ? 1 : 0, idle: pgliteLock.isHeld ? 0 : 1, waiting: pgliteLock.waiting };
+      if (pgliteLock !== undefined)
+        return { inUse: pgliteLock.isHeld ? 1 : 0, idle: pgliteLock.isHeld ? 0 : 1, waiting: pgliteLock.waiting };
       const inUse = (master?.totalCount ?? 0) - (master?.idleCount ?? 0);
       return { inUse, idle: master?.idleCount ?? 0, waiting: master?.waitingCount ?? 0 };
     },

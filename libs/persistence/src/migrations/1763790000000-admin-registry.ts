@@ -46,7 +46,9 @@ export class AdminRegistry1763790000000 implements MigrationInterface {
         position          integer     NOT NULL,
         PRIMARY KEY (agent_id, permission_set_id)
       )`);
-    await queryRunner.query('CREATE INDEX agent_permission_sets_permission_set_idx ON agent_permission_sets (permission_set_id)');
+    await queryRunner.query(
+      'CREATE INDEX agent_permission_sets_permission_set_idx ON agent_permission_sets (permission_set_id)',
+    );
     await queryRunner.query(`
       CREATE TABLE services (
         id                         uuid         PRIMARY KEY,
@@ -69,7 +71,9 @@ export class AdminRegistry1763790000000 implements MigrationInterface {
         service_id uuid    NOT NULL REFERENCES services (id) ON DELETE CASCADE,
         position   integer NOT NULL
       )`);
-    await queryRunner.query('CREATE INDEX service_protected_resources_service_idx ON service_protected_resources (service_id)');
+    await queryRunner.query(
+      'CREATE INDEX service_protected_resources_service_idx ON service_protected_resources (service_id)',
+    );
     await queryRunner.query(`
       CREATE TABLE permission_set_service_scopes (
         permission_set_id uuid        NOT NULL REFERENCES permission_sets (id) ON DELETE CASCADE,
@@ -79,7 +83,9 @@ export class AdminRegistry1763790000000 implements MigrationInterface {
         position          integer     NOT NULL,
         PRIMARY KEY (permission_set_id, service_id)
       )`);
-    await queryRunner.query('CREATE INDEX permission_set_service_scopes_service_idx ON permission_set_service_scopes (service_id)');
+    await queryRunner.query(
+      'CREATE INDEX permission_set_service_scopes_service_idx ON permission_set_service_scopes (service_id)',
+    );
     await queryRunner.query(`
       CREATE TABLE agent_client_credentials (
         agent_id      uuid        PRIMARY KEY REFERENCES agents (id) ON DELETE CASCADE,
@@ -97,11 +103,22 @@ export class AdminRegistry1763790000000 implements MigrationInterface {
         created_at           timestamptz  NOT NULL DEFAULT now(),
         deleted_at           timestamptz
       )`);
-    await queryRunner.query('CREATE UNIQUE INDEX signing_keys_one_current ON signing_keys ((true)) WHERE is_current AND deleted_at IS NULL');
+    await queryRunner.query(
+      'CREATE UNIQUE INDEX signing_keys_one_current ON signing_keys ((true)) WHERE is_current AND deleted_at IS NULL',
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    for (const table of ['signing_keys', 'agent_client_credentials', 'permission_set_service_scopes', 'service_protected_resources', 'services', 'agent_permission_sets', 'agents', 'permission_sets']) {
+    for (const table of [
+      'signing_keys',
+      'agent_client_credentials',
+      'permission_set_service_scopes',
+      'service_protected_resources',
+      'services',
+      'agent_permission_sets',
+      'agents',
+      'permission_sets',
+    ]) {
       await queryRunner.query(`DROP TABLE ${table}`);
     }
   }

@@ -31,7 +31,9 @@ export class GrantsAndSessions1763800000000 implements MigrationInterface {
         PRIMARY KEY (grant_id, permission_set_id, service_id)
       )`);
     await queryRunner.query('CREATE INDEX grant_delegations_service_idx ON grant_delegations (service_id)');
-    await queryRunner.query('CREATE INDEX grant_delegations_permission_set_idx ON grant_delegations (permission_set_id)');
+    await queryRunner.query(
+      'CREATE INDEX grant_delegations_permission_set_idx ON grant_delegations (permission_set_id)',
+    );
     await queryRunner.query(`
       CREATE TABLE third_party_sessions (
         id                       uuid         PRIMARY KEY,
@@ -50,6 +52,7 @@ export class GrantsAndSessions1763800000000 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    for (const table of ['third_party_sessions', 'grant_delegations', 'grants']) await queryRunner.query(`DROP TABLE ${table}`);
+    for (const table of ['third_party_sessions', 'grant_delegations', 'grants'])
+      await queryRunner.query(`DROP TABLE ${table}`);
   }
 }

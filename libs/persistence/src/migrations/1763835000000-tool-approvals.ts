@@ -50,11 +50,15 @@ export class ToolApprovals1763835000000 implements MigrationInterface {
         consumed_at      timestamptz  NULL,
         revoked_at       timestamptz  NULL
       )`);
-    await queryRunner.query("CREATE UNIQUE INDEX approvals_pending_request_uq ON approvals (principal, agent_id, tool_name, arguments_hash) WHERE status = 'pending'");
+    await queryRunner.query(
+      "CREATE UNIQUE INDEX approvals_pending_request_uq ON approvals (principal, agent_id, tool_name, arguments_hash) WHERE status = 'pending'",
+    );
     await queryRunner.query('CREATE INDEX approvals_pair_created_idx ON approvals (principal, agent_id, created_at)');
     await queryRunner.query('CREATE INDEX approvals_principal_created_idx ON approvals (principal, created_at)');
     await queryRunner.query('CREATE INDEX approvals_listed_idx ON approvals (principal, agent_id) WHERE listed');
-    await queryRunner.query('CREATE INDEX approvals_listed_expiry_idx ON approvals (expires_at) WHERE listed AND expires_at IS NOT NULL');
+    await queryRunner.query(
+      'CREATE INDEX approvals_listed_expiry_idx ON approvals (expires_at) WHERE listed AND expires_at IS NOT NULL',
+    );
     await queryRunner.query(`
       CREATE FUNCTION approvals_bump_sync_version() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE
@@ -68,9 +72,15 @@ export class ToolApprovals1763835000000 implements MigrationInterface {
         RETURN NULL;
       END
       $$`);
-    await queryRunner.query('CREATE TRIGGER approvals_inserted AFTER INSERT ON approvals REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION approvals_bump_sync_version()');
-    await queryRunner.query('CREATE TRIGGER approvals_updated AFTER UPDATE ON approvals REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION approvals_bump_sync_version()');
-    await queryRunner.query('CREATE TRIGGER approvals_deleted AFTER DELETE ON approvals REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION approvals_bump_sync_version()');
+    await queryRunner.query(
+      'CREATE TRIGGER approvals_inserted AFTER INSERT ON approvals REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION approvals_bump_sync_version()',
+    );
+    await queryRunner.query(
+      'CREATE TRIGGER approvals_updated AFTER UPDATE ON approvals REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION approvals_bump_sync_version()',
+    );
+    await queryRunner.query(
+      'CREATE TRIGGER approvals_deleted AFTER DELETE ON approvals REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION approvals_bump_sync_version()',
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

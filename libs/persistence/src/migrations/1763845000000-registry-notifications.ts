@@ -19,7 +19,9 @@ export class RegistryNotifications1763845000000 implements MigrationInterface {
       END
       $$`);
     for (const table of TABLES) {
-      await queryRunner.query(`CREATE TRIGGER ${table}_registry_changed AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION registry_notify_change()`);
+      await queryRunner.query(
+        `CREATE TRIGGER ${table}_registry_changed AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION registry_notify_change()`,
+      );
     }
   }
 

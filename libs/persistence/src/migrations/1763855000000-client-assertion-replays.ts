@@ -16,7 +16,9 @@ export class ClientAssertionReplays1763855000000 implements MigrationInterface {
         jti_sha256 bytea       PRIMARY KEY,
         expires_at timestamptz NOT NULL
       )`);
-    await queryRunner.query('CREATE INDEX client_assertion_replays_expires_idx ON client_assertion_replays (expires_at)');
+    await queryRunner.query(
+      'CREATE INDEX client_assertion_replays_expires_idx ON client_assertion_replays (expires_at)',
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -29,14 +29,18 @@ export class EventLedger1763905000000 implements MigrationInterface {
         trace_id text,
         details jsonb NOT NULL DEFAULT '{}'::jsonb
       )`);
-    await queryRunner.query('CREATE INDEX events_principal_seq_idx ON events (principal, seq DESC) WHERE principal IS NOT NULL');
+    await queryRunner.query(
+      'CREATE INDEX events_principal_seq_idx ON events (principal, seq DESC) WHERE principal IS NOT NULL',
+    );
     await queryRunner.query('CREATE INDEX events_occurred_at_idx ON events (occurred_at)');
     await queryRunner.query(`
       CREATE FUNCTION events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         RAISE EXCEPTION 'events are append-only: % refused', TG_OP;
       END $$`);
-    await queryRunner.query('CREATE TRIGGER events_no_update BEFORE UPDATE ON events FOR EACH ROW EXECUTE FUNCTION events_append_only()');
+    await queryRunner.query(
+      'CREATE TRIGGER events_no_update BEFORE UPDATE ON events FOR EACH ROW EXECUTE FUNCTION events_append_only()',
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -41,9 +41,13 @@ export class Webhooks1763915000000 implements MigrationInterface {
         UNIQUE (webhook_id, event_id)
       )`);
     // The claim: pending rows by due time, nothing else.
-    await queryRunner.query("CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at) WHERE status = 'pending'");
+    await queryRunner.query(
+      "CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at) WHERE status = 'pending'",
+    );
     // The admin's list of a webhook's deliveries, newest first.
-    await queryRunner.query('CREATE INDEX webhook_deliveries_webhook_created_idx ON webhook_deliveries (webhook_id, created_at DESC)');
+    await queryRunner.query(
+      'CREATE INDEX webhook_deliveries_webhook_created_idx ON webhook_deliveries (webhook_id, created_at DESC)',
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -22,7 +22,9 @@ export class AuthorizationSessionAnswers1764110000000 implements MigrationInterf
         answered_at timestamptz NOT NULL,
         expires_at  timestamptz NOT NULL
       )`);
-    await queryRunner.query('CREATE INDEX authorization_session_answers_expires_idx ON authorization_session_answers (expires_at)');
+    await queryRunner.query(
+      'CREATE INDEX authorization_session_answers_expires_idx ON authorization_session_answers (expires_at)',
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -14,14 +14,22 @@ export class WebhookDeliveryClaims1764120000000 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('ALTER TABLE webhook_deliveries ADD COLUMN claimed_until timestamptz');
-    await queryRunner.query("CREATE INDEX webhook_deliveries_webhook_due_idx ON webhook_deliveries (webhook_id, next_attempt_at) WHERE status = 'pending'");
-    await queryRunner.query('CREATE INDEX webhook_deliveries_claimed_idx ON webhook_deliveries (webhook_id) WHERE claimed_until IS NOT NULL');
-    await queryRunner.query("CREATE INDEX webhook_deliveries_finished_idx ON webhook_deliveries (created_at) WHERE status <> 'pending'");
+    await queryRunner.query(
+      "CREATE INDEX webhook_deliveries_webhook_due_idx ON webhook_deliveries (webhook_id, next_attempt_at) WHERE status = 'pending'",
+    );
+    await queryRunner.query(
+      'CREATE INDEX webhook_deliveries_claimed_idx ON webhook_deliveries (webhook_id) WHERE claimed_until IS NOT NULL',
+    );
+    await queryRunner.query(
+      "CREATE INDEX webhook_deliveries_finished_idx ON webhook_deliveries (created_at) WHERE status <> 'pending'",
+    );
     await queryRunner.query('DROP INDEX webhook_deliveries_due_idx');
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query("CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at) WHERE status = 'pending'");
+    await queryRunner.query(
+      "CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at) WHERE status = 'pending'",
+    );
     await queryRunner.query('DROP INDEX webhook_deliveries_finished_idx');
     await queryRunner.query('DROP INDEX webhook_deliveries_claimed_idx');
     await queryRunner.query('DROP INDEX webhook_deliveries_webhook_due_idx');

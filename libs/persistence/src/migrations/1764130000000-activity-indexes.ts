@@ -24,7 +24,9 @@ export class ActivityIndexes1764130000000 implements MigrationInterface {
       `CREATE INDEX events_last_used_idx ON events (principal, agent_id, service_id, seq DESC)
         WHERE type = 'token.exchanged' AND outcome = 'success' AND principal IS NOT NULL AND agent_id IS NOT NULL AND service_id IS NOT NULL`,
     );
-    await queryRunner.query("CREATE INDEX events_principal_type_seq_idx ON events (principal, type, seq DESC) WHERE principal IS NOT NULL AND type <> 'token.exchanged'");
+    await queryRunner.query(
+      "CREATE INDEX events_principal_type_seq_idx ON events (principal, type, seq DESC) WHERE principal IS NOT NULL AND type <> 'token.exchanged'",
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

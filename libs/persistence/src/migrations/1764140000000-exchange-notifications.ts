@@ -49,16 +49,24 @@ export class ExchangeNotifications1764140000000 implements MigrationInterface {
       END
       $$`);
     for (const table of PRINCIPAL_TABLES) {
-      await queryRunner.query(`CREATE TRIGGER ${table}_exchange_changed AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION exchange_notify_principal()`);
+      await queryRunner.query(
+        `CREATE TRIGGER ${table}_exchange_changed AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION exchange_notify_principal()`,
+      );
     }
-    await queryRunner.query('CREATE TRIGGER grant_delegations_exchange_changed AFTER INSERT OR UPDATE OR DELETE ON grant_delegations FOR EACH ROW EXECUTE FUNCTION exchange_notify_delegation()');
+    await queryRunner.query(
+      'CREATE TRIGGER grant_delegations_exchange_changed AFTER INSERT OR UPDATE OR DELETE ON grant_delegations FOR EACH ROW EXECUTE FUNCTION exchange_notify_delegation()',
+    );
     for (const table of SERVICE_TABLES) {
-      await queryRunner.query(`CREATE TRIGGER ${table}_exchange_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION exchange_notify_all()`);
+      await queryRunner.query(
+        `CREATE TRIGGER ${table}_exchange_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION exchange_notify_all()`,
+      );
     }
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    for (const table of [...PRINCIPAL_TABLES, 'grant_delegations', ...SERVICE_TABLES]) await queryRunner.query(`DROP TRIGGER ${table}_exchange_changed ON ${table}`);
-    for (const fn of ['exchange_notify_principal', 'exchange_notify_delegation', 'exchange_notify_all']) await queryRunner.query(`DROP FUNCTION ${fn}()`);
+    for (const table of [...PRINCIPAL_TABLES, 'grant_delegations', ...SERVICE_TABLES])
+      await queryRunner.query(`DROP TRIGGER ${table}_exchange_changed ON ${table}`);
+    for (const fn of ['exchange_notify_principal', 'exchange_notify_delegation', 'exchange_notify_all'])
+      await queryRunner.query(`DROP FUNCTION ${fn}()`);
   }
 }

@@ -32,7 +32,9 @@ export class TokenRevocation1764160000000 implements MigrationInterface {
         RETURN NULL;
       END
       $$`);
-    await queryRunner.query('CREATE TRIGGER revoked_access_tokens_token_revoked AFTER INSERT ON revoked_access_tokens FOR EACH ROW EXECUTE FUNCTION token_revoked_notify_jti()');
+    await queryRunner.query(
+      'CREATE TRIGGER revoked_access_tokens_token_revoked AFTER INSERT ON revoked_access_tokens FOR EACH ROW EXECUTE FUNCTION token_revoked_notify_jti()',
+    );
     await queryRunner.query(
       'CREATE TRIGGER refresh_tokens_token_revoked AFTER UPDATE OF revoked_at ON refresh_tokens FOR EACH ROW WHEN (OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL) EXECUTE FUNCTION token_revoked_notify_family()',
     );

@@ -20,6 +20,8 @@ export class RefreshTokenWritePath1764165000000 implements MigrationInterface {
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('CREATE INDEX refresh_tokens_principal_agent_idx ON refresh_tokens (principal, agent_id)');
-    await queryRunner.query('ALTER TABLE refresh_tokens ADD CONSTRAINT refresh_tokens_agent_id_fkey FOREIGN KEY (agent_id) REFERENCES agents (id) ON DELETE CASCADE');
+    await queryRunner.query(
+      'ALTER TABLE refresh_tokens ADD CONSTRAINT refresh_tokens_agent_id_fkey FOREIGN KEY (agent_id) REFERENCES agents (id) ON DELETE CASCADE',
+    );
   }
 }

@@ -32,7 +32,9 @@ export class ProtectedResources1764170000000 implements MigrationInterface {
         position          integer     NOT NULL,
         PRIMARY KEY (permission_set_id, resource_id)
       )`);
-    await queryRunner.query('CREATE INDEX permission_set_resource_scopes_resource_idx ON permission_set_resource_scopes (resource_id)');
+    await queryRunner.query(
+      'CREATE INDEX permission_set_resource_scopes_resource_idx ON permission_set_resource_scopes (resource_id)',
+    );
     await queryRunner.query(`
       CREATE TABLE grant_resources (
         grant_id          uuid    NOT NULL REFERENCES grants (id) ON DELETE CASCADE,
@@ -45,11 +47,14 @@ export class ProtectedResources1764170000000 implements MigrationInterface {
     await queryRunner.query('CREATE INDEX grant_resources_resource_idx ON grant_resources (resource_id)');
     await queryRunner.query('CREATE INDEX grant_resources_permission_set_idx ON grant_resources (permission_set_id)');
     for (const table of ['protected_resources', 'permission_set_resource_scopes']) {
-      await queryRunner.query(`CREATE TRIGGER ${table}_registry_changed AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION registry_notify_change()`);
+      await queryRunner.query(
+        `CREATE TRIGGER ${table}_registry_changed AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION registry_notify_change()`,
+      );
     }
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    for (const table of ['grant_resources', 'permission_set_resource_scopes', 'protected_resources']) await queryRunner.query(`DROP TABLE ${table}`);
+    for (const table of ['grant_resources', 'permission_set_resource_scopes', 'protected_resources'])
+      await queryRunner.query(`DROP TABLE ${table}`);
   }
 }

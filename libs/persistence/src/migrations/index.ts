@@ -24,4 +24,29 @@ import { TokenRevocation1764160000000 } from './1764160000000-token-revocation';
 import { ProtectedResources1764170000000 } from './1764170000000-protected-resources';
 
 /** Every migration, oldest first. A schema change is a new file appended here. */
-export const MIGRATIONS = [Installation1763780000000, AdminRegistry1763790000000, GrantsAndSessions1763800000000, SessionReauthentication1763810000000, AuthorizationCodes1763820000000, ToolApprovals1763835000000, RegistryNotifications1763845000000, ClientAssertionReplays1763855000000, SessionVersion1763865000000, AuthorizationCodeResources1763875000000, AgentAllowedResources1763885000000, SessionRefreshClaim1763895000000, EventLedger1763905000000, Webhooks1763915000000, GrantClients1764100000000, AuthorizationSessionAnswers1764110000000, WebhookDeliveryClaims1764120000000, ActivityIndexes1764130000000, ExchangeNotifications1764140000000, RefreshTokens1764150000000, RefreshTokenClients1764155000000, TokenRevocation1764160000000, RefreshTokenWritePath1764165000000, ProtectedResources1764170000000];
+export const MIGRATIONS = [
+  Installation1763780000000,
+  AdminRegistry1763790000000,
+  GrantsAndSessions1763800000000,
+  SessionReauthentication1763810000000,
+  AuthorizationCodes1763820000000,
+  ToolApprovals1763835000000,
+  RegistryNotifications1763845000000,
+  ClientAssertionReplays1763855000000,
+  SessionVersion1763865000000,
+  AuthorizationCodeResources1763875000000,
+  AgentAllowedResources1763885000000,
+  SessionRefreshClaim1763895000000,
+  EventLedger1763905000000,
+  Webhooks1763915000000,
+  GrantClients1764100000000,
+  AuthorizationSessionAnswers1764110000000,
+  WebhookDeliveryClaims1764120000000,
+  ActivityIndexes1764130000000,
+  ExchangeNotifications1764140000000,
+  RefreshTokens1764150000000,
+  RefreshTokenClients1764155000000,
+  TokenRevocation1764160000000,
+  RefreshTokenWritePath1764165000000,
+  ProtectedResources1764170000000,
+];

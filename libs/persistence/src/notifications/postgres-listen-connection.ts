@@ -97,7 +97,12 @@ export class PostgresListenConnection {
 
   private async open(): Promise<void> {
     if (this.idle) return;
-    const client = new Client({ connectionString: this.connectionUrl, application_name: APPLICATION_NAME, connectionTimeoutMillis: 5_000, keepAlive: true });
+    const client = new Client({
+      connectionString: this.connectionUrl,
+      application_name: APPLICATION_NAME,
+      connectionTimeoutMillis: 5_000,
+      keepAlive: true,
+    });
     let dead = false;
     const lose = (error: Error): void => {
       if (dead) return;

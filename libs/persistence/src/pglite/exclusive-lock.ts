@@ -24,7 +24,7 @@ export class ExclusiveLock {
           reject(
             new Error(
               `timed out after ${timeoutMs} ms waiting for the embedded database connection ` +
-                '(is a query running outside its transaction\'s EntityManager?)',
+                "(is a query running outside its transaction's EntityManager?)",
             ),
           );
         }, timeoutMs);

@@ -66,7 +66,9 @@ describe('storage.pglite.initial_data: a new PGlite database starts from a dump'
     }
     const again = await open({ data_dir: dataDir, initial_data: dump });
     try {
-      expect(await again.dataSource.query("SELECT to_regclass('kept') IS NOT NULL AS present")).toEqual([{ present: true }]);
+      expect(await again.dataSource.query("SELECT to_regclass('kept') IS NOT NULL AS present")).toEqual([
+        { present: true },
+      ]);
     } finally {
       await again.close();
     }

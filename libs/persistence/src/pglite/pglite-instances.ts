@@ -71,7 +71,8 @@ async function create(dataDir: string, initialData: string | undefined): Promise
   }
   const dir = resolve(dataDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const loadDataDir = initialData !== undefined && !existsSync(join(dir, 'PG_VERSION')) ? await initialDump(initialData) : undefined;
+  const loadDataDir =
+    initialData !== undefined && !existsSync(join(dir, 'PG_VERSION')) ? await initialDump(initialData) : undefined;
   return PGlite.create(dir, { parsers: PARSERS, ...(loadDataDir === undefined ? {} : { loadDataDir }) });
 }
 

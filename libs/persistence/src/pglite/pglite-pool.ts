@@ -107,7 +107,10 @@ export class PglitePool extends EventEmitter {
         return;
       }
       // A holder that leaves a transaction open must not hand it to the next caller.
-      this.shared.db.query('ROLLBACK').finally(unlock).catch(() => undefined);
+      this.shared.db
+        .query('ROLLBACK')
+        .finally(unlock)
+        .catch(() => undefined);
     };
     return { client, release };
   }

@@ -13,7 +13,12 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
   beforeAll(async () => {
     const config = testConfig({ storage: await backend.storage() });
     database = await Database.open(config, createLogger(config, new LogCapture()));
-    agents = new AgentRepository(database.dataSource, database.clientCache, database.registryChanges, new SystemClock());
+    agents = new AgentRepository(
+      database.dataSource,
+      database.clientCache,
+      database.registryChanges,
+      new SystemClock(),
+    );
   });
 
   afterAll(async () => {
@@ -22,7 +27,8 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
 
   it('lists every agent oldest first, each exactly as findById reads it (assignments in order, timestamps, JSON columns)', async () => {
     const sets = [randomUUID(), randomUUID(), randomUUID()];
-    for (const id of sets) await database.dataSource.query('INSERT INTO permission_sets (id, name) VALUES ($1, $2)', [id, `set ${id}`]);
+    for (const id of sets)
+      await database.dataSource.query('INSERT INTO permission_sets (id, name) VALUES ($1, $2)', [id, `set ${id}`]);
     const created = new Date('2026-03-01T10:00:00.123Z');
     const full = await agents.create(
       randomUUID(),
@@ -50,22 +56,48 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
     // Same creation time: ordered by id. Microseconds from SQL's clock read as milliseconds, as findById does.
     const [later, earlierId] = ['00000000-0000-4000-8000-00000000000b', '00000000-0000-4000-8000-00000000000a'];
     for (const id of [later, earlierId]) {
-      await database.dataSource.query("INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Bare', '2026-03-01T09:00:00.456789Z', '2026-03-02T00:00:00.999999Z')", [id]);
+      await database.dataSource.query(
+        "INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Bare', '2026-03-01T09:00:00.456789Z', '2026-03-02T00:00:00.999999Z')",
+        [id],
+      );
     }
 
     const listed = await agents.list();
     expect(listed.map((agent) => agent.id)).toEqual([earlierId, later, full.id]);
     for (const agent of listed) expect(agent).toEqual(await agents.findById(agent.id));
     expect(listed[2]).toEqual(full);
-    expect(listed[0]).toMatchObject({ permissionSets: [], redirectUris: [], allowedResources: [], createdAt: new Date('2026-03-01T09:00:00.456Z'), updatedAt: new Date('2026-03-02T00:00:00.999Z') });
+    expect(listed[0]).toMatchObject({
+      permissionSets: [],
+      redirectUris: [],
+      allowedResources: [],
+      createdAt: new Date('2026-03-01T09:00:00.456Z'),
+      updatedAt: new Date('2026-03-02T00:00:00.999Z'),
+    });
   });
 
   it('refuses a second agent with the same canonical_id with the registry rule, not an API code', async () => {
-    const input = { displayName: 'Twin', description: null, canonicalId: 'twin-agent', clientId: null, logoUrl: null, governanceUrl: null, userDocumentationUrl: null, agentInterfaceUrl: null, redirectUris: [], allowedScopes: [], allowedResources: [], clientUris: [], permissionSets: [] };
+    const input = {
+      displayName: 'Twin',
+      description: null,
+      canonicalId: 'twin-agent',
+      clientId: null,
+      logoUrl: null,
+      governanceUrl: null,
+      userDocumentationUrl: null,
+      agentInterfaceUrl: null,
+      redirectUris: [],
+      allowedScopes: [],
+      allowedResources: [],
+      clientUris: [],
+      permissionSets: [],
+    };
     await agents.create(randomUUID(), input, new Date());
     const refused = agents.create(randomUUID(), input, new Date());
     await expect(refused).rejects.toBeInstanceOf(RegistryError);
-    await expect(refused).rejects.toMatchObject({ code: 'duplicate_canonical_id', message: 'canonical_id "twin-agent" is already used by another agent' });
+    await expect(refused).rejects.toMatchObject({
+      code: 'duplicate_canonical_id',
+      message: 'canonical_id "twin-agent" is already used by another agent',
+    });
   });
 
   it('lists nothing when there are no agents', async () => {

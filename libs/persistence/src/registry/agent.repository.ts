@@ -27,7 +27,10 @@ function toAgent(entity: AgentEntity, refs: AgentPermissionSetEntity[]): Agent {
     clientUris: entity.clientUris,
     permissionSets: refs
       .sort((a, b) => a.position - b.position)
-      .map((ref) => ({ permissionSetId: ref.permissionSetId, requirementType: ref.requirementType as RequirementType })),
+      .map((ref) => ({
+        permissionSetId: ref.permissionSetId,
+        requirementType: ref.requirementType as RequirementType,
+      })),
     createdAt: entity.createdAt,
     updatedAt: entity.updatedAt,
   };
@@ -36,9 +39,13 @@ function toAgent(entity: AgentEntity, refs: AgentPermissionSetEntity[]): Agent {
 function translate(error: unknown, input: AgentInput): never {
   const violation = constraintViolation(error);
   if (violation?.code === UNIQUE_VIOLATION && violation.constraint === 'agents_canonical_id_key') {
-    throw new RegistryError('duplicate_canonical_id', `canonical_id "${input.canonicalId ?? ''}" is already used by another agent`);
+    throw new RegistryError(
+      'duplicate_canonical_id',
+      `canonical_id "${input.canonicalId ?? ''}" is already used by another agent`,
+    );
   }
-  if (violation?.code === FOREIGN_KEY_VIOLATION) throw new RegistryError('permission_set_missing', 'permission_sets: a referenced permission set no longer exists');
+  if (violation?.code === FOREIGN_KEY_VIOLATION)
+    throw new RegistryError('permission_set_missing', 'permission_sets: a referenced permission set no longer exists');
   throw error;
 }
 
@@ -87,7 +94,12 @@ function rowToAgent(row: AgentRow): Agent {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
-  const refs = row.refs.map((ref) => ({ agentId: row.id, permissionSetId: ref.permission_set_id, requirementType: ref.requirement_type, position: ref.position }));
+  const refs = row.refs.map((ref) => ({
+    agentId: row.id,
+    permissionSetId: ref.permission_set_id,
+    requirementType: ref.requirement_type,
+    position: ref.position,
+  }));
   return toAgent(entity, refs);
 }
 
@@ -138,7 +150,9 @@ export class AgentRepository {
   /** Every agent with its assignments, oldest first (one statement). */
   async list(): Promise<Agent[]> {
     const rows = await this.dataSource.query<{ agents: { agent: JsonAgentRow; refs: AgentRow['refs'] }[] }[]>(LIST_SQL);
-    return (rows[0]?.agents ?? []).map(({ agent, refs }) => rowToAgent({ ...agent, refs, created_at: new Date(agent.created_at), updated_at: new Date(agent.updated_at) }));
+    return (rows[0]?.agents ?? []).map(({ agent, refs }) =>
+      rowToAgent({ ...agent, refs, created_at: new Date(agent.created_at), updated_at: new Date(agent.updated_at) }),
+    );
   }
 
   async findById(id: string): Promise<Agent | undefined> {
@@ -170,7 +184,12 @@ export class AgentRepository {
   }
 
   /** Full replacement; undefined when no such agent. `events` are appended in the same transaction, only when it was replaced. */
-  async replace(id: string, input: AgentInput, now: Date, events?: WithinTransaction<Agent>): Promise<Agent | undefined> {
+  async replace(
+    id: string,
+    input: AgentInput,
+    now: Date,
+    events?: WithinTransaction<Agent>,
+  ): Promise<Agent | undefined> {
     try {
       return await this.dataSource.transaction(async (manager) => {
         const existing = await manager.findOne(AgentEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
@@ -197,7 +216,8 @@ export class AgentRepository {
   async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {
     try {
       try {
-        if (events === undefined) return ((await this.dataSource.getRepository(AgentEntity).delete({ id })).affected ?? 0) > 0;
+        if (events === undefined)
+          return ((await this.dataSource.getRepository(AgentEntity).delete({ id })).affected ?? 0) > 0;
         return await this.dataSource.transaction(async (manager) => {
           const deleted = ((await manager.delete(AgentEntity, { id })).affected ?? 0) > 0;
           if (deleted) await events(id, manager);
@@ -212,9 +232,18 @@ export class AgentRepository {
     }
   }
 
-  private async writeRefs(manager: EntityManager, agentId: string, input: AgentInput): Promise<AgentPermissionSetEntity[]> {
+  private async writeRefs(
+    manager: EntityManager,
+    agentId: string,
+    input: AgentInput,
+  ): Promise<AgentPermissionSetEntity[]> {
     const refs = input.permissionSets.map((ref, position) =>
-      manager.create(AgentPermissionSetEntity, { agentId, permissionSetId: ref.permissionSetId, requirementType: ref.requirementType, position }),
+      manager.create(AgentPermissionSetEntity, {
+        agentId,
+        permissionSetId: ref.permissionSetId,
+        requirementType: ref.requirementType,
+        position,
+      }),
     );
     if (refs.length > 0) await manager.insert(AgentPermissionSetEntity, refs);
     return refs;

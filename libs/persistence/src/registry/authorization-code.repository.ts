@@ -21,7 +21,18 @@ export class AuthorizationCodeRepository {
   async store(codeSha256: Buffer, record: AuthorizationCodeRecord, now: Date): Promise<void> {
     await this.dataSource.query(
       'INSERT INTO authorization_codes (code_sha256, agent_id, principal, redirect_uri, code_challenge, scopes, resources, expires_at, created_at, client_id_url) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-      [codeSha256, record.agentId, record.principal, record.redirectUri, record.codeChallenge, JSON.stringify(record.scopes), JSON.stringify(record.resources ?? []), record.expiresAt, now, record.clientIdUrl ?? null],
+      [
+        codeSha256,
+        record.agentId,
+        record.principal,
+        record.redirectUri,
+        record.codeChallenge,
+        JSON.stringify(record.scopes),
+        JSON.stringify(record.resources ?? []),
+        record.expiresAt,
+        now,
+        record.clientIdUrl ?? null,
+      ],
     );
   }
 
@@ -30,13 +41,36 @@ export class AuthorizationCodeRepository {
    * redeemed code yields undefined. Expired rows are consumed too (and refused by the caller).
    */
   async redeem(codeSha256: Buffer): Promise<AuthorizationCodeRecord | undefined> {
-    const rows = await this.dataSource.query<[{ agent_id: string; principal: string; redirect_uri: string; code_challenge: string; scopes: string[]; resources: string[]; expires_at: Date; client_id_url: string | null }[], number]>(
+    const rows = await this.dataSource.query<
+      [
+        {
+          agent_id: string;
+          principal: string;
+          redirect_uri: string;
+          code_challenge: string;
+          scopes: string[];
+          resources: string[];
+          expires_at: Date;
+          client_id_url: string | null;
+        }[],
+        number,
+      ]
+    >(
       'DELETE FROM authorization_codes WHERE code_sha256 = $1 RETURNING agent_id, principal, redirect_uri, code_challenge, scopes, resources, expires_at, client_id_url',
       [codeSha256],
     );
     const row = rows[0][0];
     if (row === undefined) return undefined;
-    return { agentId: row.agent_id, principal: row.principal, redirectUri: row.redirect_uri, codeChallenge: row.code_challenge, scopes: row.scopes, resources: row.resources, expiresAt: row.expires_at, clientIdUrl: row.client_id_url };
+    return {
+      agentId: row.agent_id,
+      principal: row.principal,
+      redirectUri: row.redirect_uri,
+      codeChallenge: row.code_challenge,
+      scopes: row.scopes,
+      resources: row.resources,
+      expiresAt: row.expires_at,
+      clientIdUrl: row.client_id_url,
+    };
   }
 
   /**

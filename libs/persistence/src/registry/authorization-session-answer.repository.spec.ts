@@ -3,7 +3,11 @@ import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
-import { ANSWER_PURGE_PER_CLAIM, AuthorizationSessionAnswerRepository, type AuthorizationSessionAnswer } from './authorization-session-answer.repository';
+import {
+  ANSWER_PURGE_PER_CLAIM,
+  AuthorizationSessionAnswerRepository,
+  type AuthorizationSessionAnswer,
+} from './authorization-session-answer.repository';
 
 const AGENT = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
 
@@ -32,7 +36,11 @@ describe.each(testBackends())('AuthorizationSessionAnswerRepository on $name', (
     await database?.close();
   });
 
-  const records = async (): Promise<number> => Number((await database.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM authorization_session_answers'))[0]?.n);
+  const records = async (): Promise<number> =>
+    Number(
+      (await database.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM authorization_session_answers'))[0]
+        ?.n,
+    );
 
   it('answers a session once; the first answer stays, readable by its principal only', async () => {
     const first = answer();
@@ -45,7 +53,11 @@ describe.each(testBackends())('AuthorizationSessionAnswerRepository on $name', (
 
   it('lets exactly one of many concurrent answers win', async () => {
     const sessionId = randomUUID();
-    const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => answers.claim(answer({ sessionId, decision: i % 2 === 0 ? 'allowed' : 'denied' }))));
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        answers.claim(answer({ sessionId, decision: i % 2 === 0 ? 'allowed' : 'denied' })),
+      ),
+    );
     expect(outcomes.filter(Boolean)).toHaveLength(1);
   });
 
@@ -64,14 +76,16 @@ describe.each(testBackends())('AuthorizationSessionAnswerRepository on $name', (
   it('removes answers whose session token has expired as claims go by, never live ones', async () => {
     await database.dataSource.query('DELETE FROM authorization_session_answers');
     const start = later(60 * 60_000);
-    for (let i = 0; i < 5; i += 1) await answers.claim(answer({ answeredAt: start, expiresAt: new Date(start.getTime() + 1_000) }));
+    for (let i = 0; i < 5; i += 1)
+      await answers.claim(answer({ answeredAt: start, expiresAt: new Date(start.getTime() + 1_000) }));
     const live = answer({ answeredAt: start, expiresAt: new Date(start.getTime() + 600_000) });
     await answers.claim(live);
     expect(await records()).toBe(6);
     const after = new Date(start.getTime() + 2_000);
     await answers.claim(answer({ answeredAt: after, expiresAt: new Date(after.getTime() + 600_000) }));
     expect(await records()).toBe(7 - ANSWER_PURGE_PER_CLAIM);
-    for (let i = 0; i < 3; i += 1) await answers.claim(answer({ answeredAt: after, expiresAt: new Date(after.getTime() + 600_000) }));
+    for (let i = 0; i < 3; i += 1)
+      await answers.claim(answer({ answeredAt: after, expiresAt: new Date(after.getTime() + 600_000) }));
     expect(await records()).toBe(5);
     expect(await answers.find(live.principal, live.sessionId)).toEqual(live);
   });

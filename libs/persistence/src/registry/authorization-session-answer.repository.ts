@@ -57,15 +57,36 @@ export class AuthorizationSessionAnswerRepository {
    * answer commits or rolls back with what it decided (the grant of an Allow).
    */
   async claim(answer: AuthorizationSessionAnswer, manager: EntityManager = this.dataSource.manager): Promise<boolean> {
-    const rows = await manager.query<{ claimed: number }[]>(CLAIM, [answer.sessionId, answer.principal, answer.agentId, answer.decision, answer.answeredAt, answer.expiresAt]);
+    const rows = await manager.query<{ claimed: number }[]>(CLAIM, [
+      answer.sessionId,
+      answer.principal,
+      answer.agentId,
+      answer.decision,
+      answer.answeredAt,
+      answer.expiresAt,
+    ]);
     return rows.length === 1;
   }
 
   /** The principal's answer to the session, or undefined while it is unanswered (or another principal's). With `manager`, read in that transaction. */
-  async find(principal: string, sessionId: string, manager: EntityManager = this.dataSource.manager): Promise<AuthorizationSessionAnswer | undefined> {
-    const rows = await manager.query<AnswerRow[]>('SELECT * FROM authorization_session_answers WHERE session_id = $1 AND principal = $2', [sessionId, principal]);
+  async find(
+    principal: string,
+    sessionId: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<AuthorizationSessionAnswer | undefined> {
+    const rows = await manager.query<AnswerRow[]>(
+      'SELECT * FROM authorization_session_answers WHERE session_id = $1 AND principal = $2',
+      [sessionId, principal],
+    );
     const row = rows[0];
     if (row === undefined) return undefined;
-    return { sessionId: row.session_id, principal: row.principal, agentId: row.agent_id, decision: row.decision, answeredAt: row.answered_at, expiresAt: row.expires_at };
+    return {
+      sessionId: row.session_id,
+      principal: row.principal,
+      agentId: row.agent_id,
+      decision: row.decision,
+      answeredAt: row.answered_at,
+      expiresAt: row.expires_at,
+    };
   }
 }

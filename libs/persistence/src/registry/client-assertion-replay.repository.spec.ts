@@ -23,7 +23,10 @@ describe.each(testBackends())('ClientAssertionReplayRepository on $name', (backe
     await database?.close();
   });
 
-  const records = async (): Promise<number> => Number((await database.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM client_assertion_replays'))[0]?.n);
+  const records = async (): Promise<number> =>
+    Number(
+      (await database.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM client_assertion_replays'))[0]?.n,
+    );
 
   it('accepts a jti once while its record lives', async () => {
     const id = jti();

@@ -38,7 +38,11 @@ export class ClientCache {
    * The cached client, or what `load` finds (then cached until `nowMs` + the TTL). `nowMs`
    * comes from the caller's injected `Clock` (STYLE.md: time is injected).
    */
-  async read(id: string, nowMs: number, load: () => Promise<ClientRecord | undefined>): Promise<ClientRecord | undefined> {
+  async read(
+    id: string,
+    nowMs: number,
+    load: () => Promise<ClientRecord | undefined>,
+  ): Promise<ClientRecord | undefined> {
     const hit = this.entries.get(id);
     if (hit !== undefined && hit.expiresAtMs > nowMs) {
       this.metrics?.cacheLookup('client', true);

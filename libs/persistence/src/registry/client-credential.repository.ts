@@ -29,7 +29,12 @@ export class ClientCredentialRepository {
    * two concurrent generations cannot both "create". Issue 17: with `events` (issued or
    * rotated, told by `created`), the write and its events share one transaction.
    */
-  async upsert(agentId: string, secretSha256: Buffer, now: Date, events?: WithinTransaction<{ created: boolean }>): Promise<{ record: ClientCredentialRecord; created: boolean }> {
+  async upsert(
+    agentId: string,
+    secretSha256: Buffer,
+    now: Date,
+    events?: WithinTransaction<{ created: boolean }>,
+  ): Promise<{ record: ClientCredentialRecord; created: boolean }> {
     // Cleared before and after the write: no read can keep the old digest past it.
     this.clientCache.invalidate();
     try {
@@ -43,7 +48,10 @@ export class ClientCredentialRepository {
         );
         const row = rows[0] as { created_at: Date; rotated_at: Date | null; created: boolean };
         await events?.({ created: row.created }, manager);
-        return { record: { agentId, secretSha256, createdAt: row.created_at, rotatedAt: row.rotated_at }, created: row.created };
+        return {
+          record: { agentId, secretSha256, createdAt: row.created_at, rotatedAt: row.rotated_at },
+          created: row.created,
+        };
       };
       return await (events === undefined ? write(this.dataSource.manager) : this.dataSource.transaction(write));
     } finally {
@@ -55,7 +63,10 @@ export class ClientCredentialRepository {
   async delete(agentId: string, events?: WithinTransaction<string>): Promise<boolean> {
     this.clientCache.invalidate();
     try {
-      if (events === undefined) return ((await this.dataSource.getRepository(AgentClientCredentialEntity).delete({ agentId })).affected ?? 0) > 0;
+      if (events === undefined)
+        return (
+          ((await this.dataSource.getRepository(AgentClientCredentialEntity).delete({ agentId })).affected ?? 0) > 0
+        );
       return await this.dataSource.transaction(async (manager) => {
         const deleted = ((await manager.delete(AgentClientCredentialEntity, { agentId })).affected ?? 0) > 0;
         if (deleted) await events(agentId, manager);

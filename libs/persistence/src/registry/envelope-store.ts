@@ -8,20 +8,51 @@ export type EnvelopeColumn =
   | 'third_party_sessions.refresh_token_envelope'
   | 'webhooks.secret_envelope';
 
-export const ENVELOPE_COLUMNS: readonly EnvelopeColumn[] = ['services.client_secret_envelope', 'signing_keys.private_key_envelope', 'third_party_sessions.access_token_envelope', 'third_party_sessions.refresh_token_envelope', 'webhooks.secret_envelope'];
+export const ENVELOPE_COLUMNS: readonly EnvelopeColumn[] = [
+  'services.client_secret_envelope',
+  'signing_keys.private_key_envelope',
+  'third_party_sessions.access_token_envelope',
+  'third_party_sessions.refresh_token_envelope',
+  'webhooks.secret_envelope',
+];
 
 /** One sealed value with what its binding is made of. */
 export interface StoredEnvelope {
   readonly key: string;
   readonly envelope: Buffer;
-  readonly owner: { readonly serviceId?: string; readonly principal?: string; readonly kid?: string; readonly webhookId?: string };
+  readonly owner: {
+    readonly serviceId?: string;
+    readonly principal?: string;
+    readonly kid?: string;
+    readonly webhookId?: string;
+  };
 }
 
 const SOURCES: Record<EnvelopeColumn, { table: string; column: string; key: string; owner: string }> = {
-  'services.client_secret_envelope': { table: 'services', column: 'client_secret_envelope', key: 'id', owner: 'id AS service_id' },
-  'signing_keys.private_key_envelope': { table: 'signing_keys', column: 'private_key_envelope', key: 'kid', owner: 'kid' },
-  'third_party_sessions.access_token_envelope': { table: 'third_party_sessions', column: 'access_token_envelope', key: 'id', owner: 'service_id, principal' },
-  'third_party_sessions.refresh_token_envelope': { table: 'third_party_sessions', column: 'refresh_token_envelope', key: 'id', owner: 'service_id, principal' },
+  'services.client_secret_envelope': {
+    table: 'services',
+    column: 'client_secret_envelope',
+    key: 'id',
+    owner: 'id AS service_id',
+  },
+  'signing_keys.private_key_envelope': {
+    table: 'signing_keys',
+    column: 'private_key_envelope',
+    key: 'kid',
+    owner: 'kid',
+  },
+  'third_party_sessions.access_token_envelope': {
+    table: 'third_party_sessions',
+    column: 'access_token_envelope',
+    key: 'id',
+    owner: 'service_id, principal',
+  },
+  'third_party_sessions.refresh_token_envelope': {
+    table: 'third_party_sessions',
+    column: 'refresh_token_envelope',
+    key: 'id',
+    owner: 'service_id, principal',
+  },
   // Issue 17: webhook signing secrets, rewrapped with the rest when the KEK rotates.
   'webhooks.secret_envelope': { table: 'webhooks', column: 'secret_envelope', key: 'id', owner: 'id AS webhook_id' },
 };
@@ -45,14 +76,22 @@ export class EnvelopeStore {
     return rows.map((row) => ({
       key: row.key as string,
       envelope: row.envelope as Buffer,
-      owner: { serviceId: row.service_id as string | undefined, principal: row.principal as string | undefined, kid: row.kid as string | undefined, webhookId: row.webhook_id as string | undefined },
+      owner: {
+        serviceId: row.service_id as string | undefined,
+        principal: row.principal as string | undefined,
+        kid: row.kid as string | undefined,
+        webhookId: row.webhook_id as string | undefined,
+      },
     }));
   }
 
   /** Replaces the envelope if it is still `previous`; false when it changed meanwhile. */
   async replace(column: EnvelopeColumn, key: string, previous: Buffer, next: Buffer): Promise<boolean> {
     const source = SOURCES[column];
-    const result = await this.dataSource.query<[unknown[], number]>(`UPDATE ${source.table} SET ${source.column} = $3 WHERE ${source.key}::text = $1 AND ${source.column} = $2`, [key, previous, next]);
+    const result = await this.dataSource.query<[unknown[], number]>(
+      `UPDATE ${source.table} SET ${source.column} = $3 WHERE ${source.key}::text = $1 AND ${source.column} = $2`,
+      [key, previous, next],
+    );
     return result[1] > 0;
   }
 }

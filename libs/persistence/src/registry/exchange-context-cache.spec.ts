@@ -24,13 +24,20 @@ describe.runIf(postgresServerUrl())('ExchangeContextCache on PostgreSQL', () => 
   let statements = 0;
   let lookupB: ExchangeLookup;
 
-  const sql = <T = unknown>(text: string, values: unknown[] = []): Promise<T[]> => replicaA.dataSource.query<T[]>(text, values);
+  const sql = <T = unknown>(text: string, values: unknown[] = []): Promise<T[]> =>
+    replicaA.dataSource.query<T[]>(text, values);
 
   /** A grant of `principal` to the agent delegating the service, and a sealed session. */
   const grantAndSession = async (principal: string, validUntil: Date | null = null): Promise<string> => {
     const grant = randomUUID();
-    await sql('INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) VALUES ($1, $2, $3, $4, now(), now())', [grant, principal, agent, validUntil]);
-    await sql(`INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) VALUES ($1, $2, $3, '["read"]', 0)`, [grant, set, service]);
+    await sql(
+      'INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) VALUES ($1, $2, $3, $4, now(), now())',
+      [grant, principal, agent, validUntil],
+    );
+    await sql(
+      `INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) VALUES ($1, $2, $3, '["read"]', 0)`,
+      [grant, set, service],
+    );
     await sql(
       `INSERT INTO third_party_sessions (id, principal, service_id, access_token_envelope, token_type, scopes, initiated_at, updated_at)
        VALUES (gen_random_uuid(), $1, $2, '\\x00', 'Bearer', '["read"]', now(), now())`,
@@ -47,7 +54,10 @@ describe.runIf(postgresServerUrl())('ExchangeContextCache on PostgreSQL', () => 
     const marker = `marker-${randomUUID()}`;
     let heard!: () => void;
     const arrived = new Promise<void>((resolve) => (heard = resolve));
-    const unsubscribe = await (replicaB.notifications as NonNullable<Database['notifications']>).subscribe(EXCHANGE_CHANNEL, { notify: (payload) => payload === marker && heard(), resync: () => undefined, lost: () => undefined });
+    const unsubscribe = await (replicaB.notifications as NonNullable<Database['notifications']>).subscribe(
+      EXCHANGE_CHANNEL,
+      { notify: (payload) => payload === marker && heard(), resync: () => undefined, lost: () => undefined },
+    );
     await sql('SELECT pg_notify($1, $2)', [EXCHANGE_CHANNEL, marker]);
     await arrived;
     await unsubscribe();
@@ -70,11 +80,14 @@ describe.runIf(postgresServerUrl())('ExchangeContextCache on PostgreSQL', () => 
   };
 
   beforeAll(async () => {
-    const config = testConfig({ storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } } });
+    const config = testConfig({
+      storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
+    });
     replicaA = await Database.open(config, createLogger(config, new LogCapture()));
     replicaB = await Database.open(config, createLogger(config, new LogCapture()));
     // The lookup's prepared statement goes straight to the pg pool: count its calls there.
-    const pool = (replicaB.dataSource.driver as unknown as { master: { query: (...args: unknown[]) => unknown } }).master;
+    const pool = (replicaB.dataSource.driver as unknown as { master: { query: (...args: unknown[]) => unknown } })
+      .master;
     const query = pool.query.bind(pool);
     pool.query = (...args: unknown[]) => {
       statements += 1;
@@ -84,8 +97,14 @@ describe.runIf(postgresServerUrl())('ExchangeContextCache on PostgreSQL', () => 
     service = randomUUID();
     set = randomUUID();
     agent = randomUUID();
-    await sql("INSERT INTO services (id, display_name, client_id, token_endpoint_auth_method, issuer_uri, authorization_endpoint, token_endpoint) VALUES ($1, 'Mail', 'c', 'none', 'https://idp.example.com', 'https://idp.example.com/a', 'https://idp.example.com/t')", [service]);
-    await sql('INSERT INTO service_protected_resources (uri, service_id, position) VALUES ($1, $2, 0)', [resource, service]);
+    await sql(
+      "INSERT INTO services (id, display_name, client_id, token_endpoint_auth_method, issuer_uri, authorization_endpoint, token_endpoint) VALUES ($1, 'Mail', 'c', 'none', 'https://idp.example.com', 'https://idp.example.com/a', 'https://idp.example.com/t')",
+      [service],
+    );
+    await sql('INSERT INTO service_protected_resources (uri, service_id, position) VALUES ($1, $2, 0)', [
+      resource,
+      service,
+    ]);
     await sql("INSERT INTO permission_sets (id, name) VALUES ($1, 'Mail')", [set]);
     await sql("INSERT INTO agents (id, display_name) VALUES ($1, 'Agent')", [agent]);
     // The first lookup starts the listener; from LISTEN on, B serves from memory.
@@ -103,7 +122,9 @@ describe.runIf(postgresServerUrl())('ExchangeContextCache on PostgreSQL', () => 
     await settled();
     expect(await cost('alice@example.com')).toBe(1);
     expect(await cost('alice@example.com')).toBe(0);
-    expect((await read('alice@example.com'))?.delegations).toEqual([{ permissionSetId: set, serviceId: service, scopes: ['read'] }]);
+    expect((await read('alice@example.com'))?.delegations).toEqual([
+      { permissionSetId: set, serviceId: service, scopes: ['read'] },
+    ]);
     // No grant: read every time (a refusal is never kept).
     expect(await cost('nobody')).toBe(1);
     expect(await cost('nobody')).toBe(1);
@@ -167,7 +188,9 @@ describe.runIf(postgresServerUrl())('ExchangeContextCache on PostgreSQL', () => 
     await settled();
     await read('grace@example.com');
     expect(await cost('grace@example.com')).toBe(0);
-    await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()");
+    await sql(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()",
+    );
     // The loss is seen: every lookup reads the database meanwhile (nothing may be missed).
     expect(await eventually(() => replicaB.exchangeCache?.active === false)).toBe(true);
     // Once reconnected, it serves again, from an empty cache.
@@ -183,7 +206,16 @@ describe.runIf(postgresServerUrl())('ExchangeContextCache on PostgreSQL', () => 
     const stale = await cache.read(resource, 'heidi@example.com', agent, now.getTime(), async () => {
       const found = await lookupB.contextFor(resource, 'nobody', agent, now);
       cache.invalidate('heidi@example.com');
-      return found === undefined ? undefined : { context: { ...found, delegations: [{ permissionSetId: set, serviceId: service, scopes: ['stale'] }], session: (await read('heidi@example.com'))?.session }, grantValidUntil: null };
+      return found === undefined
+        ? undefined
+        : {
+            context: {
+              ...found,
+              delegations: [{ permissionSetId: set, serviceId: service, scopes: ['stale'] }],
+              session: (await read('heidi@example.com'))?.session,
+            },
+            grantValidUntil: null,
+          };
     });
     expect(stale?.delegations[0]?.scopes).toEqual(['stale']);
     expect((await read('heidi@example.com'))?.delegations[0]?.scopes).toEqual(['read']);

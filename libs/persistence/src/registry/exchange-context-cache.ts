@@ -74,7 +74,13 @@ export class ExchangeContextCache {
    * The context for the key, from memory or from `load` (then kept when complete). The
    * first call starts listening; until `LISTEN` has run, every call loads.
    */
-  async read(resource: string, principal: string, agentId: string, nowMs: number, load: () => Promise<{ context: ExchangeContext; grantValidUntil: Date | null } | undefined>): Promise<ExchangeContext | undefined> {
+  async read(
+    resource: string,
+    principal: string,
+    agentId: string,
+    nowMs: number,
+    load: () => Promise<{ context: ExchangeContext; grantValidUntil: Date | null } | undefined>,
+  ): Promise<ExchangeContext | undefined> {
     if (!this.started) this.start();
     if (!this.serving) return (await load())?.context;
     const key = `${principal}\u0000${agentId}\u0000${resource}`;
@@ -93,7 +99,10 @@ export class ExchangeContextCache {
     const { context, grantValidUntil } = loaded;
     const complete = context.delegations.length > 0 && context.session !== undefined;
     if (complete && this.serving && generation === this.generation) {
-      const expiresAtMs = Math.min(nowMs + EXCHANGE_CACHE_TTL_MS, grantValidUntil?.getTime() ?? Number.POSITIVE_INFINITY);
+      const expiresAtMs = Math.min(
+        nowMs + EXCHANGE_CACHE_TTL_MS,
+        grantValidUntil?.getTime() ?? Number.POSITIVE_INFINITY,
+      );
       this.store(key, { principal, context, expiresAtMs });
     }
     return context;

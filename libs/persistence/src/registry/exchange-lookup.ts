@@ -7,7 +7,12 @@ import { toRecord, type SessionRow } from './session.repository';
 
 export type { ExchangeContext } from './exchange-context-cache';
 
-type ContextRow = Partial<SessionRow> & { owner_service_id: string; permission_set_id: string | null; delegation_scopes: string[] | null; grant_valid_until: Date | null };
+type ContextRow = Partial<SessionRow> & {
+  owner_service_id: string;
+  permission_set_id: string | null;
+  delegation_scopes: string[] | null;
+  grant_valid_until: Date | null;
+};
 
 /**
  * The token exchange's database work in one round trip (SPEC.md steps 4-6): the service
@@ -39,16 +44,32 @@ export class ExchangeLookup {
   /** Undefined when no service owns `resource` (normal form). */
   contextFor(resource: string, principal: string, agentId: string, now: Date): Promise<ExchangeContext | undefined> {
     if (this.cache === undefined) return this.read(resource, principal, agentId, now).then((found) => found?.context);
-    return this.cache.read(resource, principal, agentId, now.getTime(), () => this.read(resource, principal, agentId, now));
+    return this.cache.read(resource, principal, agentId, now.getTime(), () =>
+      this.read(resource, principal, agentId, now),
+    );
   }
 
-  private async read(resource: string, principal: string, agentId: string, now: Date): Promise<{ context: ExchangeContext; grantValidUntil: Date | null } | undefined> {
+  private async read(
+    resource: string,
+    principal: string,
+    agentId: string,
+    now: Date,
+  ): Promise<{ context: ExchangeContext; grantValidUntil: Date | null } | undefined> {
     const rows = await this.query([resource, principal, agentId, now]);
     const first = rows[0];
     if (first === undefined) return undefined;
     const delegations: GrantDelegation[] = [];
-    for (const row of rows) if (row.permission_set_id !== null && row.delegation_scopes !== null) delegations.push({ permissionSetId: row.permission_set_id, serviceId: row.owner_service_id, scopes: row.delegation_scopes });
+    for (const row of rows)
+      if (row.permission_set_id !== null && row.delegation_scopes !== null)
+        delegations.push({
+          permissionSetId: row.permission_set_id,
+          serviceId: row.owner_service_id,
+          scopes: row.delegation_scopes,
+        });
     const session = typeof first.id === 'string' ? toRecord(first as SessionRow) : undefined;
-    return { context: { serviceId: first.owner_service_id, delegations, session }, grantValidUntil: first.grant_valid_until };
+    return {
+      context: { serviceId: first.owner_service_id, delegations, session },
+      grantValidUntil: first.grant_valid_until,
+    };
   }
 }

@@ -12,7 +12,13 @@ export class GrantClientRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Remembers the consent (again: its time is renewed), in `manager`'s transaction when given. */
-  async remember(grantId: string, clientIdUrl: string, redirectHost: string, now: Date, manager: EntityManager = this.dataSource.manager): Promise<void> {
+  async remember(
+    grantId: string,
+    clientIdUrl: string,
+    redirectHost: string,
+    now: Date,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<void> {
     await manager.query(
       `INSERT INTO grant_clients (grant_id, client_id_url, redirect_host, consented_at) VALUES ($1, $2, $3, $4)
        ON CONFLICT (grant_id, client_id_url, redirect_host) DO UPDATE SET consented_at = EXCLUDED.consented_at`,
@@ -24,7 +30,13 @@ export class GrantClientRepository {
    * Whether the principal has an active grant for the agent under which they consented to
    * this document URL and redirect host since the grant was created (one indexed lookup).
    */
-  async consented(principal: string, agentId: string, clientIdUrl: string, redirectHost: string, now: Date): Promise<boolean> {
+  async consented(
+    principal: string,
+    agentId: string,
+    clientIdUrl: string,
+    redirectHost: string,
+    now: Date,
+  ): Promise<boolean> {
     const rows = await this.dataSource.query<unknown[]>(
       `SELECT 1 FROM grants g JOIN grant_clients c ON c.grant_id = g.id
         WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(5)}

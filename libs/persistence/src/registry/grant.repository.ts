@@ -61,7 +61,10 @@ export class GrantRepository {
 
   /** The principal's active grant for the agent. */
   async findActive(principal: string, agentId: string, now: Date): Promise<Grant | undefined> {
-    const rows = await this.dataSource.query<GrantRow[]>(`SELECT g.* FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)}`, [principal, agentId, now]);
+    const rows = await this.dataSource.query<GrantRow[]>(
+      `SELECT g.* FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)}`,
+      [principal, agentId, now],
+    );
     const row = rows[0];
     if (row === undefined) return undefined;
     return toGrant(row, await this.delegations(this.dataSource.manager, [row.id]));
@@ -69,13 +72,19 @@ export class GrantRepository {
 
   /** The id of the principal's active grant for the agent (what a refresh token family is bound to). */
   async activeId(principal: string, agentId: string, now: Date): Promise<string | undefined> {
-    const rows = await this.dataSource.query<{ id: string }[]>(`SELECT g.id FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)}`, [principal, agentId, now]);
+    const rows = await this.dataSource.query<{ id: string }[]>(
+      `SELECT g.id FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)}`,
+      [principal, agentId, now],
+    );
     return rows[0]?.id;
   }
 
   /** Whether the principal has an active grant for the agent (one indexed lookup). */
   async hasActive(principal: string, agentId: string, now: Date): Promise<boolean> {
-    const rows = await this.dataSource.query<unknown[]>(`SELECT 1 FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)}`, [principal, agentId, now]);
+    const rows = await this.dataSource.query<unknown[]>(
+      `SELECT 1 FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)}`,
+      [principal, agentId, now],
+    );
     return rows.length > 0;
   }
 
@@ -84,7 +93,12 @@ export class GrantRepository {
    * (the union over the permission sets delegating it); undefined when there is no active grant
    * or it does not delegate the resource. One indexed read (grants by principal and agent).
    */
-  async resourceScopes(principal: string, agentId: string, resourceId: string, now: Date): Promise<ReadonlySet<string> | undefined> {
+  async resourceScopes(
+    principal: string,
+    agentId: string,
+    resourceId: string,
+    now: Date,
+  ): Promise<ReadonlySet<string> | undefined> {
     const rows = await this.dataSource.query<{ scopes: string[] }[]>(
       `SELECT d.scopes FROM grants g JOIN grant_resources d ON d.grant_id = g.id
         WHERE g.principal = $1 AND g.agent_id = $2 AND d.resource_id = $3 AND ${active(4)}`,
@@ -99,7 +113,12 @@ export class GrantRepository {
    * third-party service whose `protected_resources` lists it (how an MCP server was put behind
    * the broker before protected resources were registered: the person consented to that service).
    */
-  async delegatesServiceResources(principal: string, agentId: string, uris: readonly string[], now: Date): Promise<boolean> {
+  async delegatesServiceResources(
+    principal: string,
+    agentId: string,
+    uris: readonly string[],
+    now: Date,
+  ): Promise<boolean> {
     const rows = await this.dataSource.query<{ covered: number }[]>(
       `SELECT count(DISTINCT r.uri)::int AS covered
          FROM grants g JOIN grant_delegations d ON d.grant_id = g.id JOIN service_protected_resources r ON r.service_id = d.service_id
@@ -111,7 +130,17 @@ export class GrantRepository {
 
   /** Agents the principal has an active grant for, by display name then agent id. */
   async summaries(principal: string, now: Date): Promise<DelegationSummary[]> {
-    const rows = await this.dataSource.query<{ agent_id: string; display_name: string; logo_url: string | null; services: string; resources: ResourceRow[]; updated_at: Date; valid_until: Date | null }[]>(
+    const rows = await this.dataSource.query<
+      {
+        agent_id: string;
+        display_name: string;
+        logo_url: string | null;
+        services: string;
+        resources: ResourceRow[];
+        updated_at: Date;
+        valid_until: Date | null;
+      }[]
+    >(
       `SELECT a.id AS agent_id, a.display_name, a.logo_url, g.updated_at, g.valid_until,
               (SELECT count(DISTINCT d.service_id) FROM grant_delegations d WHERE d.grant_id = g.id) AS services,
               (SELECT coalesce(json_agg(json_build_object('id', r.id, 'display_name', r.display_name, 'resource_uri', r.resource_uri, 'logo_url', r.logo_url) ORDER BY r.display_name COLLATE "C", r.id), '[]')
@@ -126,7 +155,12 @@ export class GrantRepository {
       displayName: row.display_name,
       logoUrl: row.logo_url,
       activeGrantCount: Number(row.services),
-      resources: row.resources.map((r) => ({ id: r.id, displayName: r.display_name, resourceUri: r.resource_uri, logoUrl: r.logo_url })),
+      resources: row.resources.map((r) => ({
+        id: r.id,
+        displayName: r.display_name,
+        resourceUri: r.resource_uri,
+        logoUrl: r.logo_url,
+      })),
       lastModifiedAt: row.updated_at,
       expiresAt: row.valid_until,
     }));
@@ -163,30 +197,34 @@ export class GrantRepository {
         );
         const row = rows[0] as GrantRow & { created: boolean };
         const written: Delegations = {
-          services: delegations.map((d) => ({ grant_id: row.id, permission_set_id: d.permissionSetId, service_id: d.serviceId, scopes: [...d.scopes] })),
-          resources: resourceDelegations.map((d) => ({ grant_id: row.id, permission_set_id: d.permissionSetId, resource_id: d.resourceId, scopes: [...d.scopes] })),
+          services: delegations.map((d) => ({
+            grant_id: row.id,
+            permission_set_id: d.permissionSetId,
+            service_id: d.serviceId,
+            scopes: [...d.scopes],
+          })),
+          resources: resourceDelegations.map((d) => ({
+            grant_id: row.id,
+            permission_set_id: d.permissionSetId,
+            resource_id: d.resourceId,
+            scopes: [...d.scopes],
+          })),
         };
         const result = { grant: toGrant(row, written), created: row.created };
         await within?.(result, manager);
         await manager.query('DELETE FROM grant_delegations WHERE grant_id = $1', [row.id]);
         for (const [position, delegation] of delegations.entries()) {
-          await manager.query('INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) VALUES ($1, $2, $3, $4, $5)', [
-            row.id,
-            delegation.permissionSetId,
-            delegation.serviceId,
-            JSON.stringify(delegation.scopes),
-            position,
-          ]);
+          await manager.query(
+            'INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) VALUES ($1, $2, $3, $4, $5)',
+            [row.id, delegation.permissionSetId, delegation.serviceId, JSON.stringify(delegation.scopes), position],
+          );
         }
         await manager.query('DELETE FROM grant_resources WHERE grant_id = $1', [row.id]);
         for (const [position, delegation] of resourceDelegations.entries()) {
-          await manager.query('INSERT INTO grant_resources (grant_id, permission_set_id, resource_id, scopes, position) VALUES ($1, $2, $3, $4, $5)', [
-            row.id,
-            delegation.permissionSetId,
-            delegation.resourceId,
-            JSON.stringify(delegation.scopes),
-            position,
-          ]);
+          await manager.query(
+            'INSERT INTO grant_resources (grant_id, permission_set_id, resource_id, scopes, position) VALUES ($1, $2, $3, $4, $5)',
+            [row.id, delegation.permissionSetId, delegation.resourceId, JSON.stringify(delegation.scopes), position],
+          );
         }
         await endFamiliesBeyond(manager, row.id, now);
         return result;
@@ -201,10 +239,18 @@ export class GrantRepository {
    * Deletes the principal's active grant for the agent; the deleted grant, or undefined when
    * none. Issue 17: `within` (the revocation's event) runs in the deletion's transaction.
    */
-  async deleteActive(principal: string, agentId: string, now: Date, within?: WithinTransaction<Grant>): Promise<Grant | undefined> {
+  async deleteActive(
+    principal: string,
+    agentId: string,
+    now: Date,
+    within?: WithinTransaction<Grant>,
+  ): Promise<Grant | undefined> {
     try {
       return await this.dataSource.transaction(async (manager) => {
-        const rows = await manager.query<GrantRow[]>(`SELECT g.* FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR UPDATE`, [principal, agentId, now]);
+        const rows = await manager.query<GrantRow[]>(
+          `SELECT g.* FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR UPDATE`,
+          [principal, agentId, now],
+        );
         const row = rows[0];
         if (row === undefined) return undefined;
         const delegations = await this.delegations(manager, [row.id]);
@@ -223,7 +269,11 @@ export class GrantRepository {
    * Agents whose active grant from `principal` delegates `serviceId` (they lose access
    * when the session with the service ends), by display name then id.
    */
-  async agentsDelegatingService(principal: string, serviceId: string, now: Date): Promise<{ agentId: string; displayName: string }[]> {
+  async agentsDelegatingService(
+    principal: string,
+    serviceId: string,
+    now: Date,
+  ): Promise<{ agentId: string; displayName: string }[]> {
     const rows = await this.dataSource.query<{ agent_id: string; display_name: string }[]>(
       `SELECT DISTINCT a.id AS agent_id, a.display_name
          FROM grants g JOIN grant_delegations d ON d.grant_id = g.id JOIN agents a ON a.id = g.agent_id
@@ -240,10 +290,17 @@ export class GrantRepository {
    * `within` (a revocation's, or an expired grant's removal's, event) runs in the deletion's
    * transaction.
    */
-  async deleteAny(principal: string, agentId: string, within?: WithinTransaction<Pick<Grant, 'id' | 'validUntil'>>): Promise<Pick<Grant, 'id' | 'validUntil'> | undefined> {
+  async deleteAny(
+    principal: string,
+    agentId: string,
+    within?: WithinTransaction<Pick<Grant, 'id' | 'validUntil'>>,
+  ): Promise<Pick<Grant, 'id' | 'validUntil'> | undefined> {
     try {
       return await this.dataSource.transaction(async (manager) => {
-        const [rows] = await manager.query<[GrantRow[], number]>('DELETE FROM grants WHERE principal = $1 AND agent_id = $2 RETURNING id, valid_until', [principal, agentId]);
+        const [rows] = await manager.query<[GrantRow[], number]>(
+          'DELETE FROM grants WHERE principal = $1 AND agent_id = $2 RETURNING id, valid_until',
+          [principal, agentId],
+        );
         const row = rows[0];
         if (row === undefined) return undefined;
         const deleted = { id: row.id, validUntil: row.valid_until };
@@ -260,9 +317,16 @@ export class GrantRepository {
    * Removes delegations of expired grants that reference a service or permission set, so
    * only active grants block its deletion (SPEC.md: 409 while grants reference it).
    */
-  async releaseExpiredReferences(reference: { serviceId: string } | { permissionSetId: string } | { resourceId: string }, now: Date): Promise<void> {
+  async releaseExpiredReferences(
+    reference: { serviceId: string } | { permissionSetId: string } | { resourceId: string },
+    now: Date,
+  ): Promise<void> {
     const [table, column, value] =
-      'serviceId' in reference ? ['grant_delegations', 'service_id', reference.serviceId] : 'resourceId' in reference ? ['grant_resources', 'resource_id', reference.resourceId] : ['grant_delegations', 'permission_set_id', reference.permissionSetId];
+      'serviceId' in reference
+        ? ['grant_delegations', 'service_id', reference.serviceId]
+        : 'resourceId' in reference
+          ? ['grant_resources', 'resource_id', reference.resourceId]
+          : ['grant_delegations', 'permission_set_id', reference.permissionSetId];
     await this.dataSource.query(
       `DELETE FROM ${table} d USING grants g
         WHERE d.grant_id = g.id AND d.${column} = $1 AND NOT ${active(2)}`,
@@ -270,14 +334,23 @@ export class GrantRepository {
     );
     // A permission set is referenced by both kinds of delegation.
     if ('permissionSetId' in reference) {
-      await this.dataSource.query(`DELETE FROM grant_resources d USING grants g WHERE d.grant_id = g.id AND d.permission_set_id = $1 AND NOT ${active(2)}`, [value, now]);
+      await this.dataSource.query(
+        `DELETE FROM grant_resources d USING grants g WHERE d.grant_id = g.id AND d.permission_set_id = $1 AND NOT ${active(2)}`,
+        [value, now],
+      );
     }
   }
 
   private async delegations(manager: EntityManager, grantIds: readonly string[]): Promise<Delegations> {
     const [services, resources] = await Promise.all([
-      manager.query<DelegationRow[]>('SELECT grant_id, permission_set_id, service_id, scopes FROM grant_delegations WHERE grant_id = ANY($1) ORDER BY position', [grantIds]),
-      manager.query<ResourceDelegationRow[]>('SELECT grant_id, permission_set_id, resource_id, scopes FROM grant_resources WHERE grant_id = ANY($1) ORDER BY position', [grantIds]),
+      manager.query<DelegationRow[]>(
+        'SELECT grant_id, permission_set_id, service_id, scopes FROM grant_delegations WHERE grant_id = ANY($1) ORDER BY position',
+        [grantIds],
+      ),
+      manager.query<ResourceDelegationRow[]>(
+        'SELECT grant_id, permission_set_id, resource_id, scopes FROM grant_resources WHERE grant_id = ANY($1) ORDER BY position',
+        [grantIds],
+      ),
     ]);
     return { services, resources };
   }
@@ -311,8 +384,12 @@ function toGrant(row: GrantRow, delegations: Delegations): Grant {
     principal: row.principal,
     agentId: row.agent_id,
     validUntil: row.valid_until,
-    delegations: delegations.services.filter((d) => d.grant_id === row.id).map((d) => ({ permissionSetId: d.permission_set_id, serviceId: d.service_id, scopes: d.scopes })),
-    resourceDelegations: delegations.resources.filter((d) => d.grant_id === row.id).map((d) => ({ permissionSetId: d.permission_set_id, resourceId: d.resource_id, scopes: d.scopes })),
+    delegations: delegations.services
+      .filter((d) => d.grant_id === row.id)
+      .map((d) => ({ permissionSetId: d.permission_set_id, serviceId: d.service_id, scopes: d.scopes })),
+    resourceDelegations: delegations.resources
+      .filter((d) => d.grant_id === row.id)
+      .map((d) => ({ permissionSetId: d.permission_set_id, resourceId: d.resource_id, scopes: d.scopes })),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -21,7 +21,12 @@ describe.each(testBackends())('PermissionSetRepository refusals on $name', (back
     const config = testConfig({ storage: await backend.storage() });
     database = await Database.open(config, createLogger(config, new LogCapture()));
     permissionSets = new PermissionSetRepository(database.dataSource);
-    agents = new AgentRepository(database.dataSource, database.clientCache, database.registryChanges, new SystemClock());
+    agents = new AgentRepository(
+      database.dataSource,
+      database.clientCache,
+      database.registryChanges,
+      new SystemClock(),
+    );
   });
 
   afterAll(async () => {
@@ -44,9 +49,16 @@ describe.each(testBackends())('PermissionSetRepository refusals on $name', (back
   });
 
   it('refuses service scopes naming a service that no longer exists with the registry rule', async () => {
-    const refused = permissionSets.create(randomUUID(), set('Gone', [{ serviceId: randomUUID(), scopes: ['a'], requirementType: 'mandatory' }]), new Date());
+    const refused = permissionSets.create(
+      randomUUID(),
+      set('Gone', [{ serviceId: randomUUID(), scopes: ['a'], requirementType: 'mandatory' }]),
+      new Date(),
+    );
     await expect(refused).rejects.toBeInstanceOf(RegistryError);
-    await expect(refused).rejects.toMatchObject({ code: 'service_missing', message: 'service_scopes: a referenced service no longer exists' });
+    await expect(refused).rejects.toMatchObject({
+      code: 'service_missing',
+      message: 'service_scopes: a referenced service no longer exists',
+    });
   });
 
   it('refuses to delete a set an agent is assigned with the registry rule, and keeps it', async () => {
@@ -54,13 +66,30 @@ describe.each(testBackends())('PermissionSetRepository refusals on $name', (back
     await permissionSets.create(id, set(`assigned ${id}`), new Date());
     await agents.create(
       randomUUID(),
-      { displayName: 'Holder', description: null, canonicalId: null, clientId: null, logoUrl: null, governanceUrl: null, userDocumentationUrl: null, agentInterfaceUrl: null, redirectUris: [], allowedScopes: [], allowedResources: [], clientUris: [], permissionSets: [{ permissionSetId: id, requirementType: 'mandatory' }] },
+      {
+        displayName: 'Holder',
+        description: null,
+        canonicalId: null,
+        clientId: null,
+        logoUrl: null,
+        governanceUrl: null,
+        userDocumentationUrl: null,
+        agentInterfaceUrl: null,
+        redirectUris: [],
+        allowedScopes: [],
+        allowedResources: [],
+        clientUris: [],
+        permissionSets: [{ permissionSetId: id, requirementType: 'mandatory' }],
+      },
       new Date(),
     );
 
     const refused = permissionSets.delete(id);
     await expect(refused).rejects.toBeInstanceOf(RegistryError);
-    await expect(refused).rejects.toMatchObject({ code: 'permission_set_in_use', message: 'the permission set is assigned to an agent or delegated by a grant: remove it there first' });
+    await expect(refused).rejects.toMatchObject({
+      code: 'permission_set_in_use',
+      message: 'the permission set is assigned to an agent or delegated by a grant: remove it there first',
+    });
     expect(await permissionSets.findById(id)).toBeDefined();
   });
 });

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { RegistryError } from '@broker/domain';
 import { createLogger } from '@broker/http';
-import { createPostgresDatabase, FrozenClock, LogCapture, postgresServerUrl, testBackends, testConfig } from '@broker/testing';
+import {
+  createPostgresDatabase,
+  FrozenClock,
+  LogCapture,
+  postgresServerUrl,
+  testBackends,
+  testConfig,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
 import { runCountingQueries } from '../query-count';
@@ -10,7 +17,13 @@ import { ProtectedResourceRepository, type ProtectedResourceInput } from './prot
 import { ServiceRepository, type ServiceInput } from './service.repository';
 
 function resource(resourceUri: string, scopes: string[] = ['files.read', 'files.write']): ProtectedResourceInput {
-  return { displayName: 'Files MCP', description: null, logoUrl: null, resourceUri, scopes: scopes.map((scope) => ({ scope, description: `May ${scope}` })) };
+  return {
+    displayName: 'Files MCP',
+    description: null,
+    logoUrl: null,
+    resourceUri,
+    scopes: scopes.map((scope) => ({ scope, description: `May ${scope}` })),
+  };
 }
 
 function service(protectedResources: string[]): ServiceInput {
@@ -45,7 +58,11 @@ describe.each(testBackends())('ProtectedResourceRepository on $name', (backend) 
   beforeAll(async () => {
     const config = testConfig({ storage: await backend.storage() });
     database = await Database.open(config, createLogger(config, new LogCapture()));
-    resources = new ProtectedResourceRepository(database.dataSource, database.resourceCatalog, database.registryChanges);
+    resources = new ProtectedResourceRepository(
+      database.dataSource,
+      database.resourceCatalog,
+      database.registryChanges,
+    );
     services = new ServiceRepository(database.dataSource);
     permissionSets = new PermissionSetRepository(database.dataSource);
   });
@@ -58,7 +75,14 @@ describe.each(testBackends())('ProtectedResourceRepository on $name', (backend) 
     const id = randomUUID();
     const given = `${uri()}/`;
     const created = await resources.create(id, resource(given), clock.now());
-    expect(created).toMatchObject({ id, resourceUri: given, scopes: [{ scope: 'files.read', description: 'May files.read' }, { scope: 'files.write', description: 'May files.write' }] });
+    expect(created).toMatchObject({
+      id,
+      resourceUri: given,
+      scopes: [
+        { scope: 'files.read', description: 'May files.read' },
+        { scope: 'files.write', description: 'May files.write' },
+      ],
+    });
     expect(await resources.findById(id)).toEqual(created);
     expect(await resources.findByIds([id, randomUUID()])).toEqual([created]);
     expect(await resources.findByUri(given)).toEqual(created);
@@ -71,27 +95,40 @@ describe.each(testBackends())('ProtectedResourceRepository on $name', (backend) 
     await resources.create(randomUUID(), resource(taken), clock.now());
     const created = resources.create(randomUUID(), resource(taken), clock.now());
     await expect(created).rejects.toBeInstanceOf(RegistryError);
-    await expect(created).rejects.toMatchObject({ code: 'duplicate_resource_uri', message: `another protected resource already has resource_uri ${taken}` });
+    await expect(created).rejects.toMatchObject({
+      code: 'duplicate_resource_uri',
+      message: `another protected resource already has resource_uri ${taken}`,
+    });
     const other = randomUUID();
     await resources.create(other, resource(uri()), clock.now());
-    await expect(resources.replace(other, resource(taken), clock.now())).rejects.toMatchObject({ code: 'duplicate_resource_uri' });
+    await expect(resources.replace(other, resource(taken), clock.now())).rejects.toMatchObject({
+      code: 'duplicate_resource_uri',
+    });
   });
 
   it("refuses a URI a service lists among its protected resources, and a service listing a registered resource's URI (resource_uri_of_other_kind)", async () => {
     const owned = uri();
     await services.create(randomUUID(), service([owned]), null, clock.now());
     // The service's list is normalised; the resource URI is compared by its normal form.
-    const refused = resources.create(randomUUID(), resource(owned.replace('https://', 'HTTPS://').concat('/')), clock.now());
+    const refused = resources.create(
+      randomUUID(),
+      resource(owned.replace('https://', 'HTTPS://').concat('/')),
+      clock.now(),
+    );
     await expect(refused).rejects.toBeInstanceOf(RegistryError);
     await expect(refused).rejects.toMatchObject({ code: 'resource_uri_of_other_kind' });
     expect((await resources.list()).some((r) => r.resourceUri.toLowerCase().startsWith(owned))).toBe(false);
 
     const registered = uri();
     await resources.create(randomUUID(), resource(registered), clock.now());
-    await expect(services.create(randomUUID(), service([registered]), null, clock.now())).rejects.toMatchObject({ code: 'resource_uri_of_other_kind' });
+    await expect(services.create(randomUUID(), service([registered]), null, clock.now())).rejects.toMatchObject({
+      code: 'resource_uri_of_other_kind',
+    });
     const mail = randomUUID();
     await services.create(mail, service([uri()]), null, clock.now());
-    await expect(services.replace(mail, service([registered]), { kind: 'keep' }, clock.now())).rejects.toMatchObject({ code: 'resource_uri_of_other_kind' });
+    await expect(services.replace(mail, service([registered]), { kind: 'keep' }, clock.now())).rejects.toMatchObject({
+      code: 'resource_uri_of_other_kind',
+    });
   });
 
   it('keeps resource scopes of a permission set in order, lists the sets covering a resource, and refuses to delete a named resource (resource_in_use)', async () => {
@@ -119,11 +156,18 @@ describe.each(testBackends())('ProtectedResourceRepository on $name', (backend) 
 
     const refused = resources.delete(a);
     await expect(refused).rejects.toBeInstanceOf(RegistryError);
-    await expect(refused).rejects.toMatchObject({ code: 'resource_in_use', message: 'the protected resource is named by a permission set or delegated by a grant: remove it there first' });
+    await expect(refused).rejects.toMatchObject({
+      code: 'resource_in_use',
+      message: 'the protected resource is named by a permission set or delegated by a grant: remove it there first',
+    });
     expect(await resources.findById(a)).toBeDefined();
 
     // Replaced without it, the set no longer holds the resource: it can go.
-    await permissionSets.replace(id, set(`covers ${id}`, [{ resourceId: b, scopes: ['b.read'], requirementType: 'optional' }]), clock.now());
+    await permissionSets.replace(
+      id,
+      set(`covers ${id}`, [{ resourceId: b, scopes: ['b.read'], requirementType: 'optional' }]),
+      clock.now(),
+    );
     expect(await resources.delete(a)).toBe(true);
     expect(await resources.delete(a)).toBe(false);
   });
@@ -132,23 +176,51 @@ describe.each(testBackends())('ProtectedResourceRepository on $name', (backend) 
     const id = randomUUID();
     await resources.create(id, resource(uri()), clock.now());
     const name = `writes ${id}`;
-    await permissionSets.create(randomUUID(), set(name, [{ resourceId: id, scopes: ['files.write'], requirementType: 'mandatory' }]), clock.now());
-    const refused = resources.replace(id, resource((await resources.findById(id))?.resourceUri ?? '', ['files.read']), clock.now());
+    await permissionSets.create(
+      randomUUID(),
+      set(name, [{ resourceId: id, scopes: ['files.write'], requirementType: 'mandatory' }]),
+      clock.now(),
+    );
+    const refused = resources.replace(
+      id,
+      resource((await resources.findById(id))?.resourceUri ?? '', ['files.read']),
+      clock.now(),
+    );
     await expect(refused).rejects.toBeInstanceOf(RegistryError);
-    await expect(refused).rejects.toMatchObject({ code: 'resource_scope_in_use', message: `scopes: files.write still named by the permission set(s) "${name}": remove them there first` });
+    await expect(refused).rejects.toMatchObject({
+      code: 'resource_scope_in_use',
+      message: `scopes: files.write still named by the permission set(s) "${name}": remove them there first`,
+    });
     // Dropping a scope no set names is fine.
-    const replaced = await resources.replace(id, resource((await resources.findById(id))?.resourceUri ?? '', ['files.write']), clock.now());
+    const replaced = await resources.replace(
+      id,
+      resource((await resources.findById(id))?.resourceUri ?? '', ['files.write']),
+      clock.now(),
+    );
     expect(replaced?.scopes.map((s) => s.scope)).toEqual(['files.write']);
     expect(await resources.replace(randomUUID(), resource(uri()), clock.now())).toBeUndefined();
   });
 
   it('refuses a permission set naming a resource that is gone (resource_missing) or a scope it does not offer (resource_scope_not_offered)', async () => {
-    const gone = permissionSets.create(randomUUID(), set(`gone ${randomUUID()}`, [{ resourceId: randomUUID(), scopes: ['a'], requirementType: 'mandatory' }]), clock.now());
+    const gone = permissionSets.create(
+      randomUUID(),
+      set(`gone ${randomUUID()}`, [{ resourceId: randomUUID(), scopes: ['a'], requirementType: 'mandatory' }]),
+      clock.now(),
+    );
     await expect(gone).rejects.toBeInstanceOf(RegistryError);
-    await expect(gone).rejects.toMatchObject({ code: 'resource_missing', message: 'resource_scopes: a referenced protected resource no longer exists' });
+    await expect(gone).rejects.toMatchObject({
+      code: 'resource_missing',
+      message: 'resource_scopes: a referenced protected resource no longer exists',
+    });
     const id = randomUUID();
     await resources.create(id, resource(uri()), clock.now());
-    await expect(permissionSets.create(randomUUID(), set(`offered ${id}`, [{ resourceId: id, scopes: ['files.admin'], requirementType: 'mandatory' }]), clock.now())).rejects.toMatchObject({
+    await expect(
+      permissionSets.create(
+        randomUUID(),
+        set(`offered ${id}`, [{ resourceId: id, scopes: ['files.admin'], requirementType: 'mandatory' }]),
+        clock.now(),
+      ),
+    ).rejects.toMatchObject({
       code: 'resource_scope_not_offered',
       message: `resource_scopes: the protected resource ${id} does not offer files.admin`,
     });
@@ -185,7 +257,9 @@ describe.runIf(postgresServerUrl())('the resource catalog across replicas on Pos
   const clock = new FrozenClock();
 
   beforeAll(async () => {
-    const config = testConfig({ storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } } });
+    const config = testConfig({
+      storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
+    });
     replicaA = await Database.open(config, createLogger(config, new LogCapture()));
     replicaB = await Database.open(config, createLogger(config, new LogCapture()));
   });
@@ -196,7 +270,9 @@ describe.runIf(postgresServerUrl())('the resource catalog across replicas on Pos
   });
 
   const listening = async (): Promise<boolean> => {
-    const rows = await replicaA.dataSource.query<{ n: number }[]>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()");
+    const rows = await replicaA.dataSource.query<{ n: number }[]>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()",
+    );
     return (rows[0]?.n ?? 0) > 0;
   };
 
@@ -210,8 +286,16 @@ describe.runIf(postgresServerUrl())('the resource catalog across replicas on Pos
   };
 
   it("clears one replica's catalog when another replica registers, changes or deletes a resource, before any TTL", async () => {
-    const resourcesA = new ProtectedResourceRepository(replicaA.dataSource, replicaA.resourceCatalog, replicaA.registryChanges);
-    const resourcesB = new ProtectedResourceRepository(replicaB.dataSource, replicaB.resourceCatalog, replicaB.registryChanges);
+    const resourcesA = new ProtectedResourceRepository(
+      replicaA.dataSource,
+      replicaA.resourceCatalog,
+      replicaA.registryChanges,
+    );
+    const resourcesB = new ProtectedResourceRepository(
+      replicaB.dataSource,
+      replicaB.resourceCatalog,
+      replicaB.registryChanges,
+    );
     const target = uri();
 
     expect(await resourcesA.byUri(target, clock.nowMs())).toBeUndefined();
@@ -221,12 +305,31 @@ describe.runIf(postgresServerUrl())('the resource catalog across replicas on Pos
 
     const id = randomUUID();
     await resourcesB.create(id, resource(target), clock.now());
-    expect((await eventually(() => resourcesA.byUri(target, clock.nowMs()), (r) => r !== undefined))?.id).toBe(id);
+    expect(
+      (
+        await eventually(
+          () => resourcesA.byUri(target, clock.nowMs()),
+          (r) => r !== undefined,
+        )
+      )?.id,
+    ).toBe(id);
 
     await resourcesB.replace(id, { ...resource(target), displayName: 'Renamed on B' }, clock.now());
-    expect((await eventually(() => resourcesA.byUri(target, clock.nowMs()), (r) => r?.displayName === 'Renamed on B'))?.displayName).toBe('Renamed on B');
+    expect(
+      (
+        await eventually(
+          () => resourcesA.byUri(target, clock.nowMs()),
+          (r) => r?.displayName === 'Renamed on B',
+        )
+      )?.displayName,
+    ).toBe('Renamed on B');
 
     await resourcesB.delete(id);
-    expect(await eventually(() => resourcesA.byUri(target, clock.nowMs()), (r) => r === undefined)).toBeUndefined();
+    expect(
+      await eventually(
+        () => resourcesA.byUri(target, clock.nowMs()),
+        (r) => r === undefined,
+      ),
+    ).toBeUndefined();
   });
 });

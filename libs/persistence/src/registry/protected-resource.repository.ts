@@ -36,7 +36,10 @@ function columns(input: ProtectedResourceInput): Omit<ProtectedResourceEntity, '
 function translate(error: unknown, input: ProtectedResourceInput): never {
   const violation = constraintViolation(error);
   if (violation?.code === UNIQUE_VIOLATION && violation.constraint === 'protected_resources_resource_uri_key') {
-    throw new RegistryError('duplicate_resource_uri', `another protected resource already has resource_uri ${input.resourceUri}`);
+    throw new RegistryError(
+      'duplicate_resource_uri',
+      `another protected resource already has resource_uri ${input.resourceUri}`,
+    );
   }
   throw error;
 }
@@ -68,7 +71,9 @@ export class ProtectedResourceRepository {
 
   /** Every resource, oldest first. */
   async list(): Promise<ProtectedResource[]> {
-    return (await this.dataSource.getRepository(ProtectedResourceEntity).find({ order: { createdAt: 'ASC', id: 'ASC' } })).map(toResource);
+    return (
+      await this.dataSource.getRepository(ProtectedResourceEntity).find({ order: { createdAt: 'ASC', id: 'ASC' } })
+    ).map(toResource);
   }
 
   async findById(id: string): Promise<ProtectedResource | undefined> {
@@ -91,7 +96,9 @@ export class ProtectedResourceRepository {
   /** The ids among `ids` that name existing resources. */
   async existingIds(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows = await this.dataSource.getRepository(ProtectedResourceEntity).find({ select: { id: true }, where: { id: In([...ids]) } });
+    const rows = await this.dataSource
+      .getRepository(ProtectedResourceEntity)
+      .find({ select: { id: true }, where: { id: In([...ids]) } });
     return new Set(rows.map((row) => row.id));
   }
 
@@ -99,11 +106,21 @@ export class ProtectedResourceRepository {
    * Registers a resource; refused when another has its URI ('duplicate_resource_uri') or a
    * service lists it ('resource_uri_of_other_kind'). `events` are appended in the same transaction.
    */
-  async create(id: string, input: ProtectedResourceInput, now: Date, events?: WithinTransaction<ProtectedResource>): Promise<ProtectedResource> {
+  async create(
+    id: string,
+    input: ProtectedResourceInput,
+    now: Date,
+    events?: WithinTransaction<ProtectedResource>,
+  ): Promise<ProtectedResource> {
     try {
       return await this.dataSource.transaction(async (manager) => {
         await assertNotAServiceResource(manager, input.resourceUri);
-        const entity = manager.create(ProtectedResourceEntity, { ...columns(input), id, createdAt: now, updatedAt: now });
+        const entity = manager.create(ProtectedResourceEntity, {
+          ...columns(input),
+          id,
+          createdAt: now,
+          updatedAt: now,
+        });
         await manager.insert(ProtectedResourceEntity, entity);
         const resource = toResource(entity);
         await events?.(resource, manager);
@@ -123,10 +140,18 @@ export class ProtectedResourceRepository {
    * here and the share lock a permission set write takes on the resources it names serialise
    * the two, so a set never names a scope its resource no longer offers.
    */
-  async replace(id: string, input: ProtectedResourceInput, now: Date, events?: WithinTransaction<ProtectedResource>): Promise<ProtectedResource | undefined> {
+  async replace(
+    id: string,
+    input: ProtectedResourceInput,
+    now: Date,
+    events?: WithinTransaction<ProtectedResource>,
+  ): Promise<ProtectedResource | undefined> {
     try {
       return await this.dataSource.transaction(async (manager) => {
-        const existing = await manager.findOne(ProtectedResourceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+        const existing = await manager.findOne(ProtectedResourceEntity, {
+          where: { id },
+          lock: { mode: 'pessimistic_write' },
+        });
         if (existing === null) return undefined;
         if (existing.resourceUri !== input.resourceUri) await assertNotAServiceResource(manager, input.resourceUri);
         const offered = new Set(input.scopes.map((s) => s.scope));
@@ -136,8 +161,14 @@ export class ProtectedResourceRepository {
           const naming = rows.filter((row) => row.scopes.some((scope) => dropped.includes(scope)));
           if (naming.length > 0) {
             const used = dropped.filter((scope) => naming.some((row) => row.scopes.includes(scope)));
-            const names = await permissionSetNames(manager, naming.map((row) => row.permissionSetId));
-            throw new RegistryError('resource_scope_in_use', `scopes: ${used.join(', ')} still named by the permission set(s) ${names.map((n) => `"${n}"`).join(', ')}: remove them there first`);
+            const names = await permissionSetNames(
+              manager,
+              naming.map((row) => row.permissionSetId),
+            );
+            throw new RegistryError(
+              'resource_scope_in_use',
+              `scopes: ${used.join(', ')} still named by the permission set(s) ${names.map((n) => `"${n}"`).join(', ')}: remove them there first`,
+            );
           }
         }
         const entity = manager.merge(ProtectedResourceEntity, existing, { ...columns(input), updatedAt: now });
@@ -160,7 +191,8 @@ export class ProtectedResourceRepository {
    */
   async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {
     try {
-      if (events === undefined) return ((await this.dataSource.getRepository(ProtectedResourceEntity).delete({ id })).affected ?? 0) > 0;
+      if (events === undefined)
+        return ((await this.dataSource.getRepository(ProtectedResourceEntity).delete({ id })).affected ?? 0) > 0;
       return await this.dataSource.transaction(async (manager) => {
         const deleted = ((await manager.delete(ProtectedResourceEntity, { id })).affected ?? 0) > 0;
         if (deleted) await events(id, manager);
@@ -168,7 +200,10 @@ export class ProtectedResourceRepository {
       });
     } catch (error) {
       if (isReferenceViolation(error)) {
-        throw new RegistryError('resource_in_use', 'the protected resource is named by a permission set or delegated by a grant: remove it there first');
+        throw new RegistryError(
+          'resource_in_use',
+          'the protected resource is named by a permission set or delegated by a grant: remove it there first',
+        );
       }
       throw error;
     } finally {

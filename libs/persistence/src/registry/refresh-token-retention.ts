@@ -15,6 +15,16 @@ const AFTER_FAMILY_EXPIRY_MS = 60_000;
 @Injectable()
 export class RefreshTokenRetention extends RetentionJob {
   constructor(@Inject(SERVER_KIND) server: ServerKind, tokens: RefreshTokenRepository, clock: Clock) {
-    super({ retentionMs: AFTER_FAMILY_EXPIRY_MS, runs: server === 'enduser', purgeBatch: (cutoff, batch) => tokens.purgeEnded(cutoff, batch), what: 'ended refresh token families', topic: 'refresh token retention' }, clock, RefreshTokenRetention.name);
+    super(
+      {
+        retentionMs: AFTER_FAMILY_EXPIRY_MS,
+        runs: server === 'enduser',
+        purgeBatch: (cutoff, batch) => tokens.purgeEnded(cutoff, batch),
+        what: 'ended refresh token families',
+        topic: 'refresh token retention',
+      },
+      clock,
+      RefreshTokenRetention.name,
+    );
   }
 }

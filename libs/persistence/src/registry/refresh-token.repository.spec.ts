@@ -28,9 +28,21 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
   });
 
   /** A grant of `principal` to the agent (created at `grantCreatedAt`) and the first token `value` of a new family. */
-  const family = async (principal: string, value: string, options: { familyExpiresAt?: Date; credential?: Buffer | null; clientIdUrl?: string | null; grantCreatedAt?: Date } = {}) => {
+  const family = async (
+    principal: string,
+    value: string,
+    options: {
+      familyExpiresAt?: Date;
+      credential?: Buffer | null;
+      clientIdUrl?: string | null;
+      grantCreatedAt?: Date;
+    } = {},
+  ) => {
     const grantId = randomUUID();
-    await database.dataSource.query('INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) VALUES ($1, $2, $3, NULL, $4, $4)', [grantId, principal, agent, options.grantCreatedAt ?? now]);
+    await database.dataSource.query(
+      'INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) VALUES ($1, $2, $3, NULL, $4, $4)',
+      [grantId, principal, agent, options.grantCreatedAt ?? now],
+    );
     const first = await tokens.issue({
       id: randomUUID(),
       familyId: randomUUID(),
@@ -50,15 +62,33 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
   };
   /** `value` presented by the agent (public, no document URL unless said) at `when`, its successor `next`. */
   const present = (value: string, next: string, when: Date = now, more: Partial<RefreshPresentation> = {}) =>
-    tokens.rotate({ tokenSha256: sha(value), now: when, agentId: agent, credentialSha256: null, clientIdUrl: null, successor: { id: randomUUID(), tokenSha256: sha(next), idleExpiresAt: new Date(when.getTime() + 7 * DAY) }, ...more });
+    tokens.rotate({
+      tokenSha256: sha(value),
+      now: when,
+      agentId: agent,
+      credentialSha256: null,
+      clientIdUrl: null,
+      successor: { id: randomUUID(), tokenSha256: sha(next), idleExpiresAt: new Date(when.getTime() + 7 * DAY) },
+      ...more,
+    });
 
   it('rotates a current token once, into a successor of the same family (same scopes and resources) that rotates in turn', async () => {
     const { first } = await family('alice', 'alice-1');
-    const one = await present('alice-1', 'alice-2', at(1_000), { scopes: ['read'], resource: 'https://mcp.example.com' });
+    const one = await present('alice-1', 'alice-2', at(1_000), {
+      scopes: ['read'],
+      resource: 'https://mcp.example.com',
+    });
     expect(one.outcome).toBe('rotated');
     if (one.outcome !== 'rotated') return;
     // RFC 6749 §6: the new refresh token keeps the original scope; only the access token is narrowed.
-    expect(one.successor).toMatchObject({ familyId: first.familyId, principal: 'alice', agentId: agent, grantId: first.grantId, scopes: ['read', 'offline_access'], resources: first.resources });
+    expect(one.successor).toMatchObject({
+      familyId: first.familyId,
+      principal: 'alice',
+      agentId: agent,
+      grantId: first.grantId,
+      scopes: ['read', 'offline_access'],
+      resources: first.resources,
+    });
     expect(one.successor.issuedAt.getTime()).toBe(at(1_000).getTime());
     expect((await present('alice-2', 'alice-3', at(2_000))).outcome).toBe('rotated');
   });
@@ -80,7 +110,9 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
     expect(outcomes.filter((o) => o.outcome === 'reused')).toHaveLength(1);
     expect(outcomes.filter((o) => o.outcome === 'refused' && o.reason === 'inactive')).toHaveLength(4);
     expect((await tokens.liveFamiliesByAgent('carol', now)).get(agent)).toBeUndefined();
-    const stored = await database.dataSource.query<{ n: number }[]>("SELECT count(*)::int AS n FROM refresh_tokens WHERE principal = 'carol'");
+    const stored = await database.dataSource.query<{ n: number }[]>(
+      "SELECT count(*)::int AS n FROM refresh_tokens WHERE principal = 'carol'",
+    );
     expect(stored[0]?.n).toBe(2);
   });
 
@@ -95,22 +127,38 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
 
   it('refuses a narrowing beyond the token, leaving it current; knows nothing of an unknown token', async () => {
     await family('erin', 'erin-1');
-    expect(await present('erin-1', 'erin-x', now, { scopes: ['write'] })).toMatchObject({ outcome: 'refused', reason: 'scope' });
-    expect(await present('erin-1', 'erin-y', now, { resource: 'https://other.example.com' })).toMatchObject({ outcome: 'refused', reason: 'resource' });
+    expect(await present('erin-1', 'erin-x', now, { scopes: ['write'] })).toMatchObject({
+      outcome: 'refused',
+      reason: 'scope',
+    });
+    expect(await present('erin-1', 'erin-y', now, { resource: 'https://other.example.com' })).toMatchObject({
+      outcome: 'refused',
+      reason: 'resource',
+    });
     expect((await present('erin-1', 'erin-2')).outcome).toBe('rotated');
     expect(await present('never-issued', 'nope')).toMatchObject({ outcome: 'refused', reason: 'unknown' });
   });
 
   it('is bound to the client, its credential and its document URL: another presenter changes nothing', async () => {
     await family('frank', 'frank-1', { credential: sha('secret-1') });
-    expect(await present('frank-1', 'x', now, { agentId: randomUUID(), credentialSha256: sha('secret-1') })).toMatchObject({ outcome: 'refused', reason: 'client' });
+    expect(
+      await present('frank-1', 'x', now, { agentId: randomUUID(), credentialSha256: sha('secret-1') }),
+    ).toMatchObject({ outcome: 'refused', reason: 'client' });
     // The agent's credential was rotated since: the family is dead for it.
-    expect(await present('frank-1', 'x', now, { credentialSha256: sha('secret-2') })).toMatchObject({ outcome: 'refused', reason: 'credential' });
+    expect(await present('frank-1', 'x', now, { credentialSha256: sha('secret-2') })).toMatchObject({
+      outcome: 'refused',
+      reason: 'credential',
+    });
     expect((await present('frank-1', 'frank-2', now, { credentialSha256: sha('secret-1') })).outcome).toBe('rotated');
     await family('frank-doc', 'doc-1', { clientIdUrl: 'https://client.example.com/meta.json' });
     expect(await present('doc-1', 'x')).toMatchObject({ outcome: 'refused', reason: 'client' });
-    expect(await tokens.holderOf(sha('doc-1'))).toEqual({ agentId: agent, clientIdUrl: 'https://client.example.com/meta.json' });
-    expect((await present('doc-1', 'doc-2', now, { clientIdUrl: 'https://client.example.com/meta.json' })).outcome).toBe('rotated');
+    expect(await tokens.holderOf(sha('doc-1'))).toEqual({
+      agentId: agent,
+      clientIdUrl: 'https://client.example.com/meta.json',
+    });
+    expect(
+      (await present('doc-1', 'doc-2', now, { clientIdUrl: 'https://client.example.com/meta.json' })).outcome,
+    ).toBe('rotated');
   });
 
   it('ends with its grant (deleted, expired, or expired and granted again) or its agent', async () => {
@@ -123,7 +171,10 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
     await database.dataSource.query('UPDATE grants SET valid_until = $2 WHERE id = $1', [expiring.grantId, at(1_000)]);
     expect(await present('hank-1', 'hank-2', at(2_000))).toMatchObject({ outcome: 'refused', reason: 'grant' });
     // Granted again after expiring: same row, a newer created_at; the token from before stays dead.
-    await database.dataSource.query('UPDATE grants SET valid_until = NULL, created_at = $2 WHERE id = $1', [expiring.grantId, at(3_000)]);
+    await database.dataSource.query('UPDATE grants SET valid_until = NULL, created_at = $2 WHERE id = $1', [
+      expiring.grantId,
+      at(3_000),
+    ]);
     expect(await present('hank-1', 'hank-2', at(4_000))).toMatchObject({ outcome: 'refused', reason: 'grant' });
   });
 
@@ -131,7 +182,13 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
     await family('judy', 'judy-1', { familyExpiresAt: at(2 * DAY) });
     expect((await present('judy-1', 'judy-2', at(DAY))).outcome).toBe('rotated');
     await family('kim', 'kim-1', { familyExpiresAt: at(40 * DAY) });
-    const rows = async (principal: string) => (await database.dataSource.query<{ n: number }[]>('SELECT count(*)::int AS n FROM refresh_tokens WHERE principal = $1', [principal]))[0]?.n;
+    const rows = async (principal: string) =>
+      (
+        await database.dataSource.query<{ n: number }[]>(
+          'SELECT count(*)::int AS n FROM refresh_tokens WHERE principal = $1',
+          [principal],
+        )
+      )[0]?.n;
     expect(await rows('judy')).toBe(2);
     // Before the family's end nothing goes; after it, both of judy's rows, in batches of one.
     expect(await tokens.purgeEnded(at(2 * DAY - 1), 10)).toBe(0);

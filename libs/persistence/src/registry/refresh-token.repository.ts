@@ -149,7 +149,10 @@ export class RefreshTokenRepository {
 
   /** The agent a token was issued to, and its document URL (to resolve a metadata-document client before presenting). */
   async holderOf(tokenSha256: Buffer): Promise<{ agentId: string; clientIdUrl: string | null } | undefined> {
-    const rows = await this.dataSource.query<Pick<Row, 'agent_id' | 'client_id_url'>[]>('SELECT agent_id, client_id_url FROM refresh_tokens WHERE token_sha256 = $1', [tokenSha256]);
+    const rows = await this.dataSource.query<Pick<Row, 'agent_id' | 'client_id_url'>[]>(
+      'SELECT agent_id, client_id_url FROM refresh_tokens WHERE token_sha256 = $1',
+      [tokenSha256],
+    );
     const row = rows[0];
     return row === undefined ? undefined : { agentId: row.agent_id, clientIdUrl: row.client_id_url };
   }
@@ -196,12 +199,17 @@ export class RefreshTokenRepository {
     if (found.revoked_at !== null) return refused('inactive');
     if (found.rotated_at !== null) {
       // Of racing presentations, the one whose revocation ended the family reports the reuse (one event).
-      return (await this.revokeFamily(found.family_id, now)) ? { outcome: 'reused', previous: record } : refused('inactive');
+      return (await this.revokeFamily(found.family_id, now))
+        ? { outcome: 'reused', previous: record }
+        : refused('inactive');
     }
-    if (found.idle_expires_at.getTime() <= now.getTime() || found.family_expires_at.getTime() <= now.getTime()) return refused('inactive');
+    if (found.idle_expires_at.getTime() <= now.getTime() || found.family_expires_at.getTime() <= now.getTime())
+      return refused('inactive');
     if (!sameBytes(found.credential_sha256, presented.credentialSha256)) return refused('credential');
-    if (found.grant_active !== true || (found.grant_created_at as Date).getTime() > found.issued_at.getTime()) return refused('grant');
-    if (presented.scopes !== undefined && !presented.scopes.every((scope) => found.scopes.includes(scope))) return refused('scope');
+    if (found.grant_active !== true || (found.grant_created_at as Date).getTime() > found.issued_at.getTime())
+      return refused('grant');
+    if (presented.scopes !== undefined && !presented.scopes.every((scope) => found.scopes.includes(scope)))
+      return refused('scope');
     if (presented.resource !== undefined && !found.resources.includes(presented.resource)) return refused('resource');
     // Changed between the two reads (rotated or revoked meanwhile): nothing was rotated for this presentation.
     return refused('inactive');
@@ -214,7 +222,10 @@ export class RefreshTokenRepository {
 
   /** The live family of the token whose SHA-256 is `tokenSha256`, if issued to `agentId` (RFC 7009: a client revokes only its own). */
   async familyOf(tokenSha256: Buffer, agentId: string): Promise<string | undefined> {
-    const rows = await this.dataSource.query<{ family_id: string }[]>('SELECT family_id FROM refresh_tokens WHERE token_sha256 = $1 AND agent_id = $2', [tokenSha256, agentId]);
+    const rows = await this.dataSource.query<{ family_id: string }[]>(
+      'SELECT family_id FROM refresh_tokens WHERE token_sha256 = $1 AND agent_id = $2',
+      [tokenSha256, agentId],
+    );
     return rows[0]?.family_id;
   }
 
@@ -237,12 +248,18 @@ export class RefreshTokenRepository {
    * (`RefreshTokenRetention`), so it scans rather than adding an index every refresh would pay for.
    */
   async purgeEnded(cutoff: Date, batch: number): Promise<number> {
-    const [, count] = await this.dataSource.query<[unknown[], number]>('DELETE FROM refresh_tokens WHERE id IN (SELECT id FROM refresh_tokens WHERE family_expires_at < $1 LIMIT $2)', [cutoff, batch]);
+    const [, count] = await this.dataSource.query<[unknown[], number]>(
+      'DELETE FROM refresh_tokens WHERE id IN (SELECT id FROM refresh_tokens WHERE family_expires_at < $1 LIMIT $2)',
+      [cutoff, batch],
+    );
     return count;
   }
 
   private async revokeFamilyWith(manager: EntityManager, familyId: string, now: Date): Promise<boolean> {
-    const [, count] = await manager.query<[unknown[], number]>('UPDATE refresh_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL', [familyId, now]);
+    const [, count] = await manager.query<[unknown[], number]>(
+      'UPDATE refresh_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL',
+      [familyId, now],
+    );
     return count > 0;
   }
 }

@@ -15,7 +15,9 @@ describe.runIf(postgresServerUrl())('RegistryChangeListener on PostgreSQL', () =
   const clock = new FrozenClock();
 
   beforeAll(async () => {
-    const config = testConfig({ storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } } });
+    const config = testConfig({
+      storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
+    });
     replicaA = await Database.open(config, createLogger(config, new LogCapture()));
     replicaB = await Database.open(config, createLogger(config, new LogCapture()));
   });
@@ -26,7 +28,9 @@ describe.runIf(postgresServerUrl())('RegistryChangeListener on PostgreSQL', () =
   });
 
   const listenConnections = async (): Promise<number> => {
-    const rows = await replicaA.dataSource.query<{ n: number }[]>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()");
+    const rows = await replicaA.dataSource.query<{ n: number }[]>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()",
+    );
     return rows[0]?.n ?? 0;
   };
 
@@ -34,12 +38,16 @@ describe.runIf(postgresServerUrl())('RegistryChangeListener on PostgreSQL', () =
     const agentsA = new AgentRepository(replicaA.dataSource, replicaA.clientCache, replicaA.registryChanges, clock);
     const credentialsB = new ClientCredentialRepository(replicaB.dataSource, replicaB.clientCache);
     const agent = randomUUID();
-    await replicaB.dataSource.query("INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Agent', now(), now())", [agent]);
+    await replicaB.dataSource.query(
+      "INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Agent', now(), now())",
+      [agent],
+    );
     await credentialsB.upsert(agent, Buffer.from('first'), clock.now());
 
     expect((await agentsA.findClient(agent))?.secretSha256?.toString()).toBe('first');
     // The listener starts with the first lookup; once LISTEN runs the cache is cleared, so wait for it.
-    for (let i = 0; i < 100 && (await listenConnections()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 100 && (await listenConnections()) === 0; i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     expect((await agentsA.findClient(agent))?.secretSha256?.toString()).toBe('first');
 
     await credentialsB.upsert(agent, Buffer.from('second'), clock.now());

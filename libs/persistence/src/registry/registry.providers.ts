@@ -23,7 +23,22 @@ import { WebhookRepository } from '../webhooks/webhook.repository';
 
 type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
 
-const REPOSITORIES: RepositoryClass[] = [ServiceRepository, PermissionSetRepository, SigningKeyRepository, GrantRepository, GrantClientRepository, SessionRepository, EnvelopeStore, AuthorizationCodeRepository, ClientAssertionReplayRepository, AuthorizationSessionAnswerRepository, RefreshTokenRepository, EventRepository, WebhookRepository, WebhookDeliveryRepository];
+const REPOSITORIES: RepositoryClass[] = [
+  ServiceRepository,
+  PermissionSetRepository,
+  SigningKeyRepository,
+  GrantRepository,
+  GrantClientRepository,
+  SessionRepository,
+  EnvelopeStore,
+  AuthorizationCodeRepository,
+  ClientAssertionReplayRepository,
+  AuthorizationSessionAnswerRepository,
+  RefreshTokenRepository,
+  EventRepository,
+  WebhookRepository,
+  WebhookDeliveryRepository,
+];
 
 /**
  * Each repository built on the process's database. The two that touch the client cache get
@@ -38,7 +53,8 @@ export const REPOSITORY_PROVIDERS: Provider[] = [
   })),
   {
     provide: AgentRepository,
-    useFactory: (database: Database, clock: Clock) => new AgentRepository(database.dataSource, database.clientCache, database.registryChanges, clock),
+    useFactory: (database: Database, clock: Clock) =>
+      new AgentRepository(database.dataSource, database.clientCache, database.registryChanges, clock),
     inject: [Database, Clock],
   },
   {
@@ -53,7 +69,8 @@ export const REPOSITORY_PROVIDERS: Provider[] = [
   },
   {
     provide: ProtectedResourceRepository,
-    useFactory: (database: Database) => new ProtectedResourceRepository(database.dataSource, database.resourceCatalog, database.registryChanges),
+    useFactory: (database: Database) =>
+      new ProtectedResourceRepository(database.dataSource, database.resourceCatalog, database.registryChanges),
     inject: [Database],
   },
   {
@@ -63,4 +80,11 @@ export const REPOSITORY_PROVIDERS: Provider[] = [
   },
 ];
 
-export const REPOSITORY_TOKENS = [...REPOSITORIES, AgentRepository, ExchangeLookup, ClientCredentialRepository, TokenStateRepository, ProtectedResourceRepository];
+export const REPOSITORY_TOKENS = [
+  ...REPOSITORIES,
+  AgentRepository,
+  ExchangeLookup,
+  ClientCredentialRepository,
+  TokenStateRepository,
+  ProtectedResourceRepository,
+];

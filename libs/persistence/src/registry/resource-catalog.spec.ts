@@ -4,7 +4,16 @@ import { describe, expect, it } from 'vitest';
 import { RESOURCE_CATALOG_TTL_MS, ResourceCatalog } from './resource-catalog';
 
 function resource(uri: string): ProtectedResource {
-  return { id: randomUUID(), displayName: uri, description: null, logoUrl: null, resourceUri: uri, scopes: [], createdAt: new Date(0), updatedAt: new Date(0) };
+  return {
+    id: randomUUID(),
+    displayName: uri,
+    description: null,
+    logoUrl: null,
+    resourceUri: uri,
+    scopes: [],
+    createdAt: new Date(0),
+    updatedAt: new Date(0),
+  };
 }
 
 describe('ResourceCatalog', () => {
@@ -16,8 +25,12 @@ describe('ResourceCatalog', () => {
       return Promise.resolve([resource('https://mcp.example.com/mcp'), resource('https://files.example.com/')]);
     };
     const t0 = Date.UTC(2026, 2, 1);
-    expect((await catalog.byUri('https://mcp.example.com/mcp', t0, load))?.resourceUri).toBe('https://mcp.example.com/mcp');
-    expect((await catalog.byUri('https://files.example.com/', t0 + 1, load))?.resourceUri).toBe('https://files.example.com/');
+    expect((await catalog.byUri('https://mcp.example.com/mcp', t0, load))?.resourceUri).toBe(
+      'https://mcp.example.com/mcp',
+    );
+    expect((await catalog.byUri('https://files.example.com/', t0 + 1, load))?.resourceUri).toBe(
+      'https://files.example.com/',
+    );
     expect(await catalog.byUri('https://unknown.example.com', t0 + RESOURCE_CATALOG_TTL_MS - 1, load)).toBeUndefined();
     expect(loads).toBe(1);
     await catalog.byUri('https://mcp.example.com/mcp', t0 + RESOURCE_CATALOG_TTL_MS, load);
@@ -51,16 +64,28 @@ describe('ResourceCatalog', () => {
     expect(await catalog.byUri('https://a.example.com', 0, () => Promise.resolve([]))).toBeUndefined();
 
     let release: () => void = () => undefined;
-    const slow = catalog.byUri('https://b.example.com', 0, () => new Promise<ProtectedResource[]>((resolve) => (release = () => resolve([])))); // read before the write
+    const slow = catalog.byUri(
+      'https://b.example.com',
+      0,
+      () => new Promise<ProtectedResource[]>((resolve) => (release = () => resolve([]))),
+    ); // read before the write
     catalog.invalidate(); // the write commits while the read is in flight
     release();
     expect(await slow).toBeUndefined();
-    expect((await catalog.byUri('https://b.example.com', 0, () => Promise.resolve([resource('https://b.example.com')])))?.resourceUri).toBe('https://b.example.com');
+    expect(
+      (await catalog.byUri('https://b.example.com', 0, () => Promise.resolve([resource('https://b.example.com')])))
+        ?.resourceUri,
+    ).toBe('https://b.example.com');
   });
 
   it('loads again after a failed load', async () => {
     const catalog = new ResourceCatalog();
-    await expect(catalog.byUri('https://a.example.com', 0, () => Promise.reject(new Error('database down')))).rejects.toThrow('database down');
-    expect((await catalog.byUri('https://a.example.com', 0, () => Promise.resolve([resource('https://a.example.com')])))?.resourceUri).toBe('https://a.example.com');
+    await expect(
+      catalog.byUri('https://a.example.com', 0, () => Promise.reject(new Error('database down'))),
+    ).rejects.toThrow('database down');
+    expect(
+      (await catalog.byUri('https://a.example.com', 0, () => Promise.resolve([resource('https://a.example.com')])))
+        ?.resourceUri,
+    ).toBe('https://a.example.com');
   });
 });

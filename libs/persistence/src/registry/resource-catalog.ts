@@ -23,14 +23,19 @@ interface Snapshot {
  */
 export class ResourceCatalog {
   private snapshot: Snapshot | undefined;
-  private loading: { readonly generation: number; readonly done: Promise<ReadonlyMap<string, ProtectedResource>> } | undefined;
+  private loading:
+    { readonly generation: number; readonly done: Promise<ReadonlyMap<string, ProtectedResource>> } | undefined;
   private generation = 0;
 
   /**
    * The resource registered with exactly this URI (RFC 8707 §2: compared as sent), or undefined.
    * `nowMs` comes from the caller's injected `Clock`; `load` reads the whole table.
    */
-  async byUri(uri: string, nowMs: number, load: () => Promise<readonly ProtectedResource[]>): Promise<ProtectedResource | undefined> {
+  async byUri(
+    uri: string,
+    nowMs: number,
+    load: () => Promise<readonly ProtectedResource[]>,
+  ): Promise<ProtectedResource | undefined> {
     const snapshot = this.snapshot;
     if (snapshot !== undefined && snapshot.expiresAtMs > nowMs) return snapshot.byUri.get(uri);
     return (await this.reload(nowMs, load)).get(uri);
@@ -43,7 +48,10 @@ export class ResourceCatalog {
     this.loading = undefined;
   }
 
-  private reload(nowMs: number, load: () => Promise<readonly ProtectedResource[]>): Promise<ReadonlyMap<string, ProtectedResource>> {
+  private reload(
+    nowMs: number,
+    load: () => Promise<readonly ProtectedResource[]>,
+  ): Promise<ReadonlyMap<string, ProtectedResource>> {
     const generation = this.generation;
     if (this.loading?.generation === generation) return this.loading.done;
     const done = load().then(

@@ -15,6 +15,16 @@ const AFTER_EXPIRY_MS = 60_000;
 @Injectable()
 export class RevokedAccessTokenRetention extends RetentionJob {
   constructor(@Inject(SERVER_KIND) server: ServerKind, tokens: TokenStateRepository, clock: Clock) {
-    super({ retentionMs: AFTER_EXPIRY_MS, runs: server === 'enduser', purgeBatch: (cutoff, batch) => tokens.purgeExpired(cutoff, batch), what: 'expired access token revocations', topic: 'token revocation retention' }, clock, RevokedAccessTokenRetention.name);
+    super(
+      {
+        retentionMs: AFTER_EXPIRY_MS,
+        runs: server === 'enduser',
+        purgeBatch: (cutoff, batch) => tokens.purgeExpired(cutoff, batch),
+        what: 'expired access token revocations',
+        topic: 'token revocation retention',
+      },
+      clock,
+      RevokedAccessTokenRetention.name,
+    );
   }
 }

@@ -57,11 +57,23 @@ describe.each(testBackends())('ServiceRepository refusals on $name', (backend) =
   it('refuses to delete a service a permission set covers with the registry rule, and keeps it', async () => {
     const id = randomUUID();
     await services.create(id, service([]), null, new Date());
-    await permissionSets.create(randomUUID(), { name: `covers ${id}`, description: '', resourceScopes: [], serviceScopes: [{ serviceId: id, scopes: ['mail.read'], requirementType: 'mandatory' }] }, new Date());
+    await permissionSets.create(
+      randomUUID(),
+      {
+        name: `covers ${id}`,
+        description: '',
+        resourceScopes: [],
+        serviceScopes: [{ serviceId: id, scopes: ['mail.read'], requirementType: 'mandatory' }],
+      },
+      new Date(),
+    );
 
     const refused = services.delete(id);
     await expect(refused).rejects.toBeInstanceOf(RegistryError);
-    await expect(refused).rejects.toMatchObject({ code: 'service_in_use', message: 'the service is referenced by a permission set or a grant: remove it from them first' });
+    await expect(refused).rejects.toMatchObject({
+      code: 'service_in_use',
+      message: 'the service is referenced by a permission set or a grant: remove it from them first',
+    });
     expect(await services.findById(id)).toBeDefined();
   });
 });

@@ -36,7 +36,10 @@ function translateResourceConflict(error: unknown): never {
   if (violation?.code === UNIQUE_VIOLATION && violation.constraint === 'service_protected_resources_pkey') {
     const detail = (error as { driverError?: { detail?: unknown } }).driverError?.detail;
     const uri = typeof detail === 'string' ? /\(uri\)=\((.*)\) already exists/.exec(detail)?.[1] : undefined;
-    throw new RegistryError('resource_owned_by_other_service', `protected resource ${uri ?? ''} already belongs to another service`.replace('  ', ' '));
+    throw new RegistryError(
+      'resource_owned_by_other_service',
+      `protected resource ${uri ?? ''} already belongs to another service`.replace('  ', ' '),
+    );
   }
   throw error;
 }
@@ -50,52 +53,96 @@ export class ServiceRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   async list(): Promise<Service[]> {
-    const services = await this.dataSource.getRepository(ServiceEntity).find({ order: { createdAt: 'ASC', id: 'ASC' } });
-    const resources = services.length === 0 ? [] : await this.dataSource.getRepository(ServiceProtectedResourceEntity).findBy({ serviceId: In(services.map((s) => s.id)) });
-    return services.map((service) => toService(service, resources.filter((r) => r.serviceId === service.id)));
+    const services = await this.dataSource
+      .getRepository(ServiceEntity)
+      .find({ order: { createdAt: 'ASC', id: 'ASC' } });
+    const resources =
+      services.length === 0
+        ? []
+        : await this.dataSource
+            .getRepository(ServiceProtectedResourceEntity)
+            .findBy({ serviceId: In(services.map((s) => s.id)) });
+    return services.map((service) =>
+      toService(
+        service,
+        resources.filter((r) => r.serviceId === service.id),
+      ),
+    );
   }
 
   async findById(id: string): Promise<Service | undefined> {
     const service = await this.dataSource.getRepository(ServiceEntity).findOneBy({ id });
     if (service === null) return undefined;
-    return toService(service, await this.dataSource.getRepository(ServiceProtectedResourceEntity).findBy({ serviceId: id }));
+    return toService(
+      service,
+      await this.dataSource.getRepository(ServiceProtectedResourceEntity).findBy({ serviceId: id }),
+    );
   }
 
   /** The services among `ids` that exist, in two queries whatever their number. */
   async findByIds(ids: readonly string[]): Promise<Service[]> {
     if (ids.length === 0) return [];
     const services = await this.dataSource.getRepository(ServiceEntity).findBy({ id: In([...ids]) });
-    const resources = services.length === 0 ? [] : await this.dataSource.getRepository(ServiceProtectedResourceEntity).findBy({ serviceId: In(services.map((s) => s.id)) });
-    return services.map((service) => toService(service, resources.filter((r) => r.serviceId === service.id)));
+    const resources =
+      services.length === 0
+        ? []
+        : await this.dataSource
+            .getRepository(ServiceProtectedResourceEntity)
+            .findBy({ serviceId: In(services.map((s) => s.id)) });
+    return services.map((service) =>
+      toService(
+        service,
+        resources.filter((r) => r.serviceId === service.id),
+      ),
+    );
   }
 
   /** The ids among `ids` that name existing services. */
   async existingIds(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows = await this.dataSource.getRepository(ServiceEntity).find({ select: { id: true }, where: { id: In([...ids]) } });
+    const rows = await this.dataSource
+      .getRepository(ServiceEntity)
+      .find({ select: { id: true }, where: { id: In([...ids]) } });
     return new Set(rows.map((row) => row.id));
   }
 
   /** The URIs among `uris` that some service's `protected_resources` lists. */
   async protectedResourcesAmong(uris: readonly string[]): Promise<Set<string>> {
     if (uris.length === 0) return new Set();
-    const rows = await this.dataSource.query<{ uri: string }[]>('SELECT uri FROM service_protected_resources WHERE uri = ANY($1)', [[...uris]]);
+    const rows = await this.dataSource.query<{ uri: string }[]>(
+      'SELECT uri FROM service_protected_resources WHERE uri = ANY($1)',
+      [[...uris]],
+    );
     return new Set(rows.map((row) => row.uri));
   }
 
   /** The sealed client secret, or null when none is stored. */
   async findSecretEnvelope(id: string): Promise<Buffer | null | undefined> {
-    const row = await this.dataSource.getRepository(ServiceEntity).findOne({ select: { id: true, clientSecretEnvelope: true }, where: { id } });
+    const row = await this.dataSource
+      .getRepository(ServiceEntity)
+      .findOne({ select: { id: true, clientSecretEnvelope: true }, where: { id } });
     return row === null ? undefined : row.clientSecretEnvelope;
   }
 
   /** Issue 17: `events` (the ledger's `service.created`) are appended in the same transaction. */
-  async create(id: string, input: ServiceInput, secretEnvelope: Buffer | null, now: Date, events?: WithinTransaction<Service>): Promise<Service> {
+  async create(
+    id: string,
+    input: ServiceInput,
+    secretEnvelope: Buffer | null,
+    now: Date,
+    events?: WithinTransaction<Service>,
+  ): Promise<Service> {
     try {
       try {
         return await this.dataSource.transaction(async (manager) => {
           await assertNoneARegisteredResource(manager, input.protectedResources);
-          const entity = manager.create(ServiceEntity, { ...columns(input), id, clientSecretEnvelope: secretEnvelope, createdAt: now, updatedAt: now });
+          const entity = manager.create(ServiceEntity, {
+            ...columns(input),
+            id,
+            clientSecretEnvelope: secretEnvelope,
+            createdAt: now,
+            updatedAt: now,
+          });
           await manager.insert(ServiceEntity, entity);
           const service = toService(entity, await this.writeResources(manager, id, input.protectedResources));
           await events?.(service, manager);
@@ -111,7 +158,13 @@ export class ServiceRepository {
   }
 
   /** Undefined when no such service. `events` are appended in the same transaction, only when it was replaced. */
-  async replace(id: string, input: ServiceInput, secret: SecretChange, now: Date, events?: WithinTransaction<Service>): Promise<Service | undefined> {
+  async replace(
+    id: string,
+    input: ServiceInput,
+    secret: SecretChange,
+    now: Date,
+    events?: WithinTransaction<Service>,
+  ): Promise<Service | undefined> {
     try {
       try {
         return await this.dataSource.transaction(async (manager) => {
@@ -143,7 +196,8 @@ export class ServiceRepository {
   async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {
     try {
       try {
-        if (events === undefined) return ((await this.dataSource.getRepository(ServiceEntity).delete({ id })).affected ?? 0) > 0;
+        if (events === undefined)
+          return ((await this.dataSource.getRepository(ServiceEntity).delete({ id })).affected ?? 0) > 0;
         return await this.dataSource.transaction(async (manager) => {
           const deleted = ((await manager.delete(ServiceEntity, { id })).affected ?? 0) > 0;
           if (deleted) await events(id, manager);
@@ -151,7 +205,10 @@ export class ServiceRepository {
         });
       } catch (error) {
         if (isReferenceViolation(error)) {
-          throw new RegistryError('service_in_use', 'the service is referenced by a permission set or a grant: remove it from them first');
+          throw new RegistryError(
+            'service_in_use',
+            'the service is referenced by a permission set or a grant: remove it from them first',
+          );
         }
         throw error;
       }
@@ -161,8 +218,14 @@ export class ServiceRepository {
     }
   }
 
-  private async writeResources(manager: EntityManager, serviceId: string, uris: readonly string[]): Promise<ServiceProtectedResourceEntity[]> {
-    const rows = uris.map((uri, position) => manager.create(ServiceProtectedResourceEntity, { uri, serviceId, position }));
+  private async writeResources(
+    manager: EntityManager,
+    serviceId: string,
+    uris: readonly string[],
+  ): Promise<ServiceProtectedResourceEntity[]> {
+    const rows = uris.map((uri, position) =>
+      manager.create(ServiceProtectedResourceEntity, { uri, serviceId, position }),
+    );
     if (rows.length > 0) await manager.insert(ServiceProtectedResourceEntity, rows);
     return rows;
   }

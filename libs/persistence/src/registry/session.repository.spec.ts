@@ -30,7 +30,13 @@ describe.each(testBackends())('SessionRepository.overview on $name', (backend) =
     await database.dataSource.query(
       `INSERT INTO services (id, display_name, logo_url, client_id, token_endpoint_auth_method, issuer_uri, authorization_endpoint, token_endpoint, scopes, created_at, updated_at)
        VALUES ($1, $2, $3, 'client', 'none', 'https://idp.example.com', 'https://idp.example.com/a', 'https://idp.example.com/t', $4, $5, $5)`,
-      [id, name, `https://cdn.example.com/${name}.png`, JSON.stringify([{ scope: `${name}.read`, description: `Read ${name}` }]), createdAt],
+      [
+        id,
+        name,
+        `https://cdn.example.com/${name}.png`,
+        JSON.stringify([{ scope: `${name}.read`, description: `Read ${name}` }]),
+        createdAt,
+      ],
     );
     return id;
   }
@@ -65,31 +71,89 @@ describe.each(testBackends())('SessionRepository.overview on $name', (backend) =
     return id;
   }
 
-  it('lists every service oldest first with only the caller\'s session and agents; other principals\' rows are invisible', async () => {
+  it("lists every service oldest first with only the caller's session and agents; other principals' rows are invisible", async () => {
     const base = now.getTime() - 3_600_000;
     // Same creation time: ordered by id, as the services list is.
-    const [mail, files] = [await service('mail', new Date(base), '00000000-0000-4000-8000-000000000002'), await service('files', new Date(base), '00000000-0000-4000-8000-000000000001')];
+    const [mail, files] = [
+      await service('mail', new Date(base), '00000000-0000-4000-8000-000000000002'),
+      await service('files', new Date(base), '00000000-0000-4000-8000-000000000001'),
+    ];
     const calendar = await service('calendar', new Date(base - 1_000));
     const set = await permissionSet();
     const otherSet = await permissionSet();
-    const [reader, writer, expired, bobs] = [await agent('Reader'), await agent('Writer'), await agent('Expired'), await agent('Bob agent')];
+    const [reader, writer, expired, bobs] = [
+      await agent('Reader'),
+      await agent('Writer'),
+      await agent('Expired'),
+      await agent('Bob agent'),
+    ];
 
     const aliceMail = await session(ALICE, mail);
     await session(BOB, files);
     await session(BOB, mail);
     // Reader delegates mail through two permission sets: counted once.
-    await grants.upsert(randomUUID(), ALICE, reader, null, [{ permissionSetId: set, serviceId: mail, scopes: ['mail.read'] }, { permissionSetId: otherSet, serviceId: mail, scopes: [] }], [], now);
-    await grants.upsert(randomUUID(), ALICE, writer, new Date(now.getTime() + 1), [{ permissionSetId: set, serviceId: mail, scopes: [] }, { permissionSetId: set, serviceId: files, scopes: [] }], [], now);
+    await grants.upsert(
+      randomUUID(),
+      ALICE,
+      reader,
+      null,
+      [
+        { permissionSetId: set, serviceId: mail, scopes: ['mail.read'] },
+        { permissionSetId: otherSet, serviceId: mail, scopes: [] },
+      ],
+      [],
+      now,
+    );
+    await grants.upsert(
+      randomUUID(),
+      ALICE,
+      writer,
+      new Date(now.getTime() + 1),
+      [
+        { permissionSetId: set, serviceId: mail, scopes: [] },
+        { permissionSetId: set, serviceId: files, scopes: [] },
+      ],
+      [],
+      now,
+    );
     // Expired exactly now (valid_until > now is active): not counted.
-    await grants.upsert(randomUUID(), ALICE, expired, now, [{ permissionSetId: set, serviceId: mail, scopes: [] }], [], now);
-    await grants.upsert(randomUUID(), BOB, bobs, null, [{ permissionSetId: set, serviceId: mail, scopes: [] }], [], now);
+    await grants.upsert(
+      randomUUID(),
+      ALICE,
+      expired,
+      now,
+      [{ permissionSetId: set, serviceId: mail, scopes: [] }],
+      [],
+      now,
+    );
+    await grants.upsert(
+      randomUUID(),
+      BOB,
+      bobs,
+      null,
+      [{ permissionSetId: set, serviceId: mail, scopes: [] }],
+      [],
+      now,
+    );
 
     const overview = await sessions.overview(ALICE, now);
     expect(overview.map((row) => row.service.id)).toEqual([calendar, files, mail]);
     expect(overview.map((row) => row.session?.id)).toEqual([undefined, undefined, aliceMail]);
     expect(overview[2]).toMatchObject({
-      service: { id: mail, displayName: 'mail', logoUrl: 'https://cdn.example.com/mail.png', scopes: [{ scope: 'mail.read', description: 'Read mail' }] },
-      session: { principal: ALICE, serviceId: mail, tokenType: 'Bearer', scopes: ['read'], refreshTokenEnvelope: null, needsReauthentication: false },
+      service: {
+        id: mail,
+        displayName: 'mail',
+        logoUrl: 'https://cdn.example.com/mail.png',
+        scopes: [{ scope: 'mail.read', description: 'Read mail' }],
+      },
+      session: {
+        principal: ALICE,
+        serviceId: mail,
+        tokenType: 'Bearer',
+        scopes: ['read'],
+        refreshTokenEnvelope: null,
+        needsReauthentication: false,
+      },
       dependentAgentCount: 2,
     });
     expect(overview[2]?.session?.accessTokenEnvelope).toBeInstanceOf(Buffer);
@@ -100,7 +164,9 @@ describe.each(testBackends())('SessionRepository.overview on $name', (backend) =
     const bob = await sessions.overview(BOB, now);
     expect(bob.map((row) => row.session?.principal)).toEqual([undefined, BOB, BOB]);
     expect(bob.map((row) => row.dependentAgentCount)).toEqual([0, 0, 1]);
-    expect(await sessions.overview('carol@example.com', now)).toEqual(overview.map((row) => ({ ...row, session: undefined, dependentAgentCount: 0 })));
+    expect(await sessions.overview('carol@example.com', now)).toEqual(
+      overview.map((row) => ({ ...row, session: undefined, dependentAgentCount: 0 })),
+    );
 
     // Writer's grant lapses a millisecond later.
     expect((await sessions.overview(ALICE, new Date(now.getTime() + 1)))[2]?.dependentAgentCount).toBe(1);

@@ -27,14 +27,24 @@ export interface ThirdPartySessionRecord {
 export type NewThirdPartySession = Omit<ThirdPartySessionRecord, 'needsReauthentication' | 'version'>;
 
 /** What a refresh writes back. */
-export type RefreshedTokens = Pick<ThirdPartySessionRecord, 'accessTokenEnvelope' | 'refreshTokenEnvelope' | 'tokenType' | 'scopes' | 'accessTokenExpiresAt' | 'refreshTokenExpiresAt' | 'updatedAt'>;
+export type RefreshedTokens = Pick<
+  ThirdPartySessionRecord,
+  | 'accessTokenEnvelope'
+  | 'refreshTokenEnvelope'
+  | 'tokenType'
+  | 'scopes'
+  | 'accessTokenExpiresAt'
+  | 'refreshTokenExpiresAt'
+  | 'updatedAt'
+>;
 
 /**
  * A write through the refresh lock: done, or not done because the row is no longer the
  * version read (a reconnect or a deletion landed meanwhile); then the row as it is now
  * (undefined once deleted).
  */
-export type LockedWrite = { readonly written: true } | { readonly written: false; readonly current: ThirdPartySessionRecord | undefined };
+export type LockedWrite =
+  { readonly written: true } | { readonly written: false; readonly current: ThirdPartySessionRecord | undefined };
 
 /**
  * The locked session during a refresh: re-read after the lock, written back through it.
@@ -92,7 +102,13 @@ export interface SessionOverview {
   readonly dependentAgentCount: number;
 }
 
-type OverviewRow = { s_id: string; s_display_name: string; s_logo_url: string | null; s_scopes: { scope: string; description: string }[]; dependent_agent_count: number | null } & {
+type OverviewRow = {
+  s_id: string;
+  s_display_name: string;
+  s_logo_url: string | null;
+  s_scopes: { scope: string; description: string }[];
+  dependent_agent_count: number | null;
+} & {
   [K in keyof SessionRow]: SessionRow[K] | null;
 };
 
@@ -191,7 +207,10 @@ export class SessionRepository {
   /** Which of `serviceIds` the principal has a stored session with. */
   async connectedServiceIds(principal: string, serviceIds: readonly string[]): Promise<Set<string>> {
     if (serviceIds.length === 0) return new Set();
-    const rows = await this.dataSource.query<{ service_id: string }[]>('SELECT service_id FROM third_party_sessions WHERE principal = $1 AND service_id = ANY($2)', [principal, serviceIds]);
+    const rows = await this.dataSource.query<{ service_id: string }[]>(
+      'SELECT service_id FROM third_party_sessions WHERE principal = $1 AND service_id = ANY($2)',
+      [principal, serviceIds],
+    );
     return new Set(rows.map((row) => row.service_id));
   }
 
@@ -245,10 +264,15 @@ export class SessionRepository {
    * Deletes the stored tokens; false when there was no session. Issue 17: `within` (the
    * disconnection's event) runs in the deletion's transaction when a session was deleted.
    */
-  async delete(principal: string, serviceId: string, within?: WithinTransaction<{ principal: string; serviceId: string }>): Promise<boolean> {
+  async delete(
+    principal: string,
+    serviceId: string,
+    within?: WithinTransaction<{ principal: string; serviceId: string }>,
+  ): Promise<boolean> {
     try {
       const sql = 'DELETE FROM third_party_sessions WHERE principal = $1 AND service_id = $2';
-      if (within === undefined) return (await this.dataSource.query<[unknown[], number]>(sql, [principal, serviceId]))[1] > 0;
+      if (within === undefined)
+        return (await this.dataSource.query<[unknown[], number]>(sql, [principal, serviceId]))[1] > 0;
       return await this.dataSource.transaction(async (manager) => {
         const [, count] = await manager.query<[unknown[], number]>(sql, [principal, serviceId]);
         if (count > 0) await within({ principal, serviceId }, manager);
@@ -266,13 +290,9 @@ export class SessionRepository {
    * the refresh itself still takes the refresh lock and re-checks the row.
    */
   async claimDueForRefresh(claim: RefreshClaim): Promise<ClaimedSession[]> {
-    const [rows] = await this.dataSource.query<[{ principal: string; service_id: string; version: number; access_token_expires_at: Date }[], number]>(CLAIM_SQL, [
-      claim.now,
-      claim.horizon,
-      claim.leaseUntil,
-      claim.limit,
-      claim.skipServiceIds,
-    ]);
+    const [rows] = await this.dataSource.query<
+      [{ principal: string; service_id: string; version: number; access_token_expires_at: Date }[], number]
+    >(CLAIM_SQL, [claim.now, claim.horizon, claim.leaseUntil, claim.limit, claim.skipServiceIds]);
     // RETURNING keeps no order: earliest expiry first again.
     rows.sort((a, b) => a.access_token_expires_at.getTime() - b.access_token_expires_at.getTime());
     return rows.map((row) => ({ principal: row.principal, serviceId: row.service_id, version: row.version }));
@@ -288,7 +308,11 @@ export class SessionRepository {
    * held while the provider answers; a reconnect or delete can land meanwhile, which the
    * version check of the writes detects.
    */
-  async withRefreshLock<T>(principal: string, serviceId: string, work: (locked: LockedSession) => Promise<T>): Promise<T> {
+  async withRefreshLock<T>(
+    principal: string,
+    serviceId: string,
+    work: (locked: LockedSession) => Promise<T>,
+  ): Promise<T> {
     if (this.backend === 'postgres') {
       try {
         return await this.dataSource.transaction(async (manager) => {
@@ -313,7 +337,11 @@ export class SessionRepository {
   }
 
   private locked(manager: EntityManager, current: ThirdPartySessionRecord | undefined): LockedSession {
-    const write = async (sql: string, values: readonly unknown[], within: WithinTransaction<ThirdPartySessionRecord> | undefined): Promise<LockedWrite> => {
+    const write = async (
+      sql: string,
+      values: readonly unknown[],
+      within: WithinTransaction<ThirdPartySessionRecord> | undefined,
+    ): Promise<LockedWrite> => {
       if (current === undefined) return { written: false, current: undefined };
       const [, count] = await manager.query<[unknown[], number]>(sql, [current.id, current.version, ...values]);
       if (count > 0) {
@@ -330,10 +358,23 @@ export class SessionRepository {
           `UPDATE third_party_sessions SET access_token_envelope = $3, refresh_token_envelope = $4, token_type = $5, scopes = $6,
              access_token_expires_at = $7, refresh_token_expires_at = $8, updated_at = $9, needs_reauthentication = false, version = version + 1
            WHERE id = $1 AND version = $2`,
-          [tokens.accessTokenEnvelope, tokens.refreshTokenEnvelope, tokens.tokenType, JSON.stringify(tokens.scopes), tokens.accessTokenExpiresAt, tokens.refreshTokenExpiresAt, tokens.updatedAt],
+          [
+            tokens.accessTokenEnvelope,
+            tokens.refreshTokenEnvelope,
+            tokens.tokenType,
+            JSON.stringify(tokens.scopes),
+            tokens.accessTokenExpiresAt,
+            tokens.refreshTokenExpiresAt,
+            tokens.updatedAt,
+          ],
           within,
         ),
-      markNeedsReauthentication: (now, within) => write('UPDATE third_party_sessions SET needs_reauthentication = true, updated_at = $3, version = version + 1 WHERE id = $1 AND version = $2', [now], within),
+      markNeedsReauthentication: (now, within) =>
+        write(
+          'UPDATE third_party_sessions SET needs_reauthentication = true, updated_at = $3, version = version + 1 WHERE id = $1 AND version = $2',
+          [now],
+          within,
+        ),
     };
   }
 }

@@ -36,7 +36,9 @@ export class SigningKeyRepository {
 
   /** Every key, soft-deleted ones included, newest first. */
   async list(): Promise<SigningKeyRecord[]> {
-    const rows = await this.dataSource.getRepository(SigningKeyEntity).find({ order: { createdAt: 'DESC', kid: 'DESC' } });
+    const rows = await this.dataSource
+      .getRepository(SigningKeyEntity)
+      .find({ order: { createdAt: 'DESC', kid: 'DESC' } });
     return rows.map(toRecord);
   }
 
@@ -48,7 +50,10 @@ export class SigningKeyRepository {
   /** Adds a key; it becomes current when no live key exists. Issue 17: `events` are appended in the same transaction. */
   async add(key: NewSigningKey, events?: WithinTransaction<SigningKeyRecord>): Promise<SigningKeyRecord> {
     return this.withKeySetLock(async (manager) => {
-      const liveCount = await manager.createQueryBuilder(SigningKeyEntity, 'k').where('k.deleted_at IS NULL').getCount();
+      const liveCount = await manager
+        .createQueryBuilder(SigningKeyEntity, 'k')
+        .where('k.deleted_at IS NULL')
+        .getCount();
       const entity = manager.create(SigningKeyEntity, { ...key, isCurrent: liveCount === 0, deletedAt: null });
       await manager.insert(SigningKeyEntity, entity);
       const record = toRecord(entity);
@@ -58,9 +63,15 @@ export class SigningKeyRepository {
   }
 
   /** Creates the first key with `create()` only when no live key exists (start-up, replicas racing); `events` only when it did. */
-  async ensureOne(create: () => Promise<NewSigningKey>, events?: WithinTransaction<SigningKeyRecord>): Promise<SigningKeyRecord | undefined> {
+  async ensureOne(
+    create: () => Promise<NewSigningKey>,
+    events?: WithinTransaction<SigningKeyRecord>,
+  ): Promise<SigningKeyRecord | undefined> {
     return this.withKeySetLock(async (manager) => {
-      const liveCount = await manager.createQueryBuilder(SigningKeyEntity, 'k').where('k.deleted_at IS NULL').getCount();
+      const liveCount = await manager
+        .createQueryBuilder(SigningKeyEntity, 'k')
+        .where('k.deleted_at IS NULL')
+        .getCount();
       if (liveCount > 0) return undefined;
       const entity = manager.create(SigningKeyEntity, { ...(await create()), isCurrent: true, deletedAt: null });
       await manager.insert(SigningKeyEntity, entity);
@@ -75,7 +86,12 @@ export class SigningKeyRepository {
     return this.withKeySetLock(async (manager) => {
       const target = await manager.findOneBy(SigningKeyEntity, { kid });
       if (target === null || target.deletedAt !== null) return undefined;
-      await manager.createQueryBuilder().update(SigningKeyEntity).set({ isCurrent: false }).where('is_current').execute();
+      await manager
+        .createQueryBuilder()
+        .update(SigningKeyEntity)
+        .set({ isCurrent: false })
+        .where('is_current')
+        .execute();
       await manager.update(SigningKeyEntity, { kid }, { isCurrent: true });
       const record = toRecord({ ...target, isCurrent: true });
       await events?.(record, manager);
@@ -86,7 +102,11 @@ export class SigningKeyRepository {
   /** Soft-deletes `kid` unless it is the last live key or the current one; `events` only when it was deleted. */
   async softDelete(kid: string, now: Date, events?: WithinTransaction<string>): Promise<DeleteKeyOutcome> {
     return this.withKeySetLock(async (manager) => {
-      const live = await manager.createQueryBuilder(SigningKeyEntity, 'k').where('k.deleted_at IS NULL').setLock('pessimistic_write').getMany();
+      const live = await manager
+        .createQueryBuilder(SigningKeyEntity, 'k')
+        .where('k.deleted_at IS NULL')
+        .setLock('pessimistic_write')
+        .getMany();
       const target = live.find((key) => key.kid === kid);
       if (target === undefined) return 'not_found';
       if (live.length === 1) return 'last_key';

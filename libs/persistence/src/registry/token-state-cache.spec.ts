@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ChannelSubscriber, PostgresListenConnection } from '../notifications/postgres-listen-connection';
 import { EXCHANGE_CHANNEL } from './exchange-context-cache';
-import { TOKEN_REVOKED_CHANNEL, TOKEN_STATE_TTL_MS, TokenStateCache, type AccessTokenFacts, type AccessTokenKey } from './token-state-cache';
+import {
+  TOKEN_REVOKED_CHANNEL,
+  TOKEN_STATE_TTL_MS,
+  TokenStateCache,
+  type AccessTokenFacts,
+  type AccessTokenKey,
+} from './token-state-cache';
 
 /** The process's notification connection, driven by the test: who listens, and what arrives. */
 class FakeListen {
@@ -32,8 +38,18 @@ class FakeListen {
   }
 }
 
-const FACTS: AccessTokenFacts = { revoked: false, familyRevoked: false, grant: { validUntil: null, createdAt: new Date('2026-01-01T00:00:00Z') } };
-const key = (jti: string, extra: Partial<AccessTokenKey> = {}): AccessTokenKey => ({ jti, familyId: undefined, principal: 'alice', agentId: 'agent-1', ...extra });
+const FACTS: AccessTokenFacts = {
+  revoked: false,
+  familyRevoked: false,
+  grant: { validUntil: null, createdAt: new Date('2026-01-01T00:00:00Z') },
+};
+const key = (jti: string, extra: Partial<AccessTokenKey> = {}): AccessTokenKey => ({
+  jti,
+  familyId: undefined,
+  principal: 'alice',
+  agentId: 'agent-1',
+  ...extra,
+});
 
 /** A cache over the fake connection (or none: PGlite), LISTEN done, and a counting loader. */
 async function setUp({ listening = true } = {}) {
@@ -85,11 +101,12 @@ describe('TokenStateCache', () => {
     await read(key('t2', { familyId: 'f1' }));
     await read(key('t3', { familyId: 'f2' }));
     listen?.notify(TOKEN_REVOKED_CHANNEL, 'family:f1');
-    for (const k of [key('t1', { familyId: 'f1' }), key('t2', { familyId: 'f1' }), key('t3', { familyId: 'f2' })]) await read(k);
+    for (const k of [key('t1', { familyId: 'f1' }), key('t2', { familyId: 'f1' }), key('t3', { familyId: 'f2' })])
+      await read(k);
     expect(loads()).toBe(1 + 3 + 2);
   });
 
-  it('drops a person\'s tokens when their grants change, and everything on an empty payload', async () => {
+  it("drops a person's tokens when their grants change, and everything on an empty payload", async () => {
     const { read, loads, listen } = await setUp();
     await read(key('t1', { principal: 'alice' }));
     await read(key('t2', { principal: 'bob' }));

@@ -94,7 +94,8 @@ export class TokenStateCache {
     this.metrics?.cacheLookup('token_state', false);
     const generation = this.generation;
     const facts = await load();
-    if (this.serving && generation === this.generation) this.store({ key, facts, expiresAtMs: nowMs + TOKEN_STATE_TTL_MS });
+    if (this.serving && generation === this.generation)
+      this.store({ key, facts, expiresAtMs: nowMs + TOKEN_STATE_TTL_MS });
     return facts;
   }
 
@@ -171,8 +172,16 @@ export class TokenStateCache {
       this.forgetPrincipal(undefined);
     };
     // Notifications sent while the connection was down are lost: start again from empty.
-    const revoked = listen.subscribe(TOKEN_REVOKED_CHANNEL, { notify: (payload) => this.notified(payload), resync: resume, lost: suspend });
-    const grants = listen.subscribe(EXCHANGE_CHANNEL, { notify: (payload) => this.forgetPrincipal(payload), resync: resume, lost: suspend });
+    const revoked = listen.subscribe(TOKEN_REVOKED_CHANNEL, {
+      notify: (payload) => this.notified(payload),
+      resync: resume,
+      lost: suspend,
+    });
+    const grants = listen.subscribe(EXCHANGE_CHANNEL, {
+      notify: (payload) => this.forgetPrincipal(payload),
+      resync: resume,
+      lost: suspend,
+    });
     // Once both LISTENs have run: anything read before may have missed a change, so start empty.
     void Promise.all([revoked, grants]).then(resume, suspend);
   }

@@ -32,11 +32,14 @@ describe.each(testBackends())('TokenStateRepository on $name', (backend) => {
 
   const grant = async (principal: string, createdAt: Date, validUntil: Date | null = null): Promise<string> => {
     const id = randomUUID();
-    await database.dataSource.query('INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)', [id, principal, agent, validUntil, createdAt]);
+    await database.dataSource.query(
+      'INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)',
+      [id, principal, agent, validUntil, createdAt],
+    );
     return id;
   };
 
-  it('stores a revocation once and reads it back (this process\'s next read sees it at once)', async () => {
+  it("stores a revocation once and reads it back (this process's next read sees it at once)", async () => {
     const jti = randomUUID();
     const key = { jti, familyId: undefined, principal: undefined, agentId: agent };
     expect(await state.accessTokenFacts(key, now)).toEqual({ revoked: false, familyRevoked: false, grant: undefined });
@@ -45,13 +48,31 @@ describe.each(testBackends())('TokenStateRepository on $name', (backend) => {
     expect((await state.accessTokenFacts(key, now)).revoked).toBe(true);
   });
 
-  it('reads the person\'s grant and the sid family, revoked or not', async () => {
+  it("reads the person's grant and the sid family, revoked or not", async () => {
     const createdAt = at(-60_000);
     const grantId = await grant('alice', createdAt);
     const familyId = randomUUID();
-    await refreshTokens.issue({ id: randomUUID(), familyId, tokenSha256: sha(`r-${familyId}`), agentId: agent, principal: 'alice', grantId, resources: [], scopes: ['read'], credentialSha256: null, clientIdUrl: null, issuedAt: now, idleExpiresAt: at(86_400_000), familyExpiresAt: at(86_400_000) });
+    await refreshTokens.issue({
+      id: randomUUID(),
+      familyId,
+      tokenSha256: sha(`r-${familyId}`),
+      agentId: agent,
+      principal: 'alice',
+      grantId,
+      resources: [],
+      scopes: ['read'],
+      credentialSha256: null,
+      clientIdUrl: null,
+      issuedAt: now,
+      idleExpiresAt: at(86_400_000),
+      familyExpiresAt: at(86_400_000),
+    });
     const key = { jti: randomUUID(), familyId, principal: 'alice', agentId: agent };
-    expect(await state.accessTokenFacts(key, now)).toEqual({ revoked: false, familyRevoked: false, grant: { validUntil: null, createdAt } });
+    expect(await state.accessTokenFacts(key, now)).toEqual({
+      revoked: false,
+      familyRevoked: false,
+      grant: { validUntil: null, createdAt },
+    });
     expect(await refreshTokens.revokeFamily(familyId, now)).toBe(true);
     state.familyRevoked(familyId);
     expect((await state.accessTokenFacts(key, now)).familyRevoked).toBe(true);
@@ -66,7 +87,10 @@ describe.each(testBackends())('TokenStateRepository on $name', (backend) => {
     await state.revokeAccessToken(expired, at(-1_000));
     await state.revokeAccessToken(live, at(1_000));
     expect(await state.purgeExpired(now, 1_000)).toBeGreaterThanOrEqual(1);
-    const rows = await database.dataSource.query<{ jti: string }[]>('SELECT jti FROM revoked_access_tokens WHERE jti = ANY($1::uuid[])', [[expired, live]]);
+    const rows = await database.dataSource.query<{ jti: string }[]>(
+      'SELECT jti FROM revoked_access_tokens WHERE jti = ANY($1::uuid[])',
+      [[expired, live]],
+    );
     expect(rows.map((row) => row.jti)).toEqual([live]);
   });
 });

@@ -107,7 +107,10 @@ export class TokenStateRepository {
 
   /** The metadata-document client of the family's tokens (null: the agent's own client id); undefined when the family has no token left. */
   async familyClient(familyId: string): Promise<{ agentId: string; clientIdUrl: string | null } | undefined> {
-    const rows = await this.dataSource.query<{ agent_id: string; client_id_url: string | null }[]>('SELECT agent_id, client_id_url FROM refresh_tokens WHERE family_id = $1 LIMIT 1', [familyId]);
+    const rows = await this.dataSource.query<{ agent_id: string; client_id_url: string | null }[]>(
+      'SELECT agent_id, client_id_url FROM refresh_tokens WHERE family_id = $1 LIMIT 1',
+      [familyId],
+    );
     const row = rows[0];
     return row === undefined ? undefined : { agentId: row.agent_id, clientIdUrl: row.client_id_url };
   }
@@ -116,10 +119,17 @@ export class TokenStateRepository {
    * Stores the revocation of the access token `jti` until `expiresAt` (its `exp`); true when
    * it was not revoked yet, and then `within` runs in the same transaction (its event).
    */
-  async revokeAccessToken(jti: string, expiresAt: Date, within?: (manager: EntityManager) => Promise<void>): Promise<boolean> {
+  async revokeAccessToken(
+    jti: string,
+    expiresAt: Date,
+    within?: (manager: EntityManager) => Promise<void>,
+  ): Promise<boolean> {
     try {
       return await this.dataSource.transaction(async (manager) => {
-        const inserted = await manager.query<unknown[]>('INSERT INTO revoked_access_tokens (jti, expires_at) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING RETURNING jti', [jti, expiresAt]);
+        const inserted = await manager.query<unknown[]>(
+          'INSERT INTO revoked_access_tokens (jti, expires_at) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING RETURNING jti',
+          [jti, expiresAt],
+        );
         if (inserted.length === 0) return false;
         await within?.(manager);
         return true;
@@ -137,7 +147,10 @@ export class TokenStateRepository {
 
   /** Deletes up to `batch` revocations of tokens that expired before `cutoff` (they can never verify again); how many went. */
   async purgeExpired(cutoff: Date, batch: number): Promise<number> {
-    const [, count] = await this.dataSource.query<[unknown[], number]>('DELETE FROM revoked_access_tokens WHERE jti IN (SELECT jti FROM revoked_access_tokens WHERE expires_at < $1 LIMIT $2)', [cutoff, batch]);
+    const [, count] = await this.dataSource.query<[unknown[], number]>(
+      'DELETE FROM revoked_access_tokens WHERE jti IN (SELECT jti FROM revoked_access_tokens WHERE expires_at < $1 LIMIT $2)',
+      [cutoff, batch],
+    );
     return count;
   }
 
@@ -146,7 +159,10 @@ export class TokenStateRepository {
     return {
       revoked: row?.revoked === true,
       familyRevoked: row?.family_revoked === true,
-      grant: row?.created_at === null || row?.created_at === undefined ? undefined : { validUntil: row.valid_until, createdAt: row.created_at },
+      grant:
+        row?.created_at === null || row?.created_at === undefined
+          ? undefined
+          : { validUntil: row.valid_until, createdAt: row.created_at },
     };
   }
 }

@@ -87,7 +87,12 @@ export class WebhookDeliveryRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   async claimDue(claim: DeliveryClaim): Promise<ClaimedDelivery[]> {
-    const [rows] = await this.dataSource.query<[ClaimRow[], number]>(CLAIM_SQL, [claim.now, claim.leaseUntil, claim.limit, claim.perWebhook]);
+    const [rows] = await this.dataSource.query<[ClaimRow[], number]>(CLAIM_SQL, [
+      claim.now,
+      claim.leaseUntil,
+      claim.limit,
+      claim.perWebhook,
+    ]);
     return rows.map((row) => ({
       id: row.id,
       webhookId: row.webhook_id,
@@ -108,13 +113,22 @@ export class WebhookDeliveryRepository {
     const { id, attempts } = delivery;
     switch (outcome.kind) {
       case 'delivered':
-        await this.dataSource.query(`UPDATE webhook_deliveries SET status = 'delivered', delivered_at = $3, last_status = $4, last_error = NULL, claimed_until = NULL WHERE ${OWNED}`, [id, attempts, outcome.at, outcome.status]);
+        await this.dataSource.query(
+          `UPDATE webhook_deliveries SET status = 'delivered', delivered_at = $3, last_status = $4, last_error = NULL, claimed_until = NULL WHERE ${OWNED}`,
+          [id, attempts, outcome.at, outcome.status],
+        );
         return;
       case 'retry':
-        await this.dataSource.query(`UPDATE webhook_deliveries SET next_attempt_at = $3, last_status = $4, last_error = $5, claimed_until = NULL WHERE ${OWNED}`, [id, attempts, outcome.nextAttemptAt, outcome.status, outcome.error]);
+        await this.dataSource.query(
+          `UPDATE webhook_deliveries SET next_attempt_at = $3, last_status = $4, last_error = $5, claimed_until = NULL WHERE ${OWNED}`,
+          [id, attempts, outcome.nextAttemptAt, outcome.status, outcome.error],
+        );
         return;
       case 'failed':
-        await this.dataSource.query(`UPDATE webhook_deliveries SET status = 'failed', last_status = $3, last_error = $4, claimed_until = NULL WHERE ${OWNED}`, [id, attempts, outcome.status, outcome.error]);
+        await this.dataSource.query(
+          `UPDATE webhook_deliveries SET status = 'failed', last_status = $3, last_error = $4, claimed_until = NULL WHERE ${OWNED}`,
+          [id, attempts, outcome.status, outcome.error],
+        );
         return;
     }
   }
@@ -124,7 +138,10 @@ export class WebhookDeliveryRepository {
    * the attempt not counted, so the row is due again at once, for any worker.
    */
   async release(delivery: Pick<ClaimedDelivery, 'id' | 'attempts'>): Promise<void> {
-    await this.dataSource.query(`UPDATE webhook_deliveries SET claimed_until = NULL, attempts = attempts - 1 WHERE ${OWNED}`, [delivery.id, delivery.attempts]);
+    await this.dataSource.query(
+      `UPDATE webhook_deliveries SET claimed_until = NULL, attempts = attempts - 1 WHERE ${OWNED}`,
+      [delivery.id, delivery.attempts],
+    );
   }
 
   /**
@@ -132,7 +149,10 @@ export class WebhookDeliveryRepository {
    * (`events.webhooks.delivery_retention`); pending ones are never purged. How many went.
    */
   async purgeFinishedBefore(cutoff: Date, batch: number): Promise<number> {
-    const [, count] = await this.dataSource.query<[unknown[], number]>("DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1 LIMIT $2)", [cutoff, batch]);
+    const [, count] = await this.dataSource.query<[unknown[], number]>(
+      "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1 LIMIT $2)",
+      [cutoff, batch],
+    );
     return count;
   }
 }

@@ -58,10 +58,18 @@ interface DeliveryRow {
 }
 
 const WEBHOOK_COLUMNS = 'id, url, event_types, enabled, created_at, updated_at';
-const DELIVERY_COLUMNS = 'id, event_id, event_type, status, attempts, next_attempt_at, last_status, last_error, created_at, delivered_at';
+const DELIVERY_COLUMNS =
+  'id, event_id, event_type, status, attempts, next_attempt_at, last_status, last_error, created_at, delivered_at';
 
 function toWebhook(row: WebhookRow): WebhookRecord {
-  return { id: row.id, url: row.url, eventTypes: row.event_types, enabled: row.enabled, createdAt: row.created_at, updatedAt: row.updated_at };
+  return {
+    id: row.id,
+    url: row.url,
+    eventTypes: row.event_types,
+    enabled: row.enabled,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }
 
 function toDelivery(row: DeliveryRow): WebhookDeliveryRecord {
@@ -96,12 +104,16 @@ export class WebhookRepository {
   }
 
   async list(): Promise<WebhookRecord[]> {
-    const rows = await this.dataSource.query<WebhookRow[]>(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks ORDER BY created_at, id`);
+    const rows = await this.dataSource.query<WebhookRow[]>(
+      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks ORDER BY created_at, id`,
+    );
     return rows.map(toWebhook);
   }
 
   async findById(id: string): Promise<WebhookRecord | undefined> {
-    const [row] = await this.dataSource.query<WebhookRow[]>(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1`, [id]);
+    const [row] = await this.dataSource.query<WebhookRow[]>(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1`, [
+      id,
+    ]);
     return row === undefined ? undefined : toWebhook(row);
   }
 
@@ -117,7 +129,10 @@ export class WebhookRepository {
 
   /** Replaces the sealed secret (rotation); false when there is no such webhook. */
   async replaceSecret(id: string, secretEnvelope: Buffer, now: Date): Promise<boolean> {
-    const [, count] = await this.dataSource.query<[unknown[], number]>('UPDATE webhooks SET secret_envelope = $2, updated_at = $3 WHERE id = $1', [id, secretEnvelope, now]);
+    const [, count] = await this.dataSource.query<[unknown[], number]>(
+      'UPDATE webhooks SET secret_envelope = $2, updated_at = $3 WHERE id = $1',
+      [id, secretEnvelope, now],
+    );
     return count > 0;
   }
 
@@ -129,7 +144,10 @@ export class WebhookRepository {
 
   /** The webhook's latest `limit` deliveries, newest first (pending, delivered and failed). */
   async deliveries(webhookId: string, limit: number): Promise<WebhookDeliveryRecord[]> {
-    const rows = await this.dataSource.query<DeliveryRow[]>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY created_at DESC, id LIMIT $2`, [webhookId, limit]);
+    const rows = await this.dataSource.query<DeliveryRow[]>(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY created_at DESC, id LIMIT $2`,
+      [webhookId, limit],
+    );
     return rows.map(toDelivery);
   }
 }

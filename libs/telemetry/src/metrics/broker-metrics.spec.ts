@@ -33,9 +33,24 @@ describe('BrokerMetrics', () => {
     admin.observe('BREW', 'unmatched', 418, 0.01);
     admin.observe('GET', 'unmatched', 999, 0.01);
     const { body } = await metrics.scrape();
-    expect(sample(body, 'broker_http_request_duration_seconds_count{server="admin",route="/api/agents/:agentId",method="GET",status_class="2xx"}')).toBe(2);
-    expect(sample(body, 'broker_http_request_duration_seconds_count{server="admin",route="unmatched",method="other",status_class="4xx"}')).toBe(1);
-    expect(sample(body, 'broker_http_request_duration_seconds_count{server="admin",route="unmatched",method="GET",status_class="other"}')).toBe(1);
+    expect(
+      sample(
+        body,
+        'broker_http_request_duration_seconds_count{server="admin",route="/api/agents/:agentId",method="GET",status_class="2xx"}',
+      ),
+    ).toBe(2);
+    expect(
+      sample(
+        body,
+        'broker_http_request_duration_seconds_count{server="admin",route="unmatched",method="other",status_class="4xx"}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(
+        body,
+        'broker_http_request_duration_seconds_count{server="admin",route="unmatched",method="GET",status_class="other"}',
+      ),
+    ).toBe(1);
   });
 
   it('reads the database gauges through the readers given at boot, once per cache period', async () => {
@@ -87,7 +102,11 @@ describe('BrokerMetrics', () => {
     metrics.watchApprovalWaiters(() => 3);
     metrics.approvalWakeups(2);
     metrics.pgliteWait(0.001);
-    metrics.setDatabaseReaders({ sessionsNeedingReauthentication: () => Promise.resolve(1), approvalsPending: () => Promise.resolve(1), pool: () => ({ inUse: 1, idle: 0, waiting: 0 }) });
+    metrics.setDatabaseReaders({
+      sessionsNeedingReauthentication: () => Promise.resolve(1),
+      approvalsPending: () => Promise.resolve(1),
+      pool: () => ({ inUse: 1, idle: 0, waiting: 0 }),
+    });
     expect(metrics.registry.getMetricsAsArray()).toHaveLength(0);
     expect((await metrics.scrape()).body.trim()).toBe('');
   });

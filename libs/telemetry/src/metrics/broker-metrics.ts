@@ -44,8 +44,15 @@ export interface Scrape {
 }
 
 /** Label children of a two-label family, built once: `[first][second]`. */
-function table<A extends string, B extends string, C>(first: readonly A[], second: readonly B[], child: (a: A, b: B) => C): Record<A, Record<B, C>> {
-  return Object.fromEntries(first.map((a) => [a, Object.fromEntries(second.map((b) => [b, child(a, b)]))])) as Record<A, Record<B, C>>;
+function table<A extends string, B extends string, C>(
+  first: readonly A[],
+  second: readonly B[],
+  child: (a: A, b: B) => C,
+): Record<A, Record<B, C>> {
+  return Object.fromEntries(first.map((a) => [a, Object.fromEntries(second.map((b) => [b, child(a, b)]))])) as Record<
+    A,
+    Record<B, C>
+  >;
 }
 
 function row<A extends string, C>(keys: readonly A[], child: (a: A) => C): Record<A, C> {
@@ -62,11 +69,16 @@ function zeroed(child: Counter.Internal): Counter.Internal {
 function buildChildren(f: MetricFamilies) {
   return {
     tokenRequests: table(GRANT_TYPE_LABELS, TOKEN_OUTCOME_LABELS, (g, o) => zeroed(f.tokenRequests.labels(g, o))),
-    tokenRequestsUnauthenticated: table(UNAUTHENTICATED_GRANTS, REFUSAL_LABELS, (g, r) => zeroed(f.tokenRequestsUnauthenticated.labels(g, r))),
+    tokenRequestsUnauthenticated: table(UNAUTHENTICATED_GRANTS, REFUSAL_LABELS, (g, r) =>
+      zeroed(f.tokenRequestsUnauthenticated.labels(g, r)),
+    ),
     tokenExchangeDuration: row(TOKEN_OUTCOME_LABELS, (o) => f.tokenExchangeDuration.labels(o)),
     impersonation: row(IMPERSONATION_OUTCOMES, (o) => zeroed(f.impersonationDecisions.labels(o))),
     revocations: row(REVOKED_TOKEN_TYPES, (t) => zeroed(f.tokenRevocations.labels(t))),
-    introspections: { true: zeroed(f.tokenIntrospections.labels('true')), false: zeroed(f.tokenIntrospections.labels('false')) },
+    introspections: {
+      true: zeroed(f.tokenIntrospections.labels('true')),
+      false: zeroed(f.tokenIntrospections.labels('false')),
+    },
     vaultRefreshes: table(REFRESH_OUTCOMES, REFRESH_TRIGGERS, (o, t) => zeroed(f.vaultRefreshes.labels(o, t))),
     vaultRefreshDuration: row(REFRESH_TRIGGERS, (t) => f.vaultRefreshDuration.labels(t)),
     providerErrors: row(PROVIDER_ERROR_KINDS, (k) => zeroed(f.providerHttpErrors.labels(k))),
@@ -118,7 +130,9 @@ export class BrokerMetrics {
 
   /** The request histogram of one server, for both entrances (the Nest pipeline and the hot routes). */
   httpServer(server: ServerLabel): HttpServerMetrics {
-    return this.on === undefined ? NO_HTTP_SERVER_METRICS : new HistogramHttpServerMetrics(this.on.families.httpRequestDuration, server);
+    return this.on === undefined
+      ? NO_HTTP_SERVER_METRICS
+      : new HistogramHttpServerMetrics(this.on.families.httpRequestDuration, server);
   }
 
   /**
@@ -216,4 +230,3 @@ export class BrokerMetrics {
     this.on?.families.eventsDropped.inc(count);
   }
 }
-

@@ -23,14 +23,16 @@ export class CachedReading {
   read(): Promise<number | undefined> {
     const reader = this.reader;
     if (reader === undefined || performance.now() - this.readAtMs < this.ttlMs) return Promise.resolve(this.value);
-    this.inFlight ??= reader().then(
-      (value) => {
-        this.value = value;
-        this.readAtMs = performance.now();
-        return value;
-      },
-      () => this.value,
-    ).finally(() => (this.inFlight = undefined));
+    this.inFlight ??= reader()
+      .then(
+        (value) => {
+          this.value = value;
+          this.readAtMs = performance.now();
+          return value;
+        },
+        () => this.value,
+      )
+      .finally(() => (this.inFlight = undefined));
     return this.inFlight;
   }
 }

@@ -56,7 +56,10 @@ export const CLUSTER_METRICS_CONTENT_TYPE: string = Registry.PROMETHEUS_CONTENT_
 
 /** Answers that have not arrived yet, by request id; a late answer finds nothing and is dropped. */
 class PendingAnswers<T> {
-  private readonly pending = new Map<string, { resolve: (value: T) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<
+    string,
+    { resolve: (value: T) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }
+  >();
 
   open(timeoutMs: number, timeoutMessage: string): { id: string; answer: Promise<T> } {
     const id = randomUUID();
@@ -92,7 +95,12 @@ export function joinClusterMetrics(registry: Registry): void {
   joined = true;
   process.on('message', (message: unknown) => {
     if (isMessage<ScrapeResponse>(message, SCRAPE_RESPONSE)) {
-      scrapes.settle(message.id, message.body !== undefined ? { value: message.body } : { error: `cluster metrics aggregation failed: ${message.error ?? 'no answer'}` });
+      scrapes.settle(
+        message.id,
+        message.body !== undefined
+          ? { value: message.body }
+          : { error: `cluster metrics aggregation failed: ${message.error ?? 'no answer'}` },
+      );
       return;
     }
     if (!isMessage<Request>(message, COLLECT_REQUEST)) return;
@@ -113,8 +121,12 @@ export function inClusterWorker(): boolean {
 
 /** Worker side: the exposition of every worker, aggregated by the primary. */
 export function scrapeCluster(): Promise<string> {
-  if (process.send === undefined || !process.connected) return Promise.reject(new Error('cluster metrics aggregation failed: no channel to the primary process'));
-  const { id, answer } = scrapes.open(SCRAPE_TIMEOUT_MS, 'cluster metrics aggregation failed: the primary process did not answer in time');
+  if (process.send === undefined || !process.connected)
+    return Promise.reject(new Error('cluster metrics aggregation failed: no channel to the primary process'));
+  const { id, answer } = scrapes.open(
+    SCRAPE_TIMEOUT_MS,
+    'cluster metrics aggregation failed: the primary process did not answer in time',
+  );
   const request: Request = { type: SCRAPE_REQUEST, id };
   process.send(request);
   return answer;
@@ -132,7 +144,10 @@ export function serveClusterMetrics(cluster: Cluster, readyWorkers: () => readon
   const collectAll = async (): Promise<string> => {
     const workers = readyWorkers().filter((worker) => worker.isConnected());
     const answers = workers.map((worker) => {
-      const { id, answer } = collections.open(COLLECT_TIMEOUT_MS, `worker ${worker.id} did not send its metrics in time`);
+      const { id, answer } = collections.open(
+        COLLECT_TIMEOUT_MS,
+        `worker ${worker.id} did not send its metrics in time`,
+      );
       const request: Request = { type: COLLECT_REQUEST, id };
       worker.send(request);
       return answer;
@@ -142,7 +157,10 @@ export function serveClusterMetrics(cluster: Cluster, readyWorkers: () => readon
 
   cluster.on('message', (worker, message: unknown) => {
     if (isMessage<CollectResponse>(message, COLLECT_RESPONSE)) {
-      collections.settle(message.id, message.metrics !== undefined ? { value: message.metrics } : { error: message.error ?? 'no metrics' });
+      collections.settle(
+        message.id,
+        message.metrics !== undefined ? { value: message.metrics } : { error: message.error ?? 'no metrics' },
+      );
       return;
     }
     if (!isMessage<Request>(message, SCRAPE_REQUEST)) return;

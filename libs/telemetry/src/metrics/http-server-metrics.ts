@@ -42,7 +42,8 @@ export class HistogramHttpServerMetrics implements HttpServerMetrics {
     }
     const statusClass = statusClassLabel(status);
     let child = classes.get(statusClass);
-    if (child === undefined) classes.set(statusClass, (child = this.histogram.labels(this.server, label, methodName, statusClass)));
+    if (child === undefined)
+      classes.set(statusClass, (child = this.histogram.labels(this.server, label, methodName, statusClass)));
     child.observe(seconds);
   }
 }

@@ -8,7 +8,14 @@ import type { OAuthErrorCode } from '@broker/domain';
 export const OTHER = 'other';
 
 /** `grant_type` of `broker_token_requests_total`: the grant types the broker knows, by short name. */
-export const GRANT_TYPE_LABELS = ['token_exchange', 'client_credentials', 'authorization_code', 'refresh_token', 'jwt_bearer', OTHER] as const;
+export const GRANT_TYPE_LABELS = [
+  'token_exchange',
+  'client_credentials',
+  'authorization_code',
+  'refresh_token',
+  'jwt_bearer',
+  OTHER,
+] as const;
 export type GrantTypeLabel = (typeof GRANT_TYPE_LABELS)[number];
 
 const GRANT_TYPES: ReadonlyMap<string, GrantTypeLabel> = new Map([
@@ -109,7 +116,13 @@ export const REFRESH_TRIGGERS: readonly RefreshTrigger[] = ['exchange', 'proacti
 
 /** `kind` of `broker_provider_http_errors_total`: why a provider's token endpoint gave no usable answer. */
 export type ProviderErrorKind = 'status' | 'timeout' | 'unreachable' | 'invalid_response' | 'other';
-export const PROVIDER_ERROR_KINDS: readonly ProviderErrorKind[] = ['status', 'timeout', 'unreachable', 'invalid_response', 'other'];
+export const PROVIDER_ERROR_KINDS: readonly ProviderErrorKind[] = [
+  'status',
+  'timeout',
+  'unreachable',
+  'invalid_response',
+  'other',
+];
 
 /** `cache` of `broker_cache_requests_total`. */
 export type CacheName = 'verified_jwt' | 'client' | 'exchange_context' | 'token_state';

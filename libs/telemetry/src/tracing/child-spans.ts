@@ -15,7 +15,12 @@ export interface WithStatus {
 /** What an enabled tracing implementation provides (see `otel-tracing.ts`). */
 export interface ChildSpans {
   statement<T>(sql: string, work: () => Promise<T>): Promise<T>;
-  outboundCall<T extends WithStatus>(method: string, url: string, headers: Record<string, string>, send: (headers: Record<string, string>) => Promise<T>): Promise<T>;
+  outboundCall<T extends WithStatus>(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    send: (headers: Record<string, string>) => Promise<T>,
+  ): Promise<T>;
 }
 
 let installed: ChildSpans | undefined;
@@ -34,7 +39,12 @@ export function traceStatement<T>(sql: string, work: () => Promise<T>): Promise<
  * `headers` with the W3C `traceparent` added (also for an unsampled request, so the peer
  * follows the decision).
  */
-export function traceOutboundCall<T extends WithStatus>(method: string, url: string, headers: Record<string, string>, send: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+export function traceOutboundCall<T extends WithStatus>(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  send: (headers: Record<string, string>) => Promise<T>,
+): Promise<T> {
   return installed === undefined ? send(headers) : installed.outboundCall(method, url, headers, send);
 }
 

@@ -17,7 +17,10 @@ describe('currentTraceId', () => {
     expect(logger.bindings()).toEqual({ service: 'test', trace_id: TRACE_ID });
     expect(storage.run(new Store(logger), () => [currentTraceId(), currentTraceId()])).toEqual([TRACE_ID, TRACE_ID]);
     const other = root.child({ trace_id: 'f'.repeat(32) });
-    expect(storage.run(new Store(other), () => [currentTraceId(), currentTraceId()])).toEqual(['f'.repeat(32), 'f'.repeat(32)]);
+    expect(storage.run(new Store(other), () => [currentTraceId(), currentTraceId()])).toEqual([
+      'f'.repeat(32),
+      'f'.repeat(32),
+    ]);
     // A logger given more bindings (nestjs-pino's assign) is another object, read afresh.
     expect(storage.run(new Store(other.child({ trace_id: TRACE_ID })), () => currentTraceId())).toBe(TRACE_ID);
   });

@@ -2,8 +2,25 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
-import { createContextKey, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
+import {
+  createContextKey,
+  defaultTextMapSetter,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { BrokerConfig } from '@broker/config';
 import { installChildSpans, type ChildSpans, type WithStatus } from './child-spans';
 import { sqlOperation } from './sql-operation';
@@ -76,7 +93,14 @@ const CHILD_SPANS: ChildSpans = {
     const tracer = active.getValue(TRACER) as Tracer | undefined;
     if (tracer === undefined || trace.getSpan(active)?.isRecording() !== true) return work();
     const operation = sqlOperation(sql);
-    const span = tracer.startSpan(`db ${operation}`, { kind: SpanKind.CLIENT, attributes: { 'db.system': 'postgresql', 'db.system.name': 'postgresql', 'db.operation.name': operation } }, active);
+    const span = tracer.startSpan(
+      `db ${operation}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { 'db.system': 'postgresql', 'db.system.name': 'postgresql', 'db.operation.name': operation },
+      },
+      active,
+    );
     try {
       return await contextManager.with(trace.setSpan(active, span), work);
     } catch (error) {
@@ -87,7 +111,12 @@ const CHILD_SPANS: ChildSpans = {
     }
   },
 
-  async outboundCall<T extends WithStatus>(method: string, url: string, headers: Record<string, string>, send: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+  async outboundCall<T extends WithStatus>(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    send: (headers: Record<string, string>) => Promise<T>,
+  ): Promise<T> {
     const active = contextManager.active();
     const tracer = active.getValue(TRACER) as Tracer | undefined;
     const parent = trace.getSpan(active);
@@ -100,7 +129,11 @@ const CHILD_SPANS: ChildSpans = {
     }
     const target = new URL(url);
     // Never the query string, the userinfo, headers or bodies.
-    const attributes: Attributes = { 'http.request.method': knownMethod(method), 'server.address': target.hostname, 'url.path': target.pathname };
+    const attributes: Attributes = {
+      'http.request.method': knownMethod(method),
+      'server.address': target.hostname,
+      'url.path': target.pathname,
+    };
     if (target.port !== '') attributes['server.port'] = Number(target.port);
     const span = tracer.startSpan(knownMethod(method), { kind: SpanKind.CLIENT, attributes }, active);
     const context = trace.setSpan(active, span);
@@ -108,7 +141,8 @@ const CHILD_SPANS: ChildSpans = {
     try {
       const answer = await contextManager.with(context, () => send(carrier));
       span.setAttribute('http.response.status_code', answer.status);
-      if (answer.status >= 400) span.setStatus({ code: SpanStatusCode.ERROR }).setAttribute('error.type', String(answer.status));
+      if (answer.status >= 400)
+        span.setStatus({ code: SpanStatusCode.ERROR }).setAttribute('error.type', String(answer.status));
       return answer;
     } catch (error) {
       const { status } = error as { status?: unknown };
@@ -134,22 +168,37 @@ export class OtelTracing extends Tracing {
 
   constructor(settings: BrokerConfig['telemetry']['tracing']) {
     super();
-    if (settings.endpoint === undefined) throw new Error('telemetry.tracing.endpoint is required when tracing is enabled');
+    if (settings.endpoint === undefined)
+      throw new Error('telemetry.tracing.endpoint is required when tracing is enabled');
     this.provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ 'service.name': settings.service_name }),
       sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampling_ratio) }),
-      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.endpoint, headers: { ...settings.headers } }))],
+      spanProcessors: [
+        new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.endpoint, headers: { ...settings.headers } })),
+      ],
     });
     this.tracer = this.provider.getTracer('agent-identity-broker');
     this.release = installChildSpans(CHILD_SPANS);
   }
 
   startServerSpan(method: string, route: string | null, parent: RemoteParent | undefined): ServerSpan {
-    const base = parent === undefined ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, { traceId: parent.traceId, spanId: parent.spanId, traceFlags: Number.parseInt(parent.flags, 16) & TraceFlags.SAMPLED, isRemote: true });
+    const base =
+      parent === undefined
+        ? ROOT_CONTEXT
+        : trace.setSpanContext(ROOT_CONTEXT, {
+            traceId: parent.traceId,
+            spanId: parent.spanId,
+            traceFlags: Number.parseInt(parent.flags, 16) & TraceFlags.SAMPLED,
+            isRemote: true,
+          });
     const name = knownMethod(method);
     const attributes: Attributes = { 'http.request.method': name };
     if (route !== null) attributes['http.route'] = route;
-    const span = this.tracer.startSpan(route === null ? name : `${name} ${route}`, { kind: SpanKind.SERVER, attributes }, base);
+    const span = this.tracer.startSpan(
+      route === null ? name : `${name} ${route}`,
+      { kind: SpanKind.SERVER, attributes },
+      base,
+    );
     return new OtelServerSpan(span, trace.setSpan(base, span).setValue(TRACER, this.tracer), name);
   }
 

@@ -79,7 +79,15 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
   onApplicationBootstrap(): void {
     if (!this.runs) return;
     this.started = true;
-    this.logger.log({ window_ms: this.settings.window, interval_ms: this.settings.interval, batch_size: this.settings.batch_size, concurrency: this.settings.concurrency }, 'proactive refresh: sweeping');
+    this.logger.log(
+      {
+        window_ms: this.settings.window,
+        interval_ms: this.settings.interval,
+        batch_size: this.settings.batch_size,
+        concurrency: this.settings.concurrency,
+      },
+      'proactive refresh: sweeping',
+    );
     this.task.start();
   }
 
@@ -117,7 +125,10 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
       });
     } catch (error) {
       // The message only: a query error object carries the statement's parameters.
-      this.logger.warn({ error: (error as Error).message }, 'proactive refresh: claiming due sessions failed; the next sweep retries');
+      this.logger.warn(
+        { error: (error as Error).message },
+        'proactive refresh: claiming due sessions failed; the next sweep retries',
+      );
       return summary;
     }
     summary.claimed = claimed.length;
@@ -147,7 +158,10 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
     } catch (error) {
       if (!(error instanceof TokenVaultError)) {
         summary.failed += 1;
-        this.logger.warn({ service_id: session.serviceId, error: (error as Error).message }, 'proactive refresh: refreshing a session failed');
+        this.logger.warn(
+          { service_id: session.serviceId, error: (error as Error).message },
+          'proactive refresh: refreshing a session failed',
+        );
         return;
       }
       switch (error.code) {
@@ -170,9 +184,15 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
   private announce(change: BackoffChange | undefined): void {
     if (change === undefined) return;
     if (change.kind === 'backing_off') {
-      this.logger.warn({ service_id: change.serviceId, backoff_ms: change.delayMs, failures: change.failures }, 'proactive refresh: the provider is failing; backing off the service');
+      this.logger.warn(
+        { service_id: change.serviceId, backoff_ms: change.delayMs, failures: change.failures },
+        'proactive refresh: the provider is failing; backing off the service',
+      );
     } else {
-      this.logger.log({ service_id: change.serviceId }, 'proactive refresh: the provider answered again; back-off reset');
+      this.logger.log(
+        { service_id: change.serviceId },
+        'proactive refresh: the provider answered again; back-off reset',
+      );
     }
   }
 }

@@ -2,7 +2,9 @@
 export const MAX_BACKOFF_MS = 30 * 60_000;
 
 /** A change of a service's back-off, for the one log line per change. */
-export type BackoffChange = { readonly kind: 'backing_off'; readonly serviceId: string; readonly delayMs: number; readonly failures: number } | { readonly kind: 'recovered'; readonly serviceId: string };
+export type BackoffChange =
+  | { readonly kind: 'backing_off'; readonly serviceId: string; readonly delayMs: number; readonly failures: number }
+  | { readonly kind: 'recovered'; readonly serviceId: string };
 
 /**
  * Per-service back-off of the proactive sweep (issue 16 item 4: a provider outage backs off
