@@ -17,7 +17,7 @@ function percentile(values: readonly number[], p: number): number {
  * in a list of the names seen so far does half a billion comparisons on it: 700-1,000 ms per
  * request, and /health waited over ten seconds behind eight of them). Prints the server's own
  * latency (its log line) on both routes and /health's wait during a burst; asserts nothing
- * (test/parser-complexity.e2e-spec.ts checks the answers).
+ * (test/http/parser-complexity.e2e-spec.ts checks the answers).
  */
 describe('parsers of untrusted input (issue 19)', () => {
   let broker: TestBroker;

@@ -30,18 +30,16 @@ export async function startClientMetadataDocument(
   grantTypes: readonly string[] = ['authorization_code'],
 ): Promise<{ docs: HttpsDocumentServer; clientId: string }> {
   const docs: HttpsDocumentServer = await startHttpsDocumentServer((request, response) => {
-    response
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(
-        JSON.stringify({
-          client_id: `https://127.0.0.1:${docs.port}${request.url ?? ''}`,
-          client_name: 'Desktop MCP client',
-          redirect_uris: [redirect],
-          token_endpoint_auth_method: 'none',
-          grant_types: grantTypes,
-          response_types: ['code'],
-        }),
-      );
+    response.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        client_id: `https://127.0.0.1:${docs.port}${request.url ?? ''}`,
+        client_name: 'Desktop MCP client',
+        redirect_uris: [redirect],
+        token_endpoint_auth_method: 'none',
+        grant_types: grantTypes,
+        response_types: ['code'],
+      }),
+    );
   });
   return { docs, clientId: `https://127.0.0.1:${docs.port}/oauth/client-metadata.json` };
 }

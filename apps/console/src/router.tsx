@@ -5,7 +5,7 @@ import { NotFound, WithValidId } from './components/ErrorView';
 /**
  * The console's pages, at the paths the broker's history fallback serves (README "Console"). Each page is its own
  * chunk, loaded when the person first opens it: the first page costs the shared code plus that page only (the
- * budget in `test/console-budget.e2e-spec.ts`), not every page of the console.
+ * budget in `test/console/console-budget.e2e-spec.ts`), not every page of the console.
  */
 export const router = createBrowserRouter([
   {

@@ -1,0 +1,332 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { loadConfig } from '@broker/config';
+import { ApiClient, freePort, http, startTestBroker, type HttpsDocumentServer, type TestBroker } from '@broker/testing';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { decodeJwt } from 'jose';
+import * as oauth from 'oauth4webapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  allowRequestedResources,
+  CimdClientProvider,
+  connectMcpClient,
+  consentingBrowser,
+  startClientMetadataDocument,
+  type Consent,
+} from '../support/mcp-client';
+import { MCP_SCOPE, startMcpServer, type TestMcpServer } from '../support/mcp-server';
+import { BOTH_SERVERS } from '../support/servers';
+
+const ALICE = 'alice@example.com';
+const CONSENT_UI = 'https://consent.example.com';
+/** A desktop MCP client's loopback redirect URI (nothing listens: the test's browser stops at it). */
+const REDIRECT = 'http://127.0.0.1:33418/callback';
+const ELSEWHERE = 'https://elsewhere.example.com/mcp';
+
+/**
+ * The official MCP TypeScript SDK on both sides of the broker's local authorization server.
+ * The client's identity is a Client ID Metadata Document served over HTTPS on loopback; two
+ * SDK MCP servers, registered as protected resources, accept only broker tokens whose `aud`
+ * names them, and the person consents to each by name (README "Protected resources").
+ */
+describe('MCP clients: the official SDK against the local authorization server', () => {
+  let docs: HttpsDocumentServer;
+  let broker: TestBroker;
+  let base: string;
+  let clientId: string;
+  let alice: ApiClient;
+  let a: TestMcpServer;
+  let b: TestMcpServer;
+  let exampleUrl: string;
+  let tokenForA = '';
+  let example: ChildProcess | undefined;
+  const consents: Consent[] = [];
+  const clients: Client[] = [];
+
+  /** The person in a browser (consent page, Allow for the requested MCP server keeping the grant, back to the client). */
+  const browser = (url: URL): Promise<URL> =>
+    consentingBrowser(alice, base, CONSENT_UI, allowRequestedResources, consents)(url);
+
+  const provider = () => new CimdClientProvider(clientId, REDIRECT, browser, base);
+
+  beforeAll(async () => {
+    ({ docs, clientId } = await startClientMetadataDocument(REDIRECT));
+    const [port, portA, portB, portExample] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    base = `http://127.0.0.1:${port}`;
+    exampleUrl = `http://127.0.0.1:${portExample}/mcp`;
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: {
+        server: { enduser: { port, public_url: base, consent_ui_url: CONSENT_UI } },
+        oauth2_authorization_server: {
+          cimd: { enabled: true, allowed_networks: ['127.0.0.1/32'], tls_ca_file: docs.caFile },
+          local: {
+            resource_indicators: {
+              allowed_resources: [`http://127.0.0.1:${portA}/mcp`, `http://127.0.0.1:${portB}/mcp`, exampleUrl],
+            },
+          },
+        },
+      },
+    });
+    a = await startMcpServer({ name: 'MCP A', issuer: base, port: portA });
+    b = await startMcpServer({ name: 'MCP B', issuer: base, port: portB });
+    alice = new ApiClient(base, ALICE);
+    const admin = new ApiClient(broker.url('admin'));
+    // Each MCP server registered as a protected resource, each in a permission set of its own.
+    const sets: string[] = [];
+    for (const [name, url] of [
+      ['MCP A', a.url],
+      ['MCP B', b.url],
+      ['Example MCP', exampleUrl],
+    ] as const) {
+      const resource = await admin.post('/api/resources', {
+        display_name: name,
+        resource_uri: url,
+        scopes: [{ scope: MCP_SCOPE, description: `Use the tools of ${name}` }],
+      });
+      expect(resource.status, resource.text).toBe(201);
+      const set = await admin.post('/api/permission-sets', {
+        name: `${name} tools`,
+        resource_scopes: [{ resource_id: resource.json<{ id: string }>().id, scopes: [MCP_SCOPE] }],
+      });
+      expect(set.status, set.text).toBe(201);
+      sets.push(set.json<{ id: string }>().id);
+    }
+    const agent = await admin.post('/api/agents', {
+      display_name: 'Desktop MCP client',
+      client_uris: [clientId],
+      allowed_scopes: [MCP_SCOPE],
+      permission_sets: sets.map((id) => ({ permission_set_id: id, requirement_type: 'optional' })),
+    });
+    expect(agent.status, agent.text).toBe(201);
+  });
+
+  afterAll(async () => {
+    for (const client of clients) await client.close();
+    if (example !== undefined && example.exitCode === null && example.signalCode === null) {
+      example.kill('SIGTERM');
+      await once(example, 'exit');
+    }
+    await a?.stop();
+    await b?.stop();
+    await broker?.stop();
+    await docs?.stop();
+  });
+
+  it('runs the MCP authorization flow (CIMD client id, PKCE, resource, consent with the session token) and calls a tool on A', async () => {
+    const forA = provider();
+    const client = await connectMcpClient(a.url, forA);
+    clients.push(client);
+
+    // One authorization request, as the MCP specification has it.
+    expect(forA.authorizationUrls).toHaveLength(1);
+    const request = forA.authorizationUrls[0] as URL;
+    expect(`${request.origin}${request.pathname}`).toBe(`${base}/oauth2/authorize`);
+    expect(Object.fromEntries(request.searchParams)).toMatchObject({
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      code_challenge_method: 'S256',
+      resource: a.url,
+      scope: MCP_SCOPE,
+    });
+    // The person consented once, through the end-user API, for the document's agent.
+    expect(consents).toHaveLength(1);
+    expect(consents[0]?.detail.cimd).toMatchObject({
+      client_id_url: clientId,
+      redirect_uri: REDIRECT,
+      requested_scopes: [MCP_SCOPE],
+    });
+    // The person sees which MCP server the agent will reach, by name.
+    expect(consents[0]?.detail.authorization_context).toMatchObject({ resources: [a.url] });
+    expect(consents[0]?.detail.resources).toEqual([
+      expect.objectContaining({
+        display_name: 'MCP A',
+        resource_uri: a.url,
+        granted: false,
+        requested: true,
+        permissions: [{ scope: MCP_SCOPE, description: 'Use the tools of MCP A' }],
+      }),
+      expect.objectContaining({ display_name: 'MCP B', resource_uri: b.url, granted: false, requested: false }),
+      expect.objectContaining({
+        display_name: 'Example MCP',
+        resource_uri: exampleUrl,
+        granted: false,
+        requested: false,
+      }),
+    ]);
+
+    const token = forA.tokens()?.access_token as string;
+    tokenForA = token;
+    expect(decodeJwt(token)).toMatchObject({ iss: base, aud: a.url, sub: ALICE, scope: MCP_SCOPE });
+
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'hello' } });
+    expect(result.isError).toBeFalsy();
+    expect(result.content).toEqual([{ type: 'text', text: `MCP A: hello (for ${ALICE})` }]);
+    expect(a.refusals).toEqual([]);
+  });
+
+  it('binds each token to its MCP server: a token obtained for B works on B and is refused by A (401)', async () => {
+    const forB = provider();
+    const client = await connectMcpClient(b.url, forB);
+    clients.push(client);
+    // The grant covers A only: the person consents to B, and to B alone (incremental consent).
+    expect(consents).toHaveLength(2);
+    expect(forB.authorizationUrls[0]?.searchParams.get('resource')).toBe(b.url);
+    expect(
+      (consents[1]?.detail.resources as { resource_uri: string; granted: boolean; requested: boolean }[]).map((r) => [
+        r.resource_uri,
+        r.granted,
+        r.requested,
+      ]),
+    ).toEqual([
+      [a.url, true, false],
+      [b.url, false, true],
+      [exampleUrl, false, false],
+    ]);
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+    expect(result.content).toEqual([{ type: 'text', text: `MCP B: hi (for ${ALICE})` }]);
+
+    const tokenForB = forB.tokens()?.access_token as string;
+    expect(decodeJwt(tokenForB).aud).toBe(b.url);
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'replay', version: '1' } },
+    };
+    const refused = await fetch(a.url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokenForB}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(initialize),
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toMatch(
+      /^Bearer error="invalid_token".*resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"/,
+    );
+    expect(a.refusals).toEqual(['ERR_JWT_CLAIM_VALIDATION_FAILED']);
+    // The same request with B's token at B is accepted.
+    const accepted = await fetch(b.url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokenForB}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(initialize),
+    });
+    expect(accepted.status).toBe(200);
+    await accepted.body?.cancel();
+  });
+
+  describe('a resource outside allowed_resources', () => {
+    async function authorizeRequest(resource: string, verifier: string, state: string) {
+      const url = new URL(`${base}/oauth2/authorize`);
+      const params = {
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        scope: MCP_SCOPE,
+        state,
+        resource,
+        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      };
+      for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+      return http(url.toString(), { headers: { 'x-remote-user': ALICE } });
+    }
+    const token = (form: Record<string, string>) =>
+      http(`${base}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form).toString(),
+      });
+
+    it('is invalid_target on authorize, by redirect with the state', async () => {
+      const response = await authorizeRequest(ELSEWHERE, oauth.generateRandomCodeVerifier(), 'st-1');
+      expect(response.status).toBe(302);
+      const location = new URL(response.headers.location as string);
+      expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
+      expect(location.searchParams.get('error')).toBe('invalid_target');
+      expect(location.searchParams.get('state')).toBe('st-1');
+      expect(location.searchParams.get('code')).toBeNull();
+    });
+
+    it('is invalid_target on token (and so is a configured resource the code was not issued for)', async () => {
+      for (const resource of [ELSEWHERE, b.url]) {
+        const verifier = oauth.generateRandomCodeVerifier();
+        const issued = await authorizeRequest(a.url, verifier, 'st-2');
+        const code = new URL(issued.headers.location as string).searchParams.get('code') as string;
+        expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        const response = await token({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT,
+          code_verifier: verifier,
+          client_id: clientId,
+          resource,
+        });
+        expect(response.status, resource).toBe(400);
+        expect(response.json<{ error: string }>().error).toBe('invalid_target');
+        expect(response.headers['cache-control']).toBe('no-store');
+      }
+    });
+  });
+
+  describe('examples/mcp', () => {
+    it('broker.yaml loads: development principal, CIMD on, the example MCP server allowed', () => {
+      const { config } = loadConfig(['--config', 'examples/mcp/broker.yaml'], {});
+      expect(config.development.principal).toBe('alice@example.com');
+      expect(config.oauth2_authorization_server.cimd.enabled).toBe(true);
+      expect(config.oauth2_authorization_server.local.resource_indicators.allowed_resources).toEqual([
+        'http://localhost:3001/mcp',
+      ]);
+    });
+
+    it('server.mjs starts with one command and serves whoami to an SDK client holding a token for it', async () => {
+      const port = new URL(exampleUrl).port;
+      example = spawn(
+        process.execPath,
+        ['examples/mcp/server.mjs', '--port', port, '--broker', base, '--url', exampleUrl],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let output = '';
+      example.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      await new Promise<void>((resolve, reject) => {
+        example?.stdout?.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          if (output.includes('MCP server on')) resolve();
+        });
+        example?.on('exit', (code) => reject(new Error(`server.mjs exited ${String(code)}: ${output}`)));
+      });
+      const metadata = await (await fetch(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`)).json();
+      expect(metadata).toMatchObject({
+        resource: exampleUrl,
+        authorization_servers: [base],
+        scopes_supported: [MCP_SCOPE],
+      });
+
+      const forExample = provider();
+      const client = await connectMcpClient(exampleUrl, forExample);
+      clients.push(client);
+      const result = await client.callTool({ name: 'whoami', arguments: {} });
+      expect(result.content).toEqual([
+        {
+          type: 'text',
+          text: expect.stringMatching(new RegExp(`^You are ${ALICE} via agent [0-9a-f-]{36}; it is `)) as unknown,
+        },
+      ]);
+      // A token for A is refused by the example (its aud is A).
+      const refused = await fetch(exampleUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokenForA}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(refused.status).toBe(401);
+    });
+  });
+});
