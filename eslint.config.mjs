@@ -2,6 +2,7 @@
 import eslint from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import importX from 'eslint-plugin-import-x';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 import { readdirSync } from 'node:fs';
 
@@ -62,7 +63,7 @@ const appZones = APPS.map((app) => ({
 export default tseslint.config(
   {
     ignores: [
-      'apps/console/**',
+      'apps/console/src/api/user-api.d.ts',
       'dist/**',
       'node_modules/**',
       'coverage/**',
@@ -122,6 +123,26 @@ export default tseslint.config(
           zones: [...libZones, ...appZones],
         },
       ],
+    },
+  },
+  {
+    // The console (a React app in the browser): typed over its own tsconfig, the React hooks rules (the v7
+    // recommended set: the rules of hooks, complete effect dependencies and the React Compiler's checks) as errors.
+    files: ['apps/console/**/*.{ts,tsx,mts}'],
+    ...reactHooks.configs.flat.recommended,
+    languageOptions: {
+      parserOptions: {
+        projectService: false,
+        project: './apps/console/tsconfig.json',
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    settings: {
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './apps/console/tsconfig.json' })],
+    },
+    rules: {
+      ...reactHooks.configs.flat.recommended.rules,
+      'react-hooks/exhaustive-deps': 'error',
     },
   },
   {

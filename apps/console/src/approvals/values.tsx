@@ -43,14 +43,20 @@ export function StructuredValue({ value, depth = 0 }: { value: unknown; depth?: 
     return value === '' ? <span className="muted">empty text</span> : <LongValue value={value} />;
   if (value === null || value === undefined) return <span className="muted">nothing (null)</span>;
   if (typeof value === 'boolean') return <code className="arg-value">{value ? 'yes' : 'no'}</code>;
-  if (typeof value !== 'object') return <code className="arg-value">{String(value)}</code>;
+  if (
+    typeof value === 'number' ||
+    typeof value === 'bigint' ||
+    typeof value === 'symbol' ||
+    typeof value === 'function'
+  )
+    return <code className="arg-value">{String(value)}</code>;
   if (depth >= MAX_DEPTH) return <LongValue value={JSON.stringify(value)} />;
   if (Array.isArray(value))
     return value.length === 0 ? (
       <span className="muted">an empty list</span>
     ) : (
       <ul className="arg-items">
-        {value.map((item, index) => (
+        {(value as unknown[]).map((item, index) => (
           <li key={index}>
             <StructuredValue value={item} depth={depth + 1} />
           </li>
@@ -137,7 +143,7 @@ export function persistenceWords(persistence: Approval['persistence']): string {
       return 'this agent session';
     case 'permanent':
       return 'always, until revoked';
-    default:
+    case null:
       return 'not decided';
   }
 }

@@ -11,7 +11,7 @@ function decided(answer: Answer): string {
       return 'you allowed it';
     case 'denied':
       return 'you denied it';
-    default:
+    case 'error':
       return 'it ended with an error';
   }
 }

@@ -1,4 +1,4 @@
-import { EXPIRY_OPTIONS, localDate, type Expiry, type ExpiryChoice } from './expiry';
+import { EXPIRY_OPTIONS, localDate, type Expiry } from './expiry';
 
 /** How long the access lasts: 1, 30 or 90 days, no expiry, or until a date. */
 export function ExpiryPicker({
@@ -26,7 +26,7 @@ export function ExpiryPicker({
                 name="consent-expiry"
                 value={option.value}
                 checked={value.choice === option.value}
-                onChange={() => onChange({ ...value, choice: option.value as ExpiryChoice })}
+                onChange={() => onChange({ ...value, choice: option.value })}
               />
               <span>{option.label}</span>
             </label>

@@ -8,6 +8,8 @@ import { isLive, usePendingRequests } from './pending-request';
 export function PendingRequestBanner() {
   const requests = usePendingRequests();
   const { pathname } = useLocation();
+  // Expiry is judged at each render (a navigation, a request kept or forgotten): reading the clock here is the point.
+  // eslint-disable-next-line react-hooks/purity
   const now = Date.now();
   const waiting = requests.filter((request) => isLive(request, now) && pathname !== `/agents/${request.agentId}`);
   if (waiting.length === 0) return null;

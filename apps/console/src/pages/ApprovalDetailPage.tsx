@@ -187,7 +187,7 @@ function StatusBadge({ approval }: { approval: Approval }) {
       return <span className="badge success">Approved</span>;
     case 'denied':
       return <span className="badge danger">Denied</span>;
-    default:
+    case 'revoked':
       return <span className="badge">Revoked</span>;
   }
 }

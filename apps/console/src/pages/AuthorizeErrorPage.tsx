@@ -2,8 +2,19 @@ import { Link } from 'react-router';
 import { NoIdentity } from '../components/NoIdentity';
 import { usePageTitle } from '../components/page-title';
 
+interface Explained {
+  readonly title: string;
+  readonly detail: string;
+}
+
+/** A request the broker cannot read, and any code this page does not know. */
+const INVALID_REQUEST: Explained = {
+  title: "The application's request is not valid",
+  detail: 'The request that brought you here is incomplete or malformed, so the broker cannot continue.',
+};
+
 /** What the broker's page says for each code it may name (the server's fixed list); never text from the request. */
-const EXPLAINED: Readonly<Record<string, { title: string; detail: string }>> = {
+const EXPLAINED: Readonly<Record<string, Explained>> = {
   invalid_client: {
     title: 'This application is not known to the broker',
     detail:
@@ -18,10 +29,7 @@ const EXPLAINED: Readonly<Record<string, { title: string; detail: string }>> = {
     title: "The application's request is not valid",
     detail: 'It asked for a kind of answer the broker does not give, so the broker cannot continue.',
   },
-  invalid_request: {
-    title: "The application's request is not valid",
-    detail: 'The request that brought you here is incomplete or malformed, so the broker cannot continue.',
-  },
+  invalid_request: INVALID_REQUEST,
   invalid_scope: {
     title: 'The application asked for access it cannot have',
     detail: 'It asked for permissions this broker does not give it.',
@@ -54,7 +62,7 @@ export function AuthorizeErrorPage() {
   const code = namedError() ?? 'invalid_request';
   usePageTitle(code === 'unauthenticated' ? 'Not signed in' : 'Request not accepted');
   if (code === 'unauthenticated') return <NoIdentity headingLevel={1} />;
-  const { title, detail } = EXPLAINED[code] ?? (EXPLAINED.invalid_request as { title: string; detail: string });
+  const { title, detail } = EXPLAINED[code] ?? INVALID_REQUEST;
   return (
     <section className="panel error-view focused-error" role="alert">
       <h1>{title}</h1>
