@@ -244,3 +244,51 @@ describe('references a reader of the repository can open', () => {
     expect(result).toEqual({ status: 0, out: '' });
   });
 });
+
+/** No file cites what a reader of the repository cannot open (scripts/check-references.mjs, run by `npm run lint`). */
+describe('references a reader of the repository can open', () => {
+  // Citations are assembled from words, so that this file passes the check itself.
+  const words = (...parts: string[]): string => parts.join(' ');
+  function check(files: Readonly<Record<string, string>>): { status: number; out: string } {
+    const dir = mkdtempSync(join(tmpdir(), 'references-'));
+    execFileSync('git', ['init', '-q'], { cwd: dir });
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    try {
+      const out = execFileSync(process.execPath, [join(process.cwd(), 'scripts/check-references.mjs'), dir], {
+        encoding: 'utf8',
+        stdio: 'pipe',
+      });
+      return { status: 0, out };
+    } catch (error) {
+      const failed = error as { status: number; stdout: string; stderr: string };
+      return { status: failed.status, out: `${failed.stdout}${failed.stderr}` };
+    }
+  }
+
+  it('fails naming file and line on a document outside the repository, a path outside it or an issue number', () => {
+    const outside = ['SPEC', 'md'].join('.');
+    const result = check({
+      'grant.ts': `export const a = 1;\n// Ordering as ${outside} "Grants" says.\n`,
+      'notes.md': `# Notes\n\nSee ../${'shared'}/contract for the shapes.\n`,
+      'retention.ts': `/** Purged hourly (${words('issue', '17')} item 4). */\nexport const b = 2;\n`,
+      'cache.ts': `// ${words('Issue', '#19')}: never cache a refusal.\n// Fixed in ${words('issues', '16')} and 17.\n`,
+      'style.md': `Layout as ${['STYLE', 'md'].join('.')} describes, the contract in ${['API', 'md'].join('.')}.\n`,
+    });
+    expect(result.status).toBe(1);
+    expect(result.out).toContain(`grant.ts:2: "${outside}"`);
+    expect(result.out).toContain('notes.md:3:');
+    expect(result.out).toContain(`retention.ts:1: "${words('issue', '17')}"`);
+    expect(result.out).toContain(`cache.ts:1: "${words('Issue', '#19')}"`);
+    expect(result.out).toContain(`cache.ts:2: "${words('issues', '16')}"`);
+    expect(result.out.match(/style\.md:1:/g)).toHaveLength(1);
+    expect(result.out).toContain('6 reference(s)');
+  });
+
+  it('passes docs/ and RFC citations, and words that only look like an issue number', () => {
+    const result = check({
+      'grant.ts': '// Ordering: docs/consent-and-connections.md, "One grant per (principal, agent)"; RFC 6749 §5.2.\n',
+      'notes.md': 'The broker issued 3 tokens; an issue with 2 replicas; the API documents; SPEC-compliant.\n',
+    });
+    expect(result).toEqual({ status: 0, out: '' });
+  });
+});
