@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { LongPollHub } from '@broker/approvals';
 import {
+  eventually,
   ApiClient,
   http,
   startGatewayFixture,
@@ -30,16 +31,6 @@ interface Summary {
 
 interface SyncBody {
   data: { pairs: { principal: string; agent_id: string; approvals: Summary[] }[] };
-}
-
-/** Polls `condition` (a state of the server, not a duration) until it holds or `limitMs` passes. */
-async function eventually(condition: () => boolean, limitMs = 5_000): Promise<boolean> {
-  const until = Date.now() + limitMs;
-  while (!condition()) {
-    if (Date.now() > until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return true;
 }
 
 /** A broker with a gateway trust anchor, and the calls a gateway and a user make. */

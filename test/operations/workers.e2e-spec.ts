@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import {
   ApiClient,
+  eventually,
   BrokerProcess,
   completeAuthorization,
   createPostgresDatabase,
@@ -296,6 +297,14 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
       return created.json<{ data: { id: string } }>().data.id;
     };
 
+    /** Long-polls held now, summed over the workers by the aggregated `/metrics`. */
+    const held = async (): Promise<number> => {
+      const text = (await http(`${adminUrl}/metrics`)).text;
+      return Number(/^broker_approval_waiters (\d+)$/m.exec(text)?.[1] ?? NaN);
+    };
+    const holding = (count: number) =>
+      eventually(held, (now) => now === count, { waitingFor: `the workers holding ${count} long-poll(s)` });
+
     it('wakes long-polls held by both workers when an approval is decided through one of them', async () => {
       const id = await requestApproval();
       const before = await sync();
@@ -307,10 +316,10 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
             answered += 1;
           }),
         );
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // One at a time: each is held before the next connection is made, so the cluster spreads them.
+        await holding(i + 1);
       }
-      // The waiters are held: none has answered half a second later.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // The waiters are held, and none has answered.
       expect(answered).toBe(0);
       const approved = await new ApiClient(base, ALICE).post(`/api/approvals/${id}/approve`, { persistence: 'once' });
       expect(approved.status).toBe(200);
@@ -416,10 +425,10 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
 
     it('SIGTERM to the primary: a held long-poll is answered, every worker drains, exit code 0', async () => {
       const current = await sync();
-      const held = sync({ 'if-none-match': current.headers.etag as string, 'x-long-poll-timeout': '120' });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const waiting = sync({ 'if-none-match': current.headers.etag as string, 'x-long-poll-timeout': '120' });
+      await holding(1);
       broker.signal('SIGTERM');
-      const response = await held;
+      const response = await waiting;
       expect(response.status).toBe(304);
       expect((await broker.exited).code).toBe(0);
       const live = new Set(

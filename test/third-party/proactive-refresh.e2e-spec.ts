@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import { SessionRepository } from '@broker/persistence';
 import {
+  eventually,
   ApiClient,
   completeAuthorization,
   createPostgresDatabase,
@@ -237,11 +238,6 @@ async function vaultRefreshes(mail: MailFixture, outcome: string, trigger: strin
   return Number(line?.split(' ').at(-1) ?? Number.NaN);
 }
 
-/** Polls `condition` every 25 ms until it holds (the test's own timeout bounds the wait). */
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 25));
-}
-
 describe.each(testBackends())('proactive refresh of third-party tokens on $name', (backend) => {
   let mail: MailFixture;
 
@@ -264,7 +260,7 @@ describe.each(testBackends())('proactive refresh of third-party tokens on $name'
     const [alice, bob] = [await mail.stored(ALICE), await mail.stored(BOB)];
     const refreshes = mail.provider.refreshes();
     await mail.makeDue([ALICE, BOB]);
-    await until(async () => (await mail.stored(ALICE)).accessToken !== alice.accessToken);
+    await eventually(async () => (await mail.stored(ALICE)).accessToken !== alice.accessToken);
     expect(mail.provider.refreshes()).toBe(refreshes + 1);
     // Counted as a proactive refresh (issue 16 metrics), not as the exchange's.
     expect(await vaultRefreshes(mail, 'refreshed', 'proactive')).toBe(1);
@@ -332,7 +328,7 @@ describe.each(testBackends())('proactive refresh of third-party tokens on $name'
       (await user.get(`/api/third-party/${mail.service}/session`)).json<{
         data: { session: { needs_reauthentication: boolean } };
       }>().data.session.needs_reauthentication;
-    await until(marked);
+    await eventually(marked);
     expect(mail.provider.refusedRefreshes()).toBe(refused + 1);
     expect(await vaultRefreshes(mail, 'reauthentication_required', 'proactive')).toBe(1);
     // Lease over: the marked session is still never claimed again.
@@ -461,7 +457,7 @@ describe.runIf(postgresServerUrl())('proactive refresh in two broker processes o
     const refreshes = mail.provider.refreshes();
     await mail.makeDue(principals);
     const database = mail.gateway.broker.broker.runtime.database.dataSource;
-    await until(async () => {
+    await eventually(async () => {
       const [row] = await database.query<{ n: number }[]>(
         "SELECT count(*)::int AS n FROM third_party_sessions WHERE access_token_expires_at > now() + interval '30 minutes'",
       );

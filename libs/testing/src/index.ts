@@ -3,6 +3,7 @@ export { startPostgresCluster, freePort, type PostgresCluster } from './postgres
 export { testBackends, createPostgresDatabase, postgresServerUrl, type TestBackend } from './test-databases';
 export { prepareMigratedDatabases, type MigratedDatabases } from './migrated-databases';
 export { LogCapture } from './log-capture';
+export { eventually, type EventuallyOptions } from './eventually';
 export { FrozenClock } from './frozen-clock';
 export { testConfig, testConfigTree, testKey, pgliteStorage, type FreshDatabaseOptions } from './test-config';
 export { startTestBroker, type TestBroker, type TestBrokerOptions } from './test-broker';

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@broker/http';
-import { createPostgresDatabase, LogCapture, postgresServerUrl, testBackends, testConfig } from '@broker/testing';
+import {
+  eventually,
+  createPostgresDatabase,
+  LogCapture,
+  postgresServerUrl,
+  testBackends,
+  testConfig,
+} from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
 import { PostgresListenConnection } from '../notifications/postgres-listen-connection';
@@ -59,10 +66,6 @@ describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
     };
   }
 
-  async function until(condition: () => boolean): Promise<void> {
-    for (let i = 0; i < 200 && !condition(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-
   it('bumps the sync version with every change, in the same transaction, and announces it through the feed', async () => {
     const agent = await newAgent();
     const before = await approvals.syncVersion();
@@ -70,7 +73,7 @@ describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
     expect(created.kind).toBe('created');
     const afterCreate = await approvals.syncVersion();
     expect(afterCreate).toBe(before + 1);
-    await until(() => announced.includes(afterCreate));
+    await eventually(() => announced.includes(afterCreate));
     expect(announced).toContain(afterCreate);
 
     // A statement that changes nothing bumps nothing.
@@ -160,10 +163,6 @@ describe.runIf(postgresServerUrl())('PostgresApprovalChangeFeed', () => {
     await database?.close();
   });
 
-  async function until(condition: () => boolean): Promise<void> {
-    for (let i = 0; i < 200 && !condition(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-
   it('re-establishes a lost LISTEN connection, asks for a resync, and hears changes again', async () => {
     const events: string[] = [];
     const own = new PostgresApprovalChangeFeed(new PostgresListenConnection(url));
@@ -176,7 +175,7 @@ describe.runIf(postgresServerUrl())('PostgresApprovalChangeFeed', () => {
       await database.dataSource.query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()",
       );
-      await until(() => events.includes('resync'));
+      await eventually(() => events.includes('resync'));
       expect(events.slice(0, 2)).toEqual(['lost', 'resync']);
       const agent = randomUUID();
       await database.dataSource.query(
@@ -200,7 +199,7 @@ describe.runIf(postgresServerUrl())('PostgresApprovalChangeFeed', () => {
         new Date(),
       );
       const version = await approvals.syncVersion();
-      await until(() => events.includes(`changed ${version}`));
+      await eventually(() => events.includes(`changed ${version}`));
       expect(events).toContain(`changed ${version}`);
     } finally {
       await own.stop();

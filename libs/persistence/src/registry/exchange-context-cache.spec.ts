@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@broker/http';
-import { createPostgresDatabase, LogCapture, postgresServerUrl, testConfig } from '@broker/testing';
+import { eventually, createPostgresDatabase, LogCapture, postgresServerUrl, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
 import { EXCHANGE_CHANNEL } from './exchange-context-cache';
@@ -70,15 +70,6 @@ describe.runIf(postgresServerUrl())('ExchangeContextCache on PostgreSQL', () => 
     await read(principal, at);
     return statements - before;
   };
-  /** Waits (at most 5 s) until `condition` holds: the notification connection's state changes. */
-  const eventually = async (condition: () => boolean | Promise<boolean>): Promise<boolean> => {
-    for (let i = 0; i < 500; i += 1) {
-      if (await condition()) return true;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    return false;
-  };
-
   beforeAll(async () => {
     const config = testConfig({
       storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { RegistryError } from '@broker/domain';
 import { createLogger } from '@broker/http';
 import {
+  eventually,
   createPostgresDatabase,
   FrozenClock,
   LogCapture,
@@ -274,15 +275,6 @@ describe.runIf(postgresServerUrl())('the resource catalog across replicas on Pos
       "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()",
     );
     return (rows[0]?.n ?? 0) > 0;
-  };
-
-  const eventually = async <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
-    let value = await read();
-    for (let i = 0; i < 200 && !done(value); i += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      value = await read();
-    }
-    return value;
   };
 
   it("clears one replica's catalog when another replica registers, changes or deletes a resource, before any TTL", async () => {
