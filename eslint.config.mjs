@@ -18,11 +18,13 @@ const ALLOWED = {
   // Issue 16: metrics and tracing, usable by every lib that does work worth counting or tracing.
   telemetry: ['domain', 'config'],
   outbound: ['domain', 'config', 'telemetry'],
-  persistence: ['domain', 'config', 'telemetry'],
+  // The activity ledger: its catalogue, builders, recording and read-side query; below persistence, which stores it.
+  events: ['domain', 'config', 'telemetry'],
+  persistence: ['domain', 'config', 'telemetry', 'events'],
   audit: ['domain', 'config', 'telemetry'],
-  vault: ['domain', 'config', 'persistence', 'outbound', 'telemetry'],
-  'oauth-server': ['domain', 'config', 'persistence', 'audit', 'vault', 'outbound', 'telemetry'],
-  approvals: ['domain', 'config', 'persistence', 'audit', 'oauth-server', 'telemetry'],
+  vault: ['domain', 'config', 'persistence', 'events', 'outbound', 'telemetry'],
+  'oauth-server': ['domain', 'config', 'persistence', 'events', 'audit', 'vault', 'outbound', 'telemetry'],
+  approvals: ['domain', 'config', 'persistence', 'events', 'audit', 'oauth-server', 'telemetry'],
   auth: ['domain', 'config', 'vault', 'oauth-server'],
   http: ['domain', 'config', 'auth', 'telemetry'],
   bootstrap: ['domain', 'config', 'persistence', 'auth', 'http', 'telemetry'],

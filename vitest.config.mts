@@ -42,6 +42,7 @@ export default defineConfig({
       '@broker/domain': lib('domain'),
       '@broker/outbound': lib('outbound'),
       '@broker/telemetry': lib('telemetry'),
+      '@broker/events': lib('events'),
       '@broker/webhooks': lib('webhooks'),
       '@broker/persistence': lib('persistence'),
       '@broker/auth': lib('auth'),

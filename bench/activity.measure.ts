@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
-import type { AnyBrokerEvent } from '@broker/domain';
-import { Database, EventRepository, type EventFilter, type EventToAppend } from '@broker/persistence';
+import { type AnyBrokerEvent, type EventFilter, type EventToAppend } from '@broker/events';
+import { Database, EventRepository } from '@broker/persistence';
 import { createPostgresDatabase, startPostgresCluster, testConfig, type PostgresCluster } from '@broker/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, it } from 'vitest';

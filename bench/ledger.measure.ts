@@ -1,6 +1,6 @@
 import { cpus } from 'node:os';
-import type { AnyBrokerEvent } from '@broker/domain';
-import { EventLedger, type EventRepository } from '@broker/persistence';
+import { type AnyBrokerEvent, EventLedger } from '@broker/events';
+import { type EventRepository } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { startPostgresCluster, testConfig, type PostgresCluster } from '@broker/testing';
 import { Client } from 'pg';

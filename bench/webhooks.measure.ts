@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
-import type { AnyBrokerEvent } from '@broker/domain';
+import { type AnyBrokerEvent } from '@broker/events';
 import { EventRepository } from '@broker/persistence';
 import {
   ApiClient,

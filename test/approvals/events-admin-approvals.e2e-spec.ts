@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { EventType } from '@broker/domain';
 import {
   ApiClient,
   FrozenClock,
@@ -12,6 +11,7 @@ import {
 } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from '../support/servers';
+import { type EventType } from '@broker/events';
 
 const ALICE = 'alice@example.com';
 const ADMIN = 'root-admin@example.com';

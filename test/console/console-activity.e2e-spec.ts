@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { AnyBrokerEvent } from '@broker/domain';
-import { EventRepository, GrantRepository, RefreshTokenRepository, type EventToAppend } from '@broker/persistence';
+import { type AnyBrokerEvent, type EventToAppend } from '@broker/events';
+import { EventRepository, GrantRepository, RefreshTokenRepository } from '@broker/persistence';
 import { ApiClient, type RecordedPage } from '@broker/testing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { AnyBrokerEvent, EventActor } from '@broker/domain';
-import { EventRepository, type EventToAppend } from '@broker/persistence';
+import { type AnyBrokerEvent, type EventActor, type EventToAppend } from '@broker/events';
+import { EventRepository } from '@broker/persistence';
 import {
   ApiClient,
   FrozenClock,

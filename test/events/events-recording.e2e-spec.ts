@@ -1,16 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EventType } from '@broker/domain';
+import { type EventType, EventLedger } from '@broker/events';
 import { createLogger } from '@broker/http';
-import {
-  Database,
-  EventLedger,
-  EventRepository,
-  EventRetention,
-  GrantRepository,
-  SessionRepository,
-} from '@broker/persistence';
+import { Database, EventRepository, EventRetention, GrantRepository, SessionRepository } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import {
   ApiClient,

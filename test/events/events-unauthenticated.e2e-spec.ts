@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { EventLedger } from '@broker/persistence';
 import {
   ApiClient,
   http,
@@ -13,6 +12,7 @@ import {
 import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from '../support/servers';
+import { EventLedger } from '@broker/events';
 
 const ALICE = 'alice@example.com';
 const GATEWAY = 'gateway';

@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AnyBrokerEvent, EventType } from '@broker/domain';
+import { type AnyBrokerEvent, type EventType } from '@broker/events';
 import { EventRepository } from '@broker/persistence';
 import {
   ApiClient,

@@ -1,4 +1,5 @@
-import { EventLedger, RefreshTokenRetention } from '@broker/persistence';
+import { EventLedger } from '@broker/events';
+import { RefreshTokenRetention } from '@broker/persistence';
 import {
   ApiClient,
   freePort,

@@ -1,4 +1,3 @@
-import { EventLedger } from '@broker/persistence';
 import {
   ApiClient,
   http,
@@ -8,6 +7,7 @@ import {
   type HttpResponse,
   type TestBroker,
 } from '@broker/testing';
+import { EventLedger } from '@broker/events';
 import { TokenVault } from '@broker/vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from '../support/servers';

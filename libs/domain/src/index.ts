@@ -43,16 +43,4 @@ export type {
   SyncSnapshot,
   SyncFilter,
 } from './approvals/approval.types';
-export {
-  EVENT_TYPES,
-  type EventType,
-  type EventActor,
-  type EventActorType,
-  type EventOutcome,
-  type EventDetailsByType,
-  type ApprovalEventDetails,
-  type BrokerEvent,
-  type AnyBrokerEvent,
-  type RecordedEvent,
-} from './events/broker-events';
 export { PeriodicTask } from './periodic-task';

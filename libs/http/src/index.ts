@@ -15,6 +15,7 @@ export { buildOpenApiDocument } from './openapi/build-document';
 export { RequestValidationError, RequestBodyError } from './errors/request-errors';
 export { parseTraceparent } from './trace/traceparent';
 export {
+  IsDateTime,
   IsHttpUrl,
   IsHttpsOrLoopbackUrl,
   IsPlainText,

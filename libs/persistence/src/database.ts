@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import type { BrokerConfig } from '@broker/config';
+import { EventLedger, type EventSettings } from '@broker/events';
 import type { BrokerMetrics } from '@broker/telemetry';
 import type { Logger } from 'pino';
 import { DataSource, MigrationExecutor, type DataSourceOptions, type EntityManager } from 'typeorm';
 import type { LoggerOptions } from 'typeorm/logger/LoggerOptions';
 import { ENTITIES } from './entities';
-import { EventLedger, type EventSettings } from './events/event-ledger';
 import { EventRepository } from './events/event.repository';
 import { InstallationRepository, type Installation } from './installation/installation.repository';
 import { MIGRATIONS } from './migrations';
@@ -65,7 +65,7 @@ export class Database {
    */
   readonly tokenState: TokenStateCache | undefined;
   /**
-   * Issue 17: the process's one activity ledger writer (one hot-path queue and flusher for
+   * The process's one activity ledger writer (one hot-path queue and flusher for
    * both servers), flushed by `close` before the data source goes.
    */
   readonly events: EventLedger;

@@ -63,11 +63,10 @@ export {
 } from './registry/authorization-session-answer.repository';
 export { ApprovalRepository } from './approvals/approval.repository';
 export { ApprovalChangeFeed, APPROVALS_CHANNEL, type ApprovalChangeListener } from './approvals/approval-change-feed';
-export { EventRepository, type EventToAppend, type EventFilter, type EventPage } from './events/event.repository';
-export { EventLedger, type EventSettings, type WithinTransaction } from './events/event-ledger';
+export { EventRepository } from './events/event.repository';
+export type { WithinTransaction } from './within-transaction';
 export { EventRetention } from './events/event-retention';
 export { PURGE_BATCH, RetentionJob, type RetentionTarget } from './retention-job';
-export { recordChange, adminEvent, type AdminEventSubject } from './events/change-events';
 export {
   WebhookRepository,
   type WebhookRecord,

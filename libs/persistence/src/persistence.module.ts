@@ -1,8 +1,8 @@
 import { Clock, Random } from '@broker/domain';
+import { EventLedger } from '@broker/events';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { APPROVAL_PROVIDERS, APPROVAL_TOKENS } from './approvals/approval.providers';
 import { Database } from './database';
-import { EventLedger } from './events/event-ledger';
 import { EventRetention } from './events/event-retention';
 import { REPOSITORY_PROVIDERS, REPOSITORY_TOKENS } from './registry/registry.providers';
 import { RefreshTokenRetention } from './registry/refresh-token-retention';
@@ -23,7 +23,7 @@ export class PersistenceModule {
         { provide: Database, useValue: database },
         ...REPOSITORY_PROVIDERS,
         ...APPROVAL_PROVIDERS,
-        // Issue 17: the process's one ledger writer (the database's), stamping with the runtime's clock and randomness.
+        // The process's one ledger writer (the database's), stamping with the runtime's clock and randomness.
         {
           provide: EventLedger,
           useFactory: (clock: Clock, random: Random) => database.events.use(clock, random),

@@ -1,6 +1,6 @@
 import { Clock, Random, type Service } from '@broker/domain';
+import { EventLedger } from '@broker/events';
 import {
-  EventLedger,
   ServiceRepository,
   SessionRepository,
   type LockedSession,

@@ -1,12 +1,6 @@
 import { ApiError, canonicalIdProblem, Clock, Random, type Agent } from '@broker/domain';
-import {
-  adminEvent,
-  AgentRepository,
-  EventLedger,
-  PermissionSetRepository,
-  recordChange,
-  type AgentInput,
-} from '@broker/persistence';
+import { adminEvent, EventLedger, recordChange } from '@broker/events';
+import { AgentRepository, PermissionSetRepository, type AgentInput } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { inAdminVocabulary } from '../common/registry-api-error';
 import type { AgentDto } from './agent.dto';

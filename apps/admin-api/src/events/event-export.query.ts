@@ -1,6 +1,7 @@
+import { IsDateTime } from '@broker/http';
 import { ApiProperty } from '@nestjs/swagger';
 import { IsDefined } from 'class-validator';
-import { EventFilterQuery, IsDateTime } from './event-filter.query';
+import { EventFilterQuery } from './event-filter.query';
 
 /** Query of `GET /api/events/export`: a time range, both ends required, and the list's filters. */
 export class EventExportQuery extends EventFilterQuery {

@@ -1,30 +1,15 @@
-import { EVENT_TYPES, parseRfc3339DateTime, type EventType } from '@broker/domain';
+import { EVENT_TYPE_MESSAGE, EVENT_TYPES, eventTypeList, type EventQuery, type EventType } from '@broker/events';
 import { IsPlainText } from '@broker/http';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsIn, IsOptional, IsString, IsUUID, Length, ValidateBy } from 'class-validator';
+import { ArrayMaxSize, IsIn, IsOptional, IsString, IsUUID, Length } from 'class-validator';
 
-/** An RFC 3339 date-time with a time zone on a real calendar date (`2026-02-30` is refused, not read as 2 March). */
-export function IsDateTime(): PropertyDecorator {
-  return ValidateBy({
-    name: 'isRfc3339DateTime',
-    validator: {
-      validate: (value) => typeof value === 'string' && parseRfc3339DateTime(value) !== undefined,
-      defaultMessage: () => '$property must be an RFC 3339 date-time with a time zone, e.g. 2026-01-01T00:00:00Z',
-    },
-  });
-}
-
-/** `?type=a&type=b` and `?type=a,b` alike, de-duplicated; anything that is not text is left for the validator to refuse. */
-function eventTypeList({ value }: { value: unknown }): unknown[] {
-  const values = (Array.isArray(value) ? (value as unknown[]) : [value]).flatMap((item) =>
-    typeof item === 'string' ? item.split(',') : [item],
-  );
-  return [...new Set(values)];
-}
-
-/** The filters `GET /api/events` and its export share (issue 17 item 4); the time range is each one's own. */
-export class EventFilterQuery {
+/**
+ * The filters `GET /api/events` and its export share; the time range is each one's own. The
+ * ledger's one read-side query (`EventQuery` of @broker/events, as `GET /api/activity` takes
+ * it), plus `principal`: administrators read anyone's events.
+ */
+export class EventFilterQuery implements EventQuery {
   /** Only this person's events (the subject principal). */
   @IsOptional()
   @IsString()
@@ -52,6 +37,6 @@ export class EventFilterQuery {
   @IsOptional()
   @Transform(eventTypeList)
   @ArrayMaxSize(EVENT_TYPES.length)
-  @IsIn(EVENT_TYPES, { each: true, message: `each type must be one of ${EVENT_TYPES.join(', ')}` })
+  @IsIn(EVENT_TYPES, { each: true, message: EVENT_TYPE_MESSAGE })
   type?: EventType[];
 }

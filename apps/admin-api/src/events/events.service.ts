@@ -1,32 +1,23 @@
-import { ApiError, parseRfc3339DateTime, type RecordedEvent } from '@broker/domain';
-import { EventRepository, type EventFilter } from '@broker/persistence';
+import { DEFAULT_EVENT_LIMIT, eventFilter, type EventFilter, type RecordedEvent } from '@broker/events';
+import { EventRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import type { EventExportQuery } from './event-export.query';
 import type { EventFilterQuery } from './event-filter.query';
-import { DEFAULT_EVENT_LIMIT, type EventListQuery } from './event-list.query';
+import type { EventListQuery } from './event-list.query';
 import { toEventResponse, type EventListResponse } from './event.response';
 
 /** Events per page of an export: a large range streams in pages of this many, never held whole in memory. */
 export const EXPORT_PAGE_SIZE = 500;
 
 /** The query's filters for the repository (the DTOs have checked every value; `to` must come after `from`). */
-function toFilter(query: EventFilterQuery & { readonly from?: string; readonly to?: string }): EventFilter {
-  const from = query.from === undefined ? undefined : parseRfc3339DateTime(query.from);
-  const to = query.to === undefined ? undefined : parseRfc3339DateTime(query.to);
-  if (from !== undefined && to !== undefined && to.getTime() <= from.getTime()) {
-    throw new ApiError('invalid request', 'to must be after from', [{ field: 'to', problem: 'must be after from' }]);
-  }
+function toFilter(query: EventFilterQuery): EventFilter {
   return {
     ...(query.principal === undefined ? {} : { principal: query.principal }),
-    ...(query.agent_id === undefined ? {} : { agentId: query.agent_id }),
-    ...(query.service_id === undefined ? {} : { serviceId: query.service_id }),
-    ...(query.type === undefined ? {} : { types: query.type }),
-    ...(from === undefined ? {} : { from }),
-    ...(to === undefined ? {} : { to }),
+    ...eventFilter(query, 'invalid request'),
   };
 }
 
-/** Issue 17 item 4: the whole ledger for administrators, by page or as an export of a time range. */
+/** The whole ledger for administrators, by page or as an export of a time range. */
 @Injectable()
 export class EventsService {
   constructor(private readonly events: EventRepository) {}

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import type { RecordedEvent } from '@broker/domain';
 import { Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeNdjsonExport } from './ndjson-export';
+import { type RecordedEvent } from '@broker/events';
 
 /** 500 events of ~1 KiB: one page is far more than a socket or a response buffers, so every write waits for the client. */
 function page(): RecordedEvent[] {

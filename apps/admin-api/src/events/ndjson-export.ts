@@ -1,7 +1,7 @@
-import type { RecordedEvent } from '@broker/domain';
 import type { Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { toEventResponse } from './event.response';
+import { type RecordedEvent } from '@broker/events';
 
 /** The media type of the export (one JSON document per line, https://github.com/ndjson/ndjson-spec). */
 export const NDJSON = 'application/x-ndjson';

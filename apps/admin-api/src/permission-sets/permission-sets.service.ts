@@ -1,11 +1,9 @@
 import { ApiError, Clock, Random, type FieldIssue, type PermissionSet } from '@broker/domain';
+import { adminEvent, EventLedger, recordChange } from '@broker/events';
 import {
-  adminEvent,
-  EventLedger,
   GrantRepository,
   PermissionSetRepository,
   ProtectedResourceRepository,
-  recordChange,
   ServiceRepository,
   type PermissionSetInput,
 } from '@broker/persistence';

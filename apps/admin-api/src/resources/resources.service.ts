@@ -1,13 +1,7 @@
 import { ApiError, Clock, Random, type ProtectedResource } from '@broker/domain';
+import { adminEvent, EventLedger, recordChange } from '@broker/events';
 import { ResourceIndicators } from '@broker/oauth-server';
-import {
-  adminEvent,
-  EventLedger,
-  GrantRepository,
-  ProtectedResourceRepository,
-  recordChange,
-  type ProtectedResourceInput,
-} from '@broker/persistence';
+import { GrantRepository, ProtectedResourceRepository, type ProtectedResourceInput } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { inAdminVocabulary } from '../common/registry-api-error';
 import type { ResourceDto } from './resource.dto';

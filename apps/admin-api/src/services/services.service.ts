@@ -7,15 +7,8 @@ import {
   type Service,
   type TokenEndpointAuthMethod,
 } from '@broker/domain';
-import {
-  adminEvent,
-  EventLedger,
-  GrantRepository,
-  recordChange,
-  ServiceRepository,
-  type SecretChange,
-  type ServiceInput,
-} from '@broker/persistence';
+import { adminEvent, EventLedger, recordChange } from '@broker/events';
+import { GrantRepository, ServiceRepository, type SecretChange, type ServiceInput } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
 import { isUri } from '../common/is-uri';

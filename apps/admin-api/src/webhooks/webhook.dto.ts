@@ -1,4 +1,5 @@
-import { EVENT_TYPES, isHttpUrl, type EventType } from '@broker/domain';
+import { isHttpUrl } from '@broker/domain';
+import { EVENT_TYPES, type EventType } from '@broker/events';
 import { IsPlainText } from '@broker/http';
 import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsString, IsUUID, MaxLength } from 'class-validator';

@@ -1,4 +1,4 @@
-import type { EventType } from '@broker/domain';
+import { type EventType } from '@broker/events';
 import type { WebhookDeliveryRecord, WebhookDeliveryStatus, WebhookRecord } from '@broker/persistence';
 import { ApiProperty } from '@nestjs/swagger';
 

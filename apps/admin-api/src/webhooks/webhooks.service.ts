@@ -1,5 +1,6 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { ApiError, Clock, Random, type EventType } from '@broker/domain';
+import { ApiError, Clock, Random } from '@broker/domain';
+import { type EventType } from '@broker/events';
 import { networkList } from '@broker/outbound';
 import {
   WebhookRepository,

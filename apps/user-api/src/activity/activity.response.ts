@@ -1,17 +1,17 @@
+import { ApiProperty } from '@nestjs/swagger';
 import {
+  EVENT_ACTOR_TYPES,
+  EVENT_OUTCOMES,
   EVENT_TYPES,
   type EventActorType,
   type EventOutcome,
   type EventType,
   type RecordedEvent,
-} from '@broker/domain';
-import { ApiProperty } from '@nestjs/swagger';
-
-const ACTOR_TYPES: readonly EventActorType[] = ['principal', 'agent', 'gateway', 'admin', 'broker'];
+} from '@broker/events';
 
 /** Who did it, as the person sees it. */
 export class ActivityActor {
-  @ApiProperty({ enum: ACTOR_TYPES })
+  @ApiProperty({ enum: EVENT_ACTOR_TYPES })
   type!: EventActorType;
   /**
    * The agent id, the gateway's `sub`, or the caller's own principal; null for the broker
@@ -34,7 +34,7 @@ export class ActivityEvent {
   agent_id!: string | null;
   @ApiProperty({ type: String, format: 'uuid', nullable: true })
   service_id!: string | null;
-  @ApiProperty({ enum: ['success', 'failure'] })
+  @ApiProperty({ enum: EVENT_OUTCOMES })
   outcome!: EventOutcome;
   /** The trace id of the request that caused it (its `traceresponse`); null for the broker's own background work. */
   @ApiProperty({ type: String, nullable: true })

@@ -8,11 +8,11 @@ import {
   type RequirementType,
   type Service,
 } from '@broker/domain';
+import { EventLedger } from '@broker/events';
 import { AuthorizationDenial, type AuthorizationSession } from '@broker/oauth-server';
 import {
   AgentRepository,
   Database,
-  EventLedger,
   GrantRepository,
   PermissionSetRepository,
   ProtectedResourceRepository,

@@ -12,13 +12,8 @@ import {
   type PermissionSet,
   type Principal,
 } from '@broker/domain';
-import {
-  AgentRepository,
-  EventLedger,
-  GrantClientRepository,
-  GrantRepository,
-  PermissionSetRepository,
-} from '@broker/persistence';
+import { EventLedger } from '@broker/events';
+import { AgentRepository, GrantClientRepository, GrantRepository, PermissionSetRepository } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionAnswers } from '../consent/authorization-session-answers';

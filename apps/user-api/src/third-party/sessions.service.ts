@@ -1,6 +1,6 @@
 import { ApiError, assertNever, Clock, type Principal, type Service } from '@broker/domain';
+import { EventLedger } from '@broker/events';
 import {
-  EventLedger,
   GrantRepository,
   ServiceRepository,
   SessionRepository,

@@ -8,10 +8,10 @@ import {
   type ApprovalRecord,
   type ParamsPattern,
 } from '@broker/domain';
-import { ApprovalRepository, EventLedger, recordChange } from '@broker/persistence';
+import { approvalEvent, EventLedger, recordChange, type ApprovalEventType } from '@broker/events';
+import { ApprovalRepository } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
-import { approvalEvent, type ApprovalEventType } from '../events/approval-events';
 import { assertNotExpired, assertPending, notFound } from '../approval-rules';
 import { assertCoversReviewed, parseParamsPattern, renderScope } from '../patterns/params-pattern';
 

@@ -1,10 +1,10 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApprovalError, Clock, Random, type ApprovalRecord, type RiskLevel } from '@broker/domain';
-import { ApprovalRepository, EventLedger, recordChange } from '@broker/persistence';
+import { approvalEvent, approvalExpired, EventLedger, recordChange } from '@broker/events';
+import { ApprovalRepository } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
-import { approvalEvent, approvalExpired } from '../events/approval-events';
 import type { GatewayIdentity } from '../gateway/approval-gateway-auth';
 import { argumentsHash } from '../patterns/canonical-json';
 import { assertNotExpired, CREATION_WINDOW_MS, notFound } from '../approval-rules';

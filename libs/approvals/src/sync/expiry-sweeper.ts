@@ -1,8 +1,8 @@
 import { Clock } from '@broker/domain';
-import { ApprovalRepository, EventLedger, recordChange } from '@broker/persistence';
+import { approvalExpired, EventLedger, recordChange } from '@broker/events';
+import { ApprovalRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { approvalExpired } from '../events/approval-events';
 
 const RETRY_AFTER_FAILURE_MS = 5_000;
 const MAX_DELAY_MS = 2 ** 31 - 1;

@@ -1,4 +1,11 @@
-import { isHttpsOrLoopbackUrl, isHttpUrl, isRedirectUri, isResourceIndicatorEntry, textProblem } from '@broker/domain';
+import {
+  isHttpsOrLoopbackUrl,
+  isHttpUrl,
+  isRedirectUri,
+  isResourceIndicatorEntry,
+  parseRfc3339DateTime,
+  textProblem,
+} from '@broker/domain';
 import { ValidateBy, type ValidationOptions } from 'class-validator';
 
 /**
@@ -97,4 +104,15 @@ export function IsPlainText(text: { readonly lines?: boolean } = {}, options?: V
     },
     options,
   );
+}
+
+/** An RFC 3339 date-time with a time zone on a real calendar date (`2026-02-30` is refused, not read as 2 March). */
+export function IsDateTime(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isRfc3339DateTime',
+    validator: {
+      validate: (value) => typeof value === 'string' && parseRfc3339DateTime(value) !== undefined,
+      defaultMessage: () => '$property must be an RFC 3339 date-time with a time zone, e.g. 2026-01-01T00:00:00Z',
+    },
+  });
 }

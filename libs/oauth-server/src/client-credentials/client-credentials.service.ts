@@ -1,11 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import {
-  adminEvent,
-  AgentRepository,
-  ClientCredentialRepository,
-  EventLedger,
-  recordChange,
-} from '@broker/persistence';
+import { adminEvent, EventLedger, recordChange } from '@broker/events';
+import { AgentRepository, ClientCredentialRepository } from '@broker/persistence';
 import { ApiError, Clock, Random } from '@broker/domain';
 import { Injectable } from '@nestjs/common';
 

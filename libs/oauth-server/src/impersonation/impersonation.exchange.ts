@@ -1,7 +1,8 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, OAuthError, OFFLINE_SCOPES, scopesAllowedFor, isUuidShaped, type Agent } from '@broker/domain';
-import { AgentRepository, EventLedger, GrantRepository } from '@broker/persistence';
+import { EventLedger } from '@broker/events';
+import { AgentRepository, GrantRepository } from '@broker/persistence';
 import { BrokerMetrics, currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
 import { AccessTokenIssuer, type TokenResponse } from '../token/access-token-issuer';

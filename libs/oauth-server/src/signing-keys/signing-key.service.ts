@@ -1,14 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { ApiError, assertNever, Clock, type BrokerEvent, type SigningAlgorithm } from '@broker/domain';
-import {
-  adminEvent,
-  Database,
-  EventLedger,
-  recordChange,
-  SigningKeyRepository,
-  type SigningKeyRecord,
-} from '@broker/persistence';
+import { ApiError, assertNever, Clock, type SigningAlgorithm } from '@broker/domain';
+import { type BrokerEvent, adminEvent, EventLedger, recordChange } from '@broker/events';
+import { Database, SigningKeyRepository, type SigningKeyRecord } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { generateSigningKey, importPrivateKey } from './key-material';

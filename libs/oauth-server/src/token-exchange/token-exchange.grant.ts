@@ -1,7 +1,8 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { assertNever, Clock, normaliseResourceUri, OAuthError, type GrantDelegation } from '@broker/domain';
-import { EventLedger, ExchangeLookup, type ExchangeContext } from '@broker/persistence';
+import { EventLedger } from '@broker/events';
+import { ExchangeLookup, type ExchangeContext } from '@broker/persistence';
 import { BrokerMetrics, currentTraceId } from '@broker/telemetry';
 import { TokenVault, TokenVaultError, type UsableToken } from '@broker/vault';
 import { Inject, Injectable } from '@nestjs/common';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Clock, isCanonicalUuid } from '@broker/domain';
-import { AgentRepository, EventLedger, RefreshTokenRepository, TokenStateRepository } from '@broker/persistence';
+import { EventLedger } from '@broker/events';
+import { AgentRepository, RefreshTokenRepository, TokenStateRepository } from '@broker/persistence';
 import { BrokerMetrics, currentTraceId, type RevokedTokenType } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';

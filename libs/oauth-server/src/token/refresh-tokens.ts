@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, OAuthError, Random, type Agent } from '@broker/domain';
+import { EventLedger } from '@broker/events';
 import {
-  EventLedger,
   GrantRepository,
   RefreshTokenRepository,
   TokenStateRepository,

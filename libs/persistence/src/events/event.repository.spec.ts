@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { AnyBrokerEvent } from '@broker/domain';
+import type { AnyBrokerEvent, EventToAppend } from '@broker/events';
 import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../database';
-import { EventRepository, type EventToAppend } from './event.repository';
+import { EventRepository } from './event.repository';
 
 const AGENT = randomUUID();
 

@@ -1,4 +1,4 @@
-import type { AnyBrokerEvent, EventType, RecordedEvent } from '@broker/domain';
+import type { EventFilter, EventPage, EventStore, EventToAppend, RecordedEvent } from '@broker/events';
 import type { DataSource, EntityManager } from 'typeorm';
 import { withWebhookDeliveries } from '../webhooks/webhook-payload';
 
@@ -15,32 +15,6 @@ interface EventRow {
   outcome: string;
   trace_id: string | null;
   details: unknown;
-}
-
-/** An event ready to insert: the event, its id and when it happened. */
-export interface EventToAppend {
-  readonly id: string;
-  readonly occurredAt: Date;
-  readonly event: AnyBrokerEvent;
-}
-
-/** What a page of the ledger is filtered by; every field optional. */
-export interface EventFilter {
-  /** Only this person's events (the end-user API always sets it to the caller). */
-  readonly principal?: string;
-  readonly agentId?: string;
-  readonly serviceId?: string;
-  readonly types?: readonly EventType[];
-  /** occurred_at >= from */
-  readonly from?: Date;
-  /** occurred_at < to */
-  readonly to?: Date;
-}
-
-/** A page, newest first; `next` is the cursor of the following (older) page, null at the end. */
-export interface EventPage {
-  readonly events: RecordedEvent[];
-  readonly next: string | null;
 }
 
 /** An agent's newest successful use of a service for one person. */
@@ -88,12 +62,13 @@ function toRecorded(row: EventRow): RecordedEvent {
 }
 
 /**
- * Issue 17: the activity ledger's table. `append` writes with the caller's transaction
+ * The activity ledger's table (the schema's home is here; the ledger itself, its catalogue
+ * and the query types are @broker/events'). `append` writes with the caller's transaction
  * manager when given, so a state change and its event commit or roll back together; the
  * hot path's batches append without one. Rows are never updated (a trigger refuses it);
  * `purgeBefore` deletes old ones in small batches (retention).
  */
-export class EventRepository {
+export class EventRepository implements EventStore {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Inserts the events (multi-row INSERTs), in `manager`'s transaction when given. */

@@ -1,6 +1,6 @@
 import { RegistryError, type Agent, type Clock, type RequirementType } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { WithinTransaction } from '../events/event-ledger';
+import type { WithinTransaction } from '../within-transaction';
 import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '../persistence-errors';
 import type { ClientCache, ClientRecord } from './client-cache';
 import type { RegistryChangeListener } from './registry-change-listener';

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { WithinTransaction } from '../events/event-ledger';
+import type { WithinTransaction } from '../within-transaction';
 import type { ClientCache } from './client-cache';
 import { AgentClientCredentialEntity } from './registry.entities';
 

@@ -1,6 +1,6 @@
 import type { DelegationSummary, Grant, GrantDelegation, GrantResourceDelegation } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { WithinTransaction } from '../events/event-ledger';
+import type { WithinTransaction } from '../within-transaction';
 import { committedExchangeChange } from './exchange-cache-registry';
 
 interface GrantRow {

@@ -1,6 +1,6 @@
 import { RegistryError, type PermissionSet, type RequirementType } from '@broker/domain';
 import { In, type DataSource, type EntityManager } from 'typeorm';
-import type { WithinTransaction } from '../events/event-ledger';
+import type { WithinTransaction } from '../within-transaction';
 import {
   constraintViolation,
   FOREIGN_KEY_VIOLATION,

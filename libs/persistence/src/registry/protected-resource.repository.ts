@@ -1,6 +1,6 @@
 import { RegistryError, type ProtectedResource } from '@broker/domain';
 import { In, type DataSource } from 'typeorm';
-import type { WithinTransaction } from '../events/event-ledger';
+import type { WithinTransaction } from '../within-transaction';
 import { constraintViolation, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { PermissionSetResourceScopeEntity, ProtectedResourceEntity } from './registry.entities';
 import type { RegistryChangeListener } from './registry-change-listener';

@@ -1,6 +1,6 @@
 import { RegistryError, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
 import { In, type DataSource, type EntityManager } from 'typeorm';
-import type { WithinTransaction } from '../events/event-ledger';
+import type { WithinTransaction } from '../within-transaction';
 import { constraintViolation, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { ServiceEntity, ServiceProtectedResourceEntity } from './registry.entities';
 import { committedExchangeChange } from './exchange-cache-registry';

@@ -1,6 +1,6 @@
 import type { Service } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { WithinTransaction } from '../events/event-ledger';
+import type { WithinTransaction } from '../within-transaction';
 import { ExclusiveLock } from '../pglite/exclusive-lock';
 import { active } from './grant.repository';
 import { committedExchangeChange } from './exchange-cache-registry';

@@ -1,6 +1,6 @@
 import type { SigningAlgorithm } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { WithinTransaction } from '../events/event-ledger';
+import type { WithinTransaction } from '../within-transaction';
 import { SigningKeyEntity } from './registry.entities';
 
 /** A stored signing key; the private key stays sealed. */

@@ -1,5 +1,5 @@
-import type { EventType } from '@broker/domain';
 import type { DataSource } from 'typeorm';
+import { type EventType } from '@broker/events';
 
 /** A webhook endpoint as admins see it (never its secret). */
 export interface WebhookRecord {

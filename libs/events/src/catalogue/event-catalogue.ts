@@ -1,13 +1,27 @@
 /**
- * Issue 17: the business events of the activity ledger, one typed definition per kind.
- * An event says who did what with whose delegation: identifiers, outcomes and small typed
- * details, never a token, assertion, code, secret, cookie, key or an approval argument's
- * value (argument names and a hash only). The compiler checks every recorded event against
- * its kind's `details` type (`BrokerEvent<K>`), and `EVENT_TYPES` lists every kind once.
+ * The catalogue of the activity ledger: every kind of business event and its typed `details`
+ * (README "Activity and events"). An event says who did what with whose delegation:
+ * identifiers, outcomes and small typed details, never a token, assertion, code, secret,
+ * cookie, key or an approval argument's value (argument names and a hash only). The compiler
+ * checks every recorded event against its kind's `details` type (`BrokerEvent<K>`), and the
+ * list of kinds is derived from `EVENT_KINDS`, which must name every kind of
+ * `EventDetailsByType` and no other: a kind missing on either side does not compile, and
+ * `npm run lint` type-checks this file alone (scripts/check-event-catalogue.mjs).
+ *
+ * This file imports nothing, so that check needs no program beyond it.
  */
 
 /** Who did it. */
 export type EventActorType = 'principal' | 'agent' | 'gateway' | 'admin' | 'broker';
+
+/** Every actor type once (the read sides' OpenAPI enum), derived like `EVENT_TYPES`. */
+export const EVENT_ACTOR_TYPES = Object.keys({
+  principal: true,
+  agent: true,
+  gateway: true,
+  admin: true,
+  broker: true,
+} as const satisfies Record<EventActorType, true>) as readonly EventActorType[];
 
 export interface EventActor {
   readonly type: EventActorType;
@@ -17,6 +31,12 @@ export interface EventActor {
 
 /** How it ended. */
 export type EventOutcome = 'success' | 'failure';
+
+/** Both outcomes (the read sides' OpenAPI enum). */
+export const EVENT_OUTCOMES = Object.keys({ success: true, failure: true } as const satisfies Record<
+  EventOutcome,
+  true
+>) as readonly EventOutcome[];
 
 /** The typed `details` of each event kind. */
 export interface EventDetailsByType {
@@ -92,49 +112,56 @@ export interface ApprovalEventDetails {
 
 export type EventType = keyof EventDetailsByType;
 
-/** Every kind, once (the README lists them; a test checks the two agree). */
-export const EVENT_TYPES: readonly EventType[] = [
-  'token.exchanged',
-  'impersonation.decided',
-  'grant.created',
-  'grant.replaced',
-  'grant.revoked',
-  'grant.expired',
-  'consent.denied',
-  'session.connected',
-  'session.refreshed',
-  'session.needs_reauthentication',
-  'session.disconnected',
-  'approval.requested',
-  'approval.approved',
-  'approval.denied',
-  'approval.consumed',
-  'approval.revoked',
-  'approval.expired',
-  'client_credentials.issued',
-  'client_credentials.rotated',
-  'client_credentials.revoked',
-  'signing_key.added',
-  'signing_key.promoted',
-  'signing_key.removed',
-  'agent.created',
-  'agent.changed',
-  'agent.deleted',
-  'service.created',
-  'service.changed',
-  'service.deleted',
-  'resource.created',
-  'resource.changed',
-  'resource.deleted',
-  'permission_set.created',
-  'permission_set.changed',
-  'permission_set.deleted',
-  'refresh_token.issued',
-  'refresh_token.rotated',
-  'refresh_token.reused',
-  'refresh_token.revoked',
-  'access_token.revoked',
-] as const satisfies readonly EventType[];
+/**
+ * Every kind once, in the order the README's table and the OpenAPI enum list them. `satisfies`
+ * makes this object and `EventDetailsByType` agree: a kind added to one and not the other is a
+ * compile error (a property missing, or an unknown one).
+ */
+const EVENT_KINDS = {
+  'token.exchanged': true,
+  'impersonation.decided': true,
+  'grant.created': true,
+  'grant.replaced': true,
+  'grant.revoked': true,
+  'grant.expired': true,
+  'consent.denied': true,
+  'session.connected': true,
+  'session.refreshed': true,
+  'session.needs_reauthentication': true,
+  'session.disconnected': true,
+  'approval.requested': true,
+  'approval.approved': true,
+  'approval.denied': true,
+  'approval.consumed': true,
+  'approval.revoked': true,
+  'approval.expired': true,
+  'client_credentials.issued': true,
+  'client_credentials.rotated': true,
+  'client_credentials.revoked': true,
+  'signing_key.added': true,
+  'signing_key.promoted': true,
+  'signing_key.removed': true,
+  'agent.created': true,
+  'agent.changed': true,
+  'agent.deleted': true,
+  'service.created': true,
+  'service.changed': true,
+  'service.deleted': true,
+  'resource.created': true,
+  'resource.changed': true,
+  'resource.deleted': true,
+  'permission_set.created': true,
+  'permission_set.changed': true,
+  'permission_set.deleted': true,
+  'refresh_token.issued': true,
+  'refresh_token.rotated': true,
+  'refresh_token.reused': true,
+  'refresh_token.revoked': true,
+  'access_token.revoked': true,
+} as const satisfies Record<EventType, true>;
+
+/** Every kind, once (the README lists them; a test checks the two agree), derived from `EVENT_KINDS`. */
+export const EVENT_TYPES = Object.keys(EVENT_KINDS) as readonly EventType[];
 
 /** One event of kind `K`, as it is recorded (`id` and `occurred_at` are given by the recorder). */
 export interface BrokerEvent<K extends EventType = EventType> {

@@ -1,17 +1,11 @@
 import type { BrokerConfig } from '@broker/config';
-import { CryptoRandom, SystemClock, type AnyBrokerEvent, type Clock, type Random } from '@broker/domain';
+import { CryptoRandom, SystemClock, type Clock, type Random } from '@broker/domain';
 import type { BrokerMetrics } from '@broker/telemetry';
 import type { Logger } from 'pino';
-import type { EntityManager } from 'typeorm';
-import type { EventRepository, EventToAppend } from './event.repository';
+import type { AnyBrokerEvent } from '../catalogue/event-catalogue';
+import type { EventStore, EventToAppend } from './event-store';
 
 export type EventSettings = Pick<BrokerConfig['events'], 'enabled' | 'queue'>;
-
-/**
- * Issue 17: work a repository runs inside its own write's transaction, with the write's
- * result and the transaction's manager: where a state change's event is `record`ed.
- */
-export type WithinTransaction<T> = (result: T, manager: EntityManager) => Promise<void>;
 
 /** PostgreSQL refused the data (class 22: data exception; 23: integrity), not the connection: retrying cannot help. */
 function refusedData(error: unknown): boolean {
@@ -33,7 +27,7 @@ function ofLane(entries: readonly Queued[], refusals: boolean): Queued[] {
 }
 
 /**
- * Issue 17 item 2: the activity ledger's writer, one per process (the `Database` holds it).
+ * The activity ledger's writer, one per process (the `Database` holds it).
  * State changes (grants, sessions, approvals, admin writes) `record` their event with the
  * caller's transaction manager, so a committed change always has its event and a rolled-back
  * one never does. The hot path (token exchange, impersonation) `enqueue`s: a bounded
@@ -67,7 +61,7 @@ export class EventLedger {
   private closed = false;
 
   constructor(
-    private readonly repository: EventRepository,
+    private readonly repository: EventStore,
     private readonly settings: EventSettings,
     private readonly logger: Logger,
   ) {}
@@ -89,13 +83,14 @@ export class EventLedger {
   }
 
   /**
-   * Appends a state change's event in the caller's transaction (`manager`): it commits or
-   * rolls back with the change. Without a transaction (PGlite's refresh lock), pass the
-   * manager the change was written with: the event is written right after it.
+   * Appends a state change's event in the caller's transaction (`transaction`, the manager a
+   * repository hands its `WithinTransaction` work): it commits or rolls back with the change.
+   * Without a transaction (PGlite's refresh lock), pass the manager the change was written
+   * with: the event is written right after it.
    */
-  async record(event: AnyBrokerEvent, manager: EntityManager): Promise<void> {
+  async record(event: AnyBrokerEvent, transaction: unknown): Promise<void> {
     if (!this.settings.enabled) return;
-    await this.repository.append([this.stamp(event)], manager);
+    await this.repository.append([this.stamp(event)], transaction);
   }
 
   /** The hot path: queues the event and returns at once (never throws, never waits for the database). */

@@ -1,16 +1,17 @@
 import type { ApprovalRecord } from '@broker/domain';
 import { describe, expect, it } from 'vitest';
-import { argumentsHash } from '../patterns/canonical-json';
 import { approvalEvent, approvalExpired } from './approval-events';
 
 const args = { to: 'someone@example.com', attachment: { path: '/secret/report.pdf' } };
+/** The stored hash of the arguments (approvals' `argumentsHash`); the builder copies it, never computes it. */
+const ARGUMENTS_SHA256 = 'a'.repeat(64);
 const record: ApprovalRecord = {
   id: 'a1',
   principal: 'alice@example.com',
   agentId: 'agent-1',
   toolName: 'send_email',
   arguments: args,
-  argumentsHash: argumentsHash(args),
+  argumentsHash: ARGUMENTS_SHA256,
   metadata: { note: 'metadata-value' },
   riskLevel: 'critical',
   agentSessionId: null,
@@ -27,7 +28,7 @@ const record: ApprovalRecord = {
   revokedAt: null,
 };
 
-describe('approval events (issue 17)', () => {
+describe('approval events', () => {
   it('name the arguments and hash their canonical JSON, never a value or the metadata', () => {
     const event = approvalEvent('approval.approved', record, { type: 'principal', id: 'alice@example.com' }, 'trace-1');
     expect(event).toEqual({
@@ -43,7 +44,7 @@ describe('approval events (issue 17)', () => {
         tool_name: 'send_email',
         risk_level: 'critical',
         argument_names: ['attachment', 'to'],
-        arguments_sha256: argumentsHash(args),
+        arguments_sha256: ARGUMENTS_SHA256,
         persistence: 'permanent',
       },
     });

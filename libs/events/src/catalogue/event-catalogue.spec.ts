@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EVENT_TYPES } from './broker-events';
+import { EVENT_TYPES } from './event-catalogue';
 
 /**
  * The kinds the README's "Event kinds" table documents, from its first column: `a.b`, and

@@ -1,4 +1,5 @@
-import type { AnyBrokerEvent, ApprovalEventDetails, ApprovalRecord, EventActor } from '@broker/domain';
+import type { ApprovalRecord } from '@broker/domain';
+import type { AnyBrokerEvent, ApprovalEventDetails, EventActor } from '../catalogue/event-catalogue';
 
 /** The approval kinds of the activity ledger. */
 export type ApprovalEventType =
@@ -10,7 +11,7 @@ export type ApprovalEventType =
   | 'approval.expired';
 
 /**
- * Issue 17: what an approval event says about the tool call: its name, risk, the argument
+ * What an approval event says about the tool call: its name, risk, the argument
  * names and the stored `arguments_hash` (SHA-256 hex of the canonical JSON of the arguments,
  * `argumentsHash`), never an argument's value.
  */
@@ -25,7 +26,7 @@ export function approvalEventDetails(record: ApprovalRecord): ApprovalEventDetai
 }
 
 /**
- * Issue 17: the ledger event of an approval change, for the approval's principal and agent.
+ * The ledger event of an approval change, for the approval's principal and agent.
  * `actor`: the gateway (requested, consumed), the principal (approved, denied, revoked) or
  * the broker (expired, with no trace id: it is the broker's own work).
  */

@@ -1,11 +1,12 @@
-import { CryptoRandom, type AnyBrokerEvent } from '@broker/domain';
+import { CryptoRandom } from '@broker/domain';
 import { createLogger } from '@broker/http';
+import { Database, EventRepository } from '@broker/persistence';
 import { BrokerMetrics } from '@broker/telemetry';
 import { FrozenClock, LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Database } from '../database';
+import type { AnyBrokerEvent } from '../catalogue/event-catalogue';
 import { EventLedger, type EventSettings } from './event-ledger';
-import { EventRepository, type EventToAppend } from './event.repository';
+import type { EventToAppend } from './event-store';
 
 /** A real repository whose writes can be held (a slow database) or fail once (an outage). */
 class HeldRepository extends EventRepository {
@@ -72,7 +73,7 @@ async function counter(metrics: BrokerMetrics, name: string): Promise<number> {
   return metric?.values[0]?.value ?? 0;
 }
 
-describe.each(testBackends())('EventLedger (issue 17 item 2) on $name', (backend) => {
+describe.each(testBackends())('EventLedger on $name', (backend) => {
   let database: Database;
   let repository: HeldRepository;
   let logs: LogCapture;
