@@ -1,7 +1,7 @@
 import { ApprovalsModule } from '@broker/approvals';
 import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
-import { CoreModule, type BrokerRuntime } from '@broker/bootstrap';
+import { backgroundJobProviders, CoreModule, type BrokerRuntime } from '@broker/bootstrap';
 import { HOT_ROUTES } from '@broker/http';
 import { AuthorizationCodePurge, OAuthServerModule } from '@broker/oauth-server';
 import { VaultModule } from '@broker/vault';
@@ -9,6 +9,7 @@ import { WebhooksModule } from '@broker/webhooks';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ActivityController } from './activity/activity.controller';
 import { ActivityService } from './activity/activity.service';
+import { END_USER_SERVER_JOBS } from './background-jobs';
 import { LastUsedController } from './activity/last-used.controller';
 import { ApprovalsGatewayController } from './approvals/approvals-gateway.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
@@ -71,6 +72,7 @@ export class UserApiModule {
           ConnectService,
           SessionsService,
         ],
+        ...backgroundJobProviders(END_USER_SERVER_JOBS),
         ...[TokenHotRoute, JwksHotRoute, RevocationHotRoute, IntrospectionHotRoute],
         {
           provide: HOT_ROUTES,

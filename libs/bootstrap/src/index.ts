@@ -1,5 +1,5 @@
 /**
- * What boots a broker process, above `http` and `persistence` (issue 14: http no longer
+ * What boots a broker process, above `http` and `persistence` (http no longer
  * opens the database): `startServers` opens the database once and starts every server on
  * one shared `BrokerRuntime`; `runMain` is the process entry point (config errors, exit
  * codes, signals); `CoreModule` gives each server the runtime's providers, the database,
@@ -16,3 +16,4 @@ export {
   type RunningServer,
 } from './start-servers';
 export type { BrokerRuntime } from './runtime';
+export { BACKGROUND_JOBS, backgroundJobProviders, JobRunner } from './jobs/job-runner';

@@ -43,4 +43,4 @@ export type {
   SyncSnapshot,
   SyncFilter,
 } from './approvals/approval.types';
-export { PeriodicTask } from './periodic-task';
+export { BackgroundJob, type HasBackgroundJob, type JobDefinition, type JobRun } from './background-job';

@@ -1,5 +1,5 @@
-import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import type { Clock } from '@broker/domain';
+import { Logger } from '@nestjs/common';
+import { BackgroundJob, type Clock, type HasBackgroundJob, type JobRun } from '@broker/domain';
 
 /** Rows per DELETE: short statements, so a table is never locked for long. */
 export const PURGE_BATCH = 1_000;
@@ -12,8 +12,6 @@ const EVERY_MS = 60 * 60_000;
 export interface RetentionTarget {
   /** How long rows are kept (milliseconds). */
   readonly retentionMs: number;
-  /** Whether this instance runs the job (one per process: the end-user server's). */
-  readonly runs: boolean;
   /** Deletes up to `batch` rows older than `cutoff`; how many went. */
   purgeBatch(cutoff: Date, batch: number): Promise<number>;
   /** What the log calls the rows, e.g. `old events`. */
@@ -25,16 +23,14 @@ export interface RetentionTarget {
 /**
  * A background purge of rows older than a retention: a minute after start and then every
  * hour, in batches of `PURGE_BATCH` with a short pause between them (never a long lock).
- * One per process: both servers build the modules and only the end-user server's instance
- * runs (a process running only the admin server does not purge; the end-user servers do).
- * Replicas purging at once only delete the same old rows twice over (the second finds none).
- * Stops at shutdown, after the batch in progress.
+ * The job runner starts it in the end-user server only (its `background-jobs.ts`), so one
+ * instance per process purges; replicas purging at once only delete the same old rows twice
+ * over (the second finds none). A failed run is logged by the runner and the next run
+ * retries; at shutdown the purge stops after the batch in progress.
  */
-export abstract class RetentionJob implements OnApplicationBootstrap, OnModuleDestroy {
+export abstract class RetentionJob implements HasBackgroundJob {
   private readonly logger: Logger;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
-  private closing = false;
+  readonly job: BackgroundJob<number>;
 
   protected constructor(
     private readonly target: RetentionTarget,
@@ -42,55 +38,27 @@ export abstract class RetentionJob implements OnApplicationBootstrap, OnModuleDe
     name: string,
   ) {
     this.logger = new Logger(name);
-  }
-
-  onApplicationBootstrap(): void {
-    if (this.target.runs) this.arm(FIRST_RUN_AFTER_MS);
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    this.closing = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running?.catch(() => undefined);
+    this.job = new BackgroundJob({
+      name,
+      firstRunAfterMs: FIRST_RUN_AFTER_MS,
+      intervalMs: EVERY_MS,
+      failure: `${target.topic}: purging ${target.what} failed; the next run retries`,
+      run: (job) => this.purge(job),
+    });
   }
 
   /** Purges now (after a purge in progress): every row older than now − retention. Returns how many went. */
-  async purgeNow(): Promise<number> {
-    await this.running?.catch(() => undefined);
-    const run = this.purge();
-    this.running = run;
-    try {
-      return await run;
-    } finally {
-      if (this.running === run) this.running = undefined;
-    }
+  purgeNow(): Promise<number> {
+    return this.job.runNow();
   }
 
-  private arm(delayMs: number): void {
-    if (this.closing) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.purgeNow()
-        .catch((error: unknown) => {
-          // The message only: a query error object carries the statement's parameters.
-          this.logger.warn(
-            { error: (error as Error).message },
-            `${this.target.topic}: purging ${this.target.what} failed; the next run retries`,
-          );
-        })
-        .finally(() => this.arm(EVERY_MS));
-    }, delayMs);
-    this.timer.unref();
-  }
-
-  private async purge(): Promise<number> {
+  private async purge(job: JobRun): Promise<number> {
     const cutoff = new Date(this.clock.nowMs() - this.target.retentionMs);
     let deleted = 0;
     for (;;) {
       const count = await this.target.purgeBatch(cutoff, PURGE_BATCH);
       deleted += count;
-      if (count < PURGE_BATCH || this.closing) break;
+      if (count < PURGE_BATCH || job.stopping) break;
       await new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_BATCHES_MS).unref());
     }
     if (deleted > 0)

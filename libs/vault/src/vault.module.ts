@@ -4,9 +4,9 @@ import { ProactiveRefreshSweeper } from './proactive-refresh/proactive-refresh.s
 import { ProviderTokenClient } from './provider-token-client';
 import { TokenVault } from './token-vault';
 
-/** Envelope encryption of secrets at rest, the third-party token vault, and its proactive refresh sweep (issue 16). */
+/** Envelope encryption of secrets at rest, the third-party token vault, and its proactive refresh sweep. */
 @Module({
   providers: [EnvelopeCipher, ProviderTokenClient, TokenVault, ProactiveRefreshSweeper],
-  exports: [EnvelopeCipher, ProviderTokenClient, TokenVault],
+  exports: [EnvelopeCipher, ProviderTokenClient, TokenVault, ProactiveRefreshSweeper],
 })
 export class VaultModule {}

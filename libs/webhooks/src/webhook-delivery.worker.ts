@@ -1,8 +1,8 @@
-import { BROKER_CONFIG, SERVER_KIND, type BrokerConfig, type ServerKind } from '@broker/config';
-import { Clock, PeriodicTask, Random } from '@broker/domain';
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { BackgroundJob, Clock, type HasBackgroundJob, Random } from '@broker/domain';
 import { networkList, OutboundHttp, OutboundHttpError } from '@broker/outbound';
 import { WebhookDeliveryRepository, type AttemptOutcome, type ClaimedDelivery } from '@broker/persistence';
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { nextAttemptAt } from './retry-schedule';
 import { WebhookSecrets } from './webhook-secrets';
 import { webhookHeaders } from './webhook-signature';
@@ -40,14 +40,14 @@ interface InFlight {
 }
 
 /**
- * Issue 17 item 5: delivers the webhook outbox. Claims are per webhook
+ * Delivers the webhook outbox. Claims are per webhook
  * (`WebhookDeliveryRepository.claimDue`, README "Webhooks"): at most
  * `events.webhooks.concurrency` attempts in flight in this process, at most
  * `events.webhooks.per_webhook_concurrency` per webhook across every process, the webhooks
  * with the fewest attempts in flight first. A claimed row is attempted at once (never queued
  * behind other rows), so its lease (`events.webhooks.timeout` + 30 s, from the claim) outlives
  * the attempt and no other worker or replica claims it meanwhile. A slot is refilled as soon
- * as its attempt ends, and every second (a setTimeout chain, unref'd; claims never overlap),
+ * as its attempt ends, and every second (a `BackgroundJob`: claims never overlap),
  * so one hung receiver holds its own slots only and every other delivery is claimed within a
  * poll interval.
  *
@@ -64,28 +64,24 @@ interface InFlight {
  * so a stop never waits for a receiver.
  *
  * One worker per process: both servers build `WebhooksModule`, and only the end-user
- * server's instance runs (as the proactive refresh sweep). Time is the injected `Clock`.
+ * server's job runner starts its instance (as the proactive refresh sweep). Time is the
+ * injected `Clock`.
  */
 @Injectable()
-export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
+export class WebhookDeliveryWorker implements HasBackgroundJob, OnModuleDestroy {
   private readonly logger = new Logger(WebhookDeliveryWorker.name);
   private readonly http: OutboundHttp;
   private readonly retryForMs: number;
   private readonly leaseMs: number;
   private readonly concurrency: number;
   private readonly perWebhook: number;
-  private readonly runs: boolean;
-  private readonly task = new PeriodicTask(() => this.claimAndStart(), POLL_INTERVAL_MS);
+  readonly job: BackgroundJob<number>;
   private readonly inFlight = new Map<string, InFlight>();
-  /** A claim is queued to refill a slot and has not started yet (refills coalesce). */
-  private refillQueued = false;
-  private started = false;
   /** Every attempt of this process added up. */
   readonly totals: DeliveryTotals = { attempts: 0, delivered: 0, retried: 0, failed: 0 };
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
-    @Inject(SERVER_KIND) server: ServerKind,
     private readonly deliveries: WebhookDeliveryRepository,
     private readonly secrets: WebhookSecrets,
     private readonly clock: Clock,
@@ -96,7 +92,13 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     this.leaseMs = webhooks.timeout + LEASE_MARGIN_MS;
     this.concurrency = webhooks.concurrency;
     this.perWebhook = webhooks.per_webhook_concurrency;
-    this.runs = enabled && server === 'enduser';
+    this.job = new BackgroundJob({
+      name: WebhookDeliveryWorker.name,
+      enabled,
+      intervalMs: POLL_INTERVAL_MS,
+      failure: 'webhooks: a delivery poll failed; the next poll retries',
+      run: () => this.claimAndStart(),
+    });
     this.http = new OutboundHttp({
       connectTimeoutMs: webhooks.timeout,
       totalTimeoutMs: webhooks.timeout,
@@ -108,15 +110,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     });
   }
 
-  onApplicationBootstrap(): void {
-    if (!this.runs) return;
-    this.started = true;
-    this.task.start();
-  }
-
-  /** True when this instance delivers on its timer (events enabled, the end-user server's). */
+  /** True when this instance delivers on its timer (events enabled, started by the end-user server's job runner). */
   get delivering(): boolean {
-    return this.started && !this.task.stopping;
+    return this.job.started;
   }
 
   /** Attempts in flight in this process now. */
@@ -125,11 +121,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   }
 
   /**
-   * No further claims; the attempts in flight are aborted and their claims released (due
-   * again at once for any worker, the attempt not counted). Resolves once all are released.
+   * No further claims (the job runner stops the job too); the attempts in flight are aborted
+   * and their claims released (due again at once for any worker, the attempt not counted).
+   * Resolves once all are released.
    */
   async onModuleDestroy(): Promise<void> {
-    await this.task.stop();
+    await this.job.stop();
     const running = [...this.inFlight.values()];
     for (const attempt of running) attempt.abort.abort();
     await Promise.all(running.map((attempt) => attempt.done));
@@ -143,7 +140,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   async deliverNow(): Promise<number> {
     let claimed = 0;
     for (;;) {
-      claimed += await this.task.runNow();
+      claimed += await this.job.runNow();
       if (this.inFlight.size === 0) return claimed;
       await Promise.race([...this.inFlight.values()].map((attempt) => attempt.done));
     }
@@ -151,9 +148,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
 
   /** Claims as many due deliveries as there are free slots and starts each at once; how many. */
   private async claimAndStart(): Promise<number> {
-    this.refillQueued = false;
     const free = this.concurrency - this.inFlight.size;
-    if (this.task.stopping || free <= 0) return 0;
+    if (this.job.stopping || free <= 0) return 0;
     const now = this.clock.now();
     let claimed: ClaimedDelivery[];
     try {
@@ -177,7 +173,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
 
   private start(delivery: ClaimedDelivery): void {
     const abort = new AbortController();
-    if (this.task.stopping) abort.abort();
+    if (this.job.stopping) abort.abort();
     const done = this.deliverOne(delivery, abort.signal).finally(() => {
       this.inFlight.delete(delivery.id);
       this.refill();
@@ -185,11 +181,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     this.inFlight.set(delivery.id, { abort, done });
   }
 
-  /** A freed slot is offered at once to what is due (one claim queued at a time). */
+  /** A freed slot is offered at once to what is due (one claim queued at a time: wake-ups coalesce). */
   private refill(): void {
-    if (this.refillQueued || this.task.stopping) return;
-    this.refillQueued = true;
-    void this.task.runNow();
+    this.job.wake();
   }
 
   private async deliverOne(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {

@@ -1,24 +1,22 @@
-import { SERVER_KIND, type ServerKind } from '@broker/config';
 import { Clock } from '@broker/domain';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { RetentionJob } from '../retention-job';
 import { TokenStateRepository } from './token-state.repository';
 
 /**
  * A revoked access token's row is needed only until the token expires (it fails
  * verification after that anyway); kept one more minute for clocks that differ, then
- * deleted as every `RetentionJob` does: hourly, in batches, only in the end-user server's
- * instance (README "Token lifecycle").
+ * deleted as every `RetentionJob` does: hourly, in batches, run by the end-user server
+ * (README "Token lifecycle").
  */
 const AFTER_EXPIRY_MS = 60_000;
 
 @Injectable()
 export class RevokedAccessTokenRetention extends RetentionJob {
-  constructor(@Inject(SERVER_KIND) server: ServerKind, tokens: TokenStateRepository, clock: Clock) {
+  constructor(tokens: TokenStateRepository, clock: Clock) {
     super(
       {
         retentionMs: AFTER_EXPIRY_MS,
-        runs: server === 'enduser',
         purgeBatch: (cutoff, batch) => tokens.purgeExpired(cutoff, batch),
         what: 'expired access token revocations',
         topic: 'token revocation retention',

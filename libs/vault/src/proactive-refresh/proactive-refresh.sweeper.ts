@@ -1,7 +1,7 @@
-import { BROKER_CONFIG, SERVER_KIND, type BrokerConfig, type ServerKind } from '@broker/config';
-import { Clock, PeriodicTask } from '@broker/domain';
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { BackgroundJob, Clock, type HasBackgroundJob } from '@broker/domain';
 import { SessionRepository, type ClaimedSession } from '@broker/persistence';
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TokenVault, TokenVaultError } from '../token-vault';
 import { ServiceBackoff, type BackoffChange } from './service-backoff';
 
@@ -30,9 +30,9 @@ function emptySummary(): SweepSummary {
 }
 
 /**
- * Issue 16 item 4: refreshes third-party access tokens before they expire, so the token
- * exchange does not pay the provider's round trip. Every `interval` (a setTimeout chain,
- * unref'd; sweeps never overlap) a sweep claims up to `batch_size` due sessions with a lease
+ * Refreshes third-party access tokens before they expire, so the token
+ * exchange does not pay the provider's round trip. Every `interval` (a `BackgroundJob`:
+ * sweeps never overlap) a sweep claims up to `batch_size` due sessions with a lease
  * (`SessionRepository.claimDueForRefresh`: `FOR UPDATE SKIP LOCKED`, so replicas and cluster
  * workers share the work; the same statement on PGlite) and refreshes them through
  * `TokenVault.refreshAhead`, at most `concurrency` at once: the exchange's single flight and
@@ -44,27 +44,24 @@ function emptySummary(): SweepSummary {
  * session keeps its lease (max(2 × interval, 60 s)), so no replica retries it sooner.
  *
  * One sweeper per process: both servers build `VaultModule`, and only the end-user
- * server's instance runs, because its `TokenVault` is the exchange's (one single flight).
- * A process running only the admin server does not sweep: the end-user servers, where
- * exchanges happen, do. At shutdown no new sweep starts, queued sessions are abandoned
- * (their lease lapses) and refreshes in flight finish before the database closes.
+ * server's job runner starts its instance, because its `TokenVault` is the exchange's (one
+ * single flight). A process running only the admin server does not sweep: the end-user
+ * servers, where exchanges happen, do. At shutdown no new sweep starts, queued sessions are
+ * abandoned (their lease lapses) and refreshes in flight finish before the database closes.
  */
 @Injectable()
-export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModuleDestroy {
+export class ProactiveRefreshSweeper implements HasBackgroundJob {
   // Nest's Logger (as TokenVault): structured fields first, then the message; it follows the process's current logger.
   private readonly logger = new Logger(ProactiveRefreshSweeper.name);
   private readonly settings: ProactiveSettings;
   private readonly leaseMs: number;
   private readonly backoff: ServiceBackoff;
-  private readonly runs: boolean;
-  private readonly task: PeriodicTask<SweepSummary>;
+  readonly job: BackgroundJob<SweepSummary>;
   /** Every sweep's counts added up since start (what this process's sweeps did; tests and diagnostics read it). */
   readonly totals: SweepSummary = emptySummary();
-  private started = false;
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
-    @Inject(SERVER_KIND) server: ServerKind,
     private readonly sessions: SessionRepository,
     private readonly vault: TokenVault,
     private readonly clock: Clock,
@@ -72,13 +69,17 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
     this.settings = config.token_refresh.proactive;
     this.leaseMs = Math.max(2 * this.settings.interval, MIN_LEASE_MS);
     this.backoff = new ServiceBackoff(this.settings.interval);
-    this.runs = this.settings.enabled && server === 'enduser';
-    this.task = new PeriodicTask(() => this.sweep(), this.settings.interval);
+    this.job = new BackgroundJob({
+      name: ProactiveRefreshSweeper.name,
+      enabled: this.settings.enabled,
+      intervalMs: this.settings.interval,
+      failure: 'proactive refresh: a sweep failed; the next sweep retries',
+      onStart: () => this.announceStart(),
+      run: () => this.sweep(),
+    });
   }
 
-  onApplicationBootstrap(): void {
-    if (!this.runs) return;
-    this.started = true;
+  private announceStart(): void {
     this.logger.log(
       {
         window_ms: this.settings.window,
@@ -88,31 +89,26 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
       },
       'proactive refresh: sweeping',
     );
-    this.task.start();
   }
 
-  /** True when this instance sweeps on its timer: enabled, and the end-user server's (one per process). */
+  /** True when this instance sweeps on its timer: enabled, and started by the end-user server's job runner. */
   get sweeping(): boolean {
-    return this.started && !this.task.stopping;
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.stop();
+    return this.job.started;
   }
 
   /** No further sweeps; waits for the refreshes in flight (queued ones are abandoned). */
   stop(): Promise<void> {
-    return this.task.stop();
+    return this.job.stop();
   }
 
   /** Sweeps now, after the sweep in progress if any (sweeps never overlap). Never rejects. */
   sweepNow(): Promise<SweepSummary> {
-    return this.task.runNow();
+    return this.job.runNow();
   }
 
   private async sweep(): Promise<SweepSummary> {
     const summary = emptySummary();
-    if (this.task.stopping) return summary;
+    if (this.job.stopping) return summary;
     const now = this.clock.now();
     let claimed: ClaimedSession[];
     try {
@@ -144,7 +140,7 @@ export class ProactiveRefreshSweeper implements OnApplicationBootstrap, OnModule
   }
 
   private async refreshOne(session: ClaimedSession, summary: SweepSummary): Promise<void> {
-    if (this.task.stopping || this.backoff.isBlocked(session.serviceId, this.clock.nowMs())) {
+    if (this.job.stopping || this.backoff.isBlocked(session.serviceId, this.clock.nowMs())) {
       summary.skipped += 1;
       return;
     }
