@@ -61,7 +61,7 @@ describe('console budget (initial JavaScript + CSS of the production build ≤ 1
     const entry = Object.keys(manifest).find((key) => manifest[key]?.isEntry === true) as string;
     const shared = closure(manifest, entry, new Set());
     const pages = Object.keys(manifest).filter(
-      (key) => manifest[key]?.isDynamicEntry === true && key.startsWith('src/pages/'),
+      (key) => manifest[key]?.isDynamicEntry === true && /^src\/[\w-]+\/\w+Page\.tsx$/.test(key),
     );
     // Every page is its own chunk: the consent, approvals and activity pages are not all loaded up front.
     expect(pages.length).toBeGreaterThanOrEqual(8);

@@ -1,6 +1,6 @@
 import { createBrowserRouter } from 'react-router';
 import { Layout } from './components/Layout';
-import { NotFound, WithValidId } from './components/ErrorView';
+import { NotFound, WithValidId } from './errors/ErrorView';
 
 /**
  * The console's pages, at the paths the broker's history fallback serves (README "Console"). Each page is its own
@@ -17,24 +17,27 @@ export const router = createBrowserRouter([
       </p>
     ),
     children: [
-      { path: '/agents', lazy: async () => ({ Component: (await import('./pages/AgentsPage')).AgentsPage }) },
+      { path: '/agents', lazy: async () => ({ Component: (await import('./agents/AgentsPage')).AgentsPage }) },
       {
         path: '/agents/:id',
-        lazy: async () => ({ Component: (await import('./pages/AgentConsentPage')).AgentConsentPage }),
+        lazy: async () => ({ Component: (await import('./consent/AgentConsentPage')).AgentConsentPage }),
       },
       {
         path: '/connections',
-        lazy: async () => ({ Component: (await import('./pages/ConnectionsPage')).ConnectionsPage }),
+        lazy: async () => ({ Component: (await import('./connections/ConnectionsPage')).ConnectionsPage }),
       },
-      { path: '/approvals', lazy: async () => ({ Component: (await import('./pages/ApprovalsPage')).ApprovalsPage }) },
+      {
+        path: '/approvals',
+        lazy: async () => ({ Component: (await import('./approvals/ApprovalsPage')).ApprovalsPage }),
+      },
       {
         path: '/approvals/remembered',
-        lazy: async () => ({ Component: (await import('./pages/RememberedPage')).RememberedPage }),
+        lazy: async () => ({ Component: (await import('./approvals/RememberedPage')).RememberedPage }),
       },
       {
         path: '/approvals/:id',
         lazy: async () => {
-          const { ApprovalDetailPage } = await import('./pages/ApprovalDetailPage');
+          const { ApprovalDetailPage } = await import('./approvals/ApprovalDetailPage');
           return {
             Component: () => (
               <WithValidId what="approval">
@@ -44,11 +47,11 @@ export const router = createBrowserRouter([
           };
         },
       },
-      { path: '/activity', lazy: async () => ({ Component: (await import('./pages/ActivityPage')).ActivityPage }) },
+      { path: '/activity', lazy: async () => ({ Component: (await import('./activity/ActivityPage')).ActivityPage }) },
       // Only when the broker refused an authorization request without a redirect: the server answers this page then.
       {
         path: '/oauth2/authorize',
-        lazy: async () => ({ Component: (await import('./pages/AuthorizeErrorPage')).AuthorizeErrorPage }),
+        lazy: async () => ({ Component: (await import('./errors/AuthorizeErrorPage')).AuthorizeErrorPage }),
       },
       { path: '*', element: <NotFound /> },
     ],

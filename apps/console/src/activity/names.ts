@@ -1,5 +1,4 @@
-import { useQueries, useQuery } from '@tanstack/react-query';
-import { ApiFailure, api, unwrap } from '../api/client';
+import { useAgentNames, useConnections, useDelegations } from '../api/queries';
 
 /** Names by id: the person's agents and the configured services (issue 17 item 3: rows show names, never ids). */
 export interface Names {
@@ -11,11 +10,8 @@ export interface Names {
 
 /** The person's agents (the agents page's list) and every configured service (the connections page's list). */
 export function useDirectory() {
-  const agents = useQuery({ queryKey: ['delegations'], queryFn: () => unwrap(api.GET('/api/consent/agents')) });
-  const services = useQuery({
-    queryKey: ['third-party-sessions'],
-    queryFn: () => unwrap(api.GET('/api/third-party/sessions')),
-  });
+  const agents = useDelegations();
+  const services = useConnections();
   return {
     agents: agents.data?.data.map((agent) => ({ id: agent.agent_id, name: agent.display_name })) ?? [],
     services: services.data?.data.map((item) => ({ id: item.service.id, name: item.service.display_name })) ?? [],
@@ -33,22 +29,7 @@ export function useDirectory() {
 export function useNames(directory: ReturnType<typeof useDirectory>, agentIds: readonly string[]): Names {
   const known = new Set(directory.agents.map((agent) => agent.id));
   const missing = [...new Set(agentIds)].filter((id) => !known.has(id));
-  const lookups = useQueries({
-    queries: missing.map((agentId) => ({
-      queryKey: ['activity-agent', agentId],
-      queryFn: async () => {
-        try {
-          return (await unwrap(api.GET('/api/consent/agents/{agentId}', { params: { path: { agentId } } }))).data.agent
-            .display_name;
-        } catch (error) {
-          if (error instanceof ApiFailure && error.status === 404) return null;
-          throw error;
-        }
-      },
-      staleTime: Infinity,
-      retry: false,
-    })),
-  });
+  const lookups = useAgentNames(missing);
   // Rebuilt each render: a few dozen entries at most.
   const agents = new Map(directory.agents.map((agent) => [agent.id, agent.name]));
   missing.forEach((id, index) => {

@@ -1,5 +1,5 @@
 import type { ReactNode, RefObject } from 'react';
-import { ErrorView } from './ErrorView';
+import { ErrorView } from '../errors/ErrorView';
 
 /**
  * A modal confirmation of a destructive action (native <dialog>: focus trapped, Escape

@@ -1,24 +1,10 @@
-import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, NavLink, Outlet, useLocation } from 'react-router';
-import { api, unwrap } from '../api/client';
+import { useMe } from '../api/queries';
 import { FocusContext } from './focus';
 import { hueOf, initialOf } from './hue';
-import { noteSignedIn } from './sign-in';
 import { safeUrl } from '../safe-url';
 import { PendingRequestBanner } from '../consent/PendingRequestBanner';
-
-/** The person (from /api/me): name and picture in the header. */
-export function useMe() {
-  return useQuery({
-    queryKey: ['me'],
-    queryFn: async () => {
-      const me = await unwrap(api.GET('/api/me'));
-      noteSignedIn();
-      return me;
-    },
-  });
-}
 
 function Person() {
   const me = useMe();

@@ -1,5 +1,5 @@
 import { useId, useState } from 'react';
-import { useMe } from '../components/Layout';
+import { useMe } from '../api/queries';
 
 /**
  * Whose decision this is: the account the broker received from the sign-in, with "Not you?". Behind an SSO proxy

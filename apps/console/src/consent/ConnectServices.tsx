@@ -1,7 +1,7 @@
 import { useEffect, useRef } from 'react';
 import { Logo } from '../components/AgentLogo';
 import { explainCallbackError } from '../connections/callback';
-import type { ConsentService } from './consent-queries';
+import type { ConsentService } from './types';
 import { connectServiceUrl } from './navigation';
 
 /** A Connect started from the consent page that came back failed: the service and the callback's code (null: one the console does not know). */

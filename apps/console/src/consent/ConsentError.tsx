@@ -1,6 +1,6 @@
 import { Link } from 'react-router';
 import { ApiFailure } from '../api/client';
-import { ErrorView } from '../components/ErrorView';
+import { ErrorView } from '../errors/ErrorView';
 
 /** The consent page's own failures in words; anything else is the console's one error view. */
 function explain(error: unknown, withRequest: boolean): { title: string; detail: string } | null {

@@ -1,7 +1,7 @@
 import { forwardRef } from 'react';
 import { Link } from 'react-router';
 import { formatDate } from '../format';
-import type { ConsentResource, ConsentService, Grant, PermissionSet } from './consent-queries';
+import type { ConsentResource, ConsentService, Grant, PermissionSet } from './types';
 
 /** After Allow without an authorization request: what was granted, until when. */
 export const GrantConfirmation = forwardRef<

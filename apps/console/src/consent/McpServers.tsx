@@ -1,5 +1,5 @@
 import { Logo } from '../components/AgentLogo';
-import type { ConsentResource, PermissionSet } from './consent-queries';
+import type { ConsentResource, PermissionSet } from './types';
 import { ScopeList } from './PermissionSetList';
 
 /** Per MCP server, the union of its scopes over the chosen sets. */

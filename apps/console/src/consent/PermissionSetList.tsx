@@ -1,5 +1,5 @@
 import { Logo } from '../components/AgentLogo';
-import type { ConsentResource, ConsentService, PermissionSet } from './consent-queries';
+import type { ConsentResource, ConsentService, PermissionSet } from './types';
 
 /** Mandatory (and require-all-scopes) sets are fixed on; optional ones are the person's choice. */
 export function isRequired(set: PermissionSet): boolean {

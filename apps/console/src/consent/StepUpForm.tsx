@@ -1,7 +1,8 @@
 import { useMemo, useState, type FormEvent } from 'react';
 import { formatDate } from '../format';
 import { ConsentError } from './ConsentError';
-import { useAllow, useDeny, type AgentDetail, type ConsentResource, type Grant } from './consent-queries';
+import { useAllow, useDeny } from '../api/queries';
+import type { AgentDetail, ConsentResource, Grant } from './types';
 import { McpServers, resourceScopes } from './McpServers';
 import { leaveFor } from './navigation';
 import { useSelection } from './selection';

@@ -1,4 +1,4 @@
-import type { AgentDetail, ConsentResource, PermissionSet } from './consent-queries';
+import type { AgentDetail, ConsentResource, PermissionSet } from './types';
 
 /**
  * Incremental consent: the MCP servers the pending authorization request asks a token for that

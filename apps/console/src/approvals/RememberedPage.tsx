@@ -1,11 +1,10 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { toolTitle } from '../approvals/request-context';
-import { ArgumentsView, PatternView, RiskBadge, agentName, type Approval } from '../approvals/values';
+import { useRememberedApprovals, useRevokeApproval } from '../api/queries';
+import { toolTitle } from './request-context';
+import { ArgumentsView, PatternView, RiskBadge, agentName, type Approval } from './values';
 import { ConfirmDialog } from '../components/ConfirmDialog';
-import { ErrorView, Loading } from '../components/ErrorView';
+import { ErrorView, Loading } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
 import { ReconnectBanner } from '../components/ReconnectBanner';
 import { formatDate } from '../format';
@@ -13,10 +12,7 @@ import { formatDate } from '../format';
 /** `/approvals/remembered`: the person's standing permanent approvals and denials, with revoke. */
 export function RememberedPage() {
   usePageTitle('Remembered decisions');
-  const remembered = useQuery({
-    queryKey: ['approvals', 'permanent'],
-    queryFn: () => unwrap(api.GET('/api/approvals/permanent')),
-  });
+  const remembered = useRememberedApprovals();
   const [notice, setNotice] = useState<string | null>(null);
   const heading = useRef<HTMLHeadingElement>(null);
   // After a revocation the revoked card is gone: focus goes to the page's heading, just above the confirmation.
@@ -103,19 +99,16 @@ function RememberedList({ items, onRevoked }: { items: readonly Approval[]; onRe
 function RevokeDecision({ approval, onRevoked }: { approval: Approval; onRevoked: (text: string) => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [failure, setFailure] = useState<unknown>(null);
-  const queries = useQueryClient();
   const allowed = approval.status === 'approved';
-  const revoke = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/approvals/{id}/revoke', { params: { path: { id: approval.id } } })),
+  const revoke = useRevokeApproval(approval.id, {
     onMutate: () => setFailure(null),
-    onSuccess: async () => {
+    onSuccess: () => {
       dialog.current?.close();
       onRevoked(
         allowed
           ? `Revoked: ${agentName(approval)} can no longer run ${toolTitle(approval)} without asking; its next call waits for your decision.`
           : `Revoked: ${agentName(approval)} can ask you again to run ${toolTitle(approval)}.`,
       );
-      await queries.invalidateQueries({ queryKey: ['approvals'] });
     },
     onError: setFailure,
   });

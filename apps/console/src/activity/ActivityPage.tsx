@@ -1,30 +1,18 @@
-import { keepPreviousData, useInfiniteQuery } from '@tanstack/react-query';
 import { useId, useMemo, useState } from 'react';
 import { useSearchParams } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { EventRow } from '../activity/EventRow';
-import { NO_FILTERS, filtersFromSearch, filtersToSearch, type FilterState } from '../activity/filter-state';
-import { Filters } from '../activity/Filters';
-import type { ActivityEvent } from '../activity/kinds';
-import { useDirectory, useNames, type Names } from '../activity/names';
-import { dateRange, dayHeading, localDay, presetRange, type TimeRange } from '../activity/time';
-import { ErrorView, Loading } from '../components/ErrorView';
+import { useActivity, type ActivityQuery } from '../api/queries';
+import { EventRow } from './EventRow';
+import { NO_FILTERS, filtersFromSearch, filtersToSearch, type FilterState } from './filter-state';
+import { Filters } from './Filters';
+import type { ActivityEvent } from './kinds';
+import { useDirectory, useNames, type Names } from './names';
+import { dateRange, dayHeading, localDay, presetRange, type TimeRange } from './time';
+import { ErrorView, Loading } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
 import { ReconnectBanner } from '../components/ReconnectBanner';
 
-/** Events per page of the list (the API allows 1-100). */
-const PAGE_SIZE = 25;
-
-/** The query's filters; a preset range is computed when picked (not on every render), so "Load more" continues the same list. */
-interface Query {
-  readonly agent_id?: string;
-  readonly service_id?: string;
-  readonly type?: string[];
-  readonly from?: string;
-  readonly to?: string;
-}
-
-function toQuery(filters: FilterState, range: TimeRange): Query {
+/** The query of the filters; a preset range is computed when picked (not on every render), so "Load more" continues the same list. */
+function toQuery(filters: FilterState, range: TimeRange): ActivityQuery {
   return {
     ...(filters.agent === '' ? {} : { agent_id: filters.agent }),
     ...(filters.service === '' ? {} : { service_id: filters.service }),
@@ -55,19 +43,7 @@ export function ActivityPage() {
   const query = toQuery(filters, filters.range === 'custom' ? (custom ?? {}) : preset);
   const directory = useDirectory();
 
-  const activity = useInfiniteQuery({
-    queryKey: ['activity', query],
-    queryFn: ({ pageParam }) =>
-      unwrap(
-        api.GET('/api/activity', {
-          params: { query: { ...query, limit: PAGE_SIZE, ...(pageParam === null ? {} : { cursor: pageParam }) } },
-        }),
-      ),
-    initialPageParam: null as string | null,
-    getNextPageParam: (page) => page.next_cursor,
-    enabled: !invalidDates,
-    placeholderData: keepPreviousData,
-  });
+  const activity = useActivity(query, !invalidDates);
   const events = activity.data?.pages.flatMap((page) => page.data) ?? [];
   const names = useNames(
     directory,

@@ -1,4 +1,4 @@
-import { isLoopback } from './sign-in';
+import { isLoopback } from '../components/sign-in';
 
 /**
  * A request that reached the broker without the person's identity: no header from the sign-in proxy, no session

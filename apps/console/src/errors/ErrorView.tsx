@@ -2,8 +2,8 @@ import type { ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 import { ApiFailure } from '../api/client';
 import { NoIdentity } from './NoIdentity';
-import { usePageTitle } from './page-title';
-import { hasSignedIn } from './sign-in';
+import { usePageTitle } from '../components/page-title';
+import { hasSignedIn } from '../components/sign-in';
 
 /** What a failure means for the person, in words (issue 15: one error view for 401, 403, 404, network). */
 function explain(error: unknown): { title: string; detail: string } {

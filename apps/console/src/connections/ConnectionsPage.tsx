@@ -1,26 +1,18 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { useSearchParams } from 'react-router';
-import { ApiFailure, api, unwrap } from '../api/client';
+import { ApiFailure } from '../api/client';
+import { useAffectedAgents, useConnections, useDisconnect, useRefreshConnection } from '../api/queries';
 import type { components } from '../api/user-api';
 import { Logo } from '../components/AgentLogo';
 import { ConfirmDialog } from '../components/ConfirmDialog';
-import { ErrorView, Loading } from '../components/ErrorView';
+import { ErrorView, Loading } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
-import {
-  CALLBACK_PARAMS,
-  connectUrl,
-  explainCallbackError,
-  readCallback,
-  type CallbackResult,
-} from '../connections/callback';
+import { CALLBACK_PARAMS, connectUrl, explainCallbackError, readCallback, type CallbackResult } from './callback';
 import { formatDate } from '../format';
 
 type Item = components['schemas']['SessionListItem'];
 type Session = components['schemas']['SessionView'];
 type AgentRef = components['schemas']['AgentRef'];
-
-const SESSIONS = ['third-party-sessions'] as const;
 
 /** `/connections`: every configured service, its connection, Connect / Refresh / Disconnect (issue 15 item 3). */
 export function ConnectionsPage() {
@@ -29,7 +21,7 @@ export function ConnectionsPage() {
   // Read once: the address bar loses these parameters right after (below), the message stays.
   const [callback] = useState<CallbackResult | null>(() => readCallback(params));
   const [notice, setNotice] = useState<string | null>(null);
-  const sessions = useQuery({ queryKey: SESSIONS, queryFn: () => unwrap(api.GET('/api/third-party/sessions')) });
+  const sessions = useConnections();
 
   useEffect(() => {
     if (!CALLBACK_PARAMS.some((name) => params.has(name))) return;
@@ -103,20 +95,15 @@ function StateBadge({ session }: { session: Session | null }) {
 
 function ServiceCard({ item, onNotice }: { item: Item; onNotice: (text: string) => void }) {
   const { service, session } = item;
-  const queries = useQueryClient();
   const [refreshed, setRefreshed] = useState<string | null>(null);
-  const refresh = useMutation({
-    mutationFn: () =>
-      unwrap(api.POST('/api/third-party/{serviceId}/session/refresh', { params: { path: { serviceId: service.id } } })),
+  const refresh = useRefreshConnection(service.id, {
     onMutate: () => setRefreshed(null),
-    onSuccess: async ({ data }) => {
+    onSuccess: (data) =>
       setRefreshed(
         data.access_token_expires_at === null
           ? 'Refreshed. The provider gave the new access token no expiry.'
           : `Refreshed. The access token now expires ${formatDate(data.access_token_expires_at)}.`,
-      );
-      await queries.invalidateQueries({ queryKey: SESSIONS });
-    },
+      ),
   });
   const reconnect = session === null || session.needs_reauthentication;
   return (
@@ -212,31 +199,14 @@ function DisconnectButton({
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [open, setOpen] = useState(false);
-  const queries = useQueryClient();
-  const affected = useQuery({
-    queryKey: ['third-party-affected', service.id],
-    queryFn: () =>
-      unwrap(
-        api.GET('/api/third-party/{serviceId}/session/affected-agents', {
-          params: { path: { serviceId: service.id } },
-        }),
-      ),
-    enabled: open,
-    staleTime: 0,
-  });
-  const disconnect = useMutation({
-    mutationFn: () =>
-      unwrap(api.DELETE('/api/third-party/{serviceId}/session', { params: { path: { serviceId: service.id } } })),
-    onSuccess: async ({ data }) => {
+  const affected = useAffectedAgents(service.id, open);
+  const disconnect = useDisconnect(service.id, {
+    onSuccess: (data) => {
       dialog.current?.close();
       const count = data.affected_agents.length;
       onDisconnected(
         `${service.display_name} is disconnected.${count === 0 ? '' : ` ${count} agent${count === 1 ? '' : 's'} lost access to it.`}`,
       );
-      await Promise.all([
-        queries.invalidateQueries({ queryKey: SESSIONS }),
-        queries.invalidateQueries({ queryKey: ['delegations'] }),
-      ]);
     },
   });
   const show = () => {

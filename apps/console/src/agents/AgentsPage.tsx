@@ -1,15 +1,13 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
-import { api, unwrap } from '../api/client';
+import { useConnections, useCurrentGrant, useDelegations, useLastUsed, useRevokeDelegation } from '../api/queries';
 import type { components } from '../api/user-api';
 import { Logo } from '../components/AgentLogo';
 import { ConfirmDialog } from '../components/ConfirmDialog';
-import { ErrorView, Loading } from '../components/ErrorView';
+import { ErrorView, Loading } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
 import { ReconnectBanner } from '../components/ReconnectBanner';
 import { relativeTime } from '../activity/time';
-import { useCurrentGrant } from '../consent/consent-queries';
 import { formatDate } from '../format';
 
 type Delegation = components['schemas']['DelegationSummaryResponse'];
@@ -20,7 +18,7 @@ type LastUsed = components['schemas']['LastUsedView'];
 /** `/agents`: the agents the person has delegated to, with revoke (issue 15 item 3). */
 export function AgentsPage() {
   usePageTitle('Agents');
-  const agents = useQuery({ queryKey: ['delegations'], queryFn: () => unwrap(api.GET('/api/consent/agents')) });
+  const agents = useDelegations();
   const [notice, setNotice] = useState<string | null>(null);
   const heading = useRef<HTMLHeadingElement>(null);
   // After a revocation the agent's card is gone: focus goes to the page's heading, just above the confirmation.
@@ -57,11 +55,8 @@ export function AgentsPage() {
 
 function DelegationList({ items, onRevoked }: { items: readonly Delegation[]; onRevoked: (text: string) => void }) {
   // Issue 17 item 3: when each agent last used each service, and the services' names.
-  const lastUsed = useQuery({ queryKey: ['last-used'], queryFn: () => unwrap(api.GET('/api/activity/last-used')) });
-  const services = useQuery({
-    queryKey: ['third-party-sessions'],
-    queryFn: () => unwrap(api.GET('/api/third-party/sessions')),
-  });
+  const lastUsed = useLastUsed();
+  const services = useConnections();
   const serviceNames = new Map(services.data?.data.map((item) => [item.service.id, item.service.display_name]));
   if (items.length === 0)
     return (
@@ -206,16 +201,13 @@ function RevokeButton({
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [failure, setFailure] = useState<unknown>(null);
-  const queries = useQueryClient();
-  const revoke = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/consent/agents/{agentId}/grants', { params: { path: { agentId } } })),
+  const revoke = useRevokeDelegation(agentId, {
     onMutate: () => setFailure(null),
-    onSuccess: async () => {
+    onSuccess: () => {
       dialog.current?.close();
       onRevoked(
         `Revoked access for ${name}: it can no longer act for you with any service you granted${liveSessions > 0 ? `, and its ${liveSessions === 1 ? 'active sign-in has' : `${liveSessions} active sign-ins have`} ended` : ''}. Your connected accounts stay connected.`,
       );
-      await queries.invalidateQueries({ queryKey: ['delegations'] });
     },
     onError: setFailure,
   });

@@ -1,23 +1,23 @@
-import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useParams } from 'react-router';
-import { ApiFailure, api, unwrap } from '../api/client';
+import { ApiFailure } from '../api/client';
+import { useAgentDetail, useCurrentGrant, useDelegations } from '../api/queries';
 import { Logo } from '../components/AgentLogo';
-import { ErrorView, InvalidLink, isUuid, Loading } from '../components/ErrorView';
+import { ErrorView, InvalidLink, isUuid, Loading } from '../errors/ErrorView';
 import { useFocusedPage } from '../components/focus';
 import { usePageTitle } from '../components/page-title';
-import { AccountNote } from '../consent/AccountNote';
+import { AccountNote } from './AccountNote';
 import { formatDate } from '../format';
-import { AgentAbout, CimdIdentity } from '../consent/AgentIdentity';
-import { AnsweredRequest } from '../consent/AnsweredRequest';
-import { ConsentError } from '../consent/ConsentError';
-import { ConsentForm } from '../consent/ConsentForm';
-import { pendingResources } from '../consent/step-up';
-import { namesInWords, StepUpForm } from '../consent/StepUpForm';
-import { useAgentDetail, useCurrentGrant, type Grant } from '../consent/consent-queries';
-import { useConsentParams } from '../consent/consent-params';
-import { returnHost } from '../consent/navigation';
-import { forgetRequest, rememberRequest } from '../consent/pending-request';
+import { AgentAbout, CimdIdentity } from './AgentIdentity';
+import { AnsweredRequest } from './AnsweredRequest';
+import { ConsentError } from './ConsentError';
+import { ConsentForm } from './ConsentForm';
+import { pendingResources } from './step-up';
+import { namesInWords, StepUpForm } from './StepUpForm';
+import { useConsentParams } from './consent-params';
+import { returnHost } from './navigation';
+import { forgetRequest, rememberRequest } from './pending-request';
+import type { Grant } from './types';
 
 /** `/agents/:id` (with or without `?session_token=`): who the agent is and what the person allows it (issue 15 item 3). */
 export function AgentConsentPage() {
@@ -38,7 +38,7 @@ function AgentConsent({ agentId }: { agentId: string }) {
   const [grantAtLoad, setGrantAtLoad] = useState<Grant | null | undefined>(undefined);
   if (grantAtLoad === undefined && grant.data !== undefined) setGrantAtLoad(grant.data);
   // The agents list says how many sign-ins of this agent are live (never a token).
-  const delegations = useQuery({ queryKey: ['delegations'], queryFn: () => unwrap(api.GET('/api/consent/agents')) });
+  const delegations = useDelegations();
   const liveSessions = delegations.data?.data.find((item) => item.agent_id === agentId)?.live_sessions;
   // The request is kept for the tab while it waits for an answer (pending-request.ts), and
   // forgotten once it is answered, expired or not this person's.

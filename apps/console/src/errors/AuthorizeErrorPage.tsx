@@ -1,5 +1,5 @@
 import { Link } from 'react-router';
-import { NoIdentity } from '../components/NoIdentity';
+import { NoIdentity } from './NoIdentity';
 import { usePageTitle } from '../components/page-title';
 
 interface Explained {

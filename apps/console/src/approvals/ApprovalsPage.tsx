@@ -1,25 +1,16 @@
-import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { requestContext, reviewOrder } from '../approvals/request-context';
-import { ArgumentsView, RiskBadge, agentName, type Approval } from '../approvals/values';
-import { ErrorView, Loading } from '../components/ErrorView';
+import { usePendingApprovals } from '../api/queries';
+import { requestContext, reviewOrder } from './request-context';
+import { ArgumentsView, RiskBadge, agentName, type Approval } from './values';
+import { ErrorView, Loading } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
 import { ReconnectBanner } from '../components/ReconnectBanner';
 import { formatDate } from '../format';
 
-/** How often the pending list asks again, so a new request shows up by itself (issue 15 item 3). */
-const POLL_MS = 3_000;
-
 /** `/approvals`: the person's pending tool approvals, newest first, refreshing by itself. */
 export function ApprovalsPage() {
   usePageTitle('Approvals');
-  const pending = useQuery({
-    queryKey: ['approvals', 'pending'],
-    queryFn: () => unwrap(api.GET('/api/approvals/pending')),
-    refetchInterval: POLL_MS,
-    staleTime: 0,
-  });
+  const pending = usePendingApprovals();
   return (
     <>
       <div className="page-header">
