@@ -1,3 +1,5 @@
+import { ExpirySweeper } from '@broker/approvals';
+import { AuthorizationCodePurge } from '@broker/oauth-server';
 import { EventRetention, RefreshTokenRetention, RevokedAccessTokenRetention } from '@broker/persistence';
 import { ProactiveRefreshSweeper } from '@broker/vault';
 import { WebhookDeliveryRetention, WebhookDeliveryWorker } from '@broker/webhooks';
@@ -16,6 +18,8 @@ import { WebhookDeliveryRetention, WebhookDeliveryWorker } from '@broker/webhook
  * | `RevokedAccessTokenRetention` | deletes revocations of expired access tokens | 1 min after start, then hourly |
  * | `RefreshTokenRetention` | deletes refresh token families past their absolute expiry | 1 min after start, then hourly |
  * | `WebhookDeliveryRetention` | deletes finished deliveries older than `events.webhooks.delivery_retention` | 1 min after start, then hourly |
+ * | `AuthorizationCodePurge` | deletes authorization codes that expired unredeemed | 10 s after start, then every 5 min |
+ * | `ExpirySweeper` | expires pending approval requests and one-time denials when their time is up (a change gateways hear) | at start, then at the next expiry (re-read after every change) |
  * | `ProactiveRefreshSweeper` | refreshes third-party access tokens before they expire (`token_refresh.proactive`, when enabled) | every `token_refresh.proactive.interval` |
  * | `WebhookDeliveryWorker` | delivers the webhook outbox (when `events.enabled`) | every second, and as soon as an attempt ends |
  */
@@ -24,6 +28,8 @@ export const END_USER_SERVER_JOBS = [
   RevokedAccessTokenRetention,
   RefreshTokenRetention,
   WebhookDeliveryRetention,
+  AuthorizationCodePurge,
+  ExpirySweeper,
   ProactiveRefreshSweeper,
   WebhookDeliveryWorker,
 ] as const;

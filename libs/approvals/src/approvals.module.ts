@@ -10,7 +10,7 @@ import { ExpirySweeper } from './sync/expiry-sweeper';
 import { LongPollHub } from './sync/long-poll-hub';
 
 /**
- * Tool approvals (SPEC.md "Tool approval", issue 9): the gateway side (create, consume,
+ * Tool approvals (docs/approvals.md): the gateway side (create, consume,
  * long-poll sync) and the user side (list, decide, preview, revoke). The gateway's JWTs are
  * verified by `GatewayCredentials` of `@broker/oauth-server`, the very instance the token
  * exchange uses (one key set and verified-token cache).
@@ -26,6 +26,14 @@ import { LongPollHub } from './sync/long-poll-hub';
     ApprovalDecisions,
     ApprovalSync,
   ],
-  exports: [ApprovalGatewayAuth, ApprovalPages, ApprovalRequests, ApprovalDecisions, ApprovalSync, LongPollHub],
+  exports: [
+    ApprovalGatewayAuth,
+    ApprovalPages,
+    ApprovalRequests,
+    ApprovalDecisions,
+    ApprovalSync,
+    LongPollHub,
+    ExpirySweeper,
+  ],
 })
 export class ApprovalsModule {}

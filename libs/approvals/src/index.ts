@@ -20,6 +20,7 @@ export {
   MAX_LONG_POLL_SECONDS,
 } from './sync/approval-sync.service';
 export { LongPollHub, type WaitOutcome } from './sync/long-poll-hub';
+export { ExpirySweeper } from './sync/expiry-sweeper';
 export { ApprovalGatewayAuth, type GatewayHeaders, type GatewayIdentity } from './gateway/approval-gateway-auth';
 export { shownStatus, type ShownStatus } from './approval-rules';
 export {

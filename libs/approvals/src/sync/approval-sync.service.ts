@@ -6,12 +6,12 @@ import { PinoLogger } from 'nestjs-pino';
 import { ExpirySweeper } from './expiry-sweeper';
 import { LongPollHub } from './long-poll-hub';
 
-/** SPEC.md Limits: `X-Long-Poll-Timeout` is an integer from 1 to 120 (seconds). */
+/** `X-Long-Poll-Timeout` is an integer from 1 to 120 (seconds). */
 export const MIN_LONG_POLL_SECONDS = 1;
 export const MAX_LONG_POLL_SECONDS = 120;
 const MAX_AGENT_SESSION_IDS = 100;
 
-/** A gateway's sync request (API.md "Sync"), its client assertion already verified and authorized (`ApprovalGatewayAuth.forSync`). */
+/** A gateway's sync request (docs/approvals.md), its client assertion already verified and authorized (`ApprovalGatewayAuth.forSync`). */
 export interface SyncRequest {
   /** undefined: every principal. */
   readonly principal: string | undefined;
@@ -36,7 +36,7 @@ export type SyncAnswer =
   | { readonly kind: 'not_modified'; readonly version: number; readonly closing: boolean }
   | { readonly kind: 'aborted' };
 
-/** The sync ETag of a version: `"v<N>"` (API.md). */
+/** The sync ETag of a version: `"v<N>"`. */
 export function etagOf(version: number): string {
   return `"v${version}"`;
 }
@@ -77,7 +77,7 @@ function pairsOf(approvals: readonly SyncedApproval[]): ApprovalPair[] {
 }
 
 /**
- * Gateways' long-poll sync (API.md "Sync"). The version is the database counter the
+ * Gateways' long-poll sync (docs/approvals.md). The version is the database counter the
  * approvals triggers bump with every change; `If-None-Match` equal to it holds the request
  * in the `LongPollHub` until a change is announced (this process's LISTEN connection, or
  * PGlite's listen()) or `X-Long-Poll-Timeout` passes (304). Woken waiters with the same
@@ -124,12 +124,10 @@ export class ApprovalSync implements OnModuleInit, OnModuleDestroy {
         this.hub.feedLost();
       },
     });
-    await this.sweeper.start();
   }
 
   async onModuleDestroy(): Promise<void> {
     this.hub.shutdown();
-    this.sweeper.stop();
     await this.feed.stop();
   }
 

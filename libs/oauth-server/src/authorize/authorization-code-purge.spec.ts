@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { JobRunner } from '@broker/bootstrap';
 import { createLogger } from '@broker/http';
 import { AuthorizationCodeRepository, Database } from '@broker/persistence';
 import { FrozenClock, LogCapture, testBackends, testConfig } from '@broker/testing';
@@ -117,8 +118,9 @@ describe('AuthorizationCodePurge schedule', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const purgeExpired = vi.fn<AuthorizationCodeRepository['purgeExpired']>().mockResolvedValue(0);
     const purge = new AuthorizationCodePurge(stubCodes(purgeExpired), clock, logger);
-    purge.onModuleInit();
-    const timer = (purge as unknown as { timer: NodeJS.Timeout }).timer;
+    const runner = new JobRunner([purge], logger);
+    await runner.onApplicationBootstrap();
+    const timer = (purge.job as unknown as { timer: NodeJS.Timeout }).timer;
     expect(timer.hasRef()).toBe(false);
 
     await vi.advanceTimersByTimeAsync(firstRunDelayMs - 1);
@@ -128,7 +130,7 @@ describe('AuthorizationCodePurge schedule', () => {
     await vi.advanceTimersByTimeAsync(intervalMs);
     expect(purgeExpired).toHaveBeenCalledTimes(2);
 
-    await purge.onModuleDestroy();
+    await runner.onModuleDestroy();
     await vi.advanceTimersByTimeAsync(10 * intervalMs);
     expect(purgeExpired).toHaveBeenCalledTimes(2);
   });
@@ -144,7 +146,8 @@ describe('AuthorizationCodePurge schedule', () => {
       .mockResolvedValue(7);
     const purge = new AuthorizationCodePurge(stubCodes(purgeExpired), clock, logger);
     const mark = logs.lines.length;
-    purge.start();
+    const runner = new JobRunner([purge], logger);
+    await runner.onApplicationBootstrap();
 
     await vi.advanceTimersByTimeAsync(firstRunDelayMs);
     expect(purgeExpired).toHaveBeenCalledTimes(1);
@@ -160,7 +163,7 @@ describe('AuthorizationCodePurge schedule', () => {
     expect(recordsSince(mark).find((record) => record.msg === 'expired authorization codes purged')).toMatchObject({
       purged: 7,
     });
-    await purge.stop();
+    await runner.onModuleDestroy();
   });
 
   it('stops between batches when the server shuts down, after the batch in flight', async () => {
@@ -175,7 +178,7 @@ describe('AuthorizationCodePurge schedule', () => {
     const running = purge.purge();
     await vi.waitFor(() => expect(purgeExpired).toHaveBeenCalledTimes(1));
     let stopped = false;
-    const stopping = purge.stop().then(() => {
+    const stopping = purge.job.stop().then(() => {
       stopped = true;
     });
     await new Promise((resolve) => setImmediate(resolve));
