@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 import { readdirSync } from 'node:fs';
 
 /**
- * Lib boundaries as allow-lists (STYLE.md "Layout and dependency direction"): each lib may
+ * Lib boundaries as allow-lists (docs/architecture.md): each lib may
  * import only the libs named here; every other lib and the apps are forbidden, so a new
  * lib is forbidden everywhere until it is placed. Type-only cycles, which import-x/no-cycle
  * skips, are caught by scripts/check-import-cycles.mjs (also run by `npm run lint`).
@@ -15,7 +15,7 @@ import { readdirSync } from 'node:fs';
 const ALLOWED = {
   domain: [],
   config: ['domain'],
-  // Issue 16: metrics and tracing, usable by every lib that does work worth counting or tracing.
+  // Metrics and tracing, usable by every lib that does work worth counting or tracing.
   telemetry: ['domain', 'config'],
   outbound: ['domain', 'config', 'telemetry'],
   // The activity ledger: its catalogue, builders, recording and read-side query; below persistence, which stores it.
@@ -29,7 +29,7 @@ const ALLOWED = {
   http: ['domain', 'config', 'auth', 'telemetry'],
   bootstrap: ['domain', 'config', 'persistence', 'auth', 'http', 'telemetry'],
   testing: ['domain', 'config', 'persistence', 'vault', 'http', 'bootstrap', 'telemetry'],
-  // Issue 17 item 5: the webhook outbox's delivery worker (outbound HTTP, the sealed secrets, the outbox tables).
+  // The webhook outbox's delivery worker (outbound HTTP, the sealed secrets, the outbox tables).
   webhooks: ['domain', 'config', 'persistence', 'outbound', 'vault', 'telemetry'],
 };
 const LIBS = readdirSync(new URL('./libs', import.meta.url), { withFileTypes: true })

@@ -20,7 +20,7 @@ import { takeMachine } from './machine-lock';
 import { startBroker, type BrokerServer } from './servers';
 
 /**
- * Issue 9: 5,000 concurrent held long-polls (`GET /api/approvals` with `If-None-Match` equal
+ * 5,000 concurrent held long-polls (`GET /api/approvals` with `If-None-Match` equal
  * to the current version) against one broker process (both servers, a throwaway PostgreSQL
  * 15 cluster, production logging to a file; PostgreSQL rather than PGlite because the
  * embedded database's own hundreds of MB of wasm memory would drown the RSS delta being

@@ -30,7 +30,7 @@ import { startBroker, type BrokerServer } from './servers';
 
 /**
  * The token exchange with `token_exchange.client_assertion.single_use` off (the default)
- * and on (issue 19 item 3: a `jti` accepted once, recorded in the database), on one
+ * and on (a `jti` accepted once, recorded in the database), on one
  * PostgreSQL database served by two broker processes that differ only in that key.
  * Shape (a) sends a client assertion and a subject token never sent before, to either
  * broker, so both do the same verification work and the difference is the replay record's

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { BOTH_SERVERS } from '../test/support/servers';
 
 /**
- * Issue 15: the consent page's time to interactive against a local broker (loopback,
+ * The consent page's time to interactive against a local broker (loopback,
  * PGlite, the production build of the console). Cold: a fresh browser context each time
  * (no cache, no cookie), from navigation start until the Allow button can be pressed (the
  * agent, its permission sets and the grant state have loaded). Warm: a reload in the same

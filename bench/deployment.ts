@@ -14,8 +14,8 @@ import {
 import { startBroker, type BrokerLaunch, type BrokerServer } from './servers';
 
 /**
- * What the PostgreSQL token-exchange benchmarks share (token-exchange.measure.ts, issue 7;
- * operations.measure.ts, issue 16): a throwaway database, the broker configuration pointing
+ * What the PostgreSQL token-exchange benchmarks share (token-exchange.measure.ts,
+ * operations.measure.ts): a throwaway database, the broker configuration pointing
  * at it, the registry created through the admin API, grants and sealed sessions seeded
  * straight into the database, and the pools of request bodies.
  */

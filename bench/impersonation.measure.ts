@@ -8,7 +8,7 @@ import { takeMachine } from './machine-lock';
 import { startBroker, type BrokerServer } from './servers';
 
 /**
- * Impersonation on POST /oauth2/token (issue 8): p95 of successful impersonations at
+ * Impersonation on POST /oauth2/token: p95 of successful impersonations at
  * concurrency 100 (the Go upstream's own target: p95 < 500 ms at 100 concurrent), on
  * PostgreSQL, one broker process with production logging. Shapes: (a) every request with
  * a never-sent client assertion, actor token and subject token; (b) one assertion and one

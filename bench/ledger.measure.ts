@@ -39,7 +39,7 @@ import type { BrokerServer } from './servers';
 import { EnvelopeCipher } from '@broker/vault';
 
 /**
- * Issue 17's "Must show" benchmark for the activity ledger, on a throwaway PostgreSQL
+ * The benchmark for the activity ledger, on a throwaway PostgreSQL
  * cluster, shape (a) of token-exchange.measure.ts (every request a never-sent client
  * assertion and subject token, 1,000 users, 1k grants and sessions): token exchange with
  * the ledger on (the default: every exchange queues a `token.exchanged` event, written in
@@ -55,7 +55,7 @@ const CONNECTIONS = 50;
 const ROUNDS = QUICK ? 1 : 3;
 
 // 1b runs first, on its own: no PostgreSQL cluster or broker running beside it.
-describe('activity ledger: the hot path’s recording cost (issue 17)', () => {
+describe('activity ledger: the hot path’s recording cost', () => {
   let release: (() => void) | undefined;
 
   beforeAll(async () => {
@@ -142,7 +142,7 @@ describe('activity ledger: the hot path’s recording cost (issue 17)', () => {
   });
 });
 
-describe('activity ledger benchmark (PostgreSQL, issue 17)', () => {
+describe('activity ledger benchmark (PostgreSQL)', () => {
   let release: (() => void) | undefined;
   let cluster: PostgresCluster | undefined;
   let issuer: GatewayIssuer | undefined;

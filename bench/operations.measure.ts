@@ -51,7 +51,7 @@ import { takeMachine } from './machine-lock';
 import { cpuSecondsBetween, startScriptServer, treeCpuTicks, type ServerProcess } from './servers';
 
 /**
- * Issue 16's "Must show" benchmark: what operating the broker costs on the token exchange,
+ * The operations benchmark: what operating the broker costs on the token exchange,
  * on a throwaway PostgreSQL cluster, shape (a) of token-exchange.measure.ts (every request
  * a never-sent client assertion and subject token, 1,000 users, 1k grants and sessions).
  * Four comparisons, each alternating A B A B with one server process tree up at a time
@@ -176,7 +176,7 @@ async function refreshesByTrigger(adminUrl: string): Promise<string> {
 
 const percentOfCore = (cpuSeconds: number, wallSeconds: number): number => Math.round((100 * cpuSeconds) / wallSeconds);
 
-describe('operations benchmark (PostgreSQL, issue 16)', () => {
+describe('operations benchmark (PostgreSQL)', () => {
   let release: (() => void) | undefined;
   let cluster: PostgresCluster | undefined;
   let issuer: GatewayIssuer | undefined;

@@ -12,14 +12,14 @@ function percentile(values: readonly number[], p: number): number {
 }
 
 /**
- * Issue 19, item 1, measured: the parsers of untrusted input stay linear. A 256 KiB form of
+ * The parsers of untrusted input stay linear, measured. A 256 KiB form of
  * distinct short names each sent twice (about 30,000 names; a parser looking up every name
  * in a list of the names seen so far does half a billion comparisons on it: 700-1,000 ms per
  * request, and /health waited over ten seconds behind eight of them). Prints the server's own
  * latency (its log line) on both routes and /health's wait during a burst; asserts nothing
  * (test/http/parser-complexity.e2e-spec.ts checks the answers).
  */
-describe('parsers of untrusted input (issue 19)', () => {
+describe('parsers of untrusted input', () => {
   let broker: TestBroker;
   const form = repeatedNamesForm();
 

@@ -3,7 +3,7 @@
 // JWTs with a key imported once, one indexed SELECT (a named, prepared statement) on the same database, AES-256-GCM
 // decrypt, JSON out. Configuration arrives as JSON on argv[2]; prints its URL when ready.
 //
-// `--workers N` (issue 16): the primary forks N node:cluster workers running this same
+// `--workers N`: the primary forks N node:cluster workers running this same
 // server on one shared port (cluster's default scheduling, as the broker's `server.workers`
 // does), prints the URL once all N listen, and stops them on SIGTERM. Without it, or with
 // N = 1, one process as above.
@@ -68,15 +68,13 @@ async function serve(announce) {
         const token = cipher
           .decrypt(row.access_token_envelope, bindings.sessionToken(row.service_id, payload.sub, 'access_token'))
           .toString('utf8');
-        response
-          .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-          .end(
-            JSON.stringify({
-              access_token: token,
-              token_type: row.token_type,
-              issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
-            }),
-          );
+        response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(
+          JSON.stringify({
+            access_token: token,
+            token_type: row.token_type,
+            issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+          }),
+        );
       } catch {
         fail(response, 400, 'invalid_request');
       }

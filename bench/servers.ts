@@ -28,7 +28,7 @@ let clockTicks: number | undefined;
 /**
  * CPU time (user + system, in clock ticks) of every live process in the tree rooted at
  * `root`, by pid: a server with cluster workers, or PostgreSQL's postmaster and backends.
- * Issue 16: the load generator, the servers and PostgreSQL share two cores, so each run
+ * The load generator, the servers and PostgreSQL share two cores, so each run
  * reports who used them. A process that exits between two samples takes its time with it.
  */
 export function treeCpuTicks(root: number): Map<number, number> {

@@ -19,7 +19,7 @@ import { takeMachine } from './machine-lock';
 import { startScriptServer } from './servers';
 
 /**
- * The token-exchange benchmark of issue 7, on a throwaway PostgreSQL cluster.
+ * The token-exchange benchmark, on a throwaway PostgreSQL cluster.
  *
  * For each dataset (1k grants; then 1M grants and 200k sessions in a second database) the
  * broker (one process, production logging) and bench/reference-server.mjs (plain node:http

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A small MCP server protected by the broker (issue 20). Run from the repository root:
+// A small MCP server protected by the broker. Run from the repository root:
 //
 //   node examples/mcp/server.mjs [--port 3001] [--broker http://localhost:8000] [--url http://localhost:3001/mcp]
 //

@@ -30,7 +30,7 @@ describe('admin: agents', () => {
     await broker.stop();
   });
 
-  it('creates an agent (201) with every field of API.md, and reads it back', async () => {
+  it('creates an agent (201) with every documented field, and reads it back', async () => {
     const created = await admin.post('/api/agents', AGENT);
     expect(created.status).toBe(201);
     const body = created.json<Record<string, unknown>>();
@@ -208,7 +208,7 @@ describe('admin: agents', () => {
         'validation failed',
         'permission_sets',
       ],
-      // Issue 21: lists and enumerations may be omitted, but null is not "omitted" (the document does not allow it).
+      // Lists and enumerations may be omitted, but null is not "omitted" (the document does not allow it).
       ['null redirect_uris', { display_name: 'x', redirect_uris: null }, 'invalid request body', 'redirect_uris'],
       ['null allowed_scopes', { display_name: 'x', allowed_scopes: null }, 'invalid request body', 'allowed_scopes'],
       ['null client_uris', { display_name: 'x', client_uris: null }, 'invalid request body', 'client_uris'],
@@ -277,7 +277,7 @@ describe('admin: agents', () => {
         'validation failed',
         'requirement_type',
       ],
-      // Issue 21: URLs are published as `format: uri`, so one the URL parser takes but RFC 3986 does not is refused.
+      // URLs are published as `format: uri`, so one the URL parser takes but RFC 3986 does not is refused.
       [
         'logo_url not written as an RFC 3986 URI',
         { display_name: 'x', logo_url: 'https://cdn.example.com/a|b.png' },
@@ -307,7 +307,7 @@ describe('admin: agents', () => {
       });
     }
 
-    // Issue 19 item 6: a redirect or logo URL the consent page would navigate to or load on the broker's origin.
+    // A redirect or logo URL the consent page would navigate to or load on the broker's origin.
     const unsafe: [string, Record<string, unknown>, string][] = [
       [
         'javascript: redirect_uri',

@@ -229,7 +229,7 @@ describe('admin: permission sets', () => {
         'validation failed',
         'service_scopes',
       ],
-      // Issue 21: lists and enumerations may be omitted where optional, but null is not "omitted" (the document does not allow it).
+      // Lists and enumerations may be omitted where optional, but null is not "omitted" (the document does not allow it).
       [
         'null requirement type',
         () => ({ name: 'n7', service_scopes: [{ service_id: mail, scopes: ['a'], requirement_type: null }] }),

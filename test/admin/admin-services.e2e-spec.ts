@@ -408,7 +408,7 @@ describe('admin: services', () => {
       ],
       ['scope with a space', service({ scopes: [{ scope: 'a b' }] }), 'validation failed', 'scope'],
       ['unknown field', service({ secret: 'x' }), 'invalid request body', 'secret'],
-      // Issue 21: lists and enumerations may be omitted, but null is not "omitted" (the document does not allow it).
+      // Lists and enumerations may be omitted, but null is not "omitted" (the document does not allow it).
       ['null scopes', service({ scopes: null }), 'invalid request body', 'scopes'],
       [
         'null protected_resources',
@@ -422,7 +422,7 @@ describe('admin: services', () => {
         'validation failed',
         'token_endpoint_auth_method',
       ],
-      // Issue 21: URLs are published as `format: uri`, so one the URL parser takes but RFC 3986 does not is refused.
+      // URLs are published as `format: uri`, so one the URL parser takes but RFC 3986 does not is refused.
       [
         'issuer_uri not written as an RFC 3986 URI',
         service({ issuer_uri: 'https://idp.example.com/a|b' }),
@@ -482,7 +482,7 @@ describe.each(testBackends())('admin: concurrent duplicate protected resources o
   });
 });
 
-describe('admin: issuer discovery address guard (issue 19 item 10)', () => {
+describe('admin: issuer discovery address guard', () => {
   let broker: TestBroker;
   let issuerServer: Server;
   let issuer: string;

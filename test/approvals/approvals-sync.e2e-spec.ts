@@ -109,7 +109,7 @@ describe('approvals sync (long-poll)', () => {
 
   const etag = (response: HttpResponse): string => response.headers.etag as string;
 
-  it('lists every active approval grouped by (principal, agent) with ETag "v<N>", as API.md\'s summary', async () => {
+  it('lists every active approval grouped by (principal, agent) with ETag "v<N>", as the documented summary', async () => {
     const other = await env.newAgent();
     const args = { to: 'x@example.com', n: 1 };
     const waiting = await env.create(agent, 'send_email', args);

@@ -224,7 +224,7 @@ describe('tool approvals', () => {
       ['arguments as an array', { metadata: {}, tool_name: 't', arguments: [1] }, 'arguments'],
       ['metadata null', { metadata: null, tool_name: 't', arguments: {} }, 'metadata'],
       ['an unknown risk_level', { metadata: {}, tool_name: 't', arguments: {}, risk_level: 'high' }, 'risk_level'],
-      // An enum refuses null (issue 21): a gateway omits risk_level to give none.
+      // An enum refuses null: a gateway omits risk_level to give none.
       ['risk_level null', { metadata: {}, tool_name: 't', arguments: {}, risk_level: null }, 'risk_level'],
       ['tool_name null', { metadata: {}, tool_name: null, arguments: {} }, 'tool_name'],
       ['an unknown field', { metadata: {}, tool_name: 't', arguments: {}, priority: 1 }, 'priority'],
@@ -371,7 +371,7 @@ describe('tool approvals', () => {
       expect((await user(null).get(`/api/approvals/${id}`)).status).toBe(401);
     });
 
-    it('approves once: 200 with the API.md shape; only pending can be decided (409 conflict)', async () => {
+    it('approves once: 200 with the documented shape; only pending can be decided (409 conflict)', async () => {
       const id = await pending('approve_tool');
       const response = await user().post(`/api/approvals/${id}/approve`, { persistence: 'once' });
       expect(response.status, response.text).toBe(200);
@@ -525,7 +525,7 @@ describe('tool approvals', () => {
       expect(
         (await user().post(`/api/approvals/${once}/deny`, { persistence: 'once' })).json<{ error: string }>().error,
       ).toBe('bad request');
-      // An enum refuses null (issue 21): omitting persistence is how a one-time denial is asked for.
+      // An enum refuses null: omitting persistence is how a one-time denial is asked for.
       const nullPersistence = await user().post(`/api/approvals/${await pending('deny_tool')}/deny`, {
         persistence: null,
       });
@@ -655,7 +655,7 @@ describe('tool approvals', () => {
     expect(audit.every((r) => !('arguments' in r) && !('metadata' in r))).toBe(true);
   });
 
-  it("documents every approvals operation in the OpenAPI contract with SPEC.md's security scheme names", () => {
+  it('documents every approvals operation in the OpenAPI contract with the documented security scheme names', () => {
     const document = JSON.parse(readFileSync('openapi/user-api.json', 'utf8')) as {
       paths: Record<string, Record<string, { security?: Record<string, unknown>[] }>>;
       components: { securitySchemes: Record<string, unknown> };

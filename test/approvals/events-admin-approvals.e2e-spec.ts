@@ -46,11 +46,11 @@ function traceOf(response: HttpResponse): string {
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /**
- * Issue 17 item 1: approvals and admin writes record their events in the same transaction
+ * Approvals and admin writes record their events in the same transaction
  * as the change, caused here by the real HTTP actions (admin API, the gateway's and the
  * person's approvals API) on a frozen clock, on both backends.
  */
-describe.each(testBackends())('issue 17: approval and admin-write events on $name', (backend) => {
+describe.each(testBackends())('approval and admin-write events on $name', (backend) => {
   let gateway: GatewayFixture;
   let admin: ApiClient;
   let alice: ApiClient;
@@ -484,7 +484,7 @@ describe.each(testBackends())('issue 17: approval and admin-write events on $nam
   });
 });
 
-describe('issue 17: events.enabled false', () => {
+describe('events.enabled false', () => {
   it('records nothing, and the writes still work', async () => {
     const broker = await startTestBroker({ servers: BOTH_SERVERS, config: { events: { enabled: false } } });
     try {

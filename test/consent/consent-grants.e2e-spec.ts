@@ -323,7 +323,7 @@ describe('consent and grants', () => {
         ['an empty service list', () => ({ granted_permission_sets: { [reg.readMail]: [] } }), 400, 'invalid request'],
         ['a string instead of an object', () => ({ granted_permission_sets: 'all' }), 400, 'invalid request'],
         ['a missing granted_permission_sets', () => ({}), 400, 'invalid request'],
-        // A list refuses null (issue 21): only `{}` or `[]` deletes.
+        // A list refuses null: only `{}` or `[]` deletes.
         ['a null granted_permission_sets', () => ({ granted_permission_sets: null }), 400, 'invalid request'],
         [
           'a valid_until that is not a string',

@@ -8,7 +8,7 @@ const JAVASCRIPT = 'javascript:alert(document.domain)//x';
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
 
 /**
- * Issue 19 item 6: an agent stored before the redirect URI rule (or written to the database
+ * An agent stored before the redirect URI rule (or written to the database
  * directly) with a `javascript:` or `data:` redirect URI is never redirected to: authorize
  * answers JSON `invalid_redirect_uri`, the consent deny refuses, whatever else the request says.
  */

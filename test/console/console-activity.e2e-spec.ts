@@ -7,13 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALICE, BOB, reviewPage, startConsoleFixture, type ConsoleFixture } from '../support/console-fixture';
 
 /**
- * Issue 17 item 3 in a real Chromium against a real broker serving its console: the Activity
+ * In a real Chromium against a real broker serving its console: the Activity
  * page (`/activity`) shows the signed-in person's own events only, in words, newest first;
  * its filters narrow the list; "Load more" appends the next page; the agents page shows when
  * each agent last used each service. Events are written straight to the ledger
  * (`EventRepository.append`), as the recorders would, at times relative to now.
  */
-describe('console: activity in a browser (issue 17)', () => {
+describe('console: activity in a browser', () => {
   let fx: ConsoleFixture;
   let ledger: EventRepository;
   let mail: string;

@@ -11,7 +11,7 @@ interface Summary {
 }
 
 /**
- * Issue 15 "Must show" 4 in a real Chromium: a gateway creates an approval, the console's list
+ * in a real Chromium: a gateway creates an approval, the console's list
  * shows it by itself, the person approves it for the session with a per-argument pattern after
  * seeing the scope preview, and the gateway's long-poll sync sees it approved; a permanent
  * approval appears under Remembered and revoking it there removes it.

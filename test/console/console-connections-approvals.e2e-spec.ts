@@ -7,7 +7,7 @@ import { ALICE, reviewPage, startConsoleFixture, type ConsoleFixture } from '../
 const HOSTILE = '<img src=x onerror="window.__pwned=1;alert(1)">';
 
 /**
- * Issue 15 "Must show" 3 and 4 in a real Chromium against a real broker serving its console:
+ * in a real Chromium against a real broker serving its console:
  * connect a service through oidc-provider's login, Refresh, Disconnect after the affected agents,
  * a failed callback's message; a gateway's approval approved for the session with a pattern after
  * the preview (the gateway's sync sees it), a permanent one under Remembered and revoked.

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALICE, reviewPage, startConsoleFixture, type ConsoleFixture } from '../support/console-fixture';
 
 /**
- * Issue 15 "Must show" 3 in a real Chromium: connect a service from /connections through
+ * in a real Chromium: connect a service from /connections through
  * oidc-provider's own login and consent pages, see it connected, Refresh, Disconnect after
  * seeing the affected agents; a failed callback's message. Connect from a consent page that
  * fails (the person cancels, the token endpoint is down): back on the consent page with the

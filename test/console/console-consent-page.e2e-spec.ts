@@ -10,7 +10,7 @@ interface GrantList {
 }
 
 /**
- * The consent page without an authorization request (issue 15 item 3): the current grant
+ * The consent page without an authorization request: the current grant
  * pre-selected, the expiry choices, Allow showing a confirmation, Cancel instead of Deny;
  * with a request, Connect returns here with the request.
  */

@@ -17,7 +17,7 @@ const insecure = { [oauth.allowInsecureRequests]: true };
 const HOSTILE = '<img src=x onerror="window.__pwned=1;alert(1)">';
 
 /**
- * Issue 15 "Must show" 1, 2, 5, 6, 7 in a real Chromium against a real broker serving its console:
+ * in a real Chromium against a real broker serving its console:
  * consent Allow (the code redeems with PKCE) and Deny, the keyboard alone, the error messages,
  * hostile agent text, the console's headers.
  */

@@ -8,7 +8,7 @@ import { ADMIN_API } from '../../apps/admin-api/src/admin-api.server';
 import { USER_API } from '../../apps/user-api/src/user-api.server';
 
 /**
- * Issue 15 item 2: the end-user server serves the built console at the consent UI paths, with history fallback for
+ * The end-user server serves the built console at the consent UI paths, with history fallback for
  * those paths only, cacheable hashed assets and the console's security headers; everything else keeps the API's
  * answers and 404 envelope.
  */

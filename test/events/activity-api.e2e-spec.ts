@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from '../support/servers';
 
 /**
- * Issue 17 items 3-4: the person's activity (`GET /api/activity`) and the admins' ledger
+ * The person's activity (`GET /api/activity`) and the admins' ledger
  * (`GET /api/events`, its NDJSON export). Events are written straight to the ledger with
  * `EventRepository.append`, so these tests do not depend on which actions record what.
  */
@@ -130,7 +130,7 @@ function disconnected({ principal, at, service = FILES }: Spec): EventToAppend {
 
 const ids = (events: readonly EventToAppend[]): string[] => events.map((event) => event.id);
 
-describe.each(testBackends())('activity and events APIs (issue 17) on $name', (backend) => {
+describe.each(testBackends())('activity and events APIs on $name', (backend) => {
   const clock = new FrozenClock('2026-06-01T12:00:00.000Z');
   // Minutes after a fixed point a few days back: inside the retention period, far from any event the broker records itself.
   const t0 = new Date('2026-05-20T08:00:00.000Z');

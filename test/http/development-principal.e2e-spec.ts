@@ -14,7 +14,7 @@ import { ADMIN_API } from '../../apps/admin-api/src/admin-api.server';
 import { USER_API } from '../../apps/user-api/src/user-api.server';
 
 /**
- * Issue 15 item 5: with no SSO proxy, `development.principal` names the person a request to the end-user server acts
+ * With no SSO proxy, `development.principal` names the person a request to the end-user server acts
  * as when it carries no principal header and no session cookie. Loopback listeners only; never the admin server.
  */
 

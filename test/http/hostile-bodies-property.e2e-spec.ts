@@ -14,7 +14,7 @@ import { createRegistry, type RegistryFixture } from '../support/registry-fixtur
 import { BOTH_SERVERS } from '../support/servers';
 
 /**
- * Issue 19: generated hostile bodies (deep nesting, prototype keys, control characters,
+ * Generated hostile bodies (deep nesting, prototype keys, control characters,
  * numbers beyond the double range, wrong types, impossible dates, unknown fields, malformed
  * JSON) thrown at every route of both servers that could read a body, each aimed at a real
  * resource a valid body would change. Every answer is a 4xx in the route's envelope, never

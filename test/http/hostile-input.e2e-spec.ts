@@ -25,7 +25,7 @@ interface ErrorBody {
 const DEEP = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
 
 /**
- * Issue 19, item 7: bad input never deletes data and never gives a 500. Prototype keys are
+ * Bad input never deletes data and never gives a 500. Prototype keys are
  * refused (not dropped), nesting is bounded while parsing, control characters are refused
  * where they have no meaning (on both databases), impossible dates are refused, gateways
  * authenticate before their bodies are looked at, and operations without a body refuse one.

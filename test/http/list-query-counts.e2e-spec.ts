@@ -34,7 +34,7 @@ const ENDPOINTS: readonly ListEndpoint[] = [
 ];
 
 /**
- * Issue 13: a list endpoint sends a fixed number of database statements whatever the length
+ * A list endpoint sends a fixed number of database statements whatever the length
  * of the list. Each request's log line carries `db_queries`; every list is read with two
  * items (each with child rows: scopes, protected resources, permission-set assignments,
  * grant delegations, sessions) and again with fifty, and the counts must be equal.

@@ -5,7 +5,7 @@ import { BOTH_SERVERS } from '../support/servers';
 import { repeatedNamesForm, TOKEN_BODY_LIMIT } from '../support/repeated-names-form';
 
 /**
- * The parsers of untrusted input (issue 19, item 1): a form of repeated names is refused
+ * The parsers of untrusted input: a form of repeated names is refused
  * with the repeated parameter named, on both routes, and the process keeps answering others
  * while a burst of them is parsed. How fast (linear, not quadratic) is measured by
  * bench/parser.measure.ts: tests assert no timings (guide, "Honest tests").

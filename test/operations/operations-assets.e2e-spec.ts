@@ -9,7 +9,7 @@ import { CATALOGUE, type Family } from '../support/metric-catalogue';
 import { BOTH_SERVERS } from '../support/servers';
 
 /**
- * Issue 16 item 5: the dashboard, alert rules and compose services in docker/ cannot run here
+ * The dashboard, alert rules and compose services in docker/ cannot run here
  * (no Docker engine), so this test holds them to what can be checked: the files parse, the
  * compose file mounts files that exist, and every metric and label an expression names is one
  * the broker exports.
@@ -254,7 +254,7 @@ describe('docker/prometheus/alerts.yml', () => {
     expect(new Set(rules.map((rule) => rule.alert)).size).toBe(rules.length);
   });
 
-  it('alerts on what issue 16 names: down, 5xx rate, refresh failures, key set fetches, re-authentication rising, long-poll waiters', () => {
+  it('alerts on down, 5xx rate, refresh failures, key set fetches, re-authentication rising, long-poll waiters', () => {
     const watched = (series: string): string[] =>
       rules.filter((rule) => rule.expr?.includes(series)).map((rule) => rule.alert!);
     expect(rules.find((rule) => rule.alert === 'BrokerDown')?.expr).toBe('up{job="broker"} == 0');
@@ -297,7 +297,7 @@ describe('docker/grafana/dashboards/broker.json', () => {
     }
   });
 
-  it('shows what issue 16 lists: every broker family at least once', () => {
+  it('shows every broker family at least once', () => {
     const shown = new Set(
       queryPanels.flatMap((panel) =>
         (panel.targets ?? []).flatMap((target) =>

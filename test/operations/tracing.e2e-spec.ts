@@ -123,7 +123,7 @@ async function startScenario(backend: ReturnType<typeof testBackends>[number], t
   return { gateway, provider, alice, service, traceparents, issued, exchange, expireAccessToken };
 }
 
-describe.each(testBackends())('OpenTelemetry tracing (issue 16) on $name', (backend) => {
+describe.each(testBackends())('OpenTelemetry tracing on $name', (backend) => {
   describe('enabled, exporting to a loopback OTLP receiver', () => {
     let receiver: OtlpReceiver;
     let scenario: Awaited<ReturnType<typeof startScenario>> | undefined;

@@ -22,7 +22,7 @@ import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * Issue 16 item 3: `server.workers` runs both servers in N `node:cluster` processes sharing
+ * `server.workers` runs both servers in N `node:cluster` processes sharing
  * the ports, on PostgreSQL only. With two workers everything that works across two replicas
  * works across the workers (client cache invalidation, approvals wake-ups, single-flight
  * refresh, key bootstrap), `/metrics` sums them, a dead worker is replaced and SIGTERM drains

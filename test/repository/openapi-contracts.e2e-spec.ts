@@ -7,7 +7,7 @@ interface OpenApiDocument {
   components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
 }
 
-/** `npm test` builds first; the build writes both contracts (SPEC.md "Versioning"). */
+/** `npm test` builds first; the build writes both contracts. */
 const read = (file: string): OpenApiDocument => JSON.parse(readFileSync(file, 'utf8')) as OpenApiDocument;
 
 describe('generated OpenAPI contracts', () => {

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from '../support/servers';
 
 /**
- * Issue 21: every operation of both OpenAPI documents is called at least once with a valid
+ * Every operation of both OpenAPI documents is called at least once with a valid
  * request, so none is left unchecked. Every answer below goes through `http()`, `ApiClient`
  * or `fetch` (oauth4webapi, jose's remote key set), each checked against the documents
  * (`libs/testing/src/openapi-contract.ts`); the last test compares the operations of the
@@ -131,7 +131,7 @@ describe.each(testBackends())(
       }
     });
 
-    it('Prometheus scrapes the admin server from a trusted source, without a principal (issue 16)', async () => {
+    it('Prometheus scrapes the admin server from a trusted source, without a principal', async () => {
       const response = await http(`${gateway.broker.url('admin')}/metrics`);
       expect(response.status, response.text).toBe(200);
       expect(response.text).toContain('# TYPE broker_http_request_duration_seconds histogram');
@@ -542,7 +542,7 @@ describe.each(testBackends())(
       });
     });
 
-    it('the user reads their activity and when their agents last used each service; the admin lists the events and exports a time range as NDJSON (issue 17)', async () => {
+    it('the user reads their activity and when their agents last used each service; the admin lists the events and exports a time range as NDJSON', async () => {
       const activity = await alice.get(`/api/activity?limit=10&agent_id=${agentId}`);
       expect(activity.status, activity.text).toBe(200);
       expect(Array.isArray(activity.json<{ data: unknown }>().data)).toBe(true);
@@ -560,7 +560,7 @@ describe.each(testBackends())(
       expect(exported.headers['content-disposition']).toMatch(/^attachment; /);
     });
 
-    it('the admin creates, reads, replaces and lists a webhook, rotates its secret, lists its deliveries and deletes it (issue 17)', async () => {
+    it('the admin creates, reads, replaces and lists a webhook, rotates its secret, lists its deliveries and deletes it', async () => {
       // A public https address (no DNS needed), disabled: nothing is ever sent to it.
       const body = { url: 'https://93.184.215.14/hooks', event_types: ['approval.requested'], enabled: false };
       const created = await admin.post('/api/webhooks', body);

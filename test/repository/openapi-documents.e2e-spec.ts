@@ -5,7 +5,7 @@ import { BrokerProcess, http, pgliteStorage, writeConfigFile } from '@broker/tes
 import { describe, expect, it } from 'vitest';
 
 /**
- * Issue 21: the published contracts, checked over the documents `npm run build` wrote
+ * The published contracts, checked over the documents `npm run build` wrote
  * (`npm test` builds first). Each count below was non-zero when the issue was filed.
  */
 
@@ -64,7 +64,7 @@ function* schemasIn(node: unknown, where: string): Generator<[string, Json]> {
   for (const [key, value] of Object.entries(node)) yield* schemasIn(value, `${where}/${key}`);
 }
 
-describe('the OpenAPI documents (issue 21)', () => {
+describe('the OpenAPI documents', () => {
   it('are OpenAPI 3.1: no 3.0 `nullable` left, null is a type', () => {
     for (const document of [user, admin]) {
       expect(document.openapi).toBe('3.1.0');
@@ -167,7 +167,7 @@ describe('the OpenAPI documents (issue 21)', () => {
       ),
     );
     expect(urls).toEqual([]);
-    // Unknown fields are refused (API.md Conventions): every JSON request body is closed.
+    // Unknown fields are refused: every JSON request body is closed.
     const open = everyOperation.flatMap(({ operation, path, method, document, server }) => {
       const schema = operation.requestBody?.content['application/json']?.schema;
       if (schema === undefined) return [];

@@ -2,7 +2,7 @@
 export type Family = { readonly type: 'counter' | 'gauge' | 'histogram'; readonly labels: readonly string[] };
 
 /**
- * Issue 16 item 1's catalogue, as the issue and README "Operating" list it: every broker
+ * The metric catalogue, as docs/operating.md "Metrics" lists it: every broker
  * family with its type and exactly its label names (histograms: without `le`). Written out
  * here, not read from libs/telemetry, so the tests hold the code to the documented list.
  */

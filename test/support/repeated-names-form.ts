@@ -2,7 +2,7 @@
 export const TOKEN_BODY_LIMIT = 256 * 1024;
 
 /**
- * Issue 19, item 1: `grant_type=client_credentials` and then distinct short names, each sent
+ * `grant_type=client_credentials` and then distinct short names, each sent
  * twice, up to just under the 256 KiB cap (about 30,000 names). A parser that looks up every
  * name in a list of the names seen so far does about half a billion comparisons on it.
  * Used by test/http/parser-complexity.e2e-spec.ts (the answers) and bench/parser.measure.ts (the time).

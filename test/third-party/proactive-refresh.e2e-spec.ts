@@ -262,7 +262,7 @@ describe.each(testBackends())('proactive refresh of third-party tokens on $name'
     await mail.makeDue([ALICE, BOB]);
     await eventually(async () => (await mail.stored(ALICE)).accessToken !== alice.accessToken);
     expect(mail.provider.refreshes()).toBe(refreshes + 1);
-    // Counted as a proactive refresh (issue 16 metrics), not as the exchange's.
+    // Counted as a proactive refresh (by its metric labels), not as the exchange's.
     expect(await vaultRefreshes(mail, 'refreshed', 'proactive')).toBe(1);
     expect(await vaultRefreshes(mail, 'refreshed', 'exchange')).toBe(0);
     const refreshed = await mail.stored(ALICE);

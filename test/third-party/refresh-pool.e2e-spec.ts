@@ -19,7 +19,7 @@ const POOL_SIZE = 2;
  * A refresh holds its session's row lock on one pool connection while the provider
  * answers. Anything else it reads must not need a second connection, or as many
  * concurrent refreshes as the pool has connections wait on each other until the pool's
- * acquire timeout fails them all (found by the operations benchmark, issue 16).
+ * acquire timeout fails them all (found by the operations benchmark).
  */
 describe.each(testBackends())('concurrent refreshes of different sessions on a small pool on $name', (backend) => {
   let gateway: GatewayFixture;

@@ -35,7 +35,7 @@ interface Exchange {
 }
 
 /**
- * Issue 14: the token endpoint has two entrances, the hot route (`POST /oauth2/token`,
+ * The token endpoint has two entrances, the hot route (`POST /oauth2/token`,
  * answered from node:http) and the Nest route (reached when the URL carries a query
  * string). Both run the same pipeline steps, so every case must come out the same way:
  * status, the headers a client acts on, the JSON body (token bytes aside) and the log

@@ -119,7 +119,7 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
     };
   }
 
-  it("returns the stored third-party token exactly as SPEC.md's table says", async () => {
+  it('returns the stored third-party token exactly as documented', async () => {
     const response = await exchange(await valid());
     expect(response.status, response.text).toBe(200);
     expect(response.headers['cache-control']).toBe('no-store');
@@ -425,7 +425,7 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
 });
 
 /**
- * Issue 19 item 3, the options: `single_use` (RFC 7523 §3, a `jti` accepted once, recorded in
+ * The options: `single_use` (RFC 7523 §3, a `jti` accepted once, recorded in
  * the database so every replica shares it) and `max_lifetime`.
  */
 describe.each(testBackends())('token exchange with single-use, short-lived client assertions on $name', (backend) => {

@@ -4,7 +4,7 @@ import { FrozenClock, startJwtIssuer, testConfig, type TestJwtIssuer } from '@br
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 /**
- * The trust anchor's key and verified-token caches (issue 7, "Keys never loaded per
+ * The trust anchor's key and verified-token caches ("Keys never loaded per
  * request"): against a real JWKS on loopback, with the clock moved by hand.
  */
 describe('trust anchor: cached keys and verified tokens', () => {
@@ -91,7 +91,7 @@ describe('trust anchor: cached keys and verified tokens', () => {
 });
 
 /**
- * Issue 19 items 2 and 3: a subject token is checked for its audience like the client
+ * A subject token is checked for its audience like the client
  * assertion, and a client assertion is told apart from other JWTs of the same issuer.
  */
 describe('trust anchor: what each token is for', () => {

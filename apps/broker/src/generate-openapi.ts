@@ -13,7 +13,7 @@ import { USER_API } from '../../user-api/src/user-api.server';
 
 /**
  * `npm run build` step: writes openapi/user-api.json and openapi/admin-api.json from
- * the controllers and DTOs (SPEC.md "Versioning": both contracts are generated from
+ * the controllers and DTOs (both contracts are generated from
  * machine-readable descriptions). Runs the real modules on a throwaway in-memory
  * database with throwaway keys; nothing listens.
  */

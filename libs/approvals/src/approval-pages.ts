@@ -1,7 +1,7 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Inject, Injectable } from '@nestjs/common';
 
-/** Where the user decides an approval: `<consent_ui_url>/approvals/<id>` (API.md "Consent UI paths"). */
+/** Where the user decides an approval: `<consent_ui_url>/approvals/<id>` (docs/console.md). */
 @Injectable()
 export class ApprovalPages {
   private readonly base: string;

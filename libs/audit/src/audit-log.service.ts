@@ -2,7 +2,7 @@ import { currentTraceId } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 
-/** Audit event names (SPEC.md "Events"). Later features add theirs here. */
+/** Audit event names (docs/architecture.md). Later features add theirs here. */
 export type AuditEvent =
   | 'impersonation_decision'
   | 'token_exchange'

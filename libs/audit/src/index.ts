@@ -1,3 +1,3 @@
-/** Credential-free audit records (SPEC.md "Events"). */
+/** Credential-free audit records (docs/architecture.md). */
 export { AuditModule } from './audit.module';
 export { AuditLog, type AuditEvent, type AuditValue } from './audit-log.service';

@@ -12,9 +12,9 @@ import { SESSION_COOKIE_NAME, SessionCookieService } from './session-cookie.serv
 import { TrustedSources } from './trusted-sources';
 
 /**
- * Deny by default (STYLE.md rule 8): every route needs a principal unless marked
+ * Deny by default: every route needs a principal unless marked
  * `@Public()` or `@ClientAuthenticated()`. The principal comes from the configured
- * header, believed only from a trusted TCP peer (SPEC.md Authentication 1), or, on the
+ * header, believed only from a trusted TCP peer, or, on the
  * end-user server, from the session cookie; when both are present and differ, the
  * header wins. With neither, `development.principal` (end-user server only) stands in.
  */
@@ -73,7 +73,7 @@ export class PrincipalGuard implements CanActivate {
       this.crossSite.assertAllowed(request.method, request.headers, true);
       return { id: session.principal, source: 'session_cookie' };
     }
-    // Issue 15 item 5: no SSO proxy in development. Acts as if the proxy had sent the configured name; the global
+    // No SSO proxy in development. Acts as if the proxy had sent the configured name; the global
     // cross-site middleware has already refused unsafe requests from foreign pages.
     if (this.developmentPrincipal !== undefined) return { id: this.developmentPrincipal, source: 'header' };
     throw new ApiError('unauthorized', 'authentication required');

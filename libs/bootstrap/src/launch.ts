@@ -6,7 +6,7 @@ import { startServers, StartupError, type RunningBroker, type ServerDefinition }
  * The process entry point of `npm start` and the standalone apps: loads the config
  * (exit 2 on a config error, with one line naming the key), starts the servers (exit 1
  * if one cannot bind, both stopped), and on SIGTERM/SIGINT shuts down gracefully and
- * exits 0. With `server.workers` > 1 (issue 16, PostgreSQL only) this process becomes the
+ * exits 0. With `server.workers` > 1 (PostgreSQL only) this process becomes the
  * primary of a `node:cluster` and each forked worker runs the servers (libs/bootstrap/src/cluster).
  */
 export async function runMain(definitions: readonly ServerDefinition[]): Promise<void> {
@@ -20,7 +20,7 @@ export async function runMain(definitions: readonly ServerDefinition[]): Promise
     }
     throw error;
   }
-  // Issue 16: one worker is today's single process, and the cluster code is not even loaded.
+  // One worker is today's single process, and the cluster code is not even loaded.
   if (loaded.config.server.workers > 1) {
     const { runClusterRole } = await import('./cluster/run-cluster');
     return runClusterRole(definitions, loaded);

@@ -25,7 +25,7 @@ export interface StartOptions {
   readonly logDestination?: DestinationStream;
   readonly clock?: Clock;
   readonly random?: Random;
-  /** Fields every log line carries (issue 16: a cluster worker's pid and worker id). */
+  /** Fields every log line carries (a cluster worker's pid and worker id). */
   readonly logBindings?: Record<string, unknown>;
 }
 

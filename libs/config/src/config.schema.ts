@@ -6,7 +6,7 @@ import { impersonationSchema } from './impersonation.schema';
 import { oneOrMany } from './one-or-many';
 
 /**
- * The configuration schema: API.md "Configuration" with its defaults. Every object is
+ * The configuration schema: docs/configuration.md with its defaults. Every object is
  * strict, so a misspelt key stops start-up instead of being silently ignored.
  * Durations are written `30s`, `10m`, `1h` and become milliseconds.
  */
@@ -133,7 +133,7 @@ export const configSchema = z
             session: z.strictObject({ ttl: duration('12h') }).prefault({}),
             // The rendered API reference at /docs: for development on the public server (README "API documents").
             api_docs: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
-            // The built consent console (issue 15), served at the consent UI paths when consent_ui_url is public_url.
+            // The built consent console, served at the consent UI paths when consent_ui_url is public_url.
             console: z.strictObject({ static_dir: z.string().min(1).default('dist/console') }).prefault({}),
           })
           .prefault({}),
@@ -150,7 +150,7 @@ export const configSchema = z
           })
           .prefault({}),
         shutdown: z.strictObject({ timeout: duration('30s') }).prefault({}),
-        // Issue 16: both servers in this many processes sharing the ports (node:cluster); `auto` = available cores. PostgreSQL only.
+        // Both servers in this many processes sharing the ports (node:cluster); `auto` = available cores. PostgreSQL only.
         workers: z
           .union([z.literal('auto'), z.coerce.number().int(WORKERS).min(1, WORKERS).max(64, WORKERS)], {
             error: WORKERS,
@@ -299,7 +299,7 @@ export const configSchema = z
     request_context: z
       .strictObject({ trace: z.strictObject({ response_enabled: bool(true) }).prefault({}) })
       .prefault({}),
-    // Issue 16: Prometheus metrics (admin /metrics) and OpenTelemetry traces (off by default, nothing loaded when off).
+    // Prometheus metrics (admin /metrics) and OpenTelemetry traces (off by default, nothing loaded when off).
     telemetry: z
       .strictObject({
         metrics: z.strictObject({ enabled: bool(true) }).prefault({}),
@@ -320,7 +320,7 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
-    // Issue 16: refresh third-party access tokens before they expire, off the token exchange's path.
+    // Refresh third-party access tokens before they expire, off the token exchange's path.
     token_refresh: z
       .strictObject({
         proactive: z
@@ -338,7 +338,7 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
-    // Issue 17: the activity ledger (business events), its retention, and webhooks.
+    // The activity ledger (business events), its retention, and webhooks.
     events: z
       .strictObject({
         enabled: bool(true),
@@ -378,7 +378,7 @@ export const configSchema = z
     development: z
       .strictObject({
         keys_file: z.string().min(1).default('./data/development-keys.json'),
-        // Issue 15 item 5: the person a request to the end-user server acts as when it carries no principal header and
+        // The person a request to the end-user server acts as when it carries no principal header and
         // no session cookie (no SSO proxy in development). Refused unless server.enduser.bind is loopback.
         principal: z
           .string({ error: 'must be a principal name such as alice@example.com' })

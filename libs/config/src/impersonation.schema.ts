@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ConfigError } from './config-error';
 import { oneOrMany, valueAt, writtenPath } from './one-or-many';
 
-/** The credential roles of an impersonation request (API.md "Impersonation rule shape"). */
+/** The credential roles of an impersonation request (docs/configuration.md). */
 export const IMPERSONATION_ROLES = ['client_assertion', 'actor', 'subject'] as const;
 /** One of {@link IMPERSONATION_ROLES}. */
 export type ImpersonationRole = (typeof IMPERSONATION_ROLES)[number];
@@ -117,7 +117,7 @@ function fail(key: string, message: string): never {
 }
 
 /**
- * The impersonation checks that span keys (API.md "Impersonation rule shape"), run once the
+ * The impersonation checks that span keys (docs/configuration.md), run once the
  * shape is valid: local mode only; the prefix required and well-formed; unique rule names;
  * every signed role covered by a trusted issuer's `signs_roles`; a `verification: none` rule
  * with no signed subject and no subject audience (an unsigned subject proves no audience).

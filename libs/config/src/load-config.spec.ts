@@ -29,7 +29,7 @@ function writeYaml(text: string): string {
 }
 
 describe('loadConfig', () => {
-  it('applies the defaults of API.md and freezes the result', () => {
+  it('applies the documented defaults and freezes the result', () => {
     const { config } = parseConfig(KEYS, {});
     expect(config.server.enduser).toMatchObject({
       port: 8000,

@@ -267,7 +267,7 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.Pro
 }
 
 /**
- * Issue 16: `server.workers` as a number of processes (`auto` = the cores this process may use). One embedded
+ * `server.workers` as a number of processes (`auto` = the cores this process may use). One embedded
  * database cannot be shared between processes, so anything but 1 needs PostgreSQL.
  */
 function resolveWorkers(parsed: ParsedConfig): number {
@@ -297,7 +297,7 @@ function otlpHeaders(text: string | undefined): Record<string, string> {
 }
 
 /**
- * Issue 16: the tracing settings with the standard OpenTelemetry variables applied where the file is silent
+ * The tracing settings with the standard OpenTelemetry variables applied where the file is silent
  * (endpoint: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; headers; service name).
  */
 function resolveTracing(tracing: ParsedConfig['telemetry']['tracing'], env: NodeJS.ProcessEnv) {
@@ -332,7 +332,7 @@ function isLoopbackBind(bind: string): boolean {
 }
 
 /**
- * Issue 15 item 5: `development.principal` lets anyone who reaches the end-user server act as that person, so it is
+ * `development.principal` lets anyone who reaches the end-user server act as that person, so it is
  * refused unless the server listens on loopback only, and announced loudly on every start.
  */
 function checkDevelopmentPrincipal(parsed: ParsedConfig, warnings: string[]): void {

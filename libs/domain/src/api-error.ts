@@ -1,6 +1,6 @@
 /**
  * Error codes of the end-user and admin APIs (`{error, message}` envelope).
- * SPEC.md "End-user and admin codes" and API.md "Conventions". The strings are the
+ * docs/http-api.md, "Behaviour every route shares". The strings are the
  * wire values; the API exception filter maps each to its HTTP status exhaustively.
  */
 export type ApiErrorCode =

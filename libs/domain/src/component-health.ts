@@ -1,4 +1,4 @@
-/** The health of a dependency that does not change the top-level status (SPEC.md /health `components`). */
+/** The health of a dependency that does not change the top-level status (`components` of `GET /health`: docs/operating.md, "Health"). */
 export type ComponentStatus = 'healthy' | 'degraded';
 
 /**

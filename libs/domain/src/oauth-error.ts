@@ -1,6 +1,6 @@
 /**
  * Error codes of the OAuth2 endpoints (`{error, error_description[, error_uri]}`).
- * RFC 6749 §5.2, RFC 8693 §2.2.2, RFC 7591 and the broker's own authorize errors (SPEC.md).
+ * RFC 6749 §5.2, RFC 8693 §2.2.2, RFC 7591 and the broker's own authorize errors.
  */
 export type OAuthErrorCode =
   | 'invalid_request'

@@ -1,6 +1,6 @@
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** True for a lower-case canonical UUID string (API.md: IDs are lower-case UUID strings). */
+/** True for a lower-case canonical UUID string (IDs are lower-case UUID strings). */
 export function isCanonicalUuid(value: string): boolean {
   return UUID_PATTERN.test(value);
 }

@@ -46,16 +46,16 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   // The built console's pages and assets (end-user server); a browser's unknown path or refused authorization request gets its page.
   const site = server === 'enduser' ? consoleSite(config, logger) : undefined;
   const errors = new ErrorEnvelopeFilter(server, logger, site?.errorPage);
-  // Issue 14: each pipeline step is one function, called by both entrances (this pipeline and the hot routes).
+  // Each pipeline step is one function, called by both entrances (this pipeline and the hot routes).
   const startTrace = createTraceStart(random, config.request_context.trace.response_enabled);
-  // Issue 16: with tracing enabled, the trace start is the request's SERVER span (chosen here, once: no per-request cost when off).
+  // With tracing enabled, the trace start is the request's SERVER span (chosen here, once: no per-request cost when off).
   const { tracing } = runtime.telemetry;
   const startSpan = tracing.enabled
     ? createSpanStart(tracing, config.request_context.trace.response_enabled)
     : undefined;
 
   app.use(startSpan === undefined ? traceMiddleware(startTrace) : tracedMiddleware(startSpan));
-  // Issue 16: the request duration histogram (route template, status class), measured from here; nothing when metrics are off.
+  // The request duration histogram (route template, status class), measured from here; nothing when metrics are off.
   const requestMetrics = runtime.telemetry.metrics.httpServer(server);
   if (runtime.telemetry.metrics.enabled) app.use(httpMetricsMiddleware(requestMetrics));
   // One log line for every request the trace started, as on the hot routes: refusals below are logged too.

@@ -2,7 +2,7 @@ import cors from 'cors';
 import type { NextFunction, Request, Response } from 'express';
 
 /**
- * CORS for the end-user server's `/api/*` routes (SPEC.md "Cross-cutting behaviour"):
+ * CORS for the end-user server's `/api/*` routes (docs/http-api.md):
  * only the configured origins (default: the consent UI's), credentials allowed, and
  * the origin echoed (never `*` with credentials). Every preflight on `/api/*` is answered
  * 204, with the grant headers only for an allowed origin: a browser then reports a clear

@@ -18,6 +18,6 @@ export interface HttpRuntime {
   readonly random: Random;
   /** Persistence's `runCountingQueries`, bound once at boot; both entrances count through it. */
   readonly countQueries: CountQueries;
-  /** The process's metrics and tracing (issue 16), created once at boot. */
+  /** The process's metrics and tracing, created once at boot. */
   readonly telemetry: Telemetry;
 }

@@ -3,7 +3,7 @@
  * (`configureApp`, the hot routes' entrance), the error envelopes, traceresponse, CORS,
  * body parsing, validation, the lifecycle's shutdown gate and logging. What boots a
  * process (database, runtime, `/health`) is `@broker/bootstrap`'s, so http imports no
- * storage (issue 14: lib boundaries as allow-lists).
+ * storage (lib boundaries as allow-lists).
  */
 export { configureApp } from './configure-app';
 export type { HttpRuntime } from './http-runtime';

@@ -35,7 +35,7 @@ export const STRATEGY_IMPLEMENTATIONS = [
 ];
 
 /**
- * The mode is chosen once, here (STYLE.md rule 5): `AuthorizeStrategy`, the token
+ * The mode is chosen once, here: `AuthorizeStrategy`, the token
  * endpoint's grant strategies and the `JwksSource` are bound for `local`, `proxy` or
  * `hybrid` (local + proxy, dispatched per agent). No handler checks the mode.
  */

@@ -154,7 +154,7 @@ export class OutboundHttp {
 
   /**
    * POSTs `body` as it is (the caller sets its content type in `headers`) and returns the
-   * answer whatever its status (a 3xx as the policy says). Issue 17: webhook deliveries.
+   * answer whatever its status (a 3xx as the policy says). Webhook deliveries.
    * `signal` aborts the request early (a stopping worker); the policy's total timeout applies
    * as well.
    */
@@ -164,7 +164,7 @@ export class OutboundHttp {
 
   /**
    * One request under the policy; `requiredStatus`, when given, is the only status accepted.
-   * Issue 16: with tracing enabled, a CLIENT span of the current request, `traceparent` sent.
+   * With tracing enabled, a CLIENT span of the current request, `traceparent` sent.
    */
   private send(
     method: 'GET' | 'POST',

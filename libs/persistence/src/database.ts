@@ -127,7 +127,7 @@ export class Database {
         poolSize: storage.postgres.pool_size,
         connectTimeoutMS: 5_000,
         applicationName: 'agent-identity-broker',
-        // Issue 16: with tracing enabled, the pool's clients trace their statements (pg's own client otherwise).
+        // With tracing enabled, the pool's clients trace their statements (pg's own client otherwise).
         ...(config.telemetry.tracing.enabled ? { extra: { Client: TracedPgClient } } : {}),
       };
     }
@@ -202,7 +202,7 @@ export class Database {
   }
 
   /**
-   * Issue 16: reports to the process's metrics (called once at boot): the database gauges'
+   * Reports to the process's metrics (called once at boot): the database gauges'
    * reads, the client cache's lookups, and PGlite's connection waits.
    */
   instrument(metrics: BrokerMetrics): void {
@@ -276,7 +276,7 @@ export class Database {
     if (this.closed) return;
     this.closed = true;
     try {
-      // Issue 17: the hot-path events still queued are written while the data source is open.
+      // The hot-path events still queued are written while the data source is open.
       if (this.dataSource.isInitialized) await this.events.close();
       await this.notifications?.close();
       if (this.dataSource.isInitialized) await this.dataSource.destroy();

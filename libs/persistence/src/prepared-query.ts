@@ -24,7 +24,7 @@ export function preparedQuery<Row>(
     return async (values) => {
       // Straight on the pool, past TypeORM's logger: counted here instead.
       countQuery();
-      // Issue 16: a `db <OPERATION>` span of the current request when tracing is enabled.
+      // A `db <OPERATION>` span of the current request when tracing is enabled.
       return (await traceStatement(text, () => pool.query({ name, text, values }))).rows as Row[];
     };
   }

@@ -12,7 +12,7 @@ function untraced(args: readonly unknown[]): boolean {
 }
 
 /**
- * Issue 16: the pg client the PostgreSQL pool makes when tracing is enabled (pool option
+ * The pg client the PostgreSQL pool makes when tracing is enabled (pool option
  * `Client`, chosen once at boot: without tracing the pool keeps pg's own). Every statement
  * TypeORM sends (promise style) is a `db <OPERATION>` span of the current request; the hot
  * path's prepared statements, sent through the pool's callback-style `query`, are traced

@@ -76,7 +76,7 @@ export class BrokerProcess {
   }
 
   /**
-   * Issue 16 item 3: the pid of the process that answered `response` (with `server.workers` > 1,
+   * The pid of the process that answered `response` (with `server.workers` > 1,
    * one of the workers): found through the access-log line carrying the `traceresponse`'s trace id.
    */
   async answeredBy(response: { readonly headers: Record<string, string | string[] | undefined> }): Promise<number> {

@@ -30,7 +30,7 @@ export function http(url: string, options: HttpRequestOptions = {}): Promise<Htt
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        // Every broker answer a test receives is checked against the server's OpenAPI document (issue 21).
+        // Every broker answer a test receives is checked against the server's OpenAPI document.
         checkContract({
           method: options.method ?? 'GET',
           url,

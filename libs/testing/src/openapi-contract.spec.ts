@@ -14,7 +14,7 @@ function listen(server: Server): Promise<string> {
 }
 
 /**
- * The checker every e2e test's requests go through (issue 21): a fake server registered
+ * The checker every e2e test's requests go through: a fake server registered
  * as the admin server answers what each case chooses, and the checker must refuse
  * every answer the admin document does not describe.
  */

@@ -6,7 +6,7 @@ import { OpenAPIBackend, ValidationContext, type Document, type Operation } from
 
 /**
  * Every answer the tests receive from a broker server is checked against that server's
- * published OpenAPI document (issue 21): the status is documented for the operation,
+ * published OpenAPI document: the status is documented for the operation,
  * the content type is one the document lists, the body matches the schema. An
  * undocumented answer fails the test that caused it. The documents are the ones
  * `npm run build` writes to `openapi/` (`npm test` builds first).
@@ -19,11 +19,11 @@ const DOCUMENTS: Readonly<Record<ServerKind, string>> = {
 
 /**
  * Answers outside the API contract: the documents themselves, the rendered reference,
- * and CORS preflights (an HTTP mechanism answered before any operation, SPEC.md CORS).
+ * and CORS preflights (an HTTP mechanism answered before any operation).
  */
 const OUTSIDE_CONTRACT = [/^\/openapi\.json$/, /^\/docs(\/.*)?$/];
 
-/** The console's pages (API.md consent UI paths, and `/activity`: issue 17) and its hashed assets. */
+/** The console's pages (docs/console.md) and its hashed assets. */
 const CONSOLE = /^\/$|^\/(?:agents|connections|approvals|activity)(?:\/|$)|^\/assets\//;
 
 export class ContractViolation extends Error {
@@ -66,7 +66,7 @@ class ServerContract {
     const { pathname, searchParams } = new URL(response.url);
     const method = response.method.toUpperCase();
     if (method === 'OPTIONS' || OUTSIDE_CONTRACT.some((pattern) => pattern.test(pathname))) return;
-    // The consent console's pages and assets (issue 15) are not API operations; a JSON answer there (404 when the
+    // The consent console's pages and assets are not API operations; a JSON answer there (404 when the
     // console is not served) is still checked as an envelope below.
     const json = response.contentType?.toLowerCase().startsWith('application/json') === true;
     if ((method === 'GET' || method === 'HEAD') && CONSOLE.test(pathname) && !json) return;

@@ -52,7 +52,7 @@ async function bodyOf(request: IncomingMessage): Promise<string> {
 }
 
 /**
- * A small OpenTelemetry collector for tests (issue 16): an OTLP/HTTP JSON receiver on
+ * A small OpenTelemetry collector for tests: an OTLP/HTTP JSON receiver on
  * loopback that keeps every `ExportTraceServiceRequest` posted to `/v1/traces`, the raw
  * bodies (to search for secrets) and the request headers (the exporter's own headers).
  */

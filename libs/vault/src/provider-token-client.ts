@@ -52,7 +52,7 @@ function noAnswer(error: OutboundHttpError): boolean {
  * Every call to a third party's token endpoint: connect and total timeouts, a 1 MiB cap on
  * the answer, and redirects never followed (a 3xx is a failure).
  */
-/** Issue 16: `broker_provider_http_errors_total{kind}` of an outbound failure. */
+/** `broker_provider_http_errors_total{kind}` of an outbound failure. */
 function errorKind(error: OutboundHttpError): ProviderErrorKind {
   switch (error.reason) {
     case 'timeout':

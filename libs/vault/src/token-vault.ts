@@ -45,7 +45,7 @@ function failed(code: TokenVaultFailure, message: string): RefreshOutcome {
 
 /**
  * Why a refresh runs: `force` (even when fresh), the version the caller read, and for the
- * proactive sweep (issue 16 item 4) its window (due by `isDueAhead` instead of the margin)
+ * proactive sweep its window (due by `isDueAhead` instead of the margin)
  * and a callback told when this refresh wrote new tokens.
  */
 interface RefreshIntent {
@@ -107,7 +107,7 @@ export class TokenVault {
     await this.store(principal, service.id, tokens);
   }
 
-  /** Stores (or replaces in place) the principal's session with the service, sealed; its `session.connected` event in the same transaction (issue 17). */
+  /** Stores (or replaces in place) the principal's session with the service, sealed; its `session.connected` event in the same transaction. */
   async store(principal: string, serviceId: string, tokens: ProviderTokens): Promise<void> {
     const now = this.clock.now();
     await this.sessions.upsert(
@@ -169,7 +169,7 @@ export class TokenVault {
   }
 
   /**
-   * Issue 16 item 4: the proactive sweep's refresh of a session it claimed at `seenVersion`.
+   * The proactive sweep's refresh of a session it claimed at `seenVersion`.
    * The exchange's single flight (an exchange arriving meanwhile shares this refresh, or this
    * joins the exchange's) and refresh lock; re-checked under the lock: a session another
    * caller or replica refreshed (version changed), or no longer due (`isDueAhead`), is left
@@ -271,7 +271,7 @@ export class TokenVault {
       .decrypt(current.refreshTokenEnvelope, bindings.sessionToken(serviceId, principal, 'refresh_token'))
       .toString('utf8');
     const started = this.clock.nowMs();
-    // Issue 16: broker_vault_refreshes_total / _duration_seconds, by what asked for the refresh.
+    // broker_vault_refreshes_total / _duration_seconds, by what asked for the refresh.
     const trigger: RefreshTrigger = intent.force
       ? 'forced'
       : intent.dueWithinMs !== undefined
@@ -324,7 +324,7 @@ export class TokenVault {
   }
 
   /**
-   * Issue 17: a refresh's event, recorded with the refresh lock's write (PostgreSQL: in its
+   * A refresh's event, recorded with the refresh lock's write (PostgreSQL: in its
    * transaction; PGlite: right after the write). The person forcing a refresh is its actor;
    * an exchange's or the sweep's refresh is the broker's own work (the trigger says which).
    */

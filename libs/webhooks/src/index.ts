@@ -1,5 +1,5 @@
 /**
- * Webhooks (issue 17 item 5): signed deliveries of ledger events to admin-configured
+ * Webhooks: signed deliveries of ledger events to admin-configured
  * endpoints from a durable outbox (Standard Webhooks headers, retries with back-off and
  * jitter, the SSRF-safe outbound client), and the secrets they are signed with.
  */

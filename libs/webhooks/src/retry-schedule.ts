@@ -1,4 +1,4 @@
-/** The first retry waits about this long (issue 17 item 5). */
+/** The first retry waits about this long. */
 export const FIRST_RETRY_MS = 5_000;
 /** No wait between attempts is longer than this. */
 export const MAX_RETRY_MS = 3_600_000;

@@ -15,7 +15,7 @@ export interface IssuedWebhookSecret {
 }
 
 /**
- * Issue 17 item 5: webhook signing secrets, sealed at rest like service client secrets
+ * Webhook signing secrets, sealed at rest like service client secrets
  * (the vault's envelope cipher; the binding names the webhook, so an envelope copied to
  * another row fails to open; `bindings.webhookSecret`, which KEK rotation rewraps with the
  * rest) and opened only to sign a delivery.

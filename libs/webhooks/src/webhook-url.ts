@@ -18,7 +18,7 @@ function isAllowListed(address: string, allowed: BlockList): boolean {
 }
 
 /**
- * Issue 17 item 5: the rules a webhook URL meets when an admin writes it (undefined when
+ * The rules a webhook URL meets when an admin writes it (undefined when
  * it does). `https`, or `http` only to hosts inside `events.webhooks.allowed_networks`
  * (a receiver on a test or internal network); no user info (credentials do not belong in
  * a URL the admin API shows). The host may not be or resolve to a special-use address

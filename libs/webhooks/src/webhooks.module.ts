@@ -5,7 +5,7 @@ import { WebhookDeliveryWorker } from './webhook-delivery.worker';
 import { WebhookSecrets } from './webhook-secrets';
 
 /**
- * Issue 17 item 5: webhook secrets (sealed by the vault), the outbox's delivery worker and
+ * Webhook secrets (sealed by the vault), the outbox's delivery worker and
  * its retention. Both servers import it (the admin API issues secrets); only the end-user
  * server's worker delivers and purges.
  */

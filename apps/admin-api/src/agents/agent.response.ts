@@ -8,7 +8,7 @@ export class AgentPermissionSetResponse {
   requirement_type!: RequirementType;
 }
 
-/** An agent as the admin API shows it (API.md "Admin server"); absent values are `null`. */
+/** An agent as the admin API shows it (docs/admin-api.md); absent values are `null`. */
 export class AgentResponse {
   @ApiProperty({ format: 'uuid' })
   id!: string;

@@ -5,7 +5,7 @@ import { Injectable } from '@nestjs/common';
 import { inAdminVocabulary } from '../common/registry-api-error';
 import type { AgentDto } from './agent.dto';
 
-/** Agent registration (admin). Issue 17: every write records its `agent.*` event, by the admin principal, in its transaction. */
+/** Agent registration (admin). Every write records its `agent.*` event, by the admin principal, in its transaction. */
 @Injectable()
 export class AgentsService {
   constructor(

@@ -20,7 +20,7 @@ const URI = new RegExp(
  * percent-encoded, no empty path after the scheme) that the WHATWG URL parser also takes.
  * The parser behind `isHttpUrl` and its siblings accepts more (spaces, `|`, `{}`,
  * non-ASCII), and the registry stores a URL as it was typed: the admin document declares
- * these fields `format: uri` (issue 21), so what the server takes must be one.
+ * these fields `format: uri`, so what the server takes must be one.
  */
 export function isUri(value: string): boolean {
   return URI.test(value) && URL.canParse(value);

@@ -1,9 +1,9 @@
 import { ApiError, assertNever, RegistryError } from '@broker/domain';
 
 /**
- * The admin API's one mapping of registry refusals to its wire codes (STYLE.md shape 3:
- * codes are chosen at the edge). Messages pass through unchanged: API.md ("Agents",
- * "Services", "Permission sets") states them, and they name only what the admin sent.
+ * The admin API's one mapping of registry refusals to its wire codes (codes are
+ * chosen at the edge: docs/architecture.md, "Errors"). Messages pass through unchanged: docs/admin-api.md
+ * states them, and they name only what the admin sent.
  */
 export function registryApiError(error: RegistryError): ApiError {
   switch (error.code) {

@@ -11,7 +11,7 @@ import { Injectable } from '@nestjs/common';
 import { inAdminVocabulary } from '../common/registry-api-error';
 import type { PermissionSetDto, ResourceScopesDto } from './permission-set.dto';
 
-/** Permission set management (admin). Issue 17: every write records its `permission_set.*` event, by the admin principal, in its transaction. */
+/** Permission set management (admin). Every write records its `permission_set.*` event, by the admin principal, in its transaction. */
 @Injectable()
 export class PermissionSetsService {
   constructor(

@@ -16,7 +16,7 @@ import { inAdminVocabulary } from '../common/registry-api-error';
 import { IssuerDiscovery } from './issuer-discovery';
 import type { ServiceDto } from './service.dto';
 
-/** Third-party service registration (admin). Issue 17: every write records its `service.*` event, by the admin principal, in its transaction (never the client secret). */
+/** Third-party service registration (admin). Every write records its `service.*` event, by the admin principal, in its transaction (never the client secret). */
 @Injectable()
 export class ServicesService {
   constructor(
@@ -57,7 +57,7 @@ export class ServicesService {
     );
   }
 
-  /** Full replacement, except an omitted client_secret keeps the stored one (API.md). */
+  /** Full replacement, except an omitted client_secret keeps the stored one. */
   async replace(admin: string, id: string, dto: ServiceDto): Promise<Service> {
     const existing = await this.get(id);
     let change: SecretChange = { kind: 'keep' };

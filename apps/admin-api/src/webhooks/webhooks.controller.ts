@@ -17,7 +17,7 @@ const NO_STORE = {
   'Cache-Control': { description: 'always `no-store`', schema: { type: 'string', enum: ['no-store'] } },
 };
 
-/** Issue 17 item 5: webhook endpoints that receive ledger events, signed (Standard Webhooks). */
+/** Webhook endpoints that receive ledger events, signed (Standard Webhooks). */
 @ApiTags('webhooks')
 @ApiSecurity('PrincipalHeader')
 @Controller('api/webhooks')

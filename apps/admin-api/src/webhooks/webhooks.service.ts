@@ -22,7 +22,7 @@ export interface WebhookWithSecret {
   readonly secret: string;
 }
 
-/** Issue 17 item 5: webhook endpoints (admin). */
+/** Webhook endpoints (admin). */
 @Injectable()
 export class WebhooksService {
   private readonly allowed: BlockList;

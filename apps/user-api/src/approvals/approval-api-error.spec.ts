@@ -2,7 +2,7 @@ import { ApiError, ApprovalError, type ApiErrorCode, type ApprovalErrorCode } fr
 import { describe, expect, it } from 'vitest';
 import { approvalApiError, inApprovalsVocabulary } from './approval-api-error';
 
-/** Every approvals refusal and the wire code API.md gives it (a new code fails to compile here until it is placed). */
+/** Every approvals refusal and the wire code the approvals API gives it (a new code fails to compile here until it is placed). */
 const WIRE_CODES: Readonly<Record<ApprovalErrorCode, ApiErrorCode>> = {
   invalid_input: 'bad request',
   gateway_unauthenticated: 'unauthorized',

@@ -1,9 +1,9 @@
 import { ApiError, ApprovalError, assertNever, type ApiErrorCode, type ApprovalErrorCode } from '@broker/domain';
 
-/** The wire code of each approvals refusal (API.md "Tool approvals"; the filter gives each its status). */
+/** The wire code of each approvals refusal (the filter gives each its status). */
 function wireCode(code: ApprovalErrorCode): ApiErrorCode {
   switch (code) {
-    // 400: API.md says `bad request` for every approvals validation failure (gateways are written against it).
+    // 400: `bad request` for every approvals validation failure (docs/approvals.md, "Errors") (gateways are written against it).
     case 'invalid_input':
       return 'bad request';
     // 401: missing or invalid gateway credentials.
@@ -17,7 +17,7 @@ function wireCode(code: ApprovalErrorCode): ApiErrorCode {
       return 'forbidden';
     case 'approval_not_found':
       return 'not_found';
-    // Issue 9: 410 for a pending approval past its TTL.
+    // 410 for a pending approval past its TTL.
     case 'approval_expired':
       return 'gone';
     // 409: the approval's state no longer allows the decision.
@@ -42,9 +42,9 @@ function wireCode(code: ApprovalErrorCode): ApiErrorCode {
 }
 
 /**
- * The end-user API's one mapping of approvals refusals to its wire codes (STYLE.md shape 3:
- * codes are chosen at the edge). Message, field details and `Retry-After` pass through
- * unchanged: API.md states them, and they name only what the caller sent.
+ * The end-user API's one mapping of approvals refusals to its wire codes (codes are
+ * chosen at the edge: docs/architecture.md, "Errors"). Message, field details and `Retry-After` pass
+ * through unchanged: docs/approvals.md states them, and they name only what the caller sent.
  */
 export function approvalApiError(error: ApprovalError): ApiError {
   return new ApiError(wireCode(error.code), error.message, error.details, error.retryAfterSeconds);

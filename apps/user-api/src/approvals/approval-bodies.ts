@@ -9,7 +9,7 @@ import { RefusedJsonBody } from '@broker/http';
  * `params_pattern`) must be kept exactly as sent, or `arguments_hash` would not match the
  * gateway's. The body parser has already bounded their nesting (64 levels below the body's
  * top, so 64 counting `arguments` itself) and refused numbers beyond the double range.
- * Failures are 400 `bad request` naming each field (API.md "Tool approvals").
+ * Failures are 400 `bad request` naming each field (docs/approvals.md).
  */
 
 const TOOL_NAME_MAX = 255;
@@ -77,7 +77,7 @@ export function parseCreateApprovalBody(raw: unknown): ApprovalRequestInput {
   else if (toolName.length === 0 || [...toolName].length > TOOL_NAME_MAX)
     issues.add('tool_name', `must be 1-${TOOL_NAME_MAX} characters`);
   const risk = object.risk_level;
-  // An enum refuses null (issue 21): omitting it is how a gateway gives no risk level.
+  // An enum refuses null: omitting it is how a gateway gives no risk level.
   if (risk !== undefined && !RISK_LEVELS.includes(risk as RiskLevel))
     issues.add('risk_level', `must be one of ${RISK_LEVELS.join(', ')} (omit it for none)`);
   issues.throwIfAny();

@@ -11,8 +11,8 @@ import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
-// The contract's shapes (API.md "Tool approvals"): ids are UUIDs, times RFC 3339, and an
-// absent value is null, never omitted (API.md "Conventions"), so nullable fields stay required.
+// The contract's shapes (docs/approvals.md): ids are UUIDs, times RFC 3339, and an
+// absent value is null, never omitted (docs/http-api.md), so nullable fields stay required.
 const UUID: ApiPropertyOptions = { type: String, format: 'uuid' };
 const TIME: ApiPropertyOptions = { type: String, format: 'date-time' };
 const TIME_OR_NULL: ApiPropertyOptions = { type: String, format: 'date-time', nullable: true };
@@ -31,7 +31,7 @@ const PATTERN_OR_NULL: ApiPropertyOptions = {
 /** A JSON object kept exactly as the gateway sent it: any keys (open, unlike the records around it). */
 const FREE_FORM: ApiPropertyOptions = { type: 'object', additionalProperties: true };
 
-/** An approval record (API.md "Tool approvals"). */
+/** An approval record (docs/approvals.md). */
 export class ApprovalView {
   @ApiProperty(UUID)
   id!: string;
@@ -205,7 +205,7 @@ export class ScopePreviewResponse {
   data!: ScopePreviewView;
 }
 
-/** One approval in the sync state (API.md "Summary"). */
+/** One approval in the sync state (docs/approvals.md). */
 export class ApprovalSummaryView {
   @ApiProperty(UUID)
   id!: string;

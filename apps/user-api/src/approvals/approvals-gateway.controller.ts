@@ -36,7 +36,7 @@ import { SYNC_HEADERS, writeSyncAnswer } from './sync-answer';
 import { AGENT_SESSION_ID_QUERY, SyncApprovalsQuery } from './sync-approvals.query';
 
 /**
- * The gateways' side of tool approvals (API.md "Tool approvals"): they authenticate with
+ * The gateways' side of tool approvals (docs/approvals.md): they authenticate with
  * JWTs in headers, never the principal header. Create: subject token + client assertion;
  * consume: subject token; sync: client assertion. The guard verifies them first: nothing
  * of the request (path, query, body) is validated for an unauthenticated caller.
@@ -45,7 +45,7 @@ import { AGENT_SESSION_ID_QUERY, SyncApprovalsQuery } from './sync-approvals.que
 @Controller('api/approvals')
 @ClientAuthenticated()
 @UseGuards(GatewayAuthGuard)
-// API.md "Tool approvals": validation failures are 400 `bad request`, for the body too (gateways are written against it).
+// Validation failures are 400 `bad request`, for the body too (gateways are written against it).
 @ValidationVocabulary('bad request')
 export class ApprovalsGatewayController {
   constructor(

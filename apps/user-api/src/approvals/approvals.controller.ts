@@ -25,7 +25,7 @@ import { ApproveApprovalDto, DenyApprovalDto, ScopePreviewDto } from './decide-a
 @ApiTags('approvals')
 @Controller('api/approvals')
 @ApiSecurity('PrincipalHeader')
-// API.md "Tool approvals": validation failures are 400 `bad request`, for the body too.
+// Validation failures are 400 `bad request`, for the body too.
 @ValidationVocabulary('bad request')
 export class ApprovalsController {
   constructor(

@@ -2,7 +2,7 @@ import type { RiskLevel } from '@broker/domain';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 /**
- * Body of `POST /api/approvals` (API.md "Tool approvals"), for the OpenAPI contract. It is
+ * Body of `POST /api/approvals` (docs/approvals.md), for the OpenAPI contract. It is
  * parsed by `parseCreateApprovalBody`, so `arguments` and `metadata` stay exactly as sent.
  */
 export class CreateApprovalDto {

@@ -6,7 +6,7 @@ import type { Request } from 'express';
 import { inApprovalsVocabulary } from './approval-api-error';
 import { gatewayHeaders } from './gateway-headers';
 
-/** The credentials a gateway route takes (API.md "Tool approvals"). */
+/** The credentials a gateway route takes (docs/approvals.md). */
 export type GatewayOperation = 'create' | 'consume' | 'sync';
 
 const GATEWAY_OPERATION = 'broker:gateway-operation';
@@ -19,7 +19,7 @@ export const GatewayOperation = (operation: GatewayOperation): MethodDecorator =
 const identities = new WeakMap<Request, GatewayIdentity>();
 
 /**
- * Verifies a gateway's credentials before anything else of the request is read (issue 19:
+ * Verifies a gateway's credentials before anything else of the request is read (before,
  * a bad body got 400 and a good one 401 without credentials, which told an unauthenticated
  * caller how bodies are validated). A guard runs before every interceptor and pipe, so path,
  * query and body are all validated after it. Create: subject token and client assertion;

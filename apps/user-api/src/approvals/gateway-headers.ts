@@ -1,7 +1,7 @@
 import type { GatewayHeaders } from '@broker/approvals';
 import type { Request } from 'express';
 
-/** The gateway's machine credentials as sent (API.md): `Authorization: Bearer`, `X-Client-Assertion`. */
+/** The gateway's machine credentials as sent: `Authorization: Bearer`, `X-Client-Assertion`. */
 export function gatewayHeaders(request: Request): GatewayHeaders {
   return {
     authorization: request.headers.authorization,

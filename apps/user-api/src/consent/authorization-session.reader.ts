@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 
 /**
  * Reads the authorization session behind a consent request's session token, for that
- * request only (SPEC.md "POST grants results" 5): invalid or expired, or issued for another
+ * request only (docs/consent-and-connections.md, "Authorization session token"): invalid or expired, or issued for another
  * agent → 400 `session_expired`; issued for another principal → 403 `forbidden`.
  * Not a Nest guard: the consent and grant services call it once they know the agent.
  */

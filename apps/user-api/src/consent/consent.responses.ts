@@ -1,7 +1,7 @@
 import type { DelegationSummary, RequirementType } from '@broker/domain';
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 
-/** An agent the caller has an active grant for (SPEC.md "Agent delegation summary"). */
+/** An agent the caller has an active grant for (docs/consent-and-connections.md). */
 export class DelegationSummaryResponse {
   @ApiProperty({ format: 'uuid' })
   agent_id!: string;

@@ -232,7 +232,7 @@ function agentView(agent: Agent): AgentDetail['agent'] {
 /**
  * A service on the consent page: the strongest requirement among the agent's permission
  * sets covering it, and as permissions the sorted, de-duplicated union of their scopes
- * (SPEC.md "Permission set": required for `require_all_scopes`, and the same rule keeps
+ * (required for `require_all_scopes`, and the same rule keeps
  * every other service's list deterministic), each with its human-readable description.
  */
 function serviceView(service: Service, sets: readonly PermissionSet[], connected: boolean): ConsentServiceView {

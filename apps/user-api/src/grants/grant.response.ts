@@ -7,7 +7,7 @@ const UUID: SchemaObject = { type: 'string', format: 'uuid' };
 /** Keys are permission-set ids (JSON Schema 2020-12 `propertyNames`, which Nest's types do not list). */
 const UUID_KEYS = { propertyNames: UUID };
 
-/** A user's delegation to an agent (SPEC.md "Grant"). */
+/** A user's delegation to an agent (docs/consent-and-connections.md). */
 export class GrantView {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -34,7 +34,7 @@ export class GrantResponse {
   data!: GrantView;
   /**
    * Only with a `session_token`: the original authorization URL, to resume the flow
-   * (SPEC.md "POST grants results": absent, not null, without one).
+   * (absent, not null, without one).
    */
   @ApiProperty({ format: 'uri', required: false })
   redirect_url?: string;

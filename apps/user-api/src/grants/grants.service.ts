@@ -28,7 +28,7 @@ export type GrantWrite =
 
 /**
  * Grants: one per (principal, agent), created or replaced wholesale, deleted by its owner.
- * Every change writes one credential-free audit record, and (issue 17) its ledger event in
+ * Every change writes one credential-free audit record, and its ledger event in
  * the change's own transaction.
  */
 @Injectable()
@@ -69,7 +69,7 @@ export class GrantsService {
     const requested = parseGrantedPermissionSets(dto.granted_permission_sets);
     const validUntil = parseValidUntil(dto.valid_until, now);
     if (requested.size === 0) {
-      // Issue 17: an active grant removed is a revocation; an expired one, its removal (grant.expired).
+      // An active grant removed is a revocation; an expired one, its removal (grant.expired).
       await this.grants.deleteAny(principal.id, agent, (deleted, manager) =>
         deleted.validUntil !== null && deleted.validUntil.getTime() <= now.getTime()
           ? this.events.record(
@@ -153,7 +153,7 @@ export class GrantsService {
     });
   }
 
-  /** Issue 17: what every grant event of the principal's own change says (the kind and details are added). */
+  /** What every grant event of the principal's own change says (the kind and details are added). */
   private grantEvent(principal: Principal, agentId: string) {
     return {
       actor: { type: 'principal', id: principal.id },
@@ -172,7 +172,7 @@ export class GrantsService {
   }
 
   /**
-   * SPEC.md "POST grants results" 4: every permission set exists and is assigned to the
+   * Every permission set exists and is assigned to the
    * agent; every id under it is a service or a protected resource of that set; every
    * delegated service ends up with at least one scope (the union over the sets delegating
    * it). The consented scopes are stored with the grant, so a later edit of a permission set

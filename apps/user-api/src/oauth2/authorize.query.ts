@@ -2,8 +2,8 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiQuery, type ApiQueryOptions } from '@nestjs/swagger';
 
 /**
- * The query of `GET /oauth2/authorize` (RFC 6749 §4.1.1, RFC 7636 §4.3; SPEC.md "GET
- * /oauth2/authorize"), as the authorize strategies read it. The strategies read the raw
+ * The query of `GET /oauth2/authorize` (RFC 6749 §4.1.1, RFC 7636 §4.3; docs/oauth2.md,
+ * "Authorize"), as the authorize strategies read it. The strategies read the raw
  * query in the spec's error order (a pipe would refuse in its own order), so these are
  * declared for the document only. A repeated parameter counts as missing; parameters the
  * broker does not know are ignored (RFC 6749 §3.1) and kept in the URL the consent page

@@ -22,7 +22,7 @@ export class JwksHotRoute implements HotRoute {
   }
 }
 
-/** SPEC/API.md: `Cache-Control: public, max-age=300`. */
+/** `Cache-Control: public, max-age=300`. */
 export const JWKS_HEADERS = {
   'content-type': 'application/json; charset=utf-8',
   'cache-control': 'public, max-age=300',

@@ -52,7 +52,7 @@ export class JsonWebKeySetResponse {
   keys!: JsonWebKeyView[];
 }
 
-/** SPEC.md "GET /oauth2/jwks.json". */
+/** `GET /oauth2/jwks.json` (docs/oauth2.md, "JWKS"). */
 export const JWKS_RESPONSE_HEADERS: HeadersObject = {
   'Cache-Control': { description: '`public, max-age=300`', schema: { type: 'string', example: 'public, max-age=300' } },
 };

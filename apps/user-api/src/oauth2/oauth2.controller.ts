@@ -32,7 +32,7 @@ import { TOKEN_REQUEST_MODELS, TOKEN_REQUEST_SCHEMA } from './token-request.dto'
 import { TOKEN_RESPONSE_HEADERS, TokenResponse } from './token.response';
 import { tokenAnswer } from './token.hot-route';
 
-/** The broker's OAuth2 authorization server endpoints (SPEC.md "Endpoints"). */
+/** The broker's OAuth2 authorization server endpoints (docs/oauth2.md). */
 @ApiTags('oauth2')
 @Controller()
 export class OAuth2Controller {
@@ -75,7 +75,7 @@ export class OAuth2Controller {
       },
     },
   })
-  // SPEC.md "Authorization endpoint": its JSON errors are all 400, `invalid_client` included (401 `invalid_client` is a missing user).
+  // Its JSON errors are all 400, `invalid_client` included (401 `invalid_client` is a missing user).
   // RFC 6749 §4.1.2.1: never redirected; a person's browser gets the console's page saying so, with the same status.
   @ApiResponse({
     status: 400,

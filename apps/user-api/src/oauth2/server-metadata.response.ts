@@ -55,7 +55,7 @@ export class AuthorizationServerMetadataResponse {
   introspection_endpoint_auth_methods_supported?: string[];
 }
 
-/** SPEC.md "GET /.well-known/oauth-authorization-server". */
+/** `GET /.well-known/oauth-authorization-server` (RFC 8414 §3). */
 export const SERVER_METADATA_HEADERS: HeadersObject = {
   'Cache-Control': {
     description: '`public, max-age=3600`',

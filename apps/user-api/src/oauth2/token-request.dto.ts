@@ -66,7 +66,7 @@ export class ClientCredentialsTokenRequest {
 }
 
 /**
- * RFC 8693 token exchange by a trusted gateway (SPEC.md "Third-party token exchange"): the
+ * RFC 8693 token exchange by a trusted gateway (docs/oauth2.md): the
  * user's subject token and the gateway's client assertion (RFC 7523), both verified
  * against the configured trust anchor, buy the user's stored token for the service that
  * owns `resource`, given an active grant of the user to the agent for that service.
@@ -97,7 +97,7 @@ export class TokenExchangeTokenRequest {
 }
 
 /**
- * RFC 8693 token exchange as user impersonation (SPEC.md "User impersonation"; local mode,
+ * RFC 8693 token exchange as user impersonation (local mode,
  * proxy and hybrid refuse it with `invalid_target`): a privileged client (client
  * assertion) and an actor obtain a broker-signed access token for the subject user, with
  * `act` naming the actor, given the user's active delegation to the target agent. Activated

@@ -6,7 +6,7 @@ import { IsString } from 'class-validator';
 export class ConnectQuery {
   /**
    * Where to send the user after connecting: an absolute http(s) URL on the broker's public
-   * host (else 400 `invalid_redirect_uri`). SPEC.md: required (missing: 400 `bad request`).
+   * host (else 400 `invalid_redirect_uri`). Required (missing: 400 `bad request`).
    */
   @ApiProperty({ format: 'uri' })
   @IsString()

@@ -5,7 +5,7 @@ import { PermissionSetRepository, ServiceRepository } from '@broker/persistence'
 import { JweCodec, ProviderRefused, ProviderUnavailable, sanitiseProviderText, TokenVault } from '@broker/vault';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
-/** What the state token carries (SPEC.md "Tokens and claims"). */
+/** What the state token carries (docs/consent-and-connections.md). */
 interface StateClaims {
   readonly principal: string;
   readonly serviceId: string;
@@ -151,7 +151,7 @@ export class ConnectService {
     serviceId: string,
     query: CallbackQuery,
   ): Promise<StateClaims> {
-    // SPEC.md "Third-party callback rules": the state is verified before anything else in
+    // The state is verified before anything else in
     // the query is believed, so a link with a forged, expired or foreign state cannot put
     // a provider "error" of its author's choosing on the person's connections page.
     const claims = await this.openState(query.state);

@@ -58,7 +58,7 @@ export class SessionsService {
 
   /**
    * Deletes the stored tokens (not revoked at the provider); dependent agents see a missing
-   * session. Issue 17: its `session.disconnected` event in the deletion's transaction.
+   * session. Its `session.disconnected` event in the deletion's transaction.
    */
   async terminate(principal: Principal, serviceId: string): Promise<TerminatedSession> {
     const service = await this.service(serviceId);

@@ -15,14 +15,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { assertNotExpired, assertPending, notFound } from '../approval-rules';
 import { assertCoversReviewed, parseParamsPattern, renderScope } from '../patterns/params-pattern';
 
-/** A user's approval decision (API.md "Approve"). */
+/** A user's approval decision (docs/approvals.md). */
 export interface ApproveInput {
   readonly persistence: ApprovalPersistence;
   /** undefined or null: omitted (only the reviewed values). */
   readonly paramsPattern: Readonly<Record<string, unknown>> | null | undefined;
 }
 
-/** API.md "Preview scope": what an approval with this pattern would cover. */
+/** What an approval with this pattern would cover. */
 export interface ScopePreview {
   /** The exact tool name. */
   readonly toolPattern: string;
@@ -171,7 +171,7 @@ export class ApprovalDecisions {
     throw new ApprovalError('not_revocable', 'only a permanent approval or denial can be revoked');
   }
 
-  /** Issue 17: the principal's decision as a ledger event, recorded in the decision's transaction. */
+  /** The principal's decision as a ledger event, recorded in the decision's transaction. */
   private decided(type: ApprovalEventType, principal: Principal) {
     const traceId = currentTraceId();
     return recordChange(this.ledger, (record: ApprovalRecord) =>
@@ -190,7 +190,7 @@ export class ApprovalDecisions {
 
   private patternFor(record: ApprovalRecord, input: ApproveInput): ParamsPattern | null {
     if (input.paramsPattern === undefined || input.paramsPattern === null) return null;
-    // API.md: params_pattern with persistence once (even an empty object) gives 422 invalid_pattern.
+    // params_pattern with persistence once (even an empty object) gives 422 invalid_pattern.
     if (input.persistence === 'once')
       throw new ApprovalError(
         'pattern_with_once',

@@ -9,7 +9,7 @@ import {
 import { Inject, Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
 
-/** The machine credentials of a gateway request, as the headers carry them (API.md "Tool approvals"). */
+/** The machine credentials of a gateway request, as the headers carry them (docs/approvals.md). */
 export interface GatewayHeaders {
   /** `Authorization`: `Bearer <jwt>`. */
   readonly authorization: string | undefined;
@@ -20,7 +20,7 @@ export interface GatewayHeaders {
 /**
  * The verified identity of a gateway request: the subject token's principal and agent, and
  * the gateway itself (its client assertion's `sub`; null on consume, which takes no
- * assertion). Issue 17: the gateway is the actor of the events it causes.
+ * assertion). The gateway is the actor of the events it causes.
  */
 export interface GatewayIdentity extends SubjectIdentity {
   readonly gateway: string | null;
@@ -51,7 +51,7 @@ function refused(error: unknown): never {
 
 /**
  * The gateway side of the approvals API authenticates with JWTs, verified exactly like
- * the token exchange's (API.md): the trust anchor `token_exchange.client_assertion`, the
+ * the token exchange's: the trust anchor `token_exchange.client_assertion`, the
  * claim expressions for principal and agent. Create takes both credentials and the
  * exchange's authorization expression; consume only the subject token; sync only the
  * client assertion, authorized by `approvals.sync.authorization.cel.expression` (compiled
@@ -104,7 +104,7 @@ export class ApprovalGatewayAuth {
 
   /**
    * Sync: the client assertion only, in `X-Client-Assertion` or else as `Authorization:
-   * Bearer` (API.md). When both are sent the header named for it wins (a gateway reusing its
+   * Bearer`. When both are sent the header named for it wins (a gateway reusing its
    * create code may also send the subject token as Bearer).
    */
   async forSync(headers: GatewayHeaders): Promise<void> {

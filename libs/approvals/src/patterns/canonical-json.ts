@@ -16,7 +16,7 @@ export function canonicalJson(value: unknown): string {
     .join(',')}}`;
 }
 
-/** API.md: `arguments_hash` = SHA-256 hex of the canonical JSON (sorted keys) of `arguments`. */
+/** `arguments_hash` = SHA-256 hex of the canonical JSON (sorted keys) of `arguments`. */
 export function argumentsHash(args: Readonly<Record<string, unknown>>): string {
   return createHash('sha256').update(canonicalJson(args), 'utf8').digest('hex');
 }

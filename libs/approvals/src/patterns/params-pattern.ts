@@ -25,7 +25,7 @@ export const PATTERN_DIALECT: Readonly<MinimatchOptions> = Object.freeze({
   platform: 'linux',
 });
 
-/** Caps of a `params_pattern` (issue 9): per pattern in UTF-8 bytes, entries per object. */
+/** Caps of a `params_pattern`: per pattern in UTF-8 bytes, entries per object. */
 export const MAX_PATTERN_BYTES = 1024;
 export const MAX_PATTERN_ENTRIES = 64;
 export const MAX_ARGUMENT_NAME_LENGTH = 255;
@@ -80,7 +80,7 @@ export function parseParamsPattern(raw: Readonly<Record<string, unknown>>): Para
 }
 
 /**
- * API.md "Approve": the resulting pattern must cover the reviewed arguments. Every
+ * The resulting pattern must cover the reviewed arguments. Every
  * constrained argument must be one the user reviewed and its reviewed value must match;
  * arguments the pattern does not name are unconstrained. Values are never echoed.
  */

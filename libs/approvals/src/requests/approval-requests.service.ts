@@ -34,7 +34,7 @@ function invalidInput(field: string, problem: string): ApprovalError {
 }
 
 /**
- * The gateway side of an approval's life (SPEC.md "Approval"): create a pending request,
+ * The gateway side of an approval's life (docs/approvals.md): create a pending request,
  * consume an approved one-time approval, for a gateway whose credentials were verified
  * before anything else of the request was read (`ApprovalGatewayAuth`, in the controller's
  * guard): the identity is the subject token's principal and agent. Audit records name
@@ -72,7 +72,7 @@ export class ApprovalRequests {
     if (UNSAFE_TEXT.test(input.toolName)) throw invalidInput('tool_name', 'must not contain control characters');
     const agentSessionId = this.agentSessionId(input.metadata);
     const now = this.clock.now();
-    // Issue 17: `approval.requested` (the gateway's) and the pair's stale pendings' `approval.expired`, in the create's transaction.
+    // `approval.requested` (the gateway's) and the pair's stale pendings' `approval.expired`, in the create's transaction.
     const traceId = currentTraceId();
     const requested = recordChange(this.ledger, (record: ApprovalRecord) =>
       approvalEvent('approval.requested', record, { type: 'gateway', id: gateway }, traceId),
@@ -135,9 +135,9 @@ export class ApprovalRequests {
   }
 
   /**
-   * SPEC.md "Approval": an approved `once` approval becomes consumed; consuming it again is
+   * An approved `once` approval becomes consumed; consuming it again is
    * 200 with the first consumption's time (two racing consumes: one transition, both 200).
-   * Precedence: 404 unknown, 403 another principal's or agent's (API.md), 410 an expired
+   * Precedence: 404 unknown, 403 another principal's or agent's, 410 an expired
    * pending, 422 `not_consumable` for anything else.
    */
   async consume({ principal, agentId, gateway }: GatewayIdentity, id: string): Promise<ApprovalRecord> {
@@ -174,7 +174,7 @@ export class ApprovalRequests {
     throw new ApprovalError('not_consumable', 'only an approved one-time (persistence once) approval can be consumed');
   }
 
-  /** `metadata.agent_session_id` (optional) scopes a `session` approval (API.md). */
+  /** `metadata.agent_session_id` (optional) scopes a `session` approval. */
   private agentSessionId(metadata: Readonly<Record<string, unknown>>): string | null {
     if (!Object.prototype.hasOwnProperty.call(metadata, 'agent_session_id')) return null;
     const value = metadata.agent_session_id;

@@ -42,7 +42,7 @@ export class LongPollHub {
   private resyncPending = false;
   private closed = false;
 
-  /** Issue 16: `broker_approval_waiters` reads `held` at scrape time; wake-ups are counted. */
+  /** `broker_approval_waiters` reads `held` at scrape time; wake-ups are counted. */
   constructor(@Optional() private readonly metrics?: BrokerMetrics) {
     metrics?.watchApprovalWaiters(() => this.heap.size);
   }

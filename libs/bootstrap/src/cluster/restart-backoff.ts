@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 3: how long the primary waits before replacing a worker that died. A
+ * How long the primary waits before replacing a worker that died. A
  * worker that keeps crashing at start-up must not be restarted in a tight loop (each
  * attempt opens database connections and logs), while a worker that ran for a long time
  * and then died is replaced quickly. The delay doubles from `initialMs` up to `maxMs` on

@@ -5,7 +5,7 @@ import { runPrimary } from './run-primary';
 import { runWorker } from './run-worker';
 
 /**
- * Issue 16 item 3: `server.workers` > 1. The process `npm start` launched is the primary;
+ * `server.workers` > 1. The process `npm start` launched is the primary;
  * the processes it forks run the same entry point and land here as workers.
  */
 export async function runClusterRole(definitions: readonly ServerDefinition[], loaded: LoadedConfig): Promise<void> {

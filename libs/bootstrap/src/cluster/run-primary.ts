@@ -19,7 +19,7 @@ interface Slot {
 }
 
 /**
- * Issue 16 item 3: the primary of `server.workers` > 1. It opens no database and listens on
+ * The primary of `server.workers` > 1. It opens no database and listens on
  * nothing itself; it forks the workers (the same entry point), which share both ports
  * through it, and supervises them:
  * - the first start of every worker must succeed: a failure (port in use, database down)

@@ -12,7 +12,7 @@ function tellPrimary(message: WorkerMessage): Promise<void> {
 }
 
 /**
- * Issue 16 item 3: one cluster worker. It runs both servers exactly as a single process
+ * One cluster worker. It runs both servers exactly as a single process
  * does (its own database pool, LISTEN connection and caches; the ports are shared through
  * the primary, which hands connections round-robin). Every log line carries its pid and
  * worker id. A start-up failure is reported to the primary, which decides what to do.

@@ -1,5 +1,5 @@
 /**
- * Issue 16 item 3: what a worker tells the primary over the cluster's IPC channel about
+ * What a worker tells the primary over the cluster's IPC channel about
  * its start-up. The primary waits for every worker of the first generation to be ready;
  * a worker that cannot start says why, so the primary prints the reason once and exits
  * with the worker's code instead of restarting it in a loop.

@@ -9,7 +9,7 @@ export class HealthComponentsView {
   upstream_jwks!: 'healthy' | 'degraded';
 }
 
-/** `GET /health` (SPEC.md "End-user server" /health, API.md "Health"). */
+/** `GET /health` (docs/operating.md, "Health"). */
 @ApiSchema({ name: 'HealthReport' })
 export class HealthReportView {
   /** `starting` until both servers listen and the database answers; `shutting_down` after a signal; `unhealthy` while the database check fails. */
@@ -20,7 +20,7 @@ export class HealthReportView {
   /** Whole seconds since the servers started listening. */
   @ApiProperty({ type: 'integer', minimum: 0 })
   uptime_seconds!: number;
-  /** Proxy and hybrid modes only; left out in local mode (SPEC.md: optional). */
+  /** Proxy and hybrid modes only; left out in local mode (optional). */
   @ApiPropertyOptional({ type: HealthComponentsView })
   components?: HealthComponentsView;
 }

@@ -5,7 +5,7 @@ import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/term
 import { PinoLogger } from 'nestjs-pino';
 import { Clock, ComponentHealth, type ComponentStatus } from '@broker/domain';
 
-/** `GET /health` body (SPEC.md "End-user server" /health). */
+/** `GET /health` body (docs/operating.md, "Health"). */
 export interface HealthReport {
   status: 'starting' | 'healthy' | 'shutting_down' | 'unhealthy';
   timestamp: string;
@@ -19,7 +19,7 @@ const DATABASE_TIMEOUT_MS = 2_000;
 const CHECK_CACHE_MS = 1_000;
 
 /**
- * Health as API.md states it: `starting` until both servers listen and the database
+ * Health as docs/operating.md states it: `starting` until both servers listen and the database
  * answers, `shutting_down` after a signal, `unhealthy` while the database check fails
  * (recovering by itself when it answers again), otherwise `healthy`.
  */

@@ -1,9 +1,9 @@
 import type { FieldIssue } from '../api-error';
 
 /**
- * Why the approvals rules refused an operation (SPEC.md "Approval", API.md "Tool approvals").
+ * Why the approvals rules refused an operation (docs/approvals.md).
  * The approvals lib names the rule; the end-user API alone chooses the wire code, status and
- * `Retry-After` (STYLE.md shape 3: error codes are chosen only at the edge).
+ * `Retry-After` (error codes are chosen only at the edge: docs/architecture.md, "Errors").
  */
 export type ApprovalErrorCode =
   /** A value the gateway or user sent breaks an approvals rule (control characters, a bad header, a filter over its cap). */
@@ -20,7 +20,7 @@ export type ApprovalErrorCode =
   | 'approval_of_another_agent'
   /** No approval with this id for the caller (another principal's is not found either: no existence leak). */
   | 'approval_not_found'
-  /** Issue 9: a pending approval past `approvals.pending_ttl`. */
+  /** A pending approval past `approvals.pending_ttl`. */
   | 'approval_expired'
   /** Only a pending approval can be approved or denied. */
   | 'approval_not_pending'

@@ -2,7 +2,7 @@
 /** Stored status of a tool approval. `expired` (a pending request past its TTL) is never shown: it answers 410. */
 export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'revoked' | 'expired';
 
-/** How long a decision holds (SPEC.md "Tool approval"). */
+/** How long a decision holds (docs/approvals.md). */
 export type ApprovalPersistence = 'once' | 'session' | 'permanent';
 
 export type RiskLevel = 'low' | 'medium' | 'critical';

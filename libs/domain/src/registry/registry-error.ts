@@ -1,7 +1,7 @@
 /**
  * Why the registry (agents, services, permission sets and their links) refused a write. The
- * repository names the rule; the admin API alone chooses the wire code and status (STYLE.md
- * shape 3: error codes are chosen only at the edge).
+ * repository names the rule; the admin API alone chooses the wire code and status (error
+ * codes are chosen only at the edge: docs/architecture.md, "Errors").
  */
 export type RegistryErrorCode =
   /** Another agent already has this `canonical_id` (unique constraint). */

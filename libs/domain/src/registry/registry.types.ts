@@ -1,4 +1,4 @@
-/** How strongly a permission set (or a service within it) is required (API.md "Permission sets"). */
+/** How strongly a permission set (or a service within it) is required (docs/admin-api.md). */
 export const REQUIREMENT_TYPES = ['mandatory', 'optional', 'require_all_scopes'] as const;
 export type RequirementType = (typeof REQUIREMENT_TYPES)[number];
 
@@ -15,7 +15,7 @@ export interface AgentPermissionSetRef {
   readonly requirementType: RequirementType;
 }
 
-/** A registered agent (SPEC.md "Agent", API.md "Admin server"). */
+/** A registered agent (docs/admin-api.md). */
 export interface Agent {
   readonly id: string;
   readonly displayName: string;
@@ -118,7 +118,7 @@ export interface GrantResourceDelegation {
   readonly scopes: readonly string[];
 }
 
-/** A user's delegation to an agent (SPEC.md "Grant"): one per principal and agent. */
+/** A user's delegation to an agent (docs/consent-and-connections.md): one per principal and agent. */
 export interface Grant {
   readonly id: string;
   readonly principal: string;
@@ -140,7 +140,7 @@ export interface DelegatedResource {
   readonly logoUrl: string | null;
 }
 
-/** An agent the principal has an active grant for (SPEC.md "Agent delegation summary"). */
+/** An agent the principal has an active grant for (docs/consent-and-connections.md). */
 export interface DelegationSummary {
   readonly agentId: string;
   readonly displayName: string;

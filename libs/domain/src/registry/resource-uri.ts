@@ -1,5 +1,5 @@
 /**
- * Normal form of a protected-resource URI (SPEC.md "Third-party service"): absolute
+ * Normal form of a protected-resource URI (docs/admin-api.md): absolute
  * http(s), scheme and host lower-cased and the default port dropped (WHATWG URL), no
  * fragment (RFC 8707 §2), no user info, trailing slashes removed. Two URIs name the same
  * resource exactly when their normal forms are equal; never a prefix match.
@@ -98,7 +98,7 @@ export function isHttpsOrLoopbackUrl(value: string): boolean {
   return url.protocol === 'http:' && isLoopbackHost(url.hostname);
 }
 
-/** Most entries of an agent's `allowed_resources` (API.md "Admin server"). */
+/** Most entries of an agent's `allowed_resources` (docs/admin-api.md). */
 export const MAX_AGENT_ALLOWED_RESOURCES = 100;
 
 /**

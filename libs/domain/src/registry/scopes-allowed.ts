@@ -2,8 +2,8 @@ import type { Agent } from './registry.types';
 
 /**
  * Offline-access scopes (OpenID Connect Core §11 `offline_access`, and its bare form):
- * impersonation always permits them, whatever the target's `allowed_scopes` (SPEC.md
- * "User impersonation"). Passed as `reserved` by the callers whose rule exempts them.
+ * impersonation always permits them, whatever the target's `allowed_scopes`
+ * (docs/oauth2.md, "User impersonation"). Passed as `reserved` by the callers whose rule exempts them.
  */
 export const OFFLINE_SCOPES: ReadonlySet<string> = new Set(['offline', 'offline_access']);
 
@@ -14,7 +14,7 @@ export interface ScopeRuleOptions {
 }
 
 /**
- * The "scope allowed for this agent" rule (SPEC.md "Agent"): every requested scope is in
+ * The "scope allowed for this agent" rule (docs/admin-api.md): every requested scope is in
  * the agent's `allowed_scopes`, or reserved by the caller; an empty `allowed_scopes` allows
  * every scope. The callers answer `invalid_scope` without naming the rejected scope.
  */

@@ -3,7 +3,7 @@ import { RequestBodyError } from '../errors/request-errors';
 import { closeAfterRefusedBody } from './close-after-refused-body';
 import { readCappedBody } from './read-capped-body';
 
-/** SPEC.md "Limits": the token endpoint's body, refused (400 invalid_request) before parsing. */
+/** The token endpoint's body, refused (400 invalid_request) before parsing. */
 export const TOKEN_BODY_LIMIT_BYTES = 256 * 1024;
 
 /**

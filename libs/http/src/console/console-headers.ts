@@ -4,7 +4,7 @@ function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * The console's Content-Security-Policy (issue 15 item 2). Scripts and styles only from the broker's own files: no
+ * The console's Content-Security-Policy. Scripts and styles only from the broker's own files: no
  * inline script, no `unsafe-eval`, no inline `<style>` (React sets style properties through the CSSOM, which a policy
  * does not govern). Agent logos are admin- or CIMD-supplied `https:` images from any host, so `img-src` allows
  * `https:`; `data:` is for images the build inlines. A broker whose own `public_url` is loopback (development)

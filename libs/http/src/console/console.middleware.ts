@@ -5,9 +5,9 @@ import { readConsoleFiles, type ConsoleFile } from './console-files';
 import { consoleSecurityHeaders } from './console-headers';
 
 /**
- * The console's pages (API.md consent UI paths), which all answer the single page's `index.html` (history fallback):
+ * The console's pages, which all answer the single page's `index.html` (history fallback):
  * `/agents`, `/agents/:id`, `/connections`, `/approvals`, `/approvals/remembered`, `/approvals/:id`, and `/activity`
- * (issue 17 item 3). Nothing else.
+ * Nothing else.
  */
 export const CONSOLE_PAGE = /^\/(?:agents(?:\/[^/]+)?|connections|approvals(?:\/[^/]+)?|activity)$/;
 
@@ -108,7 +108,7 @@ function pageWithCode(index: Buffer, code: string): Buffer {
 }
 
 /**
- * Serves the built console (issue 15 item 2) from the end-user server when `consent_ui_url` is the broker's own
+ * Serves the built console from the end-user server when `consent_ui_url` is the broker's own
  * `public_url`; otherwise, or when the console was not built, installs nothing and the paths answer the API's 404
  * envelope. The files are read once here; a request is a map lookup by exact name, so no path (`/assets/../x`,
  * encoded or not) reaches the file system, and there is no listing. Only GET and HEAD are answered; anything else,

@@ -19,7 +19,7 @@ function present(error: unknown, context: ErrorContext): ReturnType<ApiException
 }
 
 describe('ApiExceptionFilter validation vocabulary', () => {
-  it('answers an end-user body validation failure as invalid request and a query one as bad request (API.md "Conventions")', () => {
+  it('answers an end-user body validation failure as invalid request and a query one as bad request (docs/http-api.md)', () => {
     const issues = [
       { field: 'persistence', problem: 'must be one of the following values: permanent', constraint: 'isIn' },
     ];
@@ -35,7 +35,7 @@ describe('ApiExceptionFilter validation vocabulary', () => {
   });
 
   it.each(['body', 'query', 'param'] as const)(
-    'answers a %s validation failure of a route naming its own code exactly as that API error (API.md "Tool approvals": bad request)',
+    'answers a %s validation failure of a route naming its own code exactly as that API error (bad request)',
     (part) => {
       const issues = [
         { field: 'persistence', problem: 'must be empty: this operation takes no request body', constraint: 'isEmpty' },

@@ -35,7 +35,7 @@ const SHAPE_CONSTRAINTS = new Set([
 /**
  * The server's code of a DTO validation failure (a route may name its own with
  * `@ValidationVocabulary`). End-user: `invalid request` for a body,
- * `bad request` for a path or query. Admin (SPEC.md admin codes): `invalid request
+ * `bad request` for a path or query. Admin: `invalid request
  * body` when the body has the wrong shape (unknown or missing fields, wrong types),
  * `validation failed` when its values break a rule, `invalid request` for a path or query.
  */
@@ -58,7 +58,7 @@ function envelope(
 
 /**
  * The `{error, message}` envelope of the end-user and admin APIs. The vocabulary of
- * request-shape errors differs per server (API.md "Conventions"): a bad path or query
+ * request-shape errors differs per server (docs/http-api.md): a bad path or query
  * is `bad request` on the end-user server and `invalid request` on the admin server;
  * a bad body is `invalid request` and `invalid request body`. A route may name its own
  * (`@ValidationVocabulary`, read from the context).
@@ -81,7 +81,7 @@ export class ApiExceptionFilter {
       case 'validation': {
         const { part, issues, message } = failure.error;
         const details = issues.map(({ field, problem }) => ({ field, problem }));
-        // A route's own vocabulary (API.md "Tool approvals": `bad request`) is answered exactly as that API error.
+        // A route's own vocabulary (`bad request`) is answered exactly as that API error.
         if (context.validationCode !== undefined)
           return this.present({ kind: 'api', error: new ApiError(context.validationCode, message, details) }, context);
         return envelope(validationCode(part, issues, context), message, 400, { details });

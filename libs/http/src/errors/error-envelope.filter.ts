@@ -9,7 +9,7 @@ import { classifyFailure, type ErrorResponse } from './failure';
 import { OAuthExceptionFilter } from './oauth-exception.filter';
 import { routeValidationCode } from '../validation/validation-vocabulary';
 
-/** OAuth2 endpoints answer errors in the OAuth envelope (SPEC.md "Response envelopes"). */
+/** OAuth2 endpoints answer errors in the OAuth envelope (docs/http-api.md). */
 export function isOAuthPath(path: string): boolean {
   return path === '/oauth2' || path.startsWith('/oauth2/') || path.startsWith('/.well-known/');
 }

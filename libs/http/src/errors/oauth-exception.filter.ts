@@ -22,14 +22,14 @@ function envelope(code: OAuthErrorCode, description: string, status: number, err
 /**
  * The `{error, error_description[, error_uri]}` envelope of `/oauth2/*` and
  * `/.well-known/*`. Every request-shape problem is `invalid_request` (400), including
- * a body over the limit (SPEC.md Limits).
+ * a body over the limit.
  */
 export class OAuthExceptionFilter {
   present(failure: Failure, context: ErrorContext): ErrorResponse {
     switch (failure.kind) {
       case 'oauth': {
         const { code, description, errorUri, challenge } = failure.error;
-        // SPEC.md "Authorization endpoint": its JSON errors are all 400, invalid_client included
+        // Its JSON errors are all 400, invalid_client included
         // (401 with invalid_client belongs to the token endpoint's client authentication).
         const status = code === 'invalid_client' && context.path === '/oauth2/authorize' ? 400 : oauthStatus(code);
         if (status === 500) return envelope('server_error', internalErrorMessage(context.traceId), 500);

@@ -1,6 +1,6 @@
 import { assertNever, type ApiErrorCode, type OAuthErrorCode } from '@broker/domain';
 
-/** HTTP status of each end-user/admin error code (SPEC.md "Errors", API.md). */
+/** HTTP status of each end-user/admin error code (docs/http-api.md). */
 export function apiStatus(code: ApiErrorCode): number {
   switch (code) {
     case 'bad request':
@@ -53,7 +53,7 @@ export function apiStatus(code: ApiErrorCode): number {
   }
 }
 
-/** HTTP status of each OAuth2 error code (RFC 6749 §5.2, SPEC.md error tables). */
+/** HTTP status of each OAuth2 error code (RFC 6749 §5.2). */
 export function oauthStatus(code: OAuthErrorCode): number {
   switch (code) {
     case 'invalid_request':

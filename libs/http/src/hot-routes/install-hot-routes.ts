@@ -18,14 +18,14 @@ import type { HotRoute, HotRouteAnswer } from './hot-route';
 /** The pipeline steps the hot routes share with the Nest routes, built once by `configureApp`. */
 export interface HotRouteRuntime {
   readonly startTrace: TraceStart;
-  /** Issue 16: set when tracing is enabled, and then used instead of `startTrace`. */
+  /** Set when tracing is enabled, and then used instead of `startTrace`. */
   readonly startSpan?: SpanStart;
   readonly lifecycle: Lifecycle;
   readonly errors: ErrorEnvelopeFilter;
   readonly logger: Logger;
   /** The same statement counter as the Nest routes' (`db_queries` on both entrances). */
   readonly countQueries: CountQueries;
-  /** Issue 16: the request duration histogram, observed with the route's own path (a fixed, exact path). */
+  /** The request duration histogram, observed with the route's own path (a fixed, exact path). */
   readonly requestMetrics?: HttpServerMetrics;
 }
 
@@ -63,7 +63,7 @@ async function serve(
   // The same per-request logger as pino-http gives the Nest routes: trace id bound (audit `request_id`, the log line).
   const logger = requestLogger(runtime.logger, traceId);
   const queries: QueryCount = { queries: 0 };
-  // Issue 16: the handler's statements and outbound calls are children of the request's span.
+  // The handler's statements and outbound calls are children of the request's span.
   let answer = await (span === undefined
     ? answerRequest(route, request, response, runtime, context, logger, queries)
     : span.run(() => answerRequest(route, request, response, runtime, context, logger, queries)));

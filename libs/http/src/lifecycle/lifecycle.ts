@@ -1,7 +1,7 @@
 import type { Clock } from '@broker/domain';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** The process's phase (API.md "Health"). */
+/** The process's phase (docs/operating.md). */
 export type LifecyclePhase = 'starting' | 'running' | 'shutting_down';
 
 /**

@@ -8,7 +8,7 @@ import type { Lifecycle } from './lifecycle';
  * and the hot routes): counts the request as in flight, or, once the process is shutting
  * down, marks the answer `Connection: close` and returns the error to answer with (503
  * through the error envelope of the path). The health probe is let through during
- * shutdown: it must report `shutting_down` itself (API.md "Health").
+ * shutdown: it must report `shutting_down` itself (docs/operating.md).
  *
  * @returns undefined when the request is admitted, else the refusal to answer with.
  */

@@ -8,7 +8,7 @@ export interface QueryCount {
 /**
  * Runs `work` with `count` as the current database statement counter. The process's
  * bootstrap hands in persistence's `runCountingQueries`: http counts statements without
- * importing the database (issue 14: lib boundaries as allow-lists, http sits above no storage).
+ * importing the database (lib boundaries as allow-lists, http sits above no storage).
  */
 export type CountQueries = <T>(count: QueryCount, work: () => T) => T;
 

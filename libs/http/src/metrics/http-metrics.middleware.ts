@@ -14,7 +14,7 @@ function routeTemplate(request: Request): string {
 }
 
 /**
- * Issue 16: `broker_http_request_duration_seconds` for the Nest pipeline's requests (the hot
+ * `broker_http_request_duration_seconds` for the Nest pipeline's requests (the hot
  * routes observe their own in `installHotRoutes`). Installed only when metrics are enabled;
  * per request it stores a start time on the response and adds one shared `finish` listener
  * (no closure per request).

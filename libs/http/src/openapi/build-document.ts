@@ -10,7 +10,7 @@ const TITLES: Record<ServerKind, string> = {
 
 /**
  * The server's OpenAPI document, generated from its controllers and DTOs. Security
- * scheme names are SPEC.md's (Authentication 6).
+ * scheme names are part of the contract: clients and the tests name them.
  */
 export function buildOpenApiDocument(app: INestApplication, server: ServerKind, principalHeader: string): OpenAPIObject {
   const builder = new DocumentBuilder()
@@ -27,7 +27,7 @@ export function buildOpenApiDocument(app: INestApplication, server: ServerKind, 
       .addSecurity('BearerSubjectToken', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
       .addSecurity('ClientAssertion', { type: 'apiKey', in: 'header', name: 'X-Client-Assertion' })
       // OpenAPI has no scheme for two credentials at once: the bearer subject token, with the
-      // gateway's client assertion in the X-Client-Assertion header (SPEC.md Authentication 6).
+      // gateway's client assertion in the X-Client-Assertion header.
       .addSecurity('BearerSubjectTokenClientAssertion', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'the subject token as Authorization: Bearer, plus the client assertion in X-Client-Assertion' });
   }
   return completeOpenApiDocument(SwaggerModule.createDocument(app, builder.build()), server);

@@ -28,7 +28,7 @@ const STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
   503: 'Shutting down or a dependency is unavailable',
 };
 
-/** The `{error, message}` and OAuth2 envelopes (SPEC.md "Response envelopes"). */
+/** The `{error, message}` and OAuth2 envelopes (docs/http-api.md). */
 const ERROR_SCHEMAS: Readonly<Record<string, Json>> = {
   FieldIssue: {
     type: 'object',
@@ -82,7 +82,7 @@ function pipelineCodes(server: ServerKind, { path, method, operation }: Operatio
   }
   const codes: ApiErrorCode[] = ['internal error', 'service unavailable'];
   const requestCode: ApiErrorCode = server === 'admin' ? 'invalid request' : 'bad request';
-  // A principal over 200 characters, repeated or not UTF-8 is a `bad request` on both servers (API.md "Conventions").
+  // A principal over 200 characters, repeated or not UTF-8 is a `bad request` on both servers (docs/http-api.md).
   if (secured) codes.push('unauthorized');
   if (principal) codes.push('bad request');
   if (parameters.length > 0) codes.push(requestCode);
@@ -92,7 +92,7 @@ function pipelineCodes(server: ServerKind, { path, method, operation }: Operatio
   if (operation.requestBody !== undefined || UNSAFE.has(method)) {
     codes.push(...(server === 'admin' ? (['invalid request body', 'validation failed'] as const) : (['invalid request'] as const)));
   }
-  // Cross-site request refusal (SPEC.md Security): every unsafe method of the APIs.
+  // Cross-site request refusal: every unsafe method of the APIs.
   if (UNSAFE.has(method)) codes.push('forbidden');
   return codes;
 }
@@ -163,7 +163,7 @@ function toJsonSchema(node: unknown): void {
 
 /**
  * A component schema that lists its properties is closed: requests with unknown fields
- * are refused (API.md "Conventions") and responses carry only documented fields. A
+ * are refused (docs/http-api.md) and responses carry only documented fields. A
  * free-form object (no `properties`) stays open.
  */
 function closeObjects(schemas: Json): void {

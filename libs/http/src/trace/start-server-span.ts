@@ -6,7 +6,7 @@ import { formatTraceresponse, parseTraceparent } from './traceparent';
 export type SpanStart = (request: IncomingMessage, response: ServerResponse, route: string | null) => ServerSpan;
 
 /**
- * Issue 16: the trace start of both entrances when tracing is enabled (`createTraceStart`
+ * The trace start of both entrances when tracing is enabled (`createTraceStart`
  * when it is not: chosen once, at boot). The SERVER span continues a valid incoming
  * `traceparent` (the same parsing as without tracing), and its ids are the request's: the
  * trace id the log line and the audit records carry, and `traceresponse`'s trace and span

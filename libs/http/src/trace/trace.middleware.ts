@@ -25,7 +25,7 @@ function routeTemplate(request: Request): string | null {
 }
 
 /**
- * Issue 16, tracing enabled: `traceMiddleware`'s place, with the request's SERVER span. Its
+ * Tracing enabled: `traceMiddleware`'s place, with the request's SERVER span. Its
  * trace id is the request id; it ends when the response closes, named after the matched
  * route template (never the raw path).
  */
@@ -40,7 +40,7 @@ export function tracedMiddleware(startSpan: SpanStart) {
 }
 
 /**
- * Issue 16, tracing enabled: re-enters the request's span after body parsing, whose later
+ * Tracing enabled: re-enters the request's span after body parsing, whose later
  * packets arrive in the socket's asynchronous context, not the request's (as the statement
  * counter, installed at the same place), so the handlers' statements and calls are its children.
  */

@@ -77,12 +77,12 @@ function partOf(metadata: ArgumentMetadata): RequestPart {
 }
 
 /**
- * DTO validation for every handler argument: unknown fields rejected (API.md
- * "Conventions"), values transformed to the DTO's types, and every failure a
+ * DTO validation for every handler argument: unknown fields rejected
+ * (docs/http-api.md), values transformed to the DTO's types, and every failure a
  * `RequestValidationError` naming the fields, so the envelope can say which part of
  * the request was wrong.
  *
- * Issue 19: a key named `__proto__`, `constructor` or `prototype` is refused (400 naming
+ * A key named `__proto__`, `constructor` or `prototype` is refused (400 naming
  * it), where Nest's pipe would delete it silently (`{"granted_permission_sets":
  * {"__proto__": [...]}}` became the `{}` that deletes a grant); a body the parser refused
  * (`RefusedJsonBody`) is refused here, where the handler reads it, after authentication.

@@ -38,7 +38,7 @@ export class NoBodyInterceptor implements NestInterceptor {
 /**
  * The operation takes no request body: anything but none or `{}` is 400, in the route's
  * vocabulary (an interceptor runs after every guard, so after authentication, and inside the
- * controller's own interceptors). API.md: an unknown field is refused, never ignored; here
+ * controller's own interceptors). An unknown field is refused, never ignored; here
  * every field is unknown.
  */
 export function NoBody(): MethodDecorator {

@@ -9,7 +9,7 @@ import {
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
 
-/** The 400 codes a request validation failure can be answered with (API.md "Conventions"). */
+/** The 400 codes a request validation failure can be answered with (docs/http-api.md). */
 export type ValidationCode = Extract<
   ApiErrorCode,
   'bad request' | 'invalid request' | 'invalid request body' | 'validation failed'
@@ -32,8 +32,8 @@ class ValidationVocabularyInterceptor implements NestInterceptor {
 /**
  * Every request validation failure of these routes (DTO, `@NoBody()`, a refused JSON body
  * key) is answered with `code` instead of the server's usual vocabulary, by the error
- * envelope, the one place that chooses codes (STYLE.md shape 3). For an API whose contract
- * names its own code: API.md "Tool approvals" says 400 `bad request` for the body too,
+ * envelope, the one place that chooses codes. For an API whose contract
+ * names its own code: the approvals API says 400 `bad request` for the body too,
  * where the rest of the end-user API says `invalid request`. It applies from the route's
  * interceptors on (after every guard), so a failure before the route keeps the server's code.
  */

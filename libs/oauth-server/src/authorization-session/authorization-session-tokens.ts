@@ -12,7 +12,7 @@ export interface CimdSnapshot {
   readonly logo_uri: string | null;
 }
 
-/** What an authorization session token carries (SPEC.md "Tokens and claims"). */
+/** What an authorization session token carries (docs/consent-and-connections.md). */
 export interface AuthorizationSession {
   /**
    * The token's `jti`: the session's identity, under which its one answer is recorded

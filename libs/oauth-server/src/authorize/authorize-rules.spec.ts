@@ -36,7 +36,7 @@ describe('assertRedirectUriRegistered', () => {
   });
 });
 
-describe('redirect URI scheme checked again before redirecting (issue 19)', () => {
+describe('redirect URI scheme checked again before redirecting', () => {
   const legacy = {
     redirectUris: [
       'javascript:alert(document.domain)//x',

@@ -25,7 +25,7 @@ function loopbackWithoutPort(uri: string): string | undefined {
 }
 
 /**
- * Checked again before every redirect to a client (issue 19): an agent stored before the
+ * Checked again before every redirect to a client: an agent stored before the
  * rule (or written to the database directly) with a `javascript:`, `data:` or other
  * forbidden redirect URI is answered with JSON `invalid_redirect_uri`, never sent there.
  */

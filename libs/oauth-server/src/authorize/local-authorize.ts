@@ -28,7 +28,7 @@ import type { AuthorizationRequest, AuthorizeStrategy } from './authorize-strate
 export const CODE_TTL_MS = 60_000;
 
 /**
- * Local authorization (SPEC.md "GET /oauth2/authorize"): JSON errors in the spec's order,
+ * Local authorization (docs/oauth2.md): JSON errors in the spec's order,
  * then `invalid_scope` by redirect; with the user's consent (an active grant for the agent;
  * for a named resource, `ResourceConsent`: a registered one delegated by that grant with the
  * scopes asked; for a Client ID Metadata Document client also the user's consent, under that

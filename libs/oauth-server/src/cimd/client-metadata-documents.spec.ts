@@ -2,7 +2,7 @@ import { FrozenClock, startHttpsDocumentServer, testConfig, type HttpsDocumentSe
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientMetadataDocuments } from './client-metadata-documents';
 
-describe('ClientMetadataDocuments cache (issue 19 item 8)', () => {
+describe('ClientMetadataDocuments cache', () => {
   let docs: HttpsDocumentServer;
   let origin: string;
 

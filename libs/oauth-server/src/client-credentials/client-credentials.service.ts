@@ -49,7 +49,7 @@ export class ClientCredentialsService {
 
   /**
    * Generates the agent's first secret, or rotates it (the old one stops working at once).
-   * Issue 17: `client_credentials.issued` or `.rotated` by `admin`, in the write's transaction.
+   * `client_credentials.issued` or `.rotated` by `admin`, in the write's transaction.
    */
   async generate(agentId: string, admin: string): Promise<IssuedClientCredentials> {
     await this.assertAgent(agentId);
@@ -80,7 +80,7 @@ export class ClientCredentialsService {
     return { clientId: agentId, createdAt: record.createdAt, rotatedAt: record.rotatedAt };
   }
 
-  /** Issue 17: `client_credentials.revoked` by `admin`, in the deletion's transaction. */
+  /** `client_credentials.revoked` by `admin`, in the deletion's transaction. */
   async revoke(agentId: string, admin: string): Promise<void> {
     await this.assertAgent(agentId);
     const events = recordChange(this.ledger, () =>

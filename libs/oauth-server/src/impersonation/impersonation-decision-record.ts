@@ -24,7 +24,7 @@ export type DecisionOutcome =
   | { readonly outcome: 'refused'; readonly oauthError: string; readonly failure: string };
 
 /**
- * The `impersonation_decision` audit record (SPEC.md "User impersonation"): what was
+ * The `impersonation_decision` audit record (docs/oauth2.md): what was
  * decided, from the facts established, never a credential (claims are truncated strings,
  * never token bytes).
  */

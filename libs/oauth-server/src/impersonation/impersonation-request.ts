@@ -28,7 +28,7 @@ export interface ImpersonationRequest {
 }
 
 /**
- * Parses an impersonation request in SPEC.md's error order: the audience (its suffix), the
+ * Parses an impersonation request in this error order: the audience (its suffix), the
  * request's shape, then the three JWTs; each problem is `invalid_request`.
  */
 export function parseImpersonationRequest(form: TokenForm, audiencePrefix: string): ImpersonationRequest {
@@ -44,7 +44,7 @@ export function isUnderPrefix(audience: string, prefix: string): boolean {
 
 /**
  * `<prefix>/<suffix>`: one segment, a lower-case canonical UUID or a well-formed
- * canonical_id. Every other audience is `invalid_request` (SPEC.md: bare prefix, bare
+ * canonical_id. Every other audience is `invalid_request` (bare prefix, bare
  * suffix, suffix matching neither identifier form); the description never names the
  * configured prefix.
  */

@@ -31,8 +31,8 @@ export interface RuleMatch {
 }
 
 /**
- * Matches an impersonation request's credentials against the configured rules (SPEC.md
- * "User impersonation"). Trusted issuers' keys are fetched once per JWKS URI and verified
+ * Matches an impersonation request's credentials against the configured rules
+ * (docs/oauth2.md, "User impersonation"). Trusted issuers' keys are fetched once per JWKS URI and verified
  * tokens remembered until `exp` (`JwtVerifier`); the verifiers are built once, at boot.
  */
 export class ImpersonationRuleMatcher {
@@ -62,7 +62,7 @@ export class ImpersonationRuleMatcher {
    * Rules in order, first match: the client assertion (→ invalid_client), the actor and the
    * subject (→ invalid_request), then the predicate (→ access_denied). With no match the
    * error is the highest in precedence any rule reached: access_denied, invalid_request,
-   * invalid_client (SPEC.md).
+   * invalid_client.
    */
   async firstMatch(credentials: PresentedCredentials): Promise<RuleMatch> {
     const misses = new Set<RuleMiss>();

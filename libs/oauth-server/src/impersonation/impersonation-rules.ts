@@ -52,8 +52,8 @@ function fail(key: string, message: string): never {
 }
 
 /**
- * Compiles `oauth2_authorization_server.impersonation` at start-up (API.md "Impersonation rule
- * shape"). libs/config has already validated the section (local mode, the prefix's form, each
+ * Compiles `oauth2_authorization_server.impersonation` at start-up
+ * (examples/config/impersonation.yaml). libs/config has already validated the section (local mode, the prefix's form, each
  * rule's shape, unique names, signed roles covered, `verification: none` without a signed or
  * audience-bound subject); what remains needs the broker's issuer or the CEL compiler: the
  * broker's own issuer is never trusted for client assertions; a `verification: none` rule's

@@ -16,7 +16,7 @@ import { ImpersonationRuleMatcher, refusedAfterClientVerified, type RuleMatch } 
 import { readImpersonationSettings, type ImpersonationSettings } from './impersonation-rules';
 
 /**
- * User impersonation on `POST /oauth2/token` (SPEC.md "User impersonation", local mode
+ * User impersonation on `POST /oauth2/token` (local mode
  * only): a privileged client, an actor and a subject prove themselves under the first
  * matching rule; the subject must have an active delegation to the target agent; the
  * broker signs an access token for the subject with `act` naming the actor. In pieces: the
@@ -55,7 +55,7 @@ export class ImpersonationExchange {
    * requirement. Local mode with impersonation configured: an `audience` under the
    * configured prefix, or a request shaped like impersonation (an actor token and a
    * JWT-typed subject, no `resource`) whatever its audience, so that a bare suffix or a
-   * foreign audience is impersonation's `invalid_request` (SPEC.md impersonation errors),
+   * foreign audience is impersonation's `invalid_request`,
    * not a third-party exchange's `invalid_client`. Other modes (where impersonation cannot
    * be configured): any impersonation-shaped request (an actor token, a JWT-typed
    * subject, or an audience without a resource) is one, to be refused.
@@ -87,7 +87,7 @@ export class ImpersonationExchange {
     // Each step's result, recorded in the decision whether it issues or refuses.
     const facts: { -readonly [K in keyof DecisionFacts]: DecisionFacts[K] } = {};
     try {
-      // API.md: proxy and hybrid refuse impersonation, never forwarding it upstream.
+      // Proxy and hybrid refuse impersonation, never forwarding it upstream.
       if (!this.local) throw new Refusal('invalid_target', 'impersonation is available only in local mode', 'mode');
       const request = parseImpersonationRequest(form, this.settings.audiencePrefix ?? '');
       facts.credentials = request.credentials;
@@ -135,7 +135,7 @@ export class ImpersonationExchange {
   }
 
   /**
-   * Issue 17: the decision's `impersonation.decided` event, queued (the token endpoint's hot
+   * The decision's `impersonation.decided` event, queued (the token endpoint's hot
    * path): the actor (by the rule's expression) acting as the subject towards the target
    * agent, and the OAuth error code of a refusal; never a token or a claim set. Only once a
    * rule verified the client assertion: a request refused before (a malformed request, an
@@ -193,7 +193,7 @@ export class ImpersonationExchange {
   /** Each non-reserved scope must be allowed for the target (empty list: all); never named in the error. */
   private grantedScopes(target: Agent, requested: string | undefined): string[] {
     const scopes = parseScope(requested);
-    // Offline access is always permitted to impersonation, whatever the target's allowed_scopes (SPEC.md "User impersonation").
+    // Offline access is always permitted to impersonation, whatever the target's allowed_scopes (docs/oauth2.md).
     if (!scopesAllowedFor(target, scopes, { reserved: OFFLINE_SCOPES }))
       throw new Refusal('invalid_scope', 'a requested scope is not allowed for the target agent', 'scope_not_allowed');
     return scopes;
@@ -207,7 +207,7 @@ export class ImpersonationExchange {
     } catch {
       throw new Refusal('server_error', 'the delegation could not be checked', 'delegation_lookup_failed');
     }
-    // Missing and expired are indistinguishable (SPEC.md).
+    // Missing and expired are indistinguishable.
     if (!active)
       throw new Refusal(
         'access_denied',

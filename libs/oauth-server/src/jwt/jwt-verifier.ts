@@ -11,7 +11,7 @@ import { VerifiedJwtCache } from './verified-jwt-cache';
  */
 export { ASYMMETRIC_ALGORITHMS } from '@broker/domain';
 
-/** Leeway for `exp`, `nbf` and `iat` (SPEC.md / issue: 60 s). */
+/** Leeway for `exp`, `nbf` and `iat`: 60 s. */
 export const CLOCK_TOLERANCE_SECONDS = 60;
 
 /** Why a JWT was not accepted (never the token itself). */

@@ -54,7 +54,7 @@ export class RemoteKeySet {
     private readonly uri: string,
     private readonly clock: Clock,
     private readonly policy: RemoteKeySetPolicy = TRUSTED_KEYS_POLICY,
-    /** Issue 16: fetch failures and the last success, under the key set's role (never its URL). */
+    /** Fetch failures and the last success, under the key set's role (never its URL). */
     private readonly metrics: KeySetMetrics = NO_KEY_SET_METRICS,
   ) {
     // The issuer's URL is configuration, not outside input: no address guard. Redirects refused.

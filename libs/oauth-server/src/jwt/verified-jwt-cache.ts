@@ -30,7 +30,7 @@ export class VerifiedJwtCache {
 
   constructor(
     private readonly capacity = VERIFIED_JWT_CACHE_ENTRIES,
-    /** Issue 16: `broker_cache_requests_total{cache="verified_jwt"}` when given. */
+    /** `broker_cache_requests_total{cache="verified_jwt"}` when given. */
     private readonly metrics?: BrokerMetrics,
   ) {}
 

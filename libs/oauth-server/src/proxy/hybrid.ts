@@ -12,7 +12,7 @@ import type { ProxyTokenForwarder } from './proxy-token-forwarder';
 import type { Principal } from '@broker/domain';
 
 /**
- * Hybrid mode composes local and proxy (SPEC.md mode table), dispatching per agent: an
+ * Hybrid mode composes local and proxy, dispatching per agent: an
  * agent with an upstream `client_id` goes the proxy way, any other agent the local way.
  */
 export class HybridAuthorize implements AuthorizeStrategy {

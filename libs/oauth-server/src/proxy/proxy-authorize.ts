@@ -17,7 +17,7 @@ import { parseScope } from '../token/scopes';
 const STATE_TTL_SECONDS = 600;
 
 /**
- * Proxy authorization (SPEC.md "GET /oauth2/authorize", proxy): the same JSON checks as
+ * Proxy authorization (proxy): the same JSON checks as
  * local mode, then a redirect to the upstream authorization endpoint with the agent's
  * upstream client_id, the redirect_uri, the PKCE parameters and any `resource` (RFC 8707,
  * forwarded untouched); the agent id (and the

@@ -7,7 +7,7 @@ import { presentedClient } from '../token/client-authentication';
 import type { GrantStrategy, TokenOutcome, TokenRequestContext } from '../token/grant-strategy';
 import type { TokenForm } from '../token/token-form';
 
-/** Upstream response headers the broker relays (SPEC.md "authorization_code, proxy"); nothing else. */
+/** Upstream response headers the broker relays; nothing else. */
 const RELAYED = ['content-type', 'cache-control', 'pragma', 'www-authenticate'];
 /** The upstream's answer is read into memory to be relayed, so it is capped (as a third party's token answer). */
 const UPSTREAM_MAX_BYTES = 1024 * 1024;

@@ -56,10 +56,10 @@ export class SigningKeyService implements OnApplicationBootstrap {
     private readonly ledger: EventLedger,
   ) {}
 
-  /** In local and hybrid mode the broker signs tokens, so a first key must exist (API.md "Signing keys"). */
+  /** In local and hybrid mode the broker signs tokens, so a first key must exist (docs/admin-api.md). */
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.oauth2_authorization_server.mode === 'proxy') return;
-    // Issue 17: the first key is the broker's own `signing_key.added` (no admin, no request).
+    // The first key is the broker's own `signing_key.added` (no admin, no request).
     const added = recordChange(this.ledger, (key: SigningKeyRecord): BrokerEvent<'signing_key.added'> => ({
       type: 'signing_key.added',
       actor: { type: 'broker', id: null },
@@ -81,7 +81,7 @@ export class SigningKeyService implements OnApplicationBootstrap {
     return this.keys.list();
   }
 
-  /** Issue 17: each change is `signing_key.added / promoted / removed` by `admin`, in the change's transaction. */
+  /** Each change is `signing_key.added / promoted / removed` by `admin`, in the change's transaction. */
   async add(algorithm: SigningAlgorithm, admin: string): Promise<SigningKeyRecord> {
     const events = recordChange(this.ledger, (key: SigningKeyRecord) =>
       adminEvent('signing_key.added', admin, {}, { kid: key.kid, algorithm: key.algorithm }),

@@ -39,7 +39,7 @@ export interface SubjectIdentity {
 
 /**
  * A gateway's credentials as the token exchange and the approvals API check them
- * (SPEC.md "Third-party token exchange" steps 1-3): the client assertion and the user's
+ * (docs/oauth2.md, "Token exchange for gateways", steps 1-3): the client assertion and the user's
  * subject token against the trust anchor, the principal and agent id by the configured
  * claim expressions, and the authorization expression over the assertion's claims. The
  * expressions are compiled at boot; a syntax error stops start-up naming the key. With

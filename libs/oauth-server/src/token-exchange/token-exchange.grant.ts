@@ -22,7 +22,7 @@ function stringOrNull(value: unknown): string | null {
 }
 
 /**
- * RFC 8693 token exchange for gateways (SPEC.md "Third-party token exchange"): the hot
+ * RFC 8693 token exchange for gateways (docs/oauth2.md): the hot
  * path. Each step of the spec's processing order is one function failing with exactly the
  * error of the table. Nothing is loaded per request that could be prepared once: trust
  * anchor keys and verified tokens are cached, CEL is compiled at boot, and the resource,
@@ -116,7 +116,7 @@ export class TokenExchangeGrant implements GrantStrategy {
   }
 
   /**
-   * Issue 17: the exchange's `token.exchanged` event, queued (the hot path never waits for
+   * The exchange's `token.exchanged` event, queued (the hot path never waits for
    * the ledger): who asked (the gateway's `sub`), for whom, which service and resource, and
    * the OAuth error code of a refusal; never a token or an assertion. Only for a request
    * whose gateway authenticated: one refused before that records no event (a flood of them
@@ -176,7 +176,7 @@ export class TokenExchangeGrant implements GrantStrategy {
     this.gateway.assertAuthorized(assertion);
   }
 
-  /** The exchange's errors for refused gateway credentials (SPEC.md's table). */
+  /** The exchange's errors for refused gateway credentials (docs/oauth2.md, "Token exchange for gateways"). */
   private static toOAuth(refusal: GatewayCredentialsRefused): OAuthError {
     switch (refusal.refusal) {
       case 'assertion_invalid':
@@ -227,7 +227,7 @@ export class TokenExchangeGrant implements GrantStrategy {
     }
   }
 
-  /** Step 7: SPEC.md's response table. */
+  /** The answer (docs/oauth2.md, "Token exchange for gateways"). */
   private response(
     token: UsableToken,
     delegations: readonly GrantDelegation[],

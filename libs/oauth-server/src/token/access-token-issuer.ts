@@ -17,7 +17,7 @@ export interface TokenResponse {
   /** Token exchange and impersonation (RFC 8693 §2.2.1). */
   readonly issued_token_type?: string;
   readonly refresh_token?: string;
-  /** Token exchange (SPEC.md step 7): the services each delegated permission set covers. */
+  /** Token exchange: the services each delegated permission set covers. */
   readonly granted_permission_sets?: Readonly<Record<string, readonly string[]>>;
 }
 

@@ -7,7 +7,7 @@ export function parseScope(scope: string | undefined): string[] {
 
 /** Every requested scope must be in the agent's allowed_scopes; an empty list allows all (`scopesAllowedFor`). */
 export function assertScopesAllowed(agent: Agent, scopes: readonly string[]): void {
-  // The description never names the rejected scopes (SPEC.md "Errors").
+  // The description never names the rejected scopes (docs/http-api.md).
   if (!scopesAllowedFor(agent, scopes))
     throw new OAuthError('invalid_scope', 'a requested scope is not allowed for this client');
 }

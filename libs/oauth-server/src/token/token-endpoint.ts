@@ -40,7 +40,7 @@ export class TokenEndpoint {
     return this.answer(readTokenForm(contentType, body), context);
   }
 
-  /** Issue 16: `handle`, counted by grant type and outcome (`ok` or the OAuth error code), with the exchange's duration. */
+  /** `handle`, counted by grant type and outcome (`ok` or the OAuth error code), with the exchange's duration. */
   private async counted(
     contentType: string | undefined,
     body: Buffer | undefined,

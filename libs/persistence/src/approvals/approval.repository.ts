@@ -64,7 +64,7 @@ const SELECT_WITH_AGENT =
   'SELECT a.*, g.display_name AS agent_display_name FROM approvals a JOIN agents g ON g.id = a.agent_id';
 
 /**
- * Issue 17: the ledger events of a create, run in its transaction: `requested` for the new
+ * The ledger events of a create, run in its transaction: `requested` for the new
  * pending request, `expired` for each stale pending of the pair the create expired first.
  */
 export interface CreateEvents {
@@ -149,7 +149,7 @@ export class ApprovalRepository {
    * tool and arguments hash), decided by the partial unique index. Under the pair's
    * advisory lock: stale pendings of the pair are expired first (they would otherwise
    * hold the unique index), and the limits are counted after the insert, which is rolled
-   * back when one is exceeded, so concurrent creates can never overshoot them. Issue 17:
+   * back when one is exceeded, so concurrent creates can never overshoot them.
    * `events` run in the same transaction (a refused create leaves none).
    */
   async create(
@@ -233,7 +233,7 @@ export class ApprovalRepository {
 
   /**
    * The approval whatever its owner: only for the gateway's consume, which must tell "no
-   * such approval" (404) from "another principal's" (403, API.md) after verifying the token.
+   * such approval" (404) from "another principal's" (403) after verifying the token.
    */
   async findAnyOwner(id: string): Promise<ApprovalRecord | undefined> {
     const rows = await this.dataSource.query<ApprovalRow[]>('SELECT * FROM approvals WHERE id = $1', [id]);
@@ -361,7 +361,7 @@ export class ApprovalRepository {
 
   /**
    * Makes the time-based exits due at `now` (idempotent: replicas sweeping at once change
-   * each row once). Returns how many records left the sync state. Issue 17: `expired` runs,
+   * each row once). Returns how many records left the sync state. `expired` runs,
    * in the same transaction, for each pending request that expired (not for a one-time
    * denial leaving the sync state: it was decided, not expired).
    */

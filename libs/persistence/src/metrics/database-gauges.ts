@@ -15,7 +15,7 @@ async function count(dataSource: DataSource, sql: string): Promise<number> {
 }
 
 /**
- * Issue 16: the reads behind the database gauges, one cheap statement each (the metrics
+ * The reads behind the database gauges, one cheap statement each (the metrics
  * cache them ~10 s). Sessions needing re-authentication; approvals still pending (not yet
  * past `expires_at`, which are expired lazily); the pool's connections: node-postgres'
  * counters, or PGlite's one exclusive connection and the callers waiting for it.

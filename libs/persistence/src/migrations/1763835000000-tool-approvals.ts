@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Tool approvals (issue 9, SPEC.md "Approval").
+ * Tool approvals (docs/approvals.md).
  *
  * - `arguments`, `metadata` and `params_pattern` are JSON *text*, not jsonb: jsonb refuses
  *   `\u0000` and lone surrogates and reorders keys, and a gateway's arguments must come back

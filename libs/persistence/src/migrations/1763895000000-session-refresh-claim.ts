@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue 16 item 4 (proactive refresh): a session's claim lease, so replicas and workers
+ * Proactive refresh: a session's claim lease, so replicas and workers
  * sweeping one database share the due sessions instead of all taking the same ones (a
  * claim is not a write of the session: it does not bump `version`), and a partial index
  * on the expiry of the sessions a sweep may refresh (a refresh token, not marked for

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue 17: the activity ledger, one append-only table of business events (never a
+ * The activity ledger, one append-only table of business events (never a
  * credential: see libs/events `event-catalogue.ts`). `seq` orders it (the pagination cursor:
  * stable while new events arrive, newest first); a trigger refuses every UPDATE, so a
  * recorded event cannot be changed; DELETE is left to retention (`occurred_at` index).

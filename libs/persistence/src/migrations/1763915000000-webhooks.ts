@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue 17 item 5: webhook endpoints and their durable outbox. `webhooks` holds what an
+ * Webhook endpoints and their durable outbox. `webhooks` holds what an
  * admin configured (the signing secret sealed by the vault's envelope cipher, bound to the
  * webhook's id); `webhook_deliveries` is the outbox: one row per (webhook, event), written
  * in the event's own transaction (`EventRepository.append`), so a committed event always

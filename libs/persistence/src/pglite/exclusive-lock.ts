@@ -38,7 +38,7 @@ export class ExclusiveLock {
     return this.held;
   }
 
-  /** Callers waiting for the lock now (issue 16: `broker_db_pool_connections{state="waiting"}`). */
+  /** Callers waiting for the lock now (`broker_db_pool_connections{state="waiting"}`). */
   get waiting(): number {
     return this.waiters.length;
   }

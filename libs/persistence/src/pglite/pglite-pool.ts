@@ -28,7 +28,7 @@ export class PgliteClient extends EventEmitter {
   }
 
   async query(text: string, params?: unknown[]): Promise<PgShapeResult> {
-    // Issue 16: a `db <OPERATION>` span of the current request when tracing is enabled (one comparison when not).
+    // A `db <OPERATION>` span of the current request when tracing is enabled (one comparison when not).
     const result = await traceStatement(text, () => this.shared.db.query<Record<string, unknown>>(text, params ?? []));
     if (BEGIN.test(text)) this.inTransaction = true;
     else if (END.test(text)) this.inTransaction = false;
@@ -56,7 +56,7 @@ function firstKeyword(text: string): string {
  */
 export class PglitePool extends EventEmitter {
   private ended = false;
-  /** Issue 16: told how long each acquisition waited for the exclusive connection (set by `Database.instrument`). */
+  /** Told how long each acquisition waited for the exclusive connection (set by `Database.instrument`). */
   onWait: ((seconds: number) => void) | undefined;
 
   constructor(

@@ -168,7 +168,7 @@ export class AgentRepository {
     return toAgent(agent, await this.dataSource.getRepository(AgentPermissionSetEntity).findBy({ agentId: agent.id }));
   }
 
-  /** Issue 17: `events` (the ledger's `agent.created`) are appended in the same transaction. */
+  /** `events` (the ledger's `agent.created`) are appended in the same transaction. */
   async create(id: string, input: AgentInput, now: Date, events?: WithinTransaction<Agent>): Promise<Agent> {
     try {
       return await this.dataSource.transaction(async (manager) => {
@@ -211,7 +211,7 @@ export class AgentRepository {
 
   /**
    * Deletes the agent with its credentials and assignments (cascade); false when none.
-   * Issue 17: with `events`, the delete and its events share one transaction.
+   * With `events`, the delete and its events share one transaction.
    */
   async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {
     try {

@@ -5,7 +5,7 @@ import { preparedQuery } from '../prepared-query';
 export const REPLAY_PURGE_PER_CLAIM = 2;
 
 /**
- * One statement per claim (SPEC.md hot path; `token_exchange.client_assertion.single_use`):
+ * One statement per claim (`token_exchange.client_assertion.single_use`):
  * the `jti` is recorded unless a record of it is still live. A record that outlived its
  * assertion is taken over (a new assertion may reuse an old `jti` once the old one can no
  * longer be accepted). Concurrent claims of one `jti`, on any replica, meet at the primary

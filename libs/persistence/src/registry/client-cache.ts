@@ -31,12 +31,12 @@ interface Entry {
 export class ClientCache {
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
-  /** Issue 16: counts hits and misses when set (`Database.instrument`). */
+  /** Counts hits and misses when set (`Database.instrument`). */
   metrics: BrokerMetrics | undefined;
 
   /**
    * The cached client, or what `load` finds (then cached until `nowMs` + the TTL). `nowMs`
-   * comes from the caller's injected `Clock` (STYLE.md: time is injected).
+   * comes from the caller's injected `Clock` (time is injected).
    */
   async read(
     id: string,

@@ -26,7 +26,7 @@ export class ClientCredentialRepository {
   /**
    * Stores a new secret digest: creates the credential, or rotates it in place (the old
    * digest is overwritten, so the old secret stops working at once). One statement, so
-   * two concurrent generations cannot both "create". Issue 17: with `events` (issued or
+   * two concurrent generations cannot both "create". With `events` (issued or
    * rotated, told by `created`), the write and its events share one transaction.
    */
   async upsert(
@@ -59,7 +59,7 @@ export class ClientCredentialRepository {
     }
   }
 
-  /** False when the agent has none. Issue 17: with `events`, the delete and its events share one transaction. */
+  /** False when the agent has none. With `events`, the delete and its events share one transaction. */
   async delete(agentId: string, events?: WithinTransaction<string>): Promise<boolean> {
     this.clientCache.invalidate();
     try {

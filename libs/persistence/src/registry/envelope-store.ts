@@ -53,7 +53,7 @@ const SOURCES: Record<EnvelopeColumn, { table: string; column: string; key: stri
     key: 'id',
     owner: 'service_id, principal',
   },
-  // Issue 17: webhook signing secrets, rewrapped with the rest when the KEK rotates.
+  // Webhook signing secrets, rewrapped with the rest when the KEK rotates.
   'webhooks.secret_envelope': { table: 'webhooks', column: 'secret_envelope', key: 'id', owner: 'id AS webhook_id' },
 };
 

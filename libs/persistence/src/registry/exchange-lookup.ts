@@ -15,7 +15,8 @@ type ContextRow = Partial<SessionRow> & {
 };
 
 /**
- * The token exchange's database work in one round trip (SPEC.md steps 4-6): the service
+ * The token exchange's database work in one round trip (docs/oauth2.md, "Token
+ * exchange for gateways", steps 4-6): the service
  * owning the resource (primary key), the active grant's delegations for it (unique
  * (principal, agent) then the delegation primary key) and the session (unique
  * (principal, service)), each joined on an index; the grant is active by `active` (compared

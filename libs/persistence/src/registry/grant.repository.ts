@@ -41,7 +41,7 @@ interface ResourceRow {
 }
 
 /**
- * The one "grant is active" rule (SPEC.md "Grant lifecycle": active until `valid_until`
+ * The one "grant is active" rule (active until `valid_until`
  * passes; null is indefinite) as a condition on alias `g`, with `now` as parameter
  * `$nowParam`. Every query that reads active grants (here, the sessions overview, the token
  * exchange lookup) uses it, so the rule is written once and always compared in SQL with the
@@ -169,7 +169,7 @@ export class GrantRepository {
   /**
    * Creates the principal's grant for the agent, or replaces it wholesale (delegations
    * included). `created` tells which; an expired grant being replaced counts as created.
-   * Issue 17: `within` runs in the same transaction right after the grant row is written
+   * `within` runs in the same transaction right after the grant row is written
    * (its event), so the event commits with the grant and a failure after it (a delegation
    * naming a permission set deleted meanwhile) rolls both back.
    */
@@ -237,7 +237,7 @@ export class GrantRepository {
 
   /**
    * Deletes the principal's active grant for the agent; the deleted grant, or undefined when
-   * none. Issue 17: `within` (the revocation's event) runs in the deletion's transaction.
+   * none. `within` (the revocation's event) runs in the deletion's transaction.
    */
   async deleteActive(
     principal: string,
@@ -286,7 +286,7 @@ export class GrantRepository {
 
   /**
    * Deletes the principal's grant for the agent whatever its state (an empty POST); the
-   * deleted grant's id and `valid_until`, or undefined when there was none. Issue 17:
+   * deleted grant's id and `valid_until`, or undefined when there was none.
    * `within` (a revocation's, or an expired grant's removal's, event) runs in the deletion's
    * transaction.
    */
@@ -315,7 +315,7 @@ export class GrantRepository {
 
   /**
    * Removes delegations of expired grants that reference a service or permission set, so
-   * only active grants block its deletion (SPEC.md: 409 while grants reference it).
+   * only active grants block its deletion (409 while grants reference it).
    */
   async releaseExpiredReferences(
     reference: { serviceId: string } | { permissionSetId: string } | { resourceId: string },

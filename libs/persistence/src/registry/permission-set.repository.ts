@@ -150,7 +150,7 @@ export class PermissionSetRepository {
     return new Set(rows.map((row) => row.id));
   }
 
-  /** Issue 17: `events` (the ledger's `permission_set.created`) are appended in the same transaction. */
+  /** `events` (the ledger's `permission_set.created`) are appended in the same transaction. */
   async create(
     id: string,
     input: PermissionSetInput,
@@ -209,7 +209,7 @@ export class PermissionSetRepository {
 
   /**
    * Deletes the set; refused ('permission_set_in_use') while an agent or a grant references
-   * it. False when none. Issue 17: with `events`, the delete and its events share one
+   * it. False when none. With `events`, the delete and its events share one
    * transaction (a refused delete rolls back and leaves none).
    */
   async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {

@@ -124,7 +124,7 @@ export class ServiceRepository {
     return row === null ? undefined : row.clientSecretEnvelope;
   }
 
-  /** Issue 17: `events` (the ledger's `service.created`) are appended in the same transaction. */
+  /** `events` (the ledger's `service.created`) are appended in the same transaction. */
   async create(
     id: string,
     input: ServiceInput,
@@ -190,7 +190,7 @@ export class ServiceRepository {
 
   /**
    * Deletes the service; refused ('service_in_use') while a permission set or a grant
-   * references it. False when none. Issue 17: with `events`, the delete and its events share
+   * references it. False when none. With `events`, the delete and its events share
    * one transaction (a refused delete rolls back and leaves none).
    */
   async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {

@@ -48,7 +48,7 @@ export type LockedWrite =
 
 /**
  * The locked session during a refresh: re-read after the lock, written back through it.
- * Both writes are conditional on the version of `current`, on both backends. Issue 17:
+ * Both writes are conditional on the version of `current`, on both backends.
  * `within` (the write's event) runs only when the write was done, with the lock's
  * transaction on PostgreSQL; on PGlite there is none, and it runs right after the write.
  */
@@ -130,7 +130,7 @@ SELECT s.id AS s_id, s.display_name AS s_display_name, s.logo_url AS s_logo_url,
   LEFT JOIN third_party_sessions t ON t.service_id = s.id AND t.principal = $1
  ORDER BY s.created_at ASC, s.id ASC`;
 
-/** A session a proactive-refresh sweep claimed (issue 16 item 4): whose, and the version the claim saw. */
+/** A session a proactive-refresh sweep claimed: whose, and the version the claim saw. */
 export interface ClaimedSession {
   readonly principal: string;
   readonly serviceId: string;
@@ -149,7 +149,7 @@ export interface RefreshClaim {
 }
 
 /**
- * Issue 16 item 4: the sessions a sweep refreshes ahead of expiry, claimed with a lease.
+ * The sessions a sweep refreshes ahead of expiry, claimed with a lease.
  * Due: the access token expires by the horizon and at least half its lifetime since the
  * last write has passed (remaining <= elapsed: a provider issuing tokens shorter than the
  * window is refreshed at half-life, not on every sweep); a refresh token not expired; not
@@ -216,7 +216,7 @@ export class SessionRepository {
 
   /**
    * Stores the session, replacing the principal's previous one for the service in place (a
-   * reconnect, a new version). Issue 17: with `within` (the connection's event), both run in
+   * reconnect, a new version). With `within` (the connection's event), both run in
    * one transaction.
    */
   async upsert(session: NewThirdPartySession, within?: WithinTransaction<NewThirdPartySession>): Promise<void> {
@@ -261,7 +261,7 @@ export class SessionRepository {
   }
 
   /**
-   * Deletes the stored tokens; false when there was no session. Issue 17: `within` (the
+   * Deletes the stored tokens; false when there was no session. `within` (the
    * disconnection's event) runs in the deletion's transaction when a session was deleted.
    */
   async delete(
@@ -285,7 +285,7 @@ export class SessionRepository {
   }
 
   /**
-   * Claims the sessions due for a proactive refresh (issue 16 item 4; `CLAIM_SQL`): one
+   * Claims the sessions due for a proactive refresh (`CLAIM_SQL`): one
    * statement, the same on PostgreSQL and PGlite; earliest expiry first. The lease only keeps other sweeps away;
    * the refresh itself still takes the refresh lock and re-checks the row.
    */

@@ -47,7 +47,7 @@ export class SigningKeyRepository {
     return (await this.list()).filter((key) => key.deletedAt === null);
   }
 
-  /** Adds a key; it becomes current when no live key exists. Issue 17: `events` are appended in the same transaction. */
+  /** Adds a key; it becomes current when no live key exists. `events` are appended in the same transaction. */
   async add(key: NewSigningKey, events?: WithinTransaction<SigningKeyRecord>): Promise<SigningKeyRecord> {
     return this.withKeySetLock(async (manager) => {
       const liveCount = await manager

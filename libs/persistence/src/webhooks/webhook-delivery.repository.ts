@@ -82,7 +82,7 @@ RETURNING d.id, d.webhook_id, d.event_id, d.payload::text AS body, d.attempts, d
 /** A finished attempt gives its lease back; only the claim that made it (its attempt number) may record it. */
 const OWNED = "id = $1 AND attempts = $2 AND status = 'pending'";
 
-/** Issue 17 item 5: the webhook outbox's worker side (claim, then record how the attempt ended). */
+/** The webhook outbox's worker side (claim, then record how the attempt ended). */
 export class WebhookDeliveryRepository {
   constructor(private readonly dataSource: DataSource) {}
 

@@ -1,5 +1,5 @@
 /**
- * Issue 17 item 5: the body a webhook receives for an event, fixed when the event is
+ * The body a webhook receives for an event, fixed when the event is
  * recorded (the outbox keeps it, so every retry sends the same content). The Standard
  * Webhooks payload shape: `type`, `timestamp` (when it happened) and `data`, the event as
  * the ledger records it (identifiers, outcome, typed details; never a credential):

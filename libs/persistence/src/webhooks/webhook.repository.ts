@@ -88,7 +88,7 @@ function toDelivery(row: DeliveryRow): WebhookDeliveryRecord {
 }
 
 /**
- * Issue 17 item 5: webhook endpoints (admin CRUD) and the read side of their outbox. The
+ * Webhook endpoints (admin CRUD) and the read side of their outbox. The
  * secret is written sealed (an envelope of the vault's cipher) and never read back here:
  * only the delivery worker's claim opens it (`WebhookDeliveryRepository`).
  */

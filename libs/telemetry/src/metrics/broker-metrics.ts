@@ -65,7 +65,7 @@ function zeroed(child: Counter.Internal): Counter.Internal {
   return child;
 }
 
-/** The hot-path children, built once at boot (STYLE.md rule 10): counting is a property read and an add. */
+/** The hot-path children, built once at boot: counting is a property read and an add. */
 function buildChildren(f: MetricFamilies) {
   return {
     tokenRequests: table(GRANT_TYPE_LABELS, TOKEN_OUTCOME_LABELS, (g, o) => zeroed(f.tokenRequests.labels(g, o))),
@@ -93,7 +93,7 @@ interface Enabled {
 }
 
 /**
- * The broker's Prometheus metrics (issue 16): one registry per process, every family
+ * The broker's Prometheus metrics: one registry per process, every family
  * created once at boot, so that counting on the hot path is a label lookup and an add.
  * Labels carry only values the code chooses from a fixed set (route templates, grant
  * types, OAuth error codes, outcomes; see `metric-labels.ts`): never a principal, token,
@@ -121,9 +121,9 @@ export class BrokerMetrics {
     this.on = { families, children: buildChildren(families) };
   }
 
-  /** The text a scrape answers. The one place `/metrics` reads (issue 16 item 3 aggregates cluster workers here). */
+  /** The text a scrape answers. The one place `/metrics` reads (with worker processes it aggregates them here). */
   async scrape(): Promise<Scrape> {
-    // Issue 16 item 3: in a cluster worker the primary aggregates every worker's registry.
+    // In a cluster worker the primary aggregates every worker's registry.
     if (inClusterWorker()) return { contentType: CLUSTER_METRICS_CONTENT_TYPE, body: await scrapeCluster() };
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
@@ -220,12 +220,12 @@ export class BrokerMetrics {
     this.on?.families.pgliteWait.observe(seconds);
   }
 
-  /** Issue 17: hot-path ledger events written by the queue's flusher. */
+  /** hot-path ledger events written by the queue's flusher. */
   eventsWritten(count: number): void {
     this.on?.families.eventsWritten.inc(count);
   }
 
-  /** Issue 17: hot-path ledger events dropped on queue overflow, refusals first (never a token exchange blocked or failed instead). */
+  /** hot-path ledger events dropped on queue overflow, refusals first (never a token exchange blocked or failed instead). */
   eventsDropped(count: number): void {
     this.on?.families.eventsDropped.inc(count);
   }

@@ -1,4 +1,4 @@
-/** How long a database-backed gauge reuses its last reading (issue 16: one cheap COUNT per ~10 s, whatever the scrape rate). */
+/** How long a database-backed gauge reuses its last reading (one cheap COUNT per ~10 s, whatever the scrape rate). */
 export const DATABASE_GAUGE_TTL_MS = 10_000;
 
 /**

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { AggregatorRegistry, Registry } from 'prom-client';
 
 /**
- * Issue 16 item 3: `/metrics` with `server.workers` > 1. A scrape lands on one worker, but
+ * `/metrics` with `server.workers` > 1. A scrape lands on one worker, but
  * Prometheus must see the whole broker: that worker asks the primary over the cluster's IPC
  * channel, the primary collects every ready worker's registry (`getMetricsAsJSON`) and merges
  * them with prom-client's `AggregatorRegistry.aggregate` (counters and histograms summed,

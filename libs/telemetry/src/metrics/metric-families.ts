@@ -13,7 +13,7 @@ export interface FamilySources {
 }
 
 /**
- * The catalogue of issue 16 (README "Operating"), registered once on the process's
+ * The catalogue (docs/operating.md, "Metrics"), registered once on the process's
  * registry: names, types and label names are part of the dashboards' and alerts' contract.
  */
 export function createFamilies(registry: Registry, sources: FamilySources) {
@@ -86,7 +86,7 @@ export function createFamilies(registry: Registry, sources: FamilySources) {
     sessionsNeedingReauthentication: new Gauge({
       name: 'broker_sessions_needing_reauthentication',
       help: 'Third-party sessions marked as needing re-authentication (read from the database, cached 10 s)',
-      // Issue 16 item 3: every cluster worker reads the same database count; summing would multiply it.
+      // Every cluster worker reads the same database count; summing would multiply it.
       aggregator: 'max',
       registers,
       async collect() {
@@ -109,7 +109,7 @@ export function createFamilies(registry: Registry, sources: FamilySources) {
     keySetAge: new Gauge({
       name: 'broker_key_set_seconds_since_last_success',
       help: 'Seconds since the last successful fetch of a remote JWKS, by key set (since the first attempt while none succeeded)',
-      // Issue 16 item 3: across cluster workers, the stalest one's age.
+      // Across cluster workers, the stalest one's age.
       aggregator: 'max',
       labelNames: ['key_set'] as const,
       registers,
@@ -121,7 +121,7 @@ export function createFamilies(registry: Registry, sources: FamilySources) {
     approvalsPending: new Gauge({
       name: 'broker_approvals_pending',
       help: 'Pending tool approvals (read from the database, cached 10 s)',
-      // Issue 16 item 3: every cluster worker reads the same database count; summing would multiply it.
+      // Every cluster worker reads the same database count; summing would multiply it.
       aggregator: 'max',
       registers,
       async collect() {
@@ -161,7 +161,7 @@ export function createFamilies(registry: Registry, sources: FamilySources) {
       buckets: LATENCY_BUCKETS,
       registers,
     }),
-    // Issue 17: the activity ledger's hot-path queue.
+    // The activity ledger's hot-path queue.
     eventsWritten: new Counter({
       name: 'broker_events_written_total',
       help: 'Activity ledger events written by the hot-path queue (multi-row inserts)',

@@ -1,7 +1,7 @@
 import type { OAuthErrorCode } from '@broker/domain';
 
 /**
- * Issue 16: every label value of the broker's metrics comes from one of these fixed sets,
+ * Every label value of the broker's metrics comes from one of these fixed sets,
  * chosen by the code; anything else is counted as `other`, so no caller can grow a
  * family's cardinality (no principal, token, agent or client id, URL or free text).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 16: the child spans of a request (database statements, outbound calls), reached
+ * The child spans of a request (database statements, outbound calls), reached
  * without importing OpenTelemetry. The libs that send statements and calls (persistence,
  * outbound) build no client per tracing and get nothing injected; they call
  * `traceStatement` and `traceOutboundCall`, which do nothing but one comparison until an

@@ -2,7 +2,7 @@ import type { BrokerConfig } from '@broker/config';
 import { NO_TRACING, type Tracing } from './tracing';
 
 /**
- * Issue 16: the process's tracing. Off (the default): `NO_TRACING`, and no OpenTelemetry
+ * The process's tracing. Off (the default): `NO_TRACING`, and no OpenTelemetry
  * module is loaded. On: the SDK implementation, imported here and only here.
  */
 export async function createTracing(config: BrokerConfig): Promise<Tracing> {

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 const traceIds = new WeakMap<Logger, string | null>();
 
 /**
- * Issue 17: the trace id of the request being served (its `traceresponse`), or null outside
+ * The trace id of the request being served (its `traceresponse`), or null outside
  * a request (background work). Read from the request's logger bindings (`trace_id`), which
  * both entrances bind: pino-http for the Nest routes, `requestLogger` for the hot routes.
  * The audit log's `request_id` is the same value, so an event and its audit line correlate.

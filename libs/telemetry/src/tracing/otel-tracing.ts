@@ -27,7 +27,7 @@ import { sqlOperation } from './sql-operation';
 import { Tracing, type RemoteParent, type ServerSpan } from './tracing';
 
 /**
- * Issue 16: the OpenTelemetry implementation of `Tracing`, imported by `createTracing` only
+ * The OpenTelemetry implementation of `Tracing`, imported by `createTracing` only
  * when `telemetry.tracing.enabled` is true (a broker without tracing never loads this
  * file nor the SDK). Nothing is registered globally (no global tracer provider, context
  * manager or propagator): several brokers in one process (the tests) keep their own

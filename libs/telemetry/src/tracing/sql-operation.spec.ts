@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sqlOperation } from './sql-operation';
 
-describe('sqlOperation (issue 16: a statement span names its operation, never its values)', () => {
+describe('sqlOperation (a statement span names its operation, never its values)', () => {
   it('is the first keyword, upper-cased', () => {
     expect(sqlOperation('select * from agents where id = $1')).toBe('SELECT');
     expect(sqlOperation('  INSERT INTO "grants" ("id") VALUES ($1)')).toBe('INSERT');

@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry tracing (issue 16), off by default. This file is all that loads when it
+ * OpenTelemetry tracing, off by default. This file is all that loads when it
  * is off: `NO_TRACING` does nothing, and the OpenTelemetry SDK is imported only by
  * `createTracing` when `telemetry.tracing.enabled` is true.
  */
@@ -12,7 +12,7 @@ export interface RemoteParent {
   readonly flags: string;
 }
 
-/** The SERVER span of one request (issue 16): its ids are the request's trace id and `traceresponse`. */
+/** The SERVER span of one request: its ids are the request's trace id and `traceresponse`. */
 export interface ServerSpan {
   readonly traceId: string;
   readonly spanId: string;

@@ -1,4 +1,4 @@
-/** Issue 16 item 4: the longest a sweep leaves a failing provider alone. */
+/** The longest a sweep leaves a failing provider alone. */
 export const MAX_BACKOFF_MS = 30 * 60_000;
 
 /** A change of a service's back-off, for the one log line per change. */
@@ -7,7 +7,7 @@ export type BackoffChange =
   | { readonly kind: 'recovered'; readonly serviceId: string };
 
 /**
- * Per-service back-off of the proactive sweep (issue 16 item 4: a provider outage backs off
+ * Per-service back-off of the proactive sweep (a provider outage backs off
  * instead of hammering it). A failure while the service is not backed off starts (or
  * doubles) the back-off: `baseMs × 2^n` after the n-th consecutive one, at most
  * `MAX_BACKOFF_MS`; failures of refreshes already in flight when it started do not count
