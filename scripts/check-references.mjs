@@ -28,8 +28,9 @@ const RULES = [
     what: 'names a path outside the repository',
   },
   {
-    // "issue 17", "Issue #17", "issues 16 and 17", "issue 17's": not "issued 3" or "an issue with 3".
-    pattern: /\bissues?\s+#?\d+/i,
+    // The word issue (or issues) followed by a number, with or without `#`; not "issued 3", "an issue with 3"
+    // or "issues 2-second tokens".
+    pattern: /\bissues?\s+#?\d+(?![\w-])/i,
     what: 'cites an issue number; say what the reference meant, or cite a docs/ section',
   },
 ];
