@@ -1,6 +1,7 @@
 import { ExpirySweeper } from '@broker/approvals';
 import { AuthorizationCodePurge } from '@broker/oauth-server';
-import { EventRetention, RefreshTokenRetention, RevokedAccessTokenRetention } from '@broker/persistence';
+import { EventRetention } from '@broker/events';
+import { RefreshTokenRetention, RevokedAccessTokenRetention } from '@broker/persistence';
 import { ProactiveRefreshSweeper } from '@broker/vault';
 import { WebhookDeliveryRetention, WebhookDeliveryWorker } from '@broker/webhooks';
 

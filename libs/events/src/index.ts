@@ -9,11 +9,13 @@
  *   `approvalEvent`, ...);
  * - recording: `EventLedger` (in the change's transaction, or queued on the hot path) and
  *   `recordChange` (a repository's in-transaction hook);
+ * - retention: `EventRetention`, the job deleting events older than `events.retention`;
  * - the read sides' one query (`EventQuery`, its limit, cursor and kind rules, and
  *   `eventFilter`), which the end-user and admin servers both take.
  * What stays in libs/persistence: the `events` table's schema (its migrations) and its SQL
  * (`EventRepository`: appends with the webhook outbox in one statement, pages, purges), as for
- * every table; it implements `EventStore` for the ledger.
+ * every table; it implements `EventStore` for the ledger and `EventPurge` for retention, and the
+ * persistence module provides both with it.
  *
  * The ledger and the audit log (@broker/audit) record some of the same happenings for
  * different readers. The audit log is the operator's: structured log lines (`audit: true`),
@@ -22,7 +24,8 @@
  * the database, written with the change they describe (or batched on the hot path), only for
  * authenticated requests and state changes, typed per kind, kept for `events.retention`, and
  * read back by the person, the administrator and webhook receivers. Both exist because one is
- * for operating the deployment and the other is a feature of it; neither holds a credential.
+ * for operating the deployment and the other is a feature of it; neither holds a credential
+ * (docs/security.md "What never leaks").
  */
 export {
   EVENT_ACTOR_TYPES,
@@ -46,8 +49,9 @@ export {
   type ApprovalEventType,
 } from './builders/approval-events';
 export { EventLedger, type EventSettings } from './recording/event-ledger';
-export type { EventStore, EventToAppend } from './recording/event-store';
+export type { EventPurge, EventStore, EventToAppend } from './recording/event-store';
 export { recordChange } from './recording/record-change';
+export { EventRetention } from './retention/event-retention';
 export {
   DEFAULT_EVENT_LIMIT,
   EVENT_CURSOR,

@@ -65,8 +65,6 @@ export { ApprovalRepository } from './approvals/approval.repository';
 export { ApprovalChangeFeed, APPROVALS_CHANNEL, type ApprovalChangeListener } from './approvals/approval-change-feed';
 export { EventRepository } from './events/event.repository';
 export type { WithinTransaction } from './within-transaction';
-export { EventRetention } from './events/event-retention';
-export { PURGE_BATCH, RetentionJob, type RetentionTarget } from './retention-job';
 export {
   WebhookRepository,
   type WebhookRecord,

@@ -1,9 +1,10 @@
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, Random } from '@broker/domain';
-import { EventLedger } from '@broker/events';
+import { EventLedger, EventRetention } from '@broker/events';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { APPROVAL_PROVIDERS, APPROVAL_TOKENS } from './approvals/approval.providers';
 import { Database } from './database';
-import { EventRetention } from './events/event-retention';
+import { EventRepository } from './events/event.repository';
 import { REPOSITORY_PROVIDERS, REPOSITORY_TOKENS } from './registry/registry.providers';
 import { RefreshTokenRetention } from './registry/refresh-token-retention';
 import { RevokedAccessTokenRetention } from './registry/revoked-access-token-retention';
@@ -29,7 +30,13 @@ export class PersistenceModule {
           useFactory: (clock: Clock, random: Random) => database.events.use(clock, random),
           inject: [Clock, Random],
         },
-        EventRetention,
+        // The ledger's retention, purging the events table.
+        {
+          provide: EventRetention,
+          useFactory: (config: BrokerConfig, events: EventRepository, clock: Clock) =>
+            new EventRetention(config, events, clock),
+          inject: [BROKER_CONFIG, EventRepository, Clock],
+        },
         RevokedAccessTokenRetention,
         RefreshTokenRetention,
       ],

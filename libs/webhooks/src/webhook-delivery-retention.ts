@@ -1,7 +1,7 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { Clock } from '@broker/domain';
-import { RetentionJob, WebhookDeliveryRepository } from '@broker/persistence';
-import { Inject, Injectable } from '@nestjs/common';
+import { Clock, RetentionJob } from '@broker/domain';
+import { WebhookDeliveryRepository } from '@broker/persistence';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 
 /**
  * Deletes delivered and failed webhook deliveries of events older than
@@ -21,6 +21,7 @@ export class WebhookDeliveryRetention extends RetentionJob {
       },
       clock,
       WebhookDeliveryRetention.name,
+      new Logger(WebhookDeliveryRetention.name),
     );
   }
 }

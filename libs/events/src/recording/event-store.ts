@@ -16,3 +16,8 @@ export interface EventToAppend {
 export interface EventStore {
   append(events: readonly EventToAppend[], transaction?: unknown): Promise<void>;
 }
+
+/** What retention deletes with: the events table's purge of up to `batch` events older than `cutoff` (how many went). */
+export interface EventPurge {
+  purgeBefore(cutoff: Date, batch: number): Promise<number>;
+}

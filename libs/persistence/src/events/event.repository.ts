@@ -1,4 +1,4 @@
-import type { EventFilter, EventPage, EventStore, EventToAppend, RecordedEvent } from '@broker/events';
+import type { EventFilter, EventPage, EventPurge, EventStore, EventToAppend, RecordedEvent } from '@broker/events';
 import type { DataSource, EntityManager } from 'typeorm';
 import { withWebhookDeliveries } from '../webhooks/webhook-payload';
 
@@ -68,7 +68,7 @@ function toRecorded(row: EventRow): RecordedEvent {
  * hot path's batches append without one. Rows are never updated (a trigger refuses it);
  * `purgeBefore` deletes old ones in small batches (retention).
  */
-export class EventRepository implements EventStore {
+export class EventRepository implements EventStore, EventPurge {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Inserts the events (multi-row INSERTs), in `manager`'s transaction when given. */

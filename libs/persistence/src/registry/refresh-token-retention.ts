@@ -1,13 +1,12 @@
-import { Clock } from '@broker/domain';
-import { Injectable } from '@nestjs/common';
-import { RetentionJob } from '../retention-job';
+import { Clock, RetentionJob } from '@broker/domain';
+import { Injectable, Logger } from '@nestjs/common';
 import { RefreshTokenRepository } from './refresh-token.repository';
 
 /**
  * Every refresh adds a row (the successor; the rotated token stays for reuse detection), so
  * a family's rows are deleted once the family's absolute expiry has passed (plus a minute for
  * clocks that differ): as every `RetentionJob` does, hourly, in batches, run by the end-user
- * server (README "Token lifecycle").
+ * server (docs/oauth2.md "Token lifecycle").
  */
 const AFTER_FAMILY_EXPIRY_MS = 60_000;
 
@@ -23,6 +22,7 @@ export class RefreshTokenRetention extends RetentionJob {
       },
       clock,
       RefreshTokenRetention.name,
+      new Logger(RefreshTokenRetention.name),
     );
   }
 }

@@ -1,13 +1,12 @@
-import { Clock } from '@broker/domain';
-import { Injectable } from '@nestjs/common';
-import { RetentionJob } from '../retention-job';
+import { Clock, RetentionJob } from '@broker/domain';
+import { Injectable, Logger } from '@nestjs/common';
 import { TokenStateRepository } from './token-state.repository';
 
 /**
  * A revoked access token's row is needed only until the token expires (it fails
  * verification after that anyway); kept one more minute for clocks that differ, then
  * deleted as every `RetentionJob` does: hourly, in batches, run by the end-user server
- * (README "Token lifecycle").
+ * (docs/oauth2.md "Token lifecycle").
  */
 const AFTER_EXPIRY_MS = 60_000;
 
@@ -23,6 +22,7 @@ export class RevokedAccessTokenRetention extends RetentionJob {
       },
       clock,
       RevokedAccessTokenRetention.name,
+      new Logger(RevokedAccessTokenRetention.name),
     );
   }
 }

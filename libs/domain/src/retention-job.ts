@@ -1,5 +1,5 @@
-import { Logger } from '@nestjs/common';
-import { BackgroundJob, type Clock, type HasBackgroundJob, type JobRun } from '@broker/domain';
+import { BackgroundJob, type HasBackgroundJob, type JobRun } from './background-job';
+import type { Clock } from './clock';
 
 /** Rows per DELETE: short statements, so a table is never locked for long. */
 export const PURGE_BATCH = 1_000;
@@ -7,6 +7,11 @@ export const PURGE_BATCH = 1_000;
 const PAUSE_BETWEEN_BATCHES_MS = 50;
 const FIRST_RUN_AFTER_MS = 60_000;
 const EVERY_MS = 60 * 60_000;
+
+/** Where a retention job says what it purged: the job's own logger (a Nest `Logger` named after it). */
+export interface RetentionLog {
+  log(fields: object, message: string): void;
+}
 
 /** What a retention job purges, and how it speaks of it in the log. */
 export interface RetentionTarget {
@@ -29,15 +34,14 @@ export interface RetentionTarget {
  * retries; at shutdown the purge stops after the batch in progress.
  */
 export abstract class RetentionJob implements HasBackgroundJob {
-  private readonly logger: Logger;
   readonly job: BackgroundJob<number>;
 
   protected constructor(
     private readonly target: RetentionTarget,
     private readonly clock: Clock,
     name: string,
+    private readonly logger: RetentionLog,
   ) {
-    this.logger = new Logger(name);
     this.job = new BackgroundJob({
       name,
       firstRunAfterMs: FIRST_RUN_AFTER_MS,
