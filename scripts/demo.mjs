@@ -23,7 +23,7 @@ const PRINCIPAL = 'demo@example.com';
 const ADMIN_PRINCIPAL = 'demo-admin@example.com';
 const GATEWAY_SUB = 'demo-gateway';
 const RESOURCE = 'https://api.demo-drive.example/v1';
-/** The tool calls the demo agent's gateway asks the person to approve (README "Tool approvals"): one of each risk. */
+/** The tool calls the demo agent's gateway asks the person to approve (docs/approvals.md): one of each risk. */
 const APPROVAL_REQUESTS = [
   {
     tool_name: 'drive.share_file',
@@ -165,7 +165,7 @@ async function main() {
       oauth2_authorization_server: { mode: 'local' },
       token_exchange: {
         client_assertion: { issuer_uri: gatewayIssuer, jwks_uri: `${gatewayIssuer}/jwks.json` },
-        // README "Security": with default audiences, tell the gateway's assertion from a user token by its subject.
+        // docs/security.md: with default audiences, tell the gateway's assertion from a user token by its subject.
         authorization: { cel: { expression: `client_assertion.sub == "${GATEWAY_SUB}"` } },
       },
       // No SSO proxy here: every browser request and curl acts as this person (loopback only, warned in the log).

@@ -18,7 +18,7 @@ const shared = globalThis as typeof globalThis & { brokerTestDatabases?: { ready
  * Decides where the database tests run: `TEST_DATABASE_URL` if set; else a throwaway
  * cluster when initdb/pg_ctl exist; else PGlite only, which under CI=true is a failure.
  * Then migrates one database per backend, which fresh test databases are copies of
- * (README "Two commands").
+ * (README "Tests").
  */
 async function startDatabases(): Promise<Databases> {
   const env = readTestEnvironment();

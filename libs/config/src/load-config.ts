@@ -356,7 +356,7 @@ function checkDevelopmentPrincipal(parsed: ParsedConfig, warnings: string[]): vo
  * exchange's (or the approval sync's) authorization expression admits every assertion and
  * the subject tokens' audiences overlap the assertions'. The broker still refuses a
  * person's token for an agent as the gateway, but any other token of the issuer addressed
- * to the broker (a service account's, an app's) would pass. README "Deployment checklist".
+ * to the broker (a service account's, an app's) would pass. docs/security.md "Deployment checklist".
  */
 function checkGatewayTrust(parsed: ParsedConfig, warnings: string[]): void {
   const exchange = parsed.token_exchange;
@@ -375,7 +375,7 @@ function checkGatewayTrust(parsed: ParsedConfig, warnings: string[]): void {
   warnings.push(
     `!!! GATEWAY NOT PINNED: ${admitsAll.join(' and ')} ${admitsAll.length === 1 ? 'is' : 'are'} "true" and token_exchange.subject_token.audience overlaps ` +
       "token_exchange.client_assertion.audience, so any token of the gateway's issuer addressed to the broker that is not a person's token for an agent " +
-      'authenticates as the gateway. Name the gateway, e.g. \'client_assertion.sub in ["gateway"]\' (README "Deployment checklist"). !!!',
+      'authenticates as the gateway. Name the gateway, e.g. \'client_assertion.sub in ["gateway"]\' (docs/security.md "Deployment checklist"). !!!',
   );
 }
 

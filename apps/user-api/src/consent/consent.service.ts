@@ -58,7 +58,7 @@ export class ConsentService {
 
   /**
    * The user declines the authorization request of the session token: where to send them.
-   * The session ends denied (README "Security": answered once), only once the redirect is
+   * The session ends denied (docs/security.md: answered once), only once the redirect is
    * known to be sendable; an answered session is 409 `session_used`, with no redirect. The
    * person's activity shows the refusal (README "Event kinds": `consent.denied`).
    */
@@ -151,7 +151,7 @@ export class ConsentService {
 /**
  * The request; `resources` (RFC 8707: the MCP servers or APIs the token will be for)
  * read from the original URL, which the authorization server checked and sealed in the
- * session; `answered` once the session was answered (README "Security").
+ * session; `answered` once the session was answered (docs/security.md).
  */
 function authorizationContext(
   session: AuthorizationSession,

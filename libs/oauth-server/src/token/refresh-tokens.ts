@@ -33,7 +33,7 @@ export interface FamilyStart {
 }
 
 /**
- * Refresh tokens of the local authorization server (README "Token lifecycle"): 256 random
+ * Refresh tokens of the local authorization server (docs/oauth2.md "Token lifecycle"): 256 random
  * bits, stored as their SHA-256, in families started by an authorization code that asked
  * for `offline_access`, each family bound to the client (and its credential), the person,
  * their grant and the authorized resources. Every token lives `idle_ttl` unused and never
