@@ -180,7 +180,7 @@ describe('admin: permission sets', () => {
   describe('validation', () => {
     const cases: [string, () => Record<string, unknown>, string, string][] = [
       ['missing name', () => ({ service_scopes: [] }), 'invalid request body', 'name'],
-      // A set covers at least one service or protected resource (README "Protected resources (MCP servers)").
+      // A set covers at least one service or protected resource (docs/admin-api.md "Protected resources (MCP servers)").
       [
         'missing service_scopes (and no resource_scopes)',
         () => ({ name: 'n1' }),

@@ -159,7 +159,7 @@ describe('console: the consent page edits an existing grant', () => {
     const back = new URL(connect.searchParams.get('redirect_uri') as string);
     expect(back.pathname).toBe(`/agents/${agentId}`);
     expect(back.searchParams.get('session_token')).toBe(token);
-    // Nothing in localStorage; the pending request only for this tab (README "Security": kept for the browser tab only).
+    // Nothing in localStorage; the pending request only for this tab (docs/security.md: kept for the browser tab only).
     expect(
       await p.evaluate(() => {
         const { localStorage, sessionStorage } = globalThis as unknown as {

@@ -37,7 +37,7 @@ function counter(text: string, name: string, labels: Record<string, string> = {}
 }
 
 /**
- * README "Security": a request that did not authenticate a gateway (its client assertion
+ * docs/security.md: a request that did not authenticate a gateway (its client assertion
  * bad, absent or signed by a key the trust anchor does not hold; the impersonation client
  * matching no rule) is counted in `broker_token_requests_unauthenticated_total` and records
  * no ledger event, hence no webhook delivery; a refused request of an authenticated gateway

@@ -27,7 +27,7 @@ const ELSEWHERE = 'https://elsewhere.example.com/mcp';
  * The official MCP TypeScript SDK on both sides of the broker's local authorization server.
  * The client's identity is a Client ID Metadata Document served over HTTPS on loopback; two
  * SDK MCP servers, registered as protected resources, accept only broker tokens whose `aud`
- * names them, and the person consents to each by name (README "Protected resources").
+ * names them, and the person consents to each by name (docs/admin-api.md "Protected resources (MCP servers)").
  */
 describe('MCP clients: the official SDK against the local authorization server', () => {
   let docs: HttpsDocumentServer;

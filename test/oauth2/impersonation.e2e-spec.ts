@@ -420,7 +420,7 @@ describe('user impersonation (local mode)', () => {
     await broker.broker.runtime.database.dataSource.query(
       `UPDATE grants SET valid_until = now() - interval '1 minute' WHERE principal = 'carol'`,
     );
-    // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+    // Served from memory on PostgreSQL: the next request must see this write (docs/oauth2.md "The hot path").
     await broker.broker.runtime.database.settleNotifications();
     const expired = await impersonate(await signedFields({ subject_token: await subjectToken('carol') }));
     expect(expired.status).toBe(403);

@@ -28,7 +28,7 @@ interface Registry {
 }
 
 /**
- * Consent per protected resource (README "Protected resources"), driven by oauth4webapi against
+ * Consent per protected resource (docs/admin-api.md "Protected resources (MCP servers)"), driven by oauth4webapi against
  * a local broker: two registered MCP servers, a third-party service naming a protected resource
  * of its own (the older way), one agent whose permission sets cover all of them.
  */

@@ -285,7 +285,7 @@ describe('OAuth2 server in hybrid mode', () => {
     const metadata = (await http(`${base}/.well-known/oauth-authorization-server`)).json<{
       grant_types_supported: string[];
     }>();
-    // refresh_token: the local agents' (README "Token lifecycle").
+    // refresh_token: the local agents' (docs/oauth2.md "Token lifecycle").
     expect(metadata.grant_types_supported.sort()).toEqual([
       'authorization_code',
       'client_credentials',

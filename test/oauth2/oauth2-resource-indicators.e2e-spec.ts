@@ -14,8 +14,8 @@ const OUTSIDE = 'https://elsewhere.example.com/mcp';
 const insecure = { [oauth.allowInsecureRequests]: true };
 /**
  * The resources asked for successfully below: none is registered as a protected resource, so
- * each is one of the service's protected resources the grant delegates (README "Protected
- * resources": an unregistered resource of no service is `invalid_target`).
+ * each is one of the service's protected resources the grant delegates (docs/oauth2.md "Consent
+ * per MCP server": an unregistered resource of no service is `invalid_target`).
  */
 const SERVICE_RESOURCES = [
   MCP_A,

@@ -17,7 +17,7 @@ const CONSENT_UI = 'https://consent.example.com';
 const insecure = { [oauth.allowInsecureRequests]: true };
 
 /**
- * Revocation by a Client ID Metadata Document client (README "Token lifecycle"): it
+ * Revocation by a Client ID Metadata Document client (docs/oauth2.md "Token lifecycle"): it
  * authenticates by its document URL alone, as at the token endpoint, and revokes the
  * refresh tokens issued to that URL (with the access tokens of their families); the agent's
  * own client id, or another document URL of the same agent, revokes none of them.

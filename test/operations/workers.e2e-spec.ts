@@ -343,7 +343,7 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
       try {
         await database.query("UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute'");
         // The workers keep sessions in memory until this write's NOTIFY reaches them: a marker sent after it,
-        // heard here, was delivered after it to every listener (README "The hot path").
+        // heard here, was delivered after it to every listener (docs/oauth2.md "The hot path").
         await database.query('LISTEN exchange_changed');
         const marker = `settle-${randomUUID()}`;
         const heard = new Promise<void>((resolve) =>

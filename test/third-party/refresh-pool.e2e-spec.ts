@@ -100,7 +100,7 @@ describe.each(testBackends())('concurrent refreshes of different sessions on a s
     await gateway.broker.broker.runtime.database.dataSource.query(
       "UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute'",
     );
-    // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+    // Served from memory on PostgreSQL: the next request must see this write (docs/oauth2.md "The hot path").
     await gateway.broker.broker.runtime.database.settleNotifications();
     const before = provider.refreshes();
     const answers = await Promise.all(PEOPLE.map(async (person) => (await gateway.exchange(person, agent)).response));

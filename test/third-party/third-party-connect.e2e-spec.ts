@@ -493,7 +493,7 @@ describe.each(testBackends())('third-party connections on $name', (backend) => {
         "UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2",
         [ALICE, serviceId],
       );
-      // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+      // Served from memory on PostgreSQL: the next request must see this write (docs/oauth2.md "The hot path").
       await broker.broker.runtime.database.settleNotifications();
       const vault = broker.broker.server('enduser').app.get(TokenVault);
       const refreshesBefore = provider.refreshes();
@@ -510,7 +510,7 @@ describe.each(testBackends())('third-party connections on $name', (backend) => {
         'UPDATE third_party_sessions SET refresh_token_envelope = NULL WHERE principal = $1 AND service_id = $2',
         [ALICE, serviceId],
       );
-      // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+      // Served from memory on PostgreSQL: the next request must see this write (docs/oauth2.md "The hot path").
       await broker.broker.runtime.database.settleNotifications();
       const response = await alice.post(`/api/third-party/${serviceId}/session/refresh`);
       expect(response.status).toBe(409);

@@ -108,7 +108,7 @@ describe.runIf(postgresServerUrl())('refresh single-flight across broker process
     await broker.broker.runtime.database.dataSource.query(
       "UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute'",
     );
-    // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+    // Served from memory on PostgreSQL: the next request must see this write (docs/oauth2.md "The hot path").
     await broker.broker.runtime.database.settleNotifications();
     const replicaConfig = { ...config, server: { enduser: { port: 0 }, admin: { port: 0 } } };
     const replicas = await Promise.all([replica(replicaConfig), replica(replicaConfig)]);

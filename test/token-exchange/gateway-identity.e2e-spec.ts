@@ -63,7 +63,7 @@ async function provision(broker: TestBroker, base: string): Promise<string> {
 }
 
 /**
- * A person's access token for an agent never authenticates the gateway (README "Security",
+ * A person's access token for an agent never authenticates the gateway (docs/security.md,
  * "Gateway credentials told apart"). The broker runs with the documented defaults: the
  * subject token's audience is the client assertion's, and the authorization expressions
  * of the exchange and of the approval sync are `true`. The person's tokens are what an

@@ -127,7 +127,7 @@ function exchange(
 }
 
 /**
- * README "Security": a token request body over 256 KiB is answered 400 invalid_request. The
+ * docs/security.md: a token request body over 256 KiB is answered 400 invalid_request. The
  * answer goes first, with `Connection: close`; the rest of the body is read and discarded
  * for a bounded time (a lingering close, RFC 9112 §9.6) before the connection closes, so a
  * client that is still sending gets the answer rather than a reset.

@@ -137,7 +137,7 @@ describe.each(testBackends())('token exchange with an expired third-party access
       "UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2",
       [ALICE, service],
     );
-    // Served from memory on PostgreSQL: the next request must see this write (README "The hot path").
+    // Served from memory on PostgreSQL: the next request must see this write (docs/oauth2.md "The hot path").
     await broker.broker.runtime.database.settleNotifications();
   }
 

@@ -131,7 +131,7 @@ export const configSchema = z
               })
               .prefault({}),
             session: z.strictObject({ ttl: duration('12h') }).prefault({}),
-            // The rendered API reference at /docs: for development on the public server (README "API documents").
+            // The rendered API reference at /docs: for development on the public server (docs/http-api.md "API documents").
             api_docs: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
             // The built consent console, served at the consent UI paths when consent_ui_url is public_url.
             console: z.strictObject({ static_dir: z.string().min(1).default('dist/console') }).prefault({}),
@@ -145,7 +145,7 @@ export const configSchema = z
             // Origins besides public_url's whose pages may send unsafe requests (an admin console elsewhere).
             allowed_origins: oneOrMany(httpUrl(), 'must be an origin or a list of origins').default([]),
             authentication,
-            // The rendered API reference at /docs (README "API documents").
+            // The rendered API reference at /docs (docs/http-api.md "API documents").
             api_docs: z.strictObject({ enabled: z.boolean().default(true) }).prefault({}),
           })
           .prefault({}),
@@ -164,7 +164,7 @@ export const configSchema = z
         pglite: z
           .strictObject({
             data_dir: z.string().min(1).default('./data/pglite'),
-            // A PGlite data directory dump that seeds a database not created yet (README "Configuration").
+            // A PGlite data directory dump that seeds a database not created yet (docs/configuration.md).
             initial_data: z.string().min(1).optional(),
           })
           .prefault({}),

@@ -180,7 +180,7 @@ export class Database {
 
   /**
    * PGlite only: writes the data directory as an uncompressed tarball to `file`, what
-   * `storage.pglite.initial_data` seeds a new database with (README "Configuration"). The
+   * `storage.pglite.initial_data` seeds a new database with (docs/configuration.md). The
    * dump is taken while holding the one connection, so no transaction is half in it.
    */
   async dumpPglite(file: string): Promise<void> {

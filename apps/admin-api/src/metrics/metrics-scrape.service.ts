@@ -5,7 +5,7 @@ import { BrokerMetrics, type Scrape } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
 
 /**
- * Who may read `GET /metrics` (README "Operating"): Prometheus sends no
+ * Who may read `GET /metrics` (docs/operating.md): Prometheus sends no
  * principal header, so the scrape is answered without one, but only to TCP peers inside
  * `server.admin.authentication.preauth.trusted_sources`, the same rule that decides whether
  * the principal header is believed. Others get 403; with `telemetry.metrics.enabled: false`

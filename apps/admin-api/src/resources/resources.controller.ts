@@ -7,7 +7,7 @@ import { ResourceDto } from './resource.dto';
 import { ResourceListResponse, ResourceResponse, toResourceResponse } from './resource.response';
 import { ResourcesService } from './resources.service';
 
-/** Protected resources (MCP servers, APIs) the broker issues tokens for (README "Protected resources (MCP servers)"). */
+/** Protected resources (MCP servers, APIs) the broker issues tokens for (docs/admin-api.md "Protected resources (MCP servers)"). */
 @ApiTags('resources')
 @ApiSecurity('PrincipalHeader')
 @Controller('api/resources')

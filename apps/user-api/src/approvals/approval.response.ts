@@ -21,7 +21,7 @@ const PERSISTENCE_OR_NULL: ApiPropertyOptions = {
   nullable: true,
   description: 'null until the approval is decided',
 };
-/** Argument name → glob (README "Tool approvals"); null: only the reviewed values, matched by `arguments_hash`. */
+/** Argument name → glob (docs/approvals.md); null: only the reviewed values, matched by `arguments_hash`. */
 const PATTERN_OR_NULL: ApiPropertyOptions = {
   type: 'object',
   additionalProperties: { type: 'string', maxLength: MAX_PATTERN_BYTES },

@@ -28,7 +28,7 @@ export class ApproveApprovalDto {
   @ApiProperty({ enum: ['once', 'session', 'permanent'] })
   persistence!: ApprovalPersistence;
 
-  /** Argument name → glob (README "Tool approvals"). Omitted or null: only the reviewed values. Not with `once`. */
+  /** Argument name → glob (docs/approvals.md). Omitted or null: only the reviewed values. Not with `once`. */
   @ApiPropertyOptional(PATTERN_REQUEST)
   params_pattern?: Record<string, string> | null;
 }

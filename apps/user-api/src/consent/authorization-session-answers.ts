@@ -19,7 +19,7 @@ const CLOCK_SKEW_MS = 60_000;
 
 /**
  * An authorization session (a consent link) is answered once: Allow, Deny, or an error
- * sent to the client by redirect ends it (README "Security"). The answer is recorded under
+ * sent to the client by redirect ends it (docs/security.md). The answer is recorded under
  * the session token's `jti` by one atomic claim, so of two answers racing (two tabs, two
  * replicas) exactly one wins; every later one is 409 `session_used` naming the decision,
  * and never yields a second `redirect_url`, so never a second code or redirect.

@@ -146,7 +146,7 @@ export class ConsentResourceView {
   requested!: boolean;
 }
 
-/** How the authorization session was answered (README "Security": a consent link is answered once). */
+/** How the authorization session was answered (docs/security.md: a consent link is answered once). */
 export class SessionAnswerView {
   /** Allow (`allowed`), Deny (`denied`), or an error sent to the client by redirect (`error`). */
   @ApiProperty({ enum: ['allowed', 'denied', 'error'] })
@@ -164,7 +164,7 @@ export class AuthorizationContextView {
   original_url!: string;
   /**
    * When the session token stops being accepted (its `exp`): the console keeps a pending request
-   * for the tab until then (README "Security").
+   * for the tab until then (docs/security.md).
    */
   @ApiProperty({ format: 'date-time' })
   expires_at!: string;

@@ -23,7 +23,7 @@ export function oauthErrorResponse(
 
 /**
  * The same answer, plus the console's HTML page a browser gets instead (its `Accept` prefers `text/html`): same
- * status, the error named by code only (README "Security").
+ * status, the error named by code only (docs/security.md).
  */
 export function withConsolePage(response: ResponseObject): ResponseObject {
   return {

@@ -46,7 +46,7 @@ class VerifiedFailure extends CallbackFailure {
 }
 
 /**
- * Why the code exchange failed, as the callback's `error` (README "Third-party connections"):
+ * Why the code exchange failed, as the callback's `error` (docs/consent-and-connections.md "Third-party connections and the token vault"):
  * the token endpoint answered an OAuth error (RFC 6749 §5.2) or an unusable answer
  * (`token_exchange_failed`), gave no answer or a 5xx (`provider_unreachable`), or the broker
  * failed on its side, storing the tokens for instance (`broker_error`).

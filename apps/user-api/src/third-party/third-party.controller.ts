@@ -58,7 +58,7 @@ export class ThirdPartyController {
    * `redirect_uri` with `success=true&service_id=<id>`. A failure stores nothing: without a
    * verified state it goes to the consent UI's sessions page with `error` and
    * `error_description`, after it back to the `redirect_uri` with `error`, `error_description`
-   * and `service_id` (README "Third-party connections and the token vault" lists the codes).
+   * and `service_id` (docs/consent-and-connections.md "Third-party connections and the token vault" lists the codes).
    */
   @Get(':serviceId/oauth2/callback')
   @OptionalPrincipal()

@@ -3,7 +3,7 @@ import { minimatch, type MinimatchOptions } from 'minimatch';
 import { canonicalJson } from './canonical-json';
 
 /**
- * The one glob dialect of `params_pattern` (README "Tool approvals"), minimatch 11:
+ * The one glob dialect of `params_pattern` (docs/approvals.md), minimatch 11:
  * - `*` any run of characters except `/`, `**` as a whole segment any run including `/`,
  *   `?` one character except `/`, `[...]` a class, `\` escapes the next character;
  * - `dot: true`: wildcards match a leading `.` too;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Express, Request, Response } from 'express';
 
-/** Where the rendered reference lives on a server that serves it (README "API documents"). */
+/** Where the rendered reference lives on a server that serves it (docs/http-api.md "API documents"). */
 export const API_REFERENCE_PATH = '/docs';
 
 /** The Swagger UI files the page loads, read once from the `swagger-ui-dist` package. */

@@ -16,7 +16,7 @@ export interface CimdSnapshot {
 export interface AuthorizationSession {
   /**
    * The token's `jti`: the session's identity, under which its one answer is recorded
-   * (README "Security": a consent link is answered once).
+   * (docs/security.md: a consent link is answered once).
    */
   readonly id: string;
   /** When the token stops being accepted (its `exp`). */

@@ -32,7 +32,7 @@ export const CODE_TTL_MS = 60_000;
  * then `invalid_scope` by redirect; with the user's consent (an active grant for the agent;
  * for a named resource, `ResourceConsent`: a registered one delegated by that grant with the
  * scopes asked; for a Client ID Metadata Document client also the user's consent, under that
- * grant, to its document URL and redirect host, README "Security") a
+ * grant, to its document URL and redirect host, docs/security.md) a
  * single-use code (256 random bits, stored hashed, 60 s, bound to client, redirect_uri,
  * challenge, principal, scope and the RFC 8707 resources, a refused one being
  * `invalid_target` by redirect); without one, the consent page with an authorization
@@ -90,7 +90,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
     let granted: { scopes: readonly string[]; consented: boolean };
     try {
       resources = this.resources.fromQuery(query.resource, agent);
-      // Consent per resource (README "Consent per MCP server"); without a resource, the agent's grant.
+      // Consent per resource (docs/oauth2.md "Consent per MCP server"); without a resource, the agent's grant.
       granted =
         resources.length > 0
           ? await this.resourceConsent.decide(principal.id, agent, resources, scopes, now)

@@ -27,7 +27,7 @@ function isOwnScope(scope: string): boolean {
 const ONE_REGISTERED = 'a registered resource is requested alone: one authorization request per MCP server';
 
 /**
- * Consent per resource (README "Consent per MCP server"). A request naming a registered
+ * Consent per resource (docs/oauth2.md "Consent per MCP server"). A request naming a registered
  * protected resource (an MCP server) is covered only when the person's active grant delegates
  * that resource with every scope asked, through the agent's permission sets; otherwise the
  * consent page asks for that resource (incremental consent: the rest of the grant is kept),

@@ -47,7 +47,7 @@ export interface SubjectIdentity {
  * cached verification included) must also be the first use of its `jti`.
  *
  * A token the upstream issuer gave a person for an agent is never the gateway's credential
- * (README "Security", "A person's token is not the gateway"), whatever the authorization
+ * (docs/security.md, "A person's token is not the gateway"), whatever the authorization
  * expression admits: an assertion from which the subject-token claim extraction yields a
  * registered agent is refused (decided on its full verification, remembered with it), and
  * on the token exchange and approval create an assertion identical to the subject token,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Clock, isCanonicalUuid } from '@broker/domain';
-import { accessTokenRevoked, EventLedger, refreshTokenEvent } from '@broker/events';
+import { EventLedger } from '@broker/events';
 import { AgentRepository, RefreshTokenRepository, TokenStateRepository } from '@broker/persistence';
 import { BrokerMetrics, currentTraceId, type RevokedTokenType } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
@@ -67,7 +67,19 @@ export class TokenRevocation {
     const principal = typeof claims.sub === 'string' && claims.sub !== agentId ? claims.sub : null;
     const traceId = currentTraceId();
     await this.state.revokeAccessToken(claims.jti, new Date(claims.exp * 1000), (manager) =>
-      this.events.record(accessTokenRevoked(agentId, principal, claims.jti as string, traceId), manager),
+      this.events.record(
+        {
+          type: 'access_token.revoked',
+          actor: { type: 'agent', id: agentId },
+          principal,
+          agentId,
+          serviceId: null,
+          outcome: 'success',
+          traceId,
+          details: { jti: claims.jti as string },
+        },
+        manager,
+      ),
     );
     return 'access_token';
   }
@@ -83,7 +95,16 @@ export class TokenRevocation {
     const revoked = await this.refreshTokens.revokeFamily(found.familyId, this.clock.now());
     this.state.familyRevoked(found.familyId);
     if (revoked) {
-      this.events.enqueue(refreshTokenEvent('refresh_token.revoked', found, 'success'));
+      this.events.enqueue({
+        type: 'refresh_token.revoked',
+        actor: { type: 'agent', id: found.agentId },
+        principal: found.principal,
+        agentId: found.agentId,
+        serviceId: null,
+        outcome: 'success',
+        traceId: currentTraceId(),
+        details: { family_id: found.familyId },
+      });
     }
     return 'refresh_token';
   }

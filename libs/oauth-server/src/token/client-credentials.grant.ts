@@ -32,7 +32,7 @@ export class ClientCredentialsGrant implements GrantStrategy {
       return this.tokens.issue({ agent, principal: null, scopes, grantType: this.grantType });
     }
     this.resourcePolicy.assertAllowed(resource, agent);
-    // A registered protected resource's tokens carry only scopes it offers (README "Consent per MCP server"); an in-memory lookup.
+    // A registered protected resource's tokens carry only scopes it offers (docs/oauth2.md "Consent per MCP server"); an in-memory lookup.
     const registered = await this.catalog.byUri(resource, this.clock.now().getTime());
     if (
       registered !== undefined &&

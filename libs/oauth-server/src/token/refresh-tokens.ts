@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, OAuthError, Random, type Agent } from '@broker/domain';
-import { EventLedger, refreshTokenEvent } from '@broker/events';
+import { EventLedger } from '@broker/events';
 import {
   GrantRepository,
   RefreshTokenRepository,
   TokenStateRepository,
   type RefreshTokenRecord,
 } from '@broker/persistence';
+import { currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
 import type { TokenResponse } from './access-token-issuer';
 
@@ -166,7 +167,16 @@ export class RefreshTokens {
     record: RefreshTokenRecord,
     outcome: 'success' | 'failure',
   ): void {
-    this.events.enqueue(refreshTokenEvent(type, record, outcome));
+    this.events.enqueue({
+      type,
+      actor: { type: 'agent', id: record.agentId },
+      principal: record.principal,
+      agentId: record.agentId,
+      serviceId: null,
+      outcome,
+      traceId: currentTraceId(),
+      details: { family_id: record.familyId },
+    });
   }
 }
 

@@ -46,7 +46,7 @@ interface AnswerRow {
 
 /**
  * Answers of authorization sessions (the consent links of `/oauth2/authorize`), in the
- * database so every replica shares them: a session is answered once (README "Security").
+ * database so every replica shares them: a session is answered once (docs/security.md).
  */
 export class AuthorizationSessionAnswerRepository {
   constructor(private readonly dataSource: DataSource) {}

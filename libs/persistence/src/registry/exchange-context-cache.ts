@@ -39,7 +39,7 @@ interface Entry {
 /**
  * What the token exchange read for a (principal, agent, resource): the service, the active
  * grant's delegations and the sealed session, kept in memory so that a gateway's repeated
- * exchange for the same person costs no database round trip (docs: README "The hot path").
+ * exchange for the same person costs no database round trip (docs: docs/oauth2.md "The hot path").
  *
  * It serves only while this process listens for `exchange_changed` on its notification
  * connection (PostgreSQL): every committed change to a grant, a delegation or a session

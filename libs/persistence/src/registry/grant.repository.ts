@@ -360,7 +360,7 @@ export class GrantRepository {
  * A grant replaced narrower takes back what it no longer delegates: the refresh token
  * families of this grant bound to a registered protected resource the grant no longer
  * delegates, or to a scope of it the grant no longer delegates, are revoked in the grant's
- * transaction (README "Consent per MCP server"). Access tokens already issued run to their
+ * transaction (docs/oauth2.md "Consent per MCP server"). Access tokens already issued run to their
  * expiry (`token_ttl`), as after any revocation of a grant.
  */
 async function endFamiliesBeyond(manager: EntityManager, grantId: string, now: Date): Promise<void> {

@@ -112,7 +112,7 @@ const sameBytes = (a: Buffer | null, b: Buffer | null): boolean => (a === null |
  * Rotation is one statement (`ROTATE`): concurrent presentations of one token, on any
  * replica, meet at its row and exactly one rotates it. A presentation of a token that was
  * already rotated is a reuse (RFC 9700 §4.14.2): the whole family is revoked, so of two
- * racing presentations one gets tokens and then finds them ended too (README "Token
+ * racing presentations one gets tokens and then finds them ended too (docs/oauth2.md "Token
  * lifecycle": a client presents each refresh token once).
  */
 export class RefreshTokenRepository {

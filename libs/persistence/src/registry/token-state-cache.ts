@@ -50,7 +50,7 @@ interface Entry {
 /**
  * What introspection reads from the database for an access token (revoked `jti`, revoked
  * `sid` family, the person's grant), kept in memory on PostgreSQL so that a token
- * introspected again costs no round trip (README "Token lifecycle").
+ * introspected again costs no round trip (docs/oauth2.md "Token lifecycle").
  *
  * It serves only while this process listens on both `token_revoked` and `exchange_changed`:
  * every committed revocation notifies its `jti` or family, every grant change its person,
