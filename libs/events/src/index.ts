@@ -41,7 +41,24 @@ export {
   type EventType,
   type RecordedEvent,
 } from './catalogue/event-catalogue';
-export { adminEvent, type AdminEventSubject } from './builders/admin-events';
+export { adminEvent, firstSigningKeyAdded, type AdminEventSubject } from './builders/admin-events';
+export {
+  consentDenied,
+  grantEvent,
+  sessionConnected,
+  sessionDisconnected,
+  sessionRefreshEvent,
+  type SessionRefreshTrigger,
+} from './builders/person-events';
+export {
+  accessTokenRevoked,
+  impersonationDecided,
+  refreshTokenEvent,
+  tokenExchanged,
+  type ExchangeSubject,
+  type ImpersonationSubject,
+  type RefreshFamily,
+} from './builders/token-events';
 export {
   approvalEvent,
   approvalEventDetails,

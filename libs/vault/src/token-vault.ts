@@ -1,5 +1,5 @@
 import { Clock, Random, type Service } from '@broker/domain';
-import { EventLedger } from '@broker/events';
+import { EventLedger, sessionConnected, sessionRefreshEvent } from '@broker/events';
 import {
   ServiceRepository,
   SessionRepository,
@@ -119,20 +119,7 @@ export class TokenVault {
         initiatedAt: now,
         updatedAt: now,
       },
-      (session, manager) =>
-        this.events.record(
-          {
-            type: 'session.connected',
-            actor: { type: 'principal', id: principal },
-            principal,
-            agentId: null,
-            serviceId,
-            outcome: 'success',
-            traceId: currentTraceId(),
-            details: { scopes: [...session.scopes] },
-          },
-          manager,
-        ),
+      (session, manager) => this.events.record(sessionConnected(principal, serviceId, [...session.scopes]), manager),
     );
   }
 
@@ -336,19 +323,7 @@ export class TokenVault {
   ): WithinTransaction<ThirdPartySessionRecord> {
     const traceId = currentTraceId();
     return (_session, manager) =>
-      this.events.record(
-        {
-          type,
-          actor: trigger === 'forced' ? { type: 'principal', id: principal } : { type: 'broker', id: null },
-          principal,
-          agentId: null,
-          serviceId,
-          outcome: type === 'session.refreshed' ? 'success' : 'failure',
-          traceId,
-          details: { trigger },
-        },
-        manager,
-      );
+      this.events.record(sessionRefreshEvent(type, principal, serviceId, trigger, traceId), manager);
   }
 
   /**

@@ -8,7 +8,7 @@ import {
   type RequirementType,
   type Service,
 } from '@broker/domain';
-import { EventLedger } from '@broker/events';
+import { consentDenied, EventLedger } from '@broker/events';
 import { AuthorizationDenial, type AuthorizationSession } from '@broker/oauth-server';
 import {
   AgentRepository,
@@ -21,7 +21,6 @@ import {
   SessionRepository,
   type AuthorizationSessionAnswer,
 } from '@broker/persistence';
-import { currentTraceId } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionAnswers } from './authorization-session-answers';
 import { AuthorizationSessionReader } from './authorization-session.reader';
@@ -73,19 +72,7 @@ export class ConsentService {
     // The answer and its `consent.denied` event commit together: a losing second answer (409) records nothing.
     await this.database.transaction(async (manager) => {
       await this.answers.answer(session, principal, 'denied', manager);
-      await this.events.record(
-        {
-          type: 'consent.denied',
-          actor: { type: 'principal', id: principal.id },
-          principal: principal.id,
-          agentId: agent.id,
-          serviceId: null,
-          outcome: 'success',
-          traceId: currentTraceId(),
-          details: { resources: requestedResources(session) },
-        },
-        manager,
-      );
+      await this.events.record(consentDenied(principal.id, agent.id, requestedResources(session)), manager);
     });
     return redirect;
   }

@@ -12,9 +12,8 @@ import {
   type PermissionSet,
   type Principal,
 } from '@broker/domain';
-import { EventLedger } from '@broker/events';
+import { EventLedger, grantEvent } from '@broker/events';
 import { AgentRepository, GrantClientRepository, GrantRepository, PermissionSetRepository } from '@broker/persistence';
-import { currentTraceId } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import { AuthorizationSessionAnswers } from '../consent/authorization-session-answers';
 import { AuthorizationSessionReader } from '../consent/authorization-session.reader';
@@ -73,14 +72,10 @@ export class GrantsService {
       await this.grants.deleteAny(principal.id, agent, (deleted, manager) =>
         deleted.validUntil !== null && deleted.validUntil.getTime() <= now.getTime()
           ? this.events.record(
-              {
-                ...this.grantEvent(principal, agent),
-                type: 'grant.expired',
-                details: { valid_until: deleted.validUntil.toISOString() },
-              },
+              grantEvent('grant.expired', principal.id, agent, { valid_until: deleted.validUntil.toISOString() }),
               manager,
             )
-          : this.events.record({ ...this.grantEvent(principal, agent), type: 'grant.revoked', details: {} }, manager),
+          : this.events.record(grantEvent('grant.revoked', principal.id, agent, {}), manager),
       );
       this.audit.record('grant_deleted', {
         principal: principal.id,
@@ -119,7 +114,7 @@ export class GrantsService {
             manager,
           );
         await this.events.record(
-          { ...this.grantEvent(principal, agent), type: result.created ? 'grant.created' : 'grant.replaced', details },
+          grantEvent(result.created ? 'grant.created' : 'grant.replaced', principal.id, agent, details),
           manager,
         );
       },
@@ -140,7 +135,7 @@ export class GrantsService {
   async revoke(principal: Principal, agentId: string): Promise<void> {
     const agent = (await this.assertAgent(agentId)).id;
     const deleted = await this.grants.deleteActive(principal.id, agent, this.clock.now(), (_grant, manager) =>
-      this.events.record({ ...this.grantEvent(principal, agent), type: 'grant.revoked', details: {} }, manager),
+      this.events.record(grantEvent('grant.revoked', principal.id, agent, {}), manager),
     );
     if (deleted === undefined) throw new ApiError('not_found', `no grant for agent ${agent}`);
     this.audit.record('grant_deleted', {
@@ -154,17 +149,6 @@ export class GrantsService {
   }
 
   /** What every grant event of the principal's own change says (the kind and details are added). */
-  private grantEvent(principal: Principal, agentId: string) {
-    return {
-      actor: { type: 'principal', id: principal.id },
-      principal: principal.id,
-      agentId,
-      serviceId: null,
-      outcome: 'success',
-      traceId: currentTraceId(),
-    } as const;
-  }
-
   private async assertAgent(agentId: string): Promise<Agent> {
     const agent = await this.agents.findById(agentId);
     if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);

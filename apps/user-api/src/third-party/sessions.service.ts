@@ -1,5 +1,5 @@
 import { ApiError, assertNever, Clock, type Principal, type Service } from '@broker/domain';
-import { EventLedger } from '@broker/events';
+import { EventLedger, sessionDisconnected } from '@broker/events';
 import {
   GrantRepository,
   ServiceRepository,
@@ -65,19 +65,7 @@ export class SessionsService {
     const affected = await this.dependents(principal, service.id);
     const traceId = currentTraceId();
     const deleted = await this.sessions.delete(principal.id, service.id, (_session, manager) =>
-      this.events.record(
-        {
-          type: 'session.disconnected',
-          actor: { type: 'principal', id: principal.id },
-          principal: principal.id,
-          agentId: null,
-          serviceId: service.id,
-          outcome: 'success',
-          traceId,
-          details: {},
-        },
-        manager,
-      ),
+      this.events.record(sessionDisconnected(principal.id, service.id, traceId), manager),
     );
     if (!deleted) throw new ApiError('not_found', `no session with service ${service.id}`);
     return { terminated: true, affected_agents: affected };

@@ -30,3 +30,17 @@ export function adminEvent<K extends EventType>(
     details,
   };
 }
+
+/** The first signing key, created by the broker itself at boot (no admin, no request). */
+export function firstSigningKeyAdded(kid: string, algorithm: string): BrokerEvent<'signing_key.added'> {
+  return {
+    type: 'signing_key.added',
+    actor: { type: 'broker', id: null },
+    principal: null,
+    agentId: null,
+    serviceId: null,
+    outcome: 'success',
+    traceId: null,
+    details: { kid, algorithm },
+  };
+}

@@ -1,9 +1,9 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, OAuthError, OFFLINE_SCOPES, scopesAllowedFor, isUuidShaped, type Agent } from '@broker/domain';
-import { EventLedger } from '@broker/events';
+import { EventLedger, impersonationDecided } from '@broker/events';
 import { AgentRepository, GrantRepository } from '@broker/persistence';
-import { BrokerMetrics, currentTraceId } from '@broker/telemetry';
+import { BrokerMetrics } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
 import { AccessTokenIssuer, type TokenResponse } from '../token/access-token-issuer';
 import { parseScope } from '../token/scopes';
@@ -143,16 +143,17 @@ export class ImpersonationExchange {
    * `broker_token_requests_unauthenticated_total` instead.
    */
   private recordEvent(form: TokenForm, facts: DecisionFacts, oauthError: string | null): void {
-    this.events.enqueue({
-      type: 'impersonation.decided',
-      actor: { type: 'principal', id: facts.identities?.actor ?? null },
-      principal: facts.identities?.subject ?? null,
-      agentId: facts.target?.id ?? null,
-      serviceId: null,
-      outcome: oauthError === null ? 'success' : 'failure',
-      traceId: currentTraceId(),
-      details: { audience: stringClaim(form.get('audience')), oauth_error: oauthError },
-    });
+    this.events.enqueue(
+      impersonationDecided(
+        {
+          actor: facts.identities?.actor ?? null,
+          subject: facts.identities?.subject ?? null,
+          agentId: facts.target?.id ?? null,
+          audience: stringClaim(form.get('audience')),
+        },
+        oauthError,
+      ),
+    );
   }
 
   /** The registered agent the suffix names (UUID or canonical_id) → else invalid_target. */

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApiError, assertNever, Clock, type SigningAlgorithm } from '@broker/domain';
-import { type BrokerEvent, adminEvent, EventLedger, recordChange } from '@broker/events';
+import { adminEvent, EventLedger, firstSigningKeyAdded, recordChange } from '@broker/events';
 import { Database, SigningKeyRepository, type SigningKeyRecord } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
@@ -60,16 +60,7 @@ export class SigningKeyService implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.oauth2_authorization_server.mode === 'proxy') return;
     // The first key is the broker's own `signing_key.added` (no admin, no request).
-    const added = recordChange(this.ledger, (key: SigningKeyRecord): BrokerEvent<'signing_key.added'> => ({
-      type: 'signing_key.added',
-      actor: { type: 'broker', id: null },
-      principal: null,
-      agentId: null,
-      serviceId: null,
-      outcome: 'success',
-      traceId: null,
-      details: { kid: key.kid, algorithm: key.algorithm },
-    }));
+    const added = recordChange(this.ledger, (key: SigningKeyRecord) => firstSigningKeyAdded(key.kid, key.algorithm));
     const created = await this.keys.ensureOne(() => this.newKey('ES256'), added);
     if (created) {
       this.invalidate();

@@ -1,9 +1,9 @@
 import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { assertNever, Clock, normaliseResourceUri, OAuthError, type GrantDelegation } from '@broker/domain';
-import { EventLedger } from '@broker/events';
+import { EventLedger, tokenExchanged } from '@broker/events';
 import { ExchangeLookup, type ExchangeContext } from '@broker/persistence';
-import { BrokerMetrics, currentTraceId } from '@broker/telemetry';
+import { BrokerMetrics } from '@broker/telemetry';
 import { TokenVault, TokenVaultError, type UsableToken } from '@broker/vault';
 import { Inject, Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
@@ -124,16 +124,18 @@ export class TokenExchangeGrant implements GrantStrategy {
    * `broker_token_requests_unauthenticated_total` instead.
    */
   private recordEvent(gatewayId: string | null, facts: Readonly<ExchangeFacts>, oauthError: string | null): void {
-    this.events.enqueue({
-      type: 'token.exchanged',
-      actor: { type: 'gateway', id: gatewayId },
-      principal: facts.principal ?? null,
-      agentId: facts.agent_id ?? null,
-      serviceId: facts.service_id ?? null,
-      outcome: oauthError === null ? 'success' : 'failure',
-      traceId: currentTraceId(),
-      details: { resource: facts.resource?.slice(0, MAX_RESOURCE_CHARS) ?? null, oauth_error: oauthError },
-    });
+    this.events.enqueue(
+      tokenExchanged(
+        gatewayId,
+        {
+          principal: facts.principal ?? null,
+          agentId: facts.agent_id ?? null,
+          serviceId: facts.service_id ?? null,
+          resource: facts.resource?.slice(0, MAX_RESOURCE_CHARS) ?? null,
+        },
+        oauthError,
+      ),
+    );
   }
 
   /** Step 1: the gateway's client assertion (RFC 7523) against the trust anchor → else 401 invalid_client. */

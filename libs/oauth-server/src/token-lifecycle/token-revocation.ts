@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Clock, isCanonicalUuid } from '@broker/domain';
-import { EventLedger } from '@broker/events';
+import { accessTokenRevoked, EventLedger, refreshTokenEvent } from '@broker/events';
 import { AgentRepository, RefreshTokenRepository, TokenStateRepository } from '@broker/persistence';
 import { BrokerMetrics, currentTraceId, type RevokedTokenType } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
@@ -67,19 +67,7 @@ export class TokenRevocation {
     const principal = typeof claims.sub === 'string' && claims.sub !== agentId ? claims.sub : null;
     const traceId = currentTraceId();
     await this.state.revokeAccessToken(claims.jti, new Date(claims.exp * 1000), (manager) =>
-      this.events.record(
-        {
-          type: 'access_token.revoked',
-          actor: { type: 'agent', id: agentId },
-          principal,
-          agentId,
-          serviceId: null,
-          outcome: 'success',
-          traceId,
-          details: { jti: claims.jti as string },
-        },
-        manager,
-      ),
+      this.events.record(accessTokenRevoked(agentId, principal, claims.jti as string, traceId), manager),
     );
     return 'access_token';
   }
@@ -95,16 +83,7 @@ export class TokenRevocation {
     const revoked = await this.refreshTokens.revokeFamily(found.familyId, this.clock.now());
     this.state.familyRevoked(found.familyId);
     if (revoked) {
-      this.events.enqueue({
-        type: 'refresh_token.revoked',
-        actor: { type: 'agent', id: found.agentId },
-        principal: found.principal,
-        agentId: found.agentId,
-        serviceId: null,
-        outcome: 'success',
-        traceId: currentTraceId(),
-        details: { family_id: found.familyId },
-      });
+      this.events.enqueue(refreshTokenEvent('refresh_token.revoked', found, 'success'));
     }
     return 'refresh_token';
   }

@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, OAuthError, Random, type Agent } from '@broker/domain';
-import { EventLedger } from '@broker/events';
+import { EventLedger, refreshTokenEvent } from '@broker/events';
 import {
   GrantRepository,
   RefreshTokenRepository,
   TokenStateRepository,
   type RefreshTokenRecord,
 } from '@broker/persistence';
-import { currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
 import type { TokenResponse } from './access-token-issuer';
 
@@ -167,16 +166,7 @@ export class RefreshTokens {
     record: RefreshTokenRecord,
     outcome: 'success' | 'failure',
   ): void {
-    this.events.enqueue({
-      type,
-      actor: { type: 'agent', id: record.agentId },
-      principal: record.principal,
-      agentId: record.agentId,
-      serviceId: null,
-      outcome,
-      traceId: currentTraceId(),
-      details: { family_id: record.familyId },
-    });
+    this.events.enqueue(refreshTokenEvent(type, record, outcome));
   }
 }
 
