@@ -4,13 +4,14 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { satisfies } from 'semver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -83,6 +84,50 @@ describe('the README', () => {
     expect(toc.filter((anchor) => !anchors.has(anchor as string))).toEqual([]);
     // The contents come before the first section of the body.
     expect(readme.indexOf('## Contents')).toBeLessThan(readme.indexOf(`## ${sections[0]}`));
+  });
+});
+
+describe('the docs', () => {
+  /** GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens (code fences skipped). */
+  const anchorsOf = (markdown: string): Set<string> =>
+    new Set(
+      markdown
+        .replace(/^```[\s\S]*?^```/gm, '')
+        .split('\n')
+        .flatMap((line) => /^#{1,6} (.+)$/.exec(line)?.[1] ?? [])
+        .map((heading) =>
+          heading
+            .trim()
+            .toLowerCase()
+            .replace(/[^\w\- ]/g, '')
+            .replace(/ /g, '-'),
+        ),
+    );
+  const pages = (directory: string): string[] =>
+    readdirSync(join(ROOT, directory), { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory()
+        ? pages(join(directory, entry.name))
+        : entry.name.endsWith('.md')
+          ? [join(directory, entry.name)]
+          : [],
+    );
+
+  it('link only to files inside the repository that exist, and to headings those files have', () => {
+    const files = ['README.md', ...pages('docs')];
+    expect(files.length).toBeGreaterThan(10);
+    const broken = files.flatMap((file) =>
+      [...readFileSync(join(ROOT, file), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)]
+        .map((match) => match[1] as string)
+        .filter((target) => !/^(https?:|mailto:)/.test(target))
+        .filter((target) => {
+          const [path = '', anchor] = target.split('#');
+          const linked = path === '' ? join(ROOT, file) : resolve(ROOT, dirname(file), decodeURIComponent(path));
+          if (!linked.startsWith(`${ROOT}/`) || !existsSync(linked)) return true;
+          return anchor !== undefined && linked.endsWith('.md') && !anchorsOf(readFileSync(linked, 'utf8')).has(anchor);
+        })
+        .map((target) => `${file}: ${target}`),
+    );
+    expect(broken).toEqual([]);
   });
 });
 
