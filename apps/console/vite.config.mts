@@ -3,7 +3,7 @@ import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
 
 /**
- * The consent console (issue 15): built by `npm run build` into dist/console, which the
+ * The consent console: built by `npm run build` into dist/console, which the
  * end-user server serves (or any static web server, README "Console"). No inline script
  * and no eval in the output: the pages run under a strict Content-Security-Policy.
  */

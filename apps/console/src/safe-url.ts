@@ -1,6 +1,6 @@
 /**
  * A URL an agent or admin supplied, to show as a link or image only when it is `https:`
- * (or `http:` on loopback): never `javascript:`, `data:` or anything else (issue 15 item 4).
+ * (or `http:` on loopback): never `javascript:`, `data:` or anything else.
  */
 export function safeUrl(value: string | null | undefined): string | undefined {
   if (typeof value !== 'string' || value.length === 0) return undefined;

@@ -18,7 +18,7 @@ export class EventActorResponse {
   id!: string | null;
 }
 
-/** One ledger event as admins read it (issue 17 item 4): a list item of `GET /api/events` and one line of its export. */
+/** One ledger event as admins read it: a list item of `GET /api/events` and one line of its export. */
 export class EventResponse {
   @ApiProperty({ format: 'uuid' })
   id!: string;

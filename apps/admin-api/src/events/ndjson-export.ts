@@ -39,7 +39,7 @@ function drained(response: Response): Promise<void> {
 }
 
 /**
- * Issue 17 item 4: streams the export's pages as NDJSON, one event per line, honouring
+ * Streams the export's pages as NDJSON, one event per line, honouring
  * back-pressure, so a range of millions of events is never in memory at once. The first
  * page is read before the headers: a database failure then is an ordinary error answer.
  * A failure after the headers cannot change the status: the response is cut off without

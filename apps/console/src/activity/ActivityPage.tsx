@@ -21,7 +21,7 @@ function toQuery(filters: FilterState, range: TimeRange): ActivityQuery {
   };
 }
 
-/** `/activity` (issue 17 item 3): what the person's agents did with their delegation, and what they did, newest first. */
+/** `/activity`: what the person's agents did with their delegation, and what they did, newest first. */
 export function ActivityPage() {
   usePageTitle('Activity');
   // The filters live in the page address: a reload or a shared link keeps them, Back undoes the last change.

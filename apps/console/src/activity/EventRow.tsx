@@ -36,7 +36,7 @@ function Detail({ label, children }: { label: string; children: ReactNode }) {
   );
 }
 
-/** The details worth showing for the event's kind, in words (issue 17 item 3: never raw JSON). */
+/** The details worth showing for the event's kind, in words (never raw JSON). */
 function details(event: ActivityEvent, names: Names): ReactNode[] {
   const d = event.details;
   const out: ReactNode[] = [];

@@ -8,7 +8,7 @@ interface Option {
   readonly name: string;
 }
 
-/** The filter bar: agent, service, kind and time range, each a labelled control (issue 17 item 3). */
+/** The filter bar: agent, service, kind and time range, each a labelled control. */
 export function Filters({
   value,
   onChange,

@@ -4,7 +4,7 @@ export type ActivityEvent = components['schemas']['ActivityEvent'];
 export type EventKind = ActivityEvent['type'];
 
 /**
- * Issue 17 item 3: each event kind in words a person reads ("Token used", not
+ * Each event kind in words a person reads ("Token used", not
  * `token.exchanged`). Every kind of the API's enum has one (the compiler checks it).
  */
 export const KIND_LABELS: Record<EventKind, string> = {

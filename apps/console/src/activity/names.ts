@@ -1,6 +1,6 @@
 import { useAgentNames, useConnections, useDelegations } from '../api/queries';
 
-/** Names by id: the person's agents and the configured services (issue 17 item 3: rows show names, never ids). */
+/** Names by id: the person's agents and the configured services (rows show names, never ids). */
 export interface Names {
   readonly agents: ReadonlyMap<string, string>;
   readonly services: ReadonlyMap<string, string>;

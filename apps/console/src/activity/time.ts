@@ -1,4 +1,4 @@
-/** Issue 17 item 3: the activity page's time ranges and relative times. */
+/** The activity page's time ranges and relative times. */
 
 export type RangeChoice = 'all' | '24h' | '7d' | '30d' | 'custom';
 

@@ -15,7 +15,7 @@ type Delegation = components['schemas']['DelegationSummaryResponse'];
 type ReachedResource = components['schemas']['DelegatedResourceView'];
 type LastUsed = components['schemas']['LastUsedView'];
 
-/** `/agents`: the agents the person has delegated to, with revoke (issue 15 item 3). */
+/** `/agents`: the agents the person has delegated to, with revoke. */
 export function AgentsPage() {
   usePageTitle('Agents');
   const agents = useDelegations();
@@ -54,7 +54,7 @@ export function AgentsPage() {
 }
 
 function DelegationList({ items, onRevoked }: { items: readonly Delegation[]; onRevoked: (text: string) => void }) {
-  // Issue 17 item 3: when each agent last used each service, and the services' names.
+  // When each agent last used each service, and the services' names.
   const lastUsed = useLastUsed();
   const services = useConnections();
   const serviceNames = new Map(services.data?.data.map((item) => [item.service.id, item.service.display_name]));
@@ -112,7 +112,7 @@ function DelegationList({ items, onRevoked }: { items: readonly Delegation[]; on
   );
 }
 
-/** Each service the agent's grant delegates, with when the agent last used it (issue 17 item 3). */
+/** Each service the agent's grant delegates, with when the agent last used it. */
 function ServiceUsage({
   agentId,
   name,

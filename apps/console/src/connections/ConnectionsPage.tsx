@@ -14,7 +14,7 @@ type Item = components['schemas']['SessionListItem'];
 type Session = components['schemas']['SessionView'];
 type AgentRef = components['schemas']['AgentRef'];
 
-/** `/connections`: every configured service, its connection, Connect / Refresh / Disconnect (issue 15 item 3). */
+/** `/connections`: every configured service, its connection, Connect / Refresh / Disconnect. */
 export function ConnectionsPage() {
   usePageTitle('Connections');
   const [params, setParams] = useSearchParams();

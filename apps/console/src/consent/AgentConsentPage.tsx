@@ -19,7 +19,7 @@ import { returnHost } from './navigation';
 import { forgetRequest, rememberRequest } from './pending-request';
 import type { Grant } from './types';
 
-/** `/agents/:id` (with or without `?session_token=`): who the agent is and what the person allows it (issue 15 item 3). */
+/** `/agents/:id` (with or without `?session_token=`): who the agent is and what the person allows it. */
 export function AgentConsentPage() {
   const { id = '' } = useParams();
   // A mistyped or cut link is said in words, not with the API's validation message.

@@ -53,7 +53,7 @@ function redirectHost(uri: string): string {
 
 /**
  * For a CIMD client: the domain the broker verified, the client (its document URL) and the
- * host it returns to, shown prominently (issue 15 item 3). Consent is remembered per client
+ * host it returns to, shown prominently. Consent is remembered per client
  * document URL and redirect host (README "Security"): `newClient` says the person allowed the
  * agent before, but not this client.
  */

@@ -1,4 +1,4 @@
-/** The expiry choices of the consent page (issue 15 item 3), turned into the grant's `valid_until`. */
+/** The expiry choices of the consent page, turned into the grant's `valid_until`. */
 export type ExpiryChoice = '1d' | '30d' | '90d' | 'none' | 'date';
 
 export interface Expiry {

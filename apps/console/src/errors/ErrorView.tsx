@@ -5,7 +5,7 @@ import { NoIdentity } from './NoIdentity';
 import { usePageTitle } from '../components/page-title';
 import { hasSignedIn } from '../components/sign-in';
 
-/** What a failure means for the person, in words (issue 15: one error view for 401, 403, 404, network). */
+/** What a failure means for the person, in words (one error view for 401, 403, 404, network). */
 function explain(error: unknown): { title: string; detail: string } {
   if (error instanceof ApiFailure) {
     if (error.status === 401) return { title: 'Your sign-in expired', detail: 'Reload the page to sign in again.' };

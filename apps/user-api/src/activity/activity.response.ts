@@ -21,7 +21,7 @@ export class ActivityActor {
   id!: string | null;
 }
 
-/** One event of the caller's activity (issue 17 item 3); the subject is the caller, so it is not repeated. */
+/** One event of the caller's activity; the subject is the caller, so it is not repeated. */
 export class ActivityEvent {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -53,7 +53,7 @@ export class ActivityListResponse {
 }
 
 /**
- * The event as its subject sees it. Issue 17: the activity API never names another
+ * The event as its subject sees it. The activity API never names another
  * person: an actor that is an administrator or another principal is shown by its type alone.
  */
 export function toActivityEvent(event: RecordedEvent, caller: string): ActivityEvent {

@@ -14,7 +14,7 @@ export class LastUsedController {
 
   /**
    * When each of the caller's agents last used each service: the newest successful token
-   * exchange per agent and service in the caller's activity (issue 17 item 3, the agents
+   * exchange per agent and service in the caller's activity (the agents
    * page's "last used"). Only the caller's own; a pair never used (or used only before the
    * retention period) is absent.
    */

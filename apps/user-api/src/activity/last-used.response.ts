@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 
-/** When one agent last used one service for the caller (issue 17 item 3: "last used" on the agents page). */
+/** When one agent last used one service for the caller ("last used" on the agents page). */
 export class LastUsedView {
   @ApiProperty({ format: 'uuid' })
   agent_id!: string;

@@ -22,7 +22,7 @@ function revoked(principal: string, occurredAt: Date): EventToAppend {
   return { id: randomUUID(), occurredAt, event };
 }
 
-describe.each(testBackends())('EventRepository (issue 17 activity ledger) on $name', (backend) => {
+describe.each(testBackends())('EventRepository (the activity ledger) on $name', (backend) => {
   let database: Database;
   let events: EventRepository;
   const t0 = new Date('2026-03-01T10:00:00Z');

@@ -96,7 +96,7 @@ export class EventRepository implements EventStore, EventPurge {
         ];
         row.forEach((value, column) => (columns[column] as unknown[]).push(value));
       }
-      // Issue 17 item 5: the same statement writes the webhook outbox's deliveries of these events.
+      // The same statement writes the webhook outbox's deliveries of these events.
       await runner.query(withWebhookDeliveries(INSERT_EVENTS), columns);
     }
   }
