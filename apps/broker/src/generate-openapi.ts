@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { parseConfig } from '@broker/config';
 import { CryptoRandom, SystemClock } from '@broker/domain';
 import type { BrokerRuntime } from '@broker/bootstrap';
@@ -52,7 +52,10 @@ async function main(): Promise<void> {
         definition.kind,
         config.server[definition.kind].authentication.preauth.principal_header_name,
       );
-      writeFileSync(file, `${JSON.stringify(document, null, 2)}\n`);
+      // Written whole, then renamed over the old file: a reader (the lint, running beside the build in CI) sees
+      // the old document or the new one, never a part.
+      writeFileSync(`${file}.partial`, `${JSON.stringify(document, null, 2)}\n`);
+      renameSync(`${file}.partial`, file);
       await app.close();
     }
   } finally {
