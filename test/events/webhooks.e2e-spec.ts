@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { type AnyBrokerEvent, type EventType } from '@broker/events';
 import { EventRepository } from '@broker/persistence';
 import {
+  eventually,
   ApiClient,
   createPostgresDatabase,
   FrozenClock,
@@ -585,7 +586,7 @@ describe.runIf(postgresServerUrl())('webhooks in two broker processes on one Pos
     const events: string[] = [];
     for (let i = 0; i < 120; i += 1) events.push(await record(broker, undefined));
     const database = broker.broker.runtime.database.dataSource;
-    await until(async () => {
+    await eventually(async () => {
       const [row] = await database.query<{ n: number }[]>(
         "SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'delivered'",
         [webhook.id],
@@ -603,8 +604,3 @@ describe.runIf(postgresServerUrl())('webhooks in two broker processes on one Pos
     expect(workerOf(broker).totals.delivered + replicaDelivered).toBe(events.length);
   });
 });
-
-/** Polls `condition` every 25 ms until it holds (the test's own timeout bounds the wait). */
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 25));
-}
