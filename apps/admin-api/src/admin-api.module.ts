@@ -1,13 +1,14 @@
 import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
 import { CoreModule, type BrokerRuntime } from '@broker/bootstrap';
-import { HOT_ROUTES } from '@broker/http';
+import { ERROR_VOCABULARY, HOT_ROUTES } from '@broker/http';
 import { OAuthServerModule } from '@broker/oauth-server';
 import { VaultModule } from '@broker/vault';
 import { WebhooksModule } from '@broker/webhooks';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AgentsController } from './agents/agents.controller';
 import { AgentsService } from './agents/agents.service';
+import { ADMIN_ERROR_VOCABULARY } from './common/error-vocabulary';
 import { ClientCredentialsController } from './client-credentials/client-credentials.controller';
 import { EventsController } from './events/events.controller';
 import { EventsService } from './events/events.service';
@@ -64,6 +65,7 @@ export class AdminApiModule {
         IssuerDiscovery,
         MetricsScrape,
         WebhooksService,
+        { provide: ERROR_VOCABULARY, useValue: ADMIN_ERROR_VOCABULARY },
         { provide: HOT_ROUTES, useValue: [] },
       ],
     };

@@ -2,7 +2,7 @@ import { ApprovalsModule } from '@broker/approvals';
 import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
 import { backgroundJobProviders, CoreModule, type BrokerRuntime } from '@broker/bootstrap';
-import { HOT_ROUTES } from '@broker/http';
+import { ERROR_VOCABULARY, HOT_ROUTES } from '@broker/http';
 import { AuthorizationCodePurge, OAuthServerModule } from '@broker/oauth-server';
 import { VaultModule } from '@broker/vault';
 import { WebhooksModule } from '@broker/webhooks';
@@ -13,6 +13,7 @@ import { END_USER_SERVER_JOBS } from './background-jobs';
 import { LastUsedController } from './activity/last-used.controller';
 import { ApprovalsGatewayController } from './approvals/approvals-gateway.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
+import { USER_ERROR_VOCABULARY } from './common/error-vocabulary';
 import { ApprovalsShutdown } from './approvals/approvals-shutdown';
 import { AuthorizationSessionAnswers } from './consent/authorization-session-answers';
 import { AuthorizationSessionReader } from './consent/authorization-session.reader';
@@ -72,6 +73,7 @@ export class UserApiModule {
           ConnectService,
           SessionsService,
         ],
+        { provide: ERROR_VOCABULARY, useValue: USER_ERROR_VOCABULARY },
         ...backgroundJobProviders(END_USER_SERVER_JOBS),
         ...[TokenHotRoute, JwksHotRoute, RevocationHotRoute, IntrospectionHotRoute],
         {

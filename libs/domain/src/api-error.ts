@@ -46,8 +46,10 @@ export interface FieldIssue {
 }
 
 /**
- * A failure of an end-user or admin operation. Libraries throw it (never an
- * `HttpException`); the API exception filter chooses status and envelope.
+ * A failure of an end-user or admin operation, in the API's wire vocabulary. The apps and
+ * the HTTP-facing libraries throw it (never an `HttpException`); other libraries throw their
+ * own coded errors, which the app's vocabulary turns into one (docs/architecture.md,
+ * "Errors"). The API exception filter chooses status and envelope.
  */
 export class ApiError extends Error {
   constructor(

@@ -22,6 +22,16 @@ import { HOT_ROUTES, type HotRoute } from './hot-routes/hot-route';
 import { httpMetricsMiddleware } from './metrics/http-metrics.middleware';
 import { installHotRoutes } from './hot-routes/install-hot-routes';
 import { BrokerValidationPipe } from './validation/broker-validation.pipe';
+import { ERROR_VOCABULARY, ErrorVocabulary } from './errors/error-vocabulary';
+
+/** The app's vocabulary for its libraries' refusals (`ERROR_VOCABULARY`); an app without one answers them as unexpected. */
+function vocabularyOf(app: NestExpressApplication): ErrorVocabulary {
+  try {
+    return app.get<ErrorVocabulary>(ERROR_VOCABULARY, { strict: false });
+  } catch {
+    return ErrorVocabulary.none;
+  }
+}
 
 /**
  * The whole HTTP wiring of one server, shared by `main.ts` and the tests so tests
@@ -45,7 +55,7 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   app.useLogger(app.get(Logger));
   // The built console's pages and assets (end-user server); a browser's unknown path or refused authorization request gets its page.
   const site = server === 'enduser' ? consoleSite(config, logger) : undefined;
-  const errors = new ErrorEnvelopeFilter(server, logger, site?.errorPage);
+  const errors = new ErrorEnvelopeFilter(server, logger, site?.errorPage, vocabularyOf(app));
   // Each pipeline step is one function, called by both entrances (this pipeline and the hot routes).
   const startTrace = createTraceStart(random, config.request_context.trace.response_enabled);
   // With tracing enabled, the trace start is the request's SERVER span (chosen here, once: no per-request cost when off).

@@ -13,6 +13,14 @@ export { createLogger, serializeError } from './logging/create-logger';
 export { redactSecrets, isSecretField, REDACTED } from './logging/redact';
 export { buildOpenApiDocument } from './openapi/build-document';
 export { RequestValidationError, RequestBodyError } from './errors/request-errors';
+export {
+  answersTo,
+  ERROR_VOCABULARY,
+  ErrorVocabulary,
+  type CodedError,
+  type VocabularyEntry,
+  type WireAnswer,
+} from './errors/error-vocabulary';
 export { parseTraceparent } from './trace/traceparent';
 export {
   IsDateTime,

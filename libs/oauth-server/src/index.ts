@@ -50,3 +50,4 @@ export {
   type ImpersonationSettings,
   type ImpersonationRule,
 } from './impersonation/impersonation-rules';
+export { KeyManagementError, type KeyManagementErrorCode } from './key-management-error';

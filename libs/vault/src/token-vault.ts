@@ -20,6 +20,8 @@ export class TokenVaultError extends Error {
   constructor(
     readonly code: TokenVaultFailure,
     message: string,
+    /** The service whose session it is, when the caller named one (a forced refresh): the answer names it. */
+    readonly serviceId?: string,
   ) {
     super(message);
     this.name = 'TokenVaultError';
@@ -148,11 +150,16 @@ export class TokenVault {
 
   /** Refreshes even when the access token is still valid (needs a usable refresh token). */
   async forceRefresh(principal: string, serviceId: string): Promise<UsableToken> {
-    const session = await this.sessions.find(principal, serviceId);
-    if (session === undefined) throw new TokenVaultError('no_session', 'no session with the service');
-    return this.singleFlight(principal, serviceId, () =>
-      this.refreshLocked(principal, serviceId, { force: true, seenVersion: session.version }),
-    );
+    try {
+      const session = await this.sessions.find(principal, serviceId);
+      if (session === undefined) throw new TokenVaultError('no_session', 'no session with the service');
+      return await this.singleFlight(principal, serviceId, () =>
+        this.refreshLocked(principal, serviceId, { force: true, seenVersion: session.version }),
+      );
+    } catch (error) {
+      // The person asked about this service: the refusal names it.
+      throw error instanceof TokenVaultError ? new TokenVaultError(error.code, error.message, serviceId) : error;
+    }
   }
 
   /**

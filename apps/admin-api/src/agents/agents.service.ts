@@ -2,7 +2,6 @@ import { ApiError, canonicalIdProblem, Clock, Random, type Agent } from '@broker
 import { adminEvent, EventLedger, recordChange } from '@broker/events';
 import { AgentRepository, PermissionSetRepository, type AgentInput } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
-import { inAdminVocabulary } from '../common/registry-api-error';
 import type { AgentDto } from './agent.dto';
 
 /** Agent registration (admin). Every write records its `agent.*` event, by the admin principal, in its transaction. */
@@ -30,14 +29,14 @@ export class AgentsService {
     const events = recordChange(this.ledger, (agent: Agent) =>
       adminEvent('agent.created', admin, { agentId: agent.id }, { display_name: agent.displayName }),
     );
-    return inAdminVocabulary(this.agents.create(this.random.uuid(), await this.toInput(dto), this.clock.now(), events));
+    return this.agents.create(this.random.uuid(), await this.toInput(dto), this.clock.now(), events);
   }
 
   async replace(admin: string, id: string, dto: AgentDto): Promise<Agent> {
     const events = recordChange(this.ledger, (agent: Agent) =>
       adminEvent('agent.changed', admin, { agentId: agent.id }, { display_name: agent.displayName }),
     );
-    const agent = await inAdminVocabulary(this.agents.replace(id, await this.toInput(dto), this.clock.now(), events));
+    const agent = await this.agents.replace(id, await this.toInput(dto), this.clock.now(), events);
     if (agent === undefined) throw new ApiError('agent not found', `no agent ${id}`);
     return agent;
   }

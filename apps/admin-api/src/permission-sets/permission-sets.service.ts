@@ -8,7 +8,6 @@ import {
   type PermissionSetInput,
 } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
-import { inAdminVocabulary } from '../common/registry-api-error';
 import type { PermissionSetDto, ResourceScopesDto } from './permission-set.dto';
 
 /** Permission set management (admin). Every write records its `permission_set.*` event, by the admin principal, in its transaction. */
@@ -41,18 +40,14 @@ export class PermissionSetsService {
     const events = recordChange(this.ledger, (set: PermissionSet) =>
       adminEvent('permission_set.created', admin, {}, { permission_set_id: set.id, name: set.name }),
     );
-    return inAdminVocabulary(
-      this.permissionSets.create(this.random.uuid(), await this.toInput(dto), this.clock.now(), events),
-    );
+    return this.permissionSets.create(this.random.uuid(), await this.toInput(dto), this.clock.now(), events);
   }
 
   async replace(admin: string, id: string, dto: PermissionSetDto): Promise<PermissionSet> {
     const events = recordChange(this.ledger, (changed: PermissionSet) =>
       adminEvent('permission_set.changed', admin, {}, { permission_set_id: changed.id, name: changed.name }),
     );
-    const set = await inAdminVocabulary(
-      this.permissionSets.replace(id, await this.toInput(dto), this.clock.now(), events),
-    );
+    const set = await this.permissionSets.replace(id, await this.toInput(dto), this.clock.now(), events);
     if (set === undefined) throw new ApiError('permission set not found', `no permission set ${id}`);
     return set;
   }
@@ -63,7 +58,7 @@ export class PermissionSetsService {
     const events = recordChange(this.ledger, (permissionSetId: string) =>
       adminEvent('permission_set.deleted', admin, {}, { permission_set_id: permissionSetId }),
     );
-    if (!(await inAdminVocabulary(this.permissionSets.delete(id, events))))
+    if (!(await this.permissionSets.delete(id, events)))
       throw new ApiError('permission set not found', `no permission set ${id}`);
   }
 

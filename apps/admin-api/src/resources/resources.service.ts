@@ -3,7 +3,6 @@ import { adminEvent, EventLedger, recordChange } from '@broker/events';
 import { ResourceIndicators } from '@broker/oauth-server';
 import { GrantRepository, ProtectedResourceRepository, type ProtectedResourceInput } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
-import { inAdminVocabulary } from '../common/registry-api-error';
 import type { ResourceDto } from './resource.dto';
 
 const ALLOWED_RESOURCES_KEY = 'oauth2_authorization_server.local.resource_indicators.allowed_resources';
@@ -38,7 +37,7 @@ export class ResourcesService {
     const events = recordChange(this.ledger, (resource: ProtectedResource) =>
       adminEvent('resource.created', admin, {}, details(resource)),
     );
-    return inAdminVocabulary(this.resources.create(this.random.uuid(), input, this.clock.now(), events));
+    return this.resources.create(this.random.uuid(), input, this.clock.now(), events);
   }
 
   /** Full replacement; 409 when it drops a scope a permission set names. */
@@ -47,7 +46,7 @@ export class ResourcesService {
     const events = recordChange(this.ledger, (resource: ProtectedResource) =>
       adminEvent('resource.changed', admin, {}, details(resource)),
     );
-    const resource = await inAdminVocabulary(this.resources.replace(id, input, this.clock.now(), events));
+    const resource = await this.resources.replace(id, input, this.clock.now(), events);
     if (resource === undefined) throw new ApiError('resource not found', `no resource ${id}`);
     return resource;
   }
@@ -58,8 +57,7 @@ export class ResourcesService {
     const events = recordChange(this.ledger, (resourceId: string) =>
       adminEvent('resource.deleted', admin, {}, { resource_id: resourceId }),
     );
-    if (!(await inAdminVocabulary(this.resources.delete(id, events))))
-      throw new ApiError('resource not found', `no resource ${id}`);
+    if (!(await this.resources.delete(id, events))) throw new ApiError('resource not found', `no resource ${id}`);
   }
 
   private toInput(dto: ResourceDto): ProtectedResourceInput {

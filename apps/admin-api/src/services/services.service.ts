@@ -12,7 +12,6 @@ import { GrantRepository, ServiceRepository, type SecretChange, type ServiceInpu
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
 import { isUri } from '../common/is-uri';
-import { inAdminVocabulary } from '../common/registry-api-error';
 import { IssuerDiscovery } from './issuer-discovery';
 import type { ServiceDto } from './service.dto';
 
@@ -46,14 +45,12 @@ export class ServicesService {
     const events = recordChange(this.ledger, (service: Service) =>
       adminEvent('service.created', admin, { serviceId: service.id }, { display_name: service.displayName }),
     );
-    return inAdminVocabulary(
-      this.services.create(
-        id,
-        input,
-        secret === null ? null : this.cipher.encrypt(secret, bindings.clientSecret(id)),
-        this.clock.now(),
-        events,
-      ),
+    return this.services.create(
+      id,
+      input,
+      secret === null ? null : this.cipher.encrypt(secret, bindings.clientSecret(id)),
+      this.clock.now(),
+      events,
     );
   }
 
@@ -71,8 +68,12 @@ export class ServicesService {
     const events = recordChange(this.ledger, (changed: Service) =>
       adminEvent('service.changed', admin, { serviceId: changed.id }, { display_name: changed.displayName }),
     );
-    const service = await inAdminVocabulary(
-      this.services.replace(id, await this.toInput(dto, hasSecret), change, this.clock.now(), events),
+    const service = await this.services.replace(
+      id,
+      await this.toInput(dto, hasSecret),
+      change,
+      this.clock.now(),
+      events,
     );
     if (service === undefined) throw new ApiError('service not found', `no service ${id}`);
     return service;
@@ -84,8 +85,7 @@ export class ServicesService {
     const events = recordChange(this.ledger, (serviceId: string) =>
       adminEvent('service.deleted', admin, { serviceId }, {}),
     );
-    if (!(await inAdminVocabulary(this.services.delete(id, events))))
-      throw new ApiError('service not found', `no service ${id}`);
+    if (!(await this.services.delete(id, events))) throw new ApiError('service not found', `no service ${id}`);
   }
 
   private async toInput(dto: ServiceDto, hasSecret: boolean): Promise<ServiceInput> {

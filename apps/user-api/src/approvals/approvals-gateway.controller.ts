@@ -20,7 +20,6 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { inApprovalsVocabulary } from './approval-api-error';
 import { parseCreateApprovalBody } from './approval-bodies';
 import { ApprovalIdParam } from './approval-id.param';
 import {
@@ -84,9 +83,7 @@ export class ApprovalsGatewayController {
     @Body() body: unknown,
     @Res({ passthrough: true }) response: Response,
   ): Promise<CreatedApprovalResponse> {
-    const { record, created } = await inApprovalsVocabulary(
-      this.requests.create(gateway, parseCreateApprovalBody(body)),
-    );
+    const { record, created } = await this.requests.create(gateway, parseCreateApprovalBody(body));
     response.status(created ? 201 : 200);
     return { data: toCreatedView(record, this.pages.url(record.id)) };
   }
@@ -123,15 +120,13 @@ export class ApprovalsGatewayController {
   async state(@Query() query: SyncApprovalsQuery, @Req() request: Request, @Res() response: Response): Promise<void> {
     const gone = new AbortController();
     response.once('close', () => gone.abort());
-    const answer = await inApprovalsVocabulary(
-      this.sync.sync({
-        principal: query.principal,
-        agentSessionIds: query.agent_session_id ?? [],
-        ifNoneMatch: request.headers['if-none-match'],
-        longPollTimeout: request.headers['x-long-poll-timeout'] as string | undefined,
-        signal: gone.signal,
-      }),
-    );
+    const answer = await this.sync.sync({
+      principal: query.principal,
+      agentSessionIds: query.agent_session_id ?? [],
+      ifNoneMatch: request.headers['if-none-match'],
+      longPollTimeout: request.headers['x-long-poll-timeout'] as string | undefined,
+      signal: gone.signal,
+    });
     writeSyncAnswer(response, answer);
   }
 
@@ -148,6 +143,6 @@ export class ApprovalsGatewayController {
   @ApiOkResponse({ type: ConsumedResponse, description: 'consumed (now or before)' })
   @ApiErrors('unauthorized', 'forbidden', 'not_found', 'gone', 'not_consumable')
   async consume(@Gateway() gateway: GatewayIdentity, @Param() { id }: ApprovalIdParam): Promise<ConsumedResponse> {
-    return { data: toConsumedView(await inApprovalsVocabulary(this.requests.consume(gateway, id))) };
+    return { data: toConsumedView(await this.requests.consume(gateway, id)) };
   }
 }

@@ -3,7 +3,6 @@ import { Principal } from '@broker/auth';
 import { ApiErrors, NoBody, ValidationVocabulary } from '@broker/http';
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { inApprovalsVocabulary } from './approval-api-error';
 import { parseApproveBody, parseScopePreviewBody } from './approval-bodies';
 import { ApprovalIdParam } from './approval-id.param';
 import {
@@ -63,7 +62,7 @@ export class ApprovalsController {
   @ApiOkResponse({ type: ApprovalResponse })
   @ApiErrors('not_found', 'gone')
   async get(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam): Promise<ApprovalResponse> {
-    const record = await inApprovalsVocabulary(this.decisions.get(principal, id));
+    const record = await this.decisions.get(principal, id);
     return { data: toApprovalView(record, this.pages.url(record.id)) };
   }
 
@@ -84,7 +83,7 @@ export class ApprovalsController {
     @Body() body: unknown,
   ): Promise<ApprovedResponse> {
     return {
-      data: toApprovedView(await inApprovalsVocabulary(this.decisions.approve(principal, id, parseApproveBody(body)))),
+      data: toApprovedView(await this.decisions.approve(principal, id, parseApproveBody(body))),
     };
   }
 
@@ -103,9 +102,7 @@ export class ApprovalsController {
     @Body() body: unknown,
   ): Promise<ScopePreviewResponse> {
     return {
-      data: toScopePreviewView(
-        await inApprovalsVocabulary(this.decisions.preview(principal, id, parseScopePreviewBody(body))),
-      ),
+      data: toScopePreviewView(await this.decisions.preview(principal, id, parseScopePreviewBody(body))),
     };
   }
 
@@ -124,7 +121,7 @@ export class ApprovalsController {
     @Param() { id }: ApprovalIdParam,
     @Body() body: DenyApprovalDto,
   ): Promise<DeniedResponse> {
-    return { data: toDeniedView(await inApprovalsVocabulary(this.decisions.deny(principal, id, body.persistence))) };
+    return { data: toDeniedView(await this.decisions.deny(principal, id, body.persistence)) };
   }
 
   /**
@@ -137,6 +134,6 @@ export class ApprovalsController {
   @ApiOkResponse({ type: RevokedResponse })
   @ApiErrors('not_found', 'gone', 'not_revocable')
   async revoke(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam): Promise<RevokedResponse> {
-    return { data: toRevokedView(await inApprovalsVocabulary(this.decisions.revoke(principal, id))) };
+    return { data: toRevokedView(await this.decisions.revoke(principal, id)) };
   }
 }

@@ -3,7 +3,6 @@ import { assertNever } from '@broker/domain';
 import { createParamDecorator, Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { inApprovalsVocabulary } from './approval-api-error';
 import { gatewayHeaders } from './gateway-headers';
 
 /** The credentials a gateway route takes (docs/approvals.md). */
@@ -41,13 +40,13 @@ export class GatewayAuthGuard implements CanActivate {
     const headers = gatewayHeaders(request);
     switch (operation) {
       case 'create':
-        identities.set(request, await inApprovalsVocabulary(this.gateway.forCreate(headers)));
+        identities.set(request, await this.gateway.forCreate(headers));
         return true;
       case 'consume':
-        identities.set(request, await inApprovalsVocabulary(this.gateway.forConsume(headers)));
+        identities.set(request, await this.gateway.forConsume(headers));
         return true;
       case 'sync':
-        await inApprovalsVocabulary(this.gateway.forSync(headers));
+        await this.gateway.forSync(headers);
         return true;
       default:
         return assertNever(operation, 'gateway operation');

@@ -1,4 +1,4 @@
-import { ApiError, assertNever, Clock, type Principal, type Service } from '@broker/domain';
+import { ApiError, Clock, type Principal, type Service } from '@broker/domain';
 import { EventLedger, sessionDisconnected } from '@broker/events';
 import {
   GrantRepository,
@@ -7,7 +7,7 @@ import {
   type ThirdPartySessionRecord,
 } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
-import { EnvelopeCipher, TokenVault, TokenVaultError } from '@broker/vault';
+import { EnvelopeCipher, TokenVault } from '@broker/vault';
 import { Injectable } from '@nestjs/common';
 import type {
   AgentRef,
@@ -73,23 +73,8 @@ export class SessionsService {
 
   async forceRefresh(principal: Principal, serviceId: string): Promise<SessionView> {
     const service = await this.service(serviceId);
-    try {
-      await this.vault.forceRefresh(principal.id, service.id);
-    } catch (error) {
-      if (!(error instanceof TokenVaultError)) throw error;
-      switch (error.code) {
-        case 'no_session':
-          throw new ApiError('not_found', `no session with service ${service.id}`);
-        case 'refresh_unavailable':
-          throw new ApiError('refresh_unavailable', error.message);
-        case 'reauthentication_required':
-          throw new ApiError('refresh_failed', 'the provider refused the refresh token: reconnect the service');
-        case 'refresh_failed':
-          throw new ApiError('refresh_failed', error.message);
-        default:
-          return assertNever(error.code, 'vault failure');
-      }
-    }
+    // A refusal (TokenVaultError) is answered by the end-user API's vocabulary (common/error-vocabulary.ts).
+    await this.vault.forceRefresh(principal.id, service.id);
     return this.view(
       await this.sessionOf(principal, service.id),
       (await this.dependents(principal, service.id)).length,

@@ -5,6 +5,7 @@ import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiExceptionFilter } from './api-exception.filter';
 import type { ErrorContext } from './error-context';
+import { ErrorVocabulary } from './error-vocabulary';
 import { classifyFailure, type ErrorResponse } from './failure';
 import { OAuthExceptionFilter } from './oauth-exception.filter';
 import { routeValidationCode } from '../validation/validation-vocabulary';
@@ -54,6 +55,8 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     private readonly logger: Logger,
     /** On the end-user server serving the console: the page for a browser's unknown path or refused authorization request. */
     private readonly browserPage?: BrowserErrorPage,
+    /** The app's one table from library error codes to its wire answers (API routes). */
+    private readonly vocabulary: ErrorVocabulary = ErrorVocabulary.none,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -97,8 +100,9 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
   /** The envelope of `path`'s family for a thrown value. */
   private present(exception: unknown, request: Omit<ErrorContext, 'server'>): ErrorResponse {
     const context: ErrorContext = { server: this.server, ...request };
-    const failure = classifyFailure(exception);
-    return isOAuthPath(request.path) ? this.oauth.present(failure, context) : this.api.present(failure, context);
+    return isOAuthPath(request.path)
+      ? this.oauth.present(classifyFailure(exception), context)
+      : this.api.present(classifyFailure(this.vocabulary.translate(exception)), context);
   }
 
   /** Server errors other than a deliberate 503 are failures to investigate: logged with their detail. */

@@ -1,8 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { adminEvent, EventLedger, recordChange } from '@broker/events';
 import { AgentRepository, ClientCredentialRepository } from '@broker/persistence';
-import { ApiError, Clock, Random } from '@broker/domain';
+import { Clock, Random } from '@broker/domain';
 import { Injectable } from '@nestjs/common';
+import { KeyManagementError } from '../key-management-error';
 
 /** Recognisable prefix of broker-issued client secrets (secret scanners can match it). */
 export const CLIENT_SECRET_PREFIX = 'aib_cs_';
@@ -76,7 +77,7 @@ export class ClientCredentialsService {
     await this.assertAgent(agentId);
     const record = await this.credentials.find(agentId);
     if (record === undefined)
-      throw new ApiError('client credentials not found', `agent ${agentId} has no client credentials`);
+      throw new KeyManagementError('client_credentials_missing', `agent ${agentId} has no client credentials`);
     return { clientId: agentId, createdAt: record.createdAt, rotatedAt: record.rotatedAt };
   }
 
@@ -87,7 +88,7 @@ export class ClientCredentialsService {
       adminEvent('client_credentials.revoked', admin, { agentId }, { client_id: agentId }),
     );
     if (!(await this.credentials.delete(agentId, events)))
-      throw new ApiError('client credentials not found', `agent ${agentId} has no client credentials`);
+      throw new KeyManagementError('client_credentials_missing', `agent ${agentId} has no client credentials`);
   }
 
   /** True when `secret` is the agent's current client secret (constant-time comparison). */
@@ -99,6 +100,6 @@ export class ClientCredentialsService {
 
   private async assertAgent(agentId: string): Promise<void> {
     if ((await this.agents.findById(agentId)) === undefined)
-      throw new ApiError('agent not found', `no agent ${agentId}`);
+      throw new KeyManagementError('agent_missing', `no agent ${agentId}`);
   }
 }

@@ -1,11 +1,12 @@
 import type { KeyObject } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { ApiError, assertNever, Clock, type SigningAlgorithm } from '@broker/domain';
+import { assertNever, Clock, type SigningAlgorithm } from '@broker/domain';
 import { adminEvent, EventLedger, firstSigningKeyAdded, recordChange } from '@broker/events';
 import { Database, SigningKeyRepository, type SigningKeyRecord } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { generateSigningKey, importPrivateKey } from './key-material';
+import { KeyManagementError } from '../key-management-error';
 
 /** The key tokens are signed with, imported once. */
 export interface CurrentSigningKey {
@@ -87,7 +88,7 @@ export class SigningKeyService implements OnApplicationBootstrap {
       kid,
       recordChange(this.ledger, () => adminEvent('signing_key.promoted', admin, {}, { kid })),
     );
-    if (record === undefined) throw new ApiError('signing key not found', `no signing key ${kid}`);
+    if (record === undefined) throw new KeyManagementError('signing_key_missing', `no signing key ${kid}`);
     this.invalidate();
     return record;
   }
@@ -103,11 +104,17 @@ export class SigningKeyService implements OnApplicationBootstrap {
         this.invalidate();
         return;
       case 'not_found':
-        throw new ApiError('signing key not found', `no signing key ${kid}`);
+        throw new KeyManagementError('signing_key_missing', `no signing key ${kid}`);
       case 'last_key':
-        throw new ApiError('last_key', 'the last signing key cannot be deleted: add another key first');
+        throw new KeyManagementError(
+          'last_signing_key',
+          'the last signing key cannot be deleted: add another key first',
+        );
       case 'current_key':
-        throw new ApiError('current_key', 'the current signing key cannot be deleted: promote another key first');
+        throw new KeyManagementError(
+          'current_signing_key',
+          'the current signing key cannot be deleted: promote another key first',
+        );
       default:
         assertNever(outcome, 'delete outcome');
     }

@@ -1,8 +1,13 @@
 import { ApiError, RegistryError } from '@broker/domain';
 import { describe, expect, it } from 'vitest';
-import { inAdminVocabulary, registryApiError } from './registry-api-error';
+import { ADMIN_ERROR_VOCABULARY } from './error-vocabulary';
 
-describe('registryApiError', () => {
+/** The admin API's answer to a registry refusal. */
+function registryApiError(error: RegistryError): ApiError {
+  return ADMIN_ERROR_VOCABULARY.translate(error) as ApiError;
+}
+
+describe('the admin API vocabulary of registry refusals', () => {
   it('answers a duplicate canonical_id as conflict and a vanished permission set as validation failed, message unchanged', () => {
     expect(
       registryApiError(
@@ -73,24 +78,22 @@ describe('registryApiError', () => {
     },
   );
 
-  it('turns a registry refusal from a write into the admin API error', async () => {
-    const refused = inAdminVocabulary(
-      Promise.reject(
-        new RegistryError(
-          'service_in_use',
-          'the service is referenced by a permission set or a grant: remove it from them first',
-        ),
+  it('turns a registry refusal into the admin API error', () => {
+    const refused = registryApiError(
+      new RegistryError(
+        'service_in_use',
+        'the service is referenced by a permission set or a grant: remove it from them first',
       ),
     );
-    await expect(refused).rejects.toBeInstanceOf(ApiError);
-    await expect(refused).rejects.toMatchObject({
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({
       code: 'conflict',
       message: 'the service is referenced by a permission set or a grant: remove it from them first',
     });
   });
 
-  it('passes every other failure through untouched', async () => {
+  it('passes every other failure through untouched', () => {
     const other = new Error('database down');
-    await expect(inAdminVocabulary(Promise.reject(other))).rejects.toBe(other);
+    expect(ADMIN_ERROR_VOCABULARY.translate(other)).toBe(other);
   });
 });

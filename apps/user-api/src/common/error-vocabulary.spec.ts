@@ -1,6 +1,12 @@
 import { ApiError, ApprovalError, type ApiErrorCode, type ApprovalErrorCode } from '@broker/domain';
 import { describe, expect, it } from 'vitest';
-import { approvalApiError, inApprovalsVocabulary } from './approval-api-error';
+import { TokenVaultError } from '@broker/vault';
+import { USER_ERROR_VOCABULARY } from './error-vocabulary';
+
+/** The end-user API's answer to a library refusal. */
+function approvalApiError(error: ApprovalError | TokenVaultError): ApiError {
+  return USER_ERROR_VOCABULARY.translate(error) as ApiError;
+}
 
 /** Every approvals refusal and the wire code the approvals API gives it (a new code fails to compile here until it is placed). */
 const WIRE_CODES: Readonly<Record<ApprovalErrorCode, ApiErrorCode>> = {
@@ -22,7 +28,7 @@ const WIRE_CODES: Readonly<Record<ApprovalErrorCode, ApiErrorCode>> = {
   request_rate_exceeded: 'rate_limited',
 };
 
-describe('approvalApiError', () => {
+describe('the end-user API vocabulary of approvals refusals', () => {
   it.each(Object.entries(WIRE_CODES) as [ApprovalErrorCode, ApiErrorCode][])(
     'answers %s as %s, message unchanged',
     (code, wire) => {
@@ -76,20 +82,38 @@ describe('approvalApiError', () => {
   );
 });
 
-describe('inApprovalsVocabulary', () => {
-  it('turns an approvals refusal into the end-user API error', async () => {
-    const refused = inApprovalsVocabulary(
-      Promise.reject(new ApprovalError('approval_expired', 'approval a expired before it was decided')),
-    );
-    await expect(refused).rejects.toBeInstanceOf(ApiError);
-    await expect(refused).rejects.toMatchObject({ code: 'gone', message: 'approval a expired before it was decided' });
+describe('the end-user API vocabulary of a forced refresh', () => {
+  it.each([
+    [
+      new TokenVaultError('no_session', 'no session with the service', 'mail'),
+      'not_found',
+      'no session with service mail',
+    ],
+    [
+      new TokenVaultError('refresh_unavailable', 'the session has no refresh token: reconnect the service', 'mail'),
+      'refresh_unavailable',
+      'the session has no refresh token: reconnect the service',
+    ],
+    [
+      new TokenVaultError('reauthentication_required', 'marked', 'mail'),
+      'refresh_failed',
+      'the provider refused the refresh token: reconnect the service',
+    ],
+    [
+      new TokenVaultError('refresh_failed', 'the provider did not answer', 'mail'),
+      'refresh_failed',
+      'the provider did not answer',
+    ],
+  ] as const)('answers %s', (error, code, message) => {
+    expect(approvalApiError(error)).toEqual(new ApiError(code, message));
   });
+});
 
-  it('passes the answer and every other failure through untouched', async () => {
-    await expect(inApprovalsVocabulary(Promise.resolve('ok'))).resolves.toBe('ok');
+describe('the end-user API vocabulary and everything else', () => {
+  it('passes every other failure through untouched', () => {
     const other = new Error('database down');
-    await expect(inApprovalsVocabulary(Promise.reject(other))).rejects.toBe(other);
+    expect(USER_ERROR_VOCABULARY.translate(other)).toBe(other);
     const already = new ApiError('bad request', 'the request body must be a JSON object');
-    await expect(inApprovalsVocabulary(Promise.reject(already))).rejects.toBe(already);
+    expect(USER_ERROR_VOCABULARY.translate(already)).toBe(already);
   });
 });
