@@ -114,7 +114,7 @@ describe('activity ledger: the hot path’s recording cost', () => {
   });
 
   it('1c. recording on a full queue (the writer stuck, a flood of refusals): each event drops one, in microseconds', () => {
-    // The writer never returns: the queue fills to max_events, then every enqueue drops a refusal (README "Activity and events").
+    // The writer never returns: the queue fills to max_events, then every enqueue drops a refusal (docs/events.md).
     const stuck = { append: () => new Promise<void>(() => undefined) } as unknown as EventRepository;
     const ledger = new EventLedger(
       stuck,

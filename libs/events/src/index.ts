@@ -1,5 +1,5 @@
 /**
- * The activity ledger (README "Activity and events"): the business events of the broker, one
+ * The activity ledger (docs/events.md): the business events of the broker, one
  * append-only record of who did what with whose delegation, for the people it concerns (their
  * activity page, `GET /api/activity`), for administrators (`GET /api/events` and its NDJSON
  * export) and for webhooks. This lib owns:

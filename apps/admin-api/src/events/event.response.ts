@@ -39,7 +39,7 @@ export class EventResponse {
   /** The trace id of the request that caused it (its `traceresponse`); null for the broker's own background work. */
   @ApiProperty({ type: String, nullable: true })
   trace_id!: string | null;
-  /** The kind's own fields (README "Activity and events"): identifiers and outcomes, never a credential or an approval argument's value. */
+  /** The kind's own fields (docs/events.md): identifiers and outcomes, never a credential or an approval argument's value. */
   @ApiProperty({ type: 'object', additionalProperties: true })
   details!: Record<string, unknown>;
 }

@@ -59,7 +59,7 @@ export class ConsentService {
    * The user declines the authorization request of the session token: where to send them.
    * The session ends denied (docs/security.md: answered once), only once the redirect is
    * known to be sendable; an answered session is 409 `session_used`, with no redirect. The
-   * person's activity shows the refusal (README "Event kinds": `consent.denied`).
+   * person's activity shows the refusal (docs/events.md "Event kinds": `consent.denied`).
    */
   async deny(principal: Principal, agentId: string, sessionToken: string | undefined): Promise<string> {
     if (sessionToken === undefined)

@@ -2,10 +2,13 @@ import { BackgroundJob, type HasBackgroundJob, type JobDefinition } from '@broke
 import { createLogger } from '@broker/http';
 import { LogCapture, testConfig } from '@broker/testing';
 import { PinoLogger } from 'nestjs-pino';
+import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { describe, expect, it, vi } from 'vitest';
 import { JobRunner } from './job-runner';
 
-// nestjs-pino's PinoLogger writes to the first root logger it was given in the process: one capture for the file.
+// nestjs-pino's PinoLogger writes to the first root logger it was given in the process, and unit specs share their
+// worker's modules: forget an earlier file's logger, so this file's capture is the one written to.
+__resetOutOfContextForTests();
 const logs = new LogCapture();
 const logger = new PinoLogger({ pinoHttp: { logger: createLogger(testConfig(), logs) } });
 

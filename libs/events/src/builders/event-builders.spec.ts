@@ -4,7 +4,7 @@ import { adminEvent, firstSigningKeyAdded } from './admin-events';
 import { consentDenied, grantEvent, sessionConnected, sessionDisconnected, sessionRefreshEvent } from './person-events';
 import { accessTokenRevoked, impersonationDecided, refreshTokenEvent, tokenExchanged } from './token-events';
 
-/** The builders shape each kind's row: actor, subject, outcome and details as the README's "Event kinds" table says. */
+/** The builders shape each kind's row: actor, subject, outcome and details as the "Event kinds" table of docs/events.md says. */
 describe('event builders', () => {
   it('a token exchange is the gateway’s, a refusal when it carries an OAuth error', () => {
     const subject = { principal: 'alice', agentId: 'a1', serviceId: 's1', resource: 'https://mail.example.com' };

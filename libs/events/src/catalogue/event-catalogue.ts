@@ -1,6 +1,6 @@
 /**
  * The catalogue of the activity ledger: every kind of business event and its typed `details`
- * (README "Activity and events"). An event says who did what with whose delegation:
+ * (docs/events.md). An event says who did what with whose delegation:
  * identifiers, outcomes and small typed details, never a token, assertion, code, secret,
  * cookie, key or an approval argument's value (argument names and a hash only). The compiler
  * checks every recorded event against its kind's `details` type (`BrokerEvent<K>`), and the

@@ -2,7 +2,7 @@ import { ApiError, parseRfc3339DateTime, type ApiErrorCode } from '@broker/domai
 import { EVENT_TYPES, type EventType, type RecordedEvent } from '../catalogue/event-catalogue';
 
 /**
- * The query both read sides of the ledger take (README "Reading the ledger"): the end-user
+ * The query both read sides of the ledger take (docs/events.md "Reading the ledger"): the end-user
  * server's `GET /api/activity` (always the caller's own events) and the admin server's
  * `GET /api/events` and its export (any principal's). Each app's DTO declares these fields
  * with its own documentation and `implements` this type; the rules (limit, cursor, kinds,

@@ -33,8 +33,7 @@ function ofLane(entries: readonly Queued[], refusals: boolean): Queued[] {
  * one never does. The hot path (token exchange, impersonation) `enqueue`s: a bounded
  * in-memory queue that one flusher writes with multi-row INSERTs every `flush_interval`, or
  * as soon as `batch_size` events wait. A failed write keeps its events for the next tick
- * (still bounded). Only requests that authenticated a gateway queue an event (README
- * "Activity and events"), so every queued event is a real one; on overflow the queue drops,
+ * (still bounded). Only requests that authenticated a gateway queue an event (docs/events.md), so every queued event is a real one; on overflow the queue drops,
  * in this order, the oldest refused requests' events (`outcome: failure`), then, only when
  * none is queued, the oldest issued ones: a flood of refusals can never push out a record of
  * a token that was handed out. Drops are counted (`broker_events_dropped_total`, one warning

@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import type { EventPurge } from '../recording/event-store';
 
 /**
- * Deletes events older than `events.retention` (README "Activity and events"), as every
+ * Deletes events older than `events.retention` (docs/events.md), as every
  * `RetentionJob` does: hourly, in batches (the events table's `purgeBefore`), run by the
  * end-user server. Provided by the persistence module, which hands it the table.
  */

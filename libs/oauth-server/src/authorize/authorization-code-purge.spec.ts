@@ -4,12 +4,15 @@ import { createLogger } from '@broker/http';
 import { AuthorizationCodeRepository, Database } from '@broker/persistence';
 import { FrozenClock, LogCapture, testBackends, testConfig } from '@broker/testing';
 import { PinoLogger } from 'nestjs-pino';
+import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AUTHORIZATION_CODE_PURGE, AuthorizationCodePurge } from './authorization-code-purge';
 
 const { batchSize, firstRunDelayMs, intervalMs } = AUTHORIZATION_CODE_PURGE;
 
-// nestjs-pino's PinoLogger writes to the first root logger it was given in the process: one capture for the file.
+// nestjs-pino's PinoLogger writes to the first root logger it was given in the process, and unit specs share their
+// worker's modules: forget an earlier file's logger, so this file's capture is the one written to.
+__resetOutOfContextForTests();
 const logs = new LogCapture();
 const logger = new PinoLogger({ pinoHttp: { logger: createLogger(testConfig(), logs) } });
 

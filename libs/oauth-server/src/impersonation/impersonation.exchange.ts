@@ -127,7 +127,7 @@ export class ImpersonationExchange {
           failure: error instanceof Refusal ? error.failure : code,
         }),
       );
-      // README "Activity and events": only a refusal after a rule verified the client assertion is an event; the rest is counted.
+      // docs/events.md: only a refusal after a rule verified the client assertion is an event; the rest is counted.
       if (facts.match !== undefined || refusedAfterClientVerified(error)) this.recordEvent(form, facts, code);
       else this.metrics.unauthenticatedTokenRequest('impersonation', code);
       throw error;

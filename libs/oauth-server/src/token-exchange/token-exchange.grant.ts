@@ -96,7 +96,7 @@ export class TokenExchangeGrant implements GrantStrategy {
         outcome: 'refused',
         oauth_error: code,
       });
-      // README "Activity and events": only an authenticated gateway's refusal is an event; the rest is counted.
+      // docs/events.md: only an authenticated gateway's refusal is an event; the rest is counted.
       if (authenticated) this.recordEvent(gatewayId, facts, code);
       else this.metrics.unauthenticatedTokenRequest('token_exchange', code);
       throw error;

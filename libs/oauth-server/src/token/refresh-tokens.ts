@@ -160,7 +160,7 @@ export class RefreshTokens {
     return ended;
   }
 
-  /** The token endpoint's hot path: queued, written in batches (README "Activity and events"). */
+  /** The token endpoint's hot path: queued, written in batches (docs/events.md). */
   private recordEvent(
     type: 'refresh_token.issued' | 'refresh_token.rotated' | 'refresh_token.reused',
     record: RefreshTokenRecord,

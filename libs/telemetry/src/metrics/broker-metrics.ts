@@ -150,7 +150,7 @@ export class BrokerMetrics {
   /**
    * A token exchange or impersonation request refused before its client assertion
    * authenticated anyone, by its OAuth error code: counted here instead of a ledger event
-   * (README "Activity and events"), so a flood of them costs an add, not a row.
+   * (docs/events.md), so a flood of them costs an add, not a row.
    */
   unauthenticatedTokenRequest(grant: UnauthenticatedGrant, code: string): void {
     this.on?.children.tokenRequestsUnauthenticated[grant][refusalLabel(code)].inc();
