@@ -1,4 +1,5 @@
 import {
+  eventually,
   ApiClient,
   completeAuthorization,
   http,
@@ -11,6 +12,7 @@ import {
   type TestBroker,
   type ThirdPartyProvider,
 } from '@broker/testing';
+import { LongPollHub } from '@broker/approvals';
 import { SessionRepository } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -218,6 +220,10 @@ describe.each(testBackends())('GET /metrics after real traffic on $name', (backe
       });
     const current = (await sync()).headers.etag as string;
     const held = sync({ 'if-none-match': current, 'x-long-poll-timeout': '30' });
+    // The change must come after the broker holds the long-poll (else it answers at once, woken by nothing).
+    // (Read from the hub itself: a scrape now would fix the cached readings this test checks later.)
+    const hub = broker.broker.server('enduser').app.get(LongPollHub);
+    await eventually(() => hub.held === 1, Boolean, { waitingFor: 'the long-poll being held' });
     const created = await http(`${base}/api/approvals`, {
       method: 'POST',
       headers: {
