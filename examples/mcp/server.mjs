@@ -7,11 +7,12 @@
 // /mcp, publishes RFC 9728 protected-resource metadata naming the broker as its authorization
 // server, and accepts only broker access tokens meant for it: signed with a key of the broker's
 // JWKS, `iss` the broker, `typ` at+jwt, not expired, scope `mcp:tools`, `aud` this server's URL.
-// See README.md next to this file.
+// A token bound to a key (RFC 9449 DPoP, `cnf.jkt`) is accepted only as `Authorization: DPoP`
+// with a proof signed by that key, checked as RFC 9449 §4.3 and §7.1 say; a token without `cnf`
+// goes as `Authorization: Bearer` (RFC 6750). See README.md next to this file.
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
-import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import {
   getOAuthProtectedResourceMetadataUrl,
   mcpAuthMetadataRouter,
@@ -19,9 +20,21 @@ import {
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express from 'express';
-import { createRemoteJWKSet, errors, jwtVerify } from 'jose';
+import {
+  calculateJwkThumbprint,
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  EmbeddedJWK,
+  errors,
+  jwtVerify,
+} from 'jose';
 
 const SCOPE = 'mcp:tools';
+/** RFC 9449 §4.3 step 5: the proof algorithms accepted (asymmetric only), announced in the `algs` of the DPoP challenge. */
+const DPOP_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512', 'EdDSA'];
+/** RFC 9449 §4.3 step 11: a proof is accepted this long after its `iat`, and this far ahead of our clock. */
+const PROOF_MAX_AGE_SECONDS = 60;
+const PROOF_MAX_AHEAD_SECONDS = 5;
 
 const { values } = parseArgs({
   options: {
@@ -40,8 +53,10 @@ if (values.help) {
 const port = Number(values.port);
 const broker = values.broker.replace(/\/+$/, '');
 // This server's URL is its resource indicator: clients ask the broker for a token with
-// resource=<this URL>, and the token's aud must be exactly it.
+// resource=<this URL>, and the token's aud must be exactly it. It is also the URL clients
+// address, so a DPoP proof's `htu` must name it (RFC 9449 §4.3 step 9).
 const resource = values.url ?? `http://localhost:${port}/mcp`;
+const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(new URL(resource));
 
 // The broker's RFC 8414 metadata, read once at start-up: issuer and JWKS location.
 const response = await fetch(`${broker}/.well-known/oauth-authorization-server`).catch((error) => {
@@ -63,33 +78,214 @@ if (metadata.client_id_metadata_document_supported !== true) {
 // jose fetches the key set once and again only for an unknown kid (rotation), not per request.
 const keys = createRemoteJWKSet(new URL(metadata.jwks_uri));
 
+/** Why a request is refused: its status and the challenge that says so (RFC 6750 §3, RFC 9449 §7.1). */
+class Refusal extends Error {
+  /**
+   * @param {number} status 401, or 403 for a missing scope
+   * @param {'invalid_token' | 'invalid_dpop_proof' | 'insufficient_scope'} code
+   * @param {string} description for the client (no token, no claim value)
+   * @param {string} [reason] for this server's log only
+   */
+  constructor(status, code, description, reason = description) {
+    super(description);
+    this.status = status;
+    this.code = code;
+    this.reason = reason;
+  }
+}
+const invalidToken = (description, reason) => new Refusal(401, 'invalid_token', description, reason);
+const invalidProof = (description, reason) => new Refusal(401, 'invalid_dpop_proof', description, reason);
+
 /** RFC 9068 / MCP authorization: the checks a resource server makes on a broker access token. */
-const verifier = {
-  async verifyAccessToken(token) {
-    try {
-      const { payload } = await jwtVerify(token, keys, {
-        issuer: metadata.issuer,
-        audience: resource,
-        typ: 'at+jwt',
-        requiredClaims: ['exp', 'sub'],
-      });
-      return {
-        token,
-        clientId: typeof payload.client_id === 'string' ? payload.client_id : '',
-        scopes: typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [],
-        expiresAt: payload.exp,
-        resource: new URL(resource),
-        extra: { sub: payload.sub, agent_id: payload.agent_id },
-      };
-    } catch (error) {
-      // The reason (wrong audience, expired, bad signature…) goes to this log, never the token.
-      console.warn(
-        `refused a token: ${error instanceof errors.JOSEError ? `${error.code} ${error.message}` : 'not a JWT'}`,
-      );
-      throw new InvalidTokenError('the access token is not valid for this MCP server');
-    }
-  },
-};
+async function verifyAccessToken(token) {
+  try {
+    const { payload } = await jwtVerify(token, keys, {
+      issuer: metadata.issuer,
+      audience: resource,
+      typ: 'at+jwt',
+      requiredClaims: ['exp', 'sub'],
+    });
+    return payload;
+  } catch (error) {
+    // The reason (wrong audience, expired, bad signature…) goes to this log, never the token.
+    const reason = error instanceof errors.JOSEError ? `${error.code} ${error.message}` : 'not a JWT';
+    throw invalidToken('the access token is not valid for this MCP server', reason);
+  }
+}
+
+/** What the MCP SDK hands to tools as `extra.authInfo`. */
+function authInfo(token, payload) {
+  return {
+    token,
+    clientId: typeof payload.client_id === 'string' ? payload.client_id : '',
+    scopes: typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [],
+    expiresAt: payload.exp,
+    resource: new URL(resource),
+    extra: { sub: payload.sub, agent_id: payload.agent_id },
+  };
+}
+
+/** `Authorization: Bearer <token>` (RFC 6750): a token not bound to any key. */
+async function checkBearer(token) {
+  const payload = await verifyAccessToken(token);
+  // RFC 9449 §7.2: a DPoP-bound token presented as a bearer token is refused, or a stolen
+  // one would work without the key it is bound to.
+  if (payload.cnf !== undefined) {
+    throw invalidToken('the access token is bound to a key: present it with the DPoP scheme and a proof');
+  }
+  return authInfo(token, payload);
+}
+
+/** `Authorization: DPoP <token>` with a `DPoP` proof (RFC 9449 §7.1). */
+async function checkDpop(request, token) {
+  const proof = theProof(request);
+  const payload = await verifyAccessToken(token);
+  // RFC 9449 §6.1: the broker binds a token to the RFC 7638 thumbprint of the client's key.
+  const jkt = payload.cnf?.jkt;
+  if (typeof jkt !== 'string') {
+    throw invalidToken('the access token is not bound to a key: present it with the Bearer scheme');
+  }
+  const { jwk, claims } = await verifyProof(proof, request, token);
+  // RFC 9449 §4.3 step 12: the proof is signed by the key the token is bound to.
+  if ((await calculateJwkThumbprint(jwk, 'sha256')) !== jkt) {
+    throw invalidToken('the DPoP proof is not signed with the key the access token is bound to');
+  }
+  rememberProof(jkt, claims.jti);
+  return authInfo(token, payload);
+}
+
+/** RFC 9449 §4.3 steps 1-2: exactly one `DPoP` header (Node joins repeated ones in `headers`, not in `headersDistinct`). */
+function theProof(request) {
+  const proofs = request.headersDistinct.dpop ?? [];
+  if (proofs.length !== 1) {
+    throw invalidProof(proofs.length === 0 ? 'a DPoP proof is required' : 'more than one DPoP proof');
+  }
+  return proofs[0];
+}
+
+/** RFC 9449 §4.3 steps 2-12 for a proof sent to a protected resource (with `ath`); resolves with its key and claims. */
+async function verifyProof(proof, request, token) {
+  let header;
+  try {
+    header = decodeProtectedHeader(proof);
+  } catch {
+    throw invalidProof('the DPoP proof is not a JWT');
+  }
+  if (header.typ !== 'dpop+jwt') throw invalidProof('the DPoP proof must have typ dpop+jwt');
+  if (!DPOP_ALGORITHMS.includes(header.alg)) throw invalidProof('the DPoP proof algorithm is not accepted here');
+  if (!isPublicJwk(header.jwk)) throw invalidProof('the DPoP proof jwk must be a public key');
+  let claims;
+  try {
+    // The signature, checked with the key the proof carries.
+    ({ payload: claims } = await jwtVerify(proof, EmbeddedJWK, {
+      typ: 'dpop+jwt',
+      algorithms: DPOP_ALGORITHMS,
+      requiredClaims: ['jti', 'htm', 'htu', 'iat', 'ath'],
+    }));
+  } catch (error) {
+    const reason = error instanceof errors.JOSEError ? `${error.code} ${error.message}` : 'not a JWS';
+    throw invalidProof('the DPoP proof signature or claims are not valid', `DPoP proof: ${reason}`);
+  }
+  if (typeof claims.jti !== 'string' || claims.jti === '') throw invalidProof('the DPoP proof needs a jti');
+  if (claims.htm !== request.method) throw invalidProof('the DPoP proof is for another HTTP method');
+  if (typeof claims.htu !== 'string' || normalizedUri(claims.htu) !== expectedHtu) {
+    throw invalidProof('the DPoP proof is for another URL');
+  }
+  const age = Date.now() / 1000 - claims.iat;
+  if (age > PROOF_MAX_AGE_SECONDS || age < -PROOF_MAX_AHEAD_SECONDS) {
+    throw invalidProof('the DPoP proof is too old or issued in the future');
+  }
+  // RFC 9449 §4.2: ath is the base64url SHA-256 of the access token sent with the proof.
+  if (claims.ath !== createHash('sha256').update(token).digest('base64url')) {
+    throw invalidProof('the DPoP proof is for another access token');
+  }
+  return { jwk: header.jwk, claims };
+}
+
+/** RFC 9449 §4.3 step 7: an asymmetric public key, without any private or symmetric member (RFC 7518 §6). */
+function isPublicJwk(jwk) {
+  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) return false;
+  if (!['EC', 'RSA', 'OKP'].includes(jwk.kty)) return false;
+  return !['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'].some((member) => member in jwk);
+}
+
+/**
+ * RFC 9449 §4.3 step 9: `htu` compared without query and fragment, after syntax-based
+ * (RFC 3986 §6.2.2: case, percent-encoding, dot segments) and scheme-based (§6.2.3: default
+ * port, empty path) normalization. The URL parser does all but the percent-encoding part.
+ */
+function normalizedUri(value) {
+  const decoded = value.replace(/%([0-9A-Fa-f]{2})/g, (_triplet, hex) => {
+    const character = String.fromCharCode(parseInt(hex, 16));
+    return /[A-Za-z0-9._~-]/.test(character) ? character : `%${hex.toUpperCase()}`;
+  });
+  try {
+    const url = new URL(decoded);
+    url.search = '';
+    url.hash = '';
+    return url.href;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The one protected URL, /mcp, as clients address it. */
+const expectedHtu = normalizedUri(resource);
+
+/**
+ * RFC 9449 §11.1: each proof is accepted once. A proof's `jti` is kept while its `iat` could
+ * still pass the age check; entries are added in time order, so the oldest expire first.
+ * (One process: replicas behind a load balancer would share this store.)
+ */
+const seenProofs = new Map();
+function rememberProof(jkt, jti) {
+  const now = Date.now();
+  for (const [seen, expires] of seenProofs) {
+    if (expires > now) break;
+    seenProofs.delete(seen);
+  }
+  const key = `${jkt} ${jti}`;
+  if (seenProofs.has(key)) throw invalidProof('the DPoP proof was already used');
+  seenProofs.set(key, now + (PROOF_MAX_AGE_SECONDS + PROOF_MAX_AHEAD_SECONDS) * 1000);
+}
+
+/** A challenge of one scheme (RFC 9110 §11.6.1); DPoP's names the accepted proof algorithms (RFC 9449 §7.1). */
+function challenge(scheme, refusal) {
+  const parameters = refusal ? [`error="${refusal.code}"`, `error_description="${refusal.message}"`] : [];
+  parameters.push(`scope="${SCOPE}"`, `resource_metadata="${resourceMetadataUrl}"`);
+  if (scheme === 'DPoP') parameters.push(`algs="${DPOP_ALGORITHMS.join(' ')}"`);
+  return `${scheme} ${parameters.join(', ')}`;
+}
+
+/**
+ * Every request to /mcp needs a broker access token for this server with `mcp:tools`, as a
+ * bearer token or DPoP-bound. (The MCP SDK's requireBearerAuth knows the Bearer scheme only.)
+ */
+async function requireAccessToken(request, response, next) {
+  const [scheme = '', token, ...rest] = (request.headers.authorization ?? '').split(' ');
+  // Auth schemes are case-insensitive (RFC 9110 §11.1).
+  const kind = token && rest.length === 0 ? scheme.toLowerCase() : '';
+  if (kind !== 'bearer' && kind !== 'dpop') {
+    // No credentials (RFC 6750 §3.1: no error code): either scheme will do, Bearer first for MCP clients.
+    response
+      .status(401)
+      .set('WWW-Authenticate', [challenge('Bearer'), challenge('DPoP')])
+      .end();
+    return;
+  }
+  const answerScheme = kind === 'dpop' ? 'DPoP' : 'Bearer';
+  try {
+    const auth = kind === 'dpop' ? await checkDpop(request, token) : await checkBearer(token);
+    if (!auth.scopes.includes(SCOPE)) throw new Refusal(403, 'insufficient_scope', `the token needs scope ${SCOPE}`);
+    request.auth = auth;
+    next();
+  } catch (error) {
+    if (!(error instanceof Refusal)) return next(error);
+    console.warn(`refused a ${answerScheme} request: ${error.reason}`);
+    response.status(error.status).set('WWW-Authenticate', challenge(answerScheme, error));
+    response.json({ error: error.code, error_description: error.message });
+  }
+}
 
 const app = express();
 // GET /.well-known/oauth-protected-resource/mcp: { resource, authorization_servers: [broker], scopes_supported }.
@@ -101,14 +297,9 @@ app.use(
     resourceName: 'Broker example MCP server',
   }),
 );
-const bearer = requireBearerAuth({
-  verifier,
-  requiredScopes: [SCOPE],
-  resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(resource)),
-});
 
 // Stateless Streamable HTTP: a fresh server and transport per request.
-app.post('/mcp', express.json(), bearer, async (request, response) => {
+app.post('/mcp', express.json(), requireAccessToken, async (request, response) => {
   const server = new McpServer({ name: 'broker-example', version: '1.0.0' });
   server.registerTool(
     'whoami',
@@ -130,14 +321,14 @@ app.post('/mcp', express.json(), bearer, async (request, response) => {
   await server.connect(transport);
   await transport.handleRequest(request, response, request.body);
 });
-app.all('/mcp', bearer, (_request, response) => {
+app.all('/mcp', requireAccessToken, (_request, response) => {
   response.status(405).set('allow', 'POST').json({ error: 'method_not_allowed' });
 });
 
 const listener = createServer(app);
 listener.listen(port, '127.0.0.1', () => {
   console.log(`MCP server on ${resource} (listening on 127.0.0.1:${port}); authorization server ${metadata.issuer}`);
-  console.log(`protected-resource metadata: ${getOAuthProtectedResourceMetadataUrl(new URL(resource))}`);
+  console.log(`protected-resource metadata: ${resourceMetadataUrl}`);
 });
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
