@@ -1,4 +1,4 @@
-import { ApiClient, http, startTestBroker, type TestBroker } from '@broker/testing';
+import { ApiClient, http, startTestBroker, testBackends, type TestBroker } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from '../support/servers';
 
@@ -51,6 +51,7 @@ describe('admin: agents', () => {
         'allowed_scopes',
         'allowed_resources',
         'client_uris',
+        'dpop_bound_access_tokens',
         'permission_sets',
         'created_at',
         'updated_at',
@@ -73,6 +74,7 @@ describe('admin: agents', () => {
       allowed_scopes: [],
       allowed_resources: [],
       client_uris: [],
+      dpop_bound_access_tokens: null,
       permission_sets: [],
     });
   });
@@ -418,4 +420,81 @@ describe('admin: agents', () => {
       expect(response.json()).toEqual({ error: 'unauthorized', message: 'authentication required' });
     }
   });
+});
+
+// RFC 9449 §5.2 `dpop_bound_access_tokens`: true, false, or null (the server default), stored per agent.
+describe.each(testBackends())("admin: an agent's DPoP policy on $name", (backend) => {
+  let broker: TestBroker;
+  let admin: ApiClient;
+
+  beforeAll(async () => {
+    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { storage: await backend.storage() } });
+    admin = new ApiClient(broker.url('admin'));
+  });
+
+  afterAll(async () => {
+    await broker.stop();
+  });
+
+  const policyOf = async (id: string): Promise<unknown> => {
+    const read = await admin.get(`/api/agents/${id}`);
+    expect(read.status, read.text).toBe(200);
+    const listed = (await admin.get('/api/agents')).json<{ id: string; dpop_bound_access_tokens?: unknown }[]>();
+    const inList = listed.find((agent) => agent.id === id)?.dpop_bound_access_tokens;
+    const single = read.json<{ dpop_bound_access_tokens?: unknown }>().dpop_bound_access_tokens;
+    expect(inList).toEqual(single);
+    return single;
+  };
+
+  it('stores dpop_bound_access_tokens: true and reads it back', async () => {
+    const created = await admin.post('/api/agents', { display_name: 'dpop', dpop_bound_access_tokens: true });
+    expect(created.status, created.text).toBe(201);
+    expect(created.json()).toMatchObject({ dpop_bound_access_tokens: true });
+    expect(await policyOf(created.json<{ id: string }>().id)).toBe(true);
+  });
+
+  it('answers null for an agent registered without it, and for an explicit null', async () => {
+    const omitted = await admin.post('/api/agents', { display_name: 'no dpop policy' });
+    expect(omitted.status, omitted.text).toBe(201);
+    expect(omitted.json()).toHaveProperty('dpop_bound_access_tokens', null);
+    expect(await policyOf(omitted.json<{ id: string }>().id)).toBeNull();
+    const explicit = await admin.post('/api/agents', { display_name: 'null policy', dpop_bound_access_tokens: null });
+    expect(explicit.status, explicit.text).toBe(201);
+    expect(await policyOf(explicit.json<{ id: string }>().id)).toBeNull();
+  });
+
+  it('replaces it on PUT: to false, to null, and to null when omitted (full replacement)', async () => {
+    const id = (await admin.post('/api/agents', { display_name: 'dpop', dpop_bound_access_tokens: true })).json<{
+      id: string;
+    }>().id;
+    const toFalse = await admin.put(`/api/agents/${id}`, { display_name: 'dpop', dpop_bound_access_tokens: false });
+    expect(toFalse.status, toFalse.text).toBe(200);
+    expect(toFalse.json()).toMatchObject({ dpop_bound_access_tokens: false });
+    expect(await policyOf(id)).toBe(false);
+    const toNull = await admin.put(`/api/agents/${id}`, { display_name: 'dpop', dpop_bound_access_tokens: null });
+    expect(toNull.json()).toHaveProperty('dpop_bound_access_tokens', null);
+    expect(await policyOf(id)).toBeNull();
+    await admin.put(`/api/agents/${id}`, { display_name: 'dpop', dpop_bound_access_tokens: true });
+    expect(await policyOf(id)).toBe(true);
+    const omitted = await admin.put(`/api/agents/${id}`, { display_name: 'dpop' });
+    expect(omitted.json()).toHaveProperty('dpop_bound_access_tokens', null);
+    expect(await policyOf(id)).toBeNull();
+  });
+
+  for (const value of ['yes', 'true', 1, 0, {}, []]) {
+    it(`rejects dpop_bound_access_tokens ${JSON.stringify(value)} with 400 invalid request body, on create and replace`, async () => {
+      const id = (await admin.post('/api/agents', { display_name: 'safe' })).json<{ id: string }>().id;
+      for (const response of [
+        await admin.post('/api/agents', { display_name: 'x', dpop_bound_access_tokens: value }),
+        await admin.put(`/api/agents/${id}`, { display_name: 'x', dpop_bound_access_tokens: value }),
+      ]) {
+        expect(response.status).toBe(400);
+        const payload = response.json<{ error: string; message: string; details: { field: string }[] }>();
+        expect(payload.error).toBe('invalid request body');
+        expect(payload.message).toContain('dpop_bound_access_tokens');
+        expect(payload.details.map((detail) => detail.field)).toContain('dpop_bound_access_tokens');
+      }
+      expect(await policyOf(id)).toBeNull();
+    });
+  }
 });

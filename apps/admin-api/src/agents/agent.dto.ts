@@ -17,7 +17,17 @@ import {
 } from '@broker/http';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, IsUUID, Length, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Length,
+  ValidateNested,
+} from 'class-validator';
 import { IsClientUri } from '../common/is-client-uri';
 import { IsOmittable } from '../common/is-omittable';
 import { IsUri } from '../common/is-uri';
@@ -157,6 +167,16 @@ export class AgentDto {
   @IsUri((value) => clientUriProblem(value) === undefined, { each: true })
   @IsPlainText({}, { each: true })
   client_uris?: string[];
+
+  /**
+   * RFC 9449 §5.2: `true`, the agent must present a DPoP proof (RFC 9449) on every token request;
+   * `false`, a proof is optional; `null` or omitted, the server default
+   * `oauth2_authorization_server.local.dpop.required`.
+   */
+  @ApiPropertyOptional({ type: 'boolean', nullable: true })
+  @IsOptional()
+  @IsBoolean()
+  dpop_bound_access_tokens?: boolean | null;
 
   /** Existing permission sets, each at most once. Omitted: none. */
   @ApiPropertyOptional({ type: [AgentPermissionSetDto], maxItems: MAX_LIST_ENTRIES })

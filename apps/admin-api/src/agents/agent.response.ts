@@ -39,6 +39,12 @@ export class AgentResponse {
   allowed_resources!: string[];
   @ApiProperty({ type: 'array', items: { type: 'string', format: 'uri' } })
   client_uris!: string[];
+  /**
+   * RFC 9449 §5.2: `true`, the agent must present a DPoP proof (RFC 9449) on every token request;
+   * `false`, a proof is optional; `null`, the server default `oauth2_authorization_server.local.dpop.required`.
+   */
+  @ApiProperty({ type: 'boolean', nullable: true })
+  dpop_bound_access_tokens!: boolean | null;
   @ApiProperty()
   permission_sets!: AgentPermissionSetResponse[];
   @ApiProperty({ format: 'date-time' })
@@ -62,6 +68,7 @@ export function toAgentResponse(agent: Agent): AgentResponse {
     allowed_scopes: [...agent.allowedScopes],
     allowed_resources: [...agent.allowedResources],
     client_uris: [...agent.clientUris],
+    dpop_bound_access_tokens: agent.dpopBoundAccessTokens,
     permission_sets: agent.permissionSets.map((ref) => ({
       permission_set_id: ref.permissionSetId,
       requirement_type: ref.requirementType,

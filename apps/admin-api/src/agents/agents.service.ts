@@ -85,6 +85,7 @@ export class AgentsService {
       allowedScopes: dedupe(dto.allowed_scopes ?? []),
       allowedResources: dedupe(dto.allowed_resources ?? []),
       clientUris: dedupe(dto.client_uris ?? []),
+      dpopBoundAccessTokens: dto.dpop_bound_access_tokens ?? null,
       permissionSets: refs,
     };
   }

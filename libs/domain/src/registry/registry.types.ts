@@ -35,6 +35,12 @@ export interface Agent {
    */
   readonly allowedResources: readonly string[];
   readonly clientUris: readonly string[];
+  /**
+   * RFC 9449 §5.2 `dpop_bound_access_tokens`: true, every token request must carry a DPoP
+   * proof; false, a proof is optional; null, the server default
+   * (`oauth2_authorization_server.local.dpop.required`, docs/configuration.md).
+   */
+  readonly dpopBoundAccessTokens: boolean | null;
   readonly permissionSets: readonly AgentPermissionSetRef[];
   readonly createdAt: Date;
   readonly updatedAt: Date;

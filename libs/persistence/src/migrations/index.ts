@@ -22,6 +22,7 @@ import { RefreshTokenClients1764155000000 } from './1764155000000-refresh-token-
 import { RefreshTokenWritePath1764165000000 } from './1764165000000-refresh-token-write-path';
 import { TokenRevocation1764160000000 } from './1764160000000-token-revocation';
 import { ProtectedResources1764170000000 } from './1764170000000-protected-resources';
+import { AgentDpopPolicy1764180000000 } from './1764180000000-agent-dpop-policy';
 
 /** Every migration, oldest first. A schema change is a new file appended here. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   TokenRevocation1764160000000,
   RefreshTokenWritePath1764165000000,
   ProtectedResources1764170000000,
+  AgentDpopPolicy1764180000000,
 ];

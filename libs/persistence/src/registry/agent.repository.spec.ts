@@ -45,6 +45,7 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
         allowedScopes: ['a', 'b'],
         allowedResources: ['https://mcp.example.com/mcp', 'https://tools.example.com/'],
         clientUris: ['https://agent.example.com'],
+        dpopBoundAccessTokens: true,
         permissionSets: [
           { permissionSetId: sets[2] as string, requirementType: 'optional' },
           { permissionSetId: sets[0] as string, requirementType: 'mandatory' },
@@ -70,6 +71,7 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
       permissionSets: [],
       redirectUris: [],
       allowedResources: [],
+      dpopBoundAccessTokens: null,
       createdAt: new Date('2026-03-01T09:00:00.456Z'),
       updatedAt: new Date('2026-03-02T00:00:00.999Z'),
     });
@@ -89,6 +91,7 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
       allowedScopes: [],
       allowedResources: [],
       clientUris: [],
+      dpopBoundAccessTokens: false,
       permissionSets: [],
     };
     await agents.create(randomUUID(), input, new Date());

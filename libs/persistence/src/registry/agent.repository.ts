@@ -25,6 +25,7 @@ function toAgent(entity: AgentEntity, refs: AgentPermissionSetEntity[]): Agent {
     allowedScopes: entity.allowedScopes,
     allowedResources: entity.allowedResources,
     clientUris: entity.clientUris,
+    dpopBoundAccessTokens: entity.dpopBoundAccessTokens,
     permissionSets: refs
       .sort((a, b) => a.position - b.position)
       .map((ref) => ({
@@ -63,6 +64,7 @@ interface AgentRow {
   allowed_scopes: string[];
   allowed_resources: string[];
   client_uris: string[];
+  dpop_bound_access_tokens: boolean | null;
   created_at: Date;
   updated_at: Date;
   refs: { permission_set_id: string; requirement_type: string; position: number }[];
@@ -91,6 +93,7 @@ function rowToAgent(row: AgentRow): Agent {
     allowedScopes: row.allowed_scopes,
     allowedResources: row.allowed_resources,
     clientUris: row.client_uris,
+    dpopBoundAccessTokens: row.dpop_bound_access_tokens,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -264,5 +267,6 @@ function columns(input: AgentInput): Omit<AgentEntity, 'id' | 'createdAt' | 'upd
     allowedScopes: [...input.allowedScopes],
     allowedResources: [...input.allowedResources],
     clientUris: [...input.clientUris],
+    dpopBoundAccessTokens: input.dpopBoundAccessTokens,
   };
 }

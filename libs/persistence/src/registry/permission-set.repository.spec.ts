@@ -79,6 +79,7 @@ describe.each(testBackends())('PermissionSetRepository refusals on $name', (back
         allowedScopes: [],
         allowedResources: [],
         clientUris: [],
+        dpopBoundAccessTokens: null,
         permissionSets: [{ permissionSetId: id, requirementType: 'mandatory' }],
       },
       new Date(),

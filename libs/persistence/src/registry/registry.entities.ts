@@ -17,6 +17,7 @@ export class AgentEntity {
   @Column({ name: 'allowed_scopes', type: 'jsonb' }) allowedScopes!: string[];
   @Column({ name: 'allowed_resources', type: 'jsonb' }) allowedResources!: string[];
   @Column({ name: 'client_uris', type: 'jsonb' }) clientUris!: string[];
+  @Column({ name: 'dpop_bound_access_tokens', type: 'boolean', nullable: true }) dpopBoundAccessTokens!: boolean | null;
   @Column({ name: 'created_at', ...timestamptz }) createdAt!: Date;
   @Column({ name: 'updated_at', ...timestamptz }) updatedAt!: Date;
 }
