@@ -67,6 +67,9 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
     expect(listed.map((agent) => agent.id)).toEqual([earlierId, later, full.id]);
     for (const agent of listed) expect(agent).toEqual(await agents.findById(agent.id));
     expect(listed[2]).toEqual(full);
+    // The token endpoint's client lookup reads the same agent (RFC 9449 §5.2 policy included).
+    expect((await agents.findClient(full.id))?.agent).toEqual(full);
+    expect(full.dpopBoundAccessTokens).toBe(true);
     expect(listed[0]).toMatchObject({
       permissionSets: [],
       redirectUris: [],
