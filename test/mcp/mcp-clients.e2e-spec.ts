@@ -38,6 +38,8 @@ describe('MCP clients: the official SDK against the local authorization server',
   let a: TestMcpServer;
   let b: TestMcpServer;
   let exampleUrl: string;
+  /** The permission set bundling the example MCP server's scope. */
+  let exampleSet = '';
   let tokenForA = '';
   let example: ChildProcess | undefined;
   const consents: Consent[] = [];
@@ -92,6 +94,7 @@ describe('MCP clients: the official SDK against the local authorization server',
       expect(set.status, set.text).toBe(201);
       sets.push(set.json<{ id: string }>().id);
     }
+    exampleSet = sets[2] as string;
     const agent = await admin.post('/api/agents', {
       display_name: 'Desktop MCP client',
       client_uris: [clientId],
@@ -287,7 +290,9 @@ describe('MCP clients: the official SDK against the local authorization server',
       ]);
     });
 
-    it('server.mjs starts with one command and serves whoami to an SDK client holding a token for it', async () => {
+    /** `node examples/mcp/server.mjs` for exampleUrl, started once (by the first test here that needs it). */
+    async function startExample(): Promise<void> {
+      if (example !== undefined) return;
       const port = new URL(exampleUrl).port;
       example = spawn(
         process.execPath,
@@ -303,6 +308,11 @@ describe('MCP clients: the official SDK against the local authorization server',
         });
         example?.on('exit', (code) => reject(new Error(`server.mjs exited ${String(code)}: ${output}`)));
       });
+    }
+
+    it('server.mjs starts with one command and serves whoami to an SDK client holding a token for it', async () => {
+      await startExample();
+      const port = new URL(exampleUrl).port;
       const metadata = await (await fetch(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`)).json();
       expect(metadata).toMatchObject({
         resource: exampleUrl,
@@ -327,6 +337,124 @@ describe('MCP clients: the official SDK against the local authorization server',
         body: '{}',
       });
       expect(refused.status).toBe(401);
+    });
+
+    it('server.mjs takes a DPoP-bound token only as DPoP with a fresh proof of its key for its URL (RFC 9449 §4.3, §7), and an unbound one as Bearer', async () => {
+      await startExample();
+      // An agent with a client secret, for the example MCP server: client_credentials with resource.
+      const admin = new ApiClient(broker.url('admin'));
+      const created = await admin.post('/api/agents', {
+        display_name: 'DPoP client',
+        allowed_scopes: [MCP_SCOPE],
+        permission_sets: [{ permission_set_id: exampleSet }],
+      });
+      expect(created.status, created.text).toBe(201);
+      const client: oauth.Client = { client_id: created.json<{ id: string }>().id };
+      const credentials = await admin.post(`/api/agents/${client.client_id}/client-credentials`, {});
+      expect(credentials.status, credentials.text).toBe(201);
+      const secret = credentials.json<{ client_secret: string }>().client_secret;
+      const insecure = { [oauth.allowInsecureRequests]: true };
+      const issuer = new URL(base);
+      const as = await oauth.processDiscoveryResponse(
+        issuer,
+        await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+      );
+      const token = async (DPoP?: oauth.DPoPHandle) =>
+        oauth.processClientCredentialsResponse(
+          as,
+          client,
+          await oauth.clientCredentialsGrantRequest(
+            as,
+            client,
+            oauth.ClientSecretPost(secret),
+            new URLSearchParams({ resource: exampleUrl, scope: MCP_SCOPE }),
+            { DPoP, ...insecure },
+          ),
+        );
+
+      const whoami = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'whoami', arguments: {} },
+      });
+      const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      /** whoami with oauth4webapi's DPoP support (proof by `DPoP` for the URL `addressed`), always sent to the example. */
+      const withProof = async (accessToken: string, DPoP: oauth.DPoPHandle, addressed = exampleUrl) => {
+        let sent: { headers: Record<string, string>; response: Response } | undefined;
+        await oauth
+          .protectedResourceRequest(accessToken, 'POST', new URL(addressed), new Headers(mcpHeaders), whoami, {
+            DPoP,
+            ...insecure,
+            [oauth.customFetch]: async (_url, init) => {
+              const response = await fetch(exampleUrl, init);
+              sent = { headers: init.headers, response: response.clone() };
+              return response;
+            },
+          })
+          .catch((error: unknown) => {
+            // A 401 with a challenge, which the assertions below read from the response.
+            if (!(error instanceof oauth.WWWAuthenticateChallengeError)) throw error;
+          });
+        if (sent === undefined) throw new Error('nothing was sent');
+        return sent;
+      };
+      const plain = (headers: Record<string, string>) =>
+        fetch(exampleUrl, { method: 'POST', headers: { ...mcpHeaders, ...headers }, body: whoami });
+      const challenge = (response: Response) => response.headers.get('www-authenticate') ?? '';
+      const ALGS = /algs="ES256 ES384 ES512 PS256 PS384 PS512 RS256 RS384 RS512 EdDSA"/;
+
+      // The broker binds the token to the key of the proof sent with the token request.
+      const DPoP = oauth.DPoP(client, await oauth.generateKeyPair('ES256'));
+      const bound = await token(DPoP);
+      expect(bound.token_type).toBe('dpop');
+      expect(decodeJwt(bound.access_token)).toMatchObject({
+        aud: exampleUrl,
+        scope: MCP_SCOPE,
+        cnf: { jkt: await DPoP.calculateThumbprint() },
+      });
+
+      const accepted = await withProof(bound.access_token, DPoP);
+      expect(accepted.response.status).toBe(200);
+      expect(await accepted.response.text()).toContain(`You are ${client.client_id} via agent`);
+      expect(accepted.headers.authorization).toBe(`DPoP ${bound.access_token}`);
+
+      // §7.2: the same token as a bearer token.
+      const asBearer = await plain({ authorization: `Bearer ${bound.access_token}` });
+      expect(asBearer.status).toBe(401);
+      expect(challenge(asBearer)).toMatch(/^Bearer error="invalid_token"/);
+      // §11.1: the accepted request again, proof and all.
+      const replayed = await plain({
+        authorization: accepted.headers.authorization as string,
+        dpop: accepted.headers.dpop as string,
+      });
+      expect(replayed.status).toBe(401);
+      expect(challenge(replayed)).toMatch(/^DPoP error="invalid_dpop_proof"/);
+      expect(challenge(replayed)).toMatch(ALGS);
+      // §4.3 step 9: a proof made for another URL of the same server.
+      const elsewhere = await withProof(bound.access_token, DPoP, exampleUrl.replace(/\/mcp$/, '/other'));
+      expect(elsewhere.response.status).toBe(401);
+      expect(challenge(elsewhere.response)).toMatch(/^DPoP error="invalid_dpop_proof"/);
+      // §4.3 step 12: a valid proof of another key.
+      const otherKey = await withProof(bound.access_token, oauth.DPoP(client, await oauth.generateKeyPair('ES256')));
+      expect(otherKey.response.status).toBe(401);
+      expect(challenge(otherKey.response)).toMatch(/^DPoP error="invalid_token"/);
+      // §7.1: the DPoP scheme without a proof.
+      const noProof = await plain({ authorization: `DPoP ${bound.access_token}` });
+      expect(noProof.status).toBe(401);
+      expect(challenge(noProof)).toMatch(/^DPoP error="invalid_dpop_proof"/);
+
+      // Without a proof the broker issues a bearer token, which works as before.
+      const unbound = await token();
+      expect(unbound.token_type).toBe('bearer');
+      expect(decodeJwt(unbound.access_token).cnf).toBeUndefined();
+      const bearer = await plain({ authorization: `Bearer ${unbound.access_token}` });
+      expect(bearer.status).toBe(200);
+      expect(await bearer.text()).toContain(`You are ${client.client_id} via agent`);
+      // No credentials: both challenges, Bearer first (what MCP clients read).
+      const anonymous = await plain({});
+      expect(anonymous.status).toBe(401);
+      expect(challenge(anonymous)).toMatch(/^Bearer .*resource_metadata=.*, DPoP .*algs=/);
     });
   });
 });
