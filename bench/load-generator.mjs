@@ -4,28 +4,37 @@
 // bodies arrive ready-made, so the generator only writes buffers and parses responses
 // (the machine has two cores shared by load generator, server and PostgreSQL).
 //
-// workerData: { url, method, headers, bodies, cycle, connections, warmupSeconds, durationSeconds }
+// workerData: { url, method, headers, bodies, headersPerRequest, cycle, connections, warmupSeconds, durationSeconds }
 //   bodies: undefined (no body), [one body] (the same for every request) or many bodies
-//   handed out in order. cycle: true to go round them again (reuse intended); false when
-//   each body must be sent at most once: running out still goes round, but is reported.
+//   handed out in order. headersPerRequest: undefined, or headers added to the request in
+//   order, one set per request (a DPoP proof each), handed out with the bodies. cycle: true
+//   to go round them again (reuse intended); false when each body or header set must be sent
+//   at most once: running out still goes round, but is reported.
 // Posts back one measurement (latencies of 2xx responses, in ms, at full resolution).
 import { parentPort, workerData } from 'node:worker_threads';
 import autocannon from 'autocannon';
 
-const { url, method, headers, bodies, cycle, connections, warmupSeconds, durationSeconds } = workerData;
+const { url, method, headers, bodies, headersPerRequest, cycle, connections, warmupSeconds, durationSeconds } =
+  workerData;
 
+const manyBodies = bodies !== undefined && bodies.length > 1;
+// How many requests the prepared bodies and header sets last for.
+const pool = Math.max(manyBodies ? bodies.length : 0, headersPerRequest?.length ?? 0);
 let handedOut = 0;
 const requests =
-  bodies !== undefined && bodies.length > 1
+  pool > 0
     ? [
         {
           // Called once per request sent (autocannon rebuilds a request that has a
-          // setupRequest every time), in the warm-up and the measured run alike: a body
-          // handed out here is spent, whether or not its response arrives in time.
+          // setupRequest every time), in the warm-up and the measured run alike: a body or
+          // header set handed out here is spent, whether or not its response arrives in time.
           setupRequest: (request) => {
-            const body = bodies[handedOut % bodies.length];
+            const next = { ...request };
+            if (manyBodies) next.body = bodies[handedOut % bodies.length];
+            if (headersPerRequest !== undefined)
+              next.headers = { ...request.headers, ...headersPerRequest[handedOut % headersPerRequest.length] };
             handedOut += 1;
-            return { ...request, body };
+            return next;
           },
         },
       ]
@@ -55,7 +64,7 @@ const result = await tracker;
 const sorted = Float64Array.from(latencies).sort();
 const percentile = (p) =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-const spent = bodies === undefined ? 0 : Math.min(handedOut, bodies.length);
+const spent = Math.min(handedOut, pool);
 parentPort.postMessage({
   requests: responses,
   seconds: result.duration,
@@ -68,5 +77,5 @@ parentPort.postMessage({
   socketErrors: result.errors,
   statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count])),
   spent,
-  reusedBodies: cycle || bodies === undefined ? 0 : Math.max(0, handedOut - bodies.length),
+  reusedBodies: cycle || pool === 0 ? 0 : Math.max(0, handedOut - pool),
 });

@@ -36,7 +36,9 @@ export interface LoadSpec {
   readonly headers?: Readonly<Record<string, string>>;
   /** No body, one body for every request, or bodies handed out in order. */
   readonly bodies?: readonly string[];
-  /** Go round `bodies` again when they run out (reuse intended); otherwise reuse is counted. */
+  /** Headers added to one request each, handed out in order with the bodies (a DPoP proof per request). */
+  readonly headersPerRequest?: readonly Readonly<Record<string, string>>[];
+  /** Go round `bodies` (and `headersPerRequest`) again when they run out (reuse intended); otherwise reuse is counted. */
   readonly cycle?: boolean;
   readonly connections: number;
 }
@@ -53,9 +55,9 @@ export interface Measurement {
   /** Connection errors and timeouts. */
   readonly socketErrors: number;
   readonly statusCodes: Readonly<Record<string, number>>;
-  /** Bodies handed out (warm-up included): spent, whatever became of them. */
+  /** Bodies or header sets handed out (warm-up included): spent, whatever became of them. */
   readonly spent: number;
-  /** Requests that had to reuse a body although `cycle` was false. */
+  /** Requests that had to reuse a body or header set although `cycle` was false. */
   readonly reusedBodies: number;
 }
 
@@ -66,6 +68,7 @@ export function measureLoad(spec: LoadSpec): Promise<Measurement> {
       method: spec.method ?? 'GET',
       headers: spec.headers ?? {},
       bodies: spec.bodies,
+      headersPerRequest: spec.headersPerRequest,
       cycle: spec.cycle ?? true,
       connections: spec.connections,
       warmupSeconds: WARMUP_SECONDS,
