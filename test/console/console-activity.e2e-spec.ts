@@ -400,6 +400,7 @@ describe('console: activity in a browser', () => {
         scopes: ['offline_access'],
         credentialSha256: null,
         clientIdUrl: null,
+        dpopJkt: null,
         issuedAt: new Date(),
         idleExpiresAt: new Date(now + 86_400_000),
         familyExpiresAt: new Date(now + 30 * 86_400_000),

@@ -1,4 +1,4 @@
-import { isHttpUrl, isResourceIndicatorEntry, normalisePrincipal } from '@broker/domain';
+import { ASYMMETRIC_ALGORITHMS, isHttpUrl, isResourceIndicatorEntry, normalisePrincipal } from '@broker/domain';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration';
@@ -214,6 +214,24 @@ export const configSchema = z
             // `idle_ttl`: how long an unused token stays valid; `absolute_ttl`: the family's whole life from its first token.
             refresh_tokens: z
               .strictObject({ enabled: bool(true), idle_ttl: duration('7d'), absolute_ttl: duration('30d') })
+              .prefault({}),
+            // DPoP (RFC 9449, docs/oauth2.md "DPoP"): a token request with a valid proof gets a token bound to its key.
+            // `required`: the default for agents whose `dpop_bound_access_tokens` is unset. A proof's `iat` is accepted
+            // `proof_max_age` into the past (and 5 s ahead); `nonce.required` makes every proof carry a server nonce
+            // (RFC 9449 §8), each accepted for at most `nonce.lifetime` on every replica.
+            dpop: z
+              .strictObject({
+                enabled: bool(true),
+                required: bool(false),
+                signing_algorithms: oneOrMany(
+                  z.enum(ASYMMETRIC_ALGORITHMS),
+                  `must be one or a list of ${ASYMMETRIC_ALGORITHMS.join(', ')}`,
+                )
+                  .refine((list) => list.length > 0, 'must name at least one algorithm')
+                  .default(['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512', 'EdDSA']),
+                proof_max_age: duration('60s'),
+                nonce: z.strictObject({ required: bool(false), lifetime: duration('5m') }).prefault({}),
+              })
               .prefault({}),
           })
           .prefault({}),

@@ -15,7 +15,10 @@ export type OAuthErrorCode =
   | 'access_denied'
   | 'not_found'
   | 'server_error'
-  | 'temporarily_unavailable';
+  | 'temporarily_unavailable'
+  // RFC 9449 §5, §8: a DPoP proof that is missing where required or not valid; a proof without the server's nonce.
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 /**
  * A failure of an OAuth2 endpoint. `description` is free text for the client and
@@ -28,6 +31,8 @@ export class OAuthError extends Error {
     readonly errorUri?: string,
     /** A `WWW-Authenticate` challenge to send with the answer (RFC 6749 §5.2: a failed HTTP Basic client). */
     readonly challenge?: string,
+    /** Other headers of the answer (RFC 9449 §8: the `DPoP-Nonce` to use). */
+    readonly headers?: Readonly<Record<string, string>>,
   ) {
     super(description);
     this.name = 'OAuthError';

@@ -15,9 +15,10 @@ export {
   type CimdSnapshot,
 } from './authorization-session/authorization-session-tokens';
 export { TokenEndpoint } from './token/token-endpoint';
+export { DpopProofs } from './dpop/dpop-proofs';
 export { TokenLifecycleEndpoints } from './token-lifecycle/token-lifecycle-endpoints';
 export type { IntrospectionResponse } from './token-lifecycle/token-introspection';
-export { isRelayed, type TokenOutcome, type RelayedResponse } from './token/grant-strategy';
+export { isRelayed, type TokenOutcome, type RelayedResponse, type TokenRequestContext } from './token/grant-strategy';
 export type { TokenResponse } from './token/access-token-issuer';
 export { AUTHORIZE_STRATEGY, type AuthorizeStrategy, type AuthorizationRequest } from './authorize/authorize-strategy';
 export { JWKS_SOURCE, type JwksSource } from './metadata/jwks-source';

@@ -14,6 +14,7 @@ import { JWKS_SOURCE } from './metadata/jwks-source';
 import { MODE_STRATEGY_PROVIDERS, STRATEGY_IMPLEMENTATIONS } from './mode-strategies';
 import { SigningKeyService } from './signing-keys/signing-key.service';
 import { AccessTokenIssuer } from './token/access-token-issuer';
+import { DpopProofs } from './dpop/dpop-proofs';
 import { ClientAuthenticator } from './token/client-authenticator';
 import { RefreshTokens } from './token/refresh-tokens';
 import { TokenEndpoint } from './token/token-endpoint';
@@ -38,6 +39,7 @@ import { TokenRevocation } from './token-lifecycle/token-revocation';
     ClientCredentialsService,
     AuthorizationSessionTokens,
     AccessTokenIssuer,
+    DpopProofs,
     ClientAuthenticator,
     RefreshTokens,
     ClientMetadataDocuments,
@@ -63,6 +65,7 @@ import { TokenRevocation } from './token-lifecycle/token-revocation';
     ClientCredentialsService,
     AuthorizationSessionTokens,
     TokenEndpoint,
+    DpopProofs,
     TokenLifecycleEndpoints,
     AuthorizationServerMetadataService,
     AUTHORIZE_STRATEGY,

@@ -55,7 +55,7 @@ export {
 } from './registry/session.repository';
 export { EnvelopeStore, ENVELOPE_COLUMNS, type EnvelopeColumn, type StoredEnvelope } from './registry/envelope-store';
 export { AuthorizationCodeRepository, type AuthorizationCodeRecord } from './registry/authorization-code.repository';
-export { ClientAssertionReplayRepository } from './registry/client-assertion-replay.repository';
+export { ClientAssertionReplayRepository, DpopProofReplayRepository } from './registry/replay-records.repository';
 export {
   AuthorizationSessionAnswerRepository,
   type AuthorizationSessionAnswer,

@@ -69,6 +69,13 @@ const PARAMETERS: readonly ApiQueryOptions[] = [
     style: 'form',
     explode: true,
   },
+  {
+    name: 'dpop_jkt',
+    required: false,
+    type: String,
+    description:
+      'RFC 9449 §10, local mode: the JWK SHA-256 thumbprint (base64url, 43 characters) of the DPoP key the code is bound to; the token request must then carry a DPoP proof made with that key. Another shape is `error=invalid_request` at the redirect_uri.',
+  },
 ];
 
 /** Declares the authorization request's query parameters. */

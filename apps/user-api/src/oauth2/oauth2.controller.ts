@@ -4,6 +4,7 @@ import { OAuthErrors } from '@broker/http';
 import {
   AUTHORIZE_STRATEGY,
   AuthorizationServerMetadataService,
+  DpopProofs,
   JWKS_SOURCE,
   TokenEndpoint,
   type AuthorizationServerMetadata,
@@ -17,6 +18,7 @@ import {
   ApiConsumes,
   ApiExtraModels,
   ApiFoundResponse,
+  ApiHeader,
   ApiOkResponse,
   ApiResponse,
   ApiSecurity,
@@ -30,7 +32,7 @@ import { oauthErrorResponse, withConsolePage } from './oauth-error-response';
 import { AuthorizationServerMetadataResponse, SERVER_METADATA_HEADERS } from './server-metadata.response';
 import { TOKEN_REQUEST_MODELS, TOKEN_REQUEST_SCHEMA } from './token-request.dto';
 import { TOKEN_RESPONSE_HEADERS, TokenResponse } from './token.response';
-import { tokenAnswer } from './token.hot-route';
+import { tokenAnswer, tokenRequestContext } from './token.hot-route';
 
 /** The broker's OAuth2 authorization server endpoints (docs/oauth2.md). */
 @ApiTags('oauth2')
@@ -43,6 +45,7 @@ export class OAuth2Controller {
     @Inject(JWKS_SOURCE) private readonly jwks: JwksSource,
     private readonly tokens: TokenEndpoint,
     private readonly metadata: AuthorizationServerMetadataService,
+    private readonly dpop: DpopProofs,
     @Inject(BROKER_CONFIG) config: BrokerConfig,
   ) {
     this.publicUrl = config.server.enduser.public_url;
@@ -106,7 +109,9 @@ export class OAuth2Controller {
    * client id and secret), never both. In proxy mode (and for proxied agents in hybrid mode)
    * an `authorization_code` request is forwarded upstream and the upstream's answer relayed
    * with only its Content-Type, Cache-Control, Pragma and WWW-Authenticate headers. Every
-   * answer carries `Cache-Control: no-store`.
+   * answer carries `Cache-Control: no-store`. Local grants and impersonation take a DPoP proof (RFC 9449): a
+   * valid one makes the access token DPoP-bound (`token_type` `DPoP`, `cnf.jkt`), and a public client's refresh
+   * token bound to the same key; a third-party token from the vault is returned as its provider issued it.
    */
   @Post('oauth2/token')
   @ClientAuthenticated()
@@ -117,6 +122,13 @@ export class OAuth2Controller {
   @ApiExtraModels(...TOKEN_REQUEST_MODELS)
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody({ schema: TOKEN_REQUEST_SCHEMA })
+  @ApiHeader({
+    name: 'DPoP',
+    required: false,
+    description:
+      'A DPoP proof JWT (RFC 9449 §4) for this request (`htm` POST, `htu` the metadata token_endpoint): required for an agent registered with `dpop_bound_access_tokens`, for a code whose authorization request named `dpop_jkt`, and for a bound refresh token',
+    schema: { type: 'string' },
+  })
   @ApiOkResponse({
     type: TokenResponse,
     description: 'The token (no `data` envelope)',
@@ -140,6 +152,7 @@ export class OAuth2Controller {
   // `resource`, no such impersonation target, impersonation outside local mode; RFC 8707: a `resource` outside the code's
   // resources or the resource policy); unauthorized_client as relayed from an
   // upstream (proxy). 403: the gateway or rule is not authorized, or no active grant or delegation (impersonation: `error_uri`).
+  // RFC 9449: invalid_dpop_proof (a proof missing where required, or not valid), use_dpop_nonce (with a DPoP-Nonce header).
   @OAuthErrors(
     'invalid_request',
     'invalid_grant',
@@ -148,14 +161,17 @@ export class OAuth2Controller {
     'invalid_scope',
     'invalid_target',
     'access_denied',
+    'invalid_dpop_proof',
+    'use_dpop_nonce',
   )
   async token(@Req() request: Request, @Res() response: Response): Promise<void> {
+    const context = tokenRequestContext(request);
     const outcome = await this.tokens.handle(
       request.headers['content-type'],
       Buffer.isBuffer(request.body) ? request.body : undefined,
-      { authorization: request.headers.authorization },
+      context,
     );
-    const answer = tokenAnswer(outcome);
+    const answer = tokenAnswer(outcome, context.dpop === undefined ? undefined : this.dpop.nonceHeader());
     response.status(answer.status).set(answer.headers).send(answer.body);
   }
 

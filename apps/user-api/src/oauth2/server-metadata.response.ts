@@ -39,6 +39,9 @@ export class AuthorizationServerMetadataResponse {
   /** Client ID Metadata Documents accepted as `client_id`: present (true) in local and hybrid modes with `oauth2_authorization_server.cimd.enabled`, absent otherwise. */
   @ApiPropertyOptional({ type: Boolean, enum: [true] })
   client_id_metadata_document_supported?: boolean;
+  /** RFC 9449 §5.1: the DPoP proof algorithms the token endpoint accepts (`oauth2_authorization_server.local.dpop.signing_algorithms`); absent in proxy mode or with DPoP turned off. */
+  @ApiPropertyOptional({ type: String, isArray: true })
+  dpop_signing_alg_values_supported?: string[];
   /** `["offline_access"]` (refresh tokens) in local and hybrid modes with `oauth2_authorization_server.local.refresh_tokens.enabled`; absent otherwise. */
   @ApiPropertyOptional({ enum: ['offline_access'], isArray: true })
   scopes_supported?: string[];

@@ -74,8 +74,11 @@ export class IntrospectionResponseBody {
   /** Access tokens only. */
   @ApiPropertyOptional({ format: 'uuid' })
   jti?: string;
-  /** `Bearer` for an access token, `refresh_token` for a refresh token (never to be accepted as a bearer token). */
-  @ApiPropertyOptional({ enum: ['Bearer', 'refresh_token'] })
+  /**
+   * `Bearer` for an access token, `DPoP` for an access token bound to a DPoP key (RFC 9449 §6.2), `refresh_token` for
+   * a refresh token (never to be accepted as a bearer token).
+   */
+  @ApiPropertyOptional({ enum: ['Bearer', 'DPoP', 'refresh_token'] })
   token_type?: string;
   /** RFC 8693 §4.1: the actor of an impersonation token. */
   @ApiPropertyOptional({
@@ -84,6 +87,13 @@ export class IntrospectionResponseBody {
     required: ['iss', 'sub'],
   })
   act?: { iss: string; sub: string };
+  /** RFC 9449 §6.2: the DPoP key a bound access token is for, as its RFC 7638 SHA-256 thumbprint. */
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: { jkt: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } },
+    required: ['jkt'],
+  })
+  cnf?: { jkt: string };
 }
 
 /** RFC 7009 §2.2, RFC 7662 §2.2: the answers are not to be cached. */

@@ -1,19 +1,36 @@
 import { TOKEN_BODY_LIMIT_BYTES, type HotRoute, type HotRouteAnswer } from '@broker/http';
-import { isRelayed, TokenEndpoint, type TokenOutcome } from '@broker/oauth-server';
+import {
+  DpopProofs,
+  isRelayed,
+  TokenEndpoint,
+  type TokenOutcome,
+  type TokenRequestContext,
+} from '@broker/oauth-server';
 import { Injectable } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 
 /**
- * The token endpoint's answer: ours carry `Cache-Control: no-store` (RFC 6749 §5.1); a
+ * The token endpoint's answer: ours carry `Cache-Control: no-store` (RFC 6749 §5.1), and the
+ * next `DPoP-Nonce` when the request carried a proof and nonces are on (RFC 9449 §8.2); a
  * proxied answer is relayed with only its allowed headers.
  */
-export function tokenAnswer(outcome: TokenOutcome): HotRouteAnswer {
+export function tokenAnswer(outcome: TokenOutcome, more?: Readonly<Record<string, string>>): HotRouteAnswer {
   if (isRelayed(outcome)) return { status: outcome.status, headers: { ...outcome.headers }, body: outcome.body };
+  const headers = {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    pragma: 'no-cache',
+  };
   return {
     status: 200,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache' },
+    headers: more === undefined ? headers : { ...headers, ...more },
     body: JSON.stringify(outcome),
   };
+}
+
+/** The headers of a token request the grants read: client authentication, and the DPoP proof. */
+export function tokenRequestContext(request: IncomingMessage): TokenRequestContext {
+  return { authorization: request.headers.authorization, dpop: request.headers.dpop };
 }
 
 /**
@@ -27,11 +44,14 @@ export class TokenHotRoute implements HotRoute {
   readonly path = '/oauth2/token';
   readonly bodyLimitBytes = TOKEN_BODY_LIMIT_BYTES;
 
-  constructor(private readonly tokens: TokenEndpoint) {}
+  constructor(
+    private readonly tokens: TokenEndpoint,
+    private readonly dpop: DpopProofs,
+  ) {}
 
   async handle(request: IncomingMessage, body: Buffer): Promise<HotRouteAnswer> {
-    return tokenAnswer(
-      await this.tokens.handle(request.headers['content-type'], body, { authorization: request.headers.authorization }),
-    );
+    const context = tokenRequestContext(request);
+    const outcome = await this.tokens.handle(request.headers['content-type'], body, context);
+    return tokenAnswer(outcome, context.dpop === undefined ? undefined : this.dpop.nonceHeader());
   }
 }

@@ -25,7 +25,10 @@ export class TokenResponse {
   /** The broker's own JWT, a user's stored third-party token, or the upstream's token. */
   @ApiProperty()
   access_token!: string;
-  /** `Bearer` for the broker's own tokens; a stored token's own type for a third-party exchange. */
+  /**
+   * `Bearer` for the broker's own tokens, `DPoP` for those bound to the request's DPoP proof (RFC 9449 §5); a stored
+   * token's own type for a third-party exchange.
+   */
   @ApiProperty({ example: 'Bearer' })
   token_type!: string;
   /** Seconds until the access token expires. */
@@ -61,5 +64,10 @@ export const TOKEN_RESPONSE_HEADERS: HeadersObject = {
   Pragma: {
     description: '`no-cache` (proxy mode: as the upstream sent it)',
     schema: { type: 'string', example: 'no-cache' },
+  },
+  'DPoP-Nonce': {
+    description:
+      'The nonce the next DPoP proof must carry (RFC 9449 §8.2), when the request carried a proof and `local.dpop.nonce.required` is on',
+    schema: { type: 'string' },
   },
 };

@@ -28,15 +28,21 @@ export class OAuthExceptionFilter {
   present(failure: Failure, context: ErrorContext): ErrorResponse {
     switch (failure.kind) {
       case 'oauth': {
-        const { code, description, errorUri, challenge } = failure.error;
+        const { code, description, errorUri, challenge, headers } = failure.error;
         // Its JSON errors are all 400, invalid_client included
         // (401 with invalid_client belongs to the token endpoint's client authentication).
         const status = code === 'invalid_client' && context.path === '/oauth2/authorize' ? 400 : oauthStatus(code);
         if (status === 500) return envelope('server_error', internalErrorMessage(context.traceId), 500);
         const answer = envelope(code, description, status, errorUri);
-        return challenge === undefined
-          ? answer
-          : { ...answer, headers: { ...answer.headers, 'WWW-Authenticate': challenge } };
+        if (challenge === undefined && headers === undefined) return answer;
+        return {
+          ...answer,
+          headers: {
+            ...answer.headers,
+            ...headers,
+            ...(challenge === undefined ? {} : { 'WWW-Authenticate': challenge }),
+          },
+        };
       }
       case 'api': {
         const status = apiStatus(failure.error.code);

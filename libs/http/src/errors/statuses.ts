@@ -64,6 +64,8 @@ export function oauthStatus(code: OAuthErrorCode): number {
     case 'invalid_scope':
     case 'invalid_target':
     case 'invalid_redirect_uri':
+    case 'invalid_dpop_proof':
+    case 'use_dpop_nonce':
       return 400;
     case 'invalid_client':
       return 401;

@@ -9,6 +9,7 @@ import {
 import { Inject, Injectable } from '@nestjs/common';
 import { AuthorizationSessionTokens, type CimdSnapshot } from '../authorization-session/authorization-session-tokens';
 import { CimdClients } from '../cimd/cimd-clients';
+import { JKT } from '../dpop/jwk-thumbprint';
 import { codeDigest } from '../token/authorization-code.grant';
 import { ResourceConsent } from '../resource/resource-consent';
 import { ResourceIndicators } from '../resource/resource-indicators';
@@ -77,6 +78,15 @@ export class LocalAuthorize implements AuthorizeStrategy {
     assertResponseTypeCode(single(query, 'response_type'));
     const challenge = assertPkceS256Challenge(single(query, 'code_challenge'), single(query, 'code_challenge_method'));
     const state = single(query, 'state');
+    // RFC 9449 §10: the code is bound to this DPoP key thumbprint (checked at the token endpoint).
+    const dpopJkt = single(query, 'dpop_jkt');
+    if (query.dpop_jkt !== undefined && (dpopJkt === undefined || !JKT.test(dpopJkt))) {
+      return clientRedirect(redirectUri, {
+        error: 'invalid_request',
+        error_description: 'dpop_jkt must be the base64url SHA-256 thumbprint of a JWK (RFC 9449 §10)',
+        state,
+      });
+    }
     const scopes = parseScope(single(query, 'scope'));
     if (!scopesAllowedFor(agent, scopes)) {
       return clientRedirect(redirectUri, {
@@ -124,6 +134,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
         scopes: [...granted.scopes],
         resources,
         clientIdUrl: documentUrl ?? null,
+        dpopJkt: dpopJkt ?? null,
         expiresAt: new Date(now.getTime() + CODE_TTL_MS),
       },
       now,

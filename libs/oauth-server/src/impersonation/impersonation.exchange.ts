@@ -5,6 +5,7 @@ import { EventLedger, impersonationDecided } from '@broker/events';
 import { AgentRepository, GrantRepository } from '@broker/persistence';
 import { BrokerMetrics } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
+import { DpopProofs } from '../dpop/dpop-proofs';
 import { AccessTokenIssuer, type TokenResponse } from '../token/access-token-issuer';
 import { parseScope } from '../token/scopes';
 import type { TokenForm } from '../token/token-form';
@@ -42,6 +43,7 @@ export class ImpersonationExchange {
     private readonly clock: Clock,
     private readonly metrics: BrokerMetrics,
     private readonly events: EventLedger,
+    private readonly dpop: DpopProofs,
   ) {
     this.brokerIssuer = tokens.issuer;
     this.settings = readImpersonationSettings(config, this.brokerIssuer);
@@ -83,7 +85,8 @@ export class ImpersonationExchange {
     this.metrics.unauthenticatedTokenRequest('impersonation', error.code);
   }
 
-  async handle(form: TokenForm): Promise<TokenResponse> {
+  /** `dpopProof`: the request's `DPoP` header; a valid proof binds the token to its key (RFC 9449 §5). */
+  async handle(form: TokenForm, dpopProof?: string | string[]): Promise<TokenResponse> {
     // Each step's result, recorded in the decision whether it issues or refuses.
     const facts: { -readonly [K in keyof DecisionFacts]: DecisionFacts[K] } = {};
     try {
@@ -96,6 +99,8 @@ export class ImpersonationExchange {
       const identities = (facts.identities = this.identities(match));
       const scopes = this.grantedScopes(target, request.scope);
       await this.requireDelegation(identities.subject, target);
+      // The target agent's policy applies: tokens for an agent registered with dpop_bound_access_tokens are always bound.
+      const jkt = await this.dpop.forTokenRequest(dpopProof, target.dpopBoundAccessTokens);
       const issued = await this.tokens.issue({
         agent: target,
         principal: identities.subject,
@@ -103,6 +108,7 @@ export class ImpersonationExchange {
         grantType: TOKEN_EXCHANGE,
         act: { iss: stringClaim(match.actor.iss) ?? '', sub: identities.actor },
         email: identities.email,
+        jkt,
       });
       this.audit.record('impersonation_decision', decisionRecord(form.get('audience'), facts, { outcome: 'issued' }));
       this.recordEvent(form, facts, null);

@@ -15,6 +15,8 @@ export interface AuthorizationServerMetadata {
   readonly authorization_response_iss_parameter_supported: boolean;
   /** Client ID Metadata Documents (local and hybrid modes with `cimd.enabled`); absent otherwise. */
   readonly client_id_metadata_document_supported?: true;
+  /** RFC 9449 §5.1: the algorithms of DPoP proofs the token endpoint accepts (local and hybrid modes, DPoP on). */
+  readonly dpop_signing_alg_values_supported?: readonly string[];
   /** `offline_access` (refresh tokens), local and hybrid modes with `refresh_tokens.enabled`. */
   readonly scopes_supported?: readonly string[];
   /** RFC 7009 (local and hybrid modes). */
@@ -45,6 +47,9 @@ export class AuthorizationServerMetadataService {
       // MCP clients (MCP authorization 2025-11-25) look for this before using a document URL as client_id.
       ...(config.oauth2_authorization_server.cimd.enabled && config.oauth2_authorization_server.mode !== 'proxy'
         ? { client_id_metadata_document_supported: true as const }
+        : {}),
+      ...(config.oauth2_authorization_server.local.dpop.enabled && config.oauth2_authorization_server.mode !== 'proxy'
+        ? { dpop_signing_alg_values_supported: [...config.oauth2_authorization_server.local.dpop.signing_algorithms] }
         : {}),
       ...(config.oauth2_authorization_server.local.refresh_tokens.enabled &&
       config.oauth2_authorization_server.mode !== 'proxy'

@@ -47,9 +47,11 @@ export class TokenExchangeGrant implements GrantStrategy {
     this.publicUrl = config.server.enduser.public_url;
   }
 
-  async handle(form: TokenForm, _context: TokenRequestContext): Promise<TokenResponse> {
+  async handle(form: TokenForm, context: TokenRequestContext): Promise<TokenResponse> {
     // Impersonation is decided first (before the resource requirement), at this one dispatch point.
-    if (this.impersonation.activates(form)) return this.impersonation.handle(form);
+    // Only what the broker signs itself can be bound to a DPoP key (RFC 9449 §5): a third party's token from the vault
+    // is returned as its provider issued it, whatever proof came with the request (docs/oauth2.md "DPoP").
+    if (this.impersonation.activates(form)) return this.impersonation.handle(form, context.dpop);
     const facts: ExchangeFacts = {
       principal: null,
       agent_id: null,

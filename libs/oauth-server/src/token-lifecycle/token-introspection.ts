@@ -20,10 +20,15 @@ export interface IntrospectionResponse {
   readonly iat?: number;
   readonly iss?: string;
   readonly jti?: string;
-  /** `Bearer` for an access token; `refresh_token` for a refresh token (which is no bearer token for a resource). */
+  /**
+   * `Bearer` for an access token, `DPoP` for one bound to a DPoP key (RFC 9449 §6.2); `refresh_token` for a refresh
+   * token (which is no bearer token for a resource).
+   */
   readonly token_type?: string;
   /** RFC 8693 §4.1: the actor of an impersonation token. */
   readonly act?: { readonly iss: string; readonly sub: string };
+  /** RFC 9449 §6.2: the DPoP key a bound access token is for (RFC 7800 confirmation, `jkt` thumbprint). */
+  readonly cnf?: { readonly jkt: string };
 }
 
 const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
@@ -112,7 +117,7 @@ export class TokenIntrospection {
       iat,
       iss: this.issuer.issuer,
       jti,
-      token_type: 'Bearer',
+      ...cnfOf(claims),
       ...(act === undefined ? {} : { act }),
     };
   }
@@ -167,4 +172,11 @@ function actOf(claims: JWTPayload): { iss: string; sub: string } | undefined {
   )
     return undefined;
   return { iss: act.iss, sub: act.sub };
+}
+
+/** RFC 9449 §6.2: a bound token's `token_type` DPoP and its `cnf`; otherwise `Bearer`. */
+function cnfOf(claims: Readonly<Record<string, unknown>>): Pick<IntrospectionResponse, 'token_type' | 'cnf'> {
+  const cnf = claims.cnf;
+  const jkt = typeof cnf === 'object' && cnf !== null ? (cnf as { jkt?: unknown }).jkt : undefined;
+  return typeof jkt === 'string' ? { token_type: 'DPoP', cnf: { jkt } } : { token_type: 'Bearer' };
 }

@@ -36,6 +36,8 @@ export interface AccessTokenSubject {
   readonly resources?: readonly string[];
   /** The refresh token family the token came with (its `sid`): revoking the family ends the token (introspection). */
   readonly familyId?: string;
+  /** RFC 9449 §6: the thumbprint of the DPoP key the token is bound to (`cnf.jkt`, `token_type` DPoP). */
+  readonly jkt?: string;
 }
 
 /** Claims the broker sets itself; the claims expression cannot override them. */
@@ -51,6 +53,7 @@ const RESERVED_CLAIMS = new Set([
   'scope',
   'act',
   'sid',
+  'cnf',
 ]);
 
 /**
@@ -101,6 +104,7 @@ export class AccessTokenIssuer {
     if (subject.act !== undefined) claims.act = { iss: subject.act.iss, sub: subject.act.sub };
     if (subject.email !== undefined) claims.email = subject.email;
     if (subject.familyId !== undefined) claims.sid = subject.familyId;
+    if (subject.jkt !== undefined) claims.cnf = { jkt: subject.jkt };
     // The audience binding (RFC 8707, RFC 9068 §4) replaces any `aud` of the claims expression.
     const resources = subject.resources ?? [];
     if (resources.length > 0) claims.aud = resources.length === 1 ? resources[0] : [...resources];
@@ -118,9 +122,11 @@ export class AccessTokenIssuer {
       key.privateKey,
       key.algorithm,
     );
+    // RFC 9449 §5: a bound token's type is DPoP.
+    const tokenType = subject.jkt === undefined ? 'Bearer' : 'DPoP';
     return scope
-      ? { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds, scope }
-      : { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds };
+      ? { access_token: token, token_type: tokenType, expires_in: this.ttlSeconds, scope }
+      : { access_token: token, token_type: tokenType, expires_in: this.ttlSeconds };
   }
 
   /** The claims expression's result, minus reserved claims; a failure is a server error. */

@@ -6,6 +6,7 @@ import { narrowResources, ResourceIndicators } from '../resource/resource-indica
 import { AccessTokenIssuer, type TokenResponse } from './access-token-issuer';
 import { presentedClient } from './client-authentication';
 import { ClientAuthenticator } from './client-authenticator';
+import { DpopProofs } from '../dpop/dpop-proofs';
 import { RefreshTokens, withRefreshToken } from './refresh-tokens';
 import type { GrantStrategy, TokenRequestContext } from './grant-strategy';
 import { required, type TokenForm } from './token-form';
@@ -65,6 +66,7 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     private readonly resourcePolicy: ResourceIndicators,
     private readonly refreshTokens: RefreshTokens,
     private readonly clock: Clock,
+    private readonly dpop: DpopProofs,
   ) {}
 
   async handle(form: TokenForm, context: TokenRequestContext): Promise<TokenResponse> {
@@ -86,6 +88,7 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     const agent = client?.agent ?? (await this.clients.documentClientAgent(record.agentId, documentUrl as string));
     assertCodeBinding(record, agent.id, documentUrl, redirectUri, this.clock.now());
     assertPkceS256(verifier, record.codeChallenge);
+    const jkt = await this.boundKey(context, agent.dpopBoundAccessTokens, record.dpopJkt ?? null);
     // RFC 8707 §2.2: one of the authorized resources (still within the policy and the agent's
     // allowed_resources), or all of them (still within the agent's allowed_resources).
     const requested = form.get('resource');
@@ -101,6 +104,7 @@ export class AuthorizationCodeGrant implements GrantStrategy {
         scopes: record.scopes,
         grantType: this.grantType,
         resources,
+        jkt,
       });
     // `offline_access` (allowed for the agent when the code was issued): a refresh token family for the code's
     // scope and authorized resources (all of them, whatever `resource` narrowed this access token to).
@@ -111,6 +115,8 @@ export class AuthorizationCodeGrant implements GrantStrategy {
       resources: record.resources ?? [],
       credentialSha256: client?.credentialSha256 ?? null,
       clientIdUrl: documentUrl ?? null,
+      // RFC 9449 §5: a public client's refresh tokens are bound to the key its access token is bound to.
+      dpopJkt: (client?.credentialSha256 ?? null) === null ? (jkt ?? null) : null,
     });
     const response = await this.tokens.issue({
       agent,
@@ -119,7 +125,26 @@ export class AuthorizationCodeGrant implements GrantStrategy {
       grantType: this.grantType,
       resources,
       familyId: family.record.familyId,
+      jkt,
     });
     return withRefreshToken(response, family.value);
+  }
+
+  /**
+   * The DPoP key of the request (RFC 9449 §5), which must be the one the authorization
+   * request named in `dpop_jkt` when it did (§10): a code bound to a key is the key holder's.
+   */
+  private async boundKey(
+    context: TokenRequestContext,
+    required: boolean | null,
+    codeJkt: string | null,
+  ): Promise<string | undefined> {
+    const jkt = await this.dpop.forTokenRequest(context.dpop, codeJkt === null ? required : true);
+    if (codeJkt !== null && jkt !== codeJkt)
+      throw new OAuthError(
+        'invalid_grant',
+        'the DPoP proof is made with another key than the authorization request named',
+      );
+    return jkt;
   }
 }

@@ -6,6 +6,8 @@ import type { TokenForm } from './token-form';
 export interface TokenRequestContext {
   /** The `Authorization` header, for client authentication. */
   readonly authorization: string | undefined;
+  /** The `DPoP` header (RFC 9449 §4.1): a proof of possession of the key the token is to be bound to. */
+  readonly dpop?: string | string[] | undefined;
 }
 
 /** An upstream answer relayed as is (proxy mode): status, allowed headers, body bytes. */

@@ -5,6 +5,7 @@ import { ResourceIndicators } from '../resource/resource-indicators';
 import { AccessTokenIssuer, type TokenResponse } from './access-token-issuer';
 import { presentedClient } from './client-authentication';
 import { ClientAuthenticator } from './client-authenticator';
+import { DpopProofs } from '../dpop/dpop-proofs';
 import type { GrantStrategy, TokenRequestContext } from './grant-strategy';
 import { refreshTokenDigest, RefreshTokens, withRefreshToken } from './refresh-tokens';
 import { parseScope } from './scopes';
@@ -28,6 +29,7 @@ export class RefreshTokenGrant implements GrantStrategy {
     private readonly repository: RefreshTokenRepository,
     private readonly tokens: AccessTokenIssuer,
     private readonly resourcePolicy: ResourceIndicators,
+    private readonly dpop: DpopProofs,
   ) {}
 
   async handle(form: TokenForm, context: TokenRequestContext): Promise<TokenResponse> {
@@ -43,9 +45,16 @@ export class RefreshTokenGrant implements GrantStrategy {
     const scopes = scope === undefined ? undefined : parseScope(scope);
     const resource = form.get('resource');
     if (resource !== undefined) this.resourcePolicy.assertAllowed(resource, agent);
+    // RFC 9449 §5: the new access token is bound to the proof's key; a bound family needs that same key.
+    const jkt = await this.dpop.forTokenRequest(context.dpop, agent.dpopBoundAccessTokens);
     const { value: next, record } = await this.refreshTokens.rotate(
       value,
-      { agent, credentialSha256: client?.credentialSha256 ?? null, clientIdUrl: documentUrl ?? null },
+      {
+        agent,
+        credentialSha256: client?.credentialSha256 ?? null,
+        clientIdUrl: documentUrl ?? null,
+        dpopJkt: jkt ?? null,
+      },
       { scopes, resource },
     );
     const tokenScopes = scopes ?? record.scopes;
@@ -64,6 +73,7 @@ export class RefreshTokenGrant implements GrantStrategy {
       grantType: this.grantType,
       resources,
       familyId: record.familyId,
+      jkt,
     });
     return withRefreshToken(response, next);
   }

@@ -29,6 +29,8 @@ export interface FamilyStart {
   readonly credentialSha256: Buffer | null;
   /** The metadata document URL the code was redeemed with (null: the agent's own client_id). */
   readonly clientIdUrl: string | null;
+  /** RFC 9449 §5: the DPoP key a public client's family is bound to (null: none). */
+  readonly dpopJkt: string | null;
 }
 
 /**
@@ -86,6 +88,7 @@ export class RefreshTokens {
       scopes: family.scopes,
       credentialSha256: family.credentialSha256,
       clientIdUrl: family.clientIdUrl,
+      dpopJkt: family.dpopJkt,
       issuedAt: now,
       idleExpiresAt: new Date(now.getTime() + this.idleTtlMs),
       familyExpiresAt: new Date(now.getTime() + this.absoluteTtlMs),
@@ -101,7 +104,7 @@ export class RefreshTokens {
    */
   async rotate(
     value: string,
-    client: { agent: Agent; credentialSha256: Buffer | null; clientIdUrl: string | null },
+    client: { agent: Agent; credentialSha256: Buffer | null; clientIdUrl: string | null; dpopJkt: string | null },
     narrowing: { scopes?: readonly string[]; resource?: string },
   ): Promise<{ value: string; record: RefreshTokenRecord }> {
     const now = this.clock.now();
@@ -112,6 +115,7 @@ export class RefreshTokens {
       agentId: client.agent.id,
       credentialSha256: client.credentialSha256,
       clientIdUrl: client.clientIdUrl,
+      dpopJkt: client.dpopJkt,
       ...narrowing,
       successor: {
         id: this.random.uuid(),
@@ -139,6 +143,14 @@ export class RefreshTokens {
             );
           case 'client':
             throw new OAuthError('invalid_grant', 'the refresh token is invalid or was issued to another client');
+          case 'key':
+            // RFC 9449 §5: a bound refresh token needs a proof made with its key.
+            throw client.dpopJkt === null
+              ? new OAuthError(
+                  'invalid_dpop_proof',
+                  'this refresh token is bound to a DPoP key: send a proof made with it',
+                )
+              : new OAuthError('invalid_grant', 'the refresh token is bound to another DPoP key');
           case 'credential':
             throw new OAuthError(
               'invalid_grant',

@@ -23,6 +23,7 @@ import { RefreshTokenWritePath1764165000000 } from './1764165000000-refresh-toke
 import { TokenRevocation1764160000000 } from './1764160000000-token-revocation';
 import { ProtectedResources1764170000000 } from './1764170000000-protected-resources';
 import { AgentDpopPolicy1764180000000 } from './1764180000000-agent-dpop-policy';
+import { Dpop1764185000000 } from './1764185000000-dpop';
 
 /** Every migration, oldest first. A schema change is a new file appended here. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   RefreshTokenWritePath1764165000000,
   ProtectedResources1764170000000,
   AgentDpopPolicy1764180000000,
+  Dpop1764185000000,
 ];

@@ -11,6 +11,8 @@ export interface AuthorizationCodeRecord {
   readonly resources?: readonly string[];
   /** The Client ID Metadata Document URL the code was issued to; absent or null: the agent's own UUID `client_id`. */
   readonly clientIdUrl?: string | null;
+  /** RFC 9449 §10: the JWK thumbprint of the DPoP key the authorization request bound the code to; absent or null: none. */
+  readonly dpopJkt?: string | null;
   readonly expiresAt: Date;
 }
 
@@ -20,7 +22,7 @@ export class AuthorizationCodeRepository {
 
   async store(codeSha256: Buffer, record: AuthorizationCodeRecord, now: Date): Promise<void> {
     await this.dataSource.query(
-      'INSERT INTO authorization_codes (code_sha256, agent_id, principal, redirect_uri, code_challenge, scopes, resources, expires_at, created_at, client_id_url) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+      'INSERT INTO authorization_codes (code_sha256, agent_id, principal, redirect_uri, code_challenge, scopes, resources, expires_at, created_at, client_id_url, dpop_jkt) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
       [
         codeSha256,
         record.agentId,
@@ -32,6 +34,7 @@ export class AuthorizationCodeRepository {
         record.expiresAt,
         now,
         record.clientIdUrl ?? null,
+        record.dpopJkt ?? null,
       ],
     );
   }
@@ -52,11 +55,12 @@ export class AuthorizationCodeRepository {
           resources: string[];
           expires_at: Date;
           client_id_url: string | null;
+          dpop_jkt: string | null;
         }[],
         number,
       ]
     >(
-      'DELETE FROM authorization_codes WHERE code_sha256 = $1 RETURNING agent_id, principal, redirect_uri, code_challenge, scopes, resources, expires_at, client_id_url',
+      'DELETE FROM authorization_codes WHERE code_sha256 = $1 RETURNING agent_id, principal, redirect_uri, code_challenge, scopes, resources, expires_at, client_id_url, dpop_jkt',
       [codeSha256],
     );
     const row = rows[0][0];
@@ -70,6 +74,7 @@ export class AuthorizationCodeRepository {
       resources: row.resources,
       expiresAt: row.expires_at,
       clientIdUrl: row.client_id_url,
+      dpopJkt: row.dpop_jkt,
     };
   }
 

@@ -36,6 +36,7 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
       credential?: Buffer | null;
       clientIdUrl?: string | null;
       grantCreatedAt?: Date;
+      dpopJkt?: string | null;
     } = {},
   ) => {
     const grantId = randomUUID();
@@ -54,6 +55,7 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
       scopes: ['read', 'offline_access'],
       credentialSha256: options.credential ?? null,
       clientIdUrl: options.clientIdUrl ?? null,
+      dpopJkt: options.dpopJkt ?? null,
       issuedAt: now,
       idleExpiresAt: at(7 * DAY),
       familyExpiresAt: options.familyExpiresAt ?? at(30 * DAY),
@@ -68,9 +70,23 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
       agentId: agent,
       credentialSha256: null,
       clientIdUrl: null,
+      dpopJkt: null,
       successor: { id: randomUUID(), tokenSha256: sha(next), idleExpiresAt: new Date(when.getTime() + 7 * DAY) },
       ...more,
     });
+
+  it("refuses a DPoP-bound family's token without its key, leaving it current; with the key the successor stays bound", async () => {
+    const key = 'k'.repeat(43);
+    await family('grace', 'grace-1', { dpopJkt: key });
+    expect(await present('grace-1', 'grace-x', at(1_000))).toMatchObject({ outcome: 'refused', reason: 'key' });
+    expect(await present('grace-1', 'grace-y', at(1_000), { dpopJkt: 'o'.repeat(43) })).toMatchObject({
+      outcome: 'refused',
+      reason: 'key',
+    });
+    const rotated = await present('grace-1', 'grace-2', at(2_000), { dpopJkt: key });
+    expect(rotated).toMatchObject({ outcome: 'rotated', successor: { dpopJkt: key } });
+    expect(await present('grace-2', 'grace-z', at(3_000))).toMatchObject({ outcome: 'refused', reason: 'key' });
+  });
 
   it('rotates a current token once, into a successor of the same family (same scopes and resources) that rotates in turn', async () => {
     const { first } = await family('alice', 'alice-1');

@@ -15,6 +15,8 @@ export interface RefreshTokenRecord {
   readonly credentialSha256: Buffer | null;
   /** The Client ID Metadata Document URL the family was issued to (null: the agent's own client_id). */
   readonly clientIdUrl: string | null;
+  /** RFC 9449 §5: the JWK thumbprint of the DPoP key the family is bound to (a public client's); null: none. */
+  readonly dpopJkt: string | null;
   readonly issuedAt: Date;
   readonly idleExpiresAt: Date;
   readonly familyExpiresAt: Date;
@@ -33,6 +35,8 @@ export interface RefreshPresentation {
   readonly agentId: string;
   readonly credentialSha256: Buffer | null;
   readonly clientIdUrl: string | null;
+  /** The thumbprint of the DPoP proof's key sent with the request (null: no proof); a bound family needs its own. */
+  readonly dpopJkt: string | null;
   /** Narrowing the client asked for (RFC 6749 §6, RFC 8707 §2.2): refused, the token left current, unless within the token's. */
   readonly scopes?: readonly string[];
   readonly resource?: string;
@@ -41,7 +45,7 @@ export interface RefreshPresentation {
 }
 
 /** Why a presented token bought nothing. */
-export type RefreshRefusal = 'unknown' | 'client' | 'credential' | 'inactive' | 'grant' | 'scope' | 'resource';
+export type RefreshRefusal = 'unknown' | 'client' | 'key' | 'credential' | 'inactive' | 'grant' | 'scope' | 'resource';
 
 /**
  * What presenting a refresh token did: rotated (the successor is stored, the presented token
@@ -63,6 +67,7 @@ interface Row {
   scopes: string[];
   credential_sha256: Buffer | null;
   client_id_url: string | null;
+  dpop_jkt: string | null;
   issued_at: Date;
   idle_expires_at: Date;
   family_expires_at: Date;
@@ -80,6 +85,7 @@ const toRecord = (row: Row): RefreshTokenRecord => ({
   scopes: row.scopes,
   credentialSha256: row.credential_sha256,
   clientIdUrl: row.client_id_url,
+  dpopJkt: row.dpop_jkt,
   issuedAt: row.issued_at,
   idleExpiresAt: row.idle_expires_at,
   familyExpiresAt: row.family_expires_at,
@@ -90,7 +96,7 @@ const toRecord = (row: Row): RefreshTokenRecord => ({
  * marked rotated only if it is current, unexpired, issued to this client with this
  * credential, within an active grant that is not newer than it (an expired grant granted
  * again starts afresh), and covers the narrowing asked for; its successor is inserted from
- * the same row. Concurrent presentations meet at the row lock: the first rotates, the others
+ * the same row, bound to the same DPoP key as the family (RFC 9449 §5). Concurrent presentations meet at the row lock: the first rotates, the others
  * re-check the row, find it rotated and insert nothing.
  */
 const ROTATE = `WITH current AS (
@@ -100,9 +106,10 @@ const ROTATE = `WITH current AS (
        AND r.rotated_at IS NULL AND r.revoked_at IS NULL AND r.idle_expires_at > $2 AND r.family_expires_at > $2
        AND g.id = r.grant_id AND ${active(2)} AND g.created_at <= r.issued_at
        AND ($6::jsonb IS NULL OR r.scopes @> $6::jsonb) AND ($7::text IS NULL OR r.resources @> jsonb_build_array($7::text))
+       AND (r.dpop_jkt IS NULL OR r.dpop_jkt = $11::text)
     RETURNING r.*)
-  INSERT INTO refresh_tokens (id, family_id, token_sha256, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, issued_at, idle_expires_at, family_expires_at)
-  SELECT $8, family_id, $9, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, $2, LEAST($10::timestamptz, family_expires_at), family_expires_at FROM current
+  INSERT INTO refresh_tokens (id, family_id, token_sha256, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, dpop_jkt, issued_at, idle_expires_at, family_expires_at)
+  SELECT $8, family_id, $9, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, dpop_jkt, $2, LEAST($10::timestamptz, family_expires_at), family_expires_at FROM current
   RETURNING *`;
 
 const sameBytes = (a: Buffer | null, b: Buffer | null): boolean => (a === null || b === null ? a === b : a.equals(b));
@@ -126,8 +133,8 @@ export class RefreshTokenRepository {
   /** Stores the first token of a new family. */
   async issue(token: NewRefreshFamily, manager: EntityManager = this.dataSource.manager): Promise<RefreshTokenRecord> {
     const rows = await manager.query<Row[]>(
-      `INSERT INTO refresh_tokens (id, family_id, token_sha256, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, issued_at, idle_expires_at, family_expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, LEAST($12::timestamptz, $13::timestamptz), $13) RETURNING *`,
+      `INSERT INTO refresh_tokens (id, family_id, token_sha256, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, issued_at, idle_expires_at, family_expires_at, dpop_jkt)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, LEAST($12::timestamptz, $13::timestamptz), $13, $14) RETURNING *`,
       [
         token.id,
         token.familyId,
@@ -142,6 +149,7 @@ export class RefreshTokenRepository {
         token.issuedAt,
         token.idleExpiresAt,
         token.familyExpiresAt,
+        token.dpopJkt,
       ],
     );
     return toRecord(rows[0] as Row);
@@ -175,6 +183,7 @@ export class RefreshTokenRepository {
       successor.id,
       successor.tokenSha256,
       successor.idleExpiresAt,
+      presented.dpopJkt,
     ]);
     const row = rows[0];
     if (row !== undefined) return { outcome: 'rotated', successor: toRecord(row) };
@@ -196,6 +205,8 @@ export class RefreshTokenRepository {
     const refused = (reason: RefreshRefusal): RotationOutcome => ({ outcome: 'refused', reason, record });
     // RFC 6749 §6: bound to the client it was issued to; another client's presentation changes nothing.
     if (found.agent_id !== presented.agentId || found.client_id_url !== presented.clientIdUrl) return refused('client');
+    // RFC 9449 §5: a bound token is the key holder's; a presentation without that key changes nothing (not even a reuse).
+    if (found.dpop_jkt !== null && found.dpop_jkt !== presented.dpopJkt) return refused('key');
     if (found.revoked_at !== null) return refused('inactive');
     if (found.rotated_at !== null) {
       // Of racing presentations, the one whose revocation ended the family reports the reuse (one event).

@@ -4,7 +4,7 @@ import { Database } from '../database';
 import { AgentRepository } from './agent.repository';
 import { AuthorizationCodeRepository } from './authorization-code.repository';
 import { AuthorizationSessionAnswerRepository } from './authorization-session-answer.repository';
-import { ClientAssertionReplayRepository } from './client-assertion-replay.repository';
+import { ClientAssertionReplayRepository, DpopProofReplayRepository } from './replay-records.repository';
 import { ClientCredentialRepository } from './client-credential.repository';
 import { EnvelopeStore } from './envelope-store';
 import { ExchangeLookup } from './exchange-lookup';
@@ -33,6 +33,7 @@ const REPOSITORIES: RepositoryClass[] = [
   EnvelopeStore,
   AuthorizationCodeRepository,
   ClientAssertionReplayRepository,
+  DpopProofReplayRepository,
   AuthorizationSessionAnswerRepository,
   RefreshTokenRepository,
   EventRepository,

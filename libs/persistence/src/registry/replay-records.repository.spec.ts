@@ -3,7 +3,7 @@ import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
-import { ClientAssertionReplayRepository, REPLAY_PURGE_PER_CLAIM } from './client-assertion-replay.repository';
+import { ClientAssertionReplayRepository, REPLAY_PURGE_PER_CLAIM } from './replay-records.repository';
 
 const jti = (): Buffer => createHash('sha256').update(randomUUID()).digest();
 

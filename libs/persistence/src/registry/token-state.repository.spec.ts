@@ -63,6 +63,7 @@ describe.each(testBackends())('TokenStateRepository on $name', (backend) => {
       scopes: ['read'],
       credentialSha256: null,
       clientIdUrl: null,
+      dpopJkt: null,
       issuedAt: now,
       idleExpiresAt: at(86_400_000),
       familyExpiresAt: at(86_400_000),

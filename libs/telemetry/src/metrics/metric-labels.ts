@@ -46,6 +46,8 @@ const OAUTH_ERROR_CODES = [
   'not_found',
   'server_error',
   'temporarily_unavailable',
+  'invalid_dpop_proof',
+  'use_dpop_nonce',
 ] as const satisfies readonly OAuthErrorCode[];
 type Missing = Exclude<OAuthErrorCode, (typeof OAUTH_ERROR_CODES)[number]>;
 const complete: [Missing] extends [never] ? true : Missing = true;
