@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from '@broker/config';
@@ -12,7 +13,16 @@ import {
   type TestBroker,
   type TestJwtIssuer,
 } from '@broker/testing';
-import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
+import {
+  calculateJwkThumbprint,
+  createLocalJWKSet,
+  decodeJwt,
+  exportJWK,
+  generateKeyPair,
+  jwtVerify,
+  SignJWT,
+  type JSONWebKeySet,
+} from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOTH_SERVERS } from '../support/servers';
 
@@ -230,6 +240,37 @@ describe('user impersonation (local mode)', () => {
     });
     // The routing audience is never the token's audience.
     expect(payload.aud).toBeUndefined();
+  });
+
+  it('binds the token to the DPoP key of a proof sent with the request (RFC 9449 §5), and refuses a bad proof', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwk = await exportJWK(publicKey);
+    const proof = (htu: string) =>
+      new SignJWT({ htm: 'POST', htu, jti: randomUUID(), iat: Math.floor(Date.now() / 1000) })
+        .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
+        .sign(privateKey);
+    // Counted and its token kept, as `impersonate` does, for the decision-log test below.
+    const withProof = async (dpop: string) => {
+      requests += 1;
+      const form = new URLSearchParams(
+        Object.entries(await signedFields()).filter((entry): entry is [string, string] => entry[1] !== undefined),
+      );
+      return http(`${base}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop },
+        body: form.toString(),
+      });
+    };
+    const bound = await withProof(await proof(`${base}/oauth2/token`));
+    expect(bound.status, bound.text).toBe(200);
+    const body = bound.json<{ token_type: string; access_token: string; issued_token_type: string }>();
+    sent.push(body.access_token);
+    expect(body).toMatchObject({ token_type: 'DPoP', issued_token_type: ACCESS });
+    const { payload } = await jwtVerify(body.access_token, await brokerKeys(), { issuer: base });
+    expect(payload).toMatchObject({ sub: 'alice', cnf: { jkt: await calculateJwkThumbprint(jwk, 'sha256') } });
+    const refused = await withProof(await proof(`${base}/oauth2/introspect`));
+    expect(refused.status).toBe(400);
+    expect(refused.json<{ error: string }>().error).toBe('invalid_dpop_proof');
   });
 
   it('gives the same agent_id for the canonical_id suffix as for the UUID', async () => {

@@ -65,12 +65,12 @@ async function provision(broker: TestBroker, base: string): Promise<{ agent: str
   return { agent, service, set };
 }
 
-async function postForm(url: string, fields: Record<string, string | undefined>) {
+async function postForm(url: string, fields: Record<string, string | undefined>, headers: Record<string, string> = {}) {
   const form = new URLSearchParams();
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) form.set(k, v);
   return http(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: form.toString(),
   });
 }
@@ -133,6 +133,16 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
     });
     expect(body.expires_in).toBeGreaterThan(3500);
     expect(body).not.toHaveProperty('data');
+  });
+
+  it('returns the stored token as its provider issued it when the request carries a DPoP proof (only what the broker signs is bound)', async () => {
+    // Not even a well-formed proof: the third-party exchange never reads the header, so the hot path pays nothing for it.
+    const response = await postForm(`${base}/oauth2/token`, await valid(), { dpop: 'not-a-proof' });
+    expect(response.status, response.text).toBe(200);
+    expect(response.json<Record<string, unknown>>()).toMatchObject({
+      access_token: 'third-party-access-token-1234567890',
+      token_type: 'Bearer',
+    });
   });
 
   it('matches the resource with a trailing slash and other host case (never a prefix)', async () => {
