@@ -1,7 +1,7 @@
 import { ExpirySweeper } from '@broker/approvals';
 import { AuthorizationCodePurge } from '@broker/oauth-server';
 import { EventRetention } from '@broker/events';
-import { RefreshTokenRetention, RevokedAccessTokenRetention } from '@broker/persistence';
+import { DpopProofReplayRetention, RefreshTokenRetention, RevokedAccessTokenRetention } from '@broker/persistence';
 import { ProactiveRefreshSweeper } from '@broker/vault';
 import { WebhookDeliveryRetention, WebhookDeliveryWorker } from '@broker/webhooks';
 
@@ -17,6 +17,7 @@ import { WebhookDeliveryRetention, WebhookDeliveryWorker } from '@broker/webhook
  * | --- | --- | --- |
  * | `EventRetention` | deletes events older than `events.retention` | 1 min after start, then hourly |
  * | `RevokedAccessTokenRetention` | deletes revocations of expired access tokens | 1 min after start, then hourly |
+ * | `DpopProofReplayRetention` | deletes the replay records of DPoP proofs that can no longer be accepted | 1 min after start, then every minute |
  * | `RefreshTokenRetention` | deletes refresh token families past their absolute expiry | 1 min after start, then hourly |
  * | `WebhookDeliveryRetention` | deletes finished deliveries older than `events.webhooks.delivery_retention` | 1 min after start, then hourly |
  * | `AuthorizationCodePurge` | deletes authorization codes that expired unredeemed | 10 s after start, then every 5 min |
@@ -27,6 +28,7 @@ import { WebhookDeliveryRetention, WebhookDeliveryWorker } from '@broker/webhook
 export const END_USER_SERVER_JOBS = [
   EventRetention,
   RevokedAccessTokenRetention,
+  DpopProofReplayRetention,
   RefreshTokenRetention,
   WebhookDeliveryRetention,
   AuthorizationCodePurge,

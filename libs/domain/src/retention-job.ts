@@ -23,11 +23,13 @@ export interface RetentionTarget {
   readonly what: string;
   /** The log lines' prefix, e.g. `event retention`. */
   readonly topic: string;
+  /** How often it runs, and the first time after start (default: hourly); for rows that pile up by the minute. */
+  readonly everyMs?: number;
 }
 
 /**
  * A background purge of rows older than a retention: a minute after start and then every
- * hour, in batches of `PURGE_BATCH` with a short pause between them (never a long lock).
+ * hour (or every `everyMs`, from `everyMs` after start), in batches of `PURGE_BATCH` with a short pause between them (never a long lock).
  * The job runner starts it in the end-user server only (its `background-jobs.ts`), so one
  * instance per process purges; replicas purging at once only delete the same old rows twice
  * over (the second finds none). A failed run is logged by the runner and the next run
@@ -44,8 +46,8 @@ export abstract class RetentionJob implements HasBackgroundJob {
   ) {
     this.job = new BackgroundJob({
       name,
-      firstRunAfterMs: FIRST_RUN_AFTER_MS,
-      intervalMs: EVERY_MS,
+      firstRunAfterMs: target.everyMs ?? FIRST_RUN_AFTER_MS,
+      intervalMs: target.everyMs ?? EVERY_MS,
       failure: `${target.topic}: purging ${target.what} failed; the next run retries`,
       run: (job) => this.purge(job),
     });

@@ -42,6 +42,7 @@ export {
   type GrantFacts,
 } from './registry/token-state.repository';
 export { RevokedAccessTokenRetention } from './registry/revoked-access-token-retention';
+export { DpopProofReplayRetention } from './registry/dpop-proof-replay-retention';
 export { RefreshTokenRetention } from './registry/refresh-token-retention';
 export {
   SessionRepository,

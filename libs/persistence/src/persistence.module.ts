@@ -8,6 +8,7 @@ import { EventRepository } from './events/event.repository';
 import { REPOSITORY_PROVIDERS, REPOSITORY_TOKENS } from './registry/registry.providers';
 import { RefreshTokenRetention } from './registry/refresh-token-retention';
 import { RevokedAccessTokenRetention } from './registry/revoked-access-token-retention';
+import { DpopProofReplayRetention } from './registry/dpop-proof-replay-retention';
 
 /**
  * Provides the process's `Database` and the repositories to one Nest application. The
@@ -38,6 +39,7 @@ export class PersistenceModule {
           inject: [BROKER_CONFIG, EventRepository, Clock],
         },
         RevokedAccessTokenRetention,
+        DpopProofReplayRetention,
         RefreshTokenRetention,
       ],
       exports: [
@@ -47,6 +49,7 @@ export class PersistenceModule {
         EventLedger,
         EventRetention,
         RevokedAccessTokenRetention,
+        DpopProofReplayRetention,
         RefreshTokenRetention,
       ],
     };

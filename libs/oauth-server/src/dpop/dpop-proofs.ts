@@ -133,7 +133,8 @@ export class DpopProofs {
       throw refused('the DPoP proof signature does not verify with its jwk');
     const claims = this.claimsOf(jws.payloadSegment);
     if (claims.htm !== method) throw refused('the DPoP proof htm does not match the request method');
-    if (typeof claims.htu !== 'string' || normalisedHtu(claims.htu) !== htu)
+    // The URL exactly as the metadata names it needs no parsing (what every client sends).
+    if (typeof claims.htu !== 'string' || (claims.htu !== htu && normalisedHtu(claims.htu) !== htu))
       throw refused('the DPoP proof htu does not match this endpoint');
     const now = this.clock.nowMs();
     const nowSeconds = Math.floor(now / 1000);
