@@ -33,11 +33,16 @@ const refused = (description: string): OAuthError => new OAuthError('invalid_dpo
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** RFC 3986 §2.3: characters a percent-encoding of which means the character itself. */
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+const PERCENT_ENCODED = /%[0-9A-Fa-f]{2}/g;
+
 /**
  * An `htu` or a request URL as compared (RFC 9449 §4.3 step 9): without query and fragment,
- * after the syntax- and scheme-based normalisation of RFC 3986 §6.2.2-6.2.3 that the WHATWG
+ * after the syntax- and scheme-based normalisation of RFC 3986 §6.2.2-6.2.3: what the WHATWG
  * URL parser applies (scheme and host in lower case, the default port dropped, dot segments
- * resolved, an empty path as `/`). Undefined when it is not an absolute http(s) URL.
+ * resolved, an empty path as `/`), then the path's percent-encodings with upper-case digits,
+ * those of unreserved characters decoded. Undefined when it is not an absolute http(s) URL.
  */
 export function normalisedHtu(value: string): string | undefined {
   let url: URL;
@@ -47,7 +52,11 @@ export function normalisedHtu(value: string): string | undefined {
     return undefined;
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
-  return `${url.protocol}//${url.host}${url.pathname}`;
+  const path = url.pathname.replace(PERCENT_ENCODED, (encoding) => {
+    const character = String.fromCharCode(Number.parseInt(encoding.slice(1), 16));
+    return UNRESERVED.test(character) ? character : encoding.toUpperCase();
+  });
+  return `${url.protocol}//${url.host}${path}`;
 }
 
 /**
