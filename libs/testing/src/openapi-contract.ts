@@ -170,6 +170,14 @@ export function registerContractServer(baseUrl: string, kind: ServerKind): void 
 }
 
 /**
+ * Forgets every registered broker origin: test files that share a worker would otherwise check a later file's
+ * provider, on a port an earlier file's broker used, against a broker document.
+ */
+export function forgetContractServers(): void {
+  servers.clear();
+}
+
+/**
  * Rejects with a `ContractViolation` when an answer of a registered broker server is
  * not the one its document describes; answers of other servers (test providers) pass.
  */
