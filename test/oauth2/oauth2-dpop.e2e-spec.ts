@@ -42,7 +42,7 @@ interface ProofKey {
 }
 
 async function proofKey(alg: 'ES256' | 'EdDSA' = 'ES256'): Promise<ProofKey> {
-  const pair = (await generateKeyPair(alg, { extractable: true }));
+  const pair = await generateKeyPair(alg, { extractable: true });
   const jwk = await exportJWK(pair.publicKey);
   return { pair, jwk, jkt: await calculateJwkThumbprint(jwk, 'sha256') };
 }
