@@ -346,7 +346,10 @@ describe.each(testBackends())('DPoP-bound tokens of the local authorization serv
     expect(wrong.error).toBe('invalid_grant');
     // No proof at all.
     const second = await authorize({ dpop_jkt: key.jkt });
-    expect((await oauthError(await redeem(second.code, second.verifier))).error).toBe('invalid_dpop_proof');
+    expect(await oauthError(await redeem(second.code, second.verifier))).toEqual({
+      error: 'invalid_dpop_proof',
+      error_description: 'this authorization code is bound to a DPoP key (dpop_jkt): send a proof made with it',
+    });
     // The named key.
     const third = await authorize({ dpop_jkt: key.jkt });
     const DPoP = oauth.DPoP(publicClient(), key.pair);

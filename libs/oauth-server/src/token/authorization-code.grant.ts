@@ -139,6 +139,11 @@ export class AuthorizationCodeGrant implements GrantStrategy {
     required: boolean | null,
     codeJkt: string | null,
   ): Promise<string | undefined> {
+    if (codeJkt !== null && context.dpop === undefined)
+      throw new OAuthError(
+        'invalid_dpop_proof',
+        'this authorization code is bound to a DPoP key (dpop_jkt): send a proof made with it',
+      );
     const jkt = await this.dpop.forTokenRequest(context.dpop, codeJkt === null ? required : true);
     if (codeJkt !== null && jkt !== codeJkt)
       throw new OAuthError(
