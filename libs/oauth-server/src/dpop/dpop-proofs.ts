@@ -5,8 +5,10 @@ import { DpopProofReplayRepository } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   candidateKeys,
+  decodeJson,
   decodeJws,
   importVerificationKeys,
+  isObject,
   JwsRefused,
   signatureValid,
   type VerificationKey,
@@ -29,9 +31,6 @@ interface ProofKey {
 }
 
 const refused = (description: string): OAuthError => new OAuthError('invalid_dpop_proof', description);
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** RFC 3986 §2.3: characters a percent-encoding of which means the character itself. */
 const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
@@ -188,13 +187,13 @@ export class DpopProofs {
 
   /** The claims §4.2 requires, with their types. */
   private claimsOf(segment: string): { jti: string; htm: unknown; htu: unknown; iat: number; nonce: unknown } {
-    let claims: unknown;
+    let claims: Record<string, unknown>;
     try {
-      claims = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    } catch {
-      throw refused('the DPoP proof claims are not JSON');
+      claims = decodeJson(segment, 'the claims');
+    } catch (error) {
+      if (!(error instanceof JwsRefused)) throw error;
+      throw refused('the DPoP proof claims are not a JSON object');
     }
-    if (!isObject(claims)) throw refused('the DPoP proof claims are not a JSON object');
     const { jti, htm, htu, iat, nonce } = claims;
     if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH)
       throw refused('the DPoP proof must have a jti of 1-256 characters');

@@ -65,10 +65,11 @@ export class JwsRefused extends Error {
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function decodeJson(segment: string, what: string): Record<string, unknown> {
+/** A base64url segment's JSON object; `JwsRefused` when it is not one. */
+export function decodeJson(segment: string, what: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
