@@ -53,6 +53,8 @@ export {
 export {
   accessTokenRevoked,
   impersonationDecided,
+  enterpriseAccessDecided,
+  type EnterpriseAccessSubject,
   refreshTokenEvent,
   tokenExchanged,
   type ExchangeSubject,

@@ -58,6 +58,10 @@ export { EnvelopeStore, ENVELOPE_COLUMNS, type EnvelopeColumn, type StoredEnvelo
 export { AuthorizationCodeRepository, type AuthorizationCodeRecord } from './registry/authorization-code.repository';
 export { ClientAssertionReplayRepository, DpopProofReplayRepository } from './registry/replay-records.repository';
 export {
+  EnterpriseAuthorizationRepository,
+  type EnterpriseIssue,
+} from './registry/enterprise-authorization.repository';
+export {
   AuthorizationSessionAnswerRepository,
   type AuthorizationSessionAnswer,
   type AuthorizationDecision,

@@ -104,3 +104,39 @@ export function accessTokenRevoked(
     details: { jti },
   };
 }
+
+/** What an enterprise-allowed token request concerned, as far as it got (unknown parts null). */
+export interface EnterpriseAccessSubject {
+  readonly agentId: string;
+  readonly principal: string | null;
+  readonly issuer: string;
+  readonly authorizationId: string | null;
+  readonly resource: string | null;
+  readonly scopes: readonly string[];
+}
+
+/**
+ * A token issued or refused (its OAuth error code) on an Identity Assertion JWT Authorization Grant, by the agent
+ * that authenticated; never the assertion or the token. Queued (the hot path).
+ */
+export function enterpriseAccessDecided(
+  subject: EnterpriseAccessSubject,
+  oauthError: string | null,
+): BrokerEvent<'enterprise_access.decided'> {
+  return {
+    type: 'enterprise_access.decided',
+    actor: { type: 'agent', id: subject.agentId },
+    principal: subject.principal,
+    agentId: subject.agentId,
+    serviceId: null,
+    outcome: outcomeOf(oauthError),
+    traceId: currentTraceId(),
+    details: {
+      authorization_id: subject.authorizationId,
+      issuer: subject.issuer,
+      resource: subject.resource,
+      scopes: subject.scopes,
+      oauth_error: oauthError,
+    },
+  };
+}

@@ -98,6 +98,23 @@ export interface EventDetailsByType {
   'refresh_token.revoked': { readonly family_id: string };
   /** An access token revoked by its client (RFC 7009); `jti` names it, never its value. */
   'access_token.revoked': { readonly jti: string };
+  /**
+   * A token issued or refused on an enterprise IdP's Identity Assertion JWT Authorization Grant (the person's
+   * organisation allowed the agent; the hot path: recorded in batches). `authorization_id` is the tokens' `sid`.
+   */
+  'enterprise_access.decided': {
+    readonly authorization_id: string | null;
+    readonly issuer: string;
+    readonly resource: string | null;
+    readonly scopes: readonly string[];
+    readonly oauth_error: string | null;
+  };
+  /** What the organisation allowed was revoked by the person or an admin: its tokens stop being active. */
+  'enterprise_access.revoked': {
+    readonly authorization_id: string;
+    readonly issuer: string;
+    readonly resource: string;
+  };
 }
 
 /** What an approval event says about the tool call: its name, risk, argument names and a hash of the arguments, never their values. */
@@ -158,6 +175,8 @@ const EVENT_KINDS = {
   'refresh_token.reused': true,
   'refresh_token.revoked': true,
   'access_token.revoked': true,
+  'enterprise_access.decided': true,
+  'enterprise_access.revoked': true,
 } as const satisfies Record<EventType, true>;
 
 /** Every kind, once (the README lists them; a test checks the two agree), derived from `EVENT_KINDS`. */

@@ -43,7 +43,8 @@ const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
  * issuer, within its lifetime), its `jti` is not revoked, its `sid` family (if any) is not
  * revoked, its agent still exists and, for a person's delegated token (`sub` is not the
  * agent, no `act`), the person's grant to the agent is active and was not granted anew
- * after the token was issued. A refresh token is active when current (not rotated), not
+ * after the token was issued; an enterprise-allowed token's `sid` must name an enterprise
+ * authorization that is not revoked instead. A refresh token is active when current (not rotated), not
  * revoked, within its idle and absolute expiry, and its grant is active and older than it.
  * On PostgreSQL these facts come from memory, dropped by notifications (`TokenStateCache`).
  */
@@ -106,7 +107,8 @@ export class TokenIntrospection {
     );
     if (facts.revoked || facts.familyRevoked) return INACTIVE;
     // A second's granularity: `iat` has no more, and a grant given in the second the token was issued came before it.
-    if (delegated && !grantCovers(facts.grant, now, Math.floor(iat) * 1000 + 999)) return INACTIVE;
+    // An enterprise-allowed token (its `sid` an unrevoked enterprise authorization) has no consent grant behind it.
+    if (delegated && !facts.enterprise && !grantCovers(facts.grant, now, Math.floor(iat) * 1000 + 999)) return INACTIVE;
     return {
       active: true,
       ...(typeof claims.scope === 'string' ? { scope: claims.scope } : {}),

@@ -24,6 +24,7 @@ import { TokenRevocation1764160000000 } from './1764160000000-token-revocation';
 import { ProtectedResources1764170000000 } from './1764170000000-protected-resources';
 import { AgentDpopPolicy1764180000000 } from './1764180000000-agent-dpop-policy';
 import { Dpop1764185000000 } from './1764185000000-dpop';
+import { EnterpriseAuthorizations1764190000000 } from './1764190000000-enterprise-authorizations';
 
 /** Every migration, oldest first. A schema change is a new file appended here. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   ProtectedResources1764170000000,
   AgentDpopPolicy1764180000000,
   Dpop1764185000000,
+  EnterpriseAuthorizations1764190000000,
 ];

@@ -6,6 +6,7 @@ import { AuthorizationCodeRepository } from './authorization-code.repository';
 import { AuthorizationSessionAnswerRepository } from './authorization-session-answer.repository';
 import { ClientAssertionReplayRepository, DpopProofReplayRepository } from './replay-records.repository';
 import { ClientCredentialRepository } from './client-credential.repository';
+import { EnterpriseAuthorizationRepository } from './enterprise-authorization.repository';
 import { EnvelopeStore } from './envelope-store';
 import { ExchangeLookup } from './exchange-lookup';
 import { GrantClientRepository } from './grant-client.repository';
@@ -34,6 +35,7 @@ const REPOSITORIES: RepositoryClass[] = [
   AuthorizationCodeRepository,
   ClientAssertionReplayRepository,
   DpopProofReplayRepository,
+  EnterpriseAuthorizationRepository,
   AuthorizationSessionAnswerRepository,
   RefreshTokenRepository,
   EventRepository,

@@ -41,6 +41,7 @@ class FakeListen {
 const FACTS: AccessTokenFacts = {
   revoked: false,
   familyRevoked: false,
+  enterprise: false,
   grant: { validUntil: null, createdAt: new Date('2026-01-01T00:00:00Z') },
 };
 const key = (jti: string, extra: Partial<AccessTokenKey> = {}): AccessTokenKey => ({

@@ -35,8 +35,10 @@ export interface GrantFacts {
 export interface AccessTokenFacts {
   /** Its `jti` is in `revoked_access_tokens`. */
   readonly revoked: boolean;
-  /** Its `sid` names a refresh token family that was revoked. */
+  /** Its `sid` names a refresh token family or an enterprise authorization that was revoked. */
   readonly familyRevoked: boolean;
+  /** Its `sid` names an enterprise authorization (docs/oauth2.md "Enterprise-managed authorization"): no consent grant is behind it. */
+  readonly enterprise: boolean;
   /** The grant of (principal, agent) when a principal was asked about; undefined: none. */
   readonly grant: GrantFacts | undefined;
 }

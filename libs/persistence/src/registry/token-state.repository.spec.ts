@@ -3,6 +3,7 @@ import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
+import { EnterpriseAuthorizationRepository } from './enterprise-authorization.repository';
 import { RefreshTokenRepository } from './refresh-token.repository';
 import { TokenStateRepository } from './token-state.repository';
 
@@ -42,7 +43,12 @@ describe.each(testBackends())('TokenStateRepository on $name', (backend) => {
   it("stores a revocation once and reads it back (this process's next read sees it at once)", async () => {
     const jti = randomUUID();
     const key = { jti, familyId: undefined, principal: undefined, agentId: agent };
-    expect(await state.accessTokenFacts(key, now)).toEqual({ revoked: false, familyRevoked: false, grant: undefined });
+    expect(await state.accessTokenFacts(key, now)).toEqual({
+      revoked: false,
+      familyRevoked: false,
+      enterprise: false,
+      grant: undefined,
+    });
     expect(await state.revokeAccessToken(jti, at(3_600_000))).toBe(true);
     expect(await state.revokeAccessToken(jti, at(3_600_000))).toBe(false);
     expect((await state.accessTokenFacts(key, now)).revoked).toBe(true);
@@ -72,6 +78,7 @@ describe.each(testBackends())('TokenStateRepository on $name', (backend) => {
     expect(await state.accessTokenFacts(key, now)).toEqual({
       revoked: false,
       familyRevoked: false,
+      enterprise: false,
       grant: { validUntil: null, createdAt },
     });
     expect(await refreshTokens.revokeFamily(familyId, now)).toBe(true);
@@ -80,6 +87,48 @@ describe.each(testBackends())('TokenStateRepository on $name', (backend) => {
     expect((await state.refreshToken(sha(`r-${familyId}`)))?.revokedAt).toEqual(now);
     expect(await state.familyClient(familyId)).toEqual({ agentId: agent, clientIdUrl: null });
     expect(await state.refreshToken(sha('unknown'))).toBeUndefined();
+  });
+
+  it('reads an enterprise authorization as the sid: live, then revoked; a later token starts a new one, an older assertion none', async () => {
+    const enterprise = new EnterpriseAuthorizationRepository(database.dataSource);
+    const issue = {
+      principal: 'erin',
+      agentId: agent,
+      issuer: 'https://idp.example',
+      resourceUri: 'https://mcp.example/mcp',
+      scopes: ['tools:read'],
+      now,
+      expiresAt: at(3_600_000),
+      assertionIssuedAt: at(-10_000),
+    };
+    const first = await enterprise.record({ ...issue, candidateId: randomUUID() });
+    // The live row is extended, not duplicated: the next token carries the same sid.
+    expect(await enterprise.record({ ...issue, candidateId: randomUUID(), expiresAt: at(7_200_000) })).toBe(first);
+    const key = { jti: randomUUID(), familyId: first, principal: 'erin', agentId: agent };
+    expect(await state.accessTokenFacts(key, now)).toEqual({
+      revoked: false,
+      familyRevoked: false,
+      enterprise: true,
+      grant: undefined,
+    });
+    await database.dataSource.query(
+      "UPDATE enterprise_authorizations SET revoked_at = $2, revoked_by = 'erin' WHERE id = $1",
+      [first, at(1_000)],
+    );
+    state.familyRevoked(first as string);
+    expect(await state.accessTokenFacts(key, now)).toMatchObject({ familyRevoked: true, enterprise: true });
+    // An assertion issued before the revocation buys nothing; one issued after starts a new authorization.
+    expect(
+      await enterprise.record({ ...issue, candidateId: randomUUID(), assertionIssuedAt: at(500) }),
+    ).toBeUndefined();
+    const second = await enterprise.record({ ...issue, candidateId: randomUUID(), assertionIssuedAt: at(2_000) });
+    expect(second).toEqual(expect.any(String));
+    expect(second).not.toBe(first);
+    const [row] = await database.dataSource.query<{ expires_at: Date; scopes: string[] }[]>(
+      'SELECT expires_at, scopes FROM enterprise_authorizations WHERE id = $1',
+      [first],
+    );
+    expect(row).toEqual({ expires_at: at(7_200_000), scopes: ['tools:read'] });
   });
 
   it('purges revocations of tokens that expired before the cutoff, and only those', async () => {

@@ -25,6 +25,8 @@ export interface RefreshTokenState {
 interface FactsRow {
   revoked: boolean;
   family_revoked: boolean;
+  /** Null: the `sid` is no enterprise authorization; false: it was revoked. */
+  enterprise_live: boolean | null;
   valid_until: Date | null;
   created_at: Date | null;
 }
@@ -47,11 +49,13 @@ interface RefreshRow {
 
 /**
  * Everything introspection reads about an access token besides its JWT, in one round trip:
- * whether its `jti` is revoked, whether its `sid` family is (any of its tokens revoked), and
- * the person's grant to the agent (the unique (principal, agent) row, judged by the caller).
+ * whether its `jti` is revoked, whether its `sid` family is (any of its tokens revoked), whether
+ * its `sid` is an enterprise authorization and still live, and the person's grant to the agent
+ * (the unique (principal, agent) row, judged by the caller).
  */
 const FACTS_SQL = `SELECT EXISTS (SELECT 1 FROM revoked_access_tokens WHERE jti = $1::uuid) AS revoked,
        EXISTS (SELECT 1 FROM refresh_tokens WHERE family_id = $2::uuid AND revoked_at IS NOT NULL) AS family_revoked,
+       (SELECT e.revoked_at IS NULL FROM enterprise_authorizations e WHERE e.id = $2::uuid) AS enterprise_live,
        g.valid_until, g.created_at
   FROM (SELECT 1) AS one
   LEFT JOIN grants g ON g.principal = $3::varchar AND g.agent_id = $4::uuid`;
@@ -158,7 +162,8 @@ export class TokenStateRepository {
     const row = (await this.facts([key.jti, key.familyId ?? null, key.principal ?? null, key.agentId]))[0];
     return {
       revoked: row?.revoked === true,
-      familyRevoked: row?.family_revoked === true,
+      familyRevoked: row?.family_revoked === true || row?.enterprise_live === false,
+      enterprise: row?.enterprise_live === true || row?.enterprise_live === false,
       grant:
         row?.created_at === null || row?.created_at === undefined
           ? undefined
