@@ -59,6 +59,9 @@ export { AuthorizationCodeRepository, type AuthorizationCodeRecord } from './reg
 export { ClientAssertionReplayRepository, DpopProofReplayRepository } from './registry/replay-records.repository';
 export {
   EnterpriseAuthorizationRepository,
+  type EnterpriseAuthorization,
+  type EnterpriseAuthorizationOwner,
+  type EnterpriseAuthorizationView,
   type EnterpriseIssue,
 } from './registry/enterprise-authorization.repository';
 export {

@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { preparedQuery } from '../prepared-query';
+import type { WithinTransaction } from '../within-transaction';
 
 /** A token the Identity Assertion JWT Authorization Grant is about to issue, as its authorization records it. */
 export interface EnterpriseIssue {
@@ -16,6 +17,79 @@ export interface EnterpriseIssue {
   readonly expiresAt: Date;
   /** The assertion's `iat`: one issued before the pairing's last revocation buys nothing. */
   readonly assertionIssuedAt: Date;
+}
+
+/** An enterprise authorization as stored: what one person's organisation allowed one agent for one resource. */
+export interface EnterpriseAuthorization {
+  readonly id: string;
+  readonly principal: string;
+  readonly agentId: string;
+  readonly issuer: string;
+  readonly resourceUri: string;
+  readonly scopes: readonly string[];
+  readonly firstIssuedAt: Date;
+  readonly lastIssuedAt: Date;
+  /** The last token's `exp`: live until then unless revoked. */
+  readonly expiresAt: Date;
+  readonly revokedAt: Date | null;
+  /** The principal of whoever revoked it: the person, or an administrator (the ledger event says which). */
+  readonly revokedBy: string | null;
+}
+
+/** A live enterprise authorization as the person's and the admin's lists show it. */
+export interface EnterpriseAuthorizationView extends EnterpriseAuthorization {
+  readonly agentDisplayName: string;
+  readonly agentLogoUrl: string | null;
+  /** The registered protected resource's name; null when none is registered at `resourceUri` any more. */
+  readonly resourceDisplayName: string | null;
+}
+
+/** Whose live authorizations: a person's, an agent's, or both at once. */
+export interface EnterpriseAuthorizationOwner {
+  readonly principal?: string;
+  readonly agentId?: string;
+}
+
+interface AuthorizationRow {
+  id: string;
+  principal: string;
+  agent_id: string;
+  issuer: string;
+  resource_uri: string;
+  scopes: string[];
+  first_issued_at: Date;
+  last_issued_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+  revoked_by: string | null;
+}
+
+interface ViewRow extends AuthorizationRow {
+  agent_display_name: string;
+  agent_logo_url: string | null;
+  resource_display_name: string | null;
+}
+
+/** "Live": not revoked and its last token not expired (compared in SQL with the caller's clock). */
+const LIVE = 'e.revoked_at IS NULL AND e.expires_at > $1';
+
+/**
+ * The owner as conditions on alias `e`, numbered after the first `offset` parameters: only
+ * the columns given, so each read is one equality the indexes serve (the live unique index
+ * leads with the principal; the agent index).
+ */
+function ownedBy(owner: EnterpriseAuthorizationOwner, offset: number): { sql: string; values: unknown[] } {
+  const conditions: string[] = [];
+  const values: unknown[] = [];
+  if (owner.principal !== undefined) {
+    values.push(owner.principal);
+    conditions.push(`e.principal = $${offset + values.length}`);
+  }
+  if (owner.agentId !== undefined) {
+    values.push(owner.agentId);
+    conditions.push(`e.agent_id = $${offset + values.length}`);
+  }
+  return { sql: conditions.map((condition) => ` AND ${condition}`).join(''), values };
 }
 
 /**
@@ -61,4 +135,75 @@ export class EnterpriseAuthorizationRepository {
     ]);
     return rows[0]?.id;
   }
+
+  /**
+   * The live authorizations of a person and/or an agent, newest `last_issued_at` first, with the
+   * agent's name and logo and the registered protected resource's name (null when the resource URI
+   * is no longer registered).
+   */
+  async live(owner: EnterpriseAuthorizationOwner, now: Date): Promise<EnterpriseAuthorizationView[]> {
+    const filter = ownedBy(owner, 1);
+    const rows = await this.dataSource.query<ViewRow[]>(
+      `SELECT e.*, a.display_name AS agent_display_name, a.logo_url AS agent_logo_url,
+              r.display_name AS resource_display_name
+         FROM enterprise_authorizations e
+         JOIN agents a ON a.id = e.agent_id
+         LEFT JOIN protected_resources r ON r.resource_uri = e.resource_uri
+        WHERE ${LIVE}${filter.sql}
+        ORDER BY e.last_issued_at DESC, e.id ASC`,
+      [now, ...filter.values],
+    );
+    return rows.map((row) => ({
+      ...toAuthorization(row),
+      agentDisplayName: row.agent_display_name,
+      agentLogoUrl: row.agent_logo_url,
+      resourceDisplayName: row.resource_display_name,
+    }));
+  }
+
+  /**
+   * Revokes the live authorization `id` when it belongs to `owner` (every field given must match):
+   * its tokens stop being active (RFC 7662) on every replica once this commits (the table's trigger
+   * notifies `token_revoked`; the caller tells this process's `TokenStateRepository.familyRevoked`).
+   * `within` (the revocation's event) runs in the same transaction. The revoked row, or undefined
+   * when no live authorization of that owner has this id.
+   */
+  async revoke(
+    id: string,
+    owner: EnterpriseAuthorizationOwner,
+    revokedBy: string,
+    now: Date,
+    within?: WithinTransaction<EnterpriseAuthorization>,
+  ): Promise<EnterpriseAuthorization | undefined> {
+    const filter = ownedBy(owner, 3);
+    return this.dataSource.transaction(async (manager) => {
+      const [rows] = await manager.query<[AuthorizationRow[], number]>(
+        `UPDATE enterprise_authorizations e SET revoked_at = $1, revoked_by = $3
+          WHERE e.id = $2 AND ${LIVE}${filter.sql}
+          RETURNING e.*`,
+        [now, id, revokedBy, ...filter.values],
+      );
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      const revoked = toAuthorization(row);
+      await within?.(revoked, manager);
+      return revoked;
+    });
+  }
+}
+
+function toAuthorization(row: AuthorizationRow): EnterpriseAuthorization {
+  return {
+    id: row.id,
+    principal: row.principal,
+    agentId: row.agent_id,
+    issuer: row.issuer,
+    resourceUri: row.resource_uri,
+    scopes: row.scopes,
+    firstIssuedAt: row.first_issued_at,
+    lastIssuedAt: row.last_issued_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+    revokedBy: row.revoked_by,
+  };
 }
