@@ -5,10 +5,12 @@ import { PinoLogger } from 'nestjs-pino';
 /** Audit event names (docs/architecture.md). Later features add theirs here. */
 export type AuditEvent =
   | 'impersonation_decision'
+  | 'enterprise_access_decision'
   | 'token_exchange'
   | 'grant_created'
   | 'grant_replaced'
   | 'grant_deleted'
+  | 'enterprise_access_revoked'
   | 'approval_created'
   | 'approval_approved'
   | 'approval_denied'

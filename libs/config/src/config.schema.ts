@@ -2,6 +2,7 @@ import { ASYMMETRIC_ALGORITHMS, isHttpUrl, isResourceIndicatorEntry, normalisePr
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration';
+import { enterpriseSchema } from './enterprise.schema';
 import { impersonationSchema } from './impersonation.schema';
 import { oneOrMany } from './one-or-many';
 
@@ -266,6 +267,8 @@ export const configSchema = z
           })
           .prefault({}),
         impersonation: impersonationSchema,
+        // Identity Assertion JWT Authorization Grants from enterprise IdPs (docs/oauth2.md "Enterprise-managed authorization").
+        enterprise: enterpriseSchema,
       })
       .prefault({}),
     token_exchange: z

@@ -9,6 +9,7 @@ import { configSchema, type ParsedConfig } from './config.schema';
 import type { BrokerConfig, SymmetricKey } from './config.types';
 import { loadOrCreateDevelopmentKeys } from './development-keys';
 import { substituteEnv } from './env-substitution';
+import { checkEnterprise } from './enterprise.schema';
 import { checkImpersonation, impersonationIssueKey } from './impersonation.schema';
 import { valueAt, writtenPath } from './one-or-many';
 
@@ -202,6 +203,7 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.Pro
   }
 
   checkImpersonation(parsed.oauth2_authorization_server.impersonation, parsed.oauth2_authorization_server.mode);
+  checkEnterprise(parsed.oauth2_authorization_server.enterprise, parsed.oauth2_authorization_server.mode);
   const workers = resolveWorkers(parsed);
   const tracing = resolveTracing(parsed.telemetry.tracing, env);
   checkDevelopmentPrincipal(parsed, warnings);

@@ -18,6 +18,8 @@ import { TrustAnchor } from './token-exchange/trust-anchor';
 import { GatewayCredentials } from './token-exchange/gateway-credentials';
 import { ImpersonationExchange } from './impersonation/impersonation.exchange';
 import { TOKEN_LIFECYCLE_SCOPE, type TokenLifecycleScope } from './token-lifecycle/lifecycle-clients';
+import { EnterpriseIssuers } from './enterprise/enterprise-issuers';
+import { IdJagGrant } from './enterprise/id-jag.grant';
 
 /** Every strategy implementation; the factories below pick the mode's. */
 export const STRATEGY_IMPLEMENTATIONS = [
@@ -32,6 +34,8 @@ export const STRATEGY_IMPLEMENTATIONS = [
   GatewayCredentials,
   ImpersonationExchange,
   TokenExchangeGrant,
+  EnterpriseIssuers,
+  IdJagGrant,
 ];
 
 /**
@@ -67,6 +71,8 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
       ProxyTokenForwarder,
       TokenExchangeGrant,
       LocalAuthorize,
+      EnterpriseIssuers,
+      IdJagGrant,
     ],
     useFactory: (
       config: BrokerConfig,
@@ -76,12 +82,16 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
       forwarder: ProxyTokenForwarder,
       exchange: TokenExchangeGrant,
       local: LocalAuthorize,
+      enterprise: EnterpriseIssuers,
+      idJag: IdJagGrant,
     ): GrantStrategy[] => {
-      // The third-party token exchange works the same in every mode.
+      // The third-party token exchange works the same in every mode; identity assertions of
+      // enterprise IdPs are offered only when one is trusted (local and hybrid modes).
+      const assertions = enterprise.enabled ? [idJag] : [];
       const mode = config.oauth2_authorization_server.mode;
       switch (mode) {
         case 'local':
-          return [code, refresh, credentials, exchange];
+          return [code, refresh, credentials, exchange, ...assertions];
         case 'proxy':
           return [forwarder, exchange];
         case 'hybrid':
@@ -91,6 +101,7 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
             refresh,
             credentials,
             exchange,
+            ...assertions,
           ];
         default:
           return assertNever(mode, 'mode');

@@ -9,3 +9,4 @@ export { OutboundHttp, jsonObjectOf, type OutboundResponse, type OutboundJson } 
 export { OutboundHttpError, type OutboundFailure } from './outbound-http-error';
 export type { OutboundPolicy, AddressGuardPolicy, Resolver } from './outbound-policy';
 export { isForbiddenAddress, networkList } from './special-use-addresses';
+export { metadataUrls } from './issuer-metadata-urls';

@@ -14,6 +14,12 @@ export { startOidcProvider, type TestOidcProvider } from './oidc-provider';
 export { startThirdPartyProvider, completeAuthorization, type ThirdPartyProvider } from './third-party-provider';
 export { startHttpsDocumentServer, type HttpsDocumentServer } from './https-document-server';
 export { startJwtIssuer, type TestJwtIssuer, type SignOptions } from './jwt-issuer';
+export {
+  startEnterpriseIdp,
+  type TestEnterpriseIdp,
+  type EnterpriseIdpClient,
+  type IdJagOptions,
+} from './enterprise-idp';
 export { startGatewayFixture, type GatewayFixture, type GatewayFixtureOptions } from './gateway-fixture';
 export { registerContractServer, checkContract, coveredOperations, ContractViolation } from './openapi-contract';
 export { installContractFetch } from './contract-fetch';

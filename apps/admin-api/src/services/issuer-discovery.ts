@@ -1,6 +1,6 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApiError, isHttpUrl } from '@broker/domain';
-import { networkList, OutboundHttp } from '@broker/outbound';
+import { metadataUrls, networkList, OutboundHttp } from '@broker/outbound';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isUri } from '../common/is-uri';
 
@@ -13,20 +13,6 @@ export interface DiscoveredEndpoints {
 /** 3 s in all, 256 KiB at most: the cap is enforced while reading, so a hostile issuer cannot make us buffer more. */
 const DISCOVERY_TIMEOUT_MS = 3_000;
 const DISCOVERY_MAX_BYTES = 256 * 1024;
-
-/**
- * Metadata locations of an issuer, in the order tried: RFC 8414 §3.1 (the well-known
- * segment inserted before the issuer's path), then OpenID Connect Discovery 1.0 §4
- * (appended to it).
- */
-export function metadataUrls(issuer: string): string[] {
-  const url = new URL(issuer);
-  const path = url.pathname.replace(/\/+$/, '');
-  return [
-    `${url.origin}/.well-known/oauth-authorization-server${path}`,
-    `${url.origin}${path}/.well-known/openid-configuration`,
-  ];
-}
 
 /**
  * Discovers a third party's authorization and token endpoints from its issuer, with a

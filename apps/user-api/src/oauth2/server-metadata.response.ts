@@ -56,6 +56,9 @@ export class AuthorizationServerMetadataResponse {
   /** A confidential agent's secret, or the gateway's client assertion (`private_key_jwt`, RFC 7523). */
   @ApiPropertyOptional({ enum: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'], isArray: true })
   introspection_endpoint_auth_methods_supported?: string[];
+  /** `["urn:ietf:params:oauth:grant-profile:id-jag"]` when an enterprise IdP is trusted (`oauth2_authorization_server.enterprise`, local and hybrid modes); absent otherwise. Never which IdPs. */
+  @ApiPropertyOptional({ enum: ['urn:ietf:params:oauth:grant-profile:id-jag'], isArray: true })
+  authorization_grant_profiles_supported?: string[];
 }
 
 /** `GET /.well-known/oauth-authorization-server` (RFC 8414 §3). */

@@ -7,6 +7,7 @@ const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
 const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /** RFC 6749 §3.2: parameters the broker does not know are ignored, so no form is closed. */
 const IGNORES_UNKNOWN = { additionalProperties: true } as const;
@@ -134,12 +135,42 @@ export class ImpersonationTokenRequest {
   scope?: string;
 }
 
+/**
+ * The JWT bearer grant (RFC 7523 §2.1) with an enterprise IdP's Identity Assertion JWT
+ * Authorization Grant (draft-ietf-oauth-identity-assertion-authz-grant §4.4; local and hybrid
+ * modes, when `oauth2_authorization_server.enterprise.trusted_issuers` names one). A
+ * confidential agent authenticates with its secret (HTTP Basic or `client_secret`); the token
+ * is for the person and the MCP server the assertion names (docs/oauth2.md
+ * "Enterprise-managed authorization"), with no refresh token.
+ */
+@ApiSchemaWith({ ...IGNORES_UNKNOWN })
+export class JwtBearerTokenRequest {
+  @ApiProperty({ enum: [JWT_BEARER_GRANT] })
+  grant_type!: typeof JWT_BEARER_GRANT;
+  /** The ID-JAG (`typ` `oauth-id-jag+jwt`), single use, issued to this agent for this broker's issuer. */
+  @ApiProperty({ minLength: 1 })
+  assertion!: string;
+  /** The agent's UUID (left out with HTTP Basic). */
+  @ApiPropertyOptional({ format: 'uuid' })
+  client_id?: string;
+  /** client_secret_post: the broker-issued secret. Not together with HTTP Basic. */
+  @ApiPropertyOptional()
+  client_secret?: string;
+  /** Space-delimited; within the assertion's scopes (else `invalid_scope`); without it, the assertion's. */
+  @ApiPropertyOptional()
+  scope?: string;
+  /** RFC 8707: one of the resources the assertion names (else `invalid_target`); without it, the assertion's one. */
+  @ApiPropertyOptional({ format: 'uri' })
+  resource?: string;
+}
+
 /** The token request models, to register with `@ApiExtraModels`. */
 export const TOKEN_REQUEST_MODELS = [
   AuthorizationCodeTokenRequest,
   ClientCredentialsTokenRequest,
   TokenExchangeTokenRequest,
   ImpersonationTokenRequest,
+  JwtBearerTokenRequest,
 ];
 
 /**

@@ -17,6 +17,8 @@ const UUID_KEYS = { propertyNames: UUID };
  *   expires, `scope` when it differs from the request;
  * - impersonation: a broker-signed JWT, `token_type` `Bearer`, `issued_token_type`,
  *   `expires_in`, `scope` when not empty;
+ * - an enterprise identity assertion (JWT bearer grant): a broker-signed JWT, `token_type`,
+ *   `expires_in`, `scope` when not empty, `resource`, and never a refresh token;
  * - authorization_code in proxy mode: the upstream's answer as it sent it (for example
  *   with `id_token` or `refresh_token`), hence members beyond these may appear.
  */
@@ -47,6 +49,9 @@ export class TokenResponse {
     ...UUID_KEYS,
   })
   granted_permission_sets?: Record<string, string[]>;
+  /** The JWT bearer grant with an enterprise identity assertion: the resource (MCP server) the token is for, its `aud`. */
+  @ApiPropertyOptional({ format: 'uri' })
+  resource?: string;
   /** Only when relayed from an upstream that issued one (proxy mode); the broker issues none. */
   @ApiPropertyOptional()
   refresh_token?: string;

@@ -1,5 +1,6 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Inject, Injectable } from '@nestjs/common';
+import { ID_JAG_GRANT_PROFILE, JWT_BEARER_GRANT } from '../enterprise/id-jag.grant';
 import { TokenEndpoint } from '../token/token-endpoint';
 
 /** RFC 8414 authorization server metadata. */
@@ -25,6 +26,11 @@ export interface AuthorizationServerMetadata {
   /** RFC 7662 (local and hybrid modes). */
   readonly introspection_endpoint?: string;
   readonly introspection_endpoint_auth_methods_supported?: readonly string[];
+  /**
+   * draft-ietf-oauth-identity-assertion-authz-grant §7.2: the identity assertion profile of the JWT bearer grant, when
+   * an enterprise IdP is trusted (never which: §8.4).
+   */
+  readonly authorization_grant_profiles_supported?: readonly string[];
 }
 
 /** `GET /.well-known/oauth-authorization-server`: the issuer is the broker's public URL in every mode. */
@@ -41,6 +47,9 @@ export class AuthorizationServerMetadataService {
       jwks_uri: `${base}/oauth2/jwks.json`,
       response_types_supported: ['code'],
       grant_types_supported: tokens.grantTypes,
+      ...(tokens.grantTypes.includes(JWT_BEARER_GRANT)
+        ? { authorization_grant_profiles_supported: [ID_JAG_GRANT_PROFILE] }
+        : {}),
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       authorization_response_iss_parameter_supported: true,

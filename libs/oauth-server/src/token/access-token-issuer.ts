@@ -19,6 +19,8 @@ export interface TokenResponse {
   readonly refresh_token?: string;
   /** Token exchange: the services each delegated permission set covers. */
   readonly granted_permission_sets?: Readonly<Record<string, readonly string[]>>;
+  /** The RFC 8707 resource granted, where the grant names it (an identity assertion's, draft-ietf-oauth-identity-assertion-authz-grant §4.4.1). */
+  readonly resource?: string;
 }
 
 /** Who and what a locally issued access token is for. */
@@ -67,7 +69,8 @@ const RESERVED_CLAIMS = new Set([
 @Injectable()
 export class AccessTokenIssuer {
   readonly issuer: string;
-  private readonly ttlSeconds: number;
+  /** `local.token_ttl` in seconds: every token's lifetime. */
+  readonly ttlSeconds: number;
   private readonly claimsExpression: CompiledExpression | undefined;
   private readonly logger = new Logger(AccessTokenIssuer.name);
 

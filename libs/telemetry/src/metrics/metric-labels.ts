@@ -75,10 +75,15 @@ export function refusalLabel(code: string): RefusalLabel {
 
 /**
  * `grant` of `broker_token_requests_unauthenticated_total`: the RFC 8693 exchange of a
- * gateway, or user impersonation (the same grant type, told apart by its request).
+ * gateway, user impersonation (the same grant type, told apart by its request), or an
+ * enterprise IdP's assertion (RFC 7523 JWT bearer grant) refused before it verified.
  */
-export type UnauthenticatedGrant = 'token_exchange' | 'impersonation';
-export const UNAUTHENTICATED_GRANTS: readonly UnauthenticatedGrant[] = ['token_exchange', 'impersonation'];
+export type UnauthenticatedGrant = 'token_exchange' | 'impersonation' | 'jwt_bearer';
+export const UNAUTHENTICATED_GRANTS: readonly UnauthenticatedGrant[] = [
+  'token_exchange',
+  'impersonation',
+  'jwt_bearer',
+];
 
 /** `server` of the HTTP histogram. */
 export const SERVER_LABELS = ['enduser', 'admin'] as const;
@@ -138,9 +143,10 @@ export const REVOKED_TOKEN_TYPES: readonly RevokedTokenType[] = ['access_token',
  * `key_set` of the key set families: which remote JWKS, by role (never its URL).
  * `trust_anchor`: the gateway's issuer (`token_exchange.client_assertion`: client assertions
  * and subject tokens); `upstream`: the upstream authorization server (proxy, hybrid);
- * `impersonation`: the impersonation rules' trusted issuers.
+ * `impersonation`: the impersonation rules' trusted issuers; `enterprise_idp`: the enterprise
+ * IdPs whose Identity Assertion JWT Authorization Grants are accepted.
  */
-export type KeySetName = 'trust_anchor' | 'upstream' | 'impersonation';
+export type KeySetName = 'trust_anchor' | 'upstream' | 'impersonation' | 'enterprise_idp';
 
 /** `state` of `broker_db_pool_connections`. */
 export const POOL_STATES = ['in_use', 'idle', 'waiting'] as const;
