@@ -196,6 +196,24 @@ describe.each(testBackends())('DPoP-bound tokens of the local authorization serv
     return body as { error: string; error_description: string };
   }
 
+  it('offers no JWT bearer grant without a trusted enterprise IdP: unsupported_grant_type, no ID-JAG profile', async () => {
+    const grant = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+    expect(as.grant_types_supported).not.toContain(grant);
+    expect(as.authorization_grant_profiles_supported).toBeUndefined();
+    const response = await http(tokenEndpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: grant,
+        assertion: 'x.y.z',
+        client_id: confidential.id,
+        client_secret: confidential.secret,
+      }).toString(),
+    });
+    expect(response.status).toBe(400);
+    expect(response.json<{ error: string }>().error).toBe('unsupported_grant_type');
+  });
+
   it('publishes the proof algorithms it accepts (RFC 9449 §5.1)', () => {
     expect(as.dpop_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'EdDSA', 'PS256']));
     expect(as.dpop_signing_alg_values_supported).not.toContain('HS256');

@@ -134,6 +134,9 @@ export async function startEnterpriseIdp(
       if (request.method === 'GET' && path === '/.well-known/oauth-authorization-server')
         return json(200, {
           issuer: base,
+          // RFC 8414 §2: required members (single sign-on itself is not played here).
+          authorization_endpoint: `${base}/authorize`,
+          response_types_supported: ['code'],
           token_endpoint: `${base}/token`,
           jwks_uri: `${base}/jwks`,
           grant_types_supported: [TOKEN_EXCHANGE],

@@ -19,13 +19,14 @@ export class AuthorizationServerMetadataResponse {
   jwks_uri!: string;
   @ApiProperty({ enum: ['code'], isArray: true })
   response_types_supported!: string[];
-  /** local: authorization_code, refresh_token (with `local.refresh_tokens.enabled`), client_credentials, token exchange; proxy: authorization_code, token exchange; hybrid: all of them. */
+  /** local: authorization_code, refresh_token (with `local.refresh_tokens.enabled`), client_credentials, token exchange, and the JWT bearer grant when an enterprise IdP is trusted; proxy: authorization_code, token exchange; hybrid: all of them. */
   @ApiProperty({
     enum: [
       'authorization_code',
       'refresh_token',
       'client_credentials',
       'urn:ietf:params:oauth:grant-type:token-exchange',
+      'urn:ietf:params:oauth:grant-type:jwt-bearer',
     ],
     isArray: true,
   })

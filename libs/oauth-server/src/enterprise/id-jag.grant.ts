@@ -101,11 +101,12 @@ export class IdJagGrant implements GrantStrategy {
       const issuer = (facts.issuer = this.issuerOf(assertion));
       const claims = await this.verify(assertion, issuer);
       verified = true;
+      // The person first: every later refusal is on their activity page.
+      const principal = (facts.principal = this.principalOf(issuer, claims.payload));
       // §4.4.1: the assertion was issued for this very client at this authorization server.
       if (claims.payload.client_id !== agent.id) throw invalidGrant('it was issued to another client');
       const resource = (facts.resource = await this.resourceOf(claims, form.get('resource'), agent));
       const scopes = (facts.scopes = await this.scopesOf(claims, form.get('scope'), resource, agent));
-      const principal = (facts.principal = this.principalOf(issuer, claims.payload));
       const jkt = await this.dpopKey(claims, context, agent);
       // MCP enterprise-managed authorization §7.4.2: each assertion once, on every replica, until it expires.
       const jtiSha256 = createHash('sha256').update(`id-jag\n${issuer.issuer}\n${claims.jti}`).digest();
