@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ServerKind } from '@broker/config';
+import { EnterpriseAuthorizationRepository } from '@broker/persistence';
 import {
   ApiClient,
   completeAuthorization,
@@ -581,6 +583,38 @@ describe.each(testBackends())(
       expect(deliveries.status, deliveries.text).toBe(200);
       const deleted = await admin.delete(`/api/webhooks/${webhookId}`);
       expect(deleted.status, deleted.text).toBe(204);
+    });
+
+    it('the user and the admin list and revoke what an organisation allowed the agent (enterprise authorizations)', async () => {
+      // Written as the JWT bearer grant writes them for a token issued on an enterprise IdP's assertion.
+      const authorizations = gateway.broker.broker.server('enduser').app.get(EnterpriseAuthorizationRepository);
+      const now = new Date();
+      const allow = async (issuer: string): Promise<string> =>
+        (await authorizations.record({
+          candidateId: randomUUID(),
+          principal: ALICE,
+          agentId,
+          issuer,
+          resourceUri: RESOURCE,
+          scopes: ['mail.read'],
+          now,
+          expiresAt: new Date(now.getTime() + 3_600_000),
+          assertionIssuedAt: now,
+        })) as string;
+      const mine = await allow('https://idp-one.example.com');
+      const theirs = await allow('https://idp-two.example.com');
+      const listed = await alice.get('/api/consent/enterprise-authorizations');
+      expect(listed.status, listed.text).toBe(200);
+      expect(listed.json<{ data: Created[] }>().data.map((item) => item.id)).toContain(mine);
+      const revoked = await alice.delete(`/api/consent/enterprise-authorizations/${mine}`);
+      expect(revoked.status, revoked.text).toBe(204);
+      const agentList = await admin.get(
+        `/api/agents/${agentId}/enterprise-authorizations?principal=${encodeURIComponent(ALICE)}`,
+      );
+      expect(agentList.status, agentList.text).toBe(200);
+      expect(agentList.json<{ data: Created[] }>().data.map((item) => item.id)).toEqual([theirs]);
+      const adminRevoked = await admin.delete(`/api/agents/${agentId}/enterprise-authorizations/${theirs}`);
+      expect(adminRevoked.status, adminRevoked.text).toBe(204);
     });
 
     it('everything is deleted again: grant, session, client credentials, agent, permission set, service', async () => {

@@ -8,6 +8,8 @@ import { WebhooksModule } from '@broker/webhooks';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AgentsController } from './agents/agents.controller';
 import { AgentsService } from './agents/agents.service';
+import { AgentEnterpriseAuthorizationsController } from './agents/enterprise-authorizations.controller';
+import { AgentEnterpriseAuthorizationsService } from './agents/enterprise-authorizations.service';
 import { ADMIN_ERROR_VOCABULARY } from './common/error-vocabulary';
 import { ClientCredentialsController } from './client-credentials/client-credentials.controller';
 import { EventsController } from './events/events.controller';
@@ -46,6 +48,7 @@ export class AdminApiModule {
       ],
       controllers: [
         AgentsController,
+        AgentEnterpriseAuthorizationsController,
         ServicesController,
         ResourcesController,
         PermissionSetsController,
@@ -59,6 +62,7 @@ export class AdminApiModule {
       providers: [
         EventsService,
         AgentsService,
+        AgentEnterpriseAuthorizationsService,
         ServicesService,
         ResourcesService,
         PermissionSetsService,

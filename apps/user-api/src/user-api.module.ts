@@ -10,6 +10,8 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ActivityController } from './activity/activity.controller';
 import { ActivityService } from './activity/activity.service';
 import { END_USER_SERVER_JOBS } from './background-jobs';
+import { EnterpriseAuthorizationsController } from './enterprise/enterprise-authorizations.controller';
+import { EnterpriseAuthorizationsService } from './enterprise/enterprise-authorizations.service';
 import { LastUsedController } from './activity/last-used.controller';
 import { ApprovalsGatewayController } from './approvals/approvals-gateway.controller';
 import { ApprovalsController } from './approvals/approvals.controller';
@@ -52,6 +54,7 @@ export class UserApiModule {
       controllers: [
         MeController,
         ConsentController,
+        EnterpriseAuthorizationsController,
         GrantsController,
         ThirdPartyController,
         OAuth2Controller,
@@ -67,6 +70,7 @@ export class UserApiModule {
           ApprovalsShutdown,
           AuthorizationCodePurge,
           ConsentService,
+          EnterpriseAuthorizationsService,
           GrantsService,
           AuthorizationSessionReader,
           AuthorizationSessionAnswers,

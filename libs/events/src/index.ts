@@ -44,10 +44,12 @@ export {
 export { adminEvent, firstSigningKeyAdded, type AdminEventSubject } from './builders/admin-events';
 export {
   consentDenied,
+  enterpriseAccessRevoked,
   grantEvent,
   sessionConnected,
   sessionDisconnected,
   sessionRefreshEvent,
+  type RevokedEnterpriseAccess,
   type SessionRefreshTrigger,
 } from './builders/person-events';
 export {

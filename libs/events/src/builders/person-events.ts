@@ -100,3 +100,34 @@ export function sessionRefreshEvent(
     details: { trigger },
   };
 }
+
+/** What the person's organisation allowed an agent, as its revocation names it. */
+export interface RevokedEnterpriseAccess {
+  readonly id: string;
+  readonly principal: string;
+  readonly agentId: string;
+  readonly issuer: string;
+  readonly resourceUri: string;
+}
+
+/**
+ * What the person's organisation allowed an agent (an enterprise authorization) was revoked by
+ * the person (`principal` actor) or by an administrator (`admin` actor, their principal): the
+ * person is its subject either way, so it reads in their activity. Names the authorization, its
+ * issuer and resource; never a token or an assertion.
+ */
+export function enterpriseAccessRevoked(
+  access: RevokedEnterpriseAccess,
+  actor: { readonly type: 'principal' | 'admin'; readonly id: string },
+): BrokerEvent<'enterprise_access.revoked'> {
+  return {
+    type: 'enterprise_access.revoked',
+    actor: { type: actor.type, id: actor.id },
+    principal: access.principal,
+    agentId: access.agentId,
+    serviceId: null,
+    outcome: 'success',
+    traceId: currentTraceId(),
+    details: { authorization_id: access.id, issuer: access.issuer, resource: access.resourceUri },
+  };
+}
