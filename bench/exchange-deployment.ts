@@ -12,6 +12,7 @@ import {
   startBenchBroker,
   USERS,
   type BenchDatabase,
+  type BrokerOverrides,
   type Dataset,
 } from './deployment';
 import type { GatewayIssuer } from './gateway-issuer';
@@ -57,10 +58,11 @@ export async function deployBroker(
   issuer: GatewayIssuer,
   dataset: Dataset,
   launch: BrokerLaunch = {},
+  overrides: BrokerOverrides = {},
 ): Promise<BrokerDeployment> {
   const db = await createBenchDatabase(cluster);
   const { audience, kek } = db;
-  const broker = await startBenchBroker(db, issuer, {}, launch);
+  const broker = await startBenchBroker(db, issuer, overrides, launch);
   try {
     const { post: adminPost } = adminApi(broker.adminUrl);
     const registry = await createRegistry(broker.adminUrl, dataset);

@@ -14,6 +14,7 @@ export class GatewayIssuer {
   readonly publicJwk: JsonWebKey & { kid: string; alg: string; use: string };
   private readonly privateKey: KeyObject;
   private readonly header: string;
+  private readonly idJagHeader: string;
 
   private constructor(
     private readonly server: Server,
@@ -23,6 +24,7 @@ export class GatewayIssuer {
     this.privateKey = privateKey;
     this.publicJwk = { ...publicKey.export({ format: 'jwk' }), kid: 'bench-gateway-es256', alg: 'ES256', use: 'sig' };
     this.header = base64url({ alg: 'ES256', kid: this.publicJwk.kid, typ: 'JWT' });
+    this.idJagHeader = base64url({ alg: 'ES256', kid: this.publicJwk.kid, typ: 'oauth-id-jag+jwt' });
     server.on('request', (_request, response) =>
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [this.publicJwk] })),
     );
@@ -56,13 +58,21 @@ export class GatewayIssuer {
     return this.sign(claims);
   }
 
+  /**
+   * An Identity Assertion JWT Authorization Grant of this issuer (an enterprise IdP's, typ
+   * `oauth-id-jag+jwt`), valid for five minutes, unique `jti`: spent once by the broker.
+   */
+  idJag(claims: Record<string, string>): string {
+    return this.sign(claims, this.idJagHeader, 300);
+  }
+
   stop(): Promise<void> {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
-  private sign(claims: Record<string, string>): string {
+  private sign(claims: Record<string, string>, header = this.header, ttlSeconds = 3600): string {
     const now = Math.floor(Date.now() / 1000);
-    const input = `${this.header}.${base64url({ iss: this.issuer, ...claims, iat: now, exp: now + 3600, jti: randomUUID() })}`;
+    const input = `${header}.${base64url({ iss: this.issuer, ...claims, iat: now, exp: now + ttlSeconds, jti: randomUUID() })}`;
     // ES256 in JWS is the raw r || s pair (IEEE P1363), not DER.
     return `${input}.${sign('sha256', Buffer.from(input), { key: this.privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
   }

@@ -38,6 +38,10 @@ import { cpuSecondsBetween, treeCpuTicks } from './servers';
  *   (random value, its SHA-256, bound to the agent, its credential and the grant).
  * - introspection: a resource server asking about 1,000 users' access tokens (each issued by a
  *   refresh), cycled, authenticated as the agent the tokens were issued to.
+ * - ID-JAG (JWT bearer grant): every request presents an enterprise IdP's identity assertion
+ *   never presented before (each is single use), for one of 1,000 users and a registered MCP
+ *   server, signed by this process before the run; the broker verifies it, spends its `jti`
+ *   and upserts the person's enterprise authorization.
  * Prints numbers; asserts nothing about them. Targets: refresh ≥ 0.8x, introspection ≥ 1.5x,
  * client_credentials + DPoP ≥ 0.7x client_credentials.
  */
@@ -106,6 +110,48 @@ class RefreshPool {
     }
   }
 }
+
+/** JWT bearer grant bodies, each with an identity assertion (ID-JAG) never presented before, for 1,000 users in turn. */
+class IdJagBodies {
+  private fastestRps = 0;
+  private next = 0;
+
+  constructor(
+    private readonly issuer: GatewayIssuer,
+    private readonly fields: { audience: string; clientId: string; secret: string; resource: string },
+  ) {}
+
+  /** Bodies for the next run, signed now (outside the measurement): as many as its rate could spend. */
+  ready(): string[] {
+    const wanted = Math.ceil(Math.max(FRESH_RATE_CEILING, 1.5 * this.fastestRps) * (WARMUP_SECONDS + DURATION_SECONDS));
+    return Array.from({ length: wanted }, () => this.body());
+  }
+
+  body(): string {
+    const { audience, clientId, secret, resource } = this.fields;
+    this.next += 1;
+    const assertion = this.issuer.idJag({
+      sub: `enterprise-user-${this.next % USERS}`,
+      aud: audience,
+      client_id: clientId,
+      resource,
+      scope: 'read',
+    });
+    return new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      assertion,
+      client_id: clientId,
+      client_secret: secret,
+    }).toString();
+  }
+
+  sawRate(run: Measurement): void {
+    this.fastestRps = Math.max(this.fastestRps, run.rps);
+  }
+}
+
+/** The MCP server the ID-JAG runs are for (registered as a protected resource offering `read`). */
+const ENTERPRISE_RESOURCE = 'https://mcp.bench.example/mcp';
 
 /** DPoP proofs (RFC 9449 §4.2) for the token endpoint, each handed out once, ES256 with one client key. */
 class DpopProofs {
@@ -176,7 +222,7 @@ async function post<T>(url: string, body: string, headers: Record<string, string
   return (await response.json()) as T;
 }
 
-async function lifecycle(deployment: BrokerDeployment): Promise<void> {
+async function lifecycle(deployment: BrokerDeployment, issuer: GatewayIssuer): Promise<void> {
   const { client_secret: secret } = await deployment.adminPost<{ client_secret: string }>(
     `/api/agents/${deployment.agentId}/client-credentials`,
     {},
@@ -194,6 +240,21 @@ async function lifecycle(deployment: BrokerDeployment): Promise<void> {
   const bound = await post<{ token_type: string }>(token, clientCredentials, { dpop: proofs.proof() });
   if (bound.token_type !== 'DPoP')
     throw new Error(`a token request with a DPoP proof answered ${JSON.stringify(bound)}`);
+
+  await deployment.adminPost('/api/resources', {
+    display_name: 'Bench MCP',
+    resource_uri: ENTERPRISE_RESOURCE,
+    scopes: [{ scope: 'read', description: 'Read' }],
+  });
+  const idJags = new IdJagBodies(issuer, {
+    audience: deployment.broker.enduserUrl,
+    clientId: deployment.agentId,
+    secret,
+    resource: ENTERPRISE_RESOURCE,
+  });
+  const enterprise = await post<{ refresh_token?: string; resource: string }>(token, idJags.body());
+  if (enterprise.resource !== ENTERPRISE_RESOURCE || enterprise.refresh_token !== undefined)
+    throw new Error(`an ID-JAG answered ${JSON.stringify(enterprise)}`);
 
   const pool = new RefreshPool(deployment.db.databaseUrl, deployment.agentId, secret);
   // 1,000 users' access tokens (one refresh each, outside the measurement) for the introspection run.
@@ -216,6 +277,7 @@ async function lifecycle(deployment: BrokerDeployment): Promise<void> {
     { name: 'client_credentials + DPoP' },
     { name: 'refresh_token' },
     { name: 'introspection' },
+    { name: 'ID-JAG' },
   ] as const;
   const postmaster = await postmasterPid(deployment.db.databaseUrl);
   const cpu: CpuShare[] = [];
@@ -270,6 +332,18 @@ async function lifecycle(deployment: BrokerDeployment): Promise<void> {
         pool.spend(run);
         return run;
       }
+      case 'ID-JAG': {
+        const run = await measureLoad({
+          url: token,
+          method: 'POST',
+          headers: FORM_HEADERS,
+          bodies: idJags.ready(),
+          cycle: false,
+          connections: CONNECTIONS,
+        });
+        idJags.sawRate(run);
+        return run;
+      }
       case 'introspection':
         return measureLoad({
           url: introspect,
@@ -291,6 +365,7 @@ async function lifecycle(deployment: BrokerDeployment): Promise<void> {
     'client_credentials + DPoP': '≥ 0.7x',
     refresh_token: '≥ 0.8x',
     introspection: '≥ 1.5x',
+    'ID-JAG': '(none)',
   };
   console.table(
     Object.entries(targets).map(([name, target]) => ({
@@ -345,8 +420,20 @@ describe('token lifecycle benchmark (PostgreSQL)', () => {
     releaseMachine?.();
   });
 
-  it(`${SMALL.label}: client_credentials + DPoP, refresh_token and introspection next to client_credentials`, async () => {
-    deployment = await deployBroker(cluster as PostgresCluster, issuer as GatewayIssuer, SMALL);
-    await lifecycle(deployment);
+  it(`${SMALL.label}: client_credentials + DPoP, refresh_token, introspection and ID-JAG next to client_credentials`, async () => {
+    const gateway = issuer as GatewayIssuer;
+    // The gateway's issuer doubles as the enterprise IdP of the ID-JAG runs.
+    deployment = await deployBroker(
+      cluster as PostgresCluster,
+      gateway,
+      SMALL,
+      {},
+      {
+        oauth2_authorization_server: {
+          enterprise: { trusted_issuers: { issuer_uri: gateway.issuer, jwks_uri: gateway.jwksUri } },
+        },
+      },
+    );
+    await lifecycle(deployment, gateway);
   }, 900_000);
 });
