@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { formatDate } from '../format';
+import { formatDate, hostOf } from '../format';
 import { KIND_LABELS, actorPhrase, outcomeBadge, type ActivityEvent } from './kinds';
 import type { Names } from './names';
 import { relativeTime } from './time';
@@ -155,6 +155,31 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
         out.push(
           <Detail key="args" label="Arguments">
             <span className="mono">{args.join(', ')}</span>
+          </Detail>,
+        );
+      break;
+    }
+    case 'enterprise_access.decided':
+    case 'enterprise_access.revoked': {
+      const resource = text(d, 'resource');
+      if (resource !== null)
+        out.push(
+          <Detail key="resource" label="MCP server">
+            <span className="mono">{resource}</span>
+          </Detail>,
+        );
+      const issuer = text(d, 'issuer');
+      if (issuer !== null)
+        out.push(
+          <Detail key="issuer" label="Allowed by">
+            <span className="mono">{hostOf(issuer)}</span>
+          </Detail>,
+        );
+      const scopes = list(d, 'scopes');
+      if (scopes.length > 0)
+        out.push(
+          <Detail key="scopes" label="Scopes">
+            <span className="mono">{scopes.join(' ')}</span>
           </Detail>,
         );
       break;

@@ -13,6 +13,7 @@ describe('activity badges say what came of the event', () => {
       'session.disconnected',
       'session.needs_reauthentication',
       'approval.requested',
+      'enterprise_access.revoked',
     ] as const) {
       const badge = outcomeBadge(kind, 'success');
       expect(badge.label, kind).not.toBe('Succeeded');
@@ -32,5 +33,16 @@ describe('activity badges say what came of the event', () => {
   it('a declined consent is a kind the person can filter by', () => {
     expect(KIND_LABELS['consent.denied']).toBe('Access declined');
     expect(KIND_GROUPS.flatMap((group) => group.kinds)).toContain('consent.denied');
+  });
+
+  it("what the person's organisation allowed, and its revocation, read in the person's words; a refusal as a refusal", () => {
+    expect(KIND_LABELS['enterprise_access.decided']).toBe('Allowed by your organisation');
+    expect(KIND_LABELS['enterprise_access.revoked']).toBe('Organisation access revoked');
+    expect(outcomeBadge('enterprise_access.decided', 'success')).toEqual({ label: 'Allowed', tone: 'success' });
+    expect(outcomeBadge('enterprise_access.decided', 'failure')).toEqual({ label: 'Refused', tone: 'danger' });
+    expect(outcomeBadge('enterprise_access.revoked', 'success')).toEqual({ label: 'Revoked', tone: '' });
+    const filterable = KIND_GROUPS.flatMap((group) => group.kinds);
+    expect(filterable).toContain('enterprise_access.decided');
+    expect(filterable).toContain('enterprise_access.revoked');
   });
 });

@@ -48,6 +48,8 @@ export const KIND_LABELS: Record<EventKind, string> = {
   'refresh_token.reused': 'Stolen sign-in stopped',
   'refresh_token.revoked': 'Signed out',
   'access_token.revoked': 'Token revoked',
+  'enterprise_access.decided': 'Allowed by your organisation',
+  'enterprise_access.revoked': 'Organisation access revoked',
 };
 
 /** The kinds a person's activity holds, grouped as the kind filter offers them (administration kinds never name a person). */
@@ -57,6 +59,7 @@ export const KIND_GROUPS: readonly { readonly label: string; readonly kinds: rea
     label: 'Access you gave',
     kinds: ['grant.created', 'grant.replaced', 'grant.revoked', 'grant.expired', 'consent.denied'],
   },
+  { label: 'Allowed by your organisation', kinds: ['enterprise_access.decided', 'enterprise_access.revoked'] },
   {
     label: 'Agent sign-ins',
     kinds: [
@@ -129,10 +132,16 @@ const SUCCESS_BADGES: Partial<Record<EventKind, OutcomeBadge>> = {
   'approval.expired': { label: 'Expired', tone: '' },
   'refresh_token.revoked': { label: 'Signed out', tone: '' },
   'access_token.revoked': { label: 'Revoked', tone: '' },
+  'enterprise_access.decided': { label: 'Allowed', tone: 'success' },
+  'enterprise_access.revoked': { label: 'Revoked', tone: '' },
 };
 
 export function outcomeBadge(type: EventKind, outcome: ActivityEvent['outcome']): OutcomeBadge {
-  if (outcome === 'failure')
-    return type === 'refresh_token.reused' ? { label: 'Stopped', tone: 'danger' } : { label: 'Failed', tone: 'danger' };
+  if (outcome === 'failure') {
+    if (type === 'refresh_token.reused') return { label: 'Stopped', tone: 'danger' };
+    // The organisation's identity provider vouched, the broker said no (the OAuth error says why).
+    if (type === 'enterprise_access.decided') return { label: 'Refused', tone: 'danger' };
+    return { label: 'Failed', tone: 'danger' };
+  }
   return SUCCESS_BADGES[type] ?? { label: 'Succeeded', tone: 'success' };
 }

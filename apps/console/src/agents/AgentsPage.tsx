@@ -1,6 +1,14 @@
 import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
-import { useConnections, useCurrentGrant, useDelegations, useLastUsed, useRevokeDelegation } from '../api/queries';
+import {
+  useConnections,
+  useCurrentGrant,
+  useDelegations,
+  useEnterpriseAuthorizations,
+  useLastUsed,
+  useRevokeDelegation,
+  useRevokeEnterpriseAuthorization,
+} from '../api/queries';
 import type { components } from '../api/user-api';
 import { Logo } from '../components/AgentLogo';
 import { ConfirmDialog } from '../components/ConfirmDialog';
@@ -8,12 +16,14 @@ import { ErrorView, Loading } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
 import { ReconnectBanner } from '../components/ReconnectBanner';
 import { relativeTime } from '../activity/time';
-import { formatDate } from '../format';
+import { formatDate, hostOf } from '../format';
 
 type Delegation = components['schemas']['DelegationSummaryResponse'];
 /** An MCP server the active grant lets the agent reach. */
 type ReachedResource = components['schemas']['DelegatedResourceView'];
 type LastUsed = components['schemas']['LastUsedView'];
+/** What the person's organisation allowed an agent for one MCP server, through its identity provider. */
+type OrganisationAllowed = components['schemas']['EnterpriseAuthorizationResponse'];
 
 /** `/agents`: the agents the person has delegated to, with revoke. */
 export function AgentsPage() {
@@ -49,6 +59,109 @@ export function AgentsPage() {
           <DelegationList items={agents.data.data} onRevoked={setNotice} />
         </>
       )}
+      <OrganisationAllowedList onRevoked={setNotice} />
+    </>
+  );
+}
+
+/**
+ * The agents the person's organisation allowed through its identity provider (no consent of the person
+ * behind them, docs/console.md): each MCP server, the identity provider, the scopes and until when, with
+ * revoke. Nothing is shown while there are none.
+ */
+function OrganisationAllowedList({ onRevoked }: { onRevoked: (text: string) => void }) {
+  const allowed = useEnterpriseAuthorizations();
+  if (allowed.data === undefined) return allowed.isError ? <ErrorView error={allowed.error} /> : null;
+  if (allowed.data.data.length === 0) return null;
+  return (
+    <section className="organisation-allowed" aria-labelledby="organisation-allowed-heading">
+      <h2 id="organisation-allowed-heading">Allowed by your organisation</h2>
+      <p className="muted">
+        Your organisation&apos;s identity provider let these agents use MCP servers as you. You can revoke any of them
+        here.
+      </p>
+      <ul className="list" aria-label="Agents allowed by your organisation">
+        {allowed.data.data.map((item) => (
+          <li key={item.id} className="card">
+            <Logo url={item.agent_logo_url} name={item.agent_display_name} />
+            <div className="card-body">
+              <div className="card-title organisation-allowed-title">
+                <span>{item.agent_display_name}</span>
+                <span className="badge requested">Allowed by your organisation</span>
+              </div>
+              <div className="meta">
+                <span>
+                  Identity provider: <span className="mono">{hostOf(item.issuer)}</span>
+                </span>
+                {item.scopes.length > 0 ? (
+                  <span>
+                    Scopes: <span className="mono">{item.scopes.join(' ')}</span>
+                  </span>
+                ) : null}
+                <span>Until {formatDate(item.expires_at)}</span>
+              </div>
+              <ul className="usage mcp-access" aria-label={`MCP server ${item.agent_display_name} may use`}>
+                <li>
+                  <span className="usage-service">{item.resource_display_name ?? 'MCP server'}</span>
+                  <span className="usage-when mono">{item.resource_uri}</span>
+                </li>
+              </ul>
+            </div>
+            <RevokeOrganisationAccess item={item} onRevoked={onRevoked} />
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** Revoke what the organisation allowed, with a confirmation that says what stops and what does not. */
+function RevokeOrganisationAccess({
+  item,
+  onRevoked,
+}: {
+  item: OrganisationAllowed;
+  onRevoked: (text: string) => void;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [failure, setFailure] = useState<unknown>(null);
+  const name = item.agent_display_name;
+  const server = item.resource_display_name ?? item.resource_uri;
+  const revoke = useRevokeEnterpriseAuthorization(item.id, {
+    onMutate: () => setFailure(null),
+    onSuccess: () => {
+      dialog.current?.close();
+      onRevoked(`Revoked what your organisation allowed ${name} on ${server}: its current tokens no longer work.`);
+    },
+    onError: setFailure,
+  });
+  return (
+    <>
+      <button
+        type="button"
+        className="button danger"
+        aria-label={`Revoke ${name}'s access to ${server}`}
+        onClick={() => {
+          setFailure(null);
+          dialog.current?.showModal();
+        }}
+      >
+        Revoke
+      </button>
+      <ConfirmDialog
+        dialogRef={dialog}
+        id={`revoke-organisation-${item.id}`}
+        title={`Revoke ${name}'s access to ${server}?`}
+        confirmLabel="Revoke access"
+        busy={revoke.isPending}
+        failure={failure}
+        onConfirm={() => revoke.mutate()}
+      >
+        <p>
+          Your organisation allowed {name} to use {server} as you. Its current tokens stop working at once.
+        </p>
+        <p>Your organisation&apos;s identity provider can allow it again. To stop that, ask your administrator.</p>
+      </ConfirmDialog>
     </>
   );
 }

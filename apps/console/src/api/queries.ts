@@ -21,6 +21,8 @@ export const queryKeys = {
   me: ['me'],
   /** The agents the person delegates to (the agents page, the activity page's names, the consent page's sign-ins). */
   delegations: ['delegations'],
+  /** What the person's organisation allowed agents through its identity provider (the agents page). */
+  enterpriseAuthorizations: ['enterprise-authorizations'],
   /** When each agent last used each service. */
   lastUsed: ['last-used'],
   /** Every configured service with the person's connection to it. */
@@ -112,6 +114,38 @@ export function useRevokeDelegation(agentId: string, handlers: ChangeHandlers<un
       await queries.invalidateQueries({ queryKey: queryKeys.delegations });
     },
     onError: handlers.onError,
+  });
+}
+
+/** What the person's organisation allowed agents through its identity provider, live ones, newest first. */
+export function useEnterpriseAuthorizations() {
+  return useQuery({
+    queryKey: queryKeys.enterpriseAuthorizations,
+    queryFn: () => unwrap(api.GET('/api/consent/enterprise-authorizations')),
+  });
+}
+
+/** Revoke what the organisation allowed an agent for one MCP server: its current tokens stop working at once. */
+export function useRevokeEnterpriseAuthorization(authorizationId: string, handlers: ChangeHandlers<unknown>) {
+  const queries = useQueryClient();
+  return useMutation({
+    mutationFn: () =>
+      unwrap(
+        api.DELETE('/api/consent/enterprise-authorizations/{authorizationId}', {
+          params: { path: { authorizationId } },
+        }),
+      ),
+    onMutate: handlers.onMutate,
+    onSuccess: async (answer) => {
+      handlers.onSuccess?.(answer);
+      await queries.invalidateQueries({ queryKey: queryKeys.enterpriseAuthorizations });
+    },
+    // Revoked meanwhile (another tab, the administrator) or expired: the list is read again.
+    onError: async (error) => {
+      handlers.onError?.(error);
+      if (error instanceof ApiFailure && error.status === 404)
+        await queries.invalidateQueries({ queryKey: queryKeys.enterpriseAuthorizations });
+    },
   });
 }
 
