@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { EnterpriseAuthorizationRepository, TokenStateRepository } from '@broker/persistence';
 import { ApiClient, FrozenClock, startTestBroker, testBackends, type TestBroker } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,7 +79,7 @@ describe.each(testBackends())('enterprise authorizations: the person and the adm
   /** A token issued on an ID-JAG `minutesAgo`, as the grant records it; the authorization's id (the tokens' `sid`). */
   async function allow(principal: string, agentId: string, resourceUri: string, minutesAgo = 0): Promise<string> {
     const now = new Date(clock.now().getTime() - minutesAgo * 60_000);
-    const id = await repository.record({
+    const recorded = await repository.record({
       candidateId: randomUUID(),
       principal,
       agentId,
@@ -89,9 +89,11 @@ describe.each(testBackends())('enterprise authorizations: the person and the adm
       now,
       expiresAt: new Date(now.getTime() + 3_600_000),
       assertionIssuedAt: new Date(now.getTime() - 5_000),
+      assertionSha256: randomBytes(32),
+      spentUntil: new Date(now.getTime() + 300_000),
     });
-    if (id === undefined) throw new Error('not recorded');
-    return id;
+    if (recorded.outcome !== 'recorded') throw new Error(`not recorded: ${recorded.outcome}`);
+    return recorded.id;
   }
 
   const mine = async (client: ApiClient): Promise<AuthorizationView[]> => {

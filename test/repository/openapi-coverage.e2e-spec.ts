@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ServerKind } from '@broker/config';
@@ -589,8 +589,8 @@ describe.each(testBackends())(
       // Written as the JWT bearer grant writes them for a token issued on an enterprise IdP's assertion.
       const authorizations = gateway.broker.broker.server('enduser').app.get(EnterpriseAuthorizationRepository);
       const now = new Date();
-      const allow = async (issuer: string): Promise<string> =>
-        (await authorizations.record({
+      const allow = async (issuer: string): Promise<string> => {
+        const recorded = await authorizations.record({
           candidateId: randomUUID(),
           principal: ALICE,
           agentId,
@@ -600,7 +600,12 @@ describe.each(testBackends())(
           now,
           expiresAt: new Date(now.getTime() + 3_600_000),
           assertionIssuedAt: now,
-        })) as string;
+          assertionSha256: randomBytes(32),
+          spentUntil: new Date(now.getTime() + 300_000),
+        });
+        if (recorded.outcome !== 'recorded') throw new Error(`not recorded: ${recorded.outcome}`);
+        return recorded.id;
+      };
       const mine = await allow('https://idp-one.example.com');
       const theirs = await allow('https://idp-two.example.com');
       const listed = await alice.get('/api/consent/enterprise-authorizations');

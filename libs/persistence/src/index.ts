@@ -63,6 +63,7 @@ export {
   type EnterpriseAuthorizationOwner,
   type EnterpriseAuthorizationView,
   type EnterpriseIssue,
+  type RecordOutcome,
 } from './registry/enterprise-authorization.repository';
 export {
   AuthorizationSessionAnswerRepository,

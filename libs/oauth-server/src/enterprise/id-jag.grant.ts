@@ -2,11 +2,7 @@ import { createHash } from 'node:crypto';
 import { AuditLog } from '@broker/audit';
 import { Clock, normalisePrincipal, OAuthError, Random, type Agent } from '@broker/domain';
 import { EventLedger, enterpriseAccessDecided } from '@broker/events';
-import {
-  ClientAssertionReplayRepository,
-  EnterpriseAuthorizationRepository,
-  ProtectedResourceRepository,
-} from '@broker/persistence';
+import { EnterpriseAuthorizationRepository, ProtectedResourceRepository } from '@broker/persistence';
 import { BrokerMetrics } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
@@ -77,7 +73,6 @@ export class IdJagGrant implements GrantStrategy {
     private readonly tokens: AccessTokenIssuer,
     private readonly resourcePolicy: ResourceIndicators,
     private readonly catalog: ProtectedResourceRepository,
-    private readonly replays: ClientAssertionReplayRepository,
     private readonly authorizations: EnterpriseAuthorizationRepository,
     private readonly dpop: DpopProofs,
     private readonly clock: Clock,
@@ -108,12 +103,10 @@ export class IdJagGrant implements GrantStrategy {
       const resource = (facts.resource = await this.resourceOf(claims, form.get('resource'), agent));
       const scopes = (facts.scopes = await this.scopesOf(claims, form.get('scope'), resource, agent));
       const jkt = await this.dpopKey(claims, context, agent);
-      // MCP enterprise-managed authorization §7.4.2: each assertion once, on every replica, until it expires.
-      const jtiSha256 = createHash('sha256').update(`id-jag\n${issuer.issuer}\n${claims.jti}`).digest();
       const now = this.clock.now();
-      const spentUntil = new Date((claims.exp + CLOCK_TOLERANCE_SECONDS) * 1000);
-      if (!(await this.replays.claimFirstUse(jtiSha256, spentUntil, now))) throw invalidGrant('it was used already');
-      const authorizationId = await this.authorizations.record({
+      // One statement: the jti is spent (MCP enterprise-managed authorization §7.4.2: each assertion once, on every
+      // replica, until it expires) and the authorization recorded.
+      const recorded = await this.authorizations.record({
         candidateId: this.random.uuid(),
         principal,
         agentId: agent.id,
@@ -123,9 +116,12 @@ export class IdJagGrant implements GrantStrategy {
         now,
         expiresAt: new Date(now.getTime() + this.tokens.ttlSeconds * 1000),
         assertionIssuedAt: new Date(claims.iat * 1000),
+        assertionSha256: createHash('sha256').update(`id-jag\n${issuer.issuer}\n${claims.jti}`).digest(),
+        spentUntil: new Date((claims.exp + CLOCK_TOLERANCE_SECONDS) * 1000),
       });
-      if (authorizationId === undefined) throw invalidGrant('it was issued before this access was revoked');
-      facts.authorizationId = authorizationId;
+      if (recorded.outcome === 'replayed') throw invalidGrant('it was used already');
+      if (recorded.outcome === 'revoked') throw invalidGrant('it was issued before this access was revoked');
+      const authorizationId = (facts.authorizationId = recorded.id);
       const issued = await this.tokens.issue({
         agent,
         principal,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +34,7 @@ describe.each(testBackends())('EnterpriseAuthorizationRepository on $name', (bac
   });
 
   const record = async (issue: Partial<EnterpriseIssue> & Pick<EnterpriseIssue, 'principal'>): Promise<string> => {
-    const id = await repository.record({
+    const recorded = await repository.record({
       candidateId: randomUUID(),
       agentId: mail,
       issuer: 'https://idp.example',
@@ -43,10 +43,12 @@ describe.each(testBackends())('EnterpriseAuthorizationRepository on $name', (bac
       now: at(-60_000),
       expiresAt: at(3_600_000),
       assertionIssuedAt: at(-70_000),
+      assertionSha256: randomBytes(32),
+      spentUntil: at(300_000),
       ...issue,
     });
-    if (id === undefined) throw new Error('not recorded');
-    return id;
+    if (recorded.outcome !== 'recorded') throw new Error(`not recorded: ${recorded.outcome}`);
+    return recorded.id;
   };
 
   it("lists a person's and an agent's live authorizations, newest first, with the agent and the registered resource", async () => {

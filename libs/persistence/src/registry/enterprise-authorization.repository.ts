@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { preparedQuery } from '../prepared-query';
+import { assertionClaim } from './replay-records.repository';
 import type { WithinTransaction } from '../within-transaction';
 
 /** A token the Identity Assertion JWT Authorization Grant is about to issue, as its authorization records it. */
@@ -17,7 +18,16 @@ export interface EnterpriseIssue {
   readonly expiresAt: Date;
   /** The assertion's `iat`: one issued before the pairing's last revocation buys nothing. */
   readonly assertionIssuedAt: Date;
+  /** The SHA-256 naming the assertion's `jti` (with its issuer) among single-use assertions, and until when it is kept. */
+  readonly assertionSha256: Buffer;
+  readonly spentUntil: Date;
 }
+
+/** What recording a token did: its authorization's id, or why there is none. */
+export type RecordOutcome =
+  | { readonly outcome: 'recorded'; readonly id: string }
+  | { readonly outcome: 'replayed' }
+  | { readonly outcome: 'revoked' };
 
 /** An enterprise authorization as stored: what one person's organisation allowed one agent for one resource. */
 export interface EnterpriseAuthorization {
@@ -93,20 +103,25 @@ function ownedBy(owner: EnterpriseAuthorizationOwner, offset: number): { sql: st
 }
 
 /**
- * One statement: the live row of (person, agent, issuer, resource) is created or extended, unless
- * the assertion was issued before the last revocation of that pairing (then no row is returned).
- * Two concurrent first tokens meet at the partial unique index; both get the one row.
+ * One statement, one commit: the assertion's `jti` is spent (`assertionClaim`, single use on
+ * every replica) and, if it was a first use, the live row of (person, agent, issuer, resource)
+ * is created or extended, unless the assertion was issued before the last revocation of that
+ * pairing. Two concurrent first tokens meet at the partial unique index; both get the one row.
  */
-const RECORD = `INSERT INTO enterprise_authorizations
-  (id, principal, agent_id, issuer, resource_uri, scopes, first_issued_at, last_issued_at, expires_at)
-SELECT $1::uuid, $2::varchar, $3::uuid, $4::text, $5::text, $6::jsonb, $7::timestamptz, $7::timestamptz, $8::timestamptz
- WHERE NOT EXISTS (SELECT 1 FROM enterprise_authorizations
-                    WHERE principal = $2::varchar AND agent_id = $3::uuid AND issuer = $4::text AND resource_uri = $5::text
-                      AND revoked_at IS NOT NULL AND revoked_at >= $9::timestamptz)
-ON CONFLICT (principal, agent_id, issuer, resource_uri) WHERE revoked_at IS NULL DO UPDATE
-  SET last_issued_at = EXCLUDED.last_issued_at, scopes = EXCLUDED.scopes,
-      expires_at = GREATEST(enterprise_authorizations.expires_at, EXCLUDED.expires_at)
-RETURNING id`;
+const RECORD = `WITH ${assertionClaim('$10::bytea', '$11::timestamptz', '$7::timestamptz')},
+recorded AS (
+  INSERT INTO enterprise_authorizations
+    (id, principal, agent_id, issuer, resource_uri, scopes, first_issued_at, last_issued_at, expires_at)
+  SELECT $1::uuid, $2::varchar, $3::uuid, $4::text, $5::text, $6::jsonb, $7::timestamptz, $7::timestamptz, $8::timestamptz
+   WHERE EXISTS (SELECT 1 FROM claimed)
+     AND NOT EXISTS (SELECT 1 FROM enterprise_authorizations
+                      WHERE principal = $2::varchar AND agent_id = $3::uuid AND issuer = $4::text AND resource_uri = $5::text
+                        AND revoked_at IS NOT NULL AND revoked_at >= $9::timestamptz)
+  ON CONFLICT (principal, agent_id, issuer, resource_uri) WHERE revoked_at IS NULL DO UPDATE
+    SET last_issued_at = EXCLUDED.last_issued_at, scopes = EXCLUDED.scopes,
+        expires_at = GREATEST(enterprise_authorizations.expires_at, EXCLUDED.expires_at)
+  RETURNING id)
+SELECT EXISTS (SELECT 1 FROM claimed) AS claimed, (SELECT id FROM recorded) AS id`;
 
 /**
  * What a person's organisation allowed an agent through an enterprise IdP's assertions
@@ -114,15 +129,23 @@ RETURNING id`;
  * which introspection reads and revocation ends.
  */
 export class EnterpriseAuthorizationRepository {
-  private readonly recordStatement: (values: readonly unknown[]) => Promise<{ id: string }[]>;
+  private readonly recordStatement: (values: readonly unknown[]) => Promise<{ claimed: boolean; id: string | null }[]>;
 
   constructor(private readonly dataSource: DataSource) {
-    this.recordStatement = preparedQuery<{ id: string }>(dataSource, 'broker_record_enterprise_authorization', RECORD);
+    this.recordStatement = preparedQuery<{ claimed: boolean; id: string | null }>(
+      dataSource,
+      'broker_record_enterprise_authorization',
+      RECORD,
+    );
   }
 
-  /** The id of the live authorization the token belongs to; undefined when the assertion predates a revocation of it. */
-  async record(issue: EnterpriseIssue): Promise<string | undefined> {
-    const rows = await this.recordStatement([
+  /**
+   * Spends the assertion and records the token's authorization: its id (the token's `sid`);
+   * `replayed` when the assertion was presented before, `revoked` when it was issued before a
+   * revocation of this access (then it is spent all the same).
+   */
+  async record(issue: EnterpriseIssue): Promise<RecordOutcome> {
+    const [row] = await this.recordStatement([
       issue.candidateId,
       issue.principal,
       issue.agentId,
@@ -132,8 +155,11 @@ export class EnterpriseAuthorizationRepository {
       issue.now,
       issue.expiresAt,
       issue.assertionIssuedAt,
+      issue.assertionSha256,
+      issue.spentUntil,
     ]);
-    return rows[0]?.id;
+    if (row?.claimed !== true) return { outcome: 'replayed' };
+    return row.id === null ? { outcome: 'revoked' } : { outcome: 'recorded', id: row.id };
   }
 
   /**

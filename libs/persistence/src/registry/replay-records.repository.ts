@@ -13,13 +13,25 @@ export const REPLAY_PURGE_PER_CLAIM = 2;
  * (oldest first, through the `expires_at` index, skipping rows another claim holds), so the
  * table holds the live records plus at most what the last quiet period left, without a timer.
  */
-const CLAIM = `WITH purged AS (
+const CLAIM = `WITH ${assertionClaim('$1', '$2', '$3')}
+SELECT 1 AS claimed FROM claimed`;
+
+/**
+ * The claim as two CTEs, `purged` and `claimed` (one row when it is a first use), with the
+ * statement's parameters for the digest, the record's expiry and now: also part of the
+ * enterprise authorization's record (`EnterpriseAuthorizationRepository`), which spends an
+ * identity assertion's `jti` in the statement that uses it.
+ */
+export function assertionClaim(jtiSha256: string, expiresAt: string, now: string): string {
+  return `purged AS (
   DELETE FROM client_assertion_replays WHERE jti_sha256 IN (
-    SELECT jti_sha256 FROM client_assertion_replays WHERE expires_at <= $3 AND jti_sha256 <> $1
-     ORDER BY expires_at LIMIT ${REPLAY_PURGE_PER_CLAIM} FOR UPDATE SKIP LOCKED))
-INSERT INTO client_assertion_replays (jti_sha256, expires_at) VALUES ($1, $2)
-ON CONFLICT (jti_sha256) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE client_assertion_replays.expires_at <= $3
-RETURNING 1 AS claimed`;
+    SELECT jti_sha256 FROM client_assertion_replays WHERE expires_at <= ${now} AND jti_sha256 <> ${jtiSha256}
+     ORDER BY expires_at LIMIT ${REPLAY_PURGE_PER_CLAIM} FOR UPDATE SKIP LOCKED)),
+claimed AS (
+  INSERT INTO client_assertion_replays (jti_sha256, expires_at) VALUES (${jtiSha256}, ${expiresAt})
+  ON CONFLICT (jti_sha256) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE client_assertion_replays.expires_at <= ${now}
+  RETURNING 1)`;
+}
 
 /**
  * The replay record of the gateway's client assertions (RFC 7523 §3), in the database so

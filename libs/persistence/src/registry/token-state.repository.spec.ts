@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,7 +89,7 @@ describe.each(testBackends())('TokenStateRepository on $name', (backend) => {
     expect(await state.refreshToken(sha('unknown'))).toBeUndefined();
   });
 
-  it('reads an enterprise authorization as the sid: live, then revoked; a later token starts a new one, an older assertion none', async () => {
+  it('reads an enterprise authorization as the sid: live, then revoked; a later token starts a new one, an older or replayed assertion none', async () => {
     const enterprise = new EnterpriseAuthorizationRepository(database.dataSource);
     const issue = {
       principal: 'erin',
@@ -100,10 +100,21 @@ describe.each(testBackends())('TokenStateRepository on $name', (backend) => {
       now,
       expiresAt: at(3_600_000),
       assertionIssuedAt: at(-10_000),
+      spentUntil: at(300_000),
     };
-    const first = await enterprise.record({ ...issue, candidateId: randomUUID() });
+    const assertion = () => ({ candidateId: randomUUID(), assertionSha256: randomBytes(32) });
+    const recorded = await enterprise.record({ ...issue, ...assertion() });
+    const first = recorded.outcome === 'recorded' ? recorded.id : '';
+    expect(first).toMatch(/^[0-9a-f-]{36}$/);
     // The live row is extended, not duplicated: the next token carries the same sid.
-    expect(await enterprise.record({ ...issue, candidateId: randomUUID(), expiresAt: at(7_200_000) })).toBe(first);
+    expect(await enterprise.record({ ...issue, ...assertion(), expiresAt: at(7_200_000) })).toEqual({
+      outcome: 'recorded',
+      id: first,
+    });
+    // An assertion presented again buys nothing.
+    const presented = { ...issue, ...assertion() };
+    expect((await enterprise.record(presented)).outcome).toBe('recorded');
+    expect(await enterprise.record({ ...presented, candidateId: randomUUID() })).toEqual({ outcome: 'replayed' });
     const key = { jti: randomUUID(), familyId: first, principal: 'erin', agentId: agent };
     expect(await state.accessTokenFacts(key, now)).toEqual({
       revoked: false,
@@ -115,15 +126,15 @@ describe.each(testBackends())('TokenStateRepository on $name', (backend) => {
       "UPDATE enterprise_authorizations SET revoked_at = $2, revoked_by = 'erin' WHERE id = $1",
       [first, at(1_000)],
     );
-    state.familyRevoked(first as string);
+    state.familyRevoked(first);
     expect(await state.accessTokenFacts(key, now)).toMatchObject({ familyRevoked: true, enterprise: true });
     // An assertion issued before the revocation buys nothing; one issued after starts a new authorization.
-    expect(
-      await enterprise.record({ ...issue, candidateId: randomUUID(), assertionIssuedAt: at(500) }),
-    ).toBeUndefined();
-    const second = await enterprise.record({ ...issue, candidateId: randomUUID(), assertionIssuedAt: at(2_000) });
-    expect(second).toEqual(expect.any(String));
-    expect(second).not.toBe(first);
+    expect(await enterprise.record({ ...issue, ...assertion(), assertionIssuedAt: at(500) })).toEqual({
+      outcome: 'revoked',
+    });
+    const second = await enterprise.record({ ...issue, ...assertion(), assertionIssuedAt: at(2_000) });
+    expect(second).toEqual({ outcome: 'recorded', id: expect.any(String) as unknown });
+    expect(second).not.toEqual({ outcome: 'recorded', id: first });
     const [row] = await database.dataSource.query<{ expires_at: Date; scopes: string[] }[]>(
       'SELECT expires_at, scopes FROM enterprise_authorizations WHERE id = $1',
       [first],
