@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../catalogue/event-catalogue';
 import { adminEvent, firstSigningKeyAdded } from './admin-events';
-import { consentDenied, grantEvent, sessionConnected, sessionDisconnected, sessionRefreshEvent } from './person-events';
+import {
+  consentDenied,
+  enterpriseAccessRevoked,
+  grantEvent,
+  sessionConnected,
+  sessionDisconnected,
+  sessionRefreshEvent,
+} from './person-events';
 import { accessTokenRevoked, impersonationDecided, refreshTokenEvent, tokenExchanged } from './token-events';
 
 /** The builders shape each kind's row: actor, subject, outcome and details as the "Event kinds" table of docs/events.md says. */
@@ -47,6 +54,32 @@ describe('event builders', () => {
       actor: { type: 'agent', id: 'a1' },
       traceId: 'trace-1',
       details: { jti: 'j1' },
+    });
+  });
+
+  it('a revoked enterprise access concerns the person, whoever revoked it', () => {
+    const access = {
+      id: 'e1',
+      principal: 'alice',
+      agentId: 'a1',
+      issuer: 'https://idp.example.com',
+      resourceUri: 'https://mcp.example.com/mcp',
+    };
+    const expected = {
+      type: 'enterprise_access.revoked',
+      principal: 'alice',
+      agentId: 'a1',
+      serviceId: null,
+      outcome: 'success',
+      details: { authorization_id: 'e1', issuer: 'https://idp.example.com', resource: 'https://mcp.example.com/mcp' },
+    };
+    expect(enterpriseAccessRevoked(access, { type: 'principal', id: 'alice' })).toMatchObject({
+      ...expected,
+      actor: { type: 'principal', id: 'alice' },
+    });
+    expect(enterpriseAccessRevoked(access, { type: 'admin', id: 'root' })).toMatchObject({
+      ...expected,
+      actor: { type: 'admin', id: 'root' },
     });
   });
 
