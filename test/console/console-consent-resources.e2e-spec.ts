@@ -1,3 +1,5 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { EnterpriseAuthorizationRepository } from '@broker/persistence';
 import { http, type RecordedPage } from '@broker/testing';
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
@@ -277,5 +279,67 @@ describe('console: MCP servers on the consent page', () => {
     await expect
       .poll(async () => (await named.count()) > 0 && (await named.first().innerText()).split(', ').sort())
       .toEqual(['Docs search', 'Tickets']);
+  });
+
+  it("the Agents page shows what the person's organisation allowed, marked so, and Revoke ends it after a confirmation", async () => {
+    const copilot = await created('/api/agents', { display_name: 'Support Copilot', allowed_resources: [TICKETS_URI] });
+    // As the JWT bearer grant records a token issued on the organisation's identity assertion.
+    const now = fx.clock.now();
+    const recorded = await fx.broker.broker
+      .server('enduser')
+      .app.get(EnterpriseAuthorizationRepository)
+      .record({
+        candidateId: randomUUID(),
+        principal: ALICE,
+        agentId: copilot,
+        issuer: 'https://acme.okta.example/oauth2/default',
+        resourceUri: TICKETS_URI,
+        scopes: ['tickets.read'],
+        now,
+        expiresAt: new Date(now.getTime() + 3_600_000),
+        assertionIssuedAt: now,
+        assertionSha256: randomBytes(32),
+        spentUntil: new Date(now.getTime() + 300_000),
+      });
+    const authorization = recorded.outcome === 'recorded' ? recorded.id : undefined;
+    const page = await fx.open('/agents');
+    opened.push(page);
+    const p = page.page;
+    const section = p.getByRole('region', { name: 'Allowed by your organisation' });
+    const card = section.getByRole('listitem').filter({ hasText: 'Support Copilot' }).first();
+    await card.getByText('Allowed by your organisation', { exact: true }).waitFor();
+    await card.getByText('acme.okta.example', { exact: true }).waitFor();
+    await card.getByText('tickets.read', { exact: true }).waitFor();
+    const server = card.getByRole('list', { name: 'MCP server Support Copilot may use' });
+    await server.getByText('Tickets', { exact: true }).waitFor();
+    await server.getByText(TICKETS_URI, { exact: true }).waitFor();
+    await reviewPage(page, 'agents-organisation');
+
+    await card.getByRole('button', { name: "Revoke Support Copilot's access to Tickets" }).click();
+    const dialog = p.getByRole('dialog', { name: "Revoke Support Copilot's access to Tickets?" });
+    await dialog.getByText(/current tokens stop working at once/).waitFor();
+    await dialog.getByText(/identity provider can allow it again\. To stop that, ask your administrator/).waitFor();
+    await reviewPage(page, 'agents-organisation-revoke');
+    await dialog.getByRole('button', { name: 'Revoke access' }).click();
+    await p
+      .getByRole('status')
+      .getByText(/Revoked what your organisation allowed Support Copilot on Tickets/)
+      .waitFor();
+    await section.waitFor({ state: 'detached' });
+    const left = await http(`${fx.base}/api/consent/enterprise-authorizations`, {
+      headers: { 'x-remote-user': ALICE },
+    });
+    expect(left.json<{ data: { id: string }[] }>().data.map((item) => item.id)).not.toContain(authorization);
+    expect(page.pageErrors).toEqual([]);
+    expect(page.unexpectedErrors()).toEqual([]);
+
+    // Activity: the revocation in the person's words.
+    const activity = await fx.open('/activity');
+    opened.push(activity);
+    const revoked = activity.page
+      .getByRole('listitem')
+      .filter({ has: activity.page.getByRole('heading', { name: 'Organisation access revoked' }) });
+    await revoked.getByText(TICKETS_URI, { exact: true }).waitFor();
+    await revoked.getByText('acme.okta.example', { exact: true }).waitFor();
   });
 });
