@@ -104,7 +104,7 @@ describe.each(testBackends())('enterprise authorizations: the person and the adm
   const agentsList = async (agentId: string, query = ''): Promise<AuthorizationView[]> => {
     const response = await admin.get(`/api/agents/${agentId}/enterprise-authorizations${query}`);
     expect(response.status, response.text).toBe(200);
-    return response.json<{ data: AuthorizationView[] }>().data;
+    return response.json<{ items: AuthorizationView[] }>().items;
   };
   const activity = async (client: ApiClient): Promise<LedgerEvent[]> =>
     (await client.get('/api/activity?type=enterprise_access.revoked')).json<{ data: LedgerEvent[] }>().data;
@@ -217,7 +217,7 @@ describe.each(testBackends())('enterprise authorizations: the person and the adm
     it('answers 404 for an unknown agent and 400 for a malformed id', async () => {
       const unknown = await admin.get(`/api/agents/${UNKNOWN}/enterprise-authorizations`);
       expect(unknown.status).toBe(404);
-      expect(unknown.json()).toEqual({ error: 'not_found', message: `no agent ${UNKNOWN}` });
+      expect(unknown.json()).toEqual({ error: 'agent not found', message: `no agent ${UNKNOWN}` });
       expect((await admin.delete(`/api/agents/${UNKNOWN}/enterprise-authorizations/${UNKNOWN}`)).status).toBe(404);
       expect((await admin.get('/api/agents/nope/enterprise-authorizations')).status).toBe(400);
       expect((await admin.delete(`/api/agents/${filesAgent}/enterprise-authorizations/nope`)).status).toBe(400);

@@ -617,7 +617,7 @@ describe.each(testBackends())(
         `/api/agents/${agentId}/enterprise-authorizations?principal=${encodeURIComponent(ALICE)}`,
       );
       expect(agentList.status, agentList.text).toBe(200);
-      expect(agentList.json<{ data: Created[] }>().data.map((item) => item.id)).toEqual([theirs]);
+      expect(agentList.json<{ items: Created[] }>().items.map((item) => item.id)).toEqual([theirs]);
       const adminRevoked = await admin.delete(`/api/agents/${agentId}/enterprise-authorizations/${theirs}`);
       expect(adminRevoked.status, adminRevoked.text).toBe(204);
     });

@@ -39,7 +39,7 @@ export class AgentEnterpriseAuthorizationResponse {
 }
 
 export class AgentEnterpriseAuthorizationListResponse {
-  data!: AgentEnterpriseAuthorizationResponse[];
+  items!: AgentEnterpriseAuthorizationResponse[];
 }
 
 export function toAgentEnterpriseAuthorizationResponse(

@@ -18,32 +18,32 @@ export class AgentEnterpriseAuthorizationsController {
 
   /**
    * What people's organisations allowed the agent through their identity providers (Identity
-   * Assertion JWT Authorization Grants): the live ones, newest first, optionally one person's.
-   * 404 `not_found` for an unknown agent.
+   * Assertion JWT Authorization Grants): the live ones as `{items}`, newest first, optionally one
+   * person's. 404 `agent not found` for an unknown agent.
    */
   @Get()
   @ApiOkResponse({ type: AgentEnterpriseAuthorizationListResponse })
-  @ApiErrors('not_found')
+  @ApiErrors('agent not found')
   async list(
     @Param() { agentId }: AgentIdParam,
     @Query() { principal }: EnterpriseAuthorizationQuery,
   ): Promise<AgentEnterpriseAuthorizationListResponse> {
     return {
-      data: (await this.authorizations.live(agentId, principal)).map(toAgentEnterpriseAuthorizationResponse),
+      items: (await this.authorizations.live(agentId, principal)).map(toAgentEnterpriseAuthorizationResponse),
     };
   }
 
   /**
    * Revokes one of the agent's live enterprise authorizations: its tokens are no longer active on
    * introspection, at once. A new assertion from the identity provider allows the agent again:
-   * change the identity provider's policy to stop that. 404 `not_found` for an unknown agent, or an
-   * id that is not one of the agent's live authorizations.
+   * change the identity provider's policy to stop that. 404 `agent not found` for an unknown agent,
+   * `not_found` for an id that is not one of the agent's live authorizations.
    */
   @Delete(':authorizationId')
   @NoBody()
   @HttpCode(204)
   @ApiNoContentResponse({ description: 'revoked' })
-  @ApiErrors('not_found')
+  @ApiErrors('agent not found', 'not_found')
   revoke(
     @Principal() admin: Principal,
     @Param() { agentId, authorizationId }: EnterpriseAuthorizationParams,

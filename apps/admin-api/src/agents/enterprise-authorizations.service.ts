@@ -32,7 +32,7 @@ export class AgentEnterpriseAuthorizationsService {
     return this.authorizations.live({ agentId, principal }, this.clock.now());
   }
 
-  /** Revokes one live enterprise authorization of the agent, the admin its actor; 404 `not_found` otherwise. */
+  /** Revokes one live enterprise authorization of the agent, the admin its actor; 404 `not_found` otherwise (`agent not found` for an unknown agent). */
   async revoke(admin: string, agentId: string, id: string): Promise<void> {
     await this.assertAgent(agentId);
     const revoked = await this.authorizations.revoke(id, { agentId }, admin, this.clock.now(), (row, manager) =>
@@ -54,6 +54,7 @@ export class AgentEnterpriseAuthorizationsService {
   }
 
   private async assertAgent(agentId: string): Promise<void> {
-    if ((await this.agents.findById(agentId)) === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
+    if ((await this.agents.findById(agentId)) === undefined)
+      throw new ApiError('agent not found', `no agent ${agentId}`);
   }
 }
