@@ -1,4 +1,5 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { EnterpriseAuthorizationRepository } from '@broker/persistence';
 import {
   ApiClient,
   freePort,
@@ -52,6 +53,8 @@ describe('cross-site requests (CSRF)', () => {
   let approval: string;
   let keyKid: string;
   let webhookId: string;
+  /** Alice's live enterprise authorization of the agent (what the JWT bearer grant records). */
+  let enterpriseId: string;
   let resourceId: string;
   let cookie: string;
   let adminRoutes: Route[];
@@ -165,6 +168,25 @@ describe('cross-site requests (CSRF)', () => {
         })
       ).status,
     ).toBe(201);
+    const now = new Date();
+    const recorded = await broker.broker
+      .server('enduser')
+      .app.get(EnterpriseAuthorizationRepository)
+      .record({
+        candidateId: randomUUID(),
+        principal: ALICE,
+        agentId: reg.agent,
+        issuer: 'https://idp.example.com',
+        resourceUri: 'https://files-mcp.example.com/mcp',
+        scopes: [],
+        now,
+        expiresAt: new Date(now.getTime() + 3_600_000),
+        assertionIssuedAt: now,
+        assertionSha256: randomBytes(32),
+        spentUntil: new Date(now.getTime() + 300_000),
+      });
+    if (recorded.outcome !== 'recorded') throw new Error(`not recorded: ${recorded.outcome}`);
+    enterpriseId = recorded.id;
     approval = await pendingApproval();
     const me = await alice.get('/api/me');
     registryBefore = await registry();
@@ -259,6 +281,11 @@ describe('cross-site requests (CSRF)', () => {
         body: { url: 'https://evil.example.com/hook', event_types: ['grant.created'], enabled: true },
       },
       { method: 'DELETE', template: '/api/webhooks/{webhookId}', path: `/api/webhooks/${webhookId}` },
+      {
+        method: 'DELETE',
+        template: '/api/agents/{agentId}/enterprise-authorizations/{authorizationId}',
+        path: `/api/agents/${reg.agent}/enterprise-authorizations/${enterpriseId}`,
+      },
       { method: 'POST', template: '/api/webhooks/{webhookId}/secret', path: `/api/webhooks/${webhookId}/secret` },
     ];
     userRoutes = [
@@ -320,6 +347,11 @@ describe('cross-site requests (CSRF)', () => {
         template: '/api/approvals/{id}/consume',
         path: `/api/approvals/${approval}/consume`,
         gateway: true,
+      },
+      {
+        method: 'DELETE',
+        template: '/api/consent/enterprise-authorizations/{authorizationId}',
+        path: `/api/consent/enterprise-authorizations/${enterpriseId}`,
       },
     ];
   });
@@ -389,6 +421,12 @@ describe('cross-site requests (CSRF)', () => {
       items: { kid: string; is_current: boolean; deleted_at: string | null }[];
     }>().items;
     expect(keys.find((key) => key.kid === keyKid)).toMatchObject({ is_current: false, deleted_at: null });
+    // What Alice's organisation allowed the agent is still live.
+    expect(
+      (await alice.get('/api/consent/enterprise-authorizations'))
+        .json<{ data: { id: string }[] }>()
+        .data.map((authorization) => authorization.id),
+    ).toEqual([enterpriseId]);
     // The approval is still pending and unconsumed.
     expect(
       (await alice.get(`/api/approvals/${approval}`)).json<{ data: Record<string, unknown> }>().data,

@@ -1,4 +1,5 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { EnterpriseAuthorizationRepository } from '@broker/persistence';
 import {
   ApiClient,
   http,
@@ -240,6 +241,8 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
   let spareKid: string;
   let webhookId: string;
   let resourceId: string;
+  /** Alice's live enterprise authorization of the agent (what the JWT bearer grant records). */
+  let enterpriseId: string;
 
   const ALICE = 'alice@example.com';
 
@@ -290,6 +293,25 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
         enabled: false,
       })
     ).json<{ id: string }>().id;
+    const now = new Date();
+    const recorded = await broker.broker
+      .server('enduser')
+      .app.get(EnterpriseAuthorizationRepository)
+      .record({
+        candidateId: randomUUID(),
+        principal: ALICE,
+        agentId: registry.agent,
+        issuer: 'https://idp.example.com',
+        resourceUri: 'https://mcp.example.com/mcp',
+        scopes: [],
+        now,
+        expiresAt: new Date(now.getTime() + 3_600_000),
+        assertionIssuedAt: now,
+        assertionSha256: randomBytes(32),
+        spentUntil: new Date(now.getTime() + 300_000),
+      });
+    if (recorded.outcome !== 'recorded') throw new Error(`not recorded: ${recorded.outcome}`);
+    enterpriseId = recorded.id;
     pending = await createApproval('read_file');
     once = await createApproval('write_file');
     permanent = await createApproval('delete_file');
@@ -316,6 +338,7 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
       alice.get('/api/third-party/sessions'),
       admin.get('/api/webhooks'),
       admin.get('/api/resources'),
+      alice.get('/api/consent/enterprise-authorizations'),
     ]);
     return JSON.stringify(reads.map((read) => [read.status, read.json()]));
   }
@@ -560,6 +583,18 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
       method: 'DELETE',
       url: () => userUrl(`/api/third-party/${registry.mail}/session`)(),
       headers: asAlice,
+    },
+    {
+      name: 'DELETE /api/consent/enterprise-authorizations/{id}',
+      method: 'DELETE',
+      url: () => userUrl(`/api/consent/enterprise-authorizations/${enterpriseId}`)(),
+      headers: asAlice,
+    },
+    {
+      name: 'DELETE /api/agents/{id}/enterprise-authorizations/{id}',
+      method: 'DELETE',
+      url: () => adminUrl(`/api/agents/${registry.agent}/enterprise-authorizations/${enterpriseId}`)(),
+      headers: asAdmin,
     },
     // End-user server: tool approvals, the user's side and the gateway's.
     {

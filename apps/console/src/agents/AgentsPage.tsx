@@ -57,9 +57,10 @@ export function AgentsPage() {
         <>
           <ReconnectBanner query={agents} />
           <DelegationList items={agents.data.data} onRevoked={setNotice} />
+          {/* Below the person's own list, once it is there: a failure of both reads is said once, above. */}
+          <OrganisationAllowedList onRevoked={setNotice} />
         </>
       )}
-      <OrganisationAllowedList onRevoked={setNotice} />
     </>
   );
 }

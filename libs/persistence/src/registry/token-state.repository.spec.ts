@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createLogger } from '@broker/http';
-import { LogCapture, testBackends, testConfig } from '@broker/testing';
+import { eventually, LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
 import { EnterpriseAuthorizationRepository } from './enterprise-authorization.repository';
@@ -126,7 +126,12 @@ describe.each(testBackends())('TokenStateRepository on $name', (backend) => {
       "UPDATE enterprise_authorizations SET revoked_at = $2, revoked_by = 'erin' WHERE id = $1",
       [first, at(1_000)],
     );
-    state.familyRevoked(first);
+    // Revoked by another process (raw SQL here): on PostgreSQL the table's trigger notifies this one's cache.
+    await eventually(
+      async () => (await state.accessTokenFacts(key, now)).familyRevoked,
+      (revoked) => revoked,
+      { waitingFor: 'the revocation to reach the cached facts' },
+    );
     expect(await state.accessTokenFacts(key, now)).toMatchObject({ familyRevoked: true, enterprise: true });
     // An assertion issued before the revocation buys nothing; one issued after starts a new authorization.
     expect(await enterprise.record({ ...issue, ...assertion(), assertionIssuedAt: at(500) })).toEqual({
