@@ -1,7 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { EnterpriseAuthorizationRepository, TokenStateRepository } from '@broker/persistence';
+import { randomUUID } from 'node:crypto';
+import { TokenStateRepository } from '@broker/persistence';
 import { ApiClient, FrozenClock, startTestBroker, testBackends, type TestBroker } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allowByOrganisation } from '../support/enterprise-authorizations';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -39,7 +40,7 @@ interface LedgerEvent {
  * What a person's organisation allowed an agent through an enterprise IdP (docs/oauth2.md
  * "Enterprise-managed authorization"), as the person (`/api/consent/enterprise-authorizations`)
  * and the administrator (`/api/agents/{agentId}/enterprise-authorizations`) see and revoke it.
- * The rows are written as the token endpoint writes them (`EnterpriseAuthorizationRepository.record`).
+ * The rows are written as the token endpoint writes them (`allowByOrganisation`).
  */
 describe.each(testBackends())('enterprise authorizations: the person and the admin on $name', (backend) => {
   const clock = new FrozenClock('2026-06-01T12:00:00.000Z');
@@ -47,7 +48,6 @@ describe.each(testBackends())('enterprise authorizations: the person and the adm
   let admin: ApiClient;
   let alice: ApiClient;
   let bob: ApiClient;
-  let repository: EnterpriseAuthorizationRepository;
   let mailAgent: string;
   let filesAgent: string;
 
@@ -56,7 +56,6 @@ describe.each(testBackends())('enterprise authorizations: the person and the adm
     admin = new ApiClient(broker.url('admin'), ROOT);
     alice = new ApiClient(broker.url('enduser'), ALICE);
     bob = new ApiClient(broker.url('enduser'), BOB);
-    repository = broker.broker.server('enduser').app.get(EnterpriseAuthorizationRepository);
     const agent = async (body: Record<string, unknown>): Promise<string> => {
       const response = await admin.post('/api/agents', body);
       expect(response.status, response.text).toBe(201);
@@ -77,23 +76,15 @@ describe.each(testBackends())('enterprise authorizations: the person and the adm
   });
 
   /** A token issued on an ID-JAG `minutesAgo`, as the grant records it; the authorization's id (the tokens' `sid`). */
-  async function allow(principal: string, agentId: string, resourceUri: string, minutesAgo = 0): Promise<string> {
-    const now = new Date(clock.now().getTime() - minutesAgo * 60_000);
-    const recorded = await repository.record({
-      candidateId: randomUUID(),
+  function allow(principal: string, agentId: string, resourceUri: string, minutesAgo = 0): Promise<string> {
+    return allowByOrganisation(broker, {
       principal,
       agentId,
       issuer: IDP,
       resourceUri,
       scopes: resourceUri === MAIL_MCP ? ['mail.read'] : ['files.read', 'files.write'],
-      now,
-      expiresAt: new Date(now.getTime() + 3_600_000),
-      assertionIssuedAt: new Date(now.getTime() - 5_000),
-      assertionSha256: randomBytes(32),
-      spentUntil: new Date(now.getTime() + 300_000),
+      issuedAt: new Date(clock.now().getTime() - minutesAgo * 60_000),
     });
-    if (recorded.outcome !== 'recorded') throw new Error(`not recorded: ${recorded.outcome}`);
-    return recorded.id;
   }
 
   const mine = async (client: ApiClient): Promise<AuthorizationView[]> => {

@@ -1,11 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { EnterpriseAuthorizationRepository } from '@broker/persistence';
 import { http, type RecordedPage } from '@broker/testing';
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import type { Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALICE, reviewPage, startConsoleFixture, type ConsoleFixture } from '../support/console-fixture';
+import { allowByOrganisation } from '../support/enterprise-authorizations';
 
 const REDIRECT = 'https://agent.example.com/cb';
 const DOCS_URI = 'https://docs-mcp.example.com/mcp';
@@ -284,24 +283,14 @@ describe('console: MCP servers on the consent page', () => {
   it("the Agents page shows what the person's organisation allowed, marked so, and Revoke ends it after a confirmation", async () => {
     const copilot = await created('/api/agents', { display_name: 'Support Copilot', allowed_resources: [TICKETS_URI] });
     // As the JWT bearer grant records a token issued on the organisation's identity assertion.
-    const now = fx.clock.now();
-    const recorded = await fx.broker.broker
-      .server('enduser')
-      .app.get(EnterpriseAuthorizationRepository)
-      .record({
-        candidateId: randomUUID(),
-        principal: ALICE,
-        agentId: copilot,
-        issuer: 'https://acme.okta.example/oauth2/default',
-        resourceUri: TICKETS_URI,
-        scopes: ['tickets.read'],
-        now,
-        expiresAt: new Date(now.getTime() + 3_600_000),
-        assertionIssuedAt: now,
-        assertionSha256: randomBytes(32),
-        spentUntil: new Date(now.getTime() + 300_000),
-      });
-    const authorization = recorded.outcome === 'recorded' ? recorded.id : undefined;
+    const authorization = await allowByOrganisation(fx.broker, {
+      principal: ALICE,
+      agentId: copilot,
+      issuer: 'https://acme.okta.example/oauth2/default',
+      resourceUri: TICKETS_URI,
+      scopes: ['tickets.read'],
+      issuedAt: fx.clock.now(),
+    });
     const page = await fx.open('/agents');
     opened.push(page);
     const p = page.page;

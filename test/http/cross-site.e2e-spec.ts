@@ -1,5 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { EnterpriseAuthorizationRepository } from '@broker/persistence';
+import { randomUUID } from 'node:crypto';
 import {
   ApiClient,
   freePort,
@@ -12,6 +11,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry, type RegistryFixture } from '../support/registry-fixture';
 import { BOTH_SERVERS } from '../support/servers';
+import { allowByOrganisation } from '../support/enterprise-authorizations';
 
 const ALICE = 'alice@example.com';
 const ADMIN = 'admin@example.com';
@@ -168,25 +168,11 @@ describe('cross-site requests (CSRF)', () => {
         })
       ).status,
     ).toBe(201);
-    const now = new Date();
-    const recorded = await broker.broker
-      .server('enduser')
-      .app.get(EnterpriseAuthorizationRepository)
-      .record({
-        candidateId: randomUUID(),
-        principal: ALICE,
-        agentId: reg.agent,
-        issuer: 'https://idp.example.com',
-        resourceUri: 'https://files-mcp.example.com/mcp',
-        scopes: [],
-        now,
-        expiresAt: new Date(now.getTime() + 3_600_000),
-        assertionIssuedAt: now,
-        assertionSha256: randomBytes(32),
-        spentUntil: new Date(now.getTime() + 300_000),
-      });
-    if (recorded.outcome !== 'recorded') throw new Error(`not recorded: ${recorded.outcome}`);
-    enterpriseId = recorded.id;
+    enterpriseId = await allowByOrganisation(broker, {
+      principal: ALICE,
+      agentId: reg.agent,
+      resourceUri: 'https://files-mcp.example.com/mcp',
+    });
     approval = await pendingApproval();
     const me = await alice.get('/api/me');
     registryBefore = await registry();

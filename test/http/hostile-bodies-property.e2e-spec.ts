@@ -1,5 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { EnterpriseAuthorizationRepository } from '@broker/persistence';
+import { randomUUID } from 'node:crypto';
 import {
   ApiClient,
   http,
@@ -13,6 +12,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry, type RegistryFixture } from '../support/registry-fixture';
 import { BOTH_SERVERS } from '../support/servers';
+import { allowByOrganisation } from '../support/enterprise-authorizations';
 
 /**
  * Generated hostile bodies (deep nesting, prototype keys, control characters,
@@ -293,25 +293,11 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
         enabled: false,
       })
     ).json<{ id: string }>().id;
-    const now = new Date();
-    const recorded = await broker.broker
-      .server('enduser')
-      .app.get(EnterpriseAuthorizationRepository)
-      .record({
-        candidateId: randomUUID(),
-        principal: ALICE,
-        agentId: registry.agent,
-        issuer: 'https://idp.example.com',
-        resourceUri: 'https://mcp.example.com/mcp',
-        scopes: [],
-        now,
-        expiresAt: new Date(now.getTime() + 3_600_000),
-        assertionIssuedAt: now,
-        assertionSha256: randomBytes(32),
-        spentUntil: new Date(now.getTime() + 300_000),
-      });
-    if (recorded.outcome !== 'recorded') throw new Error(`not recorded: ${recorded.outcome}`);
-    enterpriseId = recorded.id;
+    enterpriseId = await allowByOrganisation(broker, {
+      principal: ALICE,
+      agentId: registry.agent,
+      resourceUri: 'https://mcp.example.com/mcp',
+    });
     pending = await createApproval('read_file');
     once = await createApproval('write_file');
     permanent = await createApproval('delete_file');

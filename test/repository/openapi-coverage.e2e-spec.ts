@@ -1,8 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ServerKind } from '@broker/config';
-import { EnterpriseAuthorizationRepository } from '@broker/persistence';
 import {
   ApiClient,
   completeAuthorization,
@@ -18,6 +16,7 @@ import {
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allowByOrganisation } from '../support/enterprise-authorizations';
 import { BOTH_SERVERS } from '../support/servers';
 
 /**
@@ -587,25 +586,14 @@ describe.each(testBackends())(
 
     it('the user and the admin list and revoke what an organisation allowed the agent (enterprise authorizations)', async () => {
       // Written as the JWT bearer grant writes them for a token issued on an enterprise IdP's assertion.
-      const authorizations = gateway.broker.broker.server('enduser').app.get(EnterpriseAuthorizationRepository);
-      const now = new Date();
-      const allow = async (issuer: string): Promise<string> => {
-        const recorded = await authorizations.record({
-          candidateId: randomUUID(),
+      const allow = (issuer: string): Promise<string> =>
+        allowByOrganisation(gateway.broker, {
           principal: ALICE,
           agentId,
           issuer,
           resourceUri: RESOURCE,
           scopes: ['mail.read'],
-          now,
-          expiresAt: new Date(now.getTime() + 3_600_000),
-          assertionIssuedAt: now,
-          assertionSha256: randomBytes(32),
-          spentUntil: new Date(now.getTime() + 300_000),
         });
-        if (recorded.outcome !== 'recorded') throw new Error(`not recorded: ${recorded.outcome}`);
-        return recorded.id;
-      };
       const mine = await allow('https://idp-one.example.com');
       const theirs = await allow('https://idp-two.example.com');
       const listed = await alice.get('/api/consent/enterprise-authorizations');

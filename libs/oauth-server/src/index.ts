@@ -52,3 +52,4 @@ export {
   type ImpersonationRule,
 } from './impersonation/impersonation-rules';
 export { KeyManagementError, type KeyManagementErrorCode } from './key-management-error';
+export { EnterpriseAuthorizationRevocation, type EnterpriseRevoker } from './enterprise/enterprise-revocation';

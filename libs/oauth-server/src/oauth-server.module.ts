@@ -12,6 +12,7 @@ import { ResourceIndicators } from './resource/resource-indicators';
 import { ResourceConsent } from './resource/resource-consent';
 import { JWKS_SOURCE } from './metadata/jwks-source';
 import { MODE_STRATEGY_PROVIDERS, STRATEGY_IMPLEMENTATIONS } from './mode-strategies';
+import { EnterpriseAuthorizationRevocation } from './enterprise/enterprise-revocation';
 import { SigningKeyService } from './signing-keys/signing-key.service';
 import { AccessTokenIssuer } from './token/access-token-issuer';
 import { DpopProofs } from './dpop/dpop-proofs';
@@ -55,6 +56,7 @@ import { TokenRevocation } from './token-lifecycle/token-revocation';
     TokenLifecycleEndpoints,
     AuthorizationServerMetadataService,
     AuthorizationDenial,
+    EnterpriseAuthorizationRevocation,
     ...MODE_STRATEGY_PROVIDERS,
   ],
   exports: [
@@ -70,6 +72,7 @@ import { TokenRevocation } from './token-lifecycle/token-revocation';
     AuthorizationServerMetadataService,
     AUTHORIZE_STRATEGY,
     JWKS_SOURCE,
+    EnterpriseAuthorizationRevocation,
   ],
 })
 export class OAuthServerModule {}

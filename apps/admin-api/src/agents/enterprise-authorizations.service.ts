@@ -1,10 +1,8 @@
-import { AuditLog } from '@broker/audit';
 import { ApiError, Clock } from '@broker/domain';
-import { enterpriseAccessRevoked, EventLedger } from '@broker/events';
+import { EnterpriseAuthorizationRevocation } from '@broker/oauth-server';
 import {
   AgentRepository,
   EnterpriseAuthorizationRepository,
-  TokenStateRepository,
   type EnterpriseAuthorizationView,
 } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
@@ -20,9 +18,7 @@ export class AgentEnterpriseAuthorizationsService {
   constructor(
     private readonly agents: AgentRepository,
     private readonly authorizations: EnterpriseAuthorizationRepository,
-    private readonly tokenState: TokenStateRepository,
-    private readonly events: EventLedger,
-    private readonly audit: AuditLog,
+    private readonly revocation: EnterpriseAuthorizationRevocation,
     private readonly clock: Clock,
   ) {}
 
@@ -35,22 +31,8 @@ export class AgentEnterpriseAuthorizationsService {
   /** Revokes one live enterprise authorization of the agent, the admin its actor; 404 `not_found` otherwise (`agent not found` for an unknown agent). */
   async revoke(admin: string, agentId: string, id: string): Promise<void> {
     await this.assertAgent(agentId);
-    const revoked = await this.authorizations.revoke(id, { agentId }, admin, this.clock.now(), (row, manager) =>
-      this.events.record(enterpriseAccessRevoked(row, { type: 'admin', id: admin }), manager),
-    );
+    const revoked = await this.revocation.revoke(id, { agentId }, { type: 'admin', id: admin });
     if (revoked === undefined) throw new ApiError('not_found', `no enterprise authorization ${id}`);
-    // Committed: this process's introspection reads its tokens again at once (other replicas hear the table's trigger).
-    this.tokenState.familyRevoked(revoked.id);
-    this.audit.record('enterprise_access_revoked', {
-      principal: revoked.principal,
-      agent_id: revoked.agentId,
-      enterprise_access_id: revoked.id,
-      issuer: revoked.issuer,
-      resource: revoked.resourceUri,
-      actor_type: 'admin',
-      admin,
-      outcome: 'revoked',
-    });
   }
 
   private async assertAgent(agentId: string): Promise<void> {

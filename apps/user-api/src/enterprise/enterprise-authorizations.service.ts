@@ -1,11 +1,6 @@
-import { AuditLog } from '@broker/audit';
 import { ApiError, Clock, type Principal } from '@broker/domain';
-import { enterpriseAccessRevoked, EventLedger } from '@broker/events';
-import {
-  EnterpriseAuthorizationRepository,
-  TokenStateRepository,
-  type EnterpriseAuthorizationView,
-} from '@broker/persistence';
+import { EnterpriseAuthorizationRepository, type EnterpriseAuthorizationView } from '@broker/persistence';
+import { EnterpriseAuthorizationRevocation } from '@broker/oauth-server';
 import { Injectable } from '@nestjs/common';
 
 /**
@@ -18,9 +13,7 @@ import { Injectable } from '@nestjs/common';
 export class EnterpriseAuthorizationsService {
   constructor(
     private readonly authorizations: EnterpriseAuthorizationRepository,
-    private readonly tokenState: TokenStateRepository,
-    private readonly events: EventLedger,
-    private readonly audit: AuditLog,
+    private readonly revocation: EnterpriseAuthorizationRevocation,
     private readonly clock: Clock,
   ) {}
 
@@ -31,25 +24,11 @@ export class EnterpriseAuthorizationsService {
 
   /** Revokes one of the caller's live enterprise authorizations; 404 `not_found` for any other id. */
   async revoke(principal: Principal, id: string): Promise<void> {
-    const revoked = await this.authorizations.revoke(
+    const revoked = await this.revocation.revoke(
       id,
       { principal: principal.id },
-      principal.id,
-      this.clock.now(),
-      (row, manager) =>
-        this.events.record(enterpriseAccessRevoked(row, { type: 'principal', id: principal.id }), manager),
+      { type: 'principal', id: principal.id },
     );
     if (revoked === undefined) throw new ApiError('not_found', `no enterprise authorization ${id}`);
-    // Committed: this process's introspection reads its tokens again at once (other replicas hear the table's trigger).
-    this.tokenState.familyRevoked(revoked.id);
-    this.audit.record('enterprise_access_revoked', {
-      principal: revoked.principal,
-      agent_id: revoked.agentId,
-      enterprise_access_id: revoked.id,
-      issuer: revoked.issuer,
-      resource: revoked.resourceUri,
-      actor_type: 'principal',
-      outcome: 'revoked',
-    });
   }
 }
