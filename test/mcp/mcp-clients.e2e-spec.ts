@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { loadConfig } from '@broker/config';
 import { ApiClient, freePort, http, startTestBroker, type HttpsDocumentServer, type TestBroker } from '@broker/testing';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,6 +13,7 @@ import {
   type Consent,
 } from '../support/mcp-client';
 import { MCP_SCOPE, startMcpServer, type TestMcpServer } from '../support/mcp-server';
+import { startExampleMcpServer, type ExampleMcpServer } from '../support/example-mcp-server';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -41,7 +40,7 @@ describe('MCP clients: the official SDK against the local authorization server',
   /** The permission set bundling the example MCP server's scope. */
   let exampleSet = '';
   let tokenForA = '';
-  let example: ChildProcess | undefined;
+  let example: ExampleMcpServer | undefined;
   const consents: Consent[] = [];
   const clients: Client[] = [];
 
@@ -106,10 +105,7 @@ describe('MCP clients: the official SDK against the local authorization server',
 
   afterAll(async () => {
     for (const client of clients) await client.close();
-    if (example !== undefined && example.exitCode === null && example.signalCode === null) {
-      example.kill('SIGTERM');
-      await once(example, 'exit');
-    }
+    await example?.stop();
     await a?.stop();
     await b?.stop();
     await broker?.stop();
@@ -293,21 +289,7 @@ describe('MCP clients: the official SDK against the local authorization server',
     /** `node examples/mcp/server.mjs` for exampleUrl, started once (by the first test here that needs it). */
     async function startExample(): Promise<void> {
       if (example !== undefined) return;
-      const port = new URL(exampleUrl).port;
-      example = spawn(
-        process.execPath,
-        ['examples/mcp/server.mjs', '--port', port, '--broker', base, '--url', exampleUrl],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let output = '';
-      example.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      await new Promise<void>((resolve, reject) => {
-        example?.stdout?.on('data', (chunk: Buffer) => {
-          output += chunk.toString();
-          if (output.includes('MCP server on')) resolve();
-        });
-        example?.on('exit', (code) => reject(new Error(`server.mjs exited ${String(code)}: ${output}`)));
-      });
+      example = await startExampleMcpServer({ port: new URL(exampleUrl).port, broker: base, url: exampleUrl });
     }
 
     it('server.mjs starts with one command and serves whoami to an SDK client holding a token for it', async () => {

@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import {
   ApiClient,
   eventually,
@@ -22,6 +20,7 @@ import { calculateJwkThumbprint, createRemoteJWKSet, decodeJwt, exportJWK, gener
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_SCOPE } from '../support/mcp-server';
+import { startExampleMcpServer, type ExampleMcpServer } from '../support/example-mcp-server';
 import { BOTH_SERVERS } from '../support/servers';
 
 /**
@@ -59,7 +58,7 @@ describe.each(testBackends())('enterprise-managed authorization: ID-JAG on the J
   let publicAgent: string;
   let mcpUrl: string;
   let unregisteredUrl: string;
-  let example: ChildProcess | undefined;
+  let example: ExampleMcpServer | undefined;
   const idpClients: Record<string, EnterpriseIdpClient> = {};
 
   async function confidentialAgent(name: string): Promise<Agent> {
@@ -114,29 +113,11 @@ describe.each(testBackends())('enterprise-managed authorization: ID-JAG on the J
       issuer,
       await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
     );
-    example = spawn(
-      process.execPath,
-      ['examples/mcp/server.mjs', '--port', String(mcpPort), '--broker', base, '--url', mcpUrl],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let output = '';
-    example.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await new Promise<void>((resolve, reject) => {
-      example?.stdout?.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('MCP server on')) resolve();
-      });
-      example?.on('exit', (code) => reject(new Error(`server.mjs exited ${String(code)}: ${output}`)));
-    });
+    example = await startExampleMcpServer({ port: mcpPort, broker: base, url: mcpUrl });
   });
 
   afterAll(async () => {
-    if (example !== undefined && example.exitCode === null && example.signalCode === null) {
-      example.kill('SIGTERM');
-      await once(example, 'exit');
-    }
+    await example?.stop();
     await broker?.stop();
     await Promise.all([idp?.stop(), discovered?.stop(), untrusted?.stop()]);
   });
