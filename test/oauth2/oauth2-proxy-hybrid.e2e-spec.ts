@@ -5,9 +5,11 @@ import {
   completeAuthorization,
   freePort,
   http,
+  startEnterpriseIdp,
   startOidcProvider,
   startTestBroker,
   type TestBroker,
+  type TestEnterpriseIdp,
   type TestOidcProvider,
 } from '@broker/testing';
 import * as oauth from 'oauth4webapi';
@@ -255,20 +257,32 @@ describe('OAuth2 server in hybrid mode', () => {
   let upstream: Upstream;
   let broker: TestBroker;
   let base: string;
+  let idp: TestEnterpriseIdp;
 
   beforeAll(async () => {
     upstream = await startUpstream();
+    idp = await startEnterpriseIdp({});
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    const config = proxyConfig(upstream.provider.issuer, 'hybrid') as {
+      oauth2_authorization_server: Record<string, unknown>;
+    };
     broker = await startTestBroker({
       servers: BOTH_SERVERS,
-      config: { server: { enduser: { port, public_url: base } }, ...proxyConfig(upstream.provider.issuer, 'hybrid') },
+      config: {
+        server: { enduser: { port, public_url: base } },
+        oauth2_authorization_server: {
+          ...config.oauth2_authorization_server,
+          enterprise: { trusted_issuers: { issuer_uri: idp.issuer, jwks_uri: idp.jwksUri } },
+        },
+      },
     });
   });
 
   afterAll(async () => {
     await broker.stop();
     await upstream.provider.stop();
+    await idp.stop();
   });
 
   it('publishes the union of local and upstream keys, and the union of grant types', async () => {
@@ -286,12 +300,60 @@ describe('OAuth2 server in hybrid mode', () => {
       grant_types_supported: string[];
     }>();
     // refresh_token: the local agents' (docs/oauth2.md "Token lifecycle").
+    // The JWT bearer grant: an enterprise IdP is trusted (docs/oauth2.md "Enterprise-managed authorization").
     expect(metadata.grant_types_supported.sort()).toEqual([
       'authorization_code',
       'client_credentials',
       'refresh_token',
+      'urn:ietf:params:oauth:grant-type:jwt-bearer',
       'urn:ietf:params:oauth:grant-type:token-exchange',
     ]);
+  });
+
+  it("takes an enterprise IdP's identity assertion for a local agent, and refuses it for a proxied one (unauthorized_client)", async () => {
+    const admin = new ApiClient(broker.url('admin'));
+    const resource = 'https://hybrid-mcp.example.com/mcp';
+    expect(
+      (
+        await admin.post('/api/resources', {
+          display_name: 'Hybrid MCP',
+          resource_uri: resource,
+          scopes: [{ scope: 'tools', description: 'Use the tools' }],
+        })
+      ).status,
+    ).toBe(201);
+    const agent = async (body: Record<string, unknown>) => {
+      const id = (await admin.post('/api/agents', body)).json<{ id: string }>().id;
+      const secret = (await admin.post(`/api/agents/${id}/client-credentials`)).json<{ client_secret: string }>()
+        .client_secret;
+      return { id, secret };
+    };
+    const local = await agent({ display_name: 'Local enterprise agent' });
+    const proxied = await agent({ display_name: 'Proxied enterprise agent', client_id: 'upstream-enterprise' });
+    const present = async (client: { id: string; secret: string }) =>
+      http(`${base}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+          assertion: await idp.signIdJag({
+            sub: 'alice',
+            audience: base,
+            clientId: client.id,
+            resource,
+            scope: 'tools',
+          }),
+          client_id: client.id,
+          client_secret: client.secret,
+        }).toString(),
+      });
+    const issued = await present(local);
+    expect(issued.status, issued.text).toBe(200);
+    expect(issued.json<{ resource: string; refresh_token?: string }>()).toMatchObject({ resource });
+    // A proxied agent's tokens are the upstream's: the broker could neither introspect nor revoke one of its own.
+    const refused = await present(proxied);
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.json<{ error: string }>().error).toBe('unauthorized_client');
   });
 
   it("issues and rotates refresh tokens for a local agent; a proxied agent's refresh is not the broker's (invalid_grant)", async () => {

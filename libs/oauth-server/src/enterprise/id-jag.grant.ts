@@ -4,7 +4,7 @@ import { Clock, normalisePrincipal, OAuthError, Random, type Agent } from '@brok
 import { EventLedger, enterpriseAccessDecided } from '@broker/events';
 import { EnterpriseAuthorizationRepository, ProtectedResourceRepository } from '@broker/persistence';
 import { BrokerMetrics } from '@broker/telemetry';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
 import { DpopProofs } from '../dpop/dpop-proofs';
 import { CLOCK_TOLERANCE_SECONDS, JwtRejected } from '../jwt/jwt-verifier';
@@ -15,6 +15,7 @@ import { ClientAuthenticator } from '../token/client-authenticator';
 import type { GrantStrategy, TokenRequestContext } from '../token/grant-strategy';
 import { assertScopesAllowed, parseScope } from '../token/scopes';
 import { required, type TokenForm } from '../token/token-form';
+import { TOKEN_LIFECYCLE_SCOPE, type TokenLifecycleScope } from '../token-lifecycle/lifecycle-clients';
 import { EnterpriseIssuers, type TrustedEnterpriseIssuer } from './enterprise-issuers';
 
 /** RFC 7523 §2.1: the JWT bearer authorization grant. */
@@ -80,6 +81,7 @@ export class IdJagGrant implements GrantStrategy {
     private readonly events: EventLedger,
     private readonly metrics: BrokerMetrics,
     private readonly audit: AuditLog,
+    @Inject(TOKEN_LIFECYCLE_SCOPE) private readonly lifecycle: TokenLifecycleScope,
   ) {}
 
   refusedBeforeHandling(_form: TokenForm, error: OAuthError): void {
@@ -92,6 +94,10 @@ export class IdJagGrant implements GrantStrategy {
     try {
       const { agent } = await this.clients.authenticate(context.authorization, form, { allowPublic: false });
       facts.agent = agent;
+      // Hybrid mode: an agent of the upstream authorization server has its tokens there; one of ours could be
+      // neither introspected nor revoked here (RFC 6749 §5.2).
+      if (!this.lifecycle.servesAgent(agent))
+        throw new OAuthError('unauthorized_client', 'this client is served by the upstream authorization server');
       const assertion = required(form, 'assertion');
       const issuer = (facts.issuer = this.issuerOf(assertion));
       const claims = await this.verify(assertion, issuer);
