@@ -330,5 +330,6 @@ describe('console: MCP servers on the consent page', () => {
       .filter({ has: activity.page.getByRole('heading', { name: 'Organisation access revoked' }) });
     await revoked.getByText(TICKETS_URI, { exact: true }).waitFor();
     await revoked.getByText('acme.okta.example', { exact: true }).waitFor();
+    await reviewPage(activity, 'activity-organisation');
   });
 });
