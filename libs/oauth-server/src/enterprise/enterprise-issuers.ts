@@ -1,5 +1,5 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { Clock, type CompiledExpression } from '@broker/domain';
+import { Clock, isHttpUrl, type CompiledExpression } from '@broker/domain';
 import { metadataUrls, OutboundHttp } from '@broker/outbound';
 import { BrokerMetrics } from '@broker/telemetry';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
@@ -111,7 +111,7 @@ function discoveredVerifier(
           logger.warn(`enterprise issuer metadata at ${url} names another issuer`);
           continue;
         }
-        if (typeof json.jwks_uri !== 'string' || !/^https?:\/\//.test(json.jwks_uri)) {
+        if (typeof json.jwks_uri !== 'string' || !isHttpUrl(json.jwks_uri)) {
           logger.warn(`enterprise issuer metadata at ${url} has no http(s) jwks_uri`);
           continue;
         }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AuditLog } from '@broker/audit';
-import { Clock, normalisePrincipal, OAuthError, Random, type Agent } from '@broker/domain';
+import { Clock, normalisePrincipal, OAuthError, Random, type Agent, type ProtectedResource } from '@broker/domain';
 import { EventLedger, enterpriseAccessDecided } from '@broker/events';
 import { EnterpriseAuthorizationRepository, ProtectedResourceRepository } from '@broker/persistence';
 import { BrokerMetrics } from '@broker/telemetry';
@@ -106,8 +106,9 @@ export class IdJagGrant implements GrantStrategy {
       const principal = (facts.principal = this.principalOf(issuer, claims.payload));
       // §4.4.1: the assertion was issued for this very client at this authorization server.
       if (claims.payload.client_id !== agent.id) throw invalidGrant('it was issued to another client');
-      const resource = (facts.resource = await this.resourceOf(claims, form.get('resource'), agent));
-      const scopes = (facts.scopes = await this.scopesOf(claims, form.get('scope'), resource, agent));
+      const registered = await this.resourceOf(claims, form.get('resource'), agent);
+      const resource = (facts.resource = registered.resourceUri);
+      const scopes = (facts.scopes = this.scopesOf(claims, form.get('scope'), registered, agent));
       const jkt = await this.dpopKey(claims, context, agent);
       const now = this.clock.now();
       // One statement: the jti is spent (MCP enterprise-managed authorization §7.4.2: each assertion once, on every
@@ -199,7 +200,11 @@ export class IdJagGrant implements GrantStrategy {
    * resource and allowed for the agent (§7.6.2: otherwise `invalid_grant`); a `resource`
    * parameter (RFC 8707) chooses among the assertion's, never adds one (`invalid_target`).
    */
-  private async resourceOf(claims: IdJagClaims, requested: string | undefined, agent: Agent): Promise<string> {
+  private async resourceOf(
+    claims: IdJagClaims,
+    requested: string | undefined,
+    agent: Agent,
+  ): Promise<ProtectedResource> {
     if (claims.resources.length === 0) throw invalidGrant('it names no resource');
     if (requested !== undefined && !claims.resources.includes(requested))
       throw new OAuthError('invalid_target', 'the resource is not one the identity assertion names');
@@ -213,9 +218,9 @@ export class IdJagGrant implements GrantStrategy {
         throw invalidGrant('its resource is not allowed for this client');
       throw error;
     }
-    if ((await this.catalog.byUri(resource, this.clock.nowMs())) === undefined)
-      throw invalidGrant('its resource is not a registered protected resource');
-    return resource;
+    const registered = await this.catalog.byUri(resource, this.clock.nowMs());
+    if (registered === undefined) throw invalidGrant('its resource is not a registered protected resource');
+    return registered;
   }
 
   /**
@@ -223,15 +228,14 @@ export class IdJagGrant implements GrantStrategy {
    * `scope` parameter may narrow them, never widen them (RFC 7521 §4.1: `invalid_scope`); the
    * result is within the agent's allowed scopes.
    */
-  private async scopesOf(
+  private scopesOf(
     claims: IdJagClaims,
     requested: string | undefined,
-    resource: string,
+    registered: ProtectedResource,
     agent: Agent,
-  ): Promise<readonly string[]> {
+  ): readonly string[] {
     const granted = claims.scopes ?? [];
-    const registered = await this.catalog.byUri(resource, this.clock.nowMs());
-    if (!granted.every((scope) => registered?.scopes.some((offered) => offered.scope === scope) === true))
+    if (!granted.every((scope) => registered.scopes.some((offered) => offered.scope === scope)))
       throw invalidGrant('it grants a scope the resource does not offer');
     const scopes = requested === undefined ? granted : parseScope(requested);
     if (!scopes.every((scope) => granted.includes(scope)))
