@@ -412,6 +412,8 @@ describe.each(testBackends())('token revocation and introspection on $name', (ba
   it('answers inactive for the family once a reuse revoked it', async () => {
     const { refresh, access } = await family();
     const current = await rotate(refresh);
+    // Past the reuse grace (docs/oauth2.md "Token lifecycle"): a second presentation is a reuse.
+    clock.advance(6_000);
     const reuse = await oauth.refreshTokenGrantRequest(as, { client_id: agentA.id }, basic(agentA), refresh, insecure);
     expect(reuse.status).toBe(400);
     for (const token of [current.refresh, current.access, access])

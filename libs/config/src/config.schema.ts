@@ -213,8 +213,15 @@ export const configSchema = z
               .prefault({}),
             // Refresh tokens (RFC 6749 §6, rotated on every use): issued on the authorization code grant for `offline_access`.
             // `idle_ttl`: how long an unused token stays valid; `absolute_ttl`: the family's whole life from its first token.
+            // `reuse_grace`: how long after its rotation the same client presenting a token again gets the same successor
+            // instead of ending the family (docs/oauth2.md "Token lifecycle"); 0 turns it off.
             refresh_tokens: z
-              .strictObject({ enabled: bool(true), idle_ttl: duration('7d'), absolute_ttl: duration('30d') })
+              .strictObject({
+                enabled: bool(true),
+                idle_ttl: duration('7d'),
+                absolute_ttl: duration('30d'),
+                reuse_grace: duration('5s').refine((ms) => ms <= 60_000, 'must be at most 60s'),
+              })
               .prefault({}),
             // DPoP (RFC 9449, docs/oauth2.md "DPoP"): a token request with a valid proof gets a token bound to its key.
             // `required`: the default for agents whose `dpop_bound_access_tokens` is unset. A proof's `iat` is accepted

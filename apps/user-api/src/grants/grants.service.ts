@@ -69,7 +69,7 @@ export class GrantsService {
     const validUntil = parseValidUntil(dto.valid_until, now);
     if (requested.size === 0) {
       // An active grant removed is a revocation; an expired one, its removal (grant.expired).
-      await this.grants.deleteAny(principal.id, agent, (deleted, manager) =>
+      await this.grants.deleteAny(principal.id, agent, now, (deleted, manager) =>
         deleted.validUntil !== null && deleted.validUntil.getTime() <= now.getTime()
           ? this.events.record(
               grantEvent('grant.expired', principal.id, agent, { valid_until: deleted.validUntil.toISOString() }),

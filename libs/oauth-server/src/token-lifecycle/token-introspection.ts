@@ -156,9 +156,13 @@ function grantCovers(grant: GrantFacts | undefined, now: Date, issuedAtMs: numbe
   return grant.createdAt.getTime() <= issuedAtMs;
 }
 
-/** Current (never rotated), not revoked, within both expiries, and its grant active and not granted anew after it. */
+/**
+ * Current (never rotated), not revoked, within both expiries, its grant active and not granted anew after it, and
+ * still usable (its family not revoked, every resource and scope still delegated, its client's secret not rotated):
+ * active only if presenting it could buy a token.
+ */
 function refreshTokenActive(token: RefreshTokenState, now: Date): boolean {
-  if (token.rotatedAt !== null || token.revokedAt !== null) return false;
+  if (token.rotatedAt !== null || token.revokedAt !== null || !token.usable) return false;
   if (token.idleExpiresAt.getTime() <= now.getTime() || token.familyExpiresAt.getTime() <= now.getTime()) return false;
   return grantCovers(token.grant, now, token.issuedAt.getTime());
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, hkdfSync } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, OAuthError, Random, type Agent } from '@broker/domain';
 import { EventLedger, refreshTokenEvent } from '@broker/events';
@@ -6,6 +6,7 @@ import {
   GrantRepository,
   RefreshTokenRepository,
   TokenStateRepository,
+  type RefreshRefusal,
   type RefreshTokenRecord,
 } from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
@@ -18,6 +19,9 @@ export const OFFLINE_ACCESS = 'offline_access';
 export function refreshTokenDigest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
+
+/** HKDF info of the keys successor values are derived under. */
+const SUCCESSOR_KEY_INFO = 'agent-identity-broker refresh token successor';
 
 /** Who a new family is for: the code's client, person, scopes and resources. */
 export interface FamilyStart {
@@ -46,6 +50,9 @@ export class RefreshTokens {
   readonly enabled: boolean;
   private readonly idleTtlMs: number;
   private readonly absoluteTtlMs: number;
+  private readonly reuseGraceMs: number;
+  /** Keys successors are derived under (HKDF of each `third_party_oauth2.jwe_keys` key); the first derives new ones. */
+  private readonly successorKeys: readonly Buffer[];
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
@@ -60,6 +67,10 @@ export class RefreshTokens {
     this.enabled = settings.enabled;
     this.idleTtlMs = settings.idle_ttl;
     this.absoluteTtlMs = settings.absolute_ttl;
+    this.reuseGraceMs = settings.reuse_grace;
+    this.successorKeys = config.third_party_oauth2.jwe_keys.map(({ key }) =>
+      Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), SUCCESSOR_KEY_INFO, 32)),
+    );
   }
 
   /** Whether a code for `scopes` buys a refresh token: asked for with `offline_access`, and enabled. */
@@ -100,7 +111,14 @@ export class RefreshTokens {
   /**
    * Presents `value` for the client: its successor and the rotated family's record, or
    * `invalid_grant` (`invalid_scope` / `invalid_target` for a narrowing outside the token,
-   * which leaves it current). A token rotated before ends its family (reuse, an event).
+   * which leaves it current). A token rotated before ends its family (reuse, an event),
+   * unless the same client presents it again within `reuse_grace` of its rotation: then it
+   * gets the same successor again (never a second one, so the family never branches).
+   *
+   * A successor's value is derived from the presented value (HMAC under a key derived from
+   * each configured `third_party_oauth2.jwe_keys` key, which every replica holds and the
+   * database does not): that is how a presentation within the grace gets the same value back
+   * although only digests are stored. Without the key, a value says nothing of its successor.
    */
   async rotate(
     value: string,
@@ -108,7 +126,8 @@ export class RefreshTokens {
     narrowing: { scopes?: readonly string[]; resource?: string },
   ): Promise<{ value: string; record: RefreshTokenRecord }> {
     const now = this.clock.now();
-    const next = this.random.token(32);
+    const successors = this.successorValues(value);
+    const next = successors[0] ?? this.random.token(32);
     const outcome = await this.repository.rotate({
       tokenSha256: refreshTokenDigest(value),
       now,
@@ -122,47 +141,28 @@ export class RefreshTokens {
         tokenSha256: refreshTokenDigest(next),
         idleExpiresAt: new Date(now.getTime() + this.idleTtlMs),
       },
+      grace: { windowMs: this.reuseGraceMs, successors: successors.map(refreshTokenDigest) },
     });
     switch (outcome.outcome) {
-      case 'rotated':
+      case 'rotated': {
         this.recordEvent('refresh_token.rotated', outcome.successor, 'success');
-        return { value: next, record: outcome.successor };
+        const replayed = outcome.replayed === undefined ? next : successors[outcome.replayed];
+        if (replayed === undefined) throw new Error('the reuse grace matched no derived successor');
+        return { value: replayed, record: outcome.successor };
+      }
       case 'reused':
         // This process's introspection forgets the family now; other replicas hear it from the database (token_revoked).
         this.tokenState.familyRevoked(outcome.previous.familyId);
         this.recordEvent('refresh_token.reused', outcome.previous, 'failure');
         throw new OAuthError('invalid_grant', 'the refresh token was already used; its sign-in has been ended');
       case 'refused':
-        switch (outcome.reason) {
-          case 'scope':
-            throw new OAuthError('invalid_scope', 'the requested scope exceeds the scope of the refresh token');
-          case 'resource':
-            throw new OAuthError(
-              'invalid_target',
-              'the requested resource is not one the refresh token was issued for',
-            );
-          case 'client':
-            throw new OAuthError('invalid_grant', 'the refresh token is invalid or was issued to another client');
-          case 'key':
-            // RFC 9449 §5: a bound refresh token needs a proof made with its key.
-            throw client.dpopJkt === null
-              ? new OAuthError(
-                  'invalid_dpop_proof',
-                  'this refresh token is bound to a DPoP key: send a proof made with it',
-                )
-              : new OAuthError('invalid_grant', 'the refresh token is bound to another DPoP key');
-          case 'credential':
-            throw new OAuthError(
-              'invalid_grant',
-              "the client's credentials changed since the refresh token was issued",
-            );
-          case 'grant':
-            throw new OAuthError('invalid_grant', 'the grant for this client was revoked or has expired');
-          case 'unknown':
-          case 'inactive':
-            throw new OAuthError('invalid_grant', 'the refresh token is invalid, expired or revoked');
-        }
+        throw refusal(outcome.reason, client.dpopJkt);
     }
+  }
+
+  /** The successor values `value` derives to, one per key (the first is the one a rotation now stores). */
+  private successorValues(value: string): string[] {
+    return this.successorKeys.map((key) => createHmac('sha256', key).update(value, 'utf8').digest('base64url'));
   }
 
   /** Ends a family whose client may no longer hold it (its registration changed); true when it was live. */
@@ -179,6 +179,35 @@ export class RefreshTokens {
     outcome: 'success' | 'failure',
   ): void {
     this.events.enqueue(refreshTokenEvent(type, record, outcome));
+  }
+}
+
+/** The OAuth error a refused presentation answers. */
+function refusal(reason: RefreshRefusal, dpopJkt: string | null): OAuthError {
+  switch (reason) {
+    case 'scope':
+      return new OAuthError('invalid_scope', 'the requested scope exceeds the scope of the refresh token');
+    case 'resource':
+      return new OAuthError('invalid_target', 'the requested resource is not one the refresh token was issued for');
+    case 'client':
+      return new OAuthError('invalid_grant', 'the refresh token is invalid or was issued to another client');
+    case 'key':
+      // RFC 9449 §5: a bound refresh token needs a proof made with its key.
+      return dpopJkt === null
+        ? new OAuthError('invalid_dpop_proof', 'this refresh token is bound to a DPoP key: send a proof made with it')
+        : new OAuthError('invalid_grant', 'the refresh token is bound to another DPoP key');
+    case 'credential':
+      return new OAuthError('invalid_grant', "the client's credentials changed since the refresh token was issued");
+    case 'grant':
+      return new OAuthError('invalid_grant', 'the grant for this client was revoked or has expired');
+    case 'delegation':
+      return new OAuthError(
+        'invalid_grant',
+        "the person's grant no longer delegates this refresh token's resources or scopes",
+      );
+    case 'unknown':
+    case 'inactive':
+      return new OAuthError('invalid_grant', 'the refresh token is invalid, expired or revoked');
   }
 }
 

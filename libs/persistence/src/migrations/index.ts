@@ -25,6 +25,7 @@ import { ProtectedResources1764170000000 } from './1764170000000-protected-resou
 import { AgentDpopPolicy1764180000000 } from './1764180000000-agent-dpop-policy';
 import { Dpop1764185000000 } from './1764185000000-dpop';
 import { EnterpriseAuthorizations1764190000000 } from './1764190000000-enterprise-authorizations';
+import { RefreshTokenFamilies1764200000000 } from './1764200000000-refresh-token-families';
 
 /** Every migration, oldest first. A schema change is a new file appended here. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   AgentDpopPolicy1764180000000,
   Dpop1764185000000,
   EnterpriseAuthorizations1764190000000,
+  RefreshTokenFamilies1764200000000,
 ];

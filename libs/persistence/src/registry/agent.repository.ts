@@ -6,6 +6,7 @@ import type { ClientCache, ClientRecord } from './client-cache';
 import type { RegistryChangeListener } from './registry-change-listener';
 import { AgentEntity, AgentPermissionSetEntity } from './registry.entities';
 import { committedExchangeChange } from './exchange-cache-registry';
+import { endFamilies } from './refresh-token-families';
 
 /** Everything of an agent an admin writes. */
 export type AgentInput = Omit<Agent, 'id' | 'createdAt' | 'updatedAt'>;
@@ -219,11 +220,17 @@ export class AgentRepository {
   async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {
     try {
       try {
-        if (events === undefined)
-          return ((await this.dataSource.getRepository(AgentEntity).delete({ id })).affected ?? 0) > 0;
         return await this.dataSource.transaction(async (manager) => {
+          // Its refresh token families end first, atomically against a rotation in flight (the deletion
+          // then deletes its grants and their tokens), taking the family locks before the grant rows'.
+          await endFamilies(
+            manager,
+            'SELECT family_id FROM refresh_tokens WHERE agent_id = $2',
+            [id],
+            this.clock.now(),
+          );
           const deleted = ((await manager.delete(AgentEntity, { id })).affected ?? 0) > 0;
-          if (deleted) await events(id, manager);
+          if (deleted) await events?.(id, manager);
           return deleted;
         });
       } finally {

@@ -2,6 +2,7 @@ import type { DelegationSummary, Grant, GrantDelegation, GrantResourceDelegation
 import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
 import { committedExchangeChange } from './exchange-cache-registry';
+import { endFamilies, familyDelegated } from './refresh-token-families';
 
 interface GrantRow {
   id: string;
@@ -247,6 +248,7 @@ export class GrantRepository {
   ): Promise<Grant | undefined> {
     try {
       return await this.dataSource.transaction(async (manager) => {
+        await endFamiliesOfGrant(manager, principal, agentId, now);
         const rows = await manager.query<GrantRow[]>(
           `SELECT g.* FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR UPDATE`,
           [principal, agentId, now],
@@ -293,10 +295,12 @@ export class GrantRepository {
   async deleteAny(
     principal: string,
     agentId: string,
+    now: Date,
     within?: WithinTransaction<Pick<Grant, 'id' | 'validUntil'>>,
   ): Promise<Pick<Grant, 'id' | 'validUntil'> | undefined> {
     try {
       return await this.dataSource.transaction(async (manager) => {
+        await endFamiliesOfGrant(manager, principal, agentId, now);
         const [rows] = await manager.query<[GrantRow[], number]>(
           'DELETE FROM grants WHERE principal = $1 AND agent_id = $2 RETURNING id, valid_until',
           [principal, agentId],
@@ -358,23 +362,40 @@ export class GrantRepository {
 
 /**
  * A grant replaced narrower takes back what it no longer delegates: the refresh token
- * families of this grant bound to a registered protected resource the grant no longer
- * delegates, or to a scope of it the grant no longer delegates, are revoked in the grant's
- * transaction (docs/oauth2.md "Consent per MCP server"). Access tokens already issued run to their
- * expiry (`token_ttl`), as after any revocation of a grant.
+ * families of this grant with a resource or a scope the grant no longer delegates
+ * (`familyDelegated`: a registered protected resource and its scopes, or a service's
+ * protected resource) are ended in the grant's transaction (docs/oauth2.md "Consent per MCP
+ * server"), atomically against a rotation in flight (`endFamilies`). The rotation checks the
+ * same rule, so a family this misses can still not be used. Access tokens already issued
+ * run to their expiry (`token_ttl`), as after any revocation of a grant.
  */
 async function endFamiliesBeyond(manager: EntityManager, grantId: string, now: Date): Promise<void> {
-  await manager.query(
-    `UPDATE refresh_tokens r SET revoked_at = $2
-      WHERE r.grant_id = $1 AND r.revoked_at IS NULL
-        AND EXISTS (
-          SELECT 1 FROM jsonb_array_elements_text(r.resources) u JOIN protected_resources p ON p.resource_uri = u.value
-           WHERE NOT EXISTS (SELECT 1 FROM grant_resources d WHERE d.grant_id = r.grant_id AND d.resource_id = p.id)
-              OR EXISTS (
-                SELECT 1 FROM jsonb_array_elements_text(r.scopes) s
-                 WHERE s.value <> 'offline_access'
-                   AND NOT EXISTS (SELECT 1 FROM grant_resources d WHERE d.grant_id = r.grant_id AND d.resource_id = p.id AND d.scopes @> jsonb_build_array(s.value))))`,
-    [grantId, now],
+  await endFamilies(
+    manager,
+    `SELECT r.family_id FROM refresh_tokens r JOIN refresh_token_families f ON f.id = r.family_id JOIN grants g ON g.id = r.grant_id
+      WHERE r.grant_id = $2 AND r.revoked_at IS NULL AND NOT ${familyDelegated('r', 'f', 'g')}`,
+    [grantId],
+    now,
+  );
+}
+
+/**
+ * Before a grant of the person to the agent is deleted: its refresh token families are
+ * ended first (`endFamilies`, atomic against a rotation in flight), and before the grant row
+ * is locked, so the rotation and the deletion take their locks in the same order (family,
+ * then grant) and never deadlock. Deleting the grant then deletes the tokens.
+ */
+async function endFamiliesOfGrant(
+  manager: EntityManager,
+  principal: string,
+  agentId: string,
+  now: Date,
+): Promise<void> {
+  await endFamilies(
+    manager,
+    'SELECT r.family_id FROM refresh_tokens r JOIN grants g ON g.id = r.grant_id WHERE g.principal = $2 AND g.agent_id = $3',
+    [principal, agentId],
+    now,
   );
 }
 

@@ -11,6 +11,9 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
   let database: Database;
   let tokens: RefreshTokenRepository;
   let agent: string;
+  /** A service whose protected resources are the families' two resources, and a permission set bundling it. */
+  let service: string;
+  let permissionSet: string;
   const now = new Date('2026-11-26T12:00:00Z');
   const at = (ms: number): Date => new Date(now.getTime() + ms);
   const DAY = 86_400_000;
@@ -21,6 +24,18 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
     tokens = new RefreshTokenRepository(database.dataSource);
     agent = randomUUID();
     await database.dataSource.query("INSERT INTO agents (id, display_name) VALUES ($1, 'Agent')", [agent]);
+    service = randomUUID();
+    permissionSet = randomUUID();
+    await database.dataSource.query(
+      `INSERT INTO services (id, display_name, client_id, token_endpoint_auth_method, issuer_uri, authorization_endpoint, token_endpoint)
+       VALUES ($1, 'Files', 'files', 'none', 'https://idp.example.com', 'https://idp.example.com/a', 'https://idp.example.com/t')`,
+      [service],
+    );
+    await database.dataSource.query(
+      "INSERT INTO service_protected_resources (uri, service_id, position) VALUES ('https://mcp.example.com', $1, 0), ('https://files.example.com', $1, 1)",
+      [service],
+    );
+    await database.dataSource.query("INSERT INTO permission_sets (id, name) VALUES ($1, 'Files')", [permissionSet]);
   });
 
   afterAll(async () => {
@@ -43,6 +58,10 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
     await database.dataSource.query(
       'INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) VALUES ($1, $2, $3, NULL, $4, $4)',
       [grantId, principal, agent, options.grantCreatedAt ?? now],
+    );
+    await database.dataSource.query(
+      `INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) VALUES ($1, $2, $3, '["files.read"]', 0)`,
+      [grantId, permissionSet, service],
     );
     const first = await tokens.issue({
       id: randomUUID(),

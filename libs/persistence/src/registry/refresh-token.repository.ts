@@ -1,5 +1,7 @@
+import { normaliseResourceUri } from '@broker/domain';
 import type { DataSource, EntityManager } from 'typeorm';
 import { preparedQuery } from '../prepared-query';
+import { endFamilies, familyDelegated } from './refresh-token-families';
 import { active } from './grant.repository';
 
 /** A refresh token as stored (its value never is: only its SHA-256). */
@@ -42,18 +44,27 @@ export interface RefreshPresentation {
   readonly resource?: string;
   /** The successor's id, value digest and idle expiry (capped by the family's absolute expiry). */
   readonly successor: { readonly id: string; readonly tokenSha256: Buffer; readonly idleExpiresAt: Date };
+  /**
+   * The reuse grace (docs/oauth2.md "Token lifecycle"): a token rotated at most `windowMs` ago, presented again by
+   * the same client (agent, document URL, credential and DPoP key), gets the successor it was rotated into, if that
+   * successor is still current: its value digest is one of `successors` (the successor values the presented value
+   * derives to, one per key). Absent or 0: every second presentation is a reuse.
+   */
+  readonly grace?: { readonly windowMs: number; readonly successors: readonly Buffer[] };
 }
 
 /** Why a presented token bought nothing. */
-export type RefreshRefusal = 'unknown' | 'client' | 'key' | 'credential' | 'inactive' | 'grant' | 'scope' | 'resource';
+export type RefreshRefusal =
+  'unknown' | 'client' | 'key' | 'credential' | 'inactive' | 'grant' | 'delegation' | 'scope' | 'resource';
 
 /**
  * What presenting a refresh token did: rotated (the successor is stored, the presented token
- * is spent), reused (it had been rotated already: the whole family is now revoked), or
- * refused (the token, when it exists, is left as it was).
+ * is spent; `replayed` is the index in `grace.successors` when the presentation fell within
+ * the reuse grace and got the successor already stored), reused (it had been rotated already:
+ * the whole family is now revoked), or refused (the token, when it exists, is left as it was).
  */
 export type RotationOutcome =
-  | { readonly outcome: 'rotated'; readonly successor: RefreshTokenRecord }
+  | { readonly outcome: 'rotated'; readonly successor: RefreshTokenRecord; readonly replayed?: number }
   | { readonly outcome: 'reused'; readonly previous: RefreshTokenRecord }
   | { readonly outcome: 'refused'; readonly reason: RefreshRefusal; readonly record?: RefreshTokenRecord };
 
@@ -92,25 +103,47 @@ const toRecord = (row: Row): RefreshTokenRecord => ({
 });
 
 /**
- * The rotation, one statement (its own transaction, one round trip): the presented token is
+ * The rotation, one statement (its own transaction, one round trip). It first locks the
+ * token's family row (`refresh_token_families`, FOR NO KEY UPDATE) and requires it
+ * unrevoked: every end of a family locks that row too, so a rotation and an end are
+ * serialised (an end waits for a rotation in flight and then revokes its successor; a
+ * rotation waiting behind an end finds the family revoked). Then the presented token is
  * marked rotated only if it is current, unexpired, issued to this client with this
  * credential, within an active grant that is not newer than it (an expired grant granted
- * again starts afresh), and covers the narrowing asked for; its successor is inserted from
- * the same row, bound to the same DPoP key as the family (RFC 9449 §5). Concurrent presentations meet at the row lock: the first rotates, the others
- * re-check the row, find it rotated and insert nothing.
+ * again starts afresh) and still delegates every resource and scope of the family
+ * (`familyDelegated`), and covers the narrowing asked for; its successor is inserted from
+ * the same row, bound to the same DPoP key as the family (RFC 9449 §5). Concurrent
+ * presentations meet at the family row: the first rotates, the others re-check the token,
+ * find it rotated and insert nothing.
  */
-const ROTATE = `WITH current AS (
+const ROTATE = `WITH family AS (
+    SELECT f.id, f.resource_keys FROM refresh_token_families f
+     WHERE f.id = (SELECT family_id FROM refresh_tokens WHERE token_sha256 = $1) AND f.revoked_at IS NULL
+       FOR NO KEY UPDATE),
+  current AS (
     UPDATE refresh_tokens r SET rotated_at = $2
-      FROM grants g
-     WHERE r.token_sha256 = $1 AND r.agent_id = $3 AND r.client_id_url IS NOT DISTINCT FROM $4::text AND r.credential_sha256 IS NOT DISTINCT FROM $5::bytea
+      FROM family f, grants g
+     WHERE r.token_sha256 = $1 AND r.family_id = f.id AND r.agent_id = $3 AND r.client_id_url IS NOT DISTINCT FROM $4::text AND r.credential_sha256 IS NOT DISTINCT FROM $5::bytea
        AND r.rotated_at IS NULL AND r.revoked_at IS NULL AND r.idle_expires_at > $2 AND r.family_expires_at > $2
-       AND g.id = r.grant_id AND ${active(2)} AND g.created_at <= r.issued_at
+       AND g.id = r.grant_id AND ${active(2)} AND g.created_at <= r.issued_at AND ${familyDelegated('r', 'f', 'g')}
        AND ($6::jsonb IS NULL OR r.scopes @> $6::jsonb) AND ($7::text IS NULL OR r.resources @> jsonb_build_array($7::text))
        AND (r.dpop_jkt IS NULL OR r.dpop_jkt = $11::text)
     RETURNING r.*)
   INSERT INTO refresh_tokens (id, family_id, token_sha256, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, dpop_jkt, issued_at, idle_expires_at, family_expires_at)
   SELECT $8, family_id, $9, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, dpop_jkt, $2, LEAST($10::timestamptz, family_expires_at), family_expires_at FROM current
   RETURNING *`;
+
+/**
+ * The successor a token was rotated into, for a presentation within the reuse grace: current,
+ * unexpired, its family unrevoked (held FOR SHARE, so no end of the family commits between
+ * this read and the answer built on it), and its grant still active and delegating.
+ */
+const GRACE_SUCCESSOR = `SELECT r.*, array_position($2::text[], encode(r.token_sha256, 'hex')) AS candidate
+  FROM refresh_tokens r JOIN refresh_token_families f ON f.id = r.family_id JOIN grants g ON g.id = r.grant_id
+ WHERE r.family_id = $1 AND r.token_sha256 = ANY(ARRAY(SELECT decode(h, 'hex') FROM unnest($2::text[]) AS h)) AND f.revoked_at IS NULL
+   AND r.rotated_at IS NULL AND r.revoked_at IS NULL AND r.idle_expires_at > $3 AND r.family_expires_at > $3
+   AND ${active(3)} AND g.created_at <= r.issued_at AND ${familyDelegated('r', 'f', 'g')}
+   FOR SHARE OF f`;
 
 const sameBytes = (a: Buffer | null, b: Buffer | null): boolean => (a === null || b === null ? a === b : a.equals(b));
 
@@ -132,8 +165,10 @@ export class RefreshTokenRepository {
 
   /** Stores the first token of a new family. */
   async issue(token: NewRefreshFamily, manager: EntityManager = this.dataSource.manager): Promise<RefreshTokenRecord> {
+    // The family row and its first token in one statement: no token without its family.
     const rows = await manager.query<Row[]>(
-      `INSERT INTO refresh_tokens (id, family_id, token_sha256, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, issued_at, idle_expires_at, family_expires_at, dpop_jkt)
+      `WITH family AS (INSERT INTO refresh_token_families (id, resource_keys, family_expires_at) VALUES ($2, $15, $13))
+       INSERT INTO refresh_tokens (id, family_id, token_sha256, agent_id, principal, grant_id, resources, scopes, credential_sha256, client_id_url, issued_at, idle_expires_at, family_expires_at, dpop_jkt)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, LEAST($12::timestamptz, $13::timestamptz), $13, $14) RETURNING *`,
       [
         token.id,
@@ -150,6 +185,7 @@ export class RefreshTokenRepository {
         token.idleExpiresAt,
         token.familyExpiresAt,
         token.dpopJkt,
+        JSON.stringify(token.resources.map((uri) => normaliseResourceUri(uri) ?? uri)),
       ],
     );
     return toRecord(rows[0] as Row);
@@ -190,13 +226,22 @@ export class RefreshTokenRepository {
     return this.refusal(presented);
   }
 
-  /** Why `presented` was not rotated (the slow path: only refusals pay for it). */
+  /** Why `presented` was not rotated (the slow path: only refusals pay for it), or its successor within the reuse grace. */
   private async refusal(presented: RefreshPresentation): Promise<RotationOutcome> {
     const { now } = presented;
     const found = (
-      await this.dataSource.query<(Row & { grant_active: boolean | null; grant_created_at: Date | null })[]>(
-        `SELECT r.*, ${active(2)} AS grant_active, g.created_at AS grant_created_at
-           FROM refresh_tokens r LEFT JOIN grants g ON g.id = r.grant_id WHERE r.token_sha256 = $1`,
+      await this.dataSource.query<
+        (Row & {
+          grant_active: boolean | null;
+          grant_created_at: Date | null;
+          family_revoked: boolean | null;
+          delegated: boolean | null;
+        })[]
+      >(
+        `SELECT r.*, ${active(2)} AS grant_active, g.created_at AS grant_created_at,
+                f.revoked_at IS NOT NULL AS family_revoked, ${familyDelegated('r', 'f', 'g')} AS delegated
+           FROM refresh_tokens r LEFT JOIN grants g ON g.id = r.grant_id LEFT JOIN refresh_token_families f ON f.id = r.family_id
+          WHERE r.token_sha256 = $1`,
         [presented.tokenSha256, now],
       )
     )[0];
@@ -207,8 +252,10 @@ export class RefreshTokenRepository {
     if (found.agent_id !== presented.agentId || found.client_id_url !== presented.clientIdUrl) return refused('client');
     // RFC 9449 §5: a bound token is the key holder's; a presentation without that key changes nothing (not even a reuse).
     if (found.dpop_jkt !== null && found.dpop_jkt !== presented.dpopJkt) return refused('key');
-    if (found.revoked_at !== null) return refused('inactive');
+    if (found.revoked_at !== null || found.family_revoked !== false) return refused('inactive');
     if (found.rotated_at !== null) {
+      const replayed = await this.withinGrace(found, presented);
+      if (replayed !== undefined) return replayed;
       // Of racing presentations, the one whose revocation ended the family reports the reuse (one event).
       return (await this.revokeFamily(found.family_id, now))
         ? { outcome: 'reused', previous: record }
@@ -219,6 +266,7 @@ export class RefreshTokenRepository {
     if (!sameBytes(found.credential_sha256, presented.credentialSha256)) return refused('credential');
     if (found.grant_active !== true || (found.grant_created_at as Date).getTime() > found.issued_at.getTime())
       return refused('grant');
+    if (found.delegated !== true) return refused('delegation');
     if (presented.scopes !== undefined && !presented.scopes.every((scope) => found.scopes.includes(scope)))
       return refused('scope');
     if (presented.resource !== undefined && !found.resources.includes(presented.resource)) return refused('resource');
@@ -226,9 +274,36 @@ export class RefreshTokenRepository {
     return refused('inactive');
   }
 
-  /** Revokes every token of the family; true when one was still unrevoked. */
-  revokeFamily(familyId: string, now: Date): Promise<boolean> {
-    return this.revokeFamilyWith(this.dataSource.manager, familyId, now);
+  /**
+   * The reuse grace: `found` (rotated) presented again by the client it was issued to, with its credential, at most
+   * `grace.windowMs` after its rotation, gets the successor it was rotated into while that one is still current; never
+   * a second successor (so never a second branch of the family). Undefined: not within the grace.
+   */
+  private async withinGrace(found: Row, presented: RefreshPresentation): Promise<RotationOutcome | undefined> {
+    const grace = presented.grace;
+    if (grace === undefined || grace.windowMs <= 0 || grace.successors.length === 0 || found.rotated_at === null)
+      return undefined;
+    if (presented.now.getTime() - found.rotated_at.getTime() > grace.windowMs) return undefined;
+    if (!sameBytes(found.credential_sha256, presented.credentialSha256)) return undefined;
+    const rows = await this.dataSource.transaction((manager) =>
+      manager.query<(Row & { candidate: number })[]>(GRACE_SUCCESSOR, [
+        found.family_id,
+        grace.successors.map((digest) => digest.toString('hex')),
+        presented.now,
+      ]),
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    return { outcome: 'rotated', successor: toRecord(row), replayed: row.candidate - 1 };
+  }
+
+  /**
+   * Revokes every token of the family (`endFamilies`); true when it was still live. Safe
+   * against a rotation in flight: its successor is revoked too.
+   */
+  async revokeFamily(familyId: string, now: Date, manager?: EntityManager): Promise<boolean> {
+    const ended = await endFamilies(manager ?? this.dataSource.manager, 'SELECT $2::uuid', [familyId], now);
+    return ended > 0;
   }
 
   /** The live family of the token whose SHA-256 is `tokenSha256`, if issued to `agentId` (RFC 7009: a client revokes only its own). */
@@ -263,14 +338,13 @@ export class RefreshTokenRepository {
       'DELETE FROM refresh_tokens WHERE id IN (SELECT id FROM refresh_tokens WHERE family_expires_at < $1 LIMIT $2)',
       [cutoff, batch],
     );
-    return count;
-  }
-
-  private async revokeFamilyWith(manager: EntityManager, familyId: string, now: Date): Promise<boolean> {
-    const [, count] = await manager.query<[unknown[], number]>(
-      'UPDATE refresh_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL',
-      [familyId, now],
+    // A family row goes with its last token (or with its grant's deletion, which deleted its tokens).
+    await this.dataSource.query(
+      `DELETE FROM refresh_token_families WHERE id IN (
+         SELECT f.id FROM refresh_token_families f
+          WHERE f.family_expires_at < $1 AND NOT EXISTS (SELECT 1 FROM refresh_tokens t WHERE t.family_id = f.id) LIMIT $2)`,
+      [cutoff, batch],
     );
-    return count > 0;
+    return count;
   }
 }

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { preparedQuery } from '../prepared-query';
+import { familyDelegated } from './refresh-token-families';
 import type { AccessTokenFacts, AccessTokenKey, GrantFacts, TokenStateCache } from './token-state-cache';
 
 export type { AccessTokenFacts, AccessTokenKey, GrantFacts } from './token-state-cache';
@@ -20,6 +21,12 @@ export interface RefreshTokenState {
   readonly revokedAt: Date | null;
   /** Its grant (the row it is bound to: deleting the grant deletes the token). */
   readonly grant: GrantFacts;
+  /**
+   * Whether it could still buy a token besides its own state and its grant's: its family is not
+   * revoked, the grant still delegates every resource and scope of the family, and a confidential
+   * client's family was issued under the agent's current secret (a rotated secret ends them).
+   */
+  readonly usable: boolean;
 }
 
 interface FactsRow {
@@ -45,6 +52,7 @@ interface RefreshRow {
   revoked_at: Date | null;
   grant_valid_until: Date | null;
   grant_created_at: Date;
+  usable: boolean;
 }
 
 /**
@@ -54,15 +62,18 @@ interface RefreshRow {
  * (the unique (principal, agent) row, judged by the caller).
  */
 const FACTS_SQL = `SELECT EXISTS (SELECT 1 FROM revoked_access_tokens WHERE jti = $1::uuid) AS revoked,
-       EXISTS (SELECT 1 FROM refresh_tokens WHERE family_id = $2::uuid AND revoked_at IS NOT NULL) AS family_revoked,
+       EXISTS (SELECT 1 FROM refresh_token_families WHERE id = $2::uuid AND revoked_at IS NOT NULL) AS family_revoked,
        (SELECT e.revoked_at IS NULL FROM enterprise_authorizations e WHERE e.id = $2::uuid) AS enterprise_live,
        g.valid_until, g.created_at
   FROM (SELECT 1) AS one
   LEFT JOIN grants g ON g.principal = $3::varchar AND g.agent_id = $4::uuid`;
 
 const REFRESH_SQL = `SELECT r.family_id, r.agent_id, r.principal, r.client_id_url, r.scopes, r.resources, r.issued_at, r.idle_expires_at,
-       r.family_expires_at, r.rotated_at, r.revoked_at, g.valid_until AS grant_valid_until, g.created_at AS grant_created_at
-  FROM refresh_tokens r JOIN grants g ON g.id = r.grant_id
+       r.family_expires_at, r.rotated_at, r.revoked_at, g.valid_until AS grant_valid_until, g.created_at AS grant_created_at,
+       (f.revoked_at IS NULL AND ${familyDelegated('r', 'f', 'g')}
+        AND (r.credential_sha256 IS NULL OR r.credential_sha256 IS NOT DISTINCT FROM
+             (SELECT c.secret_sha256 FROM agent_client_credentials c WHERE c.agent_id = r.agent_id))) AS usable
+  FROM refresh_tokens r JOIN grants g ON g.id = r.grant_id JOIN refresh_token_families f ON f.id = r.family_id
  WHERE r.token_sha256 = $1`;
 
 /**
@@ -106,6 +117,7 @@ export class TokenStateRepository {
       rotatedAt: row.rotated_at,
       revokedAt: row.revoked_at,
       grant: { validUntil: row.grant_valid_until, createdAt: row.grant_created_at },
+      usable: row.usable,
     };
   }
 
