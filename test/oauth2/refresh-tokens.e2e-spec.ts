@@ -18,6 +18,7 @@ const ALICE = 'alice@example.com';
 const REDIRECT = 'https://agent.example.com/cb';
 const MAIL = 'https://mail.example.com/mcp';
 const FILES = 'https://files.example.com/mcp';
+const CALENDAR = 'https://calendar.example.com/mcp';
 const insecure = { [oauth.allowInsecureRequests]: true };
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -347,6 +348,84 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
     expect((await refusal(publicAgent, third.refresh_token as string)).body.error).toBe('invalid_grant');
   });
 
+  it("ends the families of a service the person's grant no longer delegates, and the rotation itself checks it", async () => {
+    const calendarService = (
+      await admin.post('/api/services', {
+        display_name: 'Calendar',
+        client_id: 'c',
+        issuer_uri: 'https://idp.example.com',
+        authorization_endpoint: 'https://idp.example.com/a',
+        token_endpoint: 'https://idp.example.com/t',
+        protected_resources: [CALENDAR],
+      })
+    ).json<{ id: string }>().id;
+    const calendarSet = (
+      await admin.post('/api/permission-sets', {
+        name: 'Calendar',
+        service_scopes: [{ service_id: calendarService, scopes: ['calendar.read'] }],
+      })
+    ).json<{ id: string }>().id;
+    const id = (
+      await admin.post('/api/agents', {
+        display_name: 'Narrowed',
+        redirect_uris: [REDIRECT],
+        allowed_scopes: [],
+        permission_sets: [{ permission_set_id: setId }, { permission_set_id: calendarSet }],
+      })
+    ).json<{ id: string }>().id;
+    const both = { [setId]: [serviceId], [calendarSet]: [calendarService] };
+    expect((await alice.post(`/api/consent/agents/${id}/grants`, { granted_permission_sets: both })).status).toBe(201);
+    const calendar = await signIn(id, 'offline_access', [CALENDAR]);
+    const mail = await signIn(id, 'offline_access', [MAIL]);
+    const introspect = async (token: string) =>
+      (
+        await http(`${base}/oauth2/introspect`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token, client_id: id }).toString(),
+        })
+      ).status;
+    // A public client may not introspect: the gateway-free check is the refresh itself and the family row.
+    expect(await introspect(calendar.refresh_token as string)).toBe(401);
+    const familyRevoked = async (token: string) =>
+      (
+        await broker.broker.runtime.database.dataSource.query<{ revoked: boolean }[]>(
+          'SELECT f.revoked_at IS NOT NULL AS revoked FROM refresh_token_families f WHERE f.id = $1',
+          [decodeJwt(token).sid],
+        )
+      )[0]?.revoked;
+    expect(await familyRevoked(calendar.access_token)).toBe(false);
+
+    // The person keeps Mail only: the Calendar family ends in the same transaction; the Mail family lives on.
+    const narrowed = { [setId]: [serviceId] };
+    expect((await alice.post(`/api/consent/agents/${id}/grants`, { granted_permission_sets: narrowed })).status).toBe(
+      201,
+    );
+    expect(await familyRevoked(calendar.access_token)).toBe(true);
+    expect(await familyRevoked(mail.access_token)).toBe(false);
+    expect((await refusal(id, calendar.refresh_token as string)).body.error).toBe('invalid_grant');
+    const next = await refresh(id, mail.refresh_token as string);
+    expect(decodeJwt(next.access_token).aud).toBe(MAIL);
+
+    // A family the narrowing did not end (its row made live again behind the broker's back) is still refused by the
+    // rotation, which checks the delegation itself: no path that changes a grant can forget a family.
+    const again = await signIn(id, 'offline_access', [MAIL]);
+    await alice.post(`/api/consent/agents/${id}/grants`, { granted_permission_sets: both });
+    const calendarAgain = await signIn(id, 'offline_access', [CALENDAR]);
+    await broker.broker.runtime.database.dataSource.query(
+      'UPDATE grant_delegations SET service_id = $1 WHERE service_id = $2 AND grant_id IN (SELECT id FROM grants WHERE agent_id = $3)',
+      [serviceId, calendarService, id],
+    );
+    expect(await refusal(id, calendarAgain.refresh_token as string)).toEqual({
+      status: 400,
+      body: {
+        error: 'invalid_grant',
+        error_description: "the person's grant no longer delegates this refresh token's resources or scopes",
+      },
+    });
+    expect((await refresh(id, again.refresh_token as string)).access_token).toBeTruthy();
+  });
+
   it("refuses another client's refresh token without spending it", async () => {
     const first = await signIn(confidential.id);
     expect(await refusal(publicAgent, first.refresh_token as string)).toEqual({
@@ -443,6 +522,14 @@ describe.each(testBackends())('refresh tokens on $name (oauth4webapi as the clie
 
     secret = (await admin.post(`/api/agents/${id}/client-credentials`)).json<{ client_secret: string }>().client_secret;
     secrets.push(secret);
+    // RFC 7662 §2.2: a refresh token that can never buy a token again (issued under the old secret) is not active.
+    const introspected = await http(`${base}/oauth2/introspect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(secret) },
+      body: new URLSearchParams({ token: first.refresh_token as string }).toString(),
+    });
+    expect(introspected.status).toBe(200);
+    expect(introspected.json()).toEqual({ active: false });
     const rotated = await http(`${base}/oauth2/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(secret) },

@@ -135,15 +135,16 @@ const ROTATE = `WITH family AS (
 
 /**
  * The successor a token was rotated into, for a presentation within the reuse grace: current,
- * unexpired, its family unrevoked (held FOR SHARE, so no end of the family commits between
- * this read and the answer built on it), and its grant still active and delegating.
+ * unexpired, its family unrevoked (the family row and the successor held FOR SHARE: a rotation
+ * of the successor in flight is waited for and then excludes it, and no end of the family
+ * commits before this transaction), and its grant still active and delegating.
  */
 const GRACE_SUCCESSOR = `SELECT r.*, array_position($2::text[], encode(r.token_sha256, 'hex')) AS candidate
   FROM refresh_tokens r JOIN refresh_token_families f ON f.id = r.family_id JOIN grants g ON g.id = r.grant_id
  WHERE r.family_id = $1 AND r.token_sha256 = ANY(ARRAY(SELECT decode(h, 'hex') FROM unnest($2::text[]) AS h)) AND f.revoked_at IS NULL
    AND r.rotated_at IS NULL AND r.revoked_at IS NULL AND r.idle_expires_at > $3 AND r.family_expires_at > $3
    AND ${active(3)} AND g.created_at <= r.issued_at AND ${familyDelegated('r', 'f', 'g')}
-   FOR SHARE OF f`;
+   FOR SHARE OF f, r`;
 
 const sameBytes = (a: Buffer | null, b: Buffer | null): boolean => (a === null || b === null ? a === b : a.equals(b));
 
