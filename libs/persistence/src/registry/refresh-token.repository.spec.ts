@@ -136,6 +136,61 @@ describe.each(testBackends())('RefreshTokenRepository on $name', (backend) => {
     expect((await tokens.liveFamiliesByAgent('bob', at(6_000))).get(agent)).toBeUndefined();
   });
 
+  describe('the reuse grace', () => {
+    const grace = (...successors: string[]) => ({ grace: { windowMs: 5_000, successors: successors.map(sha) } });
+
+    it('gives the same client presenting a token again within the window the successor it was rotated into, never a second one', async () => {
+      const { first } = await family('grace-gina', 'grace-gina-1');
+      const rotated = await present('grace-gina-1', 'grace-gina-2', at(1_000), grace('grace-gina-2'));
+      expect(rotated.outcome).toBe('rotated');
+      const again = await present('grace-gina-1', 'grace-gina-other', at(3_000), grace('unrelated', 'grace-gina-2'));
+      expect(again).toMatchObject({ outcome: 'rotated', replayed: 1, successor: { familyId: first.familyId } });
+      const stored = await database.dataSource.query<{ n: number }[]>(
+        "SELECT count(*)::int AS n FROM refresh_tokens WHERE principal = 'grace-gina'",
+      );
+      expect(stored[0]?.n).toBe(2);
+      expect((await present('grace-gina-2', 'grace-gina-3', at(4_000))).outcome).toBe('rotated');
+    });
+
+    it('treats a presentation after the window, under another credential, or once the successor moved on as a reuse', async () => {
+      await family('grace-hank', 'grace-hank-1');
+      expect((await present('grace-hank-1', 'grace-hank-2', at(1_000), grace('grace-hank-2'))).outcome).toBe('rotated');
+      expect((await present('grace-hank-1', 'grace-hank-x', at(6_001), grace('grace-hank-2'))).outcome).toBe('reused');
+      expect((await present('grace-hank-2', 'grace-hank-3', at(6_002))).outcome).toBe('refused');
+
+      await family('grace-ivy', 'grace-ivy-1', { credential: sha('old secret') });
+      const credential = { credentialSha256: sha('old secret') };
+      expect(
+        (await present('grace-ivy-1', 'grace-ivy-2', at(1_000), { ...credential, ...grace('grace-ivy-2') })).outcome,
+      ).toBe('rotated');
+      expect(
+        (
+          await present('grace-ivy-1', 'grace-ivy-x', at(2_000), {
+            credentialSha256: sha('new secret'),
+            ...grace('grace-ivy-2'),
+          })
+        ).outcome,
+      ).toBe('reused');
+
+      await family('grace-jack', 'grace-jack-1');
+      expect((await present('grace-jack-1', 'grace-jack-2', at(1_000), grace('grace-jack-2'))).outcome).toBe('rotated');
+      expect((await present('grace-jack-2', 'grace-jack-3', at(1_500), grace('grace-jack-3'))).outcome).toBe('rotated');
+      // jack-2 is no longer current: the grace gives nothing, and jack-1 again is a reuse that ends jack-3 too.
+      expect((await present('grace-jack-1', 'grace-jack-x', at(2_000), grace('grace-jack-2'))).outcome).toBe('reused');
+      expect((await present('grace-jack-3', 'grace-jack-4', at(2_500))).outcome).toBe('refused');
+    });
+
+    it('gives nothing within the window when the family was revoked meanwhile', async () => {
+      const { first } = await family('grace-kate', 'grace-kate-1');
+      expect((await present('grace-kate-1', 'grace-kate-2', at(1_000), grace('grace-kate-2'))).outcome).toBe('rotated');
+      expect(await tokens.revokeFamily(first.familyId, at(1_500))).toBe(true);
+      expect(await present('grace-kate-1', 'grace-kate-x', at(2_000), grace('grace-kate-2'))).toMatchObject({
+        outcome: 'refused',
+        reason: 'inactive',
+      });
+    });
+  });
+
   it('lets exactly one of many concurrent presentations of one token rotate it', async () => {
     await family('carol', 'carol-1');
     const outcomes = await Promise.all(Array.from({ length: 6 }, (_, i) => present('carol-1', `carol-2-${i}`)));
