@@ -325,7 +325,7 @@ describe('OAuth2 authorization server, local mode (driven by oauth4webapi)', () 
       expect((await get(missingRedirect)).json<{ error: string }>().error).toBe('invalid_redirect_uri');
     });
 
-    it('redirects invalid_scope to the validated redirect_uri with the state', async () => {
+    it('redirects invalid_scope to the validated redirect_uri with the state and the issuer (RFC 9207)', async () => {
       const response = await get({ ...valid(), scope: 'mail.read admin' });
       expect(response.status).toBe(302);
       const location = new URL(response.headers.location as string);
@@ -334,6 +334,7 @@ describe('OAuth2 authorization server, local mode (driven by oauth4webapi)', () 
         error: 'invalid_scope',
         error_description: 'a requested scope is not allowed for this client',
         state: 's1',
+        iss: base,
       });
     });
 

@@ -541,7 +541,7 @@ describe('RFC 8707 resource indicators required (resource_indicators.required)',
     for (const agentId of [agent.id, ungranted]) {
       const { location, state } = await authorizeAs(as, agentId, []);
       expect(location.origin + location.pathname).toBe(REDIRECT);
-      expect(Object.fromEntries(location.searchParams)).toEqual({ ...missing, state });
+      expect(Object.fromEntries(location.searchParams)).toEqual({ ...missing, state, iss: as.issuer });
     }
   });
 

@@ -7,8 +7,9 @@ import { assertRedirectUriRegistered, clientRedirect } from './authorize-rules';
 
 /**
  * The user declined consent: the authorization request ends at the client's redirect_uri
- * with `error=access_denied` and its `state` (RFC 6749 §4.1.2.1). The redirect_uri comes
- * from the signed authorization session and is checked against the registration again.
+ * with `error=access_denied`, its `state` (RFC 6749 §4.1.2.1) and `iss` (RFC 9207). The
+ * redirect_uri comes from the signed authorization session and is checked against the
+ * registration again.
  */
 @Injectable()
 export class AuthorizationDenial {
@@ -30,11 +31,10 @@ export class AuthorizationDenial {
         : assertRedirectUriRegistered(agent, redirectUri);
     if (validated === undefined)
       throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not registered for this client');
-    return clientRedirect(validated, {
+    return clientRedirect(validated, this.tokens.issuer, {
       error: 'access_denied',
       error_description: 'the user denied the authorization request',
       state: original.searchParams.get('state') ?? undefined,
-      iss: this.tokens.issuer,
     });
   }
 }

@@ -5,6 +5,7 @@ import { assertPkceS256Challenge, assertRedirectUriRegistered, clientRedirect } 
 const agent = {
   redirectUris: ['https://app.example.com/cb', 'http://127.0.0.1/native', 'http://[::1]:8080/cb'],
 } as unknown as Agent;
+const ISSUER = 'https://broker.example.com';
 
 describe('assertRedirectUriRegistered', () => {
   it('accepts registered URIs exactly, and any port on loopback IP literals (RFC 8252)', () => {
@@ -56,12 +57,20 @@ describe('redirect URI scheme checked again before redirecting', () => {
   });
 
   it('builds the redirect only to an allowed scheme', () => {
-    expect(clientRedirect('https://app.example.com/cb?a=1', { code: 'c', state: undefined })).toBe(
-      'https://app.example.com/cb?a=1&code=c',
+    expect(clientRedirect('https://app.example.com/cb?a=1', ISSUER, { code: 'c', state: undefined })).toBe(
+      'https://app.example.com/cb?a=1&code=c&iss=https%3A%2F%2Fbroker.example.com',
     );
-    expect(() => clientRedirect('javascript:alert(1)//', { error: 'access_denied' })).toThrow(
+    expect(() => clientRedirect('javascript:alert(1)//', ISSUER, { error: 'access_denied' })).toThrow(
       expect.objectContaining({ code: 'invalid_redirect_uri' }) as Error,
     );
+  });
+
+  it('names the issuer on an error redirect as on a code (RFC 9207 §2), replacing an iss the redirect_uri carried', () => {
+    const url = new URL(
+      clientRedirect('https://app.example.com/cb?iss=forged', ISSUER, { error: 'invalid_target', state: 's' }),
+    );
+    expect(url.searchParams.getAll('iss')).toEqual([ISSUER]);
+    expect(url.searchParams.get('error')).toBe('invalid_target');
   });
 });
 

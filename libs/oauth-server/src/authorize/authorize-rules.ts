@@ -37,11 +37,20 @@ export function assertRedirectUriScheme(redirectUri: string): void {
     );
 }
 
-/** The redirect to a client's (validated) redirect_uri with `params` added, checked once more right before it is issued. */
-export function clientRedirect(redirectUri: string, params: Readonly<Record<string, string | undefined>>): string {
+/** What an authorization response carries besides `iss`: a `code`, or an `error` (RFC 6749 §4.1.2, §4.1.2.1). */
+export type AuthorizationResponseParams = Readonly<Record<string, string | undefined>> & { readonly iss?: never };
+
+/**
+ * The redirect to a client's (validated) redirect_uri with `params` added, checked once more
+ * right before it is issued. Every one names the issuer (`iss`, RFC 9207 §2), success or
+ * error alike: the metadata says `authorization_response_iss_parameter_supported`, so a client
+ * that checks it would otherwise report a missing `iss` instead of the error.
+ */
+export function clientRedirect(redirectUri: string, issuer: string, params: AuthorizationResponseParams): string {
   assertRedirectUriScheme(redirectUri);
   const url = new URL(redirectUri);
   for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
+  url.searchParams.set('iss', issuer);
   return url.toString();
 }
 

@@ -37,7 +37,9 @@ export const CODE_TTL_MS = 60_000;
  * single-use code (256 random bits, stored hashed, 60 s, bound to client, redirect_uri,
  * challenge, principal, scope and the RFC 8707 resources, a refused one being
  * `invalid_target` by redirect); without one, the consent page with an authorization
- * session token whose `original_url` resumes this request.
+ * session token whose `original_url` resumes this request. Every redirect to the client names
+ * the issuer (`iss`, RFC 9207), an error's as much as a code's. `prompt` is not read
+ * (docs/oauth2.md).
  */
 @Injectable()
 export class LocalAuthorize implements AuthorizeStrategy {
@@ -81,7 +83,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
     // RFC 9449 §10: the code is bound to this DPoP key thumbprint (checked at the token endpoint).
     const dpopJkt = single(query, 'dpop_jkt');
     if (query.dpop_jkt !== undefined && (dpopJkt === undefined || !JKT.test(dpopJkt))) {
-      return clientRedirect(redirectUri, {
+      return clientRedirect(redirectUri, this.tokens.issuer, {
         error: 'invalid_request',
         error_description: 'dpop_jkt must be the base64url SHA-256 thumbprint of a JWK (RFC 9449 §10)',
         state,
@@ -89,7 +91,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
     }
     const scopes = parseScope(single(query, 'scope'));
     if (!scopesAllowedFor(agent, scopes)) {
-      return clientRedirect(redirectUri, {
+      return clientRedirect(redirectUri, this.tokens.issuer, {
         error: 'invalid_scope',
         error_description: 'a requested scope is not allowed for this client',
         state,
@@ -107,7 +109,11 @@ export class LocalAuthorize implements AuthorizeStrategy {
           : { scopes, consented: await this.grants.hasActive(principal.id, agent.id, now) };
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
-      return clientRedirect(redirectUri, { error: error.code, error_description: error.description, state });
+      return clientRedirect(redirectUri, this.tokens.issuer, {
+        error: error.code,
+        error_description: error.description,
+        state,
+      });
     }
     // A document client needs the person's consent to that document URL and redirect host too.
     const consented =
@@ -139,8 +145,7 @@ export class LocalAuthorize implements AuthorizeStrategy {
       },
       now,
     );
-    // RFC 9207: name the issuer in the response.
-    return clientRedirect(redirectUri, { code, state, iss: this.tokens.issuer });
+    return clientRedirect(redirectUri, this.tokens.issuer, { code, state });
   }
 
   /** True when this strategy (not a proxy) must serve the client_id: a metadata document URL. */

@@ -8,9 +8,11 @@ import {
   assertPkceS256Challenge,
   assertRedirectUriRegistered,
   assertResponseTypeCode,
+  clientRedirect,
   single,
 } from '../authorize/authorize-rules';
 import type { AuthorizationRequest, AuthorizeStrategy } from '../authorize/authorize-strategy';
+import { AccessTokenIssuer } from '../token/access-token-issuer';
 import { parseScope } from '../token/scopes';
 
 /** The proxy state token lives as long as an upstream login may take. */
@@ -22,7 +24,8 @@ const STATE_TTL_SECONDS = 600;
  * upstream client_id, the redirect_uri, the PKCE parameters and any `resource` (RFC 8707,
  * forwarded untouched); the agent id (and the
  * client's own state) travel in a JWE state token. An agent without an upstream client_id
- * gets `server_error` at its redirect_uri.
+ * gets `server_error` at its redirect_uri. The broker's own error redirects name the broker
+ * as `iss` (RFC 9207), the issuer its metadata publishes.
  */
 @Injectable()
 export class ProxyAuthorize implements AuthorizeStrategy {
@@ -32,6 +35,7 @@ export class ProxyAuthorize implements AuthorizeStrategy {
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     private readonly agents: AgentRepository,
+    private readonly tokens: AccessTokenIssuer,
     clock: Clock,
   ) {
     this.state = new JweCodec(config.third_party_oauth2.jwe_keys, 'proxy authorization state', clock);
@@ -58,16 +62,15 @@ export class ProxyAuthorize implements AuthorizeStrategy {
     const redirectUri = single(query, 'redirect_uri') as string;
     const clientState = single(query, 'state');
     const scopes = parseScope(single(query, 'scope'));
-    const back = new URL(redirectUri);
     if (!scopesAllowedFor(agent, scopes)) {
-      return withParams(back, {
+      return clientRedirect(redirectUri, this.tokens.issuer, {
         error: 'invalid_scope',
         error_description: 'a requested scope is not allowed for this client',
         state: clientState,
       });
     }
     if (agent.clientId === null)
-      return withParams(back, {
+      return clientRedirect(redirectUri, this.tokens.issuer, {
         error: 'server_error',
         error_description: 'this client has no upstream registration',
         state: clientState,
