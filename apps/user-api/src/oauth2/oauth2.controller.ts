@@ -60,7 +60,9 @@ export class OAuth2Controller {
    * redirect_uri, response_type or PKCE parameter is answered here as JSON (400), never at
    * a redirect_uri; a scope the agent may not have is `error=invalid_scope` at the
    * redirect_uri, a refused RFC 8707 `resource` `error=invalid_target` there (local), and a
-   * proxied agent without an upstream client id `error=server_error`.
+   * proxied agent without an upstream client id `error=server_error`. Every redirect to the
+   * redirect_uri, an error's as much as a code's, names the issuer (`iss`, RFC 9207 §2).
+   * `prompt` is not read.
    */
   @Get('oauth2/authorize')
   @ApiSecurity('SessionAuth')
@@ -69,7 +71,7 @@ export class OAuth2Controller {
   @ApiAuthorizeQuery()
   @ApiFoundResponse({
     description:
-      'To the redirect_uri (with `code` or `error`), to the consent page, or (proxy) to the upstream authorization endpoint',
+      'To the redirect_uri (with `code` or `error`, and `iss`), to the consent page, or (proxy) to the upstream authorization endpoint',
     headers: {
       Location: {
         description: 'where the user agent goes next',

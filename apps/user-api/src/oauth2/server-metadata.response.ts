@@ -1,3 +1,4 @@
+import { ASYMMETRIC_ALGORITHMS } from '@broker/domain';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import type { HeadersObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
@@ -33,8 +34,12 @@ export class AuthorizationServerMetadataResponse {
   grant_types_supported!: string[];
   @ApiProperty({ enum: ['S256'], isArray: true })
   code_challenge_methods_supported!: string[];
-  @ApiProperty({ enum: ['client_secret_basic', 'client_secret_post', 'none'], isArray: true })
+  /** An agent's secret (Basic or post), a public agent's `client_id` alone (`none`), and the gateway's client assertion (`private_key_jwt`, RFC 7523) for the token exchange. */
+  @ApiProperty({ enum: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'], isArray: true })
   token_endpoint_auth_methods_supported!: string[];
+  /** RFC 8414 §2: the algorithms of a `private_key_jwt` client assertion the token endpoint accepts (asymmetric only, never `none`); present whenever `private_key_jwt` is listed. */
+  @ApiPropertyOptional({ enum: [...ASYMMETRIC_ALGORITHMS], isArray: true })
+  token_endpoint_auth_signing_alg_values_supported?: string[];
   /** RFC 9207: authorization responses carry `iss`. */
   authorization_response_iss_parameter_supported!: boolean;
   /** Client ID Metadata Documents accepted as `client_id`: present (true) in local and hybrid modes with `oauth2_authorization_server.cimd.enabled`, absent otherwise. */
@@ -57,6 +62,9 @@ export class AuthorizationServerMetadataResponse {
   /** A confidential agent's secret, or the gateway's client assertion (`private_key_jwt`, RFC 7523). */
   @ApiPropertyOptional({ enum: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'], isArray: true })
   introspection_endpoint_auth_methods_supported?: string[];
+  /** RFC 8414 §2: the algorithms of the gateway's client assertion at the introspection endpoint (asymmetric only, never `none`); present with the endpoint. */
+  @ApiPropertyOptional({ enum: [...ASYMMETRIC_ALGORITHMS], isArray: true })
+  introspection_endpoint_auth_signing_alg_values_supported?: string[];
   /** `["urn:ietf:params:oauth:grant-profile:id-jag"]` when an enterprise IdP is trusted (`oauth2_authorization_server.enterprise`, local and hybrid modes); absent otherwise. Never which IdPs. */
   @ApiPropertyOptional({ enum: ['urn:ietf:params:oauth:grant-profile:id-jag'], isArray: true })
   authorization_grant_profiles_supported?: string[];

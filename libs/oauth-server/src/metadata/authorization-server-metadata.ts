@@ -1,7 +1,12 @@
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { ASYMMETRIC_ALGORITHMS } from '@broker/domain';
 import { Inject, Injectable } from '@nestjs/common';
 import { ID_JAG_GRANT_PROFILE, JWT_BEARER_GRANT } from '../enterprise/id-jag.grant';
+import { TOKEN_EXCHANGE } from '../token-exchange/token-types';
 import { TokenEndpoint } from '../token/token-endpoint';
+
+/** Client authentication with a shared secret, as every agent with broker-issued credentials uses it (RFC 6749 §2.3.1). */
+const SECRET_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
 
 /** RFC 8414 authorization server metadata. */
 export interface AuthorizationServerMetadata {
@@ -13,6 +18,11 @@ export interface AuthorizationServerMetadata {
   readonly grant_types_supported: readonly string[];
   readonly code_challenge_methods_supported: readonly string[];
   readonly token_endpoint_auth_methods_supported: readonly string[];
+  /**
+   * RFC 8414 §2: present because `private_key_jwt` is listed (the gateway's client assertion, RFC 7523):
+   * the asymmetric algorithms its verifier accepts, never `none` or HMAC.
+   */
+  readonly token_endpoint_auth_signing_alg_values_supported?: readonly string[];
   readonly authorization_response_iss_parameter_supported: boolean;
   /** Client ID Metadata Documents (local and hybrid modes with `cimd.enabled`); absent otherwise. */
   readonly client_id_metadata_document_supported?: true;
@@ -26,6 +36,8 @@ export interface AuthorizationServerMetadata {
   /** RFC 7662 (local and hybrid modes). */
   readonly introspection_endpoint?: string;
   readonly introspection_endpoint_auth_methods_supported?: readonly string[];
+  /** RFC 8414 §2: present with `private_key_jwt` among the introspection methods, as for the token endpoint. */
+  readonly introspection_endpoint_auth_signing_alg_values_supported?: readonly string[];
   /**
    * draft-ietf-oauth-identity-assertion-authz-grant §7.2: the identity assertion profile of the JWT bearer grant, when
    * an enterprise IdP is trusted (never which: §8.4).
@@ -33,7 +45,12 @@ export interface AuthorizationServerMetadata {
   readonly authorization_grant_profiles_supported?: readonly string[];
 }
 
-/** `GET /.well-known/oauth-authorization-server`: the issuer is the broker's public URL in every mode. */
+/**
+ * `GET /.well-known/oauth-authorization-server`: the issuer is the broker's public URL in every mode.
+ * Wherever a JWT client authentication method is listed, its signing algorithms are listed too
+ * (RFC 8414 §2: that entry MUST then be present); the algorithms are `ASYMMETRIC_ALGORITHMS`,
+ * the allow-list of the gateway's trust anchor (impersonation rules accept subsets of it).
+ */
 @Injectable()
 export class AuthorizationServerMetadataService {
   private readonly metadata: AuthorizationServerMetadata;
@@ -51,7 +68,13 @@ export class AuthorizationServerMetadataService {
         ? { authorization_grant_profiles_supported: [ID_JAG_GRANT_PROFILE] }
         : {}),
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      // RFC 8693 token exchange (every mode): the gateway authenticates by its client assertion (RFC 7523 §2.2).
+      ...(tokens.grantTypes.includes(TOKEN_EXCHANGE)
+        ? {
+            token_endpoint_auth_methods_supported: [...SECRET_METHODS, 'none', 'private_key_jwt'],
+            token_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_ALGORITHMS],
+          }
+        : { token_endpoint_auth_methods_supported: [...SECRET_METHODS, 'none'] }),
       authorization_response_iss_parameter_supported: true,
       // MCP clients (MCP authorization 2025-11-25) look for this before using a document URL as client_id.
       ...(config.oauth2_authorization_server.cimd.enabled && config.oauth2_authorization_server.mode !== 'proxy'
@@ -69,14 +92,11 @@ export class AuthorizationServerMetadataService {
         ? {}
         : {
             revocation_endpoint: `${base}/oauth2/revoke`,
-            revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+            revocation_endpoint_auth_methods_supported: [...SECRET_METHODS, 'none'],
             introspection_endpoint: `${base}/oauth2/introspect`,
             // RFC 7662 §2.1: introspection needs an authenticated caller: a confidential agent, or the gateway's client assertion (RFC 7523).
-            introspection_endpoint_auth_methods_supported: [
-              'client_secret_basic',
-              'client_secret_post',
-              'private_key_jwt',
-            ],
+            introspection_endpoint_auth_methods_supported: [...SECRET_METHODS, 'private_key_jwt'],
+            introspection_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_ALGORITHMS],
           }),
     };
   }
