@@ -157,6 +157,35 @@ describe('MCP clients keep working across an access token expiry (refresh tokens
     });
   });
 
+  it('the official SDK client refreshing twice at once with one refresh token stays signed in (the reuse grace)', async () => {
+    const provider = new CimdClientProvider(clientId, REDIRECT, browser, base, { offlineAccess: true });
+    const client = await connectMcpClient(mcp.url, provider);
+    clients.push(client);
+    const first = provider.tokens();
+    await untilExpired(first?.access_token as string);
+    // Two tool calls at once: both meet a 401 and the SDK refreshes for each with the same refresh token.
+    const answers = await Promise.all(
+      ['one', 'two'].map((text) => client.callTool({ name: 'echo', arguments: { text } })),
+    );
+    expect(answers.map((answer) => answer.content)).toEqual([
+      [{ type: 'text', text: `MCP: one (for ${ALICE})` }],
+      [{ type: 'text', text: `MCP: two (for ${ALICE})` }],
+    ]);
+    expect(provider.authorizationUrls).toHaveLength(1);
+    const sid = decodeJwt(first?.access_token as string).sid as string;
+    const rotations = await broker.broker.runtime.database.dataSource.query<{ n: number; revoked: number }[]>(
+      'SELECT count(*)::int AS n, count(revoked_at)::int AS revoked FROM refresh_tokens WHERE family_id = $1',
+      [sid],
+    );
+    // One successor, whichever of the two refreshes stored it; the family did not branch and is not ended.
+    expect(rotations[0]).toEqual({ n: 2, revoked: 0 });
+    await untilExpired(provider.tokens()?.access_token as string);
+    expect((await client.callTool({ name: 'echo', arguments: { text: 'later' } })).content).toEqual([
+      { type: 'text', text: `MCP: later (for ${ALICE})` },
+    ]);
+    expect(provider.authorizationUrls).toHaveLength(1);
+  });
+
   it('examples/mcp/client.mjs keeps calling whoami across an expiry, renewing its token without the browser', async () => {
     const port = new URL(exampleUrl).port;
     const server = spawn(
