@@ -430,8 +430,9 @@ describe.each(testBackends())('enterprise-managed authorization: ID-JAG on the J
       await grant(await idJag()),
     );
     const sid = decodeJwt(first.access_token).sid as string;
-    // An ID-JAG issued now, before the revocation, and kept for later.
+    // ID-JAGs minted now, before the revocation, and kept for later: one dated now, one by an IdP clock 30 s ahead.
     const older = await idJag({ iat: Math.floor(Date.now() / 1000) - 5 });
+    const ahead = await idJag({ iat: Math.floor(Date.now() / 1000) + 30 });
     const listed = await alice.get('/api/consent/enterprise-authorizations');
     expect(listed.status, listed.text).toBe(200);
     expect(listed.json<{ data: unknown[] }>().data).toContainEqual(
@@ -446,6 +447,7 @@ describe.each(testBackends())('enterprise-managed authorization: ID-JAG on the J
       }),
     );
     const revoked = await alice.delete(`/api/consent/enterprise-authorizations/${sid}`);
+    const revokedBy = Date.now();
     expect(revoked.status, revoked.text).toBe(204);
     expect(await introspect(first.access_token)).toEqual({ active: false });
     expect(
@@ -453,12 +455,17 @@ describe.each(testBackends())('enterprise-managed authorization: ID-JAG on the J
         .json<{ data: { id: string }[] }>()
         .data.map((a) => a.id),
     ).not.toContain(sid);
-    // An ID-JAG the IdP issued before the revocation buys nothing; a newer one starts a new authorization.
-    const stale = await refusal(await grant(older));
-    expect(stale).toMatchObject({ status: 400, error: 'invalid_grant' });
-    expect(stale.description).toMatch(/before this access was revoked/);
-    // `iat` has a second's granularity: one issued within the second of the revocation counts as before it.
-    const newer = await idJag({ iat: Math.floor(Date.now() / 1000) + 2 });
+    // An ID-JAG the IdP issued before the revocation buys nothing, even dated after it by a clock ahead within the
+    // verifier's 60 s leeway; one dated beyond the revocation plus the leeway starts a new authorization.
+    for (const before of [older, ahead]) {
+      const stale = await refusal(await grant(before));
+      expect(stale).toMatchObject({ status: 400, error: 'invalid_grant' });
+      expect(stale.description).toMatch(/before this access was revoked/);
+    }
+    const newerIat = Math.floor(revokedBy / 1000) + 61;
+    // Not ahead of the broker's clock by more than the leeway: wait for the second after the revocation.
+    await new Promise((resolve) => setTimeout(resolve, (newerIat - 60) * 1000 - Date.now() + 50));
+    const newer = await idJag({ iat: newerIat });
     const again = await oauth.processGenericTokenEndpointResponse(as, { client_id: agent.id }, await grant(newer));
     const newSid = decodeJwt(again.access_token).sid as string;
     expect(newSid).not.toBe(sid);

@@ -30,6 +30,16 @@ function invalidGrant(reason: string): OAuthError {
   return new OAuthError('invalid_grant', `the identity assertion is not acceptable: ${reason}`);
 }
 
+/**
+ * When the assertion was issued at the earliest, by our clock: its `iat` less the leeway the
+ * verifier grants (`CLOCK_TOLERANCE_SECONDS`), since an IdP clock that far ahead passes. A
+ * revocation is judged against this, so an ID-JAG minted before it never counts as issued after
+ * it; one minted within the leeway after it is refused too, and the IdP mints another a minute later.
+ */
+function earliestIssuedAt(iat: number): Date {
+  return new Date((iat - CLOCK_TOLERANCE_SECONDS) * 1000);
+}
+
 /** A verified ID-JAG's claims this grant reads. */
 interface IdJagClaims {
   readonly payload: JWTPayload;
@@ -122,7 +132,7 @@ export class IdJagGrant implements GrantStrategy {
         scopes,
         now,
         expiresAt: new Date(now.getTime() + this.tokens.ttlSeconds * 1000),
-        assertionIssuedAt: new Date(claims.iat * 1000),
+        assertionIssuedAt: earliestIssuedAt(claims.iat),
         assertionSha256: createHash('sha256').update(`id-jag\n${issuer.issuer}\n${claims.jti}`).digest(),
         spentUntil: new Date((claims.exp + CLOCK_TOLERANCE_SECONDS) * 1000),
       });

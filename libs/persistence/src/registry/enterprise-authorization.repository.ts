@@ -16,7 +16,10 @@ export interface EnterpriseIssue {
   readonly now: Date;
   /** The token's `exp`: the row is live until its last token expires. */
   readonly expiresAt: Date;
-  /** The assertion's `iat`: one issued before the pairing's last revocation buys nothing. */
+  /**
+   * When the assertion was issued at the earliest (its `iat` less the clock leeway its verifier
+   * grants the issuer): one that may have been issued before the pairing's last revocation buys nothing.
+   */
   readonly assertionIssuedAt: Date;
   /** The SHA-256 naming the assertion's `jti` (with its issuer) among single-use assertions, and until when it is kept. */
   readonly assertionSha256: Buffer;
@@ -105,8 +108,8 @@ function ownedBy(owner: EnterpriseAuthorizationOwner, offset: number): { sql: st
 /**
  * One statement, one commit: the assertion's `jti` is spent (`assertionClaim`, single use on
  * every replica) and, if it was a first use, the live row of (person, agent, issuer, resource)
- * is created or extended, unless the assertion was issued before the last revocation of that
- * pairing. Two concurrent first tokens meet at the partial unique index; both get the one row.
+ * is created or extended, unless the assertion may have been issued before the last revocation
+ * of that pairing (`assertionIssuedAt`, its earliest issue, not after it). Two concurrent first tokens meet at the partial unique index; both get the one row.
  */
 const RECORD = `WITH ${assertionClaim('$10::bytea', '$11::timestamptz', '$7::timestamptz')},
 recorded AS (
@@ -141,8 +144,8 @@ export class EnterpriseAuthorizationRepository {
 
   /**
    * Spends the assertion and records the token's authorization: its id (the token's `sid`);
-   * `replayed` when the assertion was presented before, `revoked` when it was issued before a
-   * revocation of this access (then it is spent all the same).
+   * `replayed` when the assertion was presented before, `revoked` when it may have been issued
+   * before a revocation of this access (then it is spent all the same).
    */
   async record(issue: EnterpriseIssue): Promise<RecordOutcome> {
     const [row] = await this.recordStatement([
