@@ -1,5 +1,6 @@
 /** Test helpers (imported by tests only): real servers, real databases, log capture, a frozen clock. */
 export { startPostgresCluster, freePort, type PostgresCluster } from './postgres-cluster';
+export { startPostgresWireProxy, type PostgresWireProxy, type ProxiedSession } from './postgres-wire-proxy';
 export { testBackends, createPostgresDatabase, postgresServerUrl, type TestBackend } from './test-databases';
 export { prepareMigratedDatabases, type MigratedDatabases } from './migrated-databases';
 export { LogCapture } from './log-capture';
