@@ -25,6 +25,8 @@ export const CATALOGUE: Readonly<Record<string, Family>> = {
   broker_approval_waiters: { type: 'gauge', labels: [] },
   broker_approval_wakeups_total: { type: 'counter', labels: [] },
   broker_db_pool_connections: { type: 'gauge', labels: ['state'] },
+  broker_db_listen_down: { type: 'gauge', labels: [] },
+  broker_db_listen_outages_total: { type: 'counter', labels: [] },
   broker_db_pglite_wait_seconds: { type: 'histogram', labels: [] },
   broker_events_written_total: { type: 'counter', labels: [] },
   broker_events_dropped_total: { type: 'counter', labels: [] },

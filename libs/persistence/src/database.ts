@@ -80,7 +80,14 @@ export class Database {
     events: EventSettings,
   ) {
     // Connects only when something subscribes: CLIs and the admin API open no LISTEN connection.
-    this.notifications = listenUrl === undefined ? undefined : new PostgresListenConnection(listenUrl);
+    this.notifications =
+      listenUrl === undefined
+        ? undefined
+        : new PostgresListenConnection(listenUrl, {
+            // The heartbeat goes over the pool, the way every other session's notification comes.
+            notify: (channel, payload) => dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]),
+            logger: logger.child({ component: 'listen' }),
+          });
     this.registryChanges = new RegistryChangeListener(this.notifications, [this.clientCache, this.resourceCatalog]);
     this.exchangeCache = this.notifications === undefined ? undefined : new ExchangeContextCache(this.notifications);
     this.tokenState = this.notifications === undefined ? undefined : new TokenStateCache(this.notifications);
@@ -203,7 +210,7 @@ export class Database {
 
   /**
    * Reports to the process's metrics (called once at boot): the database gauges'
-   * reads, the client cache's lookups, and PGlite's connection waits.
+   * reads, the caches' lookups, the LISTEN connection's state, and PGlite's connection waits.
    */
   instrument(metrics: BrokerMetrics): void {
     if (!metrics.enabled) return;
@@ -211,6 +218,11 @@ export class Database {
     this.clientCache.metrics = metrics;
     if (this.exchangeCache !== undefined) this.exchangeCache.metrics = metrics;
     if (this.tokenState !== undefined) this.tokenState.metrics = metrics;
+    const notifications = this.notifications;
+    if (notifications !== undefined) {
+      notifications.metrics = metrics;
+      metrics.watchListenConnection(() => notifications.down);
+    }
     this.events.metrics = metrics;
     const pool = (this.dataSource.driver as unknown as { master?: { onWait?: (seconds: number) => void } }).master;
     if (this.pglite !== undefined && pool !== undefined) pool.onWait = (seconds) => metrics.pgliteWait(seconds);

@@ -17,6 +17,15 @@ import { ApprovalRepository } from './approval.repository';
 
 const LIMITS: CreationLimits = { maxPending: 50, maxPerWindow: 10, windowMs: 60_000 };
 
+/** A LISTEN connection of its own, its heartbeat sent over `database`'s pool as the broker's is. */
+function listenConnection(url: string, database: Database): PostgresListenConnection {
+  const config = testConfig();
+  return new PostgresListenConnection(url, {
+    notify: (channel, payload) => database.dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]),
+    logger: createLogger(config, new LogCapture()),
+  });
+}
+
 describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
   let database: Database;
   let approvals: ApprovalRepository;
@@ -31,7 +40,7 @@ describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
     approvals = new ApprovalRepository(database.dataSource);
     feed =
       backend.name === 'postgres'
-        ? new PostgresApprovalChangeFeed(new PostgresListenConnection(config.storage.postgres.connection_url as string))
+        ? new PostgresApprovalChangeFeed(listenConnection(config.storage.postgres.connection_url as string, database))
         : new PgliteApprovalChangeFeed(config.storage.pglite.data_dir);
     await feed.start({ changed: (version) => announced.push(version), resync: () => undefined, lost: () => undefined });
   });
@@ -165,7 +174,7 @@ describe.runIf(postgresServerUrl())('PostgresApprovalChangeFeed', () => {
 
   it('re-establishes a lost LISTEN connection, asks for a resync, and hears changes again', async () => {
     const events: string[] = [];
-    const own = new PostgresApprovalChangeFeed(new PostgresListenConnection(url));
+    const own = new PostgresApprovalChangeFeed(listenConnection(url, database));
     await own.start({
       changed: (version) => events.push(`changed ${version}`),
       resync: () => events.push('resync'),

@@ -46,7 +46,8 @@ interface Entry {
  * notifies the principal, a service or resource change notifies everyone, and each
  * replica drops the matching entries when the notification arrives, one round trip from
  * the committing backend; this process's own writes come back the same way. While the
- * connection is down nothing is served from memory (every lookup reads the database) and
+ * connection is down (closed, or open but its heartbeat not back: see
+ * `PostgresListenConnection`) nothing is served from memory (every lookup reads the database) and
  * everything read before is dropped, since notifications may have been missed. A grant's
  * expiry is checked against the caller's clock on every hit. Only complete contexts (a
  * grant delegating the service and a session) are kept: refusals always read the database.

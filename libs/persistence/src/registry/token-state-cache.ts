@@ -58,8 +58,9 @@ interface Entry {
  * every committed revocation notifies its `jti` or family, every grant change its person,
  * and each replica drops the matching entries when the notification arrives; the replica
  * that wrote drops them at commit (`forgetJti`, `forgetFamily`, `forgetPrincipal`). While
- * the notification connection is down nothing is served from memory and everything read
- * before is dropped. A read that overlapped an invalidation is not stored (generation
+ * the notification connection is down (closed, or open but its heartbeat not back: see
+ * `PostgresListenConnection`) nothing is served from memory and everything read before is
+ * dropped. A read that overlapped an invalidation is not stored (generation
  * check). The grant's `valid_until` and `created_at` are judged by the caller on every
  * hit, with its clock. On PGlite (one process, no LISTEN) there is no cache: `listen` is
  * undefined and every read goes to the database.

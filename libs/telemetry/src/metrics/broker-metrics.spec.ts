@@ -72,6 +72,21 @@ describe('BrokerMetrics', () => {
     expect(sample(first, 'broker_db_pool_connections{state="in_use"}')).toBe(2);
   });
 
+  it('reports the LISTEN connection as down only while its reader says so, and counts outages', async () => {
+    const metrics = new BrokerMetrics(true);
+    // No LISTEN connection (PGlite, or nothing subscribed): not down.
+    expect(sample((await metrics.scrape()).body, 'broker_db_listen_down')).toBe(0);
+    expect(sample((await metrics.scrape()).body, 'broker_db_listen_outages_total')).toBe(0);
+    let down = true;
+    metrics.watchListenConnection(() => down);
+    metrics.listenConnectionDown();
+    expect(sample((await metrics.scrape()).body, 'broker_db_listen_down')).toBe(1);
+    down = false;
+    const { body } = await metrics.scrape();
+    expect(sample(body, 'broker_db_listen_down')).toBe(0);
+    expect(sample(body, 'broker_db_listen_outages_total')).toBe(1);
+  });
+
   it('reports key sets by role only once they attempted a fetch, and counts their failures', async () => {
     const metrics = new BrokerMetrics(true);
     const used = metrics.keySet('trust_anchor');
@@ -102,6 +117,8 @@ describe('BrokerMetrics', () => {
     metrics.watchApprovalWaiters(() => 3);
     metrics.approvalWakeups(2);
     metrics.pgliteWait(0.001);
+    metrics.watchListenConnection(() => true);
+    metrics.listenConnectionDown();
     metrics.setDatabaseReaders({
       sessionsNeedingReauthentication: () => Promise.resolve(1),
       approvalsPending: () => Promise.resolve(1),

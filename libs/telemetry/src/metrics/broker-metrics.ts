@@ -108,6 +108,7 @@ export class BrokerMetrics {
   private readonly waiterSources: (() => number)[] = [];
   private readonly keySets: KeySetTracker[] = [];
   private pool: DatabaseReaders['pool'] | undefined;
+  private listenDown: () => boolean = () => false;
 
   constructor(readonly enabled: boolean) {
     if (!enabled) return;
@@ -117,6 +118,7 @@ export class BrokerMetrics {
       approvalWaiters: () => this.waiterSources.reduce((sum, held) => sum + held(), 0),
       keySetAges: (set) => keySetAges(this.keySets, set),
       pool: () => this.pool?.(),
+      listenDown: () => this.listenDown(),
     });
     this.on = { families, children: buildChildren(families) };
   }
@@ -213,6 +215,16 @@ export class BrokerMetrics {
     this.sessionsNeedingReauthentication.setReader(readers.sessionsNeedingReauthentication);
     this.approvalsPending.setReader(readers.approvalsPending);
     this.pool = readers.pool;
+  }
+
+  /** The process's LISTEN connection state, read at scrape time (called once at boot on PostgreSQL). */
+  watchListenConnection(down: () => boolean): void {
+    if (this.on !== undefined) this.listenDown = down;
+  }
+
+  /** The LISTEN connection went down (once per outage, however many reconnects fail). */
+  listenConnectionDown(): void {
+    this.on?.families.listenOutages.inc();
   }
 
   /** How long a PGlite query waited for the one connection. */

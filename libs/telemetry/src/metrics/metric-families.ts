@@ -10,6 +10,7 @@ export interface FamilySources {
   approvalWaiters(): number;
   keySetAges(set: (name: string, seconds: number) => void): void;
   pool(): { readonly inUse: number; readonly idle: number; readonly waiting: number } | undefined;
+  listenDown(): boolean;
 }
 
 /**
@@ -154,6 +155,21 @@ export function createFamilies(registry: Registry, sources: FamilySources) {
         this.labels('idle').set(pool.idle);
         this.labels('waiting').set(pool.waiting);
       },
+    }),
+    listenDown: new Gauge({
+      name: 'broker_db_listen_down',
+      help: 'LISTEN connection down or its heartbeat not verified (1): the caches it keeps current read the database',
+      // Across cluster workers: 1 when any worker's is down.
+      aggregator: 'max',
+      registers,
+      collect() {
+        this.set(sources.listenDown() ? 1 : 0);
+      },
+    }),
+    listenOutages: new Counter({
+      name: 'broker_db_listen_outages_total',
+      help: 'Times the LISTEN connection went down: closed, failed, or its heartbeat did not come back in time',
+      registers,
     }),
     pgliteWait: new Histogram({
       name: 'broker_db_pglite_wait_seconds',
