@@ -238,8 +238,8 @@ describe('user impersonation (local mode)', () => {
       scope: 'calendar.read',
       email: 'alice@example.com',
     });
-    // The routing audience is never the token's audience.
-    expect(payload.aud).toBeUndefined();
+    // The routing audience is never the token's audience: without a claims expression's aud, the default one (RFC 9068 §3).
+    expect(payload.aud).toBe(base);
   });
 
   it('binds the token to the DPoP key of a proof sent with the request (RFC 9449 §5), and refuses a bad proof', async () => {
@@ -671,12 +671,13 @@ describe('impersonation configuration is validated at start-up', () => {
     ...overrides,
   });
   const read =
-    (impersonation: Record<string, unknown>, mode = 'local') =>
+    (impersonation: Record<string, unknown>, mode = 'local', local: Record<string, unknown> = {}) =>
     () =>
       readImpersonationSettings(
         testConfig({
           oauth2_authorization_server: {
             mode,
+            local,
             proxy: {
               upstream_issuer_uri: 'https://up.example.com',
               upstream_authorize_endpoint: 'https://up.example.com/a',
@@ -689,9 +690,36 @@ describe('impersonation configuration is validated at start-up', () => {
         'https://broker.example.com',
       );
   const prefix = 'https://broker.example.com/impersonation';
+  /** The broker's own issuer as a trusted issuer of one role. */
+  const brokerSigns = (role: string) => ({
+    issuer_uri: 'https://broker.example.com',
+    jwks_uri: 'https://broker.example.com/oauth2/jwks.json',
+    signs_roles: [role],
+  });
 
   it('accepts a valid configuration and compiles it', () => {
     expect(read({ audience_prefix: prefix, rules: [rule()] })().rules.map((r) => r.name)).toEqual(['r']);
+  });
+
+  it("accepts the broker's own tokens as subjects addressed to an audience other than its default one", () => {
+    const subjects = (expected: string, local: Record<string, unknown> = {}) =>
+      read(
+        {
+          audience_prefix: prefix,
+          rules: [
+            rule({
+              roles: { subject: { expected_audience: expected } },
+              trusted_issuers: [{ ...issuer, signs_roles: ['client_assertion', 'actor'] }, brokerSigns('subject')],
+            }),
+          ],
+        },
+        'local',
+        local,
+      );
+    expect(subjects('https://mcp.example.com/mcp')().rules).toHaveLength(1);
+    expect(
+      subjects('https://broker.example.com', { default_audience: 'https://api.example.com' })().rules,
+    ).toHaveLength(1);
   });
 
   const bad: [string, () => unknown, RegExp][] = [
@@ -740,6 +768,36 @@ describe('impersonation configuration is validated at start-up', () => {
         rules: [rule({ trusted_issuers: [{ ...issuer, issuer_uri: 'https://broker.example.com' }] })],
       }),
       /never trusted for client assertions/,
+    ],
+    [
+      'the broker trusted for subjects addressed to its default audience (the issuer): all its tokens without a resource',
+      read({
+        audience_prefix: prefix,
+        rules: [
+          rule({
+            roles: { subject: { expected_audience: 'https://broker.example.com' } },
+            trusted_issuers: [{ ...issuer, signs_roles: ['client_assertion', 'actor'] }, brokerSigns('subject')],
+          }),
+        ],
+      }),
+      /rules\[0\] \(r\)\.roles\.subject\.expected_audience is the broker's default audience \(https:\/\/broker\.example\.com\)/,
+    ],
+    [
+      'the broker trusted for actors addressed to a configured default_audience',
+      read(
+        {
+          audience_prefix: prefix,
+          rules: [
+            rule({
+              roles: { actor: { expected_audience: 'https://api.example.com' } },
+              trusted_issuers: [{ ...issuer, signs_roles: ['client_assertion', 'subject'] }, brokerSigns('actor')],
+            }),
+          ],
+        },
+        'local',
+        { default_audience: 'https://api.example.com' },
+      ),
+      /rules\[0\] \(r\)\.roles\.actor\.expected_audience is the broker's default audience/,
     ],
     [
       'an HMAC algorithm',

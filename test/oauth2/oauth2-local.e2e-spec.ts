@@ -153,7 +153,8 @@ describe('OAuth2 authorization server, local mode (driven by oauth4webapi)', () 
     });
     expect((payload.exp as number) - (payload.iat as number)).toBe(3600);
     expect(payload.jti).toMatch(/^[0-9a-f-]{36}$/);
-    expect(payload.aud).toBeUndefined();
+    // RFC 9068 §3: no resource asked, so the default resource indicator (the issuer, docs/oauth2.md "Default audience").
+    expect(payload.aud).toBe(base);
     expect(protectedHeader.typ).toBe('at+jwt');
   });
 

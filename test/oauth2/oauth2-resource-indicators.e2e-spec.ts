@@ -492,7 +492,7 @@ describe('RFC 8707 resource indicators, local mode with the default policy', () 
     }
   });
 
-  it('without resource: no aud, as before', async () => {
+  it('without resource: the default audience, the issuer (RFC 9068 §3)', async () => {
     const { url, verifier, state } = await authorizeUrl(as, agent.id, []);
     const response = await http(url.toString(), { headers: { 'x-remote-user': ALICE } });
     const params = oauth.validateAuthResponse(as, client, new URL(response.headers.location as string), state);
@@ -509,7 +509,7 @@ describe('RFC 8707 resource indicators, local mode with the default policy', () 
         insecure,
       ),
     );
-    expect(decodeJwt(result.access_token).aud).toBeUndefined();
+    expect(decodeJwt(result.access_token).aud).toBe(as.issuer);
   });
 });
 

@@ -293,6 +293,8 @@ describe.each(testBackends())('token revocation and introspection on $name', (ba
       exp: claims.exp,
       iat: claims.iat,
       iss: base,
+      // No resource was asked: the default audience, the issuer (RFC 9068 §3).
+      aud: base,
       jti: claims.jti,
       token_type: 'Bearer',
     };

@@ -203,6 +203,15 @@ export const configSchema = z
             issuer_uri: httpUrl().optional(),
             token_ttl: duration('1h'),
             token_claims_expression: z.string().optional(),
+            // RFC 9068 §3: the `aud` of an access token whose request names no `resource` (default: the issuer,
+            // docs/oauth2.md "Default audience"). Compared exactly by resource servers: kept as written.
+            default_audience: z
+              .string()
+              .refine(isResourceIndicatorEntry, {
+                message:
+                  'must be an absolute URI without fragment or user info, e.g. https://broker.example.com (a value ending in / must start with an http(s) origin)',
+              })
+              .optional(),
             // RFC 8707: which `resource` values may be requested (exact URIs, or prefixes ending in `/`); empty: any https or loopback http URI.
             // `required`: an authorization or token request that names none is `invalid_target` (RFC 8707 §2); off for compatibility.
             resource_indicators: z

@@ -315,6 +315,20 @@ describe('loadConfig', () => {
     ).toMatch(/^config error: oauth2_authorization_server\.local\.resource_indicators\.required must be true or false/);
   });
 
+  it('reads oauth2_authorization_server.local.default_audience: unset by default (the issuer), an absolute URI kept as written', () => {
+    const local = (default_audience: unknown) => ({
+      ...KEYS,
+      oauth2_authorization_server: { local: { default_audience } },
+    });
+    expect(parseConfig(KEYS, {}).config.oauth2_authorization_server.local.default_audience).toBeUndefined();
+    for (const uri of ['https://api.example.com/', 'urn:example:broker-apis'])
+      expect(parseConfig(local(uri), {}).config.oauth2_authorization_server.local.default_audience).toBe(uri);
+    for (const bad of ['', 'api', 'https://api.example.com/#x', 'https://u:p@api.example.com', 42])
+      expect(configError(() => parseConfig(local(bad), {}))).toMatch(
+        /^config error: oauth2_authorization_server\.local\.default_audience /,
+      );
+  });
+
   it('requires a connection URL for the postgres backend', () => {
     expect(configError(() => parseConfig({ ...KEYS, storage: { backend: 'postgres' } }, {}))).toMatch(
       /^config error: storage\.postgres\.connection_url is required/,

@@ -56,24 +56,35 @@ function fail(key: string, message: string): never {
  * (examples/config/impersonation.yaml). libs/config has already validated the section (local mode, the prefix's form, each
  * rule's shape, unique names, signed roles covered, `verification: none` without a signed or
  * audience-bound subject); what remains needs the broker's issuer or the CEL compiler: the
- * broker's own issuer is never trusted for client assertions; a `verification: none` rule's
- * predicate reads `subject_token`, and the rule issues an email only when the predicate reads
- * `subject_token.email` (an explicit `email_expression` without it is an error). Every
+ * broker's own issuer is never trusted for client assertions, nor for an actor or subject whose
+ * `expected_audience` is the broker's default audience (`local.default_audience`, RFC 9068 §3:
+ * every token of ours requested without a resource carries it, so every one would pass); a
+ * `verification: none` rule's predicate reads `subject_token`, and the rule issues an email
+ * only when the predicate reads `subject_token.email` (an explicit `email_expression` without it is an error). Every
  * expression is compiled here, once; an error stops start-up naming the rule and key.
  */
 export function readImpersonationSettings(config: BrokerConfig, brokerIssuer: string): ImpersonationSettings {
   const section = config.oauth2_authorization_server.impersonation;
   const base = 'oauth2_authorization_server.impersonation';
   if (section.audience_prefix === undefined) return { audiencePrefix: undefined, rules: [] };
+  const defaultAudience = config.oauth2_authorization_server.local.default_audience ?? brokerIssuer;
   const rules = section.rules.map((rule, index): ImpersonationRule => {
     const label = `${base}.rules[${index}] (${rule.name})`;
     const unverified = rule.roles.subject.verification === 'none';
     rule.trusted_issuers.forEach((issuer, i) => {
-      if (issuer.issuer_uri === brokerIssuer && issuer.signs_roles.includes('client_assertion'))
+      if (issuer.issuer_uri !== brokerIssuer) return;
+      if (issuer.signs_roles.includes('client_assertion'))
         fail(
           `${label}.trusted_issuers[${i}].signs_roles`,
           "the broker's own issuer is never trusted for client assertions",
         );
+      for (const role of ['actor', 'subject'] as const) {
+        if (issuer.signs_roles.includes(role) && rule.roles[role].expected_audience === defaultAudience)
+          fail(
+            `${label}.roles.${role}.expected_audience`,
+            `is the broker's default audience (${defaultAudience}) and the broker's own issuer signs this role: every token the broker issues without a resource would pass; expect another audience, or set oauth2_authorization_server.local.default_audience`,
+          );
+      }
     });
     const predicateKey = `${label}.authorization.cel.expression`;
     const predicate = compileConfigExpression(predicateKey, rule.authorization.cel.expression, PREDICATE_VARIABLES);

@@ -58,17 +58,31 @@ const RESERVED_CLAIMS = new Set([
   'cnf',
 ]);
 
+/** An `aud` value RFC 7519 §4.1.3 allows: a non-empty string, or a non-empty list of them. */
+function isAudience(value: unknown): boolean {
+  return (
+    (typeof value === 'string' && value !== '') ||
+    (Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string' && item !== ''))
+  );
+}
+
 /**
  * Signs the broker's own access tokens (JWT, RFC 9068 shape) with the current signing key,
- * imported once and cached by `SigningKeyService`: `iss`, `sub`, `agent_id`, `client_id`,
- * `scope`, `iat`, `exp` (`local.token_ttl`), `jti`, plus the claims of
+ * imported once and cached by `SigningKeyService`: `iss`, `sub`, `aud`, `agent_id`,
+ * `client_id`, `scope`, `iat`, `exp` (`local.token_ttl`), `jti`, plus the claims of
  * `local.token_claims_expression` (CEL over `agent`, `principal`, `request`, compiled at
- * boot; reserved claims stripped). `aud` is the requested resources (RFC 8707) when there
- * are any, whatever the expression says; otherwise only that expression can set it.
+ * boot; reserved claims stripped). `aud` (REQUIRED, RFC 9068 §2.2) is the requested resources
+ * (RFC 8707) when there are any, whatever the expression says; otherwise the expression's
+ * `aud`, when it yields one; otherwise the default resource indicator of RFC 9068 §3,
+ * `local.default_audience` (default: the issuer). Every grant that issues a token of ours
+ * (authorization code, refresh token, client credentials, the ID-JAG grant, impersonation)
+ * comes here, so none leaves without an audience.
  */
 @Injectable()
 export class AccessTokenIssuer {
   readonly issuer: string;
+  /** RFC 9068 §3: the `aud` of a token requested without `resource` whose claims expression names none. */
+  readonly defaultAudience: string;
   /** `local.token_ttl` in seconds: every token's lifetime. */
   readonly ttlSeconds: number;
   private readonly claimsExpression: CompiledExpression | undefined;
@@ -81,6 +95,7 @@ export class AccessTokenIssuer {
     private readonly random: Random,
   ) {
     this.issuer = config.oauth2_authorization_server.local.issuer_uri ?? config.server.enduser.public_url;
+    this.defaultAudience = config.oauth2_authorization_server.local.default_audience ?? this.issuer;
     this.ttlSeconds = Math.floor(config.oauth2_authorization_server.local.token_ttl / 1000);
     const expression = config.oauth2_authorization_server.local.token_claims_expression;
     this.claimsExpression =
@@ -108,9 +123,11 @@ export class AccessTokenIssuer {
     if (subject.email !== undefined) claims.email = subject.email;
     if (subject.familyId !== undefined) claims.sid = subject.familyId;
     if (subject.jkt !== undefined) claims.cnf = { jkt: subject.jkt };
-    // The audience binding (RFC 8707, RFC 9068 §4) replaces any `aud` of the claims expression.
+    // The audience binding (RFC 8707, RFC 9068 §4) replaces any `aud` of the claims expression; without
+    // a resource and an expression's `aud`, the default resource indicator (RFC 9068 §3): never none.
     const resources = subject.resources ?? [];
     if (resources.length > 0) claims.aud = resources.length === 1 ? resources[0] : [...resources];
+    else if (!isAudience(claims.aud)) claims.aud = this.defaultAudience;
     // Registered claims last: the claims expression cannot override them (reserved anyway).
     const token = signCompactJws(
       { alg: key.algorithm, kid: key.kid, typ: 'at+jwt' },
