@@ -62,7 +62,10 @@ export class IntrospectionResponseBody {
   /** The person, or the agent id for the agent's own (client_credentials) token. */
   @ApiPropertyOptional()
   sub?: string;
-  /** RFC 8707 resources: a string for one, an array for several; absent when none. */
+  /**
+   * The audience, a string for one, an array for several: an access token's `aud` (its RFC 8707 resources, else the
+   * default audience, docs/oauth2.md "Default audience"); a refresh token's resources, absent when it has none.
+   */
   @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] })
   aud?: string | string[];
   @ApiPropertyOptional({ type: 'integer' })
