@@ -5,6 +5,8 @@ import { BrokerMetrics } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
 import { AccessTokenIssuer } from '../token/access-token-issuer';
+import { FamilyClients } from './family-clients';
+import { accessTokenClient, issuedToClient } from './issued-to-client';
 import { LifecycleClients, type Introspector } from './lifecycle-clients';
 import { LocalTokenVerifier } from './local-token-verifier';
 import { looksLikeJwt, readTokenRequestForm } from './token-form-rules';
@@ -35,9 +37,10 @@ const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
 
 /**
  * `POST /oauth2/introspect` (RFC 7662). The caller is a confidential agent or the gateway
- * (`LifecycleClients.introspector`). An agent learns about the tokens issued to it only; the
- * gateway about any token of this broker. Any other token, unknown or not, is answered
- * exactly `{"active": false}`, so the answer never tells whether a token exists.
+ * (`LifecycleClients.introspector`). An agent learns about the tokens issued to its own client
+ * id only (`issuedToClient`), never a metadata-document client's; the gateway about any token
+ * of this broker. Any other token, unknown or not, is answered exactly `{"active": false}`,
+ * so the answer never tells whether a token exists.
  *
  * An access token is active when it is a JWT of ours (`LocalTokenVerifier`: our keys, our
  * issuer, within its lifetime), its `jti` is not revoked, its `sid` family (if any) is not
@@ -50,6 +53,9 @@ const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
  */
 @Injectable()
 export class TokenIntrospection {
+  /** Whose refresh token family an access token's `sid` names, for an agent's question (`issuedToClient`). */
+  private readonly families: FamilyClients;
+
   constructor(
     private readonly clients: LifecycleClients,
     private readonly verifier: LocalTokenVerifier,
@@ -58,7 +64,9 @@ export class TokenIntrospection {
     private readonly issuer: AccessTokenIssuer,
     private readonly clock: Clock,
     private readonly metrics: BrokerMetrics,
-  ) {}
+  ) {
+    this.families = new FamilyClients(state);
+  }
 
   async introspect(
     contentType: string | undefined,
@@ -96,7 +104,10 @@ export class TokenIntrospection {
       (sid !== undefined && (typeof sid !== 'string' || !isCanonicalUuid(sid)))
     )
       return undefined;
-    if (caller.kind === 'agent' && caller.agentId !== agentId) return undefined;
+    if (caller.kind === 'agent') {
+      const client = await accessTokenClient(claims, this.families);
+      if (client === undefined || !issuedToClient(client, caller)) return undefined;
+    }
     const act = actOf(claims);
     const delegated = sub !== agentId && act === undefined;
     if ((await this.agents.findClient(agentId)) === undefined) return INACTIVE;

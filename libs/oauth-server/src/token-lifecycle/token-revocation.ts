@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Clock, isCanonicalUuid } from '@broker/domain';
 import { accessTokenRevoked, EventLedger, refreshTokenEvent } from '@broker/events';
-import { AgentRepository, RefreshTokenRepository, TokenStateRepository } from '@broker/persistence';
+import { RefreshTokenRepository, TokenStateRepository } from '@broker/persistence';
 import { BrokerMetrics, currentTraceId, type RevokedTokenType } from '@broker/telemetry';
 import { Injectable } from '@nestjs/common';
-import type { JWTPayload } from 'jose';
-import { listsClientUri } from '../cimd/cimd-clients';
+import { accessTokenClient, issuedToClient } from './issued-to-client';
 import { LifecycleClients, type Revoker } from './lifecycle-clients';
 import { LocalTokenVerifier } from './local-token-verifier';
 import { looksLikeJwt, readTokenRequestForm } from './token-form-rules';
@@ -15,9 +14,10 @@ import { looksLikeJwt, readTokenRequestForm } from './token-form-rules';
  * (`LifecycleClients.revoker`); then the token is looked for as an access token of ours
  * (a JWT we signed, unexpired) when it has a JWT's form, else as a refresh token (by its
  * SHA-256); `token_type_hint` is not needed for that and is ignored. Only a token issued
- * to the requesting client is revoked; an unknown, malformed, expired or foreign token
- * changes nothing and is answered the same 200 (RFC 7009 §2.2), so the answer never tells
- * whether a token exists.
+ * to the requesting client is revoked (`issuedToClient`: an agent's own client id never
+ * revokes a metadata-document client's token); an unknown, malformed, expired or foreign
+ * token changes nothing and is answered the same 200 (RFC 7009 §2.2), so the answer never
+ * tells whether a token exists.
  *
  * - A refresh token ends its whole family (`RefreshTokenRepository.revokeFamily`): every
  *   token of the family, and every access token issued with it (their `sid`), is inactive
@@ -33,7 +33,6 @@ export class TokenRevocation {
     private readonly verifier: LocalTokenVerifier,
     private readonly state: TokenStateRepository,
     private readonly refreshTokens: RefreshTokenRepository,
-    private readonly agents: AgentRepository,
     private readonly events: EventLedger,
     private readonly clock: Clock,
     private readonly metrics: BrokerMetrics,
@@ -62,8 +61,9 @@ export class TokenRevocation {
       typeof claims.exp !== 'number'
     )
       return 'none';
-    if (!(await this.issuedTo(claims, revoker))) return 'none';
-    const agentId = claims.client_id as string;
+    const client = await accessTokenClient(claims, this.state);
+    if (client === undefined || !issuedToClient(client, revoker)) return 'none';
+    const { agentId } = client;
     const principal = typeof claims.sub === 'string' && claims.sub !== agentId ? claims.sub : null;
     const traceId = currentTraceId();
     await this.state.revokeAccessToken(claims.jti, new Date(claims.exp * 1000), (manager) =>
@@ -74,34 +74,12 @@ export class TokenRevocation {
 
   private async revokeRefresh(token: string, revoker: Revoker): Promise<RevokedTokenType> {
     const found = await this.state.refreshToken(createHash('sha256').update(token).digest());
-    if (found === undefined) return 'none';
-    const owned =
-      revoker.kind === 'agent'
-        ? found.agentId === revoker.agentId && found.clientIdUrl === null
-        : found.clientIdUrl === revoker.url;
-    if (!owned) return 'none';
+    if (found === undefined || !issuedToClient(found, revoker)) return 'none';
     const revoked = await this.refreshTokens.revokeFamily(found.familyId, this.clock.now());
     this.state.familyRevoked(found.familyId);
     if (revoked) {
       this.events.enqueue(refreshTokenEvent('refresh_token.revoked', found, 'success'));
     }
     return 'refresh_token';
-  }
-
-  /**
-   * RFC 7009 §2.1: the token was issued to the requesting client. An access token names its
-   * agent (`client_id`); when it came with a refresh token family (`sid`), the family names
-   * the client exactly (an agent's own client id, or a metadata-document URL). Without a
-   * family, a document client the agent lists in `client_uris` may revoke the agent's tokens.
-   */
-  private async issuedTo(claims: JWTPayload, revoker: Revoker): Promise<boolean> {
-    const agentId = claims.client_id;
-    if (typeof agentId !== 'string' || !isCanonicalUuid(agentId)) return false;
-    const familyId = typeof claims.sid === 'string' && isCanonicalUuid(claims.sid) ? claims.sid : undefined;
-    const family = familyId === undefined ? undefined : await this.state.familyClient(familyId);
-    if (revoker.kind === 'agent') return agentId === revoker.agentId && (family?.clientIdUrl ?? null) === null;
-    if (family !== undefined) return family.agentId === agentId && family.clientIdUrl === revoker.url;
-    const agent = (await this.agents.findClient(agentId))?.agent;
-    return agent !== undefined && listsClientUri(agent, revoker.url);
   }
 }

@@ -38,6 +38,12 @@ export interface AccessTokenSubject {
   readonly resources?: readonly string[];
   /** The refresh token family the token came with (its `sid`): revoking the family ends the token (introspection). */
   readonly familyId?: string;
+  /**
+   * The Client ID Metadata Document URL the token is issued to (its `client_id_url`), when the
+   * client is a metadata-document client of the agent: its tokens are that client's, not the
+   * agent's own (revocation and introspection, `issuedToClient`).
+   */
+  readonly clientIdUrl?: string;
   /** RFC 9449 §6: the thumbprint of the DPoP key the token is bound to (`cnf.jkt`, `token_type` DPoP). */
   readonly jkt?: string;
 }
@@ -52,6 +58,7 @@ const RESERVED_CLAIMS = new Set([
   'jti',
   'agent_id',
   'client_id',
+  'client_id_url',
   'scope',
   'act',
   'sid',
@@ -122,6 +129,7 @@ export class AccessTokenIssuer {
     if (subject.act !== undefined) claims.act = { iss: subject.act.iss, sub: subject.act.sub };
     if (subject.email !== undefined) claims.email = subject.email;
     if (subject.familyId !== undefined) claims.sid = subject.familyId;
+    if (subject.clientIdUrl !== undefined) claims.client_id_url = subject.clientIdUrl;
     if (subject.jkt !== undefined) claims.cnf = { jkt: subject.jkt };
     // The audience binding (RFC 8707, RFC 9068 §4) replaces any `aud` of the claims expression; without
     // a resource and an expression's `aud`, the default resource indicator (RFC 9068 §3): never none.

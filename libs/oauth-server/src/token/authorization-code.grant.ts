@@ -104,6 +104,7 @@ export class AuthorizationCodeGrant implements GrantStrategy {
         scopes: record.scopes,
         grantType: this.grantType,
         resources,
+        clientIdUrl: documentUrl,
         jkt,
       });
     // `offline_access` (allowed for the agent when the code was issued): a refresh token family for the code's
@@ -125,6 +126,7 @@ export class AuthorizationCodeGrant implements GrantStrategy {
       grantType: this.grantType,
       resources,
       familyId: family.record.familyId,
+      clientIdUrl: documentUrl,
       jkt,
     });
     return withRefreshToken(response, family.value);
