@@ -6,9 +6,11 @@
 //
 // With --against, the ref is checked out in a temporary git worktree and built there, and
 // bench/compare.against.ts (vitest project `against`) loads this checkout's broker, the ref's
-// broker and the bare reference server in turn, in one run, and prints the ratios. --profile
-// prints CPU time per request by step instead of throughput; --keep leaves the worktree in
-// place (its path is printed). The worktree is removed otherwise, also after a failure or Ctrl-C.
+// broker and the bare reference server in turn with the token exchange and client_credentials,
+// then the two brokers with the refresh token grant and introspection, in one run, and prints
+// the ratios. --profile prints CPU time per request by step instead of throughput (the token
+// exchange and client_credentials only); --keep leaves the worktree in place (its path is
+// printed). The worktree is removed otherwise, also after a failure or Ctrl-C.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, unlinkSync, symlinkSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';

@@ -7,8 +7,9 @@ import { profileIn, summarizeProfile, type ProfileSummary } from './cpu-profile'
 import { expectOk, SMALL } from './deployment';
 import { deployBroker, SHAPES, startReference, type BrokerDeployment } from './exchange-deployment';
 import { GatewayIssuer } from './gateway-issuer';
-import { alternate, averages, FORM_HEADERS, measureLoad, ratio, table, type Row } from './load';
+import { alternate, averages, FORM_HEADERS, measureLoad, ratio, table, type Measurement, type Row } from './load';
 import { takeMachine } from './machine-lock';
+import { RefreshLoads } from './refresh-loads';
 import { cpuSecondsBetween, startScriptServer, treeCpuTicks, type ServerProcess } from './servers';
 
 /**
@@ -18,10 +19,15 @@ import { cpuSecondsBetween, startScriptServer, treeCpuTicks, type ServerProcess 
  * on its own database seeded alike (1k grants), loaded in turn (A B C A B C) with the token
  * exchange's two shapes, then client_credentials next to oidc-provider. Prints req/s and p99
  * and the ratios: this build and the ref against the reference, this build against the ref.
+ * Then the two builds alone (A B A B), on the same databases: the refresh token grant and
+ * RFC 7662 introspection of a refresh token and of an access token (bench/refresh-loads.ts:
+ * families started through each build's own authorization code grant), this build against
+ * the ref.
  *
  * With BENCH_PROFILE=1 it profiles instead (`node --cpu-prof`, one run of each load per
- * build: reused tokens, fresh tokens, client_credentials) and prints each build's CPU time per request, step by step
- * (bench/cpu-profile.ts). Throughput is not measured in that mode: the profiler costs time.
+ * build: reused tokens, fresh tokens, client_credentials; not the refresh and introspection
+ * loads) and prints each build's CPU time per request, step by step (bench/cpu-profile.ts).
+ * Throughput is not measured in that mode: the profiler costs time.
  *
  * Environment (set by bench/bench.mjs): BENCH_AGAINST_DIR, the ref's checkout with its
  * `dist` built; BENCH_AGAINST_REF, its name for the tables.
@@ -123,6 +129,33 @@ describe(`this build against ${againstRef} and the bare reference (PostgreSQL, $
     1_800_000,
   );
 
+  it.runIf(profileMode !== '1')(
+    'refresh_token and introspection, alternating',
+    async () => {
+      const targets: RefreshTarget[] = [];
+      for (const [name, deployment] of [
+        [NOW, now],
+        [THEN, then],
+      ] as const) {
+        const d = deployment as BrokerDeployment;
+        const loads = await RefreshLoads.prepare(d);
+        // The first round's tokens now, so that no build's first run follows its own seeding.
+        await loads.ready();
+        targets.push({ name, url: d.broker.enduserUrl, loads });
+      }
+      const rows = await alternate(ROUNDS, REFRESH_SHAPES, targets, (shape, target) =>
+        refreshOrIntrospection(shape.name, target),
+      );
+      console.log(
+        `\nrefresh_token and introspection, ${CONNECTIONS} connections, ${NOW} / ${THEN} in turn, ${ROUNDS} rounds`,
+      );
+      console.table(table(rows));
+      console.table(REFRESH_SHAPES.map(({ name }) => pair(rows, name, NOW, THEN)));
+      for (const target of targets) console.log(`${target.name}: ${target.loads.summary()}`);
+    },
+    1_800_000,
+  );
+
   it.runIf(profileMode === '1')(
     'profile of each load, per request',
     async () => {
@@ -205,16 +238,66 @@ describe(`this build against ${againstRef} and the bare reference (PostgreSQL, $
   );
 });
 
-/** Each build against `base` and this build against the ref, for `shape`. */
-function ratios(rows: readonly Row[], shape: string, base: string): Record<string, string>[] {
+/** `a` against `b` in `shape`: the ratios of their mean req/s and mean p99 over the rounds. */
+function pair(rows: readonly Row[], shape: string, a: string, b: string): Record<string, string> {
   const of = (target: string) => averages(rows, target, shape);
-  const pair = (a: string, b: string): Record<string, string> => ({
+  return {
     shape,
     ratio: `${a} / ${b}`,
     'req/s': ratio({ value: of(a).rps, valid: of(a).valid }, { value: of(b).rps, valid: of(b).valid }),
     p99: ratio({ value: of(a).p99, valid: of(a).valid }, { value: of(b).p99, valid: of(b).valid }),
-  });
-  return [pair(NOW, base), pair(THEN, base), pair(NOW, THEN)];
+  };
+}
+
+/** Each build against `base` and this build against the ref, for `shape`. */
+function ratios(rows: readonly Row[], shape: string, base: string): Record<string, string>[] {
+  return [pair(rows, shape, NOW, base), pair(rows, shape, THEN, base), pair(rows, shape, NOW, THEN)];
+}
+
+const REFRESH_SHAPES = [
+  { name: 'refresh_token' },
+  { name: 'introspection: refresh token' },
+  { name: 'introspection: access token' },
+  { name: 'introspection: access token, first time' },
+] as const;
+
+interface RefreshTarget {
+  readonly name: string;
+  /** The broker's end-user server. */
+  readonly url: string;
+  readonly loads: RefreshLoads;
+}
+
+/** One run of `shape` against `target`'s broker (bench/refresh-loads.ts says what each sends). */
+async function refreshOrIntrospection(
+  shape: (typeof REFRESH_SHAPES)[number]['name'],
+  { url, loads }: RefreshTarget,
+): Promise<Measurement> {
+  const load = (path: string, bodies: readonly string[], cycle: boolean): Promise<Measurement> =>
+    measureLoad({
+      url: `${url}${path}`,
+      method: 'POST',
+      headers: loads.headers,
+      bodies,
+      cycle,
+      connections: CONNECTIONS,
+    });
+  switch (shape) {
+    case 'refresh_token': {
+      const run = await load('/oauth2/token', await loads.refreshBodies(), false);
+      loads.spentRefresh(run);
+      return run;
+    }
+    case 'introspection: refresh token':
+      return load('/oauth2/introspect', loads.refreshIntrospections, true);
+    case 'introspection: access token':
+      return load('/oauth2/introspect', loads.accessIntrospections, true);
+    case 'introspection: access token, first time': {
+      const run = await load('/oauth2/introspect', await loads.firstIntrospectionBodies(), false);
+      loads.spentFirstIntrospection(run);
+      return run;
+    }
+  }
 }
 
 /** client_credentials on both builds next to oidc-provider's opaque tokens, in turn. */

@@ -14,6 +14,7 @@ import {
   type BenchDatabase,
   type BrokerOverrides,
   type Dataset,
+  type Registry,
 } from './deployment';
 import type { GatewayIssuer } from './gateway-issuer';
 import type { Measurement } from './load';
@@ -28,6 +29,8 @@ export interface BrokerDeployment {
   readonly dataset: Dataset;
   readonly db: BenchDatabase;
   readonly broker: BrokerServer;
+  /** The bench service, its permission set and the dataset's agents, as the admin API created them. */
+  readonly registry: Registry;
   /** The agent the bench users' subject tokens name (the first of the dataset's agents). */
   readonly agentId: string;
   /** Shape (b): one assertion and the USERS subject tokens, reused run after run. */
@@ -78,7 +81,7 @@ export async function deployBroker(
       `${broker.enduserUrl}/oauth2/token`,
       freshBody(issuer, audience, agentId, users[USERS - 1] as string),
     );
-    return { dataset, db, broker, agentId, reusedBodies, fresh, adminPost, stop: () => broker.stop() };
+    return { dataset, db, broker, registry, agentId, reusedBodies, fresh, adminPost, stop: () => broker.stop() };
   } catch (error) {
     await broker.stop();
     throw error;
