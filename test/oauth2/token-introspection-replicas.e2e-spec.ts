@@ -1,12 +1,15 @@
 import {
   ApiClient,
   createPostgresDatabase,
+  eventually,
   freePort,
   http,
   postgresServerUrl,
   startJwtIssuer,
+  startPostgresWireProxy,
   startTestBroker,
   testKey,
+  type PostgresWireProxy,
   type TestBroker,
   type TestJwtIssuer,
 } from '@broker/testing';
@@ -22,12 +25,15 @@ const insecure = { [oauth.allowInsecureRequests]: true };
  * Introspection keeps what it read about an access token (revoked jti, revoked family, the
  * person's grant) in memory on PostgreSQL. Two broker replicas on one database: a token
  * revoked, a family revoked or a grant revoked through one replica is inactive on the other
- * at the very next request, without polling or waiting for a TTL.
+ * at the very next request, without polling or waiting for a TTL. Replica B reaches
+ * PostgreSQL through a TCP proxy, so that a test can silence B's LISTEN connection without
+ * closing it.
  */
 describe.runIf(postgresServerUrl())('token introspection served from memory, across two replicas on PostgreSQL', () => {
   let a: TestBroker;
   let b: TestBroker;
   let gateway: TestJwtIssuer;
+  let proxy: PostgresWireProxy;
   let base: string;
   let bUrl: string;
   let asA: oauth.AuthorizationServer;
@@ -39,26 +45,27 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
 
   beforeAll(async () => {
     gateway = await startJwtIssuer('ES256');
-    const storage = { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } };
+    const url = await createPostgresDatabase();
+    proxy = await startPostgresWireProxy(url);
     const keys = {
       encryption: { keys: [{ id: 'kek-1', key: testKey() }], current_key_id: 'kek-1' },
       third_party_oauth2: { jwe_keys: [{ id: 'jwe-1', key: testKey() }] },
     };
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    const start = (enduserPort: number) =>
+    const start = (enduserPort: number, connectionUrl: string) =>
       startTestBroker({
         servers: BOTH_SERVERS,
         config: {
           ...keys,
-          storage,
+          storage: { backend: 'postgres', postgres: { connection_url: connectionUrl } },
           server: { enduser: { port: enduserPort, public_url: base } },
           token_exchange: { client_assertion: { issuer_uri: gateway.issuer, jwks_uri: gateway.jwksUri } },
         },
       });
-    a = await start(port);
+    a = await start(port, url);
     const bPort = await freePort();
-    b = await start(bPort);
+    b = await start(bPort, proxy.url);
     bUrl = `http://127.0.0.1:${bPort}`;
     const admin = new ApiClient(a.url('admin'));
     serviceId = (
@@ -111,6 +118,7 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
     await a?.stop();
     await b?.stop();
     await gateway?.stop();
+    await proxy?.stop();
   });
 
   const grant = () =>
@@ -156,22 +164,25 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
     ).active;
   }
 
+  /** One introspection of an active token on B: whether it ran no statement (answered from memory). */
+  async function fromMemoryOnB(token: string): Promise<boolean> {
+    const response = await http(`${bUrl}/oauth2/introspect`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${agent.id}:${agent.secret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ token }).toString(),
+    });
+    expect(response.json<{ active: boolean }>().active).toBe(true);
+    const traceId = String(response.headers.traceresponse).split('-')[1];
+    const line = b.logs.records().find((r) => r.trace_id === traceId && r.route === '/oauth2/introspect');
+    return line?.db_queries === 0;
+  }
+
   /** B answers from memory: an introspection after the first runs no statement. */
   async function servedFromMemoryOnB(token: string): Promise<void> {
-    for (let i = 0; i < 50; i += 1) {
-      const response = await http(`${bUrl}/oauth2/introspect`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`${agent.id}:${agent.secret}`).toString('base64')}`,
-        },
-        body: new URLSearchParams({ token }).toString(),
-      });
-      expect(response.json<{ active: boolean }>().active).toBe(true);
-      const traceId = String(response.headers.traceresponse).split('-')[1];
-      const line = b.logs.records().find((r) => r.trace_id === traceId && r.route === '/oauth2/introspect');
-      if (line?.db_queries === 0) return;
-    }
+    for (let i = 0; i < 50; i += 1) if (await fromMemoryOnB(token)) return;
     throw new Error('replica B never answered from memory');
   }
 
@@ -238,6 +249,35 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
     expect(await askB()).toBe(true);
     expect((await admin.delete(`/api/agents/${doomed}`)).status).toBe(204);
     expect(await askB()).toBe(false);
+  });
+
+  it("an access token revoked on replica A is inactive on replica B within seconds although B's LISTEN connection went silent, and B serves from memory again once its heartbeat is back", async () => {
+    const { access_token: token } = await tokens('mail.read');
+    await servedFromMemoryOnB(token);
+    // B's LISTEN connection stops delivering without closing: a half-open socket.
+    const sessions = proxy.sessions('agent-identity-broker-listen');
+    expect(sessions).toHaveLength(1);
+    const [listen] = sessions;
+    listen?.freeze();
+    expect((await oauth.revocationRequest(asA, client(), auth(), token, insecure)).status).toBe(200);
+    // No notification reaches B: its heartbeat finds the silence, and B reads the database.
+    expect(
+      await eventually(
+        () => activeOn(asB, token),
+        (active) => !active,
+        { timeoutMs: 20_000, waitingFor: 'replica B to see the revocation' },
+      ),
+    ).toBe(false);
+    // B ended the silent connection, and once a new one's heartbeat came back it serves from memory again.
+    await eventually(() => listen?.closedByClient, Boolean, { waitingFor: 'replica B to end the silent connection' });
+    const { access_token: fresh } = await tokens('mail.read');
+    await eventually(() => fromMemoryOnB(fresh), Boolean, { timeoutMs: 20_000, waitingFor: 'B to serve from memory' });
+    const down = b.logs.records().filter((r) => String(r.msg).startsWith('LISTEN connection down'));
+    expect(down.map((r) => r.reason)).toEqual(['no heartbeat came back within 3000 ms']);
+    expect(b.logs.records().some((r) => String(r.msg).startsWith('LISTEN connection back'))).toBe(true);
+    const metrics = (await http(`${b.url('admin')}/metrics`)).text;
+    expect(metrics).toContain('\nbroker_db_listen_outages_total 1\n');
+    expect(metrics).toContain('\nbroker_db_listen_down 0\n');
   });
 
   it('lets one of concurrent refreshes of one token, on replicas A and B at once, win; the others get invalid_grant', async () => {
