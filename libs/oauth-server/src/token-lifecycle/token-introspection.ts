@@ -140,7 +140,7 @@ export class TokenIntrospection {
     const found = await this.state.refreshToken(createHash('sha256').update(token).digest());
     if (found === undefined) return undefined;
     // An agent's own refresh tokens only: a metadata-document client's carry the agent id but are that client's.
-    if (caller.kind === 'agent' && (caller.agentId !== found.agentId || found.clientIdUrl !== null)) return undefined;
+    if (caller.kind === 'agent' && !issuedToClient(found, caller)) return undefined;
     const now = this.clock.now();
     if (!refreshTokenActive(found, now)) return INACTIVE;
     const expiresAt = Math.min(found.idleExpiresAt.getTime(), found.familyExpiresAt.getTime());

@@ -73,6 +73,8 @@ export class RefreshTokenGrant implements GrantStrategy {
       grantType: this.grantType,
       resources,
       familyId: record.familyId,
+      // A metadata-document client's access token names its URL (RFC 7009 §2.1, RFC 7662 §2.1: whose token it is).
+      ...(record.clientIdUrl === null ? {} : { clientIdUrl: record.clientIdUrl }),
       jkt,
     });
     return withRefreshToken(response, next);
