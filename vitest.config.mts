@@ -35,6 +35,7 @@ const ALONE = [
   'test/token-exchange/trust-anchor.e2e-spec.ts',
   'test/token-exchange/exchange-cache-replicas.e2e-spec.ts',
   'test/oauth2/client-cache-replicas.e2e-spec.ts',
+  'test/oauth2/token-introspection-replicas.e2e-spec.ts',
 ];
 
 // vitest runs from the repository root.

@@ -25,13 +25,16 @@ const insecure = { [oauth.allowInsecureRequests]: true };
  * Introspection keeps what it read about an access token (revoked jti, revoked family, the
  * person's grant) in memory on PostgreSQL. Two broker replicas on one database: a token
  * revoked, a family revoked or a grant revoked through one replica is inactive on the other
- * at the very next request, without polling or waiting for a TTL. Replica B reaches
- * PostgreSQL through a TCP proxy, so that a test can silence B's LISTEN connection without
- * closing it.
+ * at the very next request, without polling or waiting for a TTL. A third replica, C, reaches
+ * PostgreSQL through a TCP proxy, so that a test can silence its LISTEN connection without
+ * closing it (the proxy's extra hop is kept away from the "next request" tests).
  */
 describe.runIf(postgresServerUrl())('token introspection served from memory, across two replicas on PostgreSQL', () => {
   let a: TestBroker;
   let b: TestBroker;
+  let c: TestBroker | undefined;
+  let cUrl: string;
+  let asC: oauth.AuthorizationServer;
   let gateway: TestJwtIssuer;
   let proxy: PostgresWireProxy;
   let base: string;
@@ -65,7 +68,10 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
       });
     a = await start(port, url);
     const bPort = await freePort();
-    b = await start(bPort, proxy.url);
+    b = await start(bPort, url);
+    const cPort = await freePort();
+    c = await start(cPort, proxy.url);
+    cUrl = `http://127.0.0.1:${cPort}`;
     bUrl = `http://127.0.0.1:${bPort}`;
     const admin = new ApiClient(a.url('admin'));
     serviceId = (
@@ -112,11 +118,13 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
     };
     asA = await discover(base);
     asB = await discover(bUrl);
+    asC = await discover(cUrl);
   });
 
   afterAll(async () => {
     await a?.stop();
     await b?.stop();
+    await c?.stop();
     await gateway?.stop();
     await proxy?.stop();
   });
@@ -164,9 +172,10 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
     ).active;
   }
 
-  /** One introspection of an active token on B: whether it ran no statement (answered from memory). */
-  async function fromMemoryOnB(token: string): Promise<boolean> {
-    const response = await http(`${bUrl}/oauth2/introspect`, {
+  /** One introspection of an active token on B (or C): whether it ran no statement (answered from memory). */
+  async function fromMemoryOnB(token: string, replica: 'b' | 'c' = 'b'): Promise<boolean> {
+    const [url, broker] = replica === 'b' ? [bUrl, b] : [cUrl, c as TestBroker];
+    const response = await http(`${url}/oauth2/introspect`, {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
@@ -176,14 +185,14 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
     });
     expect(response.json<{ active: boolean }>().active).toBe(true);
     const traceId = String(response.headers.traceresponse).split('-')[1];
-    const line = b.logs.records().find((r) => r.trace_id === traceId && r.route === '/oauth2/introspect');
+    const line = broker.logs.records().find((r) => r.trace_id === traceId && r.route === '/oauth2/introspect');
     return line?.db_queries === 0;
   }
 
   /** B answers from memory: an introspection after the first runs no statement. */
-  async function servedFromMemoryOnB(token: string): Promise<void> {
-    for (let i = 0; i < 50; i += 1) if (await fromMemoryOnB(token)) return;
-    throw new Error('replica B never answered from memory');
+  async function servedFromMemoryOnB(token: string, replica: 'b' | 'c' = 'b'): Promise<void> {
+    for (let i = 0; i < 50; i += 1) if (await fromMemoryOnB(token, replica)) return;
+    throw new Error(`replica ${replica.toUpperCase()} never answered from memory`);
   }
 
   beforeAll(async () => {
@@ -251,31 +260,34 @@ describe.runIf(postgresServerUrl())('token introspection served from memory, acr
     expect(await askB()).toBe(false);
   });
 
-  it("an access token revoked on replica A is inactive on replica B within seconds although B's LISTEN connection went silent, and B serves from memory again once its heartbeat is back", async () => {
+  it("an access token revoked on replica A is inactive on replica C within seconds although C's LISTEN connection went silent, and C serves from memory again once its heartbeat is back", async () => {
     const { access_token: token } = await tokens('mail.read');
-    await servedFromMemoryOnB(token);
-    // B's LISTEN connection stops delivering without closing: a half-open socket.
+    await servedFromMemoryOnB(token, 'c');
+    // C's LISTEN connection stops delivering without closing: a half-open socket.
     const sessions = proxy.sessions('agent-identity-broker-listen');
     expect(sessions).toHaveLength(1);
     const [listen] = sessions;
     listen?.freeze();
     expect((await oauth.revocationRequest(asA, client(), auth(), token, insecure)).status).toBe(200);
-    // No notification reaches B: its heartbeat finds the silence, and B reads the database.
+    // No notification reaches C: its heartbeat finds the silence, and C reads the database.
     expect(
       await eventually(
-        () => activeOn(asB, token),
+        () => activeOn(asC, token),
         (active) => !active,
-        { timeoutMs: 20_000, waitingFor: 'replica B to see the revocation' },
+        { timeoutMs: 20_000, waitingFor: 'replica C to see the revocation' },
       ),
     ).toBe(false);
-    // B ended the silent connection, and once a new one's heartbeat came back it serves from memory again.
-    await eventually(() => listen?.closedByClient, Boolean, { waitingFor: 'replica B to end the silent connection' });
+    // C ended the silent connection, and once a new one's heartbeat came back it serves from memory again.
+    await eventually(() => listen?.closedByClient, Boolean, { waitingFor: 'replica C to end the silent connection' });
     const { access_token: fresh } = await tokens('mail.read');
-    await eventually(() => fromMemoryOnB(fresh), Boolean, { timeoutMs: 20_000, waitingFor: 'B to serve from memory' });
-    const down = b.logs.records().filter((r) => String(r.msg).startsWith('LISTEN connection down'));
+    await eventually(() => fromMemoryOnB(fresh, 'c'), Boolean, {
+      timeoutMs: 20_000,
+      waitingFor: 'C to serve from memory',
+    });
+    const down = (c as TestBroker).logs.records().filter((r) => String(r.msg).startsWith('LISTEN connection down'));
     expect(down.map((r) => r.reason)).toEqual(['no heartbeat came back within 3000 ms']);
-    expect(b.logs.records().some((r) => String(r.msg).startsWith('LISTEN connection back'))).toBe(true);
-    const metrics = (await http(`${b.url('admin')}/metrics`)).text;
+    expect((c as TestBroker).logs.records().some((r) => String(r.msg).startsWith('LISTEN connection back'))).toBe(true);
+    const metrics = (await http(`${(c as TestBroker).url('admin')}/metrics`)).text;
     expect(metrics).toContain('\nbroker_db_listen_outages_total 1\n');
     expect(metrics).toContain('\nbroker_db_listen_down 0\n');
   });
