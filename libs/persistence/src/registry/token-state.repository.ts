@@ -86,12 +86,15 @@ const REFRESH_SQL = `SELECT r.family_id, r.agent_id, r.principal, r.client_id_ur
  */
 export class TokenStateRepository {
   private readonly facts: (values: readonly unknown[]) => Promise<FactsRow[]>;
+  private readonly refreshRows: (values: readonly unknown[]) => Promise<RefreshRow[]>;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly cache?: TokenStateCache,
   ) {
     this.facts = preparedQuery<FactsRow>(dataSource, 'broker_access_token_facts', FACTS_SQL);
+    // Prepared too: the delegation check makes it a statement worth planning once per connection.
+    this.refreshRows = preparedQuery<RefreshRow>(dataSource, 'broker_refresh_token_state', REFRESH_SQL);
   }
 
   /** Revocation, the `sid` family and (for a person's token) the grant of an access token; `jti` and `familyId` are UUIDs. */
@@ -102,7 +105,7 @@ export class TokenStateRepository {
 
   /** The refresh token whose SHA-256 is `tokenSha256`, whatever its state; undefined when there is none. */
   async refreshToken(tokenSha256: Buffer): Promise<RefreshTokenState | undefined> {
-    const row = (await this.dataSource.query<RefreshRow[]>(REFRESH_SQL, [tokenSha256]))[0];
+    const row = (await this.refreshRows([tokenSha256]))[0];
     if (row === undefined) return undefined;
     return {
       familyId: row.family_id,
