@@ -256,6 +256,8 @@ describe('console: the consent page in a browser', () => {
     const callback = new URL((await landed).url());
     expect(callback.searchParams.get('error')).toBe('access_denied');
     expect(callback.searchParams.get('state')).toBe(state);
+    // The browser has left for the agent's redirect_uri before the next address is opened (else that one interrupts it).
+    await p.waitForURL((u) => u.href.startsWith(REDIRECT));
     // Answered: forgotten, no banner any more.
     await p.goto(`${fx.base}/agents`);
     await p.locator('main h1').first().waitFor();

@@ -52,11 +52,11 @@ export function ConsentError({
   onDropRequest?: () => void;
 }) {
   const known = explain(error, withRequest);
-  if (known === null) return <ErrorView error={error} />;
+  if (known === null) return <ErrorView error={error} page />;
   const expired = error instanceof ApiFailure && (error.code === 'session_expired' || error.status === 403);
   return (
     <section className="panel error-view" role="alert">
-      <h2>{known.title}</h2>
+      <h1>{known.title}</h1>
       <p>{known.detail}</p>
       {error instanceof ApiFailure && error.status === 404 ? (
         <p>

@@ -21,20 +21,25 @@ function explain(error: unknown): { title: string; detail: string } {
   return { title: 'The broker cannot be reached', detail: 'Check your connection and try again.' };
 }
 
-export function ErrorView({ error }: { error: unknown }) {
+/**
+ * The failure in words. `page`: the view is the page's whole content, so its title is the page's level-one heading
+ * (a page without one is hard to find one's way in with a screen reader); else it sits under the page's own.
+ */
+export function ErrorView({ error, page = false }: { error: unknown; page?: boolean }) {
   // A 401 before the broker ever named the person: no identity arrived, nothing expired.
   if (error instanceof ApiFailure && error.status === 401 && !hasSignedIn()) return <NoIdentity />;
   const { title, detail } = explain(error);
+  const Heading = page ? 'h1' : 'h2';
   return (
     <section className="panel error-view" role="alert">
-      <h2>{title}</h2>
+      <Heading>{title}</Heading>
       <p>{detail}</p>
     </section>
   );
 }
 
 /** Where a lost person can go: the console's pages. */
-function PageLinks() {
+export function PageLinks() {
   return (
     <ul className="page-links">
       <li>
