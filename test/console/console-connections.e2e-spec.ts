@@ -80,6 +80,23 @@ describe('console: connections in a browser', () => {
     await expect.poll(() => p.getByText(/connected/i).count()).toBeGreaterThan(0);
     expect((await session()).status).toBe(200);
     await reviewPage(page, 'connections-connected');
+    // Refresh and Reconnect keep the connection, Disconnect takes it away: in that order, each with what it does.
+    const actions = mail.getByRole('group', { name: 'Manage Mail' });
+    const controls = await actions.locator('button:visible, a:visible').all();
+    expect(await Promise.all(controls.map((control) => control.getAttribute('aria-label')))).toEqual([
+      'Refresh Mail',
+      'Reconnect Mail',
+      'Disconnect Mail',
+    ]);
+    const described = async (name: string): Promise<string> => {
+      const id = await actions.getByLabel(name, { exact: true }).getAttribute('aria-describedby');
+      return (await p.locator(`[id="${id}"]`).innerText()).trim();
+    };
+    expect(await described('Refresh Mail')).toMatch(/^Gets a new access token now/);
+    expect(await described('Reconnect Mail')).toMatch(/^Takes you to Mail to sign in again/);
+    expect(await described('Disconnect Mail')).toMatch(
+      /^Deletes the tokens the broker holds for Mail\. Agents that use it lose access/,
+    );
 
     const before = fx.provider?.refreshes() ?? 0;
     await mail.getByRole('button', { name: /refresh/i }).click();

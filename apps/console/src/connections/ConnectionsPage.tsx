@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { ApiFailure } from '../api/client';
 import { useAffectedAgents, useConnections, useDisconnect, useRefreshConnection } from '../api/queries';
@@ -14,7 +14,7 @@ type Item = components['schemas']['SessionListItem'];
 type Session = components['schemas']['SessionView'];
 type AgentRef = components['schemas']['AgentRef'];
 
-/** `/connections`: every configured service, its connection, Connect / Refresh / Disconnect. */
+/** `/connections`: every configured service, its connection, Connect / Refresh / Reconnect / Disconnect. */
 export function ConnectionsPage() {
   usePageTitle('Connections');
   const [params, setParams] = useSearchParams();
@@ -105,7 +105,6 @@ function ServiceCard({ item, onNotice }: { item: Item; onNotice: (text: string) 
           : `Refreshed. The access token now expires ${formatDate(data.access_token_expires_at)}.`,
       ),
   });
-  const reconnect = session === null || session.needs_reauthentication;
   return (
     <li className="card connection-card">
       <Logo url={service.logo_url} name={service.display_name} />
@@ -144,30 +143,87 @@ function ServiceCard({ item, onNotice }: { item: Item; onNotice: (text: string) 
             {refreshed}
           </p>
         ) : null}
-      </div>
-      <div className="actions">
         {session !== null ? (
-          <button
-            type="button"
-            className="button"
-            disabled={refresh.isPending}
-            aria-label={`Refresh ${service.display_name}`}
-            onClick={() => refresh.mutate()}
-          >
-            {refresh.isPending ? 'Refreshing…' : 'Refresh'}
-          </button>
+          <ConnectionActions
+            service={service}
+            needsReconnect={session.needs_reauthentication}
+            refreshing={refresh.isPending}
+            onRefresh={() => refresh.mutate()}
+            onDisconnected={onNotice}
+          />
         ) : null}
-        {session !== null ? <DisconnectButton service={service} onDisconnected={onNotice} /> : null}
+      </div>
+      {session === null ? (
+        <div className="actions">
+          {/* A full navigation: the broker redirects to the provider, which comes back to this page. */}
+          <a className="button primary" href={connectUrl(service.id)} aria-label={`Connect ${service.display_name}`}>
+            Connect
+          </a>
+        </div>
+      ) : null}
+    </li>
+  );
+}
+
+/**
+ * A connected service's three actions, each with a sentence on what it does: the two that keep the connection
+ * (Refresh, Reconnect) first, Disconnect set apart below them as the one that takes access away.
+ */
+function ConnectionActions({
+  service,
+  needsReconnect,
+  refreshing,
+  onRefresh,
+  onDisconnected,
+}: {
+  service: Item['service'];
+  needsReconnect: boolean;
+  refreshing: boolean;
+  onRefresh: () => void;
+  onDisconnected: (text: string) => void;
+}) {
+  const id = useId();
+  const name = service.display_name;
+  return (
+    <div className="connection-actions" role="group" aria-label={`Manage ${name}`}>
+      <div className="connection-action">
+        <button
+          type="button"
+          className="button"
+          disabled={refreshing}
+          aria-label={`Refresh ${name}`}
+          aria-describedby={`${id}-refresh`}
+          onClick={onRefresh}
+        >
+          {refreshing ? 'Refreshing…' : 'Refresh'}
+        </button>
+        <p id={`${id}-refresh`}>
+          Gets a new access token now with the sign-in the broker keeps. You are not asked anything; your agents keep
+          their access.
+        </p>
+      </div>
+      <div className="connection-action">
         {/* A full navigation: the broker redirects to the provider, which comes back to this page. */}
         <a
-          className={`button${reconnect ? ' primary' : ''}`}
+          className={`button${needsReconnect ? ' primary' : ''}`}
           href={connectUrl(service.id)}
-          aria-label={`${session === null ? 'Connect' : 'Reconnect'} ${service.display_name}`}
+          aria-label={`Reconnect ${name}`}
+          aria-describedby={`${id}-reconnect`}
         >
-          {session === null ? 'Connect' : 'Reconnect'}
+          Reconnect
         </a>
+        <p id={`${id}-reconnect`}>
+          Takes you to {name} to sign in again, for when Refresh fails or the connection stopped working. Your agents
+          keep their access.
+        </p>
       </div>
-    </li>
+      <div className="connection-action connection-action-destructive">
+        <DisconnectButton service={service} onDisconnected={onDisconnected} describedBy={`${id}-disconnect`} />
+        <p id={`${id}-disconnect`}>
+          Deletes the tokens the broker holds for {name}. Agents that use it lose access until you connect again.
+        </p>
+      </div>
+    </div>
   );
 }
 
@@ -193,9 +249,11 @@ function RefreshFailure({ error }: { error: unknown }) {
 function DisconnectButton({
   service,
   onDisconnected,
+  describedBy,
 }: {
   service: Item['service'];
   onDisconnected: (text: string) => void;
+  describedBy: string;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [open, setOpen] = useState(false);
@@ -218,7 +276,13 @@ function DisconnectButton({
   const agents: readonly AgentRef[] | undefined = affected.data?.data.affected_agents;
   return (
     <>
-      <button type="button" className="button danger" aria-label={`Disconnect ${service.display_name}`} onClick={show}>
+      <button
+        type="button"
+        className="button danger"
+        aria-label={`Disconnect ${service.display_name}`}
+        aria-describedby={describedBy}
+        onClick={show}
+      >
         Disconnect
       </button>
       <ConfirmDialog
