@@ -1,9 +1,17 @@
-import { useId, useRef, useState } from 'react';
+import { Fragment, useId, useRef, useState } from 'react';
 import { ApiFailure } from '../api/client';
 import { useApprove, useDenyApproval, useScopePreview } from '../api/queries';
 import type { components } from '../api/user-api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
-import { choicesFor, initialRows, patternErrorWords, rowGlob, toPattern, type PatternRow } from './patterns';
+import {
+  choicesFor,
+  coverageWords,
+  initialRows,
+  patternErrorWords,
+  rowGlob,
+  toPattern,
+  type PatternRow,
+} from './patterns';
 import { toolTitle } from './request-context';
 import { useDebounced } from './useDebounced';
 import { GlobWords, OtherArgumentsRow, StructuredValue, agentName, type Approval } from './values';
@@ -107,7 +115,7 @@ export function DecisionForm({ approval, onDecided, onFailed }: DecisionFormProp
           <legend>Allow for</legend>
           {PERSISTENCE.map((option) => {
             const disabled = option.value === 'session' && !hasSession;
-            return (
+            const choice = (
               <label key={option.value} className={`choice${disabled ? ' disabled' : ''}`}>
                 <input
                   type="radio"
@@ -115,6 +123,7 @@ export function DecisionForm({ approval, onDecided, onFailed }: DecisionFormProp
                   value={option.value}
                   checked={persistence === option.value}
                   disabled={disabled || busy}
+                  aria-describedby={option.value === 'once' ? undefined : `${formId}-coverage`}
                   onChange={() => setPersistence(option.value)}
                 />
                 <span>
@@ -127,6 +136,17 @@ export function DecisionForm({ approval, onDecided, onFailed }: DecisionFormProp
                   </span>
                 </span>
               </label>
+            );
+            if (option.value !== 'permanent') return choice;
+            return (
+              <Fragment key={option.value}>
+                {choice}
+                <CoverageNote
+                  id={`${formId}-coverage`}
+                  lead={`With “Always”${hasSession ? ' or “This agent session”' : ''}, ${agentName(approval)} may run ${title} without asking you.`}
+                  rows={rows}
+                />
+              </Fragment>
             );
           })}
         </fieldset>
@@ -205,6 +225,21 @@ export function DecisionForm({ approval, onDecided, onFailed }: DecisionFormProp
         </div>
       </section>
     </>
+  );
+}
+
+/**
+ * Beside "Always", before the person decides: what "Always" (and "This agent session") would allow with the
+ * argument choices as they stand, in words; it changes with them.
+ */
+function CoverageNote({ id, lead, rows }: { id: string; lead: string; rows: readonly PatternRow[] }) {
+  return (
+    <div className="coverage-note" id={id}>
+      <p className="coverage-lead">{lead}</p>
+      {coverageWords(rows).map((sentence, index) => (
+        <p key={index}>{sentence}</p>
+      ))}
+    </div>
   );
 }
 

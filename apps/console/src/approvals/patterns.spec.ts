@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { choicesFor, globMeaning, initialRows, patternErrorWords, toPattern, type PatternRow } from './patterns';
+import {
+  choicesFor,
+  coverageWords,
+  globMeaning,
+  initialRows,
+  patternErrorWords,
+  toPattern,
+  type PatternRow,
+} from './patterns';
 
 describe('argument patterns offered as choices', () => {
   it("a path: exactly it, any file in its folder, anything under it, any value, or a pattern of one's own", () => {
@@ -88,5 +96,34 @@ describe('a refused pattern in words', () => {
 
   it('keeps a message of another shape as it is', () => {
     expect(patternErrorWords('once takes no params_pattern')).toEqual(['once takes no params_pattern']);
+  });
+});
+
+describe('what an approval covers, said before deciding', () => {
+  it('kept exactly: every argument pinned to its reviewed value, and nothing else allowed', () => {
+    const rows = initialRows({ path: '/reports/q3.pdf', lines: 10 });
+    expect(coverageWords(rows)).toEqual([
+      'Only calls with path exactly “/reports/q3.pdf” and lines exactly 10.',
+      'A call with any other value, or with an argument this call does not have, asks you again.',
+    ]);
+    expect(coverageWords([])).toEqual(['Only calls without arguments.']);
+  });
+
+  it('widened: the pinned arguments with their values, the free ones by name, and every other argument any value', () => {
+    const rows: PatternRow[] = initialRows({ path: '/reports/q3.pdf', share_with: ['bob@example.com'], note: 'x' }).map(
+      (row) =>
+        row.name === 'path' ? { ...row, choice: 'in-folder' } : row.name === 'note' ? { ...row, choice: 'any' } : row,
+    );
+    expect(coverageWords(rows)).toEqual([
+      'Calls with path any file in /reports and share_with exactly ["bob@example.com"].',
+      'note may be anything.',
+      'Every other argument may be anything too, including arguments this call does not have.',
+    ]);
+    const all = rows.map((row) => ({ ...row, choice: 'any' as const }));
+    expect(coverageWords(all)[0]).toBe('Any arguments: no argument is limited.');
+    const custom = rows.map((row) =>
+      row.name === 'path' ? { ...row, choice: 'custom' as const, custom: '/r?/[ab]' } : row,
+    );
+    expect(coverageWords(custom)[0]).toContain('path matching the pattern /r?/[ab]');
   });
 });

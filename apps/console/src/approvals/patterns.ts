@@ -179,3 +179,46 @@ export function patternErrorWords(message: string): string[] {
   });
   return words.every((word): word is string => word !== undefined) ? words : [message];
 }
+
+/** A reviewed value as a phrase: text in quotes, anything else as its JSON text; long values cut. */
+function valuePhrase(value: unknown): string {
+  return typeof value === 'string' ? `“${shortened(value)}”` : shortened(canonicalJson(value));
+}
+
+/** One row's limit as a phrase ("path exactly “/a.pdf”", "path: any file in /reports"); null: the row is left free. */
+function rowPhrase(row: PatternRow): string | null {
+  const glob = rowGlob(row);
+  if (glob === null) return null;
+  if (row.choice === 'exact') return `${row.name} exactly ${valuePhrase(row.value)}`;
+  const meaning = globMeaning(glob, row.value);
+  if (meaning.kind === 'exactly') return `${row.name} exactly ${valuePhrase(meaning.value)}`;
+  if (meaning.kind === 'words') return `${row.name} ${meaning.text}`;
+  return `${row.name} matching the pattern ${shortened(meaning.glob)}`;
+}
+
+function joinWords(parts: readonly string[]): string {
+  if (parts.length <= 1) return parts.join('');
+  return `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1] as string}`;
+}
+
+/**
+ * What a session or permanent approval made of these rows allows, in sentences, before the person decides:
+ * which arguments are pinned to which values, which are left free, and what happens to arguments the reviewed
+ * call did not have. Kept exactly (no pattern), the broker compares the whole call, so nothing else is allowed;
+ * with a pattern, arguments it does not name may be anything (docs/approvals.md, "Parameter patterns").
+ */
+export function coverageWords(rows: readonly PatternRow[]): string[] {
+  if (rows.length === 0) return ['Only calls without arguments.'];
+  const pinned = rows.map(rowPhrase).filter((phrase): phrase is string => phrase !== null);
+  const free = rows.filter((row) => rowGlob(row) === null).map((row) => row.name);
+  if (toPattern(rows) === null)
+    return [
+      `Only calls with ${joinWords(pinned)}.`,
+      'A call with any other value, or with an argument this call does not have, asks you again.',
+    ];
+  return [
+    ...(pinned.length === 0 ? ['Any arguments: no argument is limited.'] : [`Calls with ${joinWords(pinned)}.`]),
+    ...(free.length === 0 ? [] : [`${joinWords(free)} may be anything.`]),
+    'Every other argument may be anything too, including arguments this call does not have.',
+  ];
+}
