@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { stringify } from 'yaml';
+import { demoGateway } from './demo-gateway.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const ENTRY = join(ROOT, 'dist/apps/broker/src/main.js');
@@ -301,21 +302,26 @@ async function main() {
       `  --data-urlencode redirect_uri=${CALLBACK}`,
     ].join('\n');
 
-  // The gateway asks the person to approve two tool calls (POST /api/approvals with its two credentials).
-  const askForApprovals = async () => {
-    const headers = {
-      'content-type': 'application/json',
-      authorization: `Bearer ${await sign({ sub: PRINCIPAL, azp: agent.id })}`,
-      'x-client-assertion': await sign({ sub: GATEWAY_SUB }),
-    };
-    for (const body of APPROVAL_REQUESTS) {
-      const answer = await fetch(`${BROKER}/api/approvals`, { method: 'POST', headers, body: JSON.stringify(body) });
-      if (!answer.ok)
-        throw new Error(`the broker refused the approval request: ${answer.status} ${await answer.text()}`);
-    }
+  // The agent's two tool calls go through its gateway, which does what a real one does: a decision the person
+  // remembered settles a call (no new request), anything else waits for them on the Approvals page.
+  const gateway = demoGateway({
+    broker: BROKER,
+    principal: PRINCIPAL,
+    agentId: agent.id,
+    credentials: async () => ({
+      subject: await sign({ sub: PRINCIPAL, azp: agent.id }),
+      assertion: await sign({ sub: GATEWAY_SUB }),
+    }),
+  });
+  const makeToolCalls = async () => {
+    const outcomes = [];
+    for (const call of APPROVAL_REQUESTS) outcomes.push(await gateway.toolCall(call));
+    for (const outcome of outcomes) console.log(`gateway: ${outcome.call.tool_name}: ${OUTCOME_WORDS[outcome.kind]}`);
+    return outcomes;
   };
-  const approvalsForm = `<form method="post" action="/approvals"><p><button type="submit">Ask for approval of two tool calls</button>
-(sharing a file, deleting a folder): they wait for you on the <a href="${escape(BROKER)}/approvals">Approvals page</a>.</p></form>`;
+  const approvalsForm = `<form method="post" action="/approvals"><p><button type="submit">Make two tool calls</button>
+(sharing a file, deleting a folder): the gateway asks you on the <a href="${escape(BROKER)}/approvals">Approvals page</a>,
+unless you already decided with “Always” (or for this agent session).</p></form>`;
 
   const agentServer = createServer((request, response) => {
     const url = new URL(request.url ?? '/', AGENT);
@@ -336,10 +342,16 @@ async function main() {
         case '/callback':
           return page(response, callbackPage(url.searchParams, state, redeemCurl, exchangeCurl) + approvalsForm);
         case '/approvals':
-          if (request.method !== 'POST') return text(405, 'POST to ask for approvals');
-          await askForApprovals();
-          response.writeHead(303, { location: `${BROKER}/approvals`, 'cache-control': 'no-store' });
-          return response.end();
+          if (request.method !== 'POST') return text(405, 'POST to make the tool calls');
+          {
+            const outcomes = await makeToolCalls();
+            // Something waits for the person: their Approvals page; else what the gateway did with each call.
+            if (outcomes.some((outcome) => outcome.kind === 'asked' || outcome.kind === 'waiting')) {
+              response.writeHead(303, { location: `${BROKER}/approvals`, 'cache-control': 'no-store' });
+              return response.end();
+            }
+            return page(response, toolCallsPage(outcomes, BROKER) + approvalsForm);
+          }
         case '/':
           return page(
             response,
@@ -384,13 +396,15 @@ ${exchangeCurl}
    Before step 2 this answers 403 access_denied (no grant) or 400 invalid_grant (not connected);
    afterwards, 200 with Demo Drive's access_token. See and revoke everything at ${BROKER}/agents.
 
-4. Approvals. Press "Ask for approval of two tool calls" on the demo agent's page, ${AGENT},
-   or play its gateway with
+4. Approvals. Once you allowed the agent, press "Make two tool calls" on the demo agent's
+   page, ${AGENT}, or play its gateway with
 
    curl -s -X POST ${AGENT}/approvals
 
-   Two tool calls then wait for you at ${BROKER}/approvals: approve or deny them, remember a
-   decision ("Always"), and find it under Remembered; Activity shows every step.
+   Its gateway first reads the decisions you remembered (GET /api/approvals?principal=...);
+   the calls they do not settle wait for you at ${BROKER}/approvals: approve or deny them,
+   remember a decision ("Always"), and make the calls again: what you remembered goes through
+   (or is refused) without asking. Find it under Remembered; Activity shows every step.
 `);
 }
 
@@ -454,6 +468,28 @@ function page(response, body) {
   response.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Demo Assistant</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem}pre{background:#f3f4f6;padding:1rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all}@media (prefers-color-scheme:dark){body{background:#111827;color:#e5e7eb}pre{background:#1f2937}a{color:#93c5fd}}</style>
 </head><body>${body}</body></html>`);
+}
+
+/** What the gateway did with a tool call, in words (the demo's log and its page). */
+const OUTCOME_WORDS = {
+  allowed: 'went through: you allowed it with a decision you remembered (no new request)',
+  refused: 'refused: you denied it with “Always” (no new request)',
+  asked: 'waits for your decision on the Approvals page',
+  waiting: 'already waits for your decision on the Approvals page',
+  'no-grant': 'not asked: allow the Demo Assistant first (steps 1 and 2), then make the calls again',
+};
+
+/** The page after the tool calls when none waits for the person: what became of each. */
+function toolCallsPage(outcomes, broker) {
+  const items = outcomes
+    .map(
+      (outcome) =>
+        `<li><strong>${escape(outcome.call.metadata.tool_title)}</strong> (<code>${escape(outcome.call.tool_name)}</code>): ${escape(OUTCOME_WORDS[outcome.kind])}</li>`,
+    )
+    .join('');
+  return `<h1>Demo Assistant: tool calls</h1><ul>${items}</ul>
+<p>See your remembered decisions at <a href="${escape(broker)}/approvals/remembered">Remembered</a>, and every step in
+<a href="${escape(broker)}/activity">Activity</a>.</p>`;
 }
 
 /** The agent's redirect URI: the code (or the error) the broker sent, as text, with the next commands. */

@@ -110,38 +110,7 @@ describe('npm run demo', () => {
     expect(new URL(authorizeUrl).searchParams.get('client_id')).toBe(agents[0]?.id);
   });
 
-  it("puts two tool calls on the Approvals page from the demo agent's button (its gateway asking), one of them critical", async () => {
-    const text = demo.output.join('');
-    expect(text).toContain(`curl -s -X POST http://localhost:${ports.agent}/approvals`);
-    // Every address printed for a browser opens a page: the admin API (401 without the principal header) is a curl.
-    expect(text).not.toMatch(/Admin API +http/);
-    expect(text).toContain(
-      `curl -H 'X-Remote-User: demo-admin@example.com' http://localhost:${ports.admin}/api/agents`,
-    );
-    const agentPage = await http(`http://localhost:${ports.agent}/`);
-    expect(agentPage.text).toContain('<form method="post" action="/approvals">');
-
-    const asked = await http(`http://localhost:${ports.agent}/approvals`, { method: 'POST' });
-    expect(asked.status, asked.text).toBe(303);
-    expect(asked.headers.location).toBe(`${broker}/approvals`);
-    // The development principal is the person: the pending list is theirs, with the gateway's words for each call.
-    const pending = (await http(`${broker}/api/approvals/pending`)).json<{
-      data: { tool_name: string; risk_level: string | null; status: string; metadata: Record<string, unknown> }[];
-    }>().data;
-    expect(pending.map((a) => [a.tool_name, a.risk_level, a.status])).toEqual([
-      ['drive.share_file', 'medium', 'pending'],
-      ['drive.delete_folder', 'critical', 'pending'],
-    ]);
-    expect(pending[0]?.metadata).toMatchObject({
-      tool_title: 'Share a file',
-      reason: 'You asked me to send the Q3 report to Bob.',
-    });
-    // A GET (a link followed, a prefetch) asks nothing.
-    expect((await http(`http://localhost:${ports.agent}/approvals`)).status).toBe(405);
-    expect((await http(`${broker}/api/approvals/pending`)).json<{ data: unknown[] }>().data).toHaveLength(2);
-  });
-
-  it('runs consent → connect → exchange as the printed steps say, then stops on Ctrl-C with exit 0 and deletes its data', async () => {
+  it('runs consent → connect → exchange as the printed steps say', async () => {
     const agent = new URL(authorizeUrl).searchParams.get('client_id') as string;
     const service = (await admin.get('/api/services')).json<{ id: string }[]>()[0]?.id as string;
     const set = (await admin.get('/api/permission-sets')).json<{ items: { id: string }[] }>().items[0]?.id as string;
@@ -222,7 +191,92 @@ describe('npm run demo', () => {
     const body = exchanged.json<{ access_token: string; issued_token_type: string }>();
     expect(body.issued_token_type).toBe(ACCESS);
     expect(body.access_token.length).toBeGreaterThan(10);
+  }, 120_000);
 
+  it("puts two tool calls on the Approvals page from the demo agent's button (its gateway asking, once the agent is allowed), one of them critical", async () => {
+    const text = demo.output.join('');
+    expect(text).toContain(`curl -s -X POST http://localhost:${ports.agent}/approvals`);
+    // Every address printed for a browser opens a page: the admin API (401 without the principal header) is a curl.
+    expect(text).not.toMatch(/Admin API +http/);
+    expect(text).toContain(
+      `curl -H 'X-Remote-User: demo-admin@example.com' http://localhost:${ports.admin}/api/agents`,
+    );
+    const agentPage = await http(`http://localhost:${ports.agent}/`);
+    expect(agentPage.text).toContain('<form method="post" action="/approvals">');
+    expect(agentPage.text).toContain('Make two tool calls');
+
+    const asked = await http(`http://localhost:${ports.agent}/approvals`, { method: 'POST' });
+    expect(asked.status, asked.text).toBe(303);
+    expect(asked.headers.location).toBe(`${broker}/approvals`);
+    // The development principal is the person: the pending list is theirs, with the gateway's words for each call.
+    const pending = (await http(`${broker}/api/approvals/pending`)).json<{
+      data: { tool_name: string; risk_level: string | null; status: string; metadata: Record<string, unknown> }[];
+    }>().data;
+    expect(pending.map((a) => [a.tool_name, a.risk_level, a.status])).toEqual([
+      ['drive.share_file', 'medium', 'pending'],
+      ['drive.delete_folder', 'critical', 'pending'],
+    ]);
+    expect(pending[0]?.metadata).toMatchObject({
+      tool_title: 'Share a file',
+      reason: 'You asked me to send the Q3 report to Bob.',
+    });
+    // A GET (a link followed, a prefetch) asks nothing.
+    expect((await http(`http://localhost:${ports.agent}/approvals`)).status).toBe(405);
+    expect((await http(`${broker}/api/approvals/pending`)).json<{ data: unknown[] }>().data).toHaveLength(2);
+  });
+
+  it('a decision remembered settles the next call, as a real gateway reads the sync state: "Always" lets it through, an always-deny refuses it, no new request', async () => {
+    const pending = (await http(`${broker}/api/approvals/pending`)).json<{
+      data: { id: string; tool_name: string }[];
+    }>().data;
+    const share = pending.find((a) => a.tool_name === 'drive.share_file')?.id as string;
+    const remove = pending.find((a) => a.tool_name === 'drive.delete_folder')?.id as string;
+    // Always, for any file in /reports (the other arguments may be anything); the folder deletion denied always.
+    const approved = await http(`${broker}/api/approvals/${share}/approve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ persistence: 'permanent', params_pattern: { path: '/reports/*' } }),
+    });
+    expect(approved.status, approved.text).toBe(200);
+    const denied = await http(`${broker}/api/approvals/${remove}/deny`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ persistence: 'permanent' }),
+    });
+    expect(denied.status, denied.text).toBe(200);
+
+    // The agent makes the same two calls again: its gateway settles both from the sync state and asks nothing.
+    const again = await http(`http://localhost:${ports.agent}/approvals`, { method: 'POST' });
+    expect(again.status, again.text).toBe(200);
+    expect(again.text).toMatch(/Share a file<\/strong> \(<code>drive\.share_file<\/code>\): went through/);
+    expect(again.text).toMatch(/Delete a folder<\/strong> \(<code>drive\.delete_folder<\/code>\): refused/);
+    expect((await http(`${broker}/api/approvals/pending`)).json<{ data: unknown[] }>().data).toEqual([]);
+    // Still the two remembered decisions, and nothing else: no request was made for either call.
+    const remembered = (await http(`${broker}/api/approvals/permanent`)).json<{
+      data: { id: string; status: string }[];
+    }>().data;
+    expect(remembered.map((a) => [a.id, a.status]).sort()).toEqual(
+      [
+        [share, 'approved'],
+        [remove, 'denied'],
+      ].sort(),
+    );
+    await demo.waitFor(/gateway: drive\.share_file: went through/);
+    await demo.waitFor(/gateway: drive\.delete_folder: refused/);
+
+    // Once the person revokes "Always", the next call asks again: what decides is the sync state, not a cache.
+    const revoked = await http(`${broker}/api/approvals/${share}/revoke`, { method: 'POST' });
+    expect(revoked.status, revoked.text).toBe(200);
+    const third = await http(`http://localhost:${ports.agent}/approvals`, { method: 'POST' });
+    expect(third.status, third.text).toBe(303);
+    const waiting = (await http(`${broker}/api/approvals/pending`)).json<{
+      data: { id: string; tool_name: string }[];
+    }>().data;
+    expect(waiting.map((a) => a.tool_name)).toEqual(['drive.share_file']);
+    expect(waiting[0]?.id).not.toBe(share);
+  });
+
+  it('stops on Ctrl-C with exit 0 and deletes its data', async () => {
     const dataDir = (await demo.waitFor(/the data lives in (\S+) and is deleted/))[1] as string;
     expect(existsSync(dataDir)).toBe(true);
     demo.signal('SIGINT');
