@@ -141,6 +141,7 @@ describe('consent and grants', () => {
         principal: ALICE,
         original_url: authorizeUrl(reg.agent),
         expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,
+        expires_in: 600,
       });
       const cimd = {
         client_id_url: 'https://agent.example.com/client.json',

@@ -363,6 +363,7 @@ describe.each(testBackends())(
           principal: ALICE,
           original_url: authorizeUrl,
           expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,
+          expires_in: expect.any(Number) as unknown,
         });
         const denied = await alice.post(
           `/api/consent/agents/${agentId}/deny?session_token=${encodeURIComponent(token)}`,
@@ -370,6 +371,20 @@ describe.each(testBackends())(
         expect(denied.status, denied.text).toBe(200);
         const back = new URL(denied.json<{ data: { redirect_url: string } }>().data.redirect_url);
         expect(back.searchParams.get('error')).toBe('access_denied');
+      });
+
+      it('a request the consent page let expire is ended at the client once', async () => {
+        const token = sessionTokenOf(await authorize());
+        const ended = await alice.post(
+          `/api/consent/agents/${agentId}/expired?session_token=${encodeURIComponent(token)}`,
+        );
+        expect(ended.status, ended.text).toBe(200);
+        const back = new URL(ended.json<{ data: { redirect_url: string } }>().data.redirect_url);
+        expect(back.searchParams.get('error')).toBe('access_denied');
+        const again = await alice.post(
+          `/api/consent/agents/${agentId}/expired?session_token=${encodeURIComponent(token)}`,
+        );
+        expect(again.status, again.text).toBe(409);
       });
 
       it('the user grants on the second attempt, the flow resumes with a code, and the code is redeemed', async () => {

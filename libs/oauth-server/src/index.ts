@@ -9,6 +9,7 @@ export {
 } from './client-credentials/client-credentials.service';
 export {
   AuthorizationSessionTokens,
+  AUTHORIZATION_SESSION_RETURN_SECONDS,
   AUTHORIZATION_SESSION_TTL_SECONDS,
   type AuthorizationSession,
   type NewAuthorizationSession,

@@ -41,8 +41,11 @@ export class JweCodec {
       .encrypt(this.keys.get(this.currentKid) as KeyObject);
   }
 
-  /** The claims, or undefined when the token is malformed, tampered with, of another purpose, or expired. */
-  async open(token: string): Promise<JWTPayload | undefined> {
+  /**
+   * The claims, or undefined when the token is malformed, tampered with, of another purpose, or
+   * expired (more than `lapsedForSeconds` ago: 0 unless a caller reads a token past its `exp` on purpose).
+   */
+  async open(token: string, lapsedForSeconds = 0): Promise<JWTPayload | undefined> {
     try {
       const { payload } = await jwtDecrypt(
         token,
@@ -54,6 +57,7 @@ export class JweCodec {
         {
           audience: this.purpose,
           currentDate: this.clock.now(),
+          clockTolerance: lapsedForSeconds,
           keyManagementAlgorithms: ['dir'],
           contentEncryptionAlgorithms: ['A256GCM'],
           requiredClaims: ['exp', 'iat'],

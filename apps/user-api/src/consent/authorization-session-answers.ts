@@ -1,5 +1,5 @@
 import { ApiError, Clock, type Principal } from '@broker/domain';
-import type { AuthorizationSession } from '@broker/oauth-server';
+import { AUTHORIZATION_SESSION_RETURN_SECONDS, type AuthorizationSession } from '@broker/oauth-server';
 import {
   AuthorizationSessionAnswerRepository,
   type AuthorizationDecision,
@@ -16,6 +16,13 @@ type Transaction = Parameters<WithinTransaction<unknown>>[1];
  * still finds the answer while it would accept the token.
  */
 const CLOCK_SKEW_MS = 60_000;
+
+/**
+ * How long an answer is kept past the token's `exp`: as long as any route accepts the token (an
+ * expired request still returns to the client for a while), plus the clock skew above. An
+ * answer gone while the token is still accepted would let the token answer twice.
+ */
+const KEPT_PAST_EXPIRY_MS = AUTHORIZATION_SESSION_RETURN_SECONDS * 1000 + CLOCK_SKEW_MS;
 
 /**
  * An authorization session (a consent link) is answered once: Allow, Deny, or an error
@@ -58,7 +65,7 @@ export class AuthorizationSessionAnswers {
       agentId: session.agentId,
       decision,
       answeredAt: this.clock.now(),
-      expiresAt: new Date(session.expiresAt.getTime() + CLOCK_SKEW_MS),
+      expiresAt: new Date(session.expiresAt.getTime() + KEPT_PAST_EXPIRY_MS),
     };
     if (await this.answers.claim(answer, transaction)) return;
     const earlier = await this.answers.find(principal.id, session.id, transaction);

@@ -12,8 +12,14 @@ import { Injectable } from '@nestjs/common';
 export class AuthorizationSessionReader {
   constructor(private readonly tokens: AuthorizationSessionTokens) {}
 
-  async readFor(token: string, agentId: string, principal: Principal): Promise<AuthorizationSession> {
-    const session = await this.tokens.verify(token);
+  /** `lapsedForSeconds`: how long past its expiry the token is still read (0: not at all). */
+  async readFor(
+    token: string,
+    agentId: string,
+    principal: Principal,
+    lapsedForSeconds = 0,
+  ): Promise<AuthorizationSession> {
+    const session = await this.tokens.verify(token, lapsedForSeconds);
     if (session === undefined)
       throw new ApiError(
         'session_expired',

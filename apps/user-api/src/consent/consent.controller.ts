@@ -65,4 +65,31 @@ export class ConsentController {
   ): Promise<DenialResponse> {
     return { data: { redirect_url: await this.consent.deny(principal, agentId, session_token) } };
   }
+
+  /**
+   * Ends an authorization request that expired before the person answered it, at the client's
+   * redirect_uri with `error=access_denied` and its state (RFC 6749 §4.1.2.1) and `iss` (RFC 9207),
+   * so the application hears back: the consent page's "Return to the application". The
+   * `session_token` is accepted up to an hour past its expiry, for this agent and caller only
+   * (else 400 `session_expired`, 403 `forbidden`); not when the redirect_uri is no longer
+   * registered or allowed (400 `invalid_redirect_uri`); once only (then 409 `session_used`).
+   */
+  @Post(':agentId/expired')
+  @NoBody()
+  @HttpCode(200)
+  @ApiQuery({
+    name: 'session_token',
+    required: true,
+    type: String,
+    description: 'The authorization session token from the consent redirect of `/oauth2/authorize`.',
+  })
+  @ApiOkResponse({ type: DenialResponse })
+  @ApiErrors('session_expired', 'forbidden', 'not_found', 'invalid_redirect_uri', 'session_used')
+  async expired(
+    @Principal() principal: Principal,
+    @Param() { agentId }: AgentIdParam,
+    @Query() { session_token }: SessionTokenQuery,
+  ): Promise<DenialResponse> {
+    return { data: { redirect_url: await this.consent.expire(principal, agentId, session_token) } };
+  }
 }

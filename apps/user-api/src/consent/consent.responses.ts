@@ -169,6 +169,13 @@ export class AuthorizationContextView {
   @ApiProperty({ format: 'date-time' })
   expires_at!: string;
   /**
+   * Seconds until then, by the broker's clock when it answered: the console counts down from
+   * its own receipt of the answer, so a browser clock that is off does not end the request early
+   * or late (the same reason RFC 8628 §3.2 gives `expires_in` rather than a time).
+   */
+  @ApiProperty({ type: 'integer', minimum: 0 })
+  expires_in!: number;
+  /**
    * RFC 8707: the resources (MCP servers, APIs) the agent asked a token for, as the request
    * named them; present only when it named at least one. The token's `aud` is these.
    */

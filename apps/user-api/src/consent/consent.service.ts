@@ -9,7 +9,11 @@ import {
   type Service,
 } from '@broker/domain';
 import { consentDenied, EventLedger } from '@broker/events';
-import { AuthorizationDenial, type AuthorizationSession } from '@broker/oauth-server';
+import {
+  AUTHORIZATION_SESSION_RETURN_SECONDS,
+  AuthorizationDenial,
+  type AuthorizationSession,
+} from '@broker/oauth-server';
 import {
   AgentRepository,
   Database,
@@ -77,6 +81,34 @@ export class ConsentService {
     return redirect;
   }
 
+  /**
+   * The consent page let the request expire: it ends at the client's redirect_uri with
+   * `error=access_denied` (RFC 6749 §4.1.2.1; `iss`, RFC 9207), so the application waiting for
+   * it hears back instead of waiting on. The token is read up to an hour past its expiry (and
+   * before it: the page's timer may run a little ahead of this clock); the redirect_uri is
+   * checked against the registration again, as for Deny. Answered once like Allow and Deny (the
+   * answer is `error`); nothing is recorded in the person's activity, since they decided nothing.
+   */
+  async expire(principal: Principal, agentId: string, sessionToken: string | undefined): Promise<string> {
+    if (sessionToken === undefined)
+      throw new ApiError('session_expired', 'a session_token is required to end an authorization request');
+    const agent = await this.agents.findById(agentId);
+    if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
+    const session = await this.sessionReader.readFor(
+      sessionToken,
+      agent.id,
+      principal,
+      AUTHORIZATION_SESSION_RETURN_SECONDS,
+    );
+    await this.answers.assertPending(session);
+    const redirect = await this.denial.redirectFor(
+      session,
+      'the authorization request expired before the user answered',
+    );
+    await this.answers.answer(session, principal, 'error');
+    return redirect;
+  }
+
   async delegations(principal: Principal): Promise<DelegationSummaryResponse[]> {
     const now = this.clock.now();
     const [summaries, live] = await Promise.all([
@@ -129,7 +161,9 @@ export class ConsentService {
         .map((id) => resourcesById.get(id))
         .filter((r): r is ProtectedResource => r !== undefined)
         .map((resource) => resourceView(resource, sets, granted.has(resource.id), requested.has(resource.resourceUri))),
-      authorization_context: session ? authorizationContext(session, await this.answers.answerOf(session)) : null,
+      authorization_context: session
+        ? authorizationContext(session, await this.answers.answerOf(session), this.clock.now())
+        : null,
       cimd: session?.cimd ? { ...session.cimd, requested_scopes: [...session.cimd.requested_scopes] } : null,
     };
   }
@@ -143,12 +177,14 @@ export class ConsentService {
 function authorizationContext(
   session: AuthorizationSession,
   answer: AuthorizationSessionAnswer | undefined,
+  now: Date,
 ): AuthorizationContextView {
   const context: AuthorizationContextView = {
     agent_id: session.agentId,
     principal: session.principal,
     original_url: session.originalUrl,
     expires_at: session.expiresAt.toISOString(),
+    expires_in: Math.max(0, Math.floor((session.expiresAt.getTime() - now.getTime()) / 1000)),
   };
   const resources = requestedResources(session);
   if (resources.length > 0) context.resources = resources;

@@ -35,6 +35,13 @@ export type NewAuthorizationSession = Omit<AuthorizationSession, 'id' | 'expires
 export const AUTHORIZATION_SESSION_TTL_SECONDS = 600;
 
 /**
+ * How long after its expiry a session token still ends its request at the client (RFC 6749
+ * §4.1.2.1 `access_denied`): a consent page left open past the ten minutes sends the person back
+ * to the application with an answer instead of leaving it waiting. Nothing else accepts it then.
+ */
+export const AUTHORIZATION_SESSION_RETURN_SECONDS = 3600;
+
+/**
  * The authorization session token: a self-contained JWE (purpose "authorization
  * session") created by `/oauth2/authorize` when consent is needed and validated by the
  * consent API. Each carries a random `jti` (a UUID): the key of its one answer, kept server
@@ -65,9 +72,12 @@ export class AuthorizationSessionTokens {
     );
   }
 
-  /** The session, or undefined when the token is invalid, tampered with, expired or has no `jti`. */
-  async verify(token: string): Promise<AuthorizationSession | undefined> {
-    const payload = await this.codec.open(token);
+  /**
+   * The session, or undefined when the token is invalid, tampered with, expired (more than
+   * `lapsedForSeconds` ago) or has no `jti`.
+   */
+  async verify(token: string, lapsedForSeconds = 0): Promise<AuthorizationSession | undefined> {
+    const payload = await this.codec.open(token, lapsedForSeconds);
     if (payload === undefined) return undefined;
     const { jti, exp, sub, agent_id: agentId, original_url: originalUrl, cimd } = payload;
     if (typeof sub !== 'string' || typeof agentId !== 'string' || typeof originalUrl !== 'string') return undefined;

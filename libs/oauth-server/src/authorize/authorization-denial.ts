@@ -18,7 +18,11 @@ export class AuthorizationDenial {
     private readonly tokens: AccessTokenIssuer,
   ) {}
 
-  async redirectFor(session: AuthorizationSession): Promise<string> {
+  /** `description` says why (RFC 6749 §4.1.2.1 `error_description`): the user denied it, or it expired. */
+  async redirectFor(
+    session: AuthorizationSession,
+    description = 'the user denied the authorization request',
+  ): Promise<string> {
     const original = new URL(session.originalUrl);
     const redirectUri = original.searchParams.get('redirect_uri') ?? undefined;
     const agent = await this.agents.findById(session.agentId);
@@ -33,7 +37,7 @@ export class AuthorizationDenial {
       throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not registered for this client');
     return clientRedirect(validated, this.tokens.issuer, {
       error: 'access_denied',
-      error_description: 'the user denied the authorization request',
+      error_description: description,
       state: original.searchParams.get('state') ?? undefined,
     });
   }
