@@ -558,10 +558,12 @@ describe.each(testBackends())(
       });
     });
 
-    it('the user reads their activity and when their agents last used each service; the admin lists the events and exports a time range as NDJSON', async () => {
+    it('the user reads their activity, the names it refers to and when their agents last used each service; the admin lists the events and exports a time range as NDJSON', async () => {
       const activity = await alice.get(`/api/activity?limit=10&agent_id=${agentId}`);
       expect(activity.status, activity.text).toBe(200);
       expect(Array.isArray(activity.json<{ data: unknown }>().data)).toBe(true);
+      const names = await alice.get('/api/activity/names');
+      expect(names.status, names.text).toBe(200);
       const lastUsed = await alice.get('/api/activity/last-used');
       expect(lastUsed.status, lastUsed.text).toBe(200);
       expect(Array.isArray(lastUsed.json<{ data: unknown }>().data)).toBe(true);

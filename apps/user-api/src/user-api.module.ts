@@ -7,6 +7,8 @@ import { AuthorizationCodePurge, OAuthServerModule } from '@broker/oauth-server'
 import { VaultModule } from '@broker/vault';
 import { WebhooksModule } from '@broker/webhooks';
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ActivityNamesController } from './activity/activity-names.controller';
+import { ActivityNamesService } from './activity/activity-names.service';
 import { ActivityController } from './activity/activity.controller';
 import { ActivityService } from './activity/activity.service';
 import { END_USER_SERVER_JOBS } from './background-jobs';
@@ -62,11 +64,13 @@ export class UserApiModule {
         ApprovalsGatewayController,
         ApprovalsController,
         ActivityController,
+        ActivityNamesController,
         LastUsedController,
       ],
       providers: [
         ...[
           ActivityService,
+          ActivityNamesService,
           ApprovalsShutdown,
           AuthorizationCodePurge,
           ConsentService,

@@ -72,7 +72,7 @@ export {
 } from './registry/authorization-session-answer.repository';
 export { ApprovalRepository } from './approvals/approval.repository';
 export { ApprovalChangeFeed, APPROVALS_CHANNEL, type ApprovalChangeListener } from './approvals/approval-change-feed';
-export { EventRepository } from './events/event.repository';
+export { EventRepository, type HistoryAgent } from './events/event.repository';
 export type { WithinTransaction } from './within-transaction';
 export {
   WebhookRepository,

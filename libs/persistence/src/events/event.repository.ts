@@ -1,5 +1,6 @@
 import type { EventFilter, EventPage, EventPurge, EventStore, EventToAppend, RecordedEvent } from '@broker/events';
 import type { DataSource, EntityManager } from 'typeorm';
+import { active } from '../registry/grant.repository';
 import { withWebhookDeliveries } from '../webhooks/webhook-payload';
 
 interface EventRow {
@@ -22,6 +23,14 @@ export interface LastUsed {
   readonly agentId: string;
   readonly serviceId: string;
   readonly lastUsedAt: Date;
+}
+
+/** An agent that appears in a person's activity and still exists: its name, and whether the person allows it now. */
+export interface HistoryAgent {
+  readonly agentId: string;
+  readonly displayName: string;
+  /** The person has an active grant for it (false: revoked, expired, or never granted). */
+  readonly allowed: boolean;
 }
 
 const COLUMNS =
@@ -173,6 +182,39 @@ export class EventRepository implements EventStore, EventPurge {
       serviceId: row.service_id,
       lastUsedAt: new Date(row.occurred_at),
     }));
+  }
+
+  /**
+   * The agents of the person's activity that still exist, by display name, each with whether the person has an
+   * active grant for it at `now`: a revoked agent stays, since its history does. Read through the two activity
+   * indexes, never every event of the person: the agents of successful exchanges by a loose scan of
+   * `events_last_used_idx` (one index descent an agent), those of every other kind from
+   * `events_principal_type_seq_idx`. A refused exchange alone does not name an agent here.
+   */
+  async historyAgents(principal: string, now: Date): Promise<HistoryAgent[]> {
+    const used = "type = 'token.exchanged' AND outcome = 'success' AND agent_id IS NOT NULL AND service_id IS NOT NULL";
+    const rows = await this.dataSource.query<{ agent_id: string; display_name: string; allowed: boolean }[]>(
+      `WITH RECURSIVE exchanged AS (
+        (SELECT agent_id FROM events WHERE principal = $1 AND ${used} ORDER BY agent_id LIMIT 1)
+        UNION ALL
+        SELECT next.agent_id FROM exchanged CROSS JOIN LATERAL (
+          SELECT agent_id FROM events
+          WHERE principal = $1 AND ${used} AND events.agent_id > exchanged.agent_id
+          ORDER BY agent_id LIMIT 1
+        ) AS next
+      ), named AS (
+        SELECT agent_id FROM exchanged
+        UNION
+        SELECT agent_id FROM events
+        WHERE principal = $1 AND principal IS NOT NULL AND type <> 'token.exchanged' AND agent_id IS NOT NULL
+      )
+      SELECT a.id AS agent_id, a.display_name,
+             EXISTS (SELECT 1 FROM grants g WHERE g.principal = $1 AND g.agent_id = a.id AND ${active(2)}) AS allowed
+        FROM named JOIN agents a ON a.id = named.agent_id
+       ORDER BY a.display_name COLLATE "C", a.id`,
+      [principal, now],
+    );
+    return rows.map((row) => ({ agentId: row.agent_id, displayName: row.display_name, allowed: row.allowed }));
   }
 
   /** Deletes up to `batch` events that happened before `cutoff`, oldest first; returns how many (call again until 0). */
