@@ -8,6 +8,7 @@ import {
   type TestBroker,
 } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantedAgent } from '../support/granted-agent';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -42,7 +43,7 @@ describe('approvals over time (frozen clock)', () => {
   });
 
   const newAgent = async (): Promise<string> =>
-    (await admin.post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
+    (await grantedAgent({ admin: admin.baseUrl, enduser: base }, [ALICE], 'Agent')).id;
   const subject = (agentId: string) => gateway.subjectToken(ALICE, agentId);
 
   async function create(agentId: string, tool: string, args: Record<string, unknown>): Promise<HttpResponse> {
@@ -190,9 +191,7 @@ describe('approvals.rate_limit configured', () => {
   }
 
   it('applies max_requests_per_minute and max_pending_per_pair from the configuration', async () => {
-    const agent = (await new ApiClient(broker.url('admin')).post('/api/agents', { display_name: 'Agent' })).json<{
-      id: string;
-    }>().id;
+    const agent = (await grantedAgent({ admin: broker.url('admin'), enduser: base }, [ALICE], 'Agent')).id;
     expect((await create(agent, { i: 0 })).status).toBe(201);
     expect((await create(agent, { i: 1 })).status).toBe(201);
     const perMinute = await create(agent, { i: 2 });

@@ -13,6 +13,7 @@ import {
   type TestJwtIssuer,
 } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantedAgent } from '../support/granted-agent';
 
 const ALICE = 'alice@example.com';
 /** The broker's public URL as both replicas are configured (the audience of the gateway's assertions). */
@@ -76,9 +77,7 @@ describe.runIf(postgresServerUrl())('approvals across broker processes on one Po
 
   it('wakes a waiter held on replica B when an approval is decided on replica A, and the other way round', async () => {
     const [a, b] = urls as [Record<string, string>, Record<string, string>];
-    const agent = (await new ApiClient(a.admin as string).post('/api/agents', { display_name: 'Agent' })).json<{
-      id: string;
-    }>().id;
+    const agent = (await grantedAgent({ admin: a.admin as string, enduser: a.enduser as string }, [ALICE], 'Agent')).id;
     const created = await http(`${a.enduser}/api/approvals`, {
       method: 'POST',
       headers: {
@@ -131,6 +130,51 @@ describe.runIf(postgresServerUrl())('approvals across broker processes on one Po
     expect(woken.status).toBe(200);
     expect((await longPolls(0)).woken).toBe(heldOnA.woken + 1);
     expect(woken.json<{ data: { pairs: unknown[] } }>().data.pairs).toEqual([]);
+  });
+
+  it("ends the pair's approvals on every replica when the grant is revoked on one: B refuses the next create at once, B's waiter sees them leave", async () => {
+    const [a, b] = urls as [Record<string, string>, Record<string, string>];
+    const agent = await grantedAgent({ admin: a.admin as string, enduser: a.enduser as string }, [ALICE], 'Agent');
+    const create = async (replica: Record<string, string>, tool: string): Promise<HttpResponse> =>
+      http(`${replica.enduser}/api/approvals`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${await issuer.sign({ sub: ALICE, azp: agent.id }, { audience: 'gateway' })}`,
+          'x-client-assertion': await assertion(),
+        },
+        body: JSON.stringify({ metadata: {}, tool_name: tool, arguments: { env: 'prod' } }),
+      });
+    const pendingId = (await create(b, 'deploy')).json<{ data: { id: string } }>().data.id;
+    const remembered = (await create(b, 'restart')).json<{ data: { id: string } }>().data.id;
+    const alice = new ApiClient(b.enduser as string, ALICE);
+    expect((await alice.post(`/api/approvals/${remembered}/approve`, { persistence: 'permanent' })).status).toBe(200);
+    const pairOf = (response: HttpResponse) =>
+      response
+        .json<{ data: { pairs: { agent_id: string; approvals: { id: string }[] }[] } }>()
+        .data.pairs.find((pair) => pair.agent_id === agent.id);
+    const before = await sync(1);
+    expect(
+      pairOf(before)
+        ?.approvals.map((x) => x.id)
+        .sort(),
+    ).toEqual([pendingId, remembered].sort());
+    const waiting = sync(1, { 'if-none-match': before.headers.etag as string, 'x-long-poll-timeout': '60' });
+    const heldOnB = await holding(1, 1);
+
+    await agent.revoke(ALICE);
+
+    const response = await waiting;
+    expect(response.status).toBe(200);
+    expect(pairOf(response)).toBeUndefined();
+    expect((await longPolls(1)).woken).toBe(heldOnB.woken + 1);
+    const refused = await create(b, 'deploy');
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.json<{ error: string }>().error).toBe('grant_required');
+    for (const id of [pendingId, remembered])
+      expect((await alice.get(`/api/approvals/${id}`)).json<{ data: { status: string } }>().data.status).toBe(
+        'revoked',
+      );
   });
 
   it('answers a held waiter at once on SIGTERM (304, connection closing) and exits 0', async () => {

@@ -11,6 +11,7 @@ import {
   type TestJwtIssuer,
 } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantedAgent } from '../support/granted-agent';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -52,7 +53,7 @@ async function approvalsBroker(
   const { broker, base } = gateway;
   const admin = new ApiClient(broker.url('admin'));
   const newAgent = async (): Promise<string> =>
-    (await admin.post('/api/agents', { display_name: 'Agent' })).json<{ id: string }>().id;
+    (await grantedAgent({ admin: admin.baseUrl, enduser: base }, [ALICE, BOB], 'Agent')).id;
   const assertion = (sub = 'gateway-1') => gateway.assertion({ sub });
   const subject = (principal: string, agentId: string) => gateway.subjectToken(principal, agentId);
   const create = async (

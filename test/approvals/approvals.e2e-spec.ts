@@ -11,6 +11,7 @@ import {
   type TestBroker,
 } from '@broker/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { grantedAgent, type GrantedAgent } from '../support/granted-agent';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -31,6 +32,8 @@ describe('tool approvals', () => {
   let base: string;
   let agent: string;
   let otherAgent: string;
+  let mailAgent: GrantedAgent;
+  const urls = () => ({ admin: broker.url('admin'), enduser: base });
   const sentTokens: string[] = [];
 
   beforeAll(async () => {
@@ -47,16 +50,13 @@ describe('tool approvals', () => {
       },
     });
     ({ broker, base } = gateway);
-    otherAgent = (await new ApiClient(broker.url('admin')).post('/api/agents', { display_name: 'Other Agent' })).json<{
-      id: string;
-    }>().id;
+    otherAgent = (await grantedAgent(urls(), [ALICE, BOB], 'Other Agent')).id;
   });
 
   // A fresh agent per test: creations are limited to 10 per minute per (user, agent).
   beforeEach(async () => {
-    agent = (await new ApiClient(broker.url('admin')).post('/api/agents', { display_name: 'Mail Agent' })).json<{
-      id: string;
-    }>().id;
+    mailAgent = await grantedAgent(urls(), [ALICE, BOB]);
+    agent = mailAgent.id;
   });
 
   afterAll(async () => {

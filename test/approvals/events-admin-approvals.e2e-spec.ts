@@ -10,6 +10,7 @@ import {
   type HttpResponse,
 } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantedAgent } from '../support/granted-agent';
 import { BOTH_SERVERS } from '../support/servers';
 import { type EventType } from '@broker/events';
 
@@ -311,7 +312,8 @@ describe.each(testBackends())('approval and admin-write events on $name', (backe
     let agent: string;
 
     beforeAll(async () => {
-      agent = await newAgent();
+      // Only an agent the person allows may ask (docs/approvals.md "Grants and approvals").
+      agent = (await grantedAgent({ admin: admin.baseUrl, enduser: gateway.base }, [ALICE], 'Helper')).id;
     });
 
     async function create(tool: string): Promise<HttpResponse> {
@@ -466,6 +468,26 @@ describe.each(testBackends())('approval and admin-write events on $name', (backe
         }),
       ]);
       expect(await ofApproval('approval.requested', again)).toHaveLength(1);
+    });
+
+    it('revoked with the grant: one approval.revoked per live approval, by the person, in the revocation’s transaction; a refused create records nothing', async () => {
+      const waiting = await pending('move_file');
+      const standing = await pending('copy_file');
+      expect((await alice.post(`/api/approvals/${standing}/approve`, { persistence: 'permanent' })).status).toBe(200);
+      const revoke = await alice.delete(`/api/consent/agents/${agent}/grants`);
+      expect(revoke.status, revoke.text).toBe(204);
+      expect(await ofApproval('approval.revoked', waiting)).toEqual([
+        expect.objectContaining({ ...byAlice(revoke), details: details(waiting, 'move_file') }),
+      ]);
+      expect(await ofApproval('approval.revoked', standing)).toEqual([
+        expect.objectContaining({ ...byAlice(revoke), details: details(standing, 'copy_file') }),
+      ]);
+      expect(await last('grant.revoked')).toMatchObject({ ...byAlice(revoke), details: {} });
+      const before = await count();
+      const refused = await create('move_file');
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.json<{ error: string }>().error).toBe('grant_required');
+      expect(await count()).toBe(before);
     });
   });
 

@@ -103,7 +103,7 @@ describe.each(testBackends())('enterprise authorizations: the person and the adm
     (await admin.get('/api/events?type=enterprise_access.revoked')).json<{ items: LedgerEvent[] }>().items;
 
   describe('the person', () => {
-    it("lists the caller's live enterprise authorizations, newest first, each with its agent and resource", async () => {
+    it("lists the caller's live enterprise authorizations, newest first, each with its agent, resource and scopes in words", async () => {
       expect(await mine(bob)).toEqual([]);
       const older = await allow(ALICE, mailAgent, MAIL_MCP, 30);
       const newer = await allow(ALICE, filesAgent, FILES_MCP, 10);
@@ -119,12 +119,21 @@ describe.each(testBackends())('enterprise authorizations: the person and the adm
         resource_uri: MAIL_MCP,
         resource_display_name: 'Mail MCP',
         scopes: ['mail.read'],
+        // Each scope in words, as the registered MCP server describes it.
+        permissions: [{ scope: 'mail.read', description: 'Read your mail' }],
         first_issued_at: '2026-06-01T11:30:00.000Z',
         last_issued_at: '2026-06-01T11:30:00.000Z',
         expires_at: '2026-06-01T12:30:00.000Z',
       });
       // The files MCP server is not registered: no name to show.
-      expect(list[0]).toMatchObject({ agent_logo_url: null, resource_display_name: null });
+      expect(list[0]).toMatchObject({
+        agent_logo_url: null,
+        resource_display_name: null,
+        permissions: [
+          { scope: 'files.read', description: null },
+          { scope: 'files.write', description: null },
+        ],
+      });
       expect((await mine(bob)).map((view) => view.agent_id)).toEqual([mailAgent]);
       expect((await alice.as(null).get('/api/consent/enterprise-authorizations')).status).toBe(401);
     });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { http, type HttpResponse, type RecordedPage } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALICE, reviewPage, startConsoleFixture, type ConsoleFixture } from '../support/console-fixture';
+import { grantedAgent } from '../support/granted-agent';
 
 interface Summary {
   id: string;
@@ -24,7 +25,8 @@ describe('console: tool approvals in a browser', () => {
 
   beforeAll(async () => {
     fx = await startConsoleFixture();
-    agent = (await fx.admin.post('/api/agents', { display_name: 'Files Agent' })).json<{ id: string }>().id;
+    // Alice allows the agent: only then may its gateway ask her (docs/approvals.md "Grants and approvals").
+    agent = (await grantedAgent({ admin: fx.admin.baseUrl, enduser: fx.base }, [ALICE], 'Files Agent')).id;
   });
 
   afterAll(async () => {

@@ -3,6 +3,7 @@ import { ApiClient, http, type RecordedPage } from '@broker/testing';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALICE, reviewPage, startConsoleFixture, type ConsoleFixture } from '../support/console-fixture';
+import { grantedAgent } from '../support/granted-agent';
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1;alert(1)">';
 
@@ -135,7 +136,7 @@ describe('console: connections and approvals in a browser', () => {
   }
 
   it('approves for the session with a pattern after the preview; the gateway sync sees it', async () => {
-    const agentId = (await fx.admin.post('/api/agents', { display_name: 'File Agent' })).json<{ id: string }>().id;
+    const agentId = (await grantedAgent({ admin: fx.admin.baseUrl, enduser: fx.base }, [ALICE], 'File Agent')).id;
     const recorded = await open('/approvals');
     const { page } = recorded;
     await page.getByText('Nothing is waiting for you.').waitFor();
@@ -200,7 +201,7 @@ describe('console: connections and approvals in a browser', () => {
   });
 
   it('lists a permanent approval under Remembered and revokes it after a confirmation', async () => {
-    const agentId = (await fx.admin.post('/api/agents', { display_name: 'Deploy Agent' })).json<{ id: string }>().id;
+    const agentId = (await grantedAgent({ admin: fx.admin.baseUrl, enduser: fx.base }, [ALICE], 'Deploy Agent')).id;
     const id = await createApproval(agentId, 'deploy.run', { target: 'staging' });
     const recorded = await open(`/approvals/${id}`);
     const { page } = recorded;
@@ -227,7 +228,7 @@ describe('console: connections and approvals in a browser', () => {
   it('says so for an unknown approval and for one already decided', async () => {
     const recorded = await open(`/approvals/${randomUUID()}`);
     await recorded.page.getByRole('heading', { name: 'Approval not found' }).waitFor();
-    const agentId = (await fx.admin.post('/api/agents', { display_name: 'Race Agent' })).json<{ id: string }>().id;
+    const agentId = (await grantedAgent({ admin: fx.admin.baseUrl, enduser: fx.base }, [ALICE], 'Race Agent')).id;
     const id = await createApproval(agentId, 'race.tool', { a: 1 });
     const { page } = await open(`/approvals/${id}`);
     await page.getByRole('button', { name: 'Deny this call' }).waitFor();

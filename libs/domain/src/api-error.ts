@@ -17,6 +17,7 @@ export type ApiErrorCode =
   | 'refresh_failed'
   | 'unauthorized'
   | 'forbidden'
+  | 'grant_required'
   | 'not_found'
   | 'agent not found'
   | 'service not found'

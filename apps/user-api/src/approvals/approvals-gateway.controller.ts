@@ -59,6 +59,11 @@ export class ApprovalsGatewayController {
    * sends the user's subject token as `Authorization: Bearer` and its own client assertion
    * in `X-Client-Assertion`; at most `approvals.rate_limit.max_pending_per_pair` pending and
    * `max_requests_per_minute` creations per minute for one user and agent (else 429).
+   * Precedence: credentials (401, then 403 `forbidden` when the exchange's expression refuses
+   * the gateway), the body (400), the agent (403 `forbidden` when unregistered), the user's
+   * grant (403 `grant_required` when the user has no active grant for the agent: none,
+   * revoked or expired), then the limits (429). A revoked grant ended its pending requests, so
+   * a duplicate of one is refused too, never answered with the old record.
    */
   @Post()
   @GatewayOperation('create')
@@ -76,8 +81,9 @@ export class ApprovalsGatewayController {
   @ApiCreatedResponse({ type: CreatedApprovalResponse, description: 'a new pending approval' })
   @ApiOkResponse({ type: CreatedApprovalResponse, description: 'the pending duplicate' })
   @ApiBody({ type: CreateApprovalDto })
-  // 401: a credential missing or invalid; 403: the exchange's expression refuses the gateway, or the agent is not registered.
-  @ApiErrors('bad request', 'unauthorized', 'forbidden', 'rate_limited')
+  // 401: a credential missing or invalid; 403: the exchange's expression refuses the gateway, or the agent is not
+  // registered (`forbidden`), or the user has no active grant for it (`grant_required`).
+  @ApiErrors('bad request', 'unauthorized', 'forbidden', 'grant_required', 'rate_limited')
   async create(
     @Gateway() gateway: GatewayIdentity,
     @Body() body: unknown,
@@ -133,7 +139,9 @@ export class ApprovalsGatewayController {
   /**
    * Consumes an approved one-time approval. Idempotent: consuming it again answers 200 with
    * the first consumption's time. The gateway sends only the user's subject token; an
-   * approval of another user or agent is 403, anything but an approved `once` is 422.
+   * approval of another user or agent is 403 `forbidden`, an approved `once` whose grant has
+   * expired 403 `grant_required`, anything else but an approved `once` 422 `not_consumable`
+   * (an approval ended with its revoked grant included).
    */
   @Post(':id/consume')
   @GatewayOperation('consume')
@@ -141,7 +149,7 @@ export class ApprovalsGatewayController {
   @HttpCode(200)
   @ApiSecurity('BearerSubjectToken')
   @ApiOkResponse({ type: ConsumedResponse, description: 'consumed (now or before)' })
-  @ApiErrors('unauthorized', 'forbidden', 'not_found', 'gone', 'not_consumable')
+  @ApiErrors('unauthorized', 'forbidden', 'grant_required', 'not_found', 'gone', 'not_consumable')
   async consume(@Gateway() gateway: GatewayIdentity, @Param() { id }: ApprovalIdParam): Promise<ConsumedResponse> {
     return { data: toConsumedView(await this.requests.consume(gateway, id)) };
   }

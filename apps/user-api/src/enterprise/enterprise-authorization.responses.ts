@@ -1,6 +1,13 @@
 import type { EnterpriseAuthorizationView } from '@broker/persistence';
 import { ApiProperty } from '@nestjs/swagger';
 
+/** One scope of an enterprise authorization, in words when the registry has them. */
+export class EnterpriseScopeResponse {
+  scope!: string;
+  @ApiProperty({ type: String, nullable: true })
+  description!: string | null;
+}
+
 /**
  * What the person's organisation allowed an agent through its identity provider (docs/oauth2.md
  * "Enterprise-managed authorization"): live until its last token expires or it is revoked.
@@ -25,13 +32,22 @@ export class EnterpriseAuthorizationResponse {
   resource_display_name!: string | null;
   /** The scopes of its last token. */
   scopes!: string[];
+  /**
+   * The same scopes, each with what it lets the agent do as the MCP server's registry entry describes it
+   * (null when the entry does not describe it, or no MCP server is registered at `resource_uri` any more).
+   */
+  @ApiProperty({ type: () => [EnterpriseScopeResponse] })
+  permissions!: EnterpriseScopeResponse[];
   /** Its first token. */
   @ApiProperty({ format: 'date-time' })
   first_issued_at!: string;
   /** Its latest token. */
   @ApiProperty({ format: 'date-time' })
   last_issued_at!: string;
-  /** When its latest token expires: it is no longer listed after that unless a new token extends it. */
+  /**
+   * When its latest token expires: it is no longer listed after that unless a new token extends it. It is the
+   * current token's end, not the end of what the organisation allowed: the identity provider can issue another.
+   */
   @ApiProperty({ format: 'date-time' })
   expires_at!: string;
 }
@@ -50,6 +66,10 @@ export function toEnterpriseAuthorizationResponse(view: EnterpriseAuthorizationV
     resource_uri: view.resourceUri,
     resource_display_name: view.resourceDisplayName,
     scopes: [...view.scopes],
+    permissions: view.scopes.map((scope) => {
+      const description = view.resourceScopes.find((offered) => offered.scope === scope)?.description;
+      return { scope, description: description === undefined || description === '' ? null : description };
+    }),
     first_issued_at: view.firstIssuedAt.toISOString(),
     last_issued_at: view.lastIssuedAt.toISOString(),
     expires_at: view.expiresAt.toISOString(),

@@ -57,7 +57,11 @@ export class GrantsController {
       : { data: toGrantView(result.grant), redirect_url: result.redirectUrl };
   }
 
-  /** Revokes the caller's active grant for the agent. 404 `not_found` when there is none; third-party sessions stay. */
+  /**
+   * Revokes the caller's active grant for the agent. Every tool approval of the caller and
+   * agent still in force (pending requests, remembered approvals and denials) ends with it;
+   * third-party sessions stay. 404 `not_found` when there is none.
+   */
   @Delete()
   @NoBody()
   @HttpCode(204)

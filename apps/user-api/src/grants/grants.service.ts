@@ -1,3 +1,4 @@
+import { ApprovalDecisions } from '@broker/approvals';
 import { AuditLog } from '@broker/audit';
 import {
   ApiError,
@@ -43,6 +44,7 @@ export class GrantsService {
     private readonly clock: Clock,
     private readonly random: Random,
     private readonly events: EventLedger,
+    private readonly approvals: ApprovalDecisions,
   ) {}
 
   async active(principal: Principal, agentId: string): Promise<Grant[]> {
@@ -68,18 +70,21 @@ export class GrantsService {
     const requested = parseGrantedPermissionSets(dto.granted_permission_sets);
     const validUntil = parseValidUntil(dto.valid_until, now);
     if (requested.size === 0) {
+      let approvalsEnded = 0;
       // An active grant removed is a revocation; an expired one, its removal (grant.expired).
-      await this.grants.deleteAny(principal.id, agent, now, (deleted, manager) =>
-        deleted.validUntil !== null && deleted.validUntil.getTime() <= now.getTime()
+      await this.grants.deleteAny(principal.id, agent, now, async (deleted, manager) => {
+        await (deleted.validUntil !== null && deleted.validUntil.getTime() <= now.getTime()
           ? this.events.record(
               grantEvent('grant.expired', principal.id, agent, { valid_until: deleted.validUntil.toISOString() }),
               manager,
             )
-          : this.events.record(grantEvent('grant.revoked', principal.id, agent, {}), manager),
-      );
+          : this.events.record(grantEvent('grant.revoked', principal.id, agent, {}), manager));
+        approvalsEnded = await this.approvals.endWithGrant(principal, agent, now, manager);
+      });
       this.audit.record('grant_deleted', {
         principal: principal.id,
         agent_id: agent,
+        approvals_ended: approvalsEnded,
         outcome: 'deleted_by_empty_grant',
       });
       return { kind: 'deleted' };
@@ -131,16 +136,24 @@ export class GrantsService {
     return { kind: 'saved', grant, redirectUrl: session?.originalUrl };
   }
 
-  /** Only the owner's active grant can be revoked; revoking does not end third-party sessions. */
+  /**
+   * Only the owner's active grant can be revoked; revoking does not end third-party sessions.
+   * It ends, in the same transaction, every live tool approval of the person and agent
+   * (docs/approvals.md "Grants and approvals").
+   */
   async revoke(principal: Principal, agentId: string): Promise<void> {
     const agent = (await this.assertAgent(agentId)).id;
-    const deleted = await this.grants.deleteActive(principal.id, agent, this.clock.now(), (_grant, manager) =>
-      this.events.record(grantEvent('grant.revoked', principal.id, agent, {}), manager),
-    );
+    const now = this.clock.now();
+    let approvalsEnded = 0;
+    const deleted = await this.grants.deleteActive(principal.id, agent, now, async (_grant, manager) => {
+      await this.events.record(grantEvent('grant.revoked', principal.id, agent, {}), manager);
+      approvalsEnded = await this.approvals.endWithGrant(principal, agent, now, manager);
+    });
     if (deleted === undefined) throw new ApiError('not_found', `no grant for agent ${agent}`);
     this.audit.record('grant_deleted', {
       principal: principal.id,
       agent_id: agent,
+      approvals_ended: approvalsEnded,
       permission_set_ids: [...new Set(deleted.delegations.map((d) => d.permissionSetId))],
       service_ids: [...new Set(deleted.delegations.map((d) => d.serviceId))],
       resource_ids: [...new Set(deleted.resourceDelegations.map((d) => d.resourceId))],

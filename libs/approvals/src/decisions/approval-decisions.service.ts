@@ -8,12 +8,15 @@ import {
   type ApprovalRecord,
   type ParamsPattern,
 } from '@broker/domain';
-import { approvalEvent, EventLedger, recordChange, type ApprovalEventType } from '@broker/events';
-import { ApprovalRepository } from '@broker/persistence';
+import { approvalEvent, approvalExpired, EventLedger, recordChange, type ApprovalEventType } from '@broker/events';
+import { ApprovalRepository, type WithinTransaction } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
 import { assertNotExpired, assertPending, notFound } from '../approval-rules';
 import { assertCoversReviewed, parseParamsPattern, renderScope } from '../patterns/params-pattern';
+
+/** The transaction of a grant's deletion, which the pair's approvals end in. */
+type Transaction = Parameters<WithinTransaction<unknown>>[1];
 
 /** A user's approval decision (docs/approvals.md). */
 export interface ApproveInput {
@@ -169,6 +172,25 @@ export class ApprovalDecisions {
     assertNotExpired(record, now);
     if (record.status === 'revoked') return record;
     throw new ApprovalError('not_revocable', 'only a permanent approval or denial can be revoked');
+  }
+
+  /**
+   * The person's grant for the agent is being deleted, in `transaction`: every live approval
+   * of the pair ends with it (docs/approvals.md "Grants and approvals"), each with its own
+   * `approval.revoked` event (the person is the actor), or `approval.expired` for a pending
+   * request already past its TTL. Returns how many ended; re-granting brings none back.
+   */
+  async endWithGrant(principal: Principal, agentId: string, now: Date, transaction: Transaction): Promise<number> {
+    const revoked = this.decided('approval.revoked', principal);
+    const expired = recordChange(this.ledger, approvalExpired);
+    const ended = await this.approvals.endPair(
+      principal.id,
+      agentId,
+      now,
+      transaction,
+      revoked === undefined || expired === undefined ? undefined : { revoked, expired },
+    );
+    return ended.revoked.length + ended.expired.length;
   }
 
   /** The principal's decision as a ledger event, recorded in the decision's transaction. */

@@ -29,6 +29,14 @@ const AGENT_SESSION_ID_MAX = 255;
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\p{Cs}]/u;
 
+/** docs/approvals.md "Grants and approvals": the agent may ask, and use an approval, only while the person allows it. */
+function grantRequired(agentId: string): ApprovalError {
+  return new ApprovalError(
+    'grant_required',
+    `agent ${agentId} has no active grant from this person: ask them to allow it in the console first`,
+  );
+}
+
 function invalidInput(field: string, problem: string): ApprovalError {
   return new ApprovalError('invalid_input', `${field}: ${problem}`, [{ field, problem }]);
 }
@@ -61,7 +69,9 @@ export class ApprovalRequests {
 
   /**
    * Creates a pending request for the subject token's principal and agent, or returns the
-   * pending duplicate (same principal, agent, tool name and arguments hash). At most
+   * pending duplicate (same principal, agent, tool name and arguments hash). The agent must be
+   * registered (else 403 `forbidden`) and hold an active grant of the principal (else 403
+   * `grant_required`: none, revoked or expired; checked under the pair's lock). At most
    * `approvals.rate_limit.max_pending_per_pair` pending and `max_requests_per_minute`
    * creations per minute per (principal, agent): else 429 with Retry-After.
    */
@@ -100,6 +110,10 @@ export class ApprovalRequests {
       case 'agent_unknown':
         this.audit.record('approval_created', { ...facts, approval_id: null, outcome: 'refused_unknown_agent' });
         throw new ApprovalError('agent_not_registered', 'the agent named by the subject token is not registered');
+      case 'grant_required':
+        // Audit only, like every refused create: the approvals API records no ledger event for a request that changed nothing.
+        this.audit.record('approval_created', { ...facts, approval_id: null, outcome: 'refused_no_grant' });
+        throw grantRequired(agentId);
       case 'rate_limited': {
         this.audit.record('approval_created', {
           ...facts,
@@ -138,7 +152,9 @@ export class ApprovalRequests {
    * An approved `once` approval becomes consumed; consuming it again is
    * 200 with the first consumption's time (two racing consumes: one transition, both 200).
    * Precedence: 404 unknown, 403 another principal's or agent's, 410 an expired
-   * pending, 422 `not_consumable` for anything else.
+   * pending, 403 `grant_required` for an approved one whose grant expired, 422
+   * `not_consumable` for anything else (a revoked approval included: deleting the grant
+   * revoked it).
    */
   async consume({ principal, agentId, gateway }: GatewayIdentity, id: string): Promise<ApprovalRecord> {
     const now = this.clock.now();
@@ -171,6 +187,18 @@ export class ApprovalRequests {
       throw new ApprovalError('approval_of_another_agent', 'the approval belongs to another agent');
     if (record.consumed) return record;
     assertNotExpired(record, now);
+    // Still approved and unconsumed, so the conditional write found no active grant (an expired one: a deleted
+    // grant ended the approval, which is then `not_consumable` like any revoked one).
+    if (record.status === 'approved' && record.persistence === 'once') {
+      this.audit.record('approval_consumed', {
+        approval_id: id,
+        principal,
+        agent_id: agentId,
+        tool_name: record.toolName,
+        outcome: 'refused_no_grant',
+      });
+      throw grantRequired(agentId);
+    }
     throw new ApprovalError('not_consumable', 'only an approved one-time (persistence once) approval can be consumed');
   }
 

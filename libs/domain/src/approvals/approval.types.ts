@@ -65,6 +65,7 @@ export type CreateOutcome =
   | { readonly kind: 'created'; readonly record: ApprovalRecord }
   | { readonly kind: 'duplicate'; readonly record: ApprovalRecord }
   | { readonly kind: 'agent_unknown' }
+  | { readonly kind: 'grant_required' }
   | { readonly kind: 'rate_limited'; readonly limit: 'pending' | 'per_window'; readonly retryAfterMs: number };
 
 /** One approval as the gateways' sync lists it. */

@@ -15,6 +15,7 @@ export function apiStatus(code: ApiErrorCode): number {
     case 'unauthorized':
       return 401;
     case 'forbidden':
+    case 'grant_required':
       return 403;
     case 'not_found':
     case 'agent not found':

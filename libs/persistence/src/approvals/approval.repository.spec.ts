@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
 import { PostgresListenConnection } from '../notifications/postgres-listen-connection';
 import { PgliteApprovalChangeFeed, PostgresApprovalChangeFeed, type ApprovalChangeFeed } from './approval-change-feed';
-import type { CreationLimits, NewApproval } from '@broker/domain';
+import type { ApprovalRecord, CreateOutcome, CreationLimits, NewApproval } from '@broker/domain';
 import { ApprovalRepository } from './approval.repository';
 
 const LIMITS: CreationLimits = { maxPending: 50, maxPerWindow: 10, windowMs: 60_000 };
@@ -50,14 +50,38 @@ describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
     await database?.close();
   });
 
+  /** A registered agent that alice allows (an active grant): only such an agent may ask for approvals. */
   async function newAgent(): Promise<string> {
     const id = randomUUID();
     await database.dataSource.query(
       "INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Agent', now(), now())",
       [id],
     );
+    await allow('alice', id, null);
     return id;
   }
+
+  async function allow(principal: string, agentId: string, validUntil: Date | null): Promise<void> {
+    await database.dataSource.query(
+      `INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) VALUES ($1, $2, $3, $4, now(), now())
+       ON CONFLICT (principal, agent_id) DO UPDATE SET valid_until = EXCLUDED.valid_until`,
+      [randomUUID(), principal, agentId, validUntil],
+    );
+  }
+
+  /** What a grant's deletion does to the pair's approvals: the grant row goes, then `endPair` in the same transaction. */
+  function deleteGrant(
+    principal: string,
+    agentId: string,
+  ): Promise<{ revoked: ApprovalRecord[]; expired: ApprovalRecord[] }> {
+    return database.dataSource.transaction(async (manager) => {
+      await manager.query('DELETE FROM grants WHERE principal = $1 AND agent_id = $2', [principal, agentId]);
+      return approvals.endPair(principal, agentId, now, manager);
+    });
+  }
+
+  const idOf = (outcome: CreateOutcome): string =>
+    outcome.kind === 'created' || outcome.kind === 'duplicate' ? outcome.record.id : '';
 
   function approval(agentId: string, overrides: Partial<NewApproval> = {}): NewApproval {
     return {
@@ -154,6 +178,97 @@ describe.each(testBackends())('ApprovalRepository on $name', (backend) => {
     const next = await approvals.nextExpiry();
     expect(next === undefined || next.getTime() > now.getTime()).toBe(true);
   });
+
+  it('refuses a create for an agent the principal has no active grant for (none, or expired), inserting nothing', async () => {
+    const agent = await newAgent();
+    expect((await approvals.create(approval(agent, { principal: 'bob' }), LIMITS, now)).kind).toBe('grant_required');
+    await allow('bob', agent, now);
+    expect((await approvals.create(approval(agent, { principal: 'bob' }), LIMITS, now)).kind).toBe('grant_required');
+    await allow('bob', agent, new Date(now.getTime() + 1));
+    expect((await approvals.create(approval(agent, { principal: 'bob' }), LIMITS, now)).kind).toBe('created');
+    const rows = await database.dataSource.query<{ n: string }[]>(
+      "SELECT count(*) AS n FROM approvals WHERE agent_id = $1 AND principal = 'bob'",
+      [agent],
+    );
+    expect(Number(rows[0]?.n)).toBe(1);
+  });
+
+  it("ends every live approval of the pair with the grant, and no other pair's; re-granting brings none back", async () => {
+    const agent = await newAgent();
+    const other = await newAgent();
+    const create = async (agentId: string, hash: string, overrides: Partial<NewApproval> = {}) =>
+      idOf(await approvals.create(approval(agentId, { argumentsHash: hash.repeat(64), ...overrides }), LIMITS, now));
+    const pending = await create(agent, '1');
+    const once = await create(agent, '2');
+    await approvals.approve(once, 'alice', 'once', null, now);
+    const session = await create(agent, '3', { agentSessionId: 's-1' });
+    await approvals.approve(session, 'alice', 'session', null, now);
+    const permanent = await create(agent, '4');
+    await approvals.approve(permanent, 'alice', 'permanent', null, now);
+    const denied = await create(agent, '5');
+    await approvals.deny(denied, 'alice', 'permanent', null, now);
+    const consumed = await create(agent, '6');
+    await approvals.approve(consumed, 'alice', 'once', null, now);
+    await approvals.consume(consumed, 'alice', agent, now);
+    const stale = await create(agent, '7', { expiresAt: new Date(now.getTime() - 1) });
+    const untouched = await create(other, '1');
+    const before = await approvals.syncVersion();
+
+    const ended = await deleteGrant('alice', agent);
+
+    expect(ended.revoked.map((r) => r.id).sort()).toEqual([pending, once, session, permanent, denied].sort());
+    expect(ended.expired.map((r) => r.id)).toEqual([stale]);
+    for (const id of [pending, once, session, permanent, denied])
+      expect(await approvals.find(id, 'alice')).toMatchObject({ status: 'revoked', listed: false, revokedAt: now });
+    expect(await approvals.find(consumed, 'alice')).toMatchObject({ status: 'approved', consumed: true });
+    expect(await approvals.find(untouched, 'alice')).toMatchObject({ status: 'pending', listed: true });
+    expect(await approvals.syncVersion()).toBeGreaterThan(before);
+    const state = await approvals.syncSnapshot({ principal: 'alice', agentSessionIds: ['s-1'] });
+    expect(state.approvals.filter((a) => a.agentId === agent)).toEqual([]);
+    expect((await approvals.listPermanent('alice')).map((r) => r.id)).not.toContain(permanent);
+
+    await allow('alice', agent, null);
+    expect((await approvals.find(permanent, 'alice'))?.status).toBe('revoked');
+    expect(
+      (await approvals.syncSnapshot({ principal: 'alice', agentSessionIds: ['s-1'] })).approvals.filter(
+        (a) => a.agentId === agent,
+      ),
+    ).toEqual([]);
+    // The ended pending request no longer holds the unique index: the same call asks anew.
+    const again = await approvals.create(approval(agent, { argumentsHash: '1'.repeat(64) }), LIMITS, now);
+    expect(again.kind).toBe('created');
+    expect(idOf(again)).not.toBe(pending);
+  });
+
+  it('consumes a one-time approval only while its grant is active', async () => {
+    const agent = await newAgent();
+    const id = idOf(await approvals.create(approval(agent), LIMITS, now));
+    await approvals.approve(id, 'alice', 'once', null, now);
+    await allow('alice', agent, now);
+    expect(await approvals.consume(id, 'alice', agent, now)).toBeUndefined();
+    await allow('alice', agent, null);
+    expect(await approvals.consume(id, 'alice', agent, now)).toMatchObject({ consumed: true });
+  });
+
+  it('leaves no pending request behind when creates race the grant deletion (the grant row orders them)', async () => {
+    const agent = await newAgent();
+    const outcomes = await Promise.all([
+      ...Array.from({ length: 4 }, (_, i) =>
+        approvals.create(approval(agent, { argumentsHash: String(i).padStart(64, 'c') }), LIMITS, now),
+      ),
+      deleteGrant('alice', agent),
+      ...Array.from({ length: 4 }, (_, i) =>
+        approvals.create(approval(agent, { argumentsHash: String(i).padStart(64, 'd') }), LIMITS, now),
+      ),
+    ]);
+    const rows = await database.dataSource.query<{ n: string }[]>(
+      'SELECT count(*) AS n FROM approvals WHERE agent_id = $1 AND listed',
+      [agent],
+    );
+    expect(Number(rows[0]?.n)).toBe(0);
+    const kinds = outcomes.flatMap((o) => ('kind' in o ? [o.kind] : []));
+    expect(kinds.every((kind) => kind === 'created' || kind === 'grant_required')).toBe(true);
+  });
 });
 
 describe.runIf(postgresServerUrl())('PostgresApprovalChangeFeed', () => {
@@ -190,6 +305,10 @@ describe.runIf(postgresServerUrl())('PostgresApprovalChangeFeed', () => {
       await database.dataSource.query(
         "INSERT INTO agents (id, display_name, created_at, updated_at) VALUES ($1, 'Agent', now(), now())",
         [agent],
+      );
+      await database.dataSource.query(
+        "INSERT INTO grants (id, principal, agent_id, valid_until, created_at, updated_at) VALUES ($1, 'alice', $2, NULL, now(), now())",
+        [randomUUID(), agent],
       );
       await approvals.create(
         {

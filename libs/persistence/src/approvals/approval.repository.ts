@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
+import { active } from '../registry/grant.repository';
 import type {
   ApprovalPersistence,
   ApprovalRecord,
@@ -171,6 +172,14 @@ export class ApprovalRepository {
           [agentId],
         );
         if (agent[0] === undefined) return { kind: 'agent_unknown' };
+        // docs/approvals.md "Grants and approvals": only an agent the person allows may ask. FOR SHARE orders this
+        // create against a revocation (which deletes the row, then ends the pair's approvals): either this sees no
+        // grant, or the revocation waits for this commit and ends the request it made.
+        const grant = await manager.query<unknown[]>(
+          `SELECT 1 FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR SHARE`,
+          [principal, agentId, now],
+        );
+        if (grant.length === 0) return { kind: 'grant_required' };
         const expired = rowsOf<ApprovalRow>(
           await manager.query(`${EXPIRE_DUE} AND principal = $2 AND agent_id = $3 RETURNING *`, [
             now,
@@ -296,7 +305,11 @@ export class ApprovalRepository {
     );
   }
 
-  /** An approved, unconsumed `once` approval of this principal and agent → consumed; undefined otherwise. */
+  /**
+   * An approved, unconsumed `once` approval of this principal and agent, whose active grant
+   * for the agent still stands (docs/approvals.md "Grants and approvals"), → consumed;
+   * undefined otherwise.
+   */
   async consume(
     id: string,
     principal: string,
@@ -307,7 +320,8 @@ export class ApprovalRepository {
     return this.transition(
       events,
       `UPDATE approvals SET consumed = true, consumed_at = $4, listed = false
-        WHERE id = $1 AND principal = $2 AND agent_id = $3 AND status = 'approved' AND persistence = 'once' AND NOT consumed RETURNING *`,
+        WHERE id = $1 AND principal = $2 AND agent_id = $3 AND status = 'approved' AND persistence = 'once' AND NOT consumed
+          AND EXISTS (SELECT 1 FROM grants g WHERE g.principal = $2 AND g.agent_id = $3 AND ${active(4)}) RETURNING *`,
       [id, principal, agentId, now],
     );
   }
@@ -325,6 +339,44 @@ export class ApprovalRepository {
         WHERE id = $1 AND principal = $2 AND persistence = 'permanent' AND status IN ('approved', 'denied') RETURNING *`,
       [id, principal, now],
     );
+  }
+
+  /**
+   * Ends every live approval of the pair with the person's grant for the agent, in the
+   * grant deletion's transaction (`manager`): pending requests, unconsumed one-time
+   * approvals, session and permanent approvals and denials, one-time denials still listed.
+   * A pending request already past its TTL is `expired` (as the sweeper would make it), every
+   * other one `revoked`; all leave the sync state (the table's trigger bumps the version and
+   * wakes every replica's long-pollers at commit). Records keep their history: re-granting
+   * the agent brings none back. `events` run in the same transaction for each record.
+   */
+  async endPair(
+    principal: string,
+    agentId: string,
+    now: Date,
+    manager: EntityManager,
+    events?: {
+      readonly revoked: WithinTransaction<ApprovalRecord>;
+      readonly expired: WithinTransaction<ApprovalRecord>;
+    },
+  ): Promise<{ revoked: ApprovalRecord[]; expired: ApprovalRecord[] }> {
+    const expired = rowsOf<ApprovalRow>(
+      await manager.query(`${EXPIRE_DUE} AND principal = $2 AND agent_id = $3 RETURNING *`, [now, principal, agentId]),
+    )
+      .filter((row) => row.status === 'expired')
+      .map(toRecord);
+    const revoked = rowsOf<ApprovalRow>(
+      await manager.query(
+        `UPDATE approvals SET status = 'revoked', revoked_at = $3, listed = false
+          WHERE principal = $1 AND agent_id = $2 AND listed RETURNING *`,
+        [principal, agentId, now],
+      ),
+    ).map(toRecord);
+    if (events !== undefined) {
+      for (const record of expired) await events.expired(record, manager);
+      for (const record of revoked) await events.revoked(record, manager);
+    }
+    return { revoked, expired };
   }
 
   /**

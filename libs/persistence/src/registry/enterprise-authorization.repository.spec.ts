@@ -24,7 +24,8 @@ describe.each(testBackends())('EnterpriseAuthorizationRepository on $name', (bac
       [mail, files],
     );
     await database.dataSource.query(
-      "INSERT INTO protected_resources (id, display_name, resource_uri, created_at, updated_at) VALUES ($1, 'Mail MCP', 'https://mail.example/mcp', $2, $2)",
+      `INSERT INTO protected_resources (id, display_name, resource_uri, scopes, created_at, updated_at)
+       VALUES ($1, 'Mail MCP', 'https://mail.example/mcp', '[{"scope": "mail.read", "description": "Read your mail"}]', $2, $2)`,
       [randomUUID(), now],
     );
   });
@@ -77,6 +78,7 @@ describe.each(testBackends())('EnterpriseAuthorizationRepository on $name', (bac
       issuer: 'https://idp.example',
       resourceUri: 'https://files.example/mcp',
       resourceDisplayName: null,
+      resourceScopes: [],
       scopes: ['files.read', 'files.write'],
       firstIssuedAt: at(-30_000),
       lastIssuedAt: at(-30_000),
@@ -88,6 +90,7 @@ describe.each(testBackends())('EnterpriseAuthorizationRepository on $name', (bac
       agentDisplayName: 'Mail Agent',
       agentLogoUrl: 'https://cdn.example/mail.png',
       resourceDisplayName: 'Mail MCP',
+      resourceScopes: [{ scope: 'mail.read', description: 'Read your mail' }],
     });
     expect((await repository.live({ agentId: mail }, now)).map((row) => row.principal).sort()).toEqual(['ann', 'ben']);
     expect((await repository.live({ principal: 'ben', agentId: mail }, now)).map((row) => row.principal)).toEqual([

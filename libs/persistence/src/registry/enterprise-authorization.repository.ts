@@ -55,6 +55,8 @@ export interface EnterpriseAuthorizationView extends EnterpriseAuthorization {
   readonly agentLogoUrl: string | null;
   /** The registered protected resource's name; null when none is registered at `resourceUri` any more. */
   readonly resourceDisplayName: string | null;
+  /** The scopes the registered protected resource offers, with their descriptions (empty when none is registered). */
+  readonly resourceScopes: readonly { readonly scope: string; readonly description: string }[];
 }
 
 /** Whose live authorizations: a person's, an agent's, or both at once. */
@@ -81,6 +83,7 @@ interface ViewRow extends AuthorizationRow {
   agent_display_name: string;
   agent_logo_url: string | null;
   resource_display_name: string | null;
+  resource_scopes: { scope: string; description: string }[] | null;
 }
 
 /** "Live": not revoked and its last token not expired (compared in SQL with the caller's clock). */
@@ -174,7 +177,7 @@ export class EnterpriseAuthorizationRepository {
     const filter = ownedBy(owner, 1);
     const rows = await this.dataSource.query<ViewRow[]>(
       `SELECT e.*, a.display_name AS agent_display_name, a.logo_url AS agent_logo_url,
-              r.display_name AS resource_display_name
+              r.display_name AS resource_display_name, r.scopes AS resource_scopes
          FROM enterprise_authorizations e
          JOIN agents a ON a.id = e.agent_id
          LEFT JOIN protected_resources r ON r.resource_uri = e.resource_uri
@@ -187,6 +190,7 @@ export class EnterpriseAuthorizationRepository {
       agentDisplayName: row.agent_display_name,
       agentLogoUrl: row.agent_logo_url,
       resourceDisplayName: row.resource_display_name,
+      resourceScopes: (row.resource_scopes ?? []).map((s) => ({ scope: s.scope, description: s.description })),
     }));
   }
 
