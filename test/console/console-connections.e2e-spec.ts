@@ -201,8 +201,8 @@ describe('console: connections in a browser', () => {
       await alert.waitFor();
       expect(await alert.textContent()).toContain('The connection was cancelled at Mail');
       expect(await alert.locator('.notice-details').textContent()).toBe('Details: access_denied');
-      // The callback's parameters left the address bar; the request is still there to answer.
-      expect(new URL(p.url()).search).toBe('');
+      // The callback's parameters left the address bar (only the request's mark stays); the request is still there to answer.
+      expect(new URL(p.url()).search).toBe('?request=1');
       await p.getByRole('button', { name: /^allow/i }).waitFor();
       await reviewPage(page, 'consent-connect-cancelled');
       await p.getByRole('button', { name: /^deny/i }).click();

@@ -152,7 +152,8 @@ describe('console: the consent page edits an existing grant', () => {
     const page = await fx.open(`${location.pathname}${location.search}`);
     const p = page.page;
     await p.getByRole('button', { name: /^deny/i }).waitFor();
-    await expect.poll(() => new URL(p.url()).search).toBe('');
+    // The token leaves the address; only the mark that it was a request's stays.
+    await expect.poll(() => new URL(p.url()).search).toBe('?request=1');
     const href = await p.getByRole('link', { name: 'Connect Mail' }).getAttribute('href');
     const connect = new URL(href as string, fx.base);
     expect(connect.pathname).toBe(`/api/third-party/${mail}/oauth2/authorize`);
@@ -178,7 +179,7 @@ describe('console: the consent page edits an existing grant', () => {
       `/agents/${agentId}?session_token=${encodeURIComponent(token as string)}&success=true&service_id=${mail}`,
     );
     await returned.page.getByRole('button', { name: /^deny/i }).waitFor();
-    await expect.poll(() => new URL(returned.page.url()).search).toBe('');
+    await expect.poll(() => new URL(returned.page.url()).search).toBe('?request=1');
   });
 
   /** A pending authorization request of a new agent (Mail required, Calendar optional): the consent page's path with its session_token. */

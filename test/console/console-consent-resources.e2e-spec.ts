@@ -160,14 +160,17 @@ describe('console: MCP servers on the consent page', () => {
     const p = page.page;
     await p.getByRole('heading', { level: 1, name: 'Research Assistant wants to act for you' }).waitFor();
 
-    const servers = p.getByRole('region', { name: 'MCP servers' });
+    // Each MCP server is listed once, in its permission set, with what it is, and what an MCP server is said once.
+    const servers = p.getByRole('list', { name: 'MCP servers in Work tools' });
     const docsEntry = servers.getByRole('listitem').filter({ hasText: 'Docs search' });
     await docsEntry.getByText(DOCS_URI, { exact: true }).waitFor();
+    await docsEntry.getByText('Searches the company wiki.').waitFor();
     await docsEntry.getByText('Search your documents').waitFor();
-    await docsEntry.getByText('Requested by Research Assistant now').waitFor();
-    // Only what the set delegates: not the server's other scope; the optional set (Tickets) is not chosen.
+    await docsEntry.getByText('Asked for now', { exact: true }).waitFor();
+    expect(await p.getByText('Docs search', { exact: true }).count()).toBe(1);
+    expect(await p.getByText(/^An MCP server is a service whose tools the agent calls for you/).count()).toBe(1);
+    // Only what the set delegates: not the server's other scope.
     expect(await docsEntry.getByText('Edit your documents').count()).toBe(0);
-    expect(await servers.getByText('Tickets').count()).toBe(0);
     // The address is text, never a link; an MCP server has no account: no Connect, no "Not connected".
     expect(await servers.getByRole('link').count()).toBe(0);
     expect(await servers.getByText(/not connected/i).count()).toBe(0);
@@ -208,11 +211,12 @@ describe('console: MCP servers on the consent page', () => {
     const p = page.page;
     await p.getByRole('heading', { level: 1, name: 'Allow Research Assistant to use Tickets?' }).waitFor();
     await p.getByText('What you allowed Research Assistant before stays allowed').waitFor();
-    const servers = p.getByRole('region', { name: 'MCP servers' });
+    const servers = p.getByRole('list', { name: 'MCP servers in Help desk' });
     const ticketsEntry = servers.getByRole('listitem').filter({ hasText: 'Tickets' });
     await ticketsEntry.getByText(TICKETS_URI, { exact: true }).waitFor();
     await ticketsEntry.getByText('Read your tickets').waitFor();
-    await ticketsEntry.getByText('Requested by Research Assistant now').waitFor();
+    await ticketsEntry.getByText('Asked for now', { exact: true }).waitFor();
+    expect(await p.getByText('Tickets', { exact: true }).count()).toBe(1);
     // Only the set covering Tickets, ticked; nothing allowed before is offered again; the expiry stays the grant's.
     expect(await p.getByRole('checkbox', { name: 'Help desk' }).isChecked()).toBe(true);
     expect(await p.getByRole('checkbox').count()).toBe(1);
@@ -245,7 +249,10 @@ describe('console: MCP servers on the consent page', () => {
     const { page, verifier, state, landing } = await startAtConsent(TICKETS_URI, botId);
     const p = page.page;
     expect(await p.getByRole('checkbox', { name: 'Help desk' }).isChecked()).toBe(true);
-    await p.getByRole('region', { name: 'MCP servers' }).getByText('Requested by Ticket Bot now').waitFor();
+    await p
+      .getByRole('list', { name: 'MCP servers in Help desk' })
+      .getByText('Asked for now', { exact: true })
+      .waitFor();
     expect(await p.getByRole('region', { name: 'Third-party accounts' }).count()).toBe(0);
     const landed = landing();
     await p.getByRole('button', { name: /^allow/i }).click();

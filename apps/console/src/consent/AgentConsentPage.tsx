@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { useParams } from 'react-router';
 import { ApiFailure } from '../api/client';
 import { useAgentDetail, useCurrentGrant, useDelegations } from '../api/queries';
@@ -12,11 +12,14 @@ import { AgentAbout, CimdIdentity } from './AgentIdentity';
 import { AnsweredRequest } from './AnsweredRequest';
 import { ConsentError } from './ConsentError';
 import { ConsentForm } from './ConsentForm';
+import { ExpiredRequest } from './ExpiredRequest';
+import { LostRequest } from './LostRequest';
 import { pendingResources } from './step-up';
 import { namesInWords, StepUpForm } from './StepUpForm';
 import { useConsentParams } from './consent-params';
-import { returnHost } from './navigation';
+import { requestedScopes, returnHost } from './navigation';
 import { forgetRequest, rememberRequest } from './pending-request';
+import { requestDeadline, useDeadlinePassed } from './request-expiry';
 import type { Grant } from './types';
 
 /** `/agents/:id` (with or without `?session_token=`): who the agent is and what the person allows it. */
@@ -30,7 +33,7 @@ export function AgentConsentPage() {
 
 function AgentConsent({ agentId }: { agentId: string }) {
   const [params, setParams] = useConsentParams(agentId);
-  const { sessionToken, connectedServiceId, connectFailure = null } = params;
+  const { sessionToken, connectedServiceId, connectFailure = null, marked } = params;
   const detail = useAgentDetail(agentId, sessionToken);
   const grant = useCurrentGrant(agentId);
   // The grant as the page first read it decides between the full form and incremental consent:
@@ -44,11 +47,19 @@ function AgentConsent({ agentId }: { agentId: string }) {
   // forgotten once it is answered, expired or not this person's.
   const context = sessionToken !== null ? detail.data?.authorization_context : undefined;
   const agentName = detail.data?.agent.display_name;
-  const pendingUntil =
+  // The request ends by a timer when its time is up (the broker's seconds left, counted from the read).
+  const deadline =
     context !== undefined && context !== null && context.answered === undefined
-      ? (context.expires_at ?? null)
-      : undefined;
+      ? requestDeadline(detail.dataUpdatedAt, context.expires_in)
+      : null;
+  const timedOut = useDeadlinePassed(deadline);
+  // Allow or Deny answered `session_expired`: the broker's clock said so first.
+  const [refusedAsExpired, setRefusedAsExpired] = useState(false);
+  const expired = deadline !== null && (timedOut || refusedAsExpired);
+  const onExpired = useCallback(() => setRefusedAsExpired(true), []);
+  const pendingUntil = deadline !== null && !expired ? new Date(deadline).toISOString() : undefined;
   const finished =
+    expired ||
     (context !== undefined && context !== null && context.answered !== undefined) ||
     (detail.error instanceof ApiFailure && (detail.error.code === 'session_expired' || detail.error.status === 403));
   useEffect(() => {
@@ -56,13 +67,16 @@ function AgentConsent({ agentId }: { agentId: string }) {
       rememberRequest({ agentId, agentName, sessionToken, expiresAt: pendingUntil });
     else if (finished) forgetRequest(agentId);
   }, [agentId, agentName, sessionToken, pendingUntil, finished]);
+  // The agent's own page, without the request (and without the address's request mark).
   const dropRequest = () => {
     forgetRequest(agentId);
-    setParams({ sessionToken: null, connectedServiceId: null });
+    setParams({ sessionToken: null, connectedServiceId: null, marked: false });
   };
+  // A request's address without its request: said so, never a grant nothing would send back.
+  const lost = marked && sessionToken === null;
 
   // A request is a focused page (no application navigation around the decision); the agent's own page is not.
-  useFocusedPage(sessionToken !== null);
+  useFocusedPage(sessionToken !== null || lost);
   const asked =
     sessionToken !== null &&
     detail.data?.authorization_context != null &&
@@ -70,9 +84,13 @@ function AgentConsent({ agentId }: { agentId: string }) {
   usePageTitle(
     detail.data === undefined
       ? 'Agent'
-      : asked
-        ? `Allow ${detail.data.agent.display_name}?`
-        : detail.data.agent.display_name,
+      : expired
+        ? 'Request expired'
+        : lost
+          ? 'Request no longer here'
+          : asked
+            ? `Allow ${detail.data.agent.display_name}?`
+            : detail.data.agent.display_name,
   );
 
   if (detail.isError)
@@ -81,17 +99,32 @@ function AgentConsent({ agentId }: { agentId: string }) {
         error={detail.error}
         withRequest={sessionToken !== null}
         onDropRequest={sessionToken !== null ? dropRequest : undefined}
+        asPage
       />
     );
   if (detail.isPending || grant.isPending) return <Loading label="Loading the agent…" />;
   if (grant.isError) return <ErrorView error={grant.error} />;
 
   const { agent, cimd, services, authorization_context } = detail.data;
+  if (lost)
+    return <LostRequest agentName={agent.display_name} logoUrl={agent.logo_url ?? null} onReview={dropRequest} />;
+  if (expired && sessionToken !== null)
+    return (
+      <ExpiredRequest
+        agentId={agentId}
+        agentName={agent.display_name}
+        logoUrl={agent.logo_url ?? cimd?.logo_uri}
+        sessionToken={sessionToken}
+        host={returnHost(authorization_context?.original_url)}
+        onReview={dropRequest}
+      />
+    );
   // A request already answered (Allow, Deny) is shown as such: never decided twice.
   const answered = sessionToken !== null ? (authorization_context?.answered ?? null) : null;
   const withRequest = sessionToken !== null && authorization_context !== null && answered === null;
   const connected = connectedServiceId === null ? undefined : services.find((s) => s.id === connectedServiceId);
   const host = withRequest ? returnHost(authorization_context.original_url) : null;
+  const askedScopes = withRequest ? requestedScopes(authorization_context.original_url) : undefined;
   // Incremental consent: allowed before, and the request asks for MCP servers not delegated yet.
   const earlier = grantAtLoad ?? null;
   const pending = withRequest ? pendingResources(detail.data, earlier !== null) : [];
@@ -146,6 +179,9 @@ function AgentConsent({ agentId }: { agentId: string }) {
           grant={stepUp.grant}
           sessionToken={stepUp.sessionToken}
           pending={pending}
+          deadline={deadline}
+          onExpired={onExpired}
+          asked={askedScopes}
         />
       ) : (
         <ConsentForm
@@ -154,6 +190,9 @@ function AgentConsent({ agentId }: { agentId: string }) {
           grant={grant.data}
           sessionToken={withRequest ? sessionToken : null}
           connectFailure={connectFailure}
+          deadline={withRequest ? deadline : null}
+          onExpired={onExpired}
+          asked={askedScopes}
         />
       )}
     </div>

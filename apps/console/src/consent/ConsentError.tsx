@@ -9,7 +9,7 @@ function explain(error: unknown, withRequest: boolean): { title: string; detail:
     return {
       title: 'This request has expired',
       detail:
-        'Requests to allow an agent are valid for a few minutes. Go back to the application that sent you here and start again.',
+        'Requests to allow an agent are open for a few minutes, and this one has ended (or its link is incomplete). Nothing was allowed. Go back to the application that sent you here and start again.',
     };
   if (error.status === 403 && withRequest)
     return {
@@ -46,17 +46,21 @@ export function ConsentError({
   error,
   withRequest,
   onDropRequest,
+  asPage = false,
 }: {
   error: unknown;
   withRequest: boolean;
   onDropRequest?: () => void;
+  /** The page's only content: its title is the page's heading. */
+  asPage?: boolean;
 }) {
   const known = explain(error, withRequest);
-  if (known === null) return <ErrorView error={error} page />;
+  if (known === null) return <ErrorView error={error} page={asPage} />;
+  const Title = asPage ? 'h1' : 'h2';
   const expired = error instanceof ApiFailure && (error.code === 'session_expired' || error.status === 403);
   return (
     <section className="panel error-view" role="alert">
-      <h1>{known.title}</h1>
+      <Title>{known.title}</Title>
       <p>{known.detail}</p>
       {error instanceof ApiFailure && error.status === 404 ? (
         <p>

@@ -7,8 +7,8 @@ import type { AgentDetail, Grant, PermissionSet } from './types';
 import { ExpiryPicker } from './ExpiryPicker';
 import { initialExpiry, validUntil, type Expiry } from './expiry';
 import { GrantConfirmation } from './GrantConfirmation';
-import { McpServers, resourceScopes } from './McpServers';
 import { leaveFor } from './navigation';
+import { isExpiredRefusal, isPast } from './request-expiry';
 import { useSelection } from './selection';
 import { isRequired, PermissionSetList } from './PermissionSetList';
 
@@ -27,12 +27,21 @@ export function ConsentForm({
   grant,
   sessionToken,
   connectFailure = null,
+  deadline = null,
+  onExpired,
+  asked,
 }: {
   agentId: string;
   detail: AgentDetail;
   grant: Grant | null;
   sessionToken: string | null;
   connectFailure?: ConnectFailure | null;
+  /** When the request stops being answerable (ms, this browser's clock); null without a request. */
+  deadline?: number | null;
+  /** The request turned out to have expired (on pressing Allow or Deny). */
+  onExpired?: () => void;
+  /** The scopes the request names, marked as asked for. */
+  asked?: ReadonlySet<string>;
 }) {
   const [now] = useState(() => new Date());
   const sets = detail.permission_sets;
@@ -64,8 +73,6 @@ export function ConsentForm({
   }, [saved]);
 
   const chosen = sets.filter((set) => (isRequired(set) || selected.has(set.id)) && hasContent(set));
-  const reachedScopes = resourceScopes(chosen);
-  const reached = detail.resources.filter((resource) => reachedScopes.has(resource.id));
   const unconnected = [...new Set(chosen.flatMap((set) => set.services.map((s) => s.service_id)))]
     .map((id) => services.get(id))
     .filter((s) => s !== undefined && s.connection_status === 'not_connected');
@@ -73,6 +80,11 @@ export function ConsentForm({
   function submit(event: FormEvent) {
     event.preventDefault();
     if (busy || chosen.length === 0) return;
+    // Never an Allow after the request's time is up, even before the timer said so.
+    if (isPast(deadline)) {
+      onExpired?.();
+      return;
+    }
     const until = validUntil(expiry, new Date(), grant?.valid_until);
     if ('error' in until) {
       setExpiryError(until.error);
@@ -90,6 +102,9 @@ export function ConsentForm({
     allow.mutate(
       { granted_permission_sets: granted, valid_until: until.value },
       {
+        onError: (error) => {
+          if (isExpiredRefusal(error)) onExpired?.();
+        },
         onSuccess: (answer) => {
           if (answer === null) return;
           if (sessionToken !== null && answer.redirect_url !== undefined) {
@@ -106,7 +121,14 @@ export function ConsentForm({
 
   function decline() {
     if (busy || sessionToken === null) return;
+    if (isPast(deadline)) {
+      onExpired?.();
+      return;
+    }
     deny.mutate(undefined, {
+      onError: (error) => {
+        if (isExpiredRefusal(error)) onExpired?.();
+      },
       onSuccess: ({ redirect_url }) => {
         setLeaving('Request denied. Returning you to the application…');
         if (!leaveFor(redirect_url)) setLeaving('Request denied. You can close this page.');
@@ -142,6 +164,8 @@ export function ConsentForm({
             selected={selected}
             onToggle={toggle}
             disabled={busy}
+            asked={asked}
+            agentName={detail.agent.display_name}
           />
         </fieldset>
         {unconnected.length > 0 ? (
@@ -151,7 +175,6 @@ export function ConsentForm({
           </p>
         ) : null}
       </section>
-      <McpServers resources={reached} scopes={reachedScopes} agentName={detail.agent.display_name} />
       <ConnectServices
         services={detail.services}
         agentId={agentId}

@@ -1,4 +1,5 @@
 import { Link, useLocation } from 'react-router';
+import { requestAddress } from './consent-params';
 import { isLive, usePendingRequests } from './pending-request';
 
 /**
@@ -20,7 +21,7 @@ export function PendingRequestBanner() {
           <span>
             <strong>{request.agentName}</strong> is waiting for your answer.
           </span>
-          <Link className="button" to={`/agents/${encodeURIComponent(request.agentId)}`}>
+          <Link className="button" to={requestAddress(request.agentId)}>
             Return to the request
           </Link>
         </p>

@@ -3,8 +3,8 @@ import { formatDate } from '../format';
 import { ConsentError } from './ConsentError';
 import { useAllow, useDeny } from '../api/queries';
 import type { AgentDetail, ConsentResource, Grant } from './types';
-import { McpServers, resourceScopes } from './McpServers';
 import { leaveFor } from './navigation';
+import { isExpiredRefusal, isPast } from './request-expiry';
 import { useSelection } from './selection';
 import { isRequired, PermissionSetList } from './PermissionSetList';
 import { setsCovering, widenedGrant } from './step-up';
@@ -26,12 +26,21 @@ export function StepUpForm({
   grant,
   sessionToken,
   pending,
+  deadline,
+  onExpired,
+  asked,
 }: {
   agentId: string;
   detail: AgentDetail;
   grant: Grant;
   sessionToken: string;
   pending: readonly ConsentResource[];
+  /** When the request stops being answerable (ms, this browser's clock). */
+  deadline: number | null;
+  /** The request turned out to have expired (on pressing Allow or Deny). */
+  onExpired: () => void;
+  /** The scopes the request names, marked as asked for. */
+  asked?: ReadonlySet<string>;
 }) {
   const agentName = detail.agent.display_name;
   const pendingIds = useMemo(() => new Set(pending.map((resource) => resource.id)), [pending]);
@@ -45,11 +54,15 @@ export function StepUpForm({
   const deny = useDeny(agentId, sessionToken);
   const busy = allow.isPending || deny.isPending || leaving !== null;
   const chosen = sets.filter((set) => isRequired(set) || selected.has(set.id));
-  const scopes = resourceScopes(chosen);
 
   function submit(event: FormEvent) {
     event.preventDefault();
     if (busy || chosen.length === 0) return;
+    // Never an Allow after the request's time is up, even before the timer said so.
+    if (isPast(deadline)) {
+      onExpired?.();
+      return;
+    }
     // The grant is replaced as a whole: what it delegates now, plus the servers asked for; same expiry.
     allow.mutate(
       {
@@ -57,6 +70,9 @@ export function StepUpForm({
         valid_until: grant.valid_until,
       },
       {
+        onError: (error) => {
+          if (isExpiredRefusal(error)) onExpired?.();
+        },
         onSuccess: (answer) => {
           if (answer?.redirect_url === undefined) return;
           setLeaving('Access allowed. Returning you to the application…');
@@ -69,7 +85,14 @@ export function StepUpForm({
 
   function decline() {
     if (busy) return;
+    if (isPast(deadline)) {
+      onExpired?.();
+      return;
+    }
     deny.mutate(undefined, {
+      onError: (error) => {
+        if (isExpiredRefusal(error)) onExpired?.();
+      },
       onSuccess: ({ redirect_url }) => {
         setLeaving('Request denied. Returning you to the application…');
         if (!leaveFor(redirect_url)) setLeaving('Request denied. You can close this page.');
@@ -102,14 +125,11 @@ export function StepUpForm({
             onToggle={toggle}
             disabled={busy}
             only={pendingIds}
+            asked={asked}
+            agentName={agentName}
           />
         </fieldset>
       </section>
-      <McpServers
-        resources={pending.filter((resource) => scopes.has(resource.id))}
-        scopes={scopes}
-        agentName={agentName}
-      />
       {failure !== null ? <ConsentError error={failure} withRequest /> : null}
       <div className="panel consent-decision">
         <p className="consent-decision-hint" role="status">

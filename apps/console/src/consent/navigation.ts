@@ -40,3 +40,14 @@ export function returnHost(originalUrl: string | undefined): string | null {
     return null;
   }
 }
+
+/** The scopes an authorization request names (RFC 6749 §3.3, space-delimited), or undefined when it names none. */
+export function requestedScopes(originalUrl: string | undefined): ReadonlySet<string> | undefined {
+  if (originalUrl === undefined) return undefined;
+  try {
+    const scopes = (new URL(originalUrl).searchParams.get('scope') ?? '').split(' ').filter((s) => s.length > 0);
+    return scopes.length > 0 ? new Set(scopes) : undefined;
+  } catch {
+    return undefined;
+  }
+}

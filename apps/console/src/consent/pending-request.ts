@@ -15,7 +15,11 @@ export interface PendingRequest {
   readonly agentId: string;
   readonly agentName: string;
   readonly sessionToken: string;
-  /** When the broker stops accepting it (ISO 8601), if it said. */
+  /**
+   * When the broker stops accepting it (ISO 8601), if it said: by this browser's clock (the time
+   * the page read the request plus the `expires_in` the broker gave), so a clock that is off
+   * neither keeps nor drops it wrongly.
+   */
   readonly expiresAt: string | null;
 }
 
