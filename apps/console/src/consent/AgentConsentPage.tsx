@@ -55,7 +55,9 @@ function AgentConsent({ agentId }: { agentId: string }) {
   const timedOut = useDeadlinePassed(deadline);
   // Allow or Deny answered `session_expired`: the broker's clock said so first.
   const [refusedAsExpired, setRefusedAsExpired] = useState(false);
-  const expired = deadline !== null && (timedOut || refusedAsExpired);
+  // An Allow or Deny on its way when the time is up is not cut off: its answer decides (a refusal as expired included).
+  const [sending, setSending] = useState(false);
+  const expired = deadline !== null && ((timedOut && !sending) || refusedAsExpired);
   const onExpired = useCallback(() => setRefusedAsExpired(true), []);
   const pendingUntil = deadline !== null && !expired ? new Date(deadline).toISOString() : undefined;
   const finished =
@@ -181,6 +183,7 @@ function AgentConsent({ agentId }: { agentId: string }) {
           pending={pending}
           deadline={deadline}
           onExpired={onExpired}
+          onSending={setSending}
           asked={askedScopes}
         />
       ) : (
@@ -192,6 +195,7 @@ function AgentConsent({ agentId }: { agentId: string }) {
           connectFailure={connectFailure}
           deadline={withRequest ? deadline : null}
           onExpired={onExpired}
+          onSending={setSending}
           asked={askedScopes}
         />
       )}

@@ -29,6 +29,7 @@ export function ConsentForm({
   connectFailure = null,
   deadline = null,
   onExpired,
+  onSending,
   asked,
 }: {
   agentId: string;
@@ -40,6 +41,8 @@ export function ConsentForm({
   deadline?: number | null;
   /** The request turned out to have expired (on pressing Allow or Deny). */
   onExpired?: () => void;
+  /** An answer is on its way (true) or came back refused (false): the request does not time out under it. */
+  onSending?: (sending: boolean) => void;
   /** The scopes the request names, marked as asked for. */
   asked?: ReadonlySet<string>;
 }) {
@@ -99,10 +102,12 @@ export function ConsentForm({
         [...set.services.map((s) => s.service_id), ...set.resources.map((r) => r.resource_id)],
       ]),
     );
+    onSending?.(true);
     allow.mutate(
       { granted_permission_sets: granted, valid_until: until.value },
       {
         onError: (error) => {
+          onSending?.(false);
           if (isExpiredRefusal(error)) onExpired?.();
         },
         onSuccess: (answer) => {
@@ -125,8 +130,10 @@ export function ConsentForm({
       onExpired?.();
       return;
     }
+    onSending?.(true);
     deny.mutate(undefined, {
       onError: (error) => {
+        onSending?.(false);
         if (isExpiredRefusal(error)) onExpired?.();
       },
       onSuccess: ({ redirect_url }) => {

@@ -28,6 +28,7 @@ export function StepUpForm({
   pending,
   deadline,
   onExpired,
+  onSending,
   asked,
 }: {
   agentId: string;
@@ -39,6 +40,8 @@ export function StepUpForm({
   deadline: number | null;
   /** The request turned out to have expired (on pressing Allow or Deny). */
   onExpired: () => void;
+  /** An answer is on its way (true) or came back refused (false): the request does not time out under it. */
+  onSending?: (sending: boolean) => void;
   /** The scopes the request names, marked as asked for. */
   asked?: ReadonlySet<string>;
 }) {
@@ -64,6 +67,7 @@ export function StepUpForm({
       return;
     }
     // The grant is replaced as a whole: what it delegates now, plus the servers asked for; same expiry.
+    onSending?.(true);
     allow.mutate(
       {
         granted_permission_sets: widenedGrant(grant.granted_permission_sets, chosen, pendingIds),
@@ -71,6 +75,7 @@ export function StepUpForm({
       },
       {
         onError: (error) => {
+          onSending?.(false);
           if (isExpiredRefusal(error)) onExpired?.();
         },
         onSuccess: (answer) => {
@@ -89,8 +94,10 @@ export function StepUpForm({
       onExpired?.();
       return;
     }
+    onSending?.(true);
     deny.mutate(undefined, {
       onError: (error) => {
+        onSending?.(false);
         if (isExpiredRefusal(error)) onExpired?.();
       },
       onSuccess: ({ redirect_url }) => {
