@@ -6,6 +6,8 @@ import {
   useDelegations,
   useEnterpriseAuthorizations,
   useLastUsed,
+  usePendingApprovals,
+  useRememberedApprovals,
   useRevokeDelegation,
   useRevokeEnterpriseAuthorization,
 } from '../api/queries';
@@ -24,6 +26,30 @@ type ReachedResource = components['schemas']['DelegatedResourceView'];
 type LastUsed = components['schemas']['LastUsedView'];
 /** What the person's organisation allowed an agent for one MCP server, through its identity provider. */
 type OrganisationAllowed = components['schemas']['EnterpriseAuthorizationResponse'];
+type Approval = components['schemas']['ApprovalView'];
+
+/** How many of the person's approvals of one agent a revocation ends; undefined while they are not read yet. */
+interface ApprovalsOfAgent {
+  /** Remembered decisions: Always allow / Always deny. */
+  readonly remembered: number | undefined;
+  /** Requests waiting for the person's decision. */
+  readonly waiting: number | undefined;
+}
+
+const plural = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`;
+
+/** A term of this page with its plain-words explanation one click away (a native disclosure: keyboard and screen readers). */
+function Term({ label, children }: { label: string; children: string }) {
+  return (
+    <details className="term">
+      <summary>{label}</summary>
+      <p>{children}</p>
+    </details>
+  );
+}
+
+const MCP_SERVER =
+  'An MCP server is a tool server the agent calls for you; the broker gives the agent its tokens for it.';
 
 /** `/agents`: the agents the person has delegated to, with revoke. */
 export function AgentsPage() {
@@ -78,8 +104,9 @@ function OrganisationAllowedList({ onRevoked }: { onRevoked: (text: string) => v
     <section className="organisation-allowed" aria-labelledby="organisation-allowed-heading">
       <h2 id="organisation-allowed-heading">Allowed by your organisation</h2>
       <p className="muted">
-        Your organisation&apos;s identity provider let these agents use MCP servers as you. You can revoke any of them
-        here.
+        Your organisation&apos;s identity provider let these agents use MCP servers as you. An MCP server is a tool
+        server the agent calls for you. Each one stays listed while the agent&apos;s current sign-in lasts: your
+        organisation can sign it in again without asking you. You can revoke any of them here.
       </p>
       <ul className="list" aria-label="Agents allowed by your organisation">
         {allowed.data.data.map((item) => (
@@ -94,12 +121,8 @@ function OrganisationAllowedList({ onRevoked }: { onRevoked: (text: string) => v
                 <span>
                   Identity provider: <span className="mono">{hostOf(item.issuer)}</span>
                 </span>
-                {item.scopes.length > 0 ? (
-                  <span>
-                    Scopes: <span className="mono">{item.scopes.join(' ')}</span>
-                  </span>
-                ) : null}
-                <span>Until {formatDate(item.expires_at)}</span>
+                {/* The token's end, not the end of what the organisation allowed: its identity provider can renew it. */}
+                <span>Current sign-in ends {formatDate(item.expires_at)}</span>
               </div>
               <ul className="usage mcp-access" aria-label={`MCP server ${item.agent_display_name} may use`}>
                 <li>
@@ -107,12 +130,34 @@ function OrganisationAllowedList({ onRevoked }: { onRevoked: (text: string) => v
                   <span className="usage-when mono">{item.resource_uri}</span>
                 </li>
               </ul>
+              <OrganisationPermissions item={item} />
             </div>
             <RevokeOrganisationAccess item={item} onRevoked={onRevoked} />
           </li>
         ))}
       </ul>
     </section>
+  );
+}
+
+/** What the organisation allowed the agent to do, in the MCP server's words (the scope code as secondary text). */
+function OrganisationPermissions({ item }: { item: OrganisationAllowed }) {
+  if (item.permissions.length === 0) return null;
+  return (
+    <ul className="usage" aria-label={`What ${item.agent_display_name} may do`}>
+      {item.permissions.map((permission) =>
+        permission.description === null ? (
+          <li key={permission.scope}>
+            <span className="mono">{permission.scope}</span>
+          </li>
+        ) : (
+          <li key={permission.scope}>
+            <span>{permission.description}</span>
+            <span className="usage-when mono">{permission.scope}</span>
+          </li>
+        ),
+      )}
+    </ul>
   );
 }
 
@@ -171,6 +216,13 @@ function DelegationList({ items, onRevoked }: { items: readonly Delegation[]; on
   // When each agent last used each service, and the services' names.
   const lastUsed = useLastUsed();
   const services = useConnections();
+  // What a revocation ends besides the grant: the agent's remembered decisions and waiting requests.
+  const remembered = useRememberedApprovals();
+  const waiting = usePendingApprovals();
+  const approvalsOf = (agentId: string): ApprovalsOfAgent => {
+    const count = (list: readonly Approval[] | undefined) => list?.filter((a) => a.agent_id === agentId).length;
+    return { remembered: count(remembered.data?.data), waiting: count(waiting.data?.data) };
+  };
   const serviceNames = new Map(services.data?.data.map((item) => [item.service.id, item.service.display_name]));
   if (items.length === 0)
     return (
@@ -195,9 +247,7 @@ function DelegationList({ items, onRevoked }: { items: readonly Delegation[]; on
                 </span>
               ) : null}
               {item.resources.length > 0 ? (
-                <span>
-                  {item.resources.length} MCP server{item.resources.length === 1 ? '' : 's'}
-                </span>
+                <Term label={plural(item.resources.length, 'MCP server', 'MCP servers')}>{MCP_SERVER}</Term>
               ) : null}
               <span>Expires: {item.expires_at === null ? 'no expiry' : formatDate(item.expires_at)}</span>
               <span>Changed {formatDate(item.last_modified_at)}</span>
@@ -218,6 +268,7 @@ function DelegationList({ items, onRevoked }: { items: readonly Delegation[]; on
             agentId={item.agent_id}
             name={item.display_name}
             liveSessions={item.live_sessions}
+            approvals={approvalsOf(item.agent_id)}
             onRevoked={onRevoked}
           />
         </li>
@@ -291,14 +342,41 @@ function McpAccess({ name, resources }: { name: string; resources: readonly Reac
   );
 }
 
-/** How many sign-ins of the agent can renew its access without asking the person again (never a token). */
+/** How many sign-ins of the agent can renew its access without asking the person again (never a token), explained. */
 function LiveSessions({ count }: { count: number }) {
-  const title = 'Places where this agent is signed in as you and can renew its access without asking you again';
+  if (count === 0)
+    return (
+      <Term label="No active sign-in">
+        The agent holds no sign-in for this right now. It gets one the next time it asks, as long as you allow it.
+      </Term>
+    );
   return (
-    <span title={title}>
-      {count === 0 ? 'No active sign-in' : count === 1 ? '1 active sign-in' : `${count} active sign-ins`}
-    </span>
+    <Term label={plural(count, 'active sign-in', 'active sign-ins')}>
+      Places where this agent is signed in as you: each can renew its access without asking you again, until you revoke
+      it.
+    </Term>
   );
+}
+
+/** What a revocation ends, in words, one line each: the dialog's list and the confirmation's sentence share them. */
+function whatEnds(liveSessions: number, approvals: ApprovalsOfAgent): string[] {
+  const ends: string[] = [];
+  if (liveSessions > 0)
+    ends.push(liveSessions === 1 ? 'Its active sign-in ends.' : `Its ${liveSessions} active sign-ins end.`);
+  const { remembered, waiting } = approvals;
+  if (remembered === undefined || waiting === undefined)
+    ends.push('Its remembered decisions (Always allow / Always deny) and the requests it is waiting on end too.');
+  else {
+    if (remembered > 0)
+      ends.push(
+        `${plural(remembered, 'remembered decision', 'remembered decisions')} (Always allow / Always deny) for this agent ${remembered === 1 ? 'ends' : 'end'} too.`,
+      );
+    if (waiting > 0)
+      ends.push(
+        `${plural(waiting, 'request', 'requests')} waiting for your approval ${waiting === 1 ? 'is' : 'are'} withdrawn.`,
+      );
+  }
+  return ends;
 }
 
 /** Revoke with a confirmation that says what stops working. */
@@ -306,21 +384,27 @@ function RevokeButton({
   agentId,
   name,
   liveSessions,
+  approvals,
   onRevoked,
 }: {
   agentId: string;
   name: string;
   liveSessions: number;
+  approvals: ApprovalsOfAgent;
   onRevoked: (text: string) => void;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [failure, setFailure] = useState<unknown>(null);
+  const ends = whatEnds(liveSessions, approvals);
   const revoke = useRevokeDelegation(agentId, {
     onMutate: () => setFailure(null),
     onSuccess: () => {
       dialog.current?.close();
       onRevoked(
-        `Revoked access for ${name}: it can no longer act for you with any service you granted${liveSessions > 0 ? `, and its ${liveSessions === 1 ? 'active sign-in has' : `${liveSessions} active sign-ins have`} ended` : ''}. Your connected accounts stay connected.`,
+        `Revoked access for ${name}: it can no longer act for you or ask you to approve its actions. ${ends.join(' ')} Your connected accounts stay connected.`.replace(
+          /\s+/g,
+          ' ',
+        ),
       );
     },
     onError: setFailure,
@@ -347,12 +431,16 @@ function RevokeButton({
         failure={failure}
         onConfirm={() => revoke.mutate()}
       >
+        <p>{name} will no longer be able to act for you. At once:</p>
+        <ul className="ends">
+          <li>Every service you granted it stops working for it.</li>
+          {ends.map((line) => (
+            <li key={line}>{line}</li>
+          ))}
+          <li>It can no longer ask you to approve its actions.</li>
+        </ul>
         <p>
-          {name} will no longer be able to act for you: every service you granted it stops working for it at once
-          {liveSessions > 0
-            ? `, and its ${liveSessions === 1 ? 'active sign-in ends' : `${liveSessions} active sign-ins end`}`
-            : ''}
-          . Your connected accounts stay connected.
+          Your connected accounts stay connected. If you allow {name} again, it starts with no remembered decisions.
         </p>
       </ConfirmDialog>
     </>

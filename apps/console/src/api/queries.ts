@@ -103,7 +103,7 @@ export function useAgentNames(agentIds: readonly string[]) {
 
 // Agents.
 
-/** Revoke every grant of the agent (and end its sign-ins). */
+/** Revoke every grant of the agent (and end its sign-ins, its pending requests and remembered decisions). */
 export function useRevokeDelegation(agentId: string, handlers: ChangeHandlers<unknown>) {
   const queries = useQueryClient();
   return useMutation({
@@ -111,7 +111,12 @@ export function useRevokeDelegation(agentId: string, handlers: ChangeHandlers<un
     onMutate: handlers.onMutate,
     onSuccess: async (answer) => {
       handlers.onSuccess?.(answer);
-      await queries.invalidateQueries({ queryKey: queryKeys.delegations });
+      await Promise.all([
+        queries.invalidateQueries({ queryKey: queryKeys.delegations }),
+        queries.invalidateQueries({ queryKey: queryKeys.grant(agentId) }),
+        // The agent's approvals ended with the grant (docs/approvals.md "Grants and approvals").
+        queries.invalidateQueries({ queryKey: queryKeys.approvals }),
+      ]);
     },
     onError: handlers.onError,
   });

@@ -26,7 +26,10 @@ export function RememberedPage() {
           <h1 ref={heading} tabIndex={-1}>
             Remembered decisions
           </h1>
-          <p>Tool calls you allowed or refused for good. Revoke one and the agent has to ask you again.</p>
+          <p>
+            Tool calls you allowed or refused for good. Revoke one and the agent has to ask you again. Revoking an agent
+            on the <Link to="/agents">Agents</Link> page ends all of its remembered decisions.
+          </p>
         </div>
         <Link className="button" to="/approvals">
           Pending approvals
