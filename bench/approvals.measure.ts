@@ -18,6 +18,7 @@ import {
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { takeMachine } from './machine-lock';
 import { startBroker, type BrokerServer } from './servers';
+import { grantedAgent } from '../test/support/granted-agent';
 
 /**
  * 5,000 concurrent held long-polls (`GET /api/approvals` with `If-None-Match` equal
@@ -86,13 +87,8 @@ describe('approvals long-poll sync', () => {
       { sub: 'bench-gateway', jti: randomUUID() },
       { audience: publicUrl, ttlSeconds: 3600 },
     );
-    agentId = (
-      await http(`${broker.adminUrl}/api/agents`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-remote-user': 'admin' },
-        body: JSON.stringify({ display_name: 'Bench' }),
-      })
-    ).json<{ id: string }>().id;
+    // Only an agent the person allows may ask (docs/approvals.md "Grants and approvals").
+    agentId = (await grantedAgent({ admin: broker.adminUrl, enduser: broker.enduserUrl }, [PRINCIPAL], 'Bench')).id;
     const created = await http(`${broker.enduserUrl}/api/approvals`, {
       method: 'POST',
       headers: {
