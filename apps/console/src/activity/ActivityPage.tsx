@@ -45,10 +45,7 @@ export function ActivityPage() {
 
   const activity = useActivity(query, !invalidDates);
   const events = activity.data?.pages.flatMap((page) => page.data) ?? [];
-  const names = useNames(
-    directory,
-    events.flatMap((event) => (event.agent_id === null ? [] : [event.agent_id])),
-  );
+  const names = useNames(directory, events);
   const filtered = JSON.stringify(filters) !== JSON.stringify(NO_FILTERS);
 
   const change = (next: FilterState) => {

@@ -1,7 +1,11 @@
 import type { ReactNode } from 'react';
+import { Link } from 'react-router';
+import type { ApprovalNow } from '../api/queries';
+import { toolTitle } from '../approvals/request-context';
+import { persistenceWords } from '../approvals/values';
 import { formatDate, hostOf } from '../format';
-import { KIND_LABELS, actorPhrase, outcomeBadge, type ActivityEvent } from './kinds';
-import type { Names } from './names';
+import { KIND_LABELS, actorPhrase, outcomeBadge, requestBadge, type ActivityEvent } from './kinds';
+import type { Named, Names } from './names';
 import { relativeTime } from './time';
 
 /** A details field read defensively: the API types `details` per kind in the README, not in the schema. */
@@ -36,18 +40,102 @@ function Detail({ label, children }: { label: string; children: ReactNode }) {
   );
 }
 
+/** Scopes in the words the registry gives them, each code small beside its words; a code without words as it is. */
+function Scopes({
+  scopes,
+  described,
+}: {
+  scopes: readonly string[];
+  described: ReadonlyMap<string, string> | undefined;
+}) {
+  return (
+    <ul className="activity-scopes">
+      {scopes.map((scope) => {
+        const words = described?.get(scope);
+        return (
+          <li key={scope}>
+            {words === undefined ? (
+              <span className="mono">{scope}</span>
+            ) : (
+              <>
+                {words} <span className="mono activity-code">{scope}</span>
+              </>
+            )}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+/** An address an event carries: the registered MCP server's name, its address small beside it; else the address. */
+function Address({ uri, named }: { uri: string; named: Named | undefined }) {
+  if (named === undefined) return <span className="mono">{uri}</span>;
+  return (
+    <>
+      {named.name} <span className="mono activity-code">{uri}</span>
+    </>
+  );
+}
+
+/** The tool of an approval event: the gateway's title for it, its name small beside; else its name. */
+function Tool({ name, now }: { name: string; now: ApprovalNow | undefined }) {
+  const title = now?.kind === 'found' ? toolTitle(now.approval) : name;
+  if (title === name) return <span className="mono">{name}</span>;
+  return (
+    <>
+      {title} <span className="mono activity-code">{name}</span>
+    </>
+  );
+}
+
+/** What became of an approval request since, in words, with the way to it: review it while it waits, else see it. */
+function RequestNow({ id, now }: { id: string; now: ApprovalNow | undefined }) {
+  if (now === undefined || now.kind === 'gone') return null;
+  if (now.kind === 'expired')
+    return <Detail label="Since">It expired before you decided; the agent can ask again.</Detail>;
+  const { approval } = now;
+  const at = approval.revoked_at ?? approval.denied_at ?? approval.approved_at;
+  const decided =
+    approval.status === 'approved'
+      ? approval.persistence === 'permanent'
+        ? 'You approved it always, until you revoke it'
+        : `You approved it for ${persistenceWords(approval.persistence)}`
+      : approval.status === 'denied'
+        ? approval.persistence === 'permanent'
+          ? 'You denied it always'
+          : 'You denied it'
+        : approval.status === 'revoked'
+          ? 'You revoked its remembered decision'
+          : null;
+  return (
+    <Detail label={decided === null ? 'Now' : 'Since'}>
+      {decided === null ? (
+        <Link to={`/approvals/${encodeURIComponent(id)}`}>Review it</Link>
+      ) : (
+        <>
+          {decided}
+          {at === null ? '' : ` (${formatDate(at)})`}.{' '}
+          <Link to={`/approvals/${encodeURIComponent(id)}`}>See the decision</Link>
+        </>
+      )}
+    </Detail>
+  );
+}
+
 /** The details worth showing for the event's kind, in words (never raw JSON). */
 function details(event: ActivityEvent, names: Names): ReactNode[] {
   const d = event.details;
   const out: ReactNode[] = [];
-  const serviceNames = (ids: string[]) => ids.map((id) => names.services.get(id) ?? 'a removed service').join(', ');
+  const serviceNames = (ids: string[]) =>
+    ids.map((id) => names.services.get(id)?.name ?? 'a removed service').join(', ');
   switch (event.type) {
     case 'token.exchanged': {
       const resource = text(d, 'resource');
       if (resource !== null)
         out.push(
-          <Detail key="resource" label="Resource">
-            <span className="mono">{resource}</span>
+          <Detail key="resource" label={names.resourcesByUri.has(resource) ? 'MCP server' : 'Resource'}>
+            <Address uri={resource} named={names.resourcesByUri.get(resource)} />
           </Detail>,
         );
       break;
@@ -75,7 +163,7 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
       if (resources.length > 0)
         out.push(
           <Detail key="resources" label="MCP servers">
-            {resources.map((id) => names.resources.get(id) ?? 'an MCP server').join(', ')}
+            {resources.map((id) => names.resources.get(id)?.name ?? 'a removed MCP server').join(', ')}
           </Detail>,
         );
       out.push(
@@ -97,7 +185,12 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
       if (resources.length > 0)
         out.push(
           <Detail key="resources" label="It asked for">
-            <span className="mono">{resources.join(', ')}</span>
+            {resources.map((uri, index) => (
+              <span key={uri}>
+                {index > 0 ? ', ' : ''}
+                <Address uri={uri} named={names.resourcesByUri.get(uri)} />
+              </span>
+            ))}
           </Detail>,
         );
       break;
@@ -106,8 +199,11 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
       const scopes = list(d, 'scopes');
       if (scopes.length > 0)
         out.push(
-          <Detail key="scopes" label="Scopes">
-            <span className="mono">{scopes.join(' ')}</span>
+          <Detail key="scopes" label="Permissions">
+            <Scopes
+              scopes={scopes}
+              described={event.service_id === null ? undefined : names.services.get(event.service_id)?.scopes}
+            />
           </Detail>,
         );
       break;
@@ -129,11 +225,13 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
     case 'approval.consumed':
     case 'approval.revoked':
     case 'approval.expired': {
+      const approvalId = text(d, 'approval_id');
+      const now = approvalId === null ? undefined : names.approvals.get(approvalId);
       const tool = text(d, 'tool_name');
       if (tool !== null)
         out.push(
           <Detail key="tool" label="Tool">
-            <span className="mono">{tool}</span>
+            <Tool name={tool} now={now} />
           </Detail>,
         );
       const persistence = text(d, 'persistence');
@@ -157,15 +255,18 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
             <span className="mono">{args.join(', ')}</span>
           </Detail>,
         );
+      if (event.type === 'approval.requested' && approvalId !== null)
+        out.push(<RequestNow key="now" id={approvalId} now={now} />);
       break;
     }
     case 'enterprise_access.decided':
     case 'enterprise_access.revoked': {
       const resource = text(d, 'resource');
+      const server = resource === null ? undefined : names.resourcesByUri.get(resource);
       if (resource !== null)
         out.push(
           <Detail key="resource" label="MCP server">
-            <span className="mono">{resource}</span>
+            <Address uri={resource} named={server} />
           </Detail>,
         );
       const issuer = text(d, 'issuer');
@@ -178,8 +279,8 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
       const scopes = list(d, 'scopes');
       if (scopes.length > 0)
         out.push(
-          <Detail key="scopes" label="Scopes">
-            <span className="mono">{scopes.join(' ')}</span>
+          <Detail key="scopes" label="Permissions">
+            <Scopes scopes={scopes} described={server?.scopes} />
           </Detail>,
         );
       break;
@@ -219,10 +320,15 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
 /** One event of the person's activity: when, what (and how it ended), which agent and service, and its details. */
 export function EventRow({ event, names, now }: { event: ActivityEvent; names: Names; now: Date }) {
   const agent = event.agent_id === null ? null : (names.agents.get(event.agent_id) ?? 'a removed agent');
-  const service = event.service_id === null ? null : (names.services.get(event.service_id) ?? 'a removed service');
+  const service =
+    event.service_id === null ? null : (names.services.get(event.service_id)?.name ?? 'a removed service');
   const oauthError = event.outcome === 'failure' ? text(event.details, 'oauth_error') : null;
   const shown = details(event, names);
-  const badge = outcomeBadge(event.type, event.outcome);
+  const approvalId = text(event.details, 'approval_id');
+  const badge =
+    event.type === 'approval.requested' && event.outcome === 'success'
+      ? requestBadge(approvalId === null ? undefined : names.approvals.get(approvalId))
+      : outcomeBadge(event.type, event.outcome);
   return (
     <li className="card activity-item">
       <div className="card-body">

@@ -8,7 +8,20 @@ interface Option {
   readonly name: string;
 }
 
-/** The filter bar: agent, service, kind and time range, each a labelled control. */
+/** An agent of the person's history: one they no longer allow stays, since its history does. */
+interface AgentOption extends Option {
+  readonly allowed: boolean;
+}
+
+function agentOptions(agents: readonly AgentOption[]) {
+  return agents.map((agent) => (
+    <option key={agent.id} value={agent.id}>
+      {agent.name}
+    </option>
+  ));
+}
+
+/** The filter bar: agent (every one of the person's history), service, kind and time range, each a labelled control. */
 export function Filters({
   value,
   onChange,
@@ -18,24 +31,41 @@ export function Filters({
 }: {
   value: FilterState;
   onChange: (next: FilterState) => void;
-  agents: readonly Option[];
+  agents: readonly AgentOption[];
   services: readonly Option[];
   invalidDates: boolean;
 }) {
   const id = useId();
   const set = (patch: Partial<FilterState>) => onChange({ ...value, ...patch });
+  // An agent the person no longer allows stays (its history does), in a group of its own and said under the list.
+  const allowed = agents.filter((agent) => agent.allowed);
+  const ended = agents.filter((agent) => !agent.allowed);
+  const selectedEnded = ended.find((agent) => agent.id === value.agent);
   return (
     <form className="panel activity-filters" aria-label="Filter activity" onSubmit={(event) => event.preventDefault()}>
       <div className="field">
         <label htmlFor={`${id}-agent`}>Agent</label>
-        <select id={`${id}-agent`} value={value.agent} onChange={(event) => set({ agent: event.target.value })}>
+        <select
+          id={`${id}-agent`}
+          value={value.agent}
+          aria-describedby={selectedEnded === undefined ? undefined : `${id}-agent-note`}
+          onChange={(event) => set({ agent: event.target.value })}
+        >
           <option value="">All agents</option>
-          {agents.map((agent) => (
-            <option key={agent.id} value={agent.id}>
-              {agent.name}
-            </option>
-          ))}
+          {allowed.length > 0 && ended.length > 0 ? (
+            <>
+              <optgroup label="Allowed now">{agentOptions(allowed)}</optgroup>
+              <optgroup label="No longer allowed">{agentOptions(ended)}</optgroup>
+            </>
+          ) : (
+            agentOptions(agents)
+          )}
         </select>
+        {selectedEnded !== undefined ? (
+          <p className="field-note" id={`${id}-agent-note`}>
+            No longer allowed: {selectedEnded.name} cannot use your access now. Its history stays.
+          </p>
+        ) : null}
       </div>
       <div className="field">
         <label htmlFor={`${id}-service`}>Service</label>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { KIND_GROUPS, KIND_LABELS, outcomeBadge } from './kinds';
+import type { ApprovalNow } from '../api/queries';
+import { KIND_GROUPS, KIND_LABELS, outcomeBadge, requestBadge } from './kinds';
 
 describe('activity badges say what came of the event', () => {
   it('a denial, a revocation, an expiry or a declined consent is never a green "Succeeded"', () => {
@@ -44,5 +45,19 @@ describe('activity badges say what came of the event', () => {
     const filterable = KIND_GROUPS.flatMap((group) => group.kinds);
     expect(filterable).toContain('enterprise_access.decided');
     expect(filterable).toContain('enterprise_access.revoked');
+  });
+
+  it('an approval request says "Waiting for you" only while it waits; decided, it says how; unknown, it claims nothing', () => {
+    const found = (status: 'pending' | 'approved' | 'denied' | 'revoked'): ApprovalNow =>
+      ({ kind: 'found', approval: { status } }) as unknown as ApprovalNow;
+    expect(requestBadge(found('pending'))).toEqual({ label: 'Waiting for you', tone: 'warning' });
+    expect(requestBadge(found('approved'))).toEqual({ label: 'Approved', tone: 'success' });
+    expect(requestBadge(found('denied'))).toEqual({ label: 'Denied', tone: 'danger' });
+    expect(requestBadge(found('revoked'))).toEqual({ label: 'Revoked', tone: '' });
+    expect(requestBadge({ kind: 'expired' })).toEqual({ label: 'Expired', tone: '' });
+    for (const unknown of [undefined, { kind: 'gone' } as const]) {
+      expect(requestBadge(unknown)).toEqual({ label: 'Requested', tone: '' });
+    }
+    expect(outcomeBadge('approval.requested', 'success').label).not.toBe('Waiting for you');
   });
 });

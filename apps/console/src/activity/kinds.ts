@@ -1,3 +1,4 @@
+import type { ApprovalNow } from '../api/queries';
 import type { components } from '../api/user-api';
 
 export type ActivityEvent = components['schemas']['ActivityEvent'];
@@ -124,7 +125,8 @@ const SUCCESS_BADGES: Partial<Record<EventKind, OutcomeBadge>> = {
   'session.refreshed': { label: 'Refreshed', tone: 'success' },
   'session.needs_reauthentication': { label: 'Needs you', tone: 'warning' },
   'session.disconnected': { label: 'Disconnected', tone: '' },
-  'approval.requested': { label: 'Waiting for you', tone: 'warning' },
+  // What became of the request is its own badge (`requestBadge`): it may have been decided since.
+  'approval.requested': { label: 'Requested', tone: '' },
   'approval.approved': { label: 'Approved', tone: 'success' },
   'approval.denied': { label: 'Denied', tone: 'danger' },
   'approval.consumed': { label: 'Used', tone: 'success' },
@@ -144,4 +146,23 @@ export function outcomeBadge(type: EventKind, outcome: ActivityEvent['outcome'])
     return { label: 'Failed', tone: 'danger' };
   }
   return SUCCESS_BADGES[type] ?? { label: 'Succeeded', tone: 'success' };
+}
+
+/**
+ * The badge of an approval request (`approval.requested`) by what became of it: "Waiting for you" only while it
+ * still waits; decided, it says how; unknown (being read, or gone), it claims nothing.
+ */
+export function requestBadge(now: ApprovalNow | undefined): OutcomeBadge {
+  if (now === undefined || now.kind === 'gone') return { label: 'Requested', tone: '' };
+  if (now.kind === 'expired') return { label: 'Expired', tone: '' };
+  switch (now.approval.status) {
+    case 'pending':
+      return { label: 'Waiting for you', tone: 'warning' };
+    case 'approved':
+      return { label: 'Approved', tone: 'success' };
+    case 'denied':
+      return { label: 'Denied', tone: 'danger' };
+    case 'revoked':
+      return { label: 'Revoked', tone: '' };
+  }
 }

@@ -32,6 +32,8 @@ export const queryKeys = {
   /** The name of an agent the person no longer delegates to, for the activity page. */
   agentName: (agentId: string) => ['activity-agent', agentId],
   activity: (query: ActivityQuery) => ['activity', query],
+  /** The names the activity refers to: the agents of the person's history, the MCP servers. */
+  activityNames: ['activity-names'],
   /** The agent as the consent page shows it, with the pending request when there is a session_token. */
   consentAgent: (agentId: string, sessionToken: string | null) => ['consent-agent', agentId, sessionToken],
   grant: (agentId: string) => ['grants', agentId],
@@ -40,6 +42,8 @@ export const queryKeys = {
   pendingApprovals: ['approvals', 'pending'],
   rememberedApprovals: ['approvals', 'permanent'],
   approval: (id: string) => ['approvals', 'one', id],
+  /** An approval as the activity page shows it now (under `approvals`: a decision makes it stale too). */
+  approvalNow: (id: string) => ['approvals', 'now', id],
   scopePreview: (approvalId: string, pattern: string | null) => ['scope-preview', approvalId, pattern],
 } as const;
 
@@ -427,5 +431,41 @@ export function useActivity(query: ActivityQuery, enabled: boolean) {
     getNextPageParam: (page) => page.next_cursor,
     enabled,
     placeholderData: keepPreviousData,
+  });
+}
+
+/** The names the person's activity refers to (every agent of their history, allowed or not; the MCP servers). */
+export function useActivityNames() {
+  return useQuery({ queryKey: queryKeys.activityNames, queryFn: () => unwrap(api.GET('/api/activity/names')) });
+}
+
+type ApprovalRecord = components['schemas']['ApprovalView'];
+
+/** What became of an approval an event names: the record, `expired` (410), or `gone` (404: deleted, or never the person's). */
+export type ApprovalNow =
+  | { readonly kind: 'found'; readonly approval: ApprovalRecord }
+  | { readonly kind: 'expired' }
+  | { readonly kind: 'gone' };
+
+/** The approvals the shown events name, each read as it is now (one request per approval, kept a while). */
+export function useApprovalsNow(ids: readonly string[]) {
+  return useQueries({
+    queries: ids.map((id) => ({
+      queryKey: queryKeys.approvalNow(id),
+      queryFn: async (): Promise<ApprovalNow> => {
+        try {
+          return {
+            kind: 'found',
+            approval: (await unwrap(api.GET('/api/approvals/{id}', { params: { path: { id } } }))).data,
+          };
+        } catch (error) {
+          if (error instanceof ApiFailure && error.status === 410) return { kind: 'expired' };
+          if (error instanceof ApiFailure && error.status === 404) return { kind: 'gone' };
+          throw error;
+        }
+      },
+      staleTime: 30_000,
+      retry: false,
+    })),
   });
 }
