@@ -53,6 +53,21 @@ describe('console: revoking an agent ends its approvals', () => {
       scopes: [{ scope: 'tickets.read', description: 'Read your support tickets' }],
     });
     expect(resource.status, resource.text).toBe(201);
+    // An agent Alice allowed one MCP server: its card names "1 MCP server".
+    const ticketSet = await fx.admin.post('/api/permission-sets', {
+      name: 'Help desk',
+      resource_scopes: [{ resource_id: resource.json<{ id: string }>().id, scopes: ['tickets.read'] }],
+    });
+    expect(ticketSet.status, ticketSet.text).toBe(201);
+    const helper = await fx.admin.post('/api/agents', {
+      display_name: 'Ticket Helper',
+      permission_sets: [{ permission_set_id: ticketSet.json<{ id: string }>().id }],
+    });
+    expect(helper.status, helper.text).toBe(201);
+    const allowed = await alice().post(`/api/consent/agents/${helper.json<{ id: string }>().id}/grants`, {
+      granted_permission_sets: { [ticketSet.json<{ id: string }>().id]: [resource.json<{ id: string }>().id] },
+    });
+    expect(allowed.status, allowed.text).toBe(201);
     const copilot = await fx.admin.post('/api/agents', { display_name: 'Support Copilot' });
     expect(copilot.status, copilot.text).toBe(201);
     await allowByOrganisation(fx.broker, {
@@ -64,18 +79,24 @@ describe('console: revoking an agent ends its approvals', () => {
     });
     const page = await open('/agents');
     const p = page.page;
-    // "No active sign-in", explained on demand (a native disclosure).
-    const card = p.getByRole('list', { name: 'Agents with access' }).getByRole('listitem').first();
-    const signIn = card.locator('summary', { hasText: 'No active sign-in' });
-    await signIn.click();
-    await card.getByText(/It gets one the next time it asks, as long as you allow it\./).waitFor();
+    // "No active sign-in" and "MCP server", each explained on demand where it appears (a native disclosure).
+    const card = p
+      .getByRole('list', { name: 'Agents with access' })
+      .getByRole('listitem')
+      .filter({ has: p.getByRole('link', { name: 'Ticket Helper' }) });
+    const explanation = card.getByText(/It gets one the next time it asks, as long as you allow it\./);
+    expect(await explanation.isVisible()).toBe(false);
+    await card.locator('summary', { hasText: 'No active sign-in' }).click();
+    await explanation.waitFor();
+    await card.locator('summary', { hasText: '1 MCP server' }).click();
+    await card.getByText(/An MCP server is a tool server the agent calls for you;/).waitFor();
     // What the organisation allowed: the scope in words with its code beside it; a scope without words as its code.
     const section = p.getByRole('region', { name: 'Allowed by your organisation' });
     await section.getByText(/An MCP server is a tool server the agent calls for you\./).waitFor();
-    const allowed = section.getByRole('list', { name: 'What Support Copilot may do' });
-    await allowed.getByText('Read your support tickets', { exact: true }).waitFor();
-    await allowed.getByText('tickets.read', { exact: true }).waitFor();
-    await allowed.getByText('tickets.export', { exact: true }).waitFor();
+    const permissions = section.getByRole('list', { name: 'What Support Copilot may do' });
+    await permissions.getByText('Read your support tickets', { exact: true }).waitFor();
+    await permissions.getByText('tickets.read', { exact: true }).waitFor();
+    await permissions.getByText('tickets.export', { exact: true }).waitFor();
     await section.getByText(/^Current sign-in ends /).waitFor();
     expect(await section.getByText(/^Until /).count()).toBe(0);
     await reviewPage(page, 'agents-terms-explained');
@@ -106,7 +127,7 @@ describe('console: revoking an agent ends its approvals', () => {
     const notice = p.getByRole('status').getByText(/^Revoked access for Deploy Helper/);
     await notice.waitFor();
     expect(await notice.innerText()).toContain('2 remembered decisions (Always allow / Always deny)');
-    await p.getByText('You have not allowed any agent to act for you.').waitFor();
+    await p.getByRole('link', { name: 'Deploy Helper' }).waitFor({ state: 'detached' });
     expect(agents.pageErrors).toEqual([]);
     expect(agents.unexpectedErrors()).toEqual([]);
 
