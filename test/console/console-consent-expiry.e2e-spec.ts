@@ -277,12 +277,13 @@ describe('console: expired and lost consent requests, and what a request asks fo
       .getByRole('listitem')
       .filter({ hasText: TICKETS_URI });
     // The server and the scope the request names are marked; the set's other scope is not.
-    await entry.locator('.consent-service-head').getByText('Asked for now', { exact: true }).waitFor();
     const asked = entry.getByRole('listitem').filter({ hasText: 'Read your tickets' });
     const alongside = entry.getByRole('listitem').filter({ hasText: 'Answer your tickets' });
     await asked.getByText('Asked for now', { exact: true }).waitFor();
     await alongside.waitFor();
     expect(await alongside.getByText('Asked for now').count()).toBe(0);
+    // One mark on the asked scope, one on the server itself.
+    expect(await entry.getByText('Asked for now', { exact: true }).count()).toBe(2);
     await p.getByText(/^Marked “Asked for now”: what Research Assistant asks for in this request\./).waitFor();
     // Once on the page, with one sentence saying what an MCP server is.
     expect(await p.getByText('Tickets', { exact: true }).count()).toBe(1);
