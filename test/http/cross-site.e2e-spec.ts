@@ -293,6 +293,12 @@ describe('cross-site requests (CSRF)', () => {
         body: {},
       },
       {
+        method: 'POST',
+        template: '/api/consent/agents/{agentId}/expired',
+        path: `/api/consent/agents/${reg.agent}/expired`,
+        body: {},
+      },
+      {
         method: 'DELETE',
         template: '/api/third-party/{serviceId}/session',
         path: `/api/third-party/${reg.mail}/session`,

@@ -559,6 +559,12 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
       headers: asAlice,
     },
     {
+      name: 'POST /api/consent/agents/{id}/expired',
+      method: 'POST',
+      url: () => userUrl(`/api/consent/agents/${registry.agent}/expired`)(),
+      headers: asAlice,
+    },
+    {
       name: 'POST /api/third-party/{id}/session/refresh',
       method: 'POST',
       url: () => userUrl(`/api/third-party/${registry.mail}/session/refresh`)(),

@@ -19,6 +19,7 @@ export class ResourceScopeView {
 export class NamedResourceView {
   @ApiProperty({ format: 'uuid' })
   id!: string;
+  @ApiProperty({ format: 'uri' })
   resource_uri!: string;
   display_name!: string;
   scopes!: ResourceScopeView[];
