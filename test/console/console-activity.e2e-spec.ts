@@ -422,7 +422,7 @@ describe('console: activity in a browser', () => {
     await expect.poll(() => agentPage.page.locator('.consent-header').innerText()).toContain('2 active sign-ins');
     await reviewPage(agentPage, 'agent-page-live-sign-ins');
     await mailCard.getByRole('button', { name: 'Revoke' }).click();
-    await expect.poll(() => page.locator('dialog[open]').innerText()).toContain('its 2 active sign-ins end');
+    await expect.poll(() => page.locator('dialog[open]').innerText()).toContain('Its 2 active sign-ins end.');
     await reviewPage(recorded, 'agents-revoke-ends-sign-ins');
 
     // Alice revokes the agent's access in the console: its refresh tokens stop working at once.
@@ -441,7 +441,7 @@ describe('console: activity in a browser', () => {
     await page
       .getByRole('status')
       .filter({ hasText: 'Revoked access for Mail Agent' })
-      .filter({ hasText: 'its 2 active sign-ins have ended' })
+      .filter({ hasText: 'Its 2 active sign-ins end.' })
       .waitFor();
     expect(await page.locator('h1:focus').allInnerTexts()).toEqual(['Agents']);
     const refused = await refresh(successor);
