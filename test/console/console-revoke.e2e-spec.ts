@@ -126,7 +126,9 @@ describe('console: revoking an agent ends its approvals', () => {
     await dialog.getByRole('button', { name: 'Revoke access' }).click();
     const notice = p.getByRole('status').getByText(/^Revoked access for Deploy Helper/);
     await notice.waitFor();
-    expect(await notice.innerText()).toContain('2 remembered decisions (Always allow / Always deny)');
+    const said = await notice.innerText();
+    expect(said).toContain('2 remembered decisions (Always allow / Always deny) for this agent ended too.');
+    expect(said).toContain('1 request waiting for your approval was withdrawn.');
     await p.getByRole('link', { name: 'Deploy Helper' }).waitFor({ state: 'detached' });
     expect(agents.pageErrors).toEqual([]);
     expect(agents.unexpectedErrors()).toEqual([]);

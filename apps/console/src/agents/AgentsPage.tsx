@@ -358,22 +358,30 @@ function LiveSessions({ count }: { count: number }) {
   );
 }
 
-/** What a revocation ends, in words, one line each: the dialog's list and the confirmation's sentence share them. */
-function whatEnds(liveSessions: number, approvals: ApprovalsOfAgent): string[] {
+/**
+ * What a revocation ends, in words, one line each: the dialog's list (`done` false: what will end) and the
+ * confirmation (`done` true: what ended).
+ */
+function whatEnds(liveSessions: number, approvals: ApprovalsOfAgent, done: boolean): string[] {
   const ends: string[] = [];
+  const verb = (count: number, one: string, many: string, past: string) => (done ? past : count === 1 ? one : many);
   if (liveSessions > 0)
-    ends.push(liveSessions === 1 ? 'Its active sign-in ends.' : `Its ${liveSessions} active sign-ins end.`);
+    ends.push(
+      `${liveSessions === 1 ? 'Its active sign-in' : `Its ${liveSessions} active sign-ins`} ${verb(liveSessions, 'ends', 'end', 'ended')}.`,
+    );
   const { remembered, waiting } = approvals;
   if (remembered === undefined || waiting === undefined)
-    ends.push('Its remembered decisions (Always allow / Always deny) and the requests it is waiting on end too.');
+    ends.push(
+      `Its remembered decisions (Always allow / Always deny) and the requests it is waiting on ${done ? 'ended' : 'end'} too.`,
+    );
   else {
     if (remembered > 0)
       ends.push(
-        `${plural(remembered, 'remembered decision', 'remembered decisions')} (Always allow / Always deny) for this agent ${remembered === 1 ? 'ends' : 'end'} too.`,
+        `${plural(remembered, 'remembered decision', 'remembered decisions')} (Always allow / Always deny) for this agent ${verb(remembered, 'ends', 'end', 'ended')} too.`,
       );
     if (waiting > 0)
       ends.push(
-        `${plural(waiting, 'request', 'requests')} waiting for your approval ${waiting === 1 ? 'is' : 'are'} withdrawn.`,
+        `${plural(waiting, 'request', 'requests')} waiting for your approval ${verb(waiting, 'is', 'are', waiting === 1 ? 'was' : 'were')} withdrawn.`,
       );
   }
   return ends;
@@ -395,13 +403,13 @@ function RevokeButton({
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [failure, setFailure] = useState<unknown>(null);
-  const ends = whatEnds(liveSessions, approvals);
+  const ends = whatEnds(liveSessions, approvals, false);
   const revoke = useRevokeDelegation(agentId, {
     onMutate: () => setFailure(null),
     onSuccess: () => {
       dialog.current?.close();
       onRevoked(
-        `Revoked access for ${name}: it can no longer act for you or ask you to approve its actions. ${ends.join(' ')} Your connected accounts stay connected.`.replace(
+        `Revoked access for ${name}: it can no longer act for you or ask you to approve its actions. ${whatEnds(liveSessions, approvals, true).join(' ')} Your connected accounts stay connected.`.replace(
           /\s+/g,
           ' ',
         ),
