@@ -441,7 +441,7 @@ describe('console: activity in a browser', () => {
     await page
       .getByRole('status')
       .filter({ hasText: 'Revoked access for Mail Agent' })
-      .filter({ hasText: 'Its 2 active sign-ins end.' })
+      .filter({ hasText: 'Its 2 active sign-ins ended.' })
       .waitFor();
     expect(await page.locator('h1:focus').allInnerTexts()).toEqual(['Agents']);
     const refused = await refresh(successor);
