@@ -27,13 +27,13 @@ describe('console: activity in words', () => {
     return { id: randomUUID(), occurredAt: new Date(Date.now() - minutesAgo * 60_000), event: e };
   }
 
-  /** The gateway asks Alice to approve a call of the HR agent's. */
-  async function ask(tool: string, args: Record<string, unknown>, title: string): Promise<string> {
+  /** The gateway asks Alice to approve a call of the agent's (the HR agent's unless named). */
+  async function ask(tool: string, args: Record<string, unknown>, title: string, agent?: string): Promise<string> {
     const response = await http(`${fx.base}/api/approvals`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        authorization: `Bearer ${await fx.gateway.subjectToken(ALICE, hrAgent)}`,
+        authorization: `Bearer ${await fx.gateway.subjectToken(ALICE, agent ?? hrAgent)}`,
         'x-client-assertion': await fx.gateway.assertion(),
       },
       body: JSON.stringify({ tool_name: tool, arguments: args, metadata: { tool_title: title }, risk_level: 'low' }),
@@ -126,6 +126,8 @@ describe('console: activity in words', () => {
     decided = await ask('read_record', { employee: 'alice' }, 'Read an HR record');
     const approved = await alice.post(`/api/approvals/${decided}/approve`, { persistence: 'permanent' });
     expect(approved.status, approved.text).toBe(200);
+    // A request of the Mail Agent's still waits when Alice revokes it: the revocation ends it unanswered.
+    await ask('archive_mail', { folder: 'old' }, 'Archive mail', mailAgent);
     // Alice revokes the Mail Agent: its history stays, and so must its place in the filter.
     const revoked = await alice.delete(`/api/consent/agents/${mailAgent}/grants`);
     expect(revoked.status, revoked.text).toBeLessThan(300);
@@ -159,6 +161,13 @@ describe('console: activity in words', () => {
     await expect
       .poll(async () => (await rows(page).allInnerTexts()).every((text) => text.includes('Agent: Mail Agent')))
       .toBe(true);
+    // Its request, ended by the revocation: said so, never "Waiting for you" nor a decision Alice did not make.
+    const ended = row(page, 'Approval requested', 'archive_mail');
+    await expect.poll(() => ended.locator('.badge').innerText()).toBe('Revoked');
+    await expect
+      .poll(() => ended.innerText())
+      .toMatch(/Since\s+It ended without a decision when the agent’s access was revoked/);
+    expect(await ended.getByRole('link').innerText()).toBe('See the request');
     const titles = await rows(page).locator('h3').allInnerTexts();
     expect(titles).toEqual(expect.arrayContaining(['Token used', 'Access granted', 'Access revoked']));
     await reviewPage(recorded, 'activity-revoked-agent');

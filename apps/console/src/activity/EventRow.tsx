@@ -2,9 +2,8 @@ import type { ReactNode } from 'react';
 import { Link } from 'react-router';
 import type { ApprovalNow } from '../api/queries';
 import { toolTitle } from '../approvals/request-context';
-import { persistenceWords } from '../approvals/values';
 import { formatDate, hostOf } from '../format';
-import { KIND_LABELS, actorPhrase, outcomeBadge, requestBadge, type ActivityEvent } from './kinds';
+import { KIND_LABELS, actorPhrase, outcomeBadge, requestBadge, requestOutcomeWords, type ActivityEvent } from './kinds';
 import type { Named, Names } from './names';
 import { relativeTime } from './time';
 
@@ -96,18 +95,7 @@ function RequestNow({ id, now }: { id: string; now: ApprovalNow | undefined }) {
     return <Detail label="Since">It expired before you decided; the agent can ask again.</Detail>;
   const { approval } = now;
   const at = approval.revoked_at ?? approval.denied_at ?? approval.approved_at;
-  const decided =
-    approval.status === 'approved'
-      ? approval.persistence === 'permanent'
-        ? 'You approved it always, until you revoke it'
-        : `You approved it for ${persistenceWords(approval.persistence)}`
-      : approval.status === 'denied'
-        ? approval.persistence === 'permanent'
-          ? 'You denied it always'
-          : 'You denied it'
-        : approval.status === 'revoked'
-          ? 'You revoked its remembered decision'
-          : null;
+  const decided = requestOutcomeWords(approval);
   return (
     <Detail label={decided === null ? 'Now' : 'Since'}>
       {decided === null ? (
@@ -116,7 +104,9 @@ function RequestNow({ id, now }: { id: string; now: ApprovalNow | undefined }) {
         <>
           {decided}
           {at === null ? '' : ` (${formatDate(at)})`}.{' '}
-          <Link to={`/approvals/${encodeURIComponent(id)}`}>See the decision</Link>
+          <Link to={`/approvals/${encodeURIComponent(id)}`}>
+            {approval.approved_at === null && approval.denied_at === null ? 'See the request' : 'See the decision'}
+          </Link>
         </>
       )}
     </Detail>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApprovalNow } from '../api/queries';
-import { KIND_GROUPS, KIND_LABELS, outcomeBadge, requestBadge } from './kinds';
+import { KIND_GROUPS, KIND_LABELS, outcomeBadge, requestBadge, requestOutcomeWords } from './kinds';
 
 describe('activity badges say what came of the event', () => {
   it('a denial, a revocation, an expiry or a declined consent is never a green "Succeeded"', () => {
@@ -59,5 +59,37 @@ describe('activity badges say what came of the event', () => {
       expect(requestBadge(unknown)).toEqual({ label: 'Requested', tone: '' });
     }
     expect(outcomeBadge('approval.requested', 'success').label).not.toBe('Waiting for you');
+  });
+
+  it('says what became of a request: the decision, and a revocation without one as the end of the agent’s access', () => {
+    type Record = Parameters<typeof requestOutcomeWords>[0];
+    const at = '2026-11-29T10:00:00.000Z';
+    const record = (fields: Partial<Record>): Record =>
+      ({
+        status: 'pending',
+        persistence: null,
+        approved_at: null,
+        denied_at: null,
+        revoked_at: null,
+        consumed_at: null,
+        ...fields,
+      }) as Record;
+    expect(requestOutcomeWords(record({}))).toBeNull();
+    expect(requestOutcomeWords(record({ status: 'approved', persistence: 'permanent', approved_at: at }))).toBe(
+      'You approved it always, until you revoke it',
+    );
+    expect(
+      requestOutcomeWords(record({ status: 'approved', persistence: 'once', approved_at: at, consumed_at: at })),
+    ).toBe('You approved it for this call only, and the call was made');
+    expect(requestOutcomeWords(record({ status: 'denied', persistence: 'permanent', denied_at: at }))).toBe(
+      'You denied it always',
+    );
+    expect(
+      requestOutcomeWords(record({ status: 'revoked', persistence: 'permanent', approved_at: at, revoked_at: at })),
+    ).toBe('You approved it always; that decision was revoked since');
+    // Pending when the person revoked the agent: never "You revoked its remembered decision".
+    expect(requestOutcomeWords(record({ status: 'revoked', revoked_at: at }))).toBe(
+      'It ended without a decision when the agent’s access was revoked',
+    );
   });
 });

@@ -24,7 +24,8 @@ export const KIND_LABELS: Record<EventKind, string> = {
   'approval.approved': 'Approval given',
   'approval.denied': 'Approval denied',
   'approval.consumed': 'Approved call made',
-  'approval.revoked': 'Remembered decision revoked',
+  // A remembered decision revoked, or any live approval ended with the agent's access (docs/approvals.md).
+  'approval.revoked': 'Approval revoked',
   'approval.expired': 'Approval expired',
   'client_credentials.issued': 'Agent credentials issued',
   'client_credentials.rotated': 'Agent credentials rotated',
@@ -164,5 +165,42 @@ export function requestBadge(now: ApprovalNow | undefined): OutcomeBadge {
       return { label: 'Denied', tone: 'danger' };
     case 'revoked':
       return { label: 'Revoked', tone: '' };
+  }
+}
+
+type ApprovalRecord = components['schemas']['ApprovalView'];
+
+/** The decision the person made on a request, if any, in words. */
+function decisionWords(approval: ApprovalRecord): string | null {
+  if (approval.approved_at !== null)
+    return approval.persistence === 'permanent'
+      ? 'You approved it always'
+      : approval.persistence === 'session'
+        ? 'You approved it for the agent session'
+        : 'You approved it for this call only';
+  if (approval.denied_at !== null)
+    return approval.persistence === 'permanent' ? 'You denied it always' : 'You denied it';
+  return null;
+}
+
+/**
+ * What became of an approval request since it was asked, in words; null while it still waits. A request revoked
+ * without a decision was ended by the revocation of the agent's access (docs/approvals.md, "Grants and approvals").
+ */
+export function requestOutcomeWords(approval: ApprovalRecord): string | null {
+  const decision = decisionWords(approval);
+  switch (approval.status) {
+    case 'pending':
+      return null;
+    case 'approved':
+      return approval.persistence === 'permanent'
+        ? `${decision ?? 'You approved it'}, until you revoke it`
+        : `${decision ?? 'You approved it'}${approval.consumed_at === null ? '' : ', and the call was made'}`;
+    case 'denied':
+      return decision ?? 'You denied it';
+    case 'revoked':
+      return decision === null
+        ? 'It ended without a decision when the agent’s access was revoked'
+        : `${decision}; that decision was revoked since`;
   }
 }
