@@ -89,10 +89,12 @@ describe('console: revoking an agent ends its approvals', () => {
     await card.locator('summary', { hasText: 'No active sign-in' }).click();
     await explanation.waitFor();
     await card.locator('summary', { hasText: '1 MCP server' }).click();
-    await card.getByText(/An MCP server is a tool server the agent calls for you;/).waitFor();
+    await card
+      .getByText(/An MCP server is a service whose tools the agent calls for you; this broker lets the agent in\./)
+      .waitFor();
     // What the organisation allowed: the scope in words with its code beside it; a scope without words as its code.
     const section = p.getByRole('region', { name: 'Allowed by your organisation' });
-    await section.getByText(/An MCP server is a tool server the agent calls for you\./).waitFor();
+    await section.getByText(/An MCP server is a service whose tools the agent calls for you\./).waitFor();
     const permissions = section.getByRole('list', { name: 'What Support Copilot may do' });
     await permissions.getByText('Read your support tickets', { exact: true }).waitFor();
     await permissions.getByText('tickets.read', { exact: true }).waitFor();

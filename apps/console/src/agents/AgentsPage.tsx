@@ -48,8 +48,7 @@ function Term({ label, children }: { label: string; children: string }) {
   );
 }
 
-const MCP_SERVER =
-  'An MCP server is a tool server the agent calls for you; the broker gives the agent its tokens for it.';
+const MCP_SERVER = 'An MCP server is a service whose tools the agent calls for you; this broker lets the agent in.';
 
 /** `/agents`: the agents the person has delegated to, with revoke. */
 export function AgentsPage() {
@@ -104,8 +103,8 @@ function OrganisationAllowedList({ onRevoked }: { onRevoked: (text: string) => v
     <section className="organisation-allowed" aria-labelledby="organisation-allowed-heading">
       <h2 id="organisation-allowed-heading">Allowed by your organisation</h2>
       <p className="muted">
-        Your organisation&apos;s identity provider let these agents use MCP servers as you. An MCP server is a tool
-        server the agent calls for you. Each one stays listed while the agent&apos;s current sign-in lasts: your
+        Your organisation&apos;s identity provider let these agents use MCP servers as you. An MCP server is a service
+        whose tools the agent calls for you. Each one stays listed while the agent&apos;s current sign-in lasts: your
         organisation can sign it in again without asking you. You can revoke any of them here.
       </p>
       <ul className="list" aria-label="Agents allowed by your organisation">
