@@ -110,6 +110,13 @@ describe('npm run demo', () => {
     expect(new URL(authorizeUrl).searchParams.get('client_id')).toBe(agents[0]?.id);
   });
 
+  it('asks nothing for the agent before the person allows it: its page says to allow it first', async () => {
+    const early = await http(`http://localhost:${ports.agent}/approvals`, { method: 'POST' });
+    expect(early.status, early.text).toBe(200);
+    expect(early.text).toContain('not asked: allow the Demo Assistant first (steps 1 and 2)');
+    expect((await http(`${broker}/api/approvals/pending`)).json<{ data: unknown[] }>().data).toEqual([]);
+  });
+
   it('runs consent → connect → exchange as the printed steps say', async () => {
     const agent = new URL(authorizeUrl).searchParams.get('client_id') as string;
     const service = (await admin.get('/api/services')).json<{ id: string }[]>()[0]?.id as string;
