@@ -82,7 +82,7 @@ describe('console: what "Always" allows, said before deciding', () => {
       'With “Always” or “This agent session”, Files Agent may run Share a file without asking you.',
     );
     expect(before).toContain(
-      'Only calls with path exactly “/reports/q3.pdf” and share_with exactly “bob@example.com”.',
+      'Only calls whose path is exactly “/reports/q3.pdf” and whose share_with is exactly “bob@example.com”.',
     );
     expect(before).toContain('with an argument this call does not have, asks you again');
     expect(before).not.toContain('may be anything');
@@ -95,7 +95,7 @@ describe('console: what "Always" allows, said before deciding', () => {
     await p.getByLabel('path', { exact: true }).selectOption({ label: 'Any file in /reports' });
     await expect
       .poll(() => note.innerText())
-      .toContain('Calls with path any file in /reports and share_with exactly “bob@example.com”.');
+      .toContain('Calls whose path is any file in /reports and whose share_with is exactly “bob@example.com”.');
     const widened = await note.innerText();
     expect(widened).toContain('Every other argument may be anything too, including arguments this call does not have.');
     await p.getByLabel('share_with', { exact: true }).selectOption({ label: 'Any share_with' });

@@ -103,7 +103,7 @@ describe('what an approval covers, said before deciding', () => {
   it('kept exactly: every argument pinned to its reviewed value, and nothing else allowed', () => {
     const rows = initialRows({ path: '/reports/q3.pdf', lines: 10 });
     expect(coverageWords(rows)).toEqual([
-      'Only calls with path exactly “/reports/q3.pdf” and lines exactly 10.',
+      'Only calls whose path is exactly “/reports/q3.pdf” and whose lines is exactly 10.',
       'A call with any other value, or with an argument this call does not have, asks you again.',
     ]);
     expect(coverageWords([])).toEqual(['Only calls without arguments.']);
@@ -115,7 +115,7 @@ describe('what an approval covers, said before deciding', () => {
         row.name === 'path' ? { ...row, choice: 'in-folder' } : row.name === 'note' ? { ...row, choice: 'any' } : row,
     );
     expect(coverageWords(rows)).toEqual([
-      'Calls with path any file in /reports and share_with exactly ["bob@example.com"].',
+      'Calls whose path is any file in /reports and whose share_with is exactly ["bob@example.com"].',
       'note may be anything.',
       'Every other argument may be anything too, including arguments this call does not have.',
     ]);
@@ -124,6 +124,6 @@ describe('what an approval covers, said before deciding', () => {
     const custom = rows.map((row) =>
       row.name === 'path' ? { ...row, choice: 'custom' as const, custom: '/r?/[ab]' } : row,
     );
-    expect(coverageWords(custom)[0]).toContain('path matching the pattern /r?/[ab]');
+    expect(coverageWords(custom)[0]).toContain('whose path matches the pattern /r?/[ab]');
   });
 });

@@ -185,15 +185,15 @@ function valuePhrase(value: unknown): string {
   return typeof value === 'string' ? `“${shortened(value)}”` : shortened(canonicalJson(value));
 }
 
-/** One row's limit as a phrase ("path exactly “/a.pdf”", "path: any file in /reports"); null: the row is left free. */
+/** One row's limit as a phrase ("whose path is exactly “/a.pdf”", "whose path is any file in /reports"); null: left free. */
 function rowPhrase(row: PatternRow): string | null {
   const glob = rowGlob(row);
   if (glob === null) return null;
-  if (row.choice === 'exact') return `${row.name} exactly ${valuePhrase(row.value)}`;
+  if (row.choice === 'exact') return `whose ${row.name} is exactly ${valuePhrase(row.value)}`;
   const meaning = globMeaning(glob, row.value);
-  if (meaning.kind === 'exactly') return `${row.name} exactly ${valuePhrase(meaning.value)}`;
-  if (meaning.kind === 'words') return `${row.name} ${meaning.text}`;
-  return `${row.name} matching the pattern ${shortened(meaning.glob)}`;
+  if (meaning.kind === 'exactly') return `whose ${row.name} is exactly ${valuePhrase(meaning.value)}`;
+  if (meaning.kind === 'words') return `whose ${row.name} is ${meaning.text}`;
+  return `whose ${row.name} matches the pattern ${shortened(meaning.glob)}`;
 }
 
 function joinWords(parts: readonly string[]): string {
@@ -213,11 +213,11 @@ export function coverageWords(rows: readonly PatternRow[]): string[] {
   const free = rows.filter((row) => rowGlob(row) === null).map((row) => row.name);
   if (toPattern(rows) === null)
     return [
-      `Only calls with ${joinWords(pinned)}.`,
+      `Only calls ${joinWords(pinned)}.`,
       'A call with any other value, or with an argument this call does not have, asks you again.',
     ];
   return [
-    ...(pinned.length === 0 ? ['Any arguments: no argument is limited.'] : [`Calls with ${joinWords(pinned)}.`]),
+    ...(pinned.length === 0 ? ['Any arguments: no argument is limited.'] : [`Calls ${joinWords(pinned)}.`]),
     ...(free.length === 0 ? [] : [`${joinWords(free)} may be anything.`]),
     'Every other argument may be anything too, including arguments this call does not have.',
   ];
