@@ -129,7 +129,7 @@ describe.each(testBackends())('tool approvals and the grant on $name', (backend)
     expect((await create(agent.id, 'deploy')).status).toBe(201);
   });
 
-  it('refuses a create once the grant has expired, and the consume of a one-time approval made before', async () => {
+  it('refuses a create once the grant has expired, and the consume of a one-time approval made before; allowing again brings back none of them', async () => {
     const agent = await newAgent([]);
     const validUntil = new Date(clock.now().getTime() + 60_000).toISOString();
     const detail = (await alice.get(`/api/consent/agents/${agent.id}`)).json<{
@@ -144,12 +144,34 @@ describe.each(testBackends())('tool approvals and the grant on $name', (backend)
     expect(granted.status, granted.text).toBe(201);
     const once = await pending(agent.id, 'restart');
     expect((await alice.post(`/api/approvals/${once}/approve`, { persistence: 'once' })).status).toBe(200);
+    const always = await pending(agent.id, 'list_files');
+    expect((await alice.post(`/api/approvals/${always}/approve`, { persistence: 'permanent' })).status).toBe(200);
 
     clock.advance(60_000);
 
     expectGrantRequired(await create(agent.id, 'restart_again'), agent.id);
     expectGrantRequired(await consume(agent.id, once), agent.id);
     expect(await approval(once)).toMatchObject({ status: 'approved' });
+
+    // Allowed again: the new grant starts with no remembered decision of the expired one.
+    const regranted = await alice.post(`/api/consent/agents/${agent.id}/grants`, {
+      granted_permission_sets: { [set?.id ?? '']: set?.services.map((s) => s.service_id) },
+    });
+    expect(regranted.status, regranted.text).toBe(201);
+    for (const id of [once, always]) expect(await approval(id)).toMatchObject({ status: 'revoked' });
+    expect(syncedIds(await sync(), agent.id)).toEqual([]);
+    const remembered = (await alice.get('/api/approvals/permanent')).json<{ data: { id: string }[] }>().data;
+    expect(remembered.map((a) => a.id)).not.toContain(always);
+    // Replacing an active grant (a change of sets or expiry) keeps what the person decided under it.
+    const kept = await pending(agent.id, 'list_files');
+    expect((await alice.post(`/api/approvals/${kept}/approve`, { persistence: 'permanent' })).status).toBe(200);
+    const replaced = await alice.post(`/api/consent/agents/${agent.id}/grants`, {
+      granted_permission_sets: { [set?.id ?? '']: set?.services.map((s) => s.service_id) },
+      valid_until: new Date(clock.now().getTime() + 3_600_000).toISOString(),
+    });
+    expect(replaced.status, replaced.text).toBe(201);
+    expect(await approval(kept)).toMatchObject({ status: 'approved' });
+    expect(syncedIds(await sync(), agent.id)).toEqual([kept]);
   });
 
   it('ends pending requests, one-time, session and permanent approvals and permanent denials with the revoked grant; re-granting brings none back', async () => {

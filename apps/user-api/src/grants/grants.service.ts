@@ -107,6 +107,9 @@ export class GrantsService {
       resourceDelegations,
       now,
       async (result, manager) => {
+        // A grant that starts now (none before, or one past its valid_until) starts with no remembered decision:
+        // what an expired grant left behind ends here (docs/approvals.md "Grants and approvals").
+        if (result.started) await this.approvals.endWithGrant(principal, agent, now, manager);
         // The session ends allowed in the grant's transaction: of two Allows racing, the loser's grant rolls back (409).
         if (session !== undefined) await this.answers.answer(session, principal, 'allowed', manager);
         // docs/security.md: consent to a document client is remembered for its URL and the redirect host the page named.

@@ -170,6 +170,7 @@ export class GrantRepository {
   /**
    * Creates the principal's grant for the agent, or replaces it wholesale (delegations
    * included). `created` tells which; an expired grant being replaced counts as created.
+   * `started`: no grant was active before (none, or one past its `valid_until`).
    * `within` runs in the same transaction right after the grant row is written
    * (its event), so the event commits with the grant and a failure after it (a delegation
    * naming a permission set deleted meanwhile) rolls both back.
@@ -182,10 +183,16 @@ export class GrantRepository {
     delegations: readonly GrantDelegation[],
     resourceDelegations: readonly GrantResourceDelegation[],
     now: Date,
-    within?: WithinTransaction<{ grant: Grant; created: boolean }>,
-  ): Promise<{ grant: Grant; created: boolean }> {
+    within?: WithinTransaction<{ grant: Grant; created: boolean; started: boolean }>,
+  ): Promise<{ grant: Grant; created: boolean; started: boolean }> {
     try {
       return await this.dataSource.transaction(async (manager) => {
+        // `started`: no active grant before this one (none, or one past its valid_until), read under the row's lock
+        // (a statement of its own: in the upsert's own statement the row it updates is no longer there to lock).
+        const before = await manager.query<unknown[]>(
+          `SELECT 1 FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR UPDATE`,
+          [principal, agentId, now],
+        );
         const rows = await manager.query<(GrantRow & { created: boolean })[]>(
           `INSERT INTO grants AS g (id, principal, agent_id, valid_until, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5, $5)
@@ -211,7 +218,7 @@ export class GrantRepository {
             scopes: [...d.scopes],
           })),
         };
-        const result = { grant: toGrant(row, written), created: row.created };
+        const result = { grant: toGrant(row, written), created: row.created, started: before.length === 0 };
         await within?.(result, manager);
         await manager.query('DELETE FROM grant_delegations WHERE grant_id = $1', [row.id]);
         for (const [position, delegation] of delegations.entries()) {
