@@ -17,9 +17,10 @@ export interface ProxiedSession {
   /**
    * Runs `sql` (a simple Query) on the server connection; the client never sees the answer.
    * `UNLISTEN *` is a transaction pooler handing the server connection that ran `LISTEN` to
-   * another client: the client's socket stays up and its notifications stop.
+   * another client: the client's socket stays up and its notifications stop. Resolves once the
+   * server has answered it (its ReadyForQuery), so the session is changed from then on.
    */
-  runBehindClient(sql: string): void;
+  runBehindClient(sql: string): Promise<void>;
 }
 
 /** A TCP proxy on loopback in front of a PostgreSQL server, whose sessions a test can break. */
@@ -42,6 +43,8 @@ class Session implements ProxiedSession {
   private fromServer = Buffer.alloc(0);
   /** Answers to injected queries still to drop: one per query, up to its ReadyForQuery. */
   private swallowing = 0;
+  /** Resolves each injected query's promise at its ReadyForQuery, in order. */
+  private readonly answered: (() => void)[] = [];
 
   constructor(
     private readonly client: Socket,
@@ -68,15 +71,18 @@ class Session implements ProxiedSession {
     this.frozen = true;
   }
 
-  runBehindClient(sql: string): void {
-    if (!this.framed) throw new Error('runBehindClient: this session is not framed (SSL, or not started)');
+  runBehindClient(sql: string): Promise<void> {
+    if (!this.framed)
+      return Promise.reject(new Error('runBehindClient: this session is not framed (SSL, or not started)'));
     const text = Buffer.from(`${sql}\0`);
     const message = Buffer.alloc(5 + text.length);
     message.write('Q', 0);
     message.writeInt32BE(4 + text.length, 1);
     text.copy(message, 5);
     this.swallowing += 1;
+    const done = new Promise<void>((resolve) => this.answered.push(resolve));
     this.server.write(message);
+    return done;
   }
 
   private fromClient(chunk: Buffer): void {
@@ -118,7 +124,10 @@ class Session implements ProxiedSession {
       const type = String.fromCharCode(message[0] ?? 0);
       // NotificationResponse ('A') is asynchronous: never part of an injected query's answer.
       if (this.swallowing > 0 && type !== 'A') {
-        if (type === 'Z') this.swallowing -= 1;
+        if (type === 'Z') {
+          this.swallowing -= 1;
+          this.answered.shift()?.();
+        }
         continue;
       }
       pass.push(message);

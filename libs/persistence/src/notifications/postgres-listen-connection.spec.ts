@@ -97,12 +97,15 @@ describe.runIf(postgresServerUrl())('PostgresListenConnection that silently stop
     return sessions[0] as ProxiedSession;
   };
   /** A token that is served from memory, then revoked by another replica while `silence` keeps this one deaf. */
-  const revokedWhileDeaf = async (silence: (session: ProxiedSession) => void): Promise<AccessTokenKey> => {
+  const revokedWhileDeaf = async (
+    silence: (session: ProxiedSession) => void | Promise<void>,
+  ): Promise<AccessTokenKey> => {
     const key = keyOf(randomUUID());
     expect(await loadsOf(() => read(key))).toBe(1);
     expect(await loadsOf(() => read(key))).toBe(0);
     const session = listenSession();
-    silence(session);
+    // Deaf before the revocation: else its notification could still arrive (a loaded machine).
+    await silence(session);
     expect(await revocations.revokeAccessToken(key.jti, new Date(NOW.getTime() + 3_600_000))).toBe(true);
     // No notification can arrive: only the stopped cache shows the revocation.
     await eventually(async () => (await read(key)).revoked, Boolean, {
