@@ -274,30 +274,30 @@ describe.each([{ mode: 'local' as const }, { mode: 'proxy' as const }, { mode: '
       expectErrorRedirect(location, state, item.error);
     });
 
-    it.runIf(mode !== 'proxy')('a declined consent (access_denied) carries iss', async () => {
-      const { status, location, state } = await authorize(local, { scope: 'mail.read' }, BOB);
-      expect(status).toBe(302);
-      const consent = location as URL;
-      expect(`${consent.origin}${consent.pathname}`).toBe(`${CONSENT_UI}/agents/${local}`);
-      const sessionToken = consent.searchParams.get('session_token') as string;
-      const denied = await new ApiClient(base, BOB).post(
-        `/api/consent/agents/${local}/deny?session_token=${encodeURIComponent(sessionToken)}`,
-      );
-      expect(denied.status, denied.text).toBe(200);
-      const redirect = new URL(denied.json<{ data: { redirect_url: string } }>().data.redirect_url);
-      expectErrorRedirect(redirect, state, 'access_denied');
-    });
+    // A proxied agent never sees the broker's consent page nor its codes: these are the local and hybrid modes'.
+    if (mode !== 'proxy') {
+      it('a declined consent (access_denied) carries iss', async () => {
+        const { status, location, state } = await authorize(local, { scope: 'mail.read' }, BOB);
+        expect(status).toBe(302);
+        const consent = location as URL;
+        expect(`${consent.origin}${consent.pathname}`).toBe(`${CONSENT_UI}/agents/${local}`);
+        const sessionToken = consent.searchParams.get('session_token') as string;
+        const denied = await new ApiClient(base, BOB).post(
+          `/api/consent/agents/${local}/deny?session_token=${encodeURIComponent(sessionToken)}`,
+        );
+        expect(denied.status, denied.text).toBe(200);
+        const redirect = new URL(denied.json<{ data: { redirect_url: string } }>().data.redirect_url);
+        expectErrorRedirect(redirect, state, 'access_denied');
+      });
 
-    it.runIf(mode !== 'proxy')('a code carries iss, and oauth4webapi accepts it', async () => {
-      const { status, location, state } = await authorize(local, { scope: 'mail.read' });
-      expect(status).toBe(302);
-      expect((location as URL).searchParams.getAll('iss')).toEqual([as.issuer]);
-      expect(oauth.validateAuthResponse(as, { client_id: local }, location as URL, state).get('code')).toBeTruthy();
-    });
+      it('a code carries iss, and oauth4webapi accepts it', async () => {
+        const { status, location, state } = await authorize(local, { scope: 'mail.read' });
+        expect(status).toBe(302);
+        expect((location as URL).searchParams.getAll('iss')).toEqual([as.issuer]);
+        expect(oauth.validateAuthResponse(as, { client_id: local }, location as URL, state).get('code')).toBeTruthy();
+      });
 
-    it.runIf(mode !== 'proxy')(
-      'does not read prompt: with consent on record prompt=consent gets a code; without, prompt=none gets the consent page',
-      async () => {
+      it('does not read prompt: with consent on record prompt=consent gets a code; without, prompt=none gets the consent page', async () => {
         const withConsent = await authorize(local, { scope: 'mail.read offline_access', prompt: 'consent' });
         expect(withConsent.status).toBe(302);
         expect((withConsent.location as URL).searchParams.get('code')).toBeTruthy();
@@ -305,8 +305,8 @@ describe.each([{ mode: 'local' as const }, { mode: 'proxy' as const }, { mode: '
         expect(withoutConsent.status).toBe(302);
         const consent = withoutConsent.location as URL;
         expect(`${consent.origin}${consent.pathname}`).toBe(`${CONSENT_UI}/agents/${local}`);
-      },
-    );
+      });
+    }
 
     it('answers the errors that are never redirected as JSON, with nothing at the redirect_uri', async () => {
       const refused: readonly { clientId?: string; params: Record<string, string>; error: string }[] = [
