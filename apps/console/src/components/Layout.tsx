@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { Link, NavLink, Outlet, useLocation } from 'react-router';
 import { useMe } from '../api/queries';
+import { Brand } from './Brand';
 import { FocusContext } from './focus';
 import { hueOf, initialOf } from './hue';
 import { safeUrl } from '../safe-url';
@@ -39,10 +40,7 @@ export function Layout() {
   return (
     <div className="shell">
       <header className="topbar">
-        <div className="brand">
-          <span className="brand-mark" aria-hidden="true" />
-          <span>Identity Broker</span>
-        </div>
+        <Brand />
         {bare ? null : (
           <nav aria-label="Console">
             <NavLink to="/agents">Agents</NavLink>

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { useRouteError } from 'react-router';
+import { Brand } from '../components/Brand';
 import { usePageTitle } from '../components/page-title';
 import { PageLinks } from './ErrorView';
 import { brokerAnswers, BrokerNotAnswering, PageFileMissing } from './page-loading';
@@ -62,6 +63,21 @@ function NotAnswering() {
   );
 }
 
+/** Reload, or go to another page of the console. */
+function ReloadOrElsewhere() {
+  return (
+    <>
+      <p>
+        <button type="button" className="button primary" onClick={reload}>
+          Reload
+        </button>
+      </p>
+      <p>Or open another page:</p>
+      <PageLinks />
+    </>
+  );
+}
+
 /** The page's file is missing although the broker answers, after the one automatic reload. */
 function FileMissing() {
   usePageTitle('This page could not be loaded');
@@ -72,13 +88,7 @@ function FileMissing() {
         The console was probably updated while this tab was open. It reloaded once by itself, and the page is still
         missing. Reload to try again; if it keeps happening, tell your administrator.
       </p>
-      <p>
-        <button type="button" className="button primary" onClick={reload}>
-          Reload
-        </button>
-      </p>
-      <p>Or open another page:</p>
-      <PageLinks />
+      <ReloadOrElsewhere />
     </section>
   );
 }
@@ -93,13 +103,7 @@ function Unexpected() {
         The console met an error it did not expect. Nothing you decided is lost. Reload the page; if it happens again,
         tell your administrator.
       </p>
-      <p>
-        <button type="button" className="button primary" onClick={reload}>
-          Reload
-        </button>
-      </p>
-      <p>Or open another page:</p>
-      <PageLinks />
+      <ReloadOrElsewhere />
     </section>
   );
 }
@@ -120,10 +124,7 @@ export function ShellError() {
   return (
     <div className="shell">
       <header className="topbar">
-        <div className="brand">
-          <span className="brand-mark" aria-hidden="true" />
-          <span>Identity Broker</span>
-        </div>
+        <Brand />
       </header>
       <main className="content">
         <RouteError />

@@ -1,0 +1,9 @@
+/** The product's mark and name at the start of the top bar. */
+export function Brand() {
+  return (
+    <div className="brand">
+      <span className="brand-mark" aria-hidden="true" />
+      <span>Identity Broker</span>
+    </div>
+  );
+}
