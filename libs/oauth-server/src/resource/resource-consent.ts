@@ -1,4 +1,11 @@
-import { normaliseResourceUri, OAuthError, OFFLINE_SCOPES, type Agent, type ProtectedResource } from '@broker/domain';
+import {
+  normaliseResourceUri,
+  OAuthError,
+  OFFLINE_SCOPES,
+  scopesAllowedFor,
+  type Agent,
+  type ProtectedResource,
+} from '@broker/domain';
 import {
   GrantRepository,
   PermissionSetRepository,
@@ -89,8 +96,7 @@ export class ResourceConsent {
     if (granted === undefined || !asked.every((scope) => granted.has(scope))) return { scopes, consented: false };
     if (asked.length > 0) return { scopes, consented: true };
     // None asked: what the person granted for this resource (within the agent's allowed_scopes), and the own scopes asked.
-    const allowed = agent.allowedScopes.length === 0 ? undefined : new Set(agent.allowedScopes);
-    const given = [...granted].filter((scope) => allowed === undefined || allowed.has(scope)).sort();
+    const given = [...granted].filter((scope) => scopesAllowedFor(agent, [scope])).sort();
     return { scopes: [...given, ...scopes], consented: true };
   }
 
