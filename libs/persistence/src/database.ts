@@ -4,7 +4,7 @@ import type { BrokerConfig } from '@broker/config';
 import { EventLedger, type EventSettings } from '@broker/events';
 import type { BrokerMetrics } from '@broker/telemetry';
 import type { Logger } from 'pino';
-import { DataSource, MigrationExecutor, type DataSourceOptions, type EntityManager } from 'typeorm';
+import { MigrationExecutor, type DataSourceOptions, type EntityManager } from 'typeorm';
 import type { LoggerOptions } from 'typeorm/logger/LoggerOptions';
 import { ENTITIES } from './entities';
 import { EventRepository } from './events/event.repository';
@@ -20,6 +20,7 @@ import { EXCHANGE_CHANNEL, ExchangeContextCache } from './registry/exchange-cont
 import { RegistryChangeListener } from './registry/registry-change-listener';
 import { ResourceCatalog } from './registry/resource-catalog';
 import { TokenStateCache } from './registry/token-state-cache';
+import { SharedDataSource } from './shared-data-source';
 import { TracedPgClient } from './traced-pg-client';
 import { TypeOrmPinoLogger } from './typeorm-logger';
 
@@ -33,7 +34,8 @@ export type StorageBackend = BrokerConfig['storage']['backend'];
  * The broker's database: one TypeORM data source over PostgreSQL (pg pool) or PGlite
  * (embedded, one exclusive connection). Open it once per process and share it: it also
  * holds what the process's servers share above the data source (the notification
- * connection, the client cache).
+ * connection, the caches, the activity ledger writer). Each server's `PersistenceModule`
+ * borrows the data source (`SharedDataSource`); `close` ends it, after the servers.
  */
 export class Database {
   private closed = false;
@@ -71,8 +73,11 @@ export class Database {
   readonly events: EventLedger;
 
   private constructor(
-    /** Internal to `libs/persistence`: repositories are built on it, nothing else sees it. */
-    readonly dataSource: DataSource,
+    /**
+     * Internal to `libs/persistence`: repositories are built on it (injected by
+     * `PersistenceModule`), nothing else sees it.
+     */
+    readonly dataSource: SharedDataSource,
     readonly backend: StorageBackend,
     private readonly logger: Logger,
     private readonly pglite: SharedPglite | undefined,
@@ -138,7 +143,7 @@ export class Database {
         ...(config.telemetry.tracing.enabled ? { extra: { Client: TracedPgClient } } : {}),
       };
     }
-    const dataSource = new DataSource(dataSourceOptions);
+    const dataSource = new SharedDataSource(dataSourceOptions);
     try {
       await dataSource.initialize();
     } catch (error) {
@@ -288,10 +293,11 @@ export class Database {
     if (this.closed) return;
     this.closed = true;
     try {
-      // The hot-path events still queued are written while the data source is open.
+      // The hot-path events still queued are written while the data source is open (the
+      // servers' `destroy` at their shutdown only returned their hold: see SharedDataSource).
       if (this.dataSource.isInitialized) await this.events.close();
       await this.notifications?.close();
-      if (this.dataSource.isInitialized) await this.dataSource.destroy();
+      await this.dataSource.destroyAll();
     } finally {
       if (this.pglite) await releasePglite(this.pglite);
     }

@@ -2,18 +2,22 @@ import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { Clock, Random } from '@broker/domain';
 import { EventLedger, EventRetention } from '@broker/events';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { APPROVAL_PROVIDERS, APPROVAL_TOKENS } from './approvals/approval.providers';
 import { Database } from './database';
+import { ENTITIES } from './entities';
 import { EventRepository } from './events/event.repository';
-import { REPOSITORY_PROVIDERS, REPOSITORY_TOKENS } from './registry/registry.providers';
+import { processProviders, REPOSITORIES } from './registry/registry.providers';
 import { RefreshTokenRetention } from './registry/refresh-token-retention';
 import { RevokedAccessTokenRetention } from './registry/revoked-access-token-retention';
 import { DpopProofReplayRetention } from './registry/dpop-proof-replay-retention';
 
 /**
  * Provides the process's `Database` and the repositories to one Nest application. The
- * database is opened by the launcher (once per process, shared by both servers) and
- * handed in here.
+ * database is opened by the launcher (once per process, shared by both servers, migrated
+ * before any application exists) and handed in here: `TypeOrmModule` provides its data
+ * source (`@InjectDataSource()`, `@InjectRepository(Entity)`) instead of opening one of its
+ * own, and returns only its hold on it when the application shuts down (`SharedDataSource`).
  */
 @Global()
 @Module({})
@@ -21,9 +25,19 @@ export class PersistenceModule {
   static forDatabase(database: Database): DynamicModule {
     return {
       module: PersistenceModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          // The options the data source was opened with (what `TypeOrmModule` reads: no entity autoloading).
+          // No retry: lending an open data source either works at once or the database is closed.
+          useFactory: () => ({ ...database.dataSource.options, retryAttempts: 0, toRetry: () => false }),
+          dataSourceFactory: () => Promise.resolve(database.dataSource.lend()),
+        }),
+        TypeOrmModule.forFeature(ENTITIES),
+      ],
       providers: [
         { provide: Database, useValue: database },
-        ...REPOSITORY_PROVIDERS,
+        ...processProviders(database),
+        ...REPOSITORIES,
         ...APPROVAL_PROVIDERS,
         // The process's one ledger writer (the database's), stamping with the runtime's clock and randomness.
         {
@@ -44,7 +58,7 @@ export class PersistenceModule {
       ],
       exports: [
         Database,
-        ...REPOSITORY_TOKENS,
+        ...REPOSITORIES,
         ...APPROVAL_TOKENS,
         EventLedger,
         EventRetention,

@@ -10,11 +10,7 @@ import { ApprovalRepository } from './approval.repository';
  * admin server holds no LISTEN connection.
  */
 export const APPROVAL_PROVIDERS: Provider[] = [
-  {
-    provide: ApprovalRepository,
-    useFactory: (database: Database) => new ApprovalRepository(database.dataSource),
-    inject: [Database],
-  },
+  ApprovalRepository,
   {
     provide: ApprovalChangeFeed,
     inject: [Database, BROKER_CONFIG],

@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
 import { active } from '../registry/grant.repository';
@@ -142,8 +144,9 @@ function toSynced(row: SyncRow & { id: string }): SyncedApproval {
  * decisions or consumes make exactly one transition. Every change bumps the sync version
  * and notifies the replicas through the table's triggers (see the migration).
  */
+@Injectable()
 export class ApprovalRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
    * Creates a pending request, or returns the pending duplicate (same principal, agent,

@@ -1,4 +1,6 @@
 import type { EventFilter, EventPage, EventPurge, EventStore, EventToAppend, RecordedEvent } from '@broker/events';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { active } from '../registry/grant.repository';
 import { withWebhookDeliveries } from '../webhooks/webhook-payload';
@@ -77,8 +79,9 @@ function toRecorded(row: EventRow): RecordedEvent {
  * hot path's batches append without one. Rows are never updated (a trigger refuses it);
  * `purgeBefore` deletes old ones in small batches (retention).
  */
+@Injectable()
 export class EventRepository implements EventStore, EventPurge {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Inserts the events (multi-row INSERTs), in `manager`'s transaction when given. */
   async append(events: readonly EventToAppend[], manager?: EntityManager): Promise<void> {

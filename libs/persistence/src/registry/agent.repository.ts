@@ -1,9 +1,11 @@
-import { RegistryError, type Agent, type Clock, type RequirementType } from '@broker/domain';
+import { Clock, RegistryError, type Agent, type RequirementType } from '@broker/domain';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
 import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '../persistence-errors';
-import type { ClientCache, ClientRecord } from './client-cache';
-import type { RegistryChangeListener } from './registry-change-listener';
+import { ClientCache, type ClientRecord } from './client-cache';
+import { RegistryChangeListener } from './registry-change-listener';
 import { AgentEntity, AgentPermissionSetEntity } from './registry.entities';
 import { committedExchangeChange } from './exchange-cache-registry';
 import { endFamilies } from './refresh-token-families';
@@ -125,9 +127,10 @@ const LIST_SQL = `SELECT COALESCE(json_agg(json_build_object('agent', row_to_jso
 type JsonAgentRow = Omit<AgentRow, 'created_at' | 'updated_at' | 'refs'> & { created_at: string; updated_at: string };
 
 /** Agents and their assigned permission sets. */
+@Injectable()
 export class AgentRepository {
   constructor(
-    private readonly dataSource: DataSource,
+    @InjectDataSource() private readonly dataSource: DataSource,
     /** The process's client cache (`Database.clientCache`), cleared by every write here. */
     private readonly clientCache: ClientCache,
     private readonly registryChanges: RegistryChangeListener,

@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 
 /** What an authorization code is bound to. */
@@ -17,8 +19,9 @@ export interface AuthorizationCodeRecord {
 }
 
 /** Authorization codes, stored by digest; redemption is one atomic statement. */
+@Injectable()
 export class AuthorizationCodeRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async store(codeSha256: Buffer, record: AuthorizationCodeRecord, now: Date): Promise<void> {
     await this.dataSource.query(

@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 
 /** How an authorization session was answered: Allow, Deny, or an error sent to the client by redirect. */
@@ -48,8 +50,9 @@ interface AnswerRow {
  * Answers of authorization sessions (the consent links of `/oauth2/authorize`), in the
  * database so every replica shares them: a session is answered once (docs/security.md).
  */
+@Injectable()
 export class AuthorizationSessionAnswerRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
    * Records `answer` as the session's one answer: true when this call gave it, false when

@@ -1,6 +1,8 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
-import type { ClientCache } from './client-cache';
+import { ClientCache } from './client-cache';
 import { AgentClientCredentialEntity } from './registry.entities';
 
 /** An agent's broker-issued client credential: only the secret's digest is stored. */
@@ -12,9 +14,10 @@ export interface ClientCredentialRecord {
 }
 
 /** Agent client credentials, one per agent. */
+@Injectable()
 export class ClientCredentialRepository {
   constructor(
-    private readonly dataSource: DataSource,
+    @InjectDataSource() private readonly dataSource: DataSource,
     /** The process's client cache (`Database.clientCache`), cleared by every write here. */
     private readonly clientCache: ClientCache,
   ) {}

@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { preparedQuery } from '../prepared-query';
 import { assertionClaim } from './replay-records.repository';
@@ -134,10 +136,11 @@ SELECT EXISTS (SELECT 1 FROM claimed) AS claimed, (SELECT id FROM recorded) AS i
  * (docs/oauth2.md "Enterprise-managed authorization"): the `sid` of the tokens issued that way,
  * which introspection reads and revocation ends.
  */
+@Injectable()
 export class EnterpriseAuthorizationRepository {
   private readonly recordStatement: (values: readonly unknown[]) => Promise<{ claimed: boolean; id: string | null }[]>;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.recordStatement = preparedQuery<{ claimed: boolean; id: string | null }>(
       dataSource,
       'broker_record_enterprise_authorization',

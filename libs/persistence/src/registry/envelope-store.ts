@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 
 /** A sealed column of the schema. */
@@ -62,8 +64,9 @@ const SOURCES: Record<EnvelopeColumn, { table: string; column: string; key: stri
  * optimistic (only when the stored envelope is still the one read), so it runs online:
  * a value rewritten meanwhile (a refresh, a new secret) is already under the current KEK.
  */
+@Injectable()
 export class EnvelopeStore {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Up to `limit` sealed values of `column` with keys after `afterKey`, in key order. */
   async batch(column: EnvelopeColumn, afterKey: string, limit: number): Promise<StoredEnvelope[]> {

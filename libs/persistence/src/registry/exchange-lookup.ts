@@ -1,7 +1,9 @@
 import type { GrantDelegation } from '@broker/domain';
+import { Injectable, Optional } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { preparedQuery } from '../prepared-query';
-import type { ExchangeContext, ExchangeContextCache } from './exchange-context-cache';
+import { ExchangeContextCache, type ExchangeContext } from './exchange-context-cache';
 import { active } from './grant.repository';
 import { toRecord, type SessionRow } from './session.repository';
 
@@ -32,12 +34,14 @@ const SQL = `SELECT r.service_id AS owner_service_id, d.permission_set_id, d.sco
  WHERE r.uri = $1
  ORDER BY d.position`;
 
+@Injectable()
 export class ExchangeLookup {
   private readonly query: (values: readonly unknown[]) => Promise<ContextRow[]>;
 
   constructor(
-    dataSource: DataSource,
-    private readonly cache?: ExchangeContextCache,
+    @InjectDataSource() dataSource: DataSource,
+    /** The process's context cache; none on PGlite (no notification connection). */
+    @Optional() private readonly cache?: ExchangeContextCache,
   ) {
     this.query = preparedQuery<ContextRow>(dataSource, 'broker_exchange_lookup', SQL);
   }

@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { active } from './grant.repository';
 
@@ -8,8 +10,9 @@ import { active } from './grant.repository';
  * a replaced grant keeps them; a consent older than the grant's `created_at` (an expired grant
  * created again) does not count.
  */
+@Injectable()
 export class GrantClientRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Remembers the consent (again: its time is renewed), in `manager`'s transaction when given. */
   async remember(

@@ -1,4 +1,6 @@
 import type { DelegationSummary, Grant, GrantDelegation, GrantResourceDelegation } from '@broker/domain';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
 import { committedExchangeChange } from './exchange-cache-registry';
@@ -57,8 +59,9 @@ export function active(nowParam: number): string {
  * unique key (safe under concurrent requests: the second waits for the first's row lock
  * and then replaces it). Every read takes the owner and `now`; expired grants are absent.
  */
+@Injectable()
 export class GrantRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** The principal's active grant for the agent. */
   async findActive(principal: string, agentId: string, now: Date): Promise<Grant | undefined> {

@@ -1,4 +1,6 @@
 import { RegistryError, type PermissionSet, type RequirementType } from '@broker/domain';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
 import {
@@ -91,8 +93,9 @@ export interface PermissionSetFilter {
 }
 
 /** Permission sets and the service scopes and protected-resource scopes they bundle. */
+@Injectable()
 export class PermissionSetRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** All sets, or those covering `serviceId`, oldest first. */
   list(serviceId?: string): Promise<PermissionSet[]> {

@@ -1,10 +1,12 @@
 import { RegistryError, type ProtectedResource } from '@broker/domain';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { In, type DataSource } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
 import { constraintViolation, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { PermissionSetResourceScopeEntity, ProtectedResourceEntity } from './registry.entities';
-import type { RegistryChangeListener } from './registry-change-listener';
-import type { ResourceCatalog } from './resource-catalog';
+import { RegistryChangeListener } from './registry-change-listener';
+import { ResourceCatalog } from './resource-catalog';
 import { assertNotAServiceResource, permissionSetNames } from './resource-uri-claims';
 
 /** Everything of a protected resource an admin writes. */
@@ -50,9 +52,10 @@ function translate(error: unknown, input: ProtectedResourceInput): never {
  * never also a service's protected resource (`resource-uri-claims`). `byUri` serves the
  * authorization and token endpoints from the process's `ResourceCatalog`.
  */
+@Injectable()
 export class ProtectedResourceRepository {
   constructor(
-    private readonly dataSource: DataSource,
+    @InjectDataSource() private readonly dataSource: DataSource,
     /** The process's catalog (`Database.resourceCatalog`), cleared by every write here. */
     private readonly catalog: ResourceCatalog,
     private readonly registryChanges: RegistryChangeListener,

@@ -1,4 +1,6 @@
 import { normaliseResourceUri } from '@broker/domain';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { preparedQuery } from '../prepared-query';
 import { endFamilies, familyDelegated } from './refresh-token-families';
@@ -156,11 +158,12 @@ const sameBytes = (a: Buffer | null, b: Buffer | null): boolean => (a === null |
  * racing presentations one gets tokens and then finds them ended too (docs/oauth2.md "Token
  * lifecycle": a client presents each refresh token once).
  */
+@Injectable()
 export class RefreshTokenRepository {
   /** The rotation: the refresh grant's one statement, prepared once per PostgreSQL connection. */
   private readonly rotation: (values: readonly unknown[]) => Promise<Row[]>;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.rotation = preparedQuery<Row>(dataSource, 'broker_refresh_token_rotation', ROTATE);
   }
 

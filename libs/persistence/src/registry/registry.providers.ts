@@ -1,30 +1,34 @@
-import { Clock } from '@broker/domain';
 import type { Provider } from '@nestjs/common';
-import { Database } from '../database';
+import type { Database } from '../database';
+import { EventRepository } from '../events/event.repository';
+import { STORAGE_BACKEND } from '../persistence.tokens';
+import { WebhookDeliveryRepository } from '../webhooks/webhook-delivery.repository';
+import { WebhookRepository } from '../webhooks/webhook.repository';
 import { AgentRepository } from './agent.repository';
 import { AuthorizationCodeRepository } from './authorization-code.repository';
 import { AuthorizationSessionAnswerRepository } from './authorization-session-answer.repository';
-import { ClientAssertionReplayRepository, DpopProofReplayRepository } from './replay-records.repository';
+import { ClientCache } from './client-cache';
 import { ClientCredentialRepository } from './client-credential.repository';
 import { EnterpriseAuthorizationRepository } from './enterprise-authorization.repository';
 import { EnvelopeStore } from './envelope-store';
+import { ExchangeContextCache } from './exchange-context-cache';
 import { ExchangeLookup } from './exchange-lookup';
 import { GrantClientRepository } from './grant-client.repository';
 import { GrantRepository } from './grant.repository';
 import { PermissionSetRepository } from './permission-set.repository';
 import { ProtectedResourceRepository } from './protected-resource.repository';
 import { RefreshTokenRepository } from './refresh-token.repository';
+import { RegistryChangeListener } from './registry-change-listener';
+import { ClientAssertionReplayRepository, DpopProofReplayRepository } from './replay-records.repository';
+import { ResourceCatalog } from './resource-catalog';
 import { ServiceRepository } from './service.repository';
 import { SessionRepository } from './session.repository';
 import { SigningKeyRepository } from './signing-key.repository';
+import { TokenStateCache } from './token-state-cache';
 import { TokenStateRepository } from './token-state.repository';
-import { EventRepository } from '../events/event.repository';
-import { WebhookDeliveryRepository } from '../webhooks/webhook-delivery.repository';
-import { WebhookRepository } from '../webhooks/webhook.repository';
 
-type RepositoryClass = new (dataSource: Database['dataSource'], backend: Database['backend']) => object;
-
-const REPOSITORIES: RepositoryClass[] = [
+/** The repositories, built by Nest's injector on the data source `TypeOrmModule` provides. */
+export const REPOSITORIES = [
   ServiceRepository,
   PermissionSetRepository,
   SigningKeyRepository,
@@ -41,53 +45,28 @@ const REPOSITORIES: RepositoryClass[] = [
   EventRepository,
   WebhookRepository,
   WebhookDeliveryRepository,
-];
-
-/**
- * Each repository built on the process's database. The two that touch the client cache get
- * the process's one cache from the `Database` (both servers share it; no static registry),
- * the token exchange's lookup its context cache.
- */
-export const REPOSITORY_PROVIDERS: Provider[] = [
-  ...REPOSITORIES.map((repository) => ({
-    provide: repository,
-    useFactory: (database: Database) => new repository(database.dataSource, database.backend),
-    inject: [Database],
-  })),
-  {
-    provide: AgentRepository,
-    useFactory: (database: Database, clock: Clock) =>
-      new AgentRepository(database.dataSource, database.clientCache, database.registryChanges, clock),
-    inject: [Database, Clock],
-  },
-  {
-    provide: ExchangeLookup,
-    useFactory: (database: Database) => new ExchangeLookup(database.dataSource, database.exchangeCache),
-    inject: [Database],
-  },
-  {
-    provide: TokenStateRepository,
-    useFactory: (database: Database) => new TokenStateRepository(database.dataSource, database.tokenState),
-    inject: [Database],
-  },
-  {
-    provide: ProtectedResourceRepository,
-    useFactory: (database: Database) =>
-      new ProtectedResourceRepository(database.dataSource, database.resourceCatalog, database.registryChanges),
-    inject: [Database],
-  },
-  {
-    provide: ClientCredentialRepository,
-    useFactory: (database: Database) => new ClientCredentialRepository(database.dataSource, database.clientCache),
-    inject: [Database],
-  },
-];
-
-export const REPOSITORY_TOKENS = [
-  ...REPOSITORIES,
   AgentRepository,
   ExchangeLookup,
   ClientCredentialRepository,
   TokenStateRepository,
   ProtectedResourceRepository,
 ];
+
+/**
+ * What the repositories take from the process rather than from one application: the storage
+ * backend and the caches, one per process so that a write through either server clears what
+ * the other reads. The token exchange's two caches exist only while a notification connection
+ * can keep them right (PostgreSQL); on PGlite they are not provided and their readers
+ * (`@Optional()`) go to the database every time.
+ */
+export function processProviders(database: Database): Provider[] {
+  const { exchangeCache, tokenState } = database;
+  return [
+    { provide: STORAGE_BACKEND, useValue: database.backend },
+    { provide: ClientCache, useValue: database.clientCache },
+    { provide: ResourceCatalog, useValue: database.resourceCatalog },
+    { provide: RegistryChangeListener, useValue: database.registryChanges },
+    ...(exchangeCache === undefined ? [] : [{ provide: ExchangeContextCache, useValue: exchangeCache }]),
+    ...(tokenState === undefined ? [] : [{ provide: TokenStateCache, useValue: tokenState }]),
+  ];
+}

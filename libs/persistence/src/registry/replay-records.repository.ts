@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { preparedQuery } from '../prepared-query';
 
@@ -38,10 +40,11 @@ claimed AS (
  * every replica shares it: an assertion's `jti` (as its SHA-256) is accepted once until
  * `expiresAt`. Prepared once per pooled connection on PostgreSQL (`preparedQuery`).
  */
+@Injectable()
 export class ClientAssertionReplayRepository {
   private readonly claim: (values: readonly unknown[]) => Promise<{ claimed: number }[]>;
 
-  constructor(dataSource: DataSource) {
+  constructor(@InjectDataSource() dataSource: DataSource) {
     this.claim = preparedQuery<{ claimed: number }>(dataSource, 'broker_claim_assertion_jti', CLAIM);
   }
 
@@ -84,12 +87,13 @@ interface PendingClaim {
  * goes at once): under load one statement carries many, and each is still committed before its
  * request is answered (docs/decisions/0029-dpop.md).
  */
+@Injectable()
 export class DpopProofReplayRepository {
   private readonly claimMany: (values: readonly unknown[]) => Promise<{ jti: string }[]>;
   private queue: PendingClaim[] = [];
   private inFlight = false;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.claimMany = preparedQuery<{ jti: string }>(dataSource, 'broker_claim_dpop_proofs', CLAIM_MANY);
   }
 

@@ -1,4 +1,6 @@
 import { RegistryError, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
 import { constraintViolation, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
@@ -49,8 +51,9 @@ function translateResourceConflict(error: unknown): never {
  * of its row, so two services can never own the same URI, even when two requests race; nor
  * can a registered protected resource have it ('resource_uri_of_other_kind').
  */
+@Injectable()
 export class ServiceRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async list(): Promise<Service[]> {
     const services = await this.dataSource

@@ -1,7 +1,10 @@
 import type { Service } from '@broker/domain';
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
 import { ExclusiveLock } from '../pglite/exclusive-lock';
+import { STORAGE_BACKEND } from '../persistence.tokens';
 import { active } from './grant.repository';
 import { committedExchangeChange } from './exchange-cache-registry';
 
@@ -180,13 +183,14 @@ RETURNING principal, service_id, version, access_token_expires_at`;
  * UPDATEs of the locked row at the version read, never upserts, so a DELETE or a
  * reconnect that wins a race with a refresh is never undone.
  */
+@Injectable()
 export class SessionRepository {
   /** PGlite: one process owns the database, so an in-process lock per session suffices. */
   private readonly localLocks = new Map<string, ExclusiveLock>();
 
   constructor(
-    private readonly dataSource: DataSource,
-    private readonly backend: 'pglite' | 'postgres',
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(STORAGE_BACKEND) private readonly backend: 'pglite' | 'postgres',
   ) {}
 
   async find(principal: string, serviceId: string): Promise<ThirdPartySessionRecord | undefined> {

@@ -1,5 +1,7 @@
 import type { SigningAlgorithm } from '@broker/domain';
-import type { DataSource, EntityManager } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import type { DataSource, EntityManager, Repository } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
 import { SigningKeyEntity } from './registry.entities';
 
@@ -31,14 +33,16 @@ function toRecord(entity: SigningKeyEntity): SigningKeyRecord {
  * replicas) see each other's results: two deletes can never remove the last two keys,
  * and the first key is created once.
  */
+@Injectable()
 export class SigningKeyRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectRepository(SigningKeyEntity) private readonly keys: Repository<SigningKeyEntity>,
+  ) {}
 
   /** Every key, soft-deleted ones included, newest first. */
   async list(): Promise<SigningKeyRecord[]> {
-    const rows = await this.dataSource
-      .getRepository(SigningKeyEntity)
-      .find({ order: { createdAt: 'DESC', kid: 'DESC' } });
+    const rows = await this.keys.find({ order: { createdAt: 'DESC', kid: 'DESC' } });
     return rows.map(toRecord);
   }
 

@@ -1,7 +1,9 @@
+import { Injectable, Optional } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { preparedQuery } from '../prepared-query';
 import { familyDelegated } from './refresh-token-families';
-import type { AccessTokenFacts, AccessTokenKey, GrantFacts, TokenStateCache } from './token-state-cache';
+import { TokenStateCache, type AccessTokenFacts, type AccessTokenKey, type GrantFacts } from './token-state-cache';
 
 export type { AccessTokenFacts, AccessTokenKey, GrantFacts } from './token-state-cache';
 
@@ -84,13 +86,15 @@ const REFRESH_SQL = `SELECT r.family_id, r.agent_id, r.principal, r.client_id_ur
  * (`TokenStateCache`) until a notification says they changed; on PGlite every read goes to
  * the database.
  */
+@Injectable()
 export class TokenStateRepository {
   private readonly facts: (values: readonly unknown[]) => Promise<FactsRow[]>;
   private readonly refreshRows: (values: readonly unknown[]) => Promise<RefreshRow[]>;
 
   constructor(
-    private readonly dataSource: DataSource,
-    private readonly cache?: TokenStateCache,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    /** The process's token state cache; none on PGlite (no notification connection). */
+    @Optional() private readonly cache?: TokenStateCache,
   ) {
     this.facts = preparedQuery<FactsRow>(dataSource, 'broker_access_token_facts', FACTS_SQL);
     // Prepared too: the delegation check makes it a statement worth planning once per connection.

@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 
 /** A delivery a worker claimed: what to send, where, and the sealed secret to sign it with. */
@@ -83,8 +85,9 @@ RETURNING d.id, d.webhook_id, d.event_id, d.payload::text AS body, d.attempts, d
 const OWNED = "id = $1 AND attempts = $2 AND status = 'pending'";
 
 /** The webhook outbox's worker side (claim, then record how the attempt ended). */
+@Injectable()
 export class WebhookDeliveryRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async claimDue(claim: DeliveryClaim): Promise<ClaimedDelivery[]> {
     const [rows] = await this.dataSource.query<[ClaimRow[], number]>(CLAIM_SQL, [

@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { type EventType } from '@broker/events';
 
@@ -92,8 +94,9 @@ function toDelivery(row: DeliveryRow): WebhookDeliveryRecord {
  * secret is written sealed (an envelope of the vault's cipher) and never read back here:
  * only the delivery worker's claim opens it (`WebhookDeliveryRepository`).
  */
+@Injectable()
 export class WebhookRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async create(id: string, input: WebhookInput, secretEnvelope: Buffer, now: Date): Promise<WebhookRecord> {
     const [row] = await this.dataSource.query<WebhookRow[]>(
