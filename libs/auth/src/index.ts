@@ -7,6 +7,14 @@ export { AuthModule } from './auth.module';
 export { CrossSiteRequestPolicy, allowedOrigins } from './cross-site-policy';
 export type { BrokerRequest } from './broker-request';
 export { Principal, MaybePrincipal } from './principal.decorator';
-export { Public, ClientAuthenticated, OptionalPrincipal } from './public.decorator';
+export { PrincipalGuard } from './principal.guard';
+export {
+  Public,
+  ClientAuthenticated,
+  OptionalPrincipal,
+  PUBLIC_ROUTE,
+  CLIENT_AUTHENTICATED_ROUTE,
+  OPTIONAL_PRINCIPAL_ROUTE,
+} from './public.decorator';
 export { SessionCookieService, SESSION_COOKIE_NAME } from './session-cookie.service';
 export { TrustedSources } from './trusted-sources';

@@ -7,6 +7,8 @@ export { LogCapture } from './log-capture';
 export { eventually, type EventuallyOptions } from './eventually';
 export { FrozenClock } from './frozen-clock';
 export { testConfig, testConfigTree, testKey, pgliteStorage, type FreshDatabaseOptions } from './test-config';
+export { openTestRuntime, type TestRuntime } from './test-runtime';
+export { routesOf, globalGuardsOf, runGuard, type NestRoute } from './nest-routes';
 export { startTestBroker, type TestBroker, type TestBrokerOptions } from './test-broker';
 export { http, httpJson, type HttpResponse, type HttpRequestOptions } from './http-client';
 export { BrokerProcess, writeConfigFile, ENTRY_POINTS } from './broker-process';
