@@ -4,7 +4,15 @@ import { CLIENT_AUTHENTICATED_ROUTE, OPTIONAL_PRINCIPAL_ROUTE, PrincipalGuard, P
 import { ApiError } from '@broker/domain';
 import { HOT_ROUTES } from '@broker/http';
 import { AUTHORIZE_STRATEGY, TokenEndpoint } from '@broker/oauth-server';
-import { globalGuardsOf, openTestRuntime, routesOf, runGuard, type NestRoute, type TestRuntime } from '@broker/testing';
+import {
+  globalGuardsOf,
+  keepNestLogger,
+  openTestRuntime,
+  routesOf,
+  runGuard,
+  type NestRoute,
+  type TestRuntime,
+} from '@broker/testing';
 import { DiscoveryModule, Reflector } from '@nestjs/core';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,6 +66,7 @@ async function startMetadataServer(): Promise<{ issuer: string; requests: string
 
 describe('AdminApiModule compiled with @nestjs/testing', () => {
   let test: TestRuntime;
+  let restoreNestLogger: () => void;
   const compiled: TestingModule[] = [];
 
   async function compile(config: Record<string, unknown> = {}): Promise<TestingModule> {
@@ -69,12 +78,14 @@ describe('AdminApiModule compiled with @nestjs/testing', () => {
   }
 
   beforeAll(async () => {
+    restoreNestLogger = keepNestLogger();
     test = await openTestRuntime();
   });
 
   afterAll(async () => {
     for (const moduleRef of compiled) await moduleRef.close();
     await test?.close();
+    restoreNestLogger?.();
   });
 
   // The admin plane binds the same authorization server (signing keys, client credentials, metadata) in each mode.

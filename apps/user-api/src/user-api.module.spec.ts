@@ -2,7 +2,15 @@ import { CLIENT_AUTHENTICATED_ROUTE, OPTIONAL_PRINCIPAL_ROUTE, PrincipalGuard, P
 import { ApiError } from '@broker/domain';
 import { HOT_ROUTES, type HotRoute } from '@broker/http';
 import { AUTHORIZE_STRATEGY, TokenEndpoint } from '@broker/oauth-server';
-import { globalGuardsOf, openTestRuntime, routesOf, runGuard, type NestRoute, type TestRuntime } from '@broker/testing';
+import {
+  globalGuardsOf,
+  keepNestLogger,
+  openTestRuntime,
+  routesOf,
+  runGuard,
+  type NestRoute,
+  type TestRuntime,
+} from '@broker/testing';
 import { DiscoveryModule, Reflector } from '@nestjs/core';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,6 +68,7 @@ function anonymousRequest(route: NestRoute): Record<string, unknown> {
 
 describe('UserApiModule compiled with @nestjs/testing', () => {
   let test: TestRuntime;
+  let restoreNestLogger: () => void;
   const compiled: TestingModule[] = [];
 
   async function compile(config: Record<string, unknown> = {}): Promise<TestingModule> {
@@ -71,12 +80,14 @@ describe('UserApiModule compiled with @nestjs/testing', () => {
   }
 
   beforeAll(async () => {
+    restoreNestLogger = keepNestLogger();
     test = await openTestRuntime();
   });
 
   afterAll(async () => {
     for (const moduleRef of compiled) await moduleRef.close();
     await test?.close();
+    restoreNestLogger?.();
   });
 
   /**

@@ -1,6 +1,13 @@
 import { CoreModule } from '@broker/bootstrap';
 import { type Agent, Clock, OAuthError } from '@broker/domain';
-import { FrozenClock, openTestRuntime, startJwtIssuer, type TestJwtIssuer, type TestRuntime } from '@broker/testing';
+import {
+  FrozenClock,
+  keepNestLogger,
+  openTestRuntime,
+  startJwtIssuer,
+  type TestJwtIssuer,
+  type TestRuntime,
+} from '@broker/testing';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUTHORIZE_STRATEGY } from './authorize/authorize-strategy';
@@ -65,6 +72,7 @@ const UPSTREAM_AGENT = { clientId: 'upstream-client' } as Agent;
  */
 describe('mode strategies of the compiled authorization server', () => {
   let test: TestRuntime;
+  let restoreNestLogger: () => void;
   const compiled: TestingModule[] = [];
 
   async function compile(config: Record<string, unknown>, clock?: Clock): Promise<TestingModule> {
@@ -78,12 +86,14 @@ describe('mode strategies of the compiled authorization server', () => {
   }
 
   beforeAll(async () => {
+    restoreNestLogger = keepNestLogger();
     test = await openTestRuntime();
   });
 
   afterAll(async () => {
     for (const moduleRef of compiled) await moduleRef.close();
     await test?.close();
+    restoreNestLogger?.();
   });
 
   it('local: the local authorize endpoint; code, refresh, client credentials and token exchange; every token of its own', async () => {

@@ -9,6 +9,7 @@ export { FrozenClock } from './frozen-clock';
 export { testConfig, testConfigTree, testKey, pgliteStorage, type FreshDatabaseOptions } from './test-config';
 export { openTestRuntime, type TestRuntime } from './test-runtime';
 export { routesOf, globalGuardsOf, runGuard, type NestRoute } from './nest-routes';
+export { keepNestLogger } from './nest-logger';
 export { startTestBroker, type TestBroker, type TestBrokerOptions } from './test-broker';
 export { http, httpJson, type HttpResponse, type HttpRequestOptions } from './http-client';
 export { BrokerProcess, writeConfigFile, ENTRY_POINTS } from './broker-process';
