@@ -288,6 +288,13 @@ describe.each(testBackends())('GET /metrics after real traffic on $name', (backe
       expect(value(samples, 'broker_cache_requests_total', { cache: 'client', result: 'hit' })).toBeGreaterThanOrEqual(
         1,
       );
+    // The protected-resource catalog's series exist from start-up, whether or not a request named a resource.
+    expect(
+      samples
+        .filter((s) => s.name === 'broker_cache_requests_total' && s.labels.cache === 'resource_catalog')
+        .map((s) => s.labels.result)
+        .sort(),
+    ).toEqual(['hit', 'miss']);
     expect(value(samples, 'broker_key_set_fetch_failures_total', { key_set: 'trust_anchor' })).toBe(0);
     expect(
       value(samples, 'broker_key_set_seconds_since_last_success', { key_set: 'trust_anchor' }),

@@ -17,7 +17,6 @@ import { databaseReaders } from './metrics/database-gauges';
 import { ClientCache } from './registry/client-cache';
 import { registerExchangeCache } from './registry/exchange-cache-registry';
 import { EXCHANGE_CHANNEL, ExchangeContextCache } from './registry/exchange-context-cache';
-import { RegistryChangeListener } from './registry/registry-change-listener';
 import { ResourceCatalog } from './registry/resource-catalog';
 import { TokenStateCache } from './registry/token-state-cache';
 import { SharedDataSource } from './shared-data-source';
@@ -46,16 +45,15 @@ export class Database {
   readonly notifications: PostgresListenConnection | undefined;
   /**
    * Internal to `libs/persistence`: the token endpoint's client cache, one per process so
-   * a write through either server clears what the other reads (provided to both).
+   * a write through either server clears what the other reads (provided to both); other
+   * replicas' writes clear it by notification (PostgreSQL).
    */
-  readonly clientCache = new ClientCache();
+  readonly clientCache: ClientCache;
   /**
    * Internal to `libs/persistence`: the protected resources by URI (the authorization and
    * token endpoints' `resource` lookups), one per process like `clientCache`.
    */
-  readonly resourceCatalog = new ResourceCatalog();
-  /** Internal to `libs/persistence`: clears `clientCache` and `resourceCatalog` on other replicas' writes. */
-  readonly registryChanges: RegistryChangeListener;
+  readonly resourceCatalog: ResourceCatalog;
   /**
    * Internal to `libs/persistence`: the token exchange's grant and session reads, kept while
    * the notification connection listens (PostgreSQL only; none on PGlite).
@@ -93,7 +91,8 @@ export class Database {
             notify: (channel, payload) => dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]),
             logger: logger.child({ component: 'listen' }),
           });
-    this.registryChanges = new RegistryChangeListener(this.notifications, [this.clientCache, this.resourceCatalog]);
+    this.clientCache = new ClientCache(this.notifications);
+    this.resourceCatalog = new ResourceCatalog(this.notifications);
     this.exchangeCache = this.notifications === undefined ? undefined : new ExchangeContextCache(this.notifications);
     this.tokenState = this.notifications === undefined ? undefined : new TokenStateCache(this.notifications);
     const { exchangeCache, tokenState } = this;
@@ -221,6 +220,7 @@ export class Database {
     if (!metrics.enabled) return;
     metrics.setDatabaseReaders(databaseReaders(this.dataSource, this.pglite?.lock));
     this.clientCache.metrics = metrics;
+    this.resourceCatalog.metrics = metrics;
     if (this.exchangeCache !== undefined) this.exchangeCache.metrics = metrics;
     if (this.tokenState !== undefined) this.tokenState.metrics = metrics;
     const notifications = this.notifications;

@@ -6,6 +6,7 @@ export { prepareMigratedDatabases, type MigratedDatabases } from './migrated-dat
 export { LogCapture } from './log-capture';
 export { eventually, type EventuallyOptions } from './eventually';
 export { FrozenClock } from './frozen-clock';
+export { FakeListenConnection } from './fake-listen-connection';
 export { testConfig, testConfigTree, testKey, pgliteStorage, type FreshDatabaseOptions } from './test-config';
 export { openTestRuntime, type TestRuntime } from './test-runtime';
 export { routesOf, globalGuardsOf, runGuard, type NestRoute } from './nest-routes';

@@ -13,12 +13,7 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
   beforeAll(async () => {
     const config = testConfig({ storage: await backend.storage() });
     database = await Database.open(config, createLogger(config, new LogCapture()));
-    agents = new AgentRepository(
-      database.dataSource,
-      database.clientCache,
-      database.registryChanges,
-      new SystemClock(),
-    );
+    agents = new AgentRepository(database.dataSource, database.clientCache, new SystemClock());
   });
 
   afterAll(async () => {

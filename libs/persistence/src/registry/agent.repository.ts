@@ -5,7 +5,6 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
 import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '../persistence-errors';
 import { ClientCache, type ClientRecord } from './client-cache';
-import { RegistryChangeListener } from './registry-change-listener';
 import { AgentEntity, AgentPermissionSetEntity } from './registry.entities';
 import { committedExchangeChange } from './exchange-cache-registry';
 import { endFamilies } from './refresh-token-families';
@@ -133,7 +132,6 @@ export class AgentRepository {
     @InjectDataSource() private readonly dataSource: DataSource,
     /** The process's client cache (`Database.clientCache`), cleared by every write here. */
     private readonly clientCache: ClientCache,
-    private readonly registryChanges: RegistryChangeListener,
     private readonly clock: Clock,
   ) {}
 
@@ -142,8 +140,6 @@ export class AgentRepository {
    * endpoint), served from `ClientCache` for up to `CLIENT_CACHE_TTL_MS`.
    */
   findClient(id: string): Promise<ClientRecord | undefined> {
-    // Other replicas' writes reach the cache only while the registry listener runs.
-    this.registryChanges.ensureStarted();
     return this.clientCache.read(id, this.clock.nowMs(), () => this.loadClient(id));
   }
 

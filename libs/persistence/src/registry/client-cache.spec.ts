@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent } from '@broker/domain';
+import { FakeListenConnection } from '@broker/testing';
 import { describe, expect, it } from 'vitest';
+import type { PostgresListenConnection } from '../notifications/postgres-listen-connection';
 import { CLIENT_CACHE_TTL_MS, ClientCache, type ClientRecord } from './client-cache';
+import { REGISTRY_CHANNEL } from './registry-channel';
 
 function record(secret: string): ClientRecord {
   return { agent: { id: randomUUID() } as Agent, secretSha256: Buffer.from(secret) };
@@ -9,7 +12,7 @@ function record(secret: string): ClientRecord {
 
 describe('ClientCache', () => {
   it('serves a found client until the injected time passes the 5 s backstop, then reads it again', async () => {
-    const cache = new ClientCache();
+    const cache = new ClientCache(undefined);
     let loads = 0;
     const load = (): Promise<ClientRecord> => {
       loads += 1;
@@ -24,7 +27,7 @@ describe('ClientCache', () => {
   });
 
   it('never caches an unknown client', async () => {
-    const cache = new ClientCache();
+    const cache = new ClientCache(undefined);
     let loads = 0;
     const load = (): Promise<undefined> => {
       loads += 1;
@@ -35,16 +38,33 @@ describe('ClientCache', () => {
     expect(loads).toBe(2);
   });
 
-  it('forgets every client on invalidate, and does not store a read that raced a write', async () => {
-    const cache = new ClientCache();
-    const before = await cache.read('a', 0, () => Promise.resolve(record('old')));
+  it('forgets every client on invalidate (a write here) and on registry_changed, and keeps serving while the connection is down', async () => {
+    const listen = new FakeListenConnection();
+    const cache = new ClientCache(listen as unknown as PostgresListenConnection);
+    let loads = 0;
+    const load = (): Promise<ClientRecord> => {
+      loads += 1;
+      return Promise.resolve(record(`s${loads}`));
+    };
+    await cache.read('a', 0, load);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The first lookup subscribed; once LISTEN ran, what was read before it is gone.
+    expect([...listen.subscribers.keys()]).toEqual([REGISTRY_CHANNEL]);
+    await cache.read('a', 0, load);
+    await cache.read('a', 0, load);
+    expect(loads).toBe(2);
     cache.invalidate();
-    const raced = await cache.read('a', 0, () => {
-      cache.invalidate();
-      return Promise.resolve(record('raced'));
-    });
-    expect(raced).not.toBe(before);
-    const after = await cache.read('a', 0, () => Promise.resolve(record('new')));
-    expect(after?.secretSha256?.toString()).toBe('new');
+    await cache.read('a', 0, load);
+    expect(loads).toBe(3);
+    listen.notify(REGISTRY_CHANNEL, 'agent');
+    await cache.read('a', 0, load);
+    expect(loads).toBe(4);
+    // Down: the 5 s backstop bounds staleness, the reconnect empties it.
+    listen.lose();
+    await cache.read('a', 0, load);
+    expect(loads).toBe(4);
+    listen.resync();
+    await cache.read('a', 0, load);
+    expect(loads).toBe(5);
   });
 });

@@ -189,26 +189,4 @@ describe.runIf(postgresServerUrl())('ExchangeContextCache on PostgreSQL', () => 
     expect(await cost('grace@example.com')).toBe(1);
     expect(await cost('grace@example.com')).toBe(0);
   });
-
-  it('does not keep a read that overlapped an invalidation', async () => {
-    await grantAndSession('heidi@example.com');
-    await settled();
-    const cache = replicaB.exchangeCache as NonNullable<Database['exchangeCache']>;
-    const stale = await cache.read(resource, 'heidi@example.com', agent, now.getTime(), async () => {
-      const found = await lookupB.contextFor(resource, 'nobody', agent, now);
-      cache.invalidate('heidi@example.com');
-      return found === undefined
-        ? undefined
-        : {
-            context: {
-              ...found,
-              delegations: [{ permissionSetId: set, serviceId: service, scopes: ['stale'] }],
-              session: (await read('heidi@example.com'))?.session,
-            },
-            grantValidUntil: null,
-          };
-    });
-    expect(stale?.delegations[0]?.scopes).toEqual(['stale']);
-    expect((await read('heidi@example.com'))?.delegations[0]?.scopes).toEqual(['read']);
-  });
 });

@@ -1,4 +1,5 @@
 import type { BrokerMetrics } from '@broker/telemetry';
+import { DROP_ALL, NotifiedCache, type Invalidation } from '../cache/notified-cache';
 import type { PostgresListenConnection } from '../notifications/postgres-listen-connection';
 import type { GrantDelegation } from '@broker/domain';
 import type { ThirdPartySessionRecord } from './session.repository';
@@ -29,46 +30,64 @@ export const EXCHANGE_CACHE_ENTRIES = 50_000;
  */
 export const EXCHANGE_CACHE_TTL_MS = 60_000;
 
-interface Entry {
-  readonly principal: string;
+/** What the lookup loaded: the context, and the grant's end (the entry's own expiry). */
+interface Loaded {
   readonly context: ExchangeContext;
-  /** The earlier of the grant's `valid_until` and the backstop TTL. */
-  readonly expiresAtMs: number;
+  readonly grantValidUntil: Date | null;
 }
 
 /**
  * What the token exchange read for a (principal, agent, resource): the service, the active
  * grant's delegations and the sealed session, kept in memory so that a gateway's repeated
  * exchange for the same person costs no database round trip (docs: docs/oauth2.md "The hot path").
+ * A `NotifiedCache` indexed by principal.
  *
  * It serves only while this process listens for `exchange_changed` on its notification
  * connection (PostgreSQL): every committed change to a grant, a delegation or a session
  * notifies the principal, a service or resource change notifies everyone, and each
  * replica drops the matching entries when the notification arrives, one round trip from
- * the committing backend; this process's own writes come back the same way. While the
- * connection is down (closed, or open but its heartbeat not back: see
- * `PostgresListenConnection`) nothing is served from memory (every lookup reads the database) and
- * everything read before is dropped, since notifications may have been missed. A grant's
- * expiry is checked against the caller's clock on every hit. Only complete contexts (a
- * grant delegating the service and a session) are kept: refusals always read the database.
- * A read that overlapped an invalidation is not stored (generation check).
+ * the committing backend; the writing process also drops them at commit (`invalidate`).
+ * While the connection is down nothing is served from memory (every lookup reads the
+ * database) and everything read before is dropped, since notifications may have been
+ * missed. An entry expires at the grant's `valid_until`, checked against the caller's clock
+ * on every hit. Only complete contexts (a grant delegating the service and a session) are
+ * kept: refusals always read the database.
  *
  * On PGlite (one process, no LISTEN) there is no cache: `listen` is undefined.
  */
 export class ExchangeContextCache {
-  private readonly entries = new Map<string, Entry>();
-  private readonly keysByPrincipal = new Map<string, Set<string>>();
-  private generation = 0;
-  private serving = false;
-  private started = false;
-  /** Counts hits and misses when set (`Database.instrument`). */
-  metrics: BrokerMetrics | undefined;
+  private readonly cache: NotifiedCache<Loaded>;
 
-  constructor(private readonly listen: PostgresListenConnection | undefined) {}
+  constructor(listen: PostgresListenConnection | undefined) {
+    this.cache = new NotifiedCache<Loaded>({
+      name: 'exchange_context',
+      maxEntries: EXCHANGE_CACHE_ENTRIES,
+      ttlMs: EXCHANGE_CACHE_TTL_MS,
+      listen,
+      serve: 'while-listening',
+      channels: [{ channel: EXCHANGE_CHANNEL, invalidates: principalChange }],
+      keep: ({ context }) => context.delegations.length > 0 && context.session !== undefined,
+      expiresAtMs: ({ grantValidUntil }) => grantValidUntil?.getTime(),
+      indexes: { principal: (key) => key.slice(0, key.indexOf('\u0000')) },
+    });
+  }
+
+  /** Counts hits and misses when set (`Database.instrument`). */
+  get metrics(): BrokerMetrics | undefined {
+    return this.cache.metrics;
+  }
+
+  set metrics(metrics: BrokerMetrics | undefined) {
+    this.cache.metrics = metrics;
+  }
 
   /** Whether lookups are answered from memory now (the notification connection is listening). */
   get active(): boolean {
-    return this.serving;
+    return this.cache.active;
+  }
+
+  get size(): number {
+    return this.cache.size;
   }
 
   /**
@@ -80,92 +99,26 @@ export class ExchangeContextCache {
     principal: string,
     agentId: string,
     nowMs: number,
-    load: () => Promise<{ context: ExchangeContext; grantValidUntil: Date | null } | undefined>,
+    load: () => Promise<Loaded | undefined>,
   ): Promise<ExchangeContext | undefined> {
-    if (!this.started) this.start();
-    if (!this.serving) return (await load())?.context;
     const key = `${principal}\u0000${agentId}\u0000${resource}`;
-    const hit = this.entries.get(key);
-    if (hit !== undefined) {
-      if (hit.expiresAtMs > nowMs) {
-        this.metrics?.cacheLookup('exchange_context', true);
-        return hit.context;
-      }
-      this.forget(key, hit.principal);
-    }
-    this.metrics?.cacheLookup('exchange_context', false);
-    const generation = this.generation;
-    const loaded = await load();
-    if (loaded === undefined) return undefined;
-    const { context, grantValidUntil } = loaded;
-    const complete = context.delegations.length > 0 && context.session !== undefined;
-    if (complete && this.serving && generation === this.generation) {
-      const expiresAtMs = Math.min(
-        nowMs + EXCHANGE_CACHE_TTL_MS,
-        grantValidUntil?.getTime() ?? Number.POSITIVE_INFINITY,
-      );
-      this.store(key, { principal, context, expiresAtMs });
-    }
-    return context;
+    const hit = this.cache.lookup(key, nowMs, undefined);
+    if (hit !== undefined) return hit.context;
+    return (await this.cache.load(key, nowMs, load))?.context;
   }
 
-  private store(key: string, entry: Entry): void {
-    if (this.entries.size >= EXCHANGE_CACHE_ENTRIES) {
-      const oldest = this.entries.entries().next().value as [string, Entry];
-      this.forget(oldest[0], oldest[1].principal);
-    }
-    this.entries.set(key, entry);
-    let keys = this.keysByPrincipal.get(entry.principal);
-    if (keys === undefined) {
-      keys = new Set();
-      this.keysByPrincipal.set(entry.principal, keys);
-    }
-    keys.add(key);
-  }
-
-  private forget(key: string, principal: string): void {
-    this.entries.delete(key);
-    const keys = this.keysByPrincipal.get(principal);
-    keys?.delete(key);
-    if (keys?.size === 0) this.keysByPrincipal.delete(principal);
-  }
-
-  /** A notification: the principal's rows changed (payload), or a service did (empty payload). */
+  /** The principal's rows changed (a notification's payload, or a write committed here), or a service did (empty or undefined). */
   invalidate(principal: string | undefined): void {
-    this.generation += 1;
-    if (principal === undefined || principal === '') {
-      this.entries.clear();
-      this.keysByPrincipal.clear();
-      return;
-    }
-    for (const key of this.keysByPrincipal.get(principal) ?? []) this.entries.delete(key);
-    this.keysByPrincipal.delete(principal);
+    this.cache.invalidate(principalChange(principal));
   }
+}
 
-  private start(): void {
-    this.started = true;
-    if (this.listen === undefined) return;
-    const resume = (): void => {
-      this.invalidate(undefined);
-      this.serving = true;
-    };
-    const suspend = (): void => {
-      this.serving = false;
-      this.invalidate(undefined);
-    };
-    void this.listen
-      .subscribe(EXCHANGE_CHANNEL, {
-        notify: (payload) => this.invalidate(payload),
-        // Notifications sent while the connection was down are lost: start again from empty.
-        resync: resume,
-        lost: suspend,
-      })
-      .then(
-        // Once LISTEN has run: anything read before it may have missed a change, so start empty.
-        () => {
-          if (this.listen?.isListening(EXCHANGE_CHANNEL) === true) resume();
-        },
-        suspend,
-      );
-  }
+/**
+ * What an `exchange_changed` payload drops: the entries of the principal whose rows changed
+ * (index `principal`), or everything when it is empty (a service changed).
+ */
+export function principalChange(principal: string | undefined): Invalidation {
+  return principal === undefined || principal === ''
+    ? DROP_ALL
+    : { drop: 'index', index: 'principal', value: principal };
 }

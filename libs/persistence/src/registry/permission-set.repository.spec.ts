@@ -21,12 +21,7 @@ describe.each(testBackends())('PermissionSetRepository refusals on $name', (back
     const config = testConfig({ storage: await backend.storage() });
     database = await Database.open(config, createLogger(config, new LogCapture()));
     permissionSets = new PermissionSetRepository(database.dataSource);
-    agents = new AgentRepository(
-      database.dataSource,
-      database.clientCache,
-      database.registryChanges,
-      new SystemClock(),
-    );
+    agents = new AgentRepository(database.dataSource, database.clientCache, new SystemClock());
   });
 
   afterAll(async () => {

@@ -59,11 +59,7 @@ describe.each(testBackends())('ProtectedResourceRepository on $name', (backend) 
   beforeAll(async () => {
     const config = testConfig({ storage: await backend.storage() });
     database = await Database.open(config, createLogger(config, new LogCapture()));
-    resources = new ProtectedResourceRepository(
-      database.dataSource,
-      database.resourceCatalog,
-      database.registryChanges,
-    );
+    resources = new ProtectedResourceRepository(database.dataSource, database.resourceCatalog);
     services = new ServiceRepository(database.dataSource);
     permissionSets = new PermissionSetRepository(database.dataSource);
   });
@@ -278,16 +274,8 @@ describe.runIf(postgresServerUrl())('the resource catalog across replicas on Pos
   };
 
   it("clears one replica's catalog when another replica registers, changes or deletes a resource, before any TTL", async () => {
-    const resourcesA = new ProtectedResourceRepository(
-      replicaA.dataSource,
-      replicaA.resourceCatalog,
-      replicaA.registryChanges,
-    );
-    const resourcesB = new ProtectedResourceRepository(
-      replicaB.dataSource,
-      replicaB.resourceCatalog,
-      replicaB.registryChanges,
-    );
+    const resourcesA = new ProtectedResourceRepository(replicaA.dataSource, replicaA.resourceCatalog);
+    const resourcesB = new ProtectedResourceRepository(replicaB.dataSource, replicaB.resourceCatalog);
     const target = uri();
 
     expect(await resourcesA.byUri(target, clock.nowMs())).toBeUndefined();

@@ -5,7 +5,6 @@ import { In, type DataSource } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
 import { constraintViolation, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { PermissionSetResourceScopeEntity, ProtectedResourceEntity } from './registry.entities';
-import { RegistryChangeListener } from './registry-change-listener';
 import { ResourceCatalog } from './resource-catalog';
 import { assertNotAServiceResource, permissionSetNames } from './resource-uri-claims';
 
@@ -58,7 +57,6 @@ export class ProtectedResourceRepository {
     @InjectDataSource() private readonly dataSource: DataSource,
     /** The process's catalog (`Database.resourceCatalog`), cleared by every write here. */
     private readonly catalog: ResourceCatalog,
-    private readonly registryChanges: RegistryChangeListener,
   ) {}
 
   /**
@@ -67,8 +65,6 @@ export class ProtectedResourceRepository {
    * changes (writes here, and on PostgreSQL other replicas' writes, clear it at once).
    */
   byUri(uri: string, nowMs: number): Promise<ProtectedResource | undefined> {
-    // Other replicas' writes reach the catalog only while the registry listener runs.
-    this.registryChanges.ensureStarted();
     return this.catalog.byUri(uri, nowMs, () => this.list());
   }
 

@@ -18,7 +18,6 @@ import { GrantRepository } from './grant.repository';
 import { PermissionSetRepository } from './permission-set.repository';
 import { ProtectedResourceRepository } from './protected-resource.repository';
 import { RefreshTokenRepository } from './refresh-token.repository';
-import { RegistryChangeListener } from './registry-change-listener';
 import { ClientAssertionReplayRepository, DpopProofReplayRepository } from './replay-records.repository';
 import { ResourceCatalog } from './resource-catalog';
 import { ServiceRepository } from './service.repository';
@@ -65,7 +64,6 @@ export function processProviders(database: Database): Provider[] {
     { provide: STORAGE_BACKEND, useValue: database.backend },
     { provide: ClientCache, useValue: database.clientCache },
     { provide: ResourceCatalog, useValue: database.resourceCatalog },
-    { provide: RegistryChangeListener, useValue: database.registryChanges },
     ...(exchangeCache === undefined ? [] : [{ provide: ExchangeContextCache, useValue: exchangeCache }]),
     ...(tokenState === undefined ? [] : [{ provide: TokenStateCache, useValue: tokenState }]),
   ];

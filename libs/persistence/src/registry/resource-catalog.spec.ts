@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ProtectedResource } from '@broker/domain';
+import type { BrokerMetrics, CacheName } from '@broker/telemetry';
 import { describe, expect, it } from 'vitest';
 import { RESOURCE_CATALOG_TTL_MS, ResourceCatalog } from './resource-catalog';
 
@@ -18,7 +19,7 @@ function resource(uri: string): ProtectedResource {
 
 describe('ResourceCatalog', () => {
   it('answers every URI from one load of the table until the 5 s backstop passes, then loads it again', async () => {
-    const catalog = new ResourceCatalog();
+    const catalog = new ResourceCatalog(undefined);
     let loads = 0;
     const load = (): Promise<ProtectedResource[]> => {
       loads += 1;
@@ -38,14 +39,14 @@ describe('ResourceCatalog', () => {
   });
 
   it('compares URIs exactly as sent (RFC 8707 §2): no normalisation', async () => {
-    const catalog = new ResourceCatalog();
+    const catalog = new ResourceCatalog(undefined);
     const load = (): Promise<ProtectedResource[]> => Promise.resolve([resource('https://mcp.example.com/mcp')]);
     expect(await catalog.byUri('https://mcp.example.com/mcp/', 0, load)).toBeUndefined();
     expect(await catalog.byUri('https://MCP.example.com/mcp', 0, load)).toBeUndefined();
   });
 
   it('loads once for concurrent lookups', async () => {
-    const catalog = new ResourceCatalog();
+    const catalog = new ResourceCatalog(undefined);
     let loads = 0;
     const load = async (): Promise<ProtectedResource[]> => {
       loads += 1;
@@ -57,35 +58,19 @@ describe('ResourceCatalog', () => {
     expect(loads).toBe(1);
   });
 
-  it('forgets the snapshot on invalidate, and does not keep a load that raced a write', async () => {
-    const catalog = new ResourceCatalog();
+  it('forgets the snapshot on invalidate (a write here), and counts its lookups as resource_catalog', async () => {
+    const catalog = new ResourceCatalog(undefined);
+    const counted: string[] = [];
+    catalog.metrics = {
+      cacheLookup: (cache: CacheName, hit: boolean) => counted.push(`${cache} ${hit ? 'hit' : 'miss'}`),
+    } as unknown as BrokerMetrics;
     await catalog.byUri('https://a.example.com', 0, () => Promise.resolve([resource('https://a.example.com')]));
+    expect(await catalog.byUri('https://b.example.com', 0, () => Promise.resolve([]))).toBeUndefined();
     catalog.invalidate();
-    expect(await catalog.byUri('https://a.example.com', 0, () => Promise.resolve([]))).toBeUndefined();
-
-    let release: () => void = () => undefined;
-    const slow = catalog.byUri(
-      'https://b.example.com',
-      0,
-      () => new Promise<ProtectedResource[]>((resolve) => (release = () => resolve([]))),
-    ); // read before the write
-    catalog.invalidate(); // the write commits while the read is in flight
-    release();
-    expect(await slow).toBeUndefined();
     expect(
       (await catalog.byUri('https://b.example.com', 0, () => Promise.resolve([resource('https://b.example.com')])))
         ?.resourceUri,
     ).toBe('https://b.example.com');
-  });
-
-  it('loads again after a failed load', async () => {
-    const catalog = new ResourceCatalog();
-    await expect(
-      catalog.byUri('https://a.example.com', 0, () => Promise.reject(new Error('database down'))),
-    ).rejects.toThrow('database down');
-    expect(
-      (await catalog.byUri('https://a.example.com', 0, () => Promise.resolve([resource('https://a.example.com')])))
-        ?.resourceUri,
-    ).toBe('https://a.example.com');
+    expect(counted).toEqual(['resource_catalog miss', 'resource_catalog hit', 'resource_catalog miss']);
   });
 });

@@ -1,17 +1,21 @@
 import type { ProtectedResource } from '@broker/domain';
+import type { BrokerMetrics } from '@broker/telemetry';
+import { DROP_ALL, NotifiedCache } from '../cache/notified-cache';
+import type { PostgresListenConnection } from '../notifications/postgres-listen-connection';
+import { REGISTRY_CHANNEL } from './registry-channel';
 
 /**
  * How long the protected-resource catalog is served from memory. Writes through this process
  * clear it at once; on PostgreSQL another replica's write clears it when its
- * `NOTIFY registry_changed` arrives (`RegistryChangeListener`), and after the notification
- * connection was lost. This bound is the backstop, not the mechanism (as `CLIENT_CACHE_TTL_MS`).
+ * `NOTIFY registry_changed` arrives, and so does the notification connection coming back
+ * after it was lost. This bound is the backstop, not the mechanism (as `CLIENT_CACHE_TTL_MS`).
  */
 export const RESOURCE_CATALOG_TTL_MS = 5_000;
 
-interface Snapshot {
-  readonly byUri: ReadonlyMap<string, ProtectedResource>;
-  readonly expiresAtMs: number;
-}
+/** The catalog is one entry: the whole table. */
+const SNAPSHOT = '';
+
+type ByUri = ReadonlyMap<string, ProtectedResource>;
 
 /**
  * The protected resources of one database, by URI, for the authorization and token endpoints
@@ -19,13 +23,32 @@ interface Snapshot {
  * API an administrator registered), so the whole of it is one snapshot, loaded by one query
  * whatever the number of concurrent lookups, then each lookup is a map read. One instance per
  * process, owned by `Database` (the admin server's writes clear what the end-user server
- * reads). A load that raced a write is used once but not kept (generation check).
+ * reads). A `NotifiedCache` of one entry, serving like `ClientCache`: a load that raced a
+ * write is used once but not kept (generation check).
  */
 export class ResourceCatalog {
-  private snapshot: Snapshot | undefined;
-  private loading:
-    { readonly generation: number; readonly done: Promise<ReadonlyMap<string, ProtectedResource>> } | undefined;
-  private generation = 0;
+  private readonly cache: NotifiedCache<ByUri>;
+
+  constructor(listen: PostgresListenConnection | undefined) {
+    this.cache = new NotifiedCache<ByUri>({
+      name: 'resource_catalog',
+      maxEntries: 1,
+      ttlMs: RESOURCE_CATALOG_TTL_MS,
+      listen,
+      serve: 'always',
+      channels: [{ channel: REGISTRY_CHANNEL, invalidates: () => DROP_ALL }],
+      singleFlight: true,
+    });
+  }
+
+  /** Counts hits and misses when set (`Database.instrument`). */
+  get metrics(): BrokerMetrics | undefined {
+    return this.cache.metrics;
+  }
+
+  set metrics(metrics: BrokerMetrics | undefined) {
+    this.cache.metrics = metrics;
+  }
 
   /**
    * The resource registered with exactly this URI (RFC 8707 §2: compared as sent), or undefined.
@@ -36,39 +59,18 @@ export class ResourceCatalog {
     nowMs: number,
     load: () => Promise<readonly ProtectedResource[]>,
   ): Promise<ProtectedResource | undefined> {
-    const snapshot = this.snapshot;
-    if (snapshot !== undefined && snapshot.expiresAtMs > nowMs) return snapshot.byUri.get(uri);
-    return (await this.reload(nowMs, load)).get(uri);
+    const snapshot =
+      this.cache.lookup(SNAPSHOT, nowMs, undefined) ??
+      (await this.cache.load(SNAPSHOT, nowMs, async () => byResourceUri(await load())));
+    return snapshot?.get(uri);
   }
 
-  /** Forgets the snapshot: a registry write happened here or on another replica. */
+  /** Forgets the snapshot: a registry write happened here. */
   invalidate(): void {
-    this.generation += 1;
-    this.snapshot = undefined;
-    this.loading = undefined;
+    this.cache.forgetAll();
   }
+}
 
-  private reload(
-    nowMs: number,
-    load: () => Promise<readonly ProtectedResource[]>,
-  ): Promise<ReadonlyMap<string, ProtectedResource>> {
-    const generation = this.generation;
-    if (this.loading?.generation === generation) return this.loading.done;
-    const done = load().then(
-      (resources) => {
-        const byUri = new Map(resources.map((resource) => [resource.resourceUri, resource] as const));
-        if (generation === this.generation) {
-          this.snapshot = { byUri, expiresAtMs: nowMs + RESOURCE_CATALOG_TTL_MS };
-          this.loading = undefined;
-        }
-        return byUri;
-      },
-      (error: unknown) => {
-        if (this.loading?.generation === generation) this.loading = undefined;
-        throw error;
-      },
-    );
-    this.loading = { generation, done };
-    return done;
-  }
+function byResourceUri(resources: readonly ProtectedResource[]): ByUri {
+  return new Map(resources.map((resource) => [resource.resourceUri, resource] as const));
 }

@@ -1,5 +1,6 @@
+import { FakeListenConnection } from '@broker/testing';
 import { describe, expect, it } from 'vitest';
-import type { ChannelSubscriber, PostgresListenConnection } from '../notifications/postgres-listen-connection';
+import type { PostgresListenConnection } from '../notifications/postgres-listen-connection';
 import { EXCHANGE_CHANNEL } from './exchange-context-cache';
 import {
   TOKEN_REVOKED_CHANNEL,
@@ -8,35 +9,6 @@ import {
   type AccessTokenFacts,
   type AccessTokenKey,
 } from './token-state-cache';
-
-/** The process's notification connection, driven by the test: who listens, and what arrives. */
-class FakeListen {
-  readonly subscribers = new Map<string, ChannelSubscriber[]>();
-  listening = true;
-
-  subscribe(channel: string, subscriber: ChannelSubscriber): Promise<() => Promise<void>> {
-    this.subscribers.set(channel, [...(this.subscribers.get(channel) ?? []), subscriber]);
-    return Promise.resolve(() => Promise.resolve());
-  }
-
-  isListening(channel: string): boolean {
-    return this.listening && this.subscribers.has(channel);
-  }
-
-  notify(channel: string, payload: string): void {
-    for (const subscriber of this.subscribers.get(channel) ?? []) subscriber.notify(payload);
-  }
-
-  lose(): void {
-    this.listening = false;
-    for (const subscriber of [...this.subscribers.values()].flat()) subscriber.lost(new Error('gone'));
-  }
-
-  resync(): void {
-    this.listening = true;
-    for (const subscriber of [...this.subscribers.values()].flat()) subscriber.resync();
-  }
-}
 
 const FACTS: AccessTokenFacts = {
   revoked: false,
@@ -54,7 +26,7 @@ const key = (jti: string, extra: Partial<AccessTokenKey> = {}): AccessTokenKey =
 
 /** A cache over the fake connection (or none: PGlite), LISTEN done, and a counting loader. */
 async function setUp({ listening = true } = {}) {
-  const listen = listening ? new FakeListen() : undefined;
+  const listen = listening ? new FakeListenConnection() : undefined;
   const cache = new TokenStateCache(listen as unknown as PostgresListenConnection | undefined);
   let loads = 0;
   const read = (k: AccessTokenKey, nowMs = 0, facts: AccessTokenFacts = FACTS) =>
@@ -133,30 +105,13 @@ describe('TokenStateCache', () => {
     expect(loads()).toBe(1 + 4);
   });
 
-  it('reads the database while the notification connection is down, and starts empty when it is back', async () => {
-    const { cache, read, loads, listen } = await setUp();
-    await read(key('t1'));
-    listen?.lose();
+  it('serves only while both channels are listened on', async () => {
+    const listen = new FakeListenConnection();
+    listen.deaf.add(EXCHANGE_CHANNEL);
+    const cache = new TokenStateCache(listen as unknown as PostgresListenConnection);
+    await cache.read(key('t1'), 0, () => Promise.resolve(FACTS));
+    await new Promise((resolve) => setImmediate(resolve));
     expect(cache.active).toBe(false);
-    await read(key('t1'));
-    await read(key('t1'));
-    expect(loads()).toBe(1 + 3);
-    expect(cache.size).toBe(0);
-    listen?.resync();
-    expect(cache.active).toBe(true);
-    await read(key('t1'));
-    await read(key('t1'));
-    expect(loads()).toBe(1 + 3 + 1);
-  });
-
-  it('does not keep a read that a notification overtook', async () => {
-    const { cache, loads, listen, read } = await setUp();
-    await cache.read(key('t1'), 0, () => {
-      listen?.notify(TOKEN_REVOKED_CHANNEL, 'jti:t1');
-      return Promise.resolve(FACTS);
-    });
-    await read(key('t1'));
-    expect(loads()).toBe(2);
   });
 
   it('reads a token again after the backstop TTL, and when asked about another person or family', async () => {

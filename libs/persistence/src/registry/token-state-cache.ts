@@ -1,6 +1,7 @@
 import type { BrokerMetrics } from '@broker/telemetry';
+import { DROP_ALL, NotifiedCache, type Invalidation } from '../cache/notified-cache';
 import type { PostgresListenConnection } from '../notifications/postgres-listen-connection';
-import { EXCHANGE_CHANNEL } from './exchange-context-cache';
+import { EXCHANGE_CHANNEL, principalChange } from './exchange-context-cache';
 
 /**
  * The channel of committed token revocations (migration TokenRevocation): `jti:<uuid>` when
@@ -43,168 +44,101 @@ export interface AccessTokenFacts {
   readonly grant: GrantFacts | undefined;
 }
 
+/** An entry: the facts, with the key they were read for (a hit must be for the same person, agent and family). */
 interface Entry {
   readonly key: AccessTokenKey;
   readonly facts: AccessTokenFacts;
-  readonly expiresAtMs: number;
 }
 
 /**
  * What introspection reads from the database for an access token (revoked `jti`, revoked
  * `sid` family, the person's grant), kept in memory on PostgreSQL so that a token
- * introspected again costs no round trip (docs/oauth2.md "Token lifecycle").
+ * introspected again costs no round trip (docs/oauth2.md "Token lifecycle"). A
+ * `NotifiedCache` by `jti`, indexed by family and by person.
  *
  * It serves only while this process listens on both `token_revoked` and `exchange_changed`:
  * every committed revocation notifies its `jti` or family, every grant change its person,
  * and each replica drops the matching entries when the notification arrives; the replica
  * that wrote drops them at commit (`forgetJti`, `forgetFamily`, `forgetPrincipal`). While
- * the notification connection is down (closed, or open but its heartbeat not back: see
- * `PostgresListenConnection`) nothing is served from memory and everything read before is
- * dropped. A read that overlapped an invalidation is not stored (generation
- * check). The grant's `valid_until` and `created_at` are judged by the caller on every
- * hit, with its clock. On PGlite (one process, no LISTEN) there is no cache: `listen` is
- * undefined and every read goes to the database.
+ * the notification connection is down nothing is served from memory and everything read
+ * before is dropped. The grant's `valid_until` and `created_at` are judged by the caller on
+ * every hit, with its clock. On PGlite (one process, no LISTEN) there is no cache: `listen`
+ * is undefined and every read goes to the database.
  */
 export class TokenStateCache {
-  private readonly entries = new Map<string, Entry>();
-  private readonly byFamily = new Map<string, Set<string>>();
-  private readonly byPrincipal = new Map<string, Set<string>>();
-  private generation = 0;
-  private serving = false;
-  private started = false;
-  /** Counts hits and misses when set (`Database.instrument`). */
-  metrics: BrokerMetrics | undefined;
+  private readonly cache: NotifiedCache<Entry, AccessTokenKey>;
 
-  constructor(private readonly listen: PostgresListenConnection | undefined) {}
+  constructor(listen: PostgresListenConnection | undefined) {
+    this.cache = new NotifiedCache<Entry, AccessTokenKey>({
+      name: 'token_state',
+      maxEntries: TOKEN_STATE_ENTRIES,
+      ttlMs: TOKEN_STATE_TTL_MS,
+      listen,
+      serve: 'while-listening',
+      channels: [
+        { channel: TOKEN_REVOKED_CHANNEL, invalidates: revocation },
+        { channel: EXCHANGE_CHANNEL, invalidates: principalChange },
+      ],
+      matches: (entry, key) => sameKey(entry.key, key),
+      indexes: { family: (_, entry) => entry.key.familyId, principal: (_, entry) => entry.key.principal },
+    });
+  }
+
+  /** Counts hits and misses when set (`Database.instrument`). */
+  get metrics(): BrokerMetrics | undefined {
+    return this.cache.metrics;
+  }
+
+  set metrics(metrics: BrokerMetrics | undefined) {
+    this.cache.metrics = metrics;
+  }
 
   /** Whether reads are answered from memory now (the notification connection listens on both channels). */
   get active(): boolean {
-    return this.serving;
+    return this.cache.active;
+  }
+
+  get size(): number {
+    return this.cache.size;
   }
 
   /** The facts for the token, from memory or from `load` (then kept). The first call starts listening. */
   async read(key: AccessTokenKey, nowMs: number, load: () => Promise<AccessTokenFacts>): Promise<AccessTokenFacts> {
-    if (!this.started) this.start();
-    if (!this.serving) return load();
-    const hit = this.entries.get(key.jti);
-    if (hit !== undefined && sameKey(hit.key, key)) {
-      if (hit.expiresAtMs > nowMs) {
-        this.metrics?.cacheLookup('token_state', true);
-        return hit.facts;
-      }
-    }
-    if (hit !== undefined) this.drop(key.jti);
-    this.metrics?.cacheLookup('token_state', false);
-    const generation = this.generation;
-    const facts = await load();
-    if (this.serving && generation === this.generation)
-      this.store({ key, facts, expiresAtMs: nowMs + TOKEN_STATE_TTL_MS });
-    return facts;
+    const hit = this.cache.lookup(key.jti, nowMs, key);
+    if (hit !== undefined) return hit.facts;
+    // The loader always yields an entry: only its storing depends on the cache.
+    const entry = (await this.cache.load(key.jti, nowMs, async () => ({ key, facts: await load() }))) as Entry;
+    return entry.facts;
   }
 
   /** An access token was revoked (here or, by notification, elsewhere). */
   forgetJti(jti: string): void {
-    this.generation += 1;
-    this.drop(jti);
+    this.cache.forgetKey(jti);
   }
 
   /** A refresh token family was revoked: the access tokens carrying it as `sid`. */
   forgetFamily(familyId: string): void {
-    this.generation += 1;
-    for (const jti of [...(this.byFamily.get(familyId) ?? [])]) this.drop(jti);
+    this.cache.forgetIndexed('family', familyId);
   }
 
   /** The person's grants changed (`exchange_changed`), or anything did (undefined or empty). */
   forgetPrincipal(principal: string | undefined): void {
-    this.generation += 1;
-    if (principal === undefined || principal === '') {
-      this.clear();
-      return;
-    }
-    for (const jti of [...(this.byPrincipal.get(principal) ?? [])]) this.drop(jti);
+    this.cache.invalidate(principalChange(principal));
   }
 
   /** A `token_revoked` notification's payload. */
   notified(payload: string | undefined): void {
-    if (payload?.startsWith('jti:') === true) this.forgetJti(payload.slice(4));
-    else if (payload?.startsWith('family:') === true) this.forgetFamily(payload.slice(7));
-    else this.forgetPrincipal(undefined);
+    this.cache.invalidate(revocation(payload));
   }
+}
 
-  get size(): number {
-    return this.entries.size;
-  }
-
-  private store(entry: Entry): void {
-    const { jti, familyId, principal } = entry.key;
-    this.drop(jti);
-    if (this.entries.size >= TOKEN_STATE_ENTRIES) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done !== true) this.drop(oldest.value);
-    }
-    this.entries.set(jti, entry);
-    if (familyId !== undefined) index(this.byFamily, familyId, jti);
-    if (principal !== undefined) index(this.byPrincipal, principal, jti);
-  }
-
-  private drop(jti: string): void {
-    const entry = this.entries.get(jti);
-    if (entry === undefined) return;
-    this.entries.delete(jti);
-    if (entry.key.familyId !== undefined) unindex(this.byFamily, entry.key.familyId, jti);
-    if (entry.key.principal !== undefined) unindex(this.byPrincipal, entry.key.principal, jti);
-  }
-
-  private clear(): void {
-    this.entries.clear();
-    this.byFamily.clear();
-    this.byPrincipal.clear();
-  }
-
-  private start(): void {
-    this.started = true;
-    const listen = this.listen;
-    if (listen === undefined) return;
-    const listening = (): boolean => listen.isListening(TOKEN_REVOKED_CHANNEL) && listen.isListening(EXCHANGE_CHANNEL);
-    const resume = (): void => {
-      this.forgetPrincipal(undefined);
-      this.serving = listening();
-    };
-    const suspend = (): void => {
-      this.serving = false;
-      this.forgetPrincipal(undefined);
-    };
-    // Notifications sent while the connection was down are lost: start again from empty.
-    const revoked = listen.subscribe(TOKEN_REVOKED_CHANNEL, {
-      notify: (payload) => this.notified(payload),
-      resync: resume,
-      lost: suspend,
-    });
-    const grants = listen.subscribe(EXCHANGE_CHANNEL, {
-      notify: (payload) => this.forgetPrincipal(payload),
-      resync: resume,
-      lost: suspend,
-    });
-    // Once both LISTENs have run: anything read before may have missed a change, so start empty.
-    void Promise.all([revoked, grants]).then(resume, suspend);
-  }
+/** `token_revoked`: `jti:<uuid>` or `family:<uuid>`; anything else drops everything. */
+function revocation(payload: string | undefined): Invalidation {
+  if (payload?.startsWith('jti:') === true) return { drop: 'key', key: payload.slice(4) };
+  if (payload?.startsWith('family:') === true) return { drop: 'index', index: 'family', value: payload.slice(7) };
+  return DROP_ALL;
 }
 
 function sameKey(a: AccessTokenKey, b: AccessTokenKey): boolean {
   return a.familyId === b.familyId && a.principal === b.principal && a.agentId === b.agentId;
-}
-
-function index(map: Map<string, Set<string>>, key: string, jti: string): void {
-  let set = map.get(key);
-  if (set === undefined) {
-    set = new Set();
-    map.set(key, set);
-  }
-  set.add(jti);
-}
-
-function unindex(map: Map<string, Set<string>>, key: string, jti: string): void {
-  const set = map.get(key);
-  set?.delete(jti);
-  if (set?.size === 0) map.delete(key);
 }

@@ -132,8 +132,14 @@ export const PROVIDER_ERROR_KINDS: readonly ProviderErrorKind[] = [
 ];
 
 /** `cache` of `broker_cache_requests_total`. */
-export type CacheName = 'verified_jwt' | 'client' | 'exchange_context' | 'token_state';
-export const CACHE_NAMES: readonly CacheName[] = ['verified_jwt', 'client', 'exchange_context', 'token_state'];
+export type CacheName = 'verified_jwt' | 'client' | 'resource_catalog' | 'exchange_context' | 'token_state';
+export const CACHE_NAMES: readonly CacheName[] = [
+  'verified_jwt',
+  'client',
+  'resource_catalog',
+  'exchange_context',
+  'token_state',
+];
 
 /** RFC 7009: what a revocation ended (`none`: nothing, an unknown token or another client's). */
 export type RevokedTokenType = 'access_token' | 'refresh_token' | 'none';

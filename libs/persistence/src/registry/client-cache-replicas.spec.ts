@@ -8,7 +8,7 @@ import { AgentRepository } from './agent.repository';
 import { ClientCredentialRepository } from './client-credential.repository';
 
 /** Two processes on one PostgreSQL: each with its own `Database`, as two broker replicas have. */
-describe.runIf(postgresServerUrl())('RegistryChangeListener on PostgreSQL', () => {
+describe.runIf(postgresServerUrl())('ClientCache across replicas on PostgreSQL', () => {
   let replicaA: Database;
   let replicaB: Database;
   // Frozen: the 5 s backstop never passes, so only a notification can clear A's cache.
@@ -35,7 +35,7 @@ describe.runIf(postgresServerUrl())('RegistryChangeListener on PostgreSQL', () =
   };
 
   it("clears one replica's cached client when another replica rotates its secret, before any TTL", async () => {
-    const agentsA = new AgentRepository(replicaA.dataSource, replicaA.clientCache, replicaA.registryChanges, clock);
+    const agentsA = new AgentRepository(replicaA.dataSource, replicaA.clientCache, clock);
     const credentialsB = new ClientCredentialRepository(replicaB.dataSource, replicaB.clientCache);
     const agent = randomUUID();
     await replicaB.dataSource.query(
@@ -45,7 +45,7 @@ describe.runIf(postgresServerUrl())('RegistryChangeListener on PostgreSQL', () =
     await credentialsB.upsert(agent, Buffer.from('first'), clock.now());
 
     expect((await agentsA.findClient(agent))?.secretSha256?.toString()).toBe('first');
-    // The listener starts with the first lookup; once LISTEN runs the cache is cleared, so wait for it.
+    // The cache listens from its first lookup; once LISTEN runs it is cleared, so wait for it.
     for (let i = 0; i < 100 && (await listenConnections()) === 0; i += 1)
       await new Promise((resolve) => setTimeout(resolve, 10));
     expect((await agentsA.findClient(agent))?.secretSha256?.toString()).toBe('first');
@@ -60,7 +60,7 @@ describe.runIf(postgresServerUrl())('RegistryChangeListener on PostgreSQL', () =
     expect(seen).toBe('second');
   });
 
-  it('shares one LISTEN connection per process between the approvals feed and the registry listener, and opens none where no client was looked up', async () => {
+  it('shares one LISTEN connection per process between the approvals feed and the client cache, and opens none where no client was looked up', async () => {
     // A looked a client up above; B never did (as a process serving only the admin API).
     expect(await listenConnections()).toBe(1);
     const feed = new PostgresApprovalChangeFeed(replicaA.notifications as NonNullable<Database['notifications']>);
@@ -70,7 +70,7 @@ describe.runIf(postgresServerUrl())('RegistryChangeListener on PostgreSQL', () =
     } finally {
       await feed.stop();
     }
-    // The registry listener still holds the connection after the feed left.
+    // The client cache still holds the connection after the feed left.
     expect(await listenConnections()).toBe(1);
   });
 });
