@@ -40,7 +40,7 @@ export class Database {
   private closed = false;
   /**
    * Internal to `libs/persistence`: the process's one `LISTEN` connection (PostgreSQL),
-   * shared by the approvals change feed and the registry listener.
+   * shared by the approvals change feed and the caches.
    */
   readonly notifications: PostgresListenConnection | undefined;
   /**

@@ -37,7 +37,7 @@ function deliver(listener: ApprovalChangeListener, payload: string | undefined):
 
 /**
  * PostgreSQL: `LISTEN approvals_changed` on the process's one notification connection
- * (shared with the client cache's registry listener). After a reconnect the listener is
+ * (shared with the caches). After a reconnect the listener is
  * told to resync, since notifications sent meanwhile are lost.
  */
 export class PostgresApprovalChangeFeed extends ApprovalChangeFeed {
