@@ -31,6 +31,8 @@ const ALLOWED = {
   testing: ['domain', 'config', 'persistence', 'vault', 'http', 'bootstrap', 'telemetry'],
   // The webhook outbox's delivery worker (outbound HTTP, the sealed secrets, the outbox tables).
   webhooks: ['domain', 'config', 'persistence', 'outbound', 'vault', 'telemetry'],
+  // The response and query classes both servers' APIs use (the apps never import each other).
+  'api-shapes': ['events', 'http', 'persistence'],
 };
 const LIBS = readdirSync(new URL('./libs', import.meta.url), { withFileTypes: true })
   .filter((d) => d.isDirectory())

@@ -61,6 +61,7 @@ export default defineConfig({
       '@broker/oauth-server': lib('oauth-server'),
       '@broker/approvals': lib('approvals'),
       '@broker/testing': lib('testing'),
+      '@broker/api-shapes': lib('api-shapes'),
     },
   },
   test: {

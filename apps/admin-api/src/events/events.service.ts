@@ -2,7 +2,6 @@ import { DEFAULT_EVENT_LIMIT, eventFilter, type EventFilter, type RecordedEvent 
 import { EventRepository } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
 import type { EventExportQuery } from './event-export.query';
-import type { EventFilterQuery } from './event-filter.query';
 import type { EventListQuery } from './event-list.query';
 import { toEventResponse, type EventListResponse } from './event.response';
 
@@ -10,7 +9,7 @@ import { toEventResponse, type EventListResponse } from './event.response';
 export const EXPORT_PAGE_SIZE = 500;
 
 /** The query's filters for the repository (the DTOs have checked every value; `to` must come after `from`). */
-function toFilter(query: EventFilterQuery): EventFilter {
+function toFilter(query: EventListQuery | EventExportQuery): EventFilter {
   return {
     ...(query.principal === undefined ? {} : { principal: query.principal }),
     ...eventFilter(query, 'invalid request'),

@@ -1,71 +1,7 @@
-import {
-  DEFAULT_EVENT_LIMIT,
-  EVENT_CURSOR,
-  EVENT_CURSOR_MESSAGE,
-  EVENT_TYPE_MESSAGE,
-  EVENT_TYPES,
-  decimalLimit,
-  eventTypeList,
-  type EventQuery,
-  type EventType,
-} from '@broker/events';
-import { IsDateTime } from '@broker/http';
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsIn, IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
+import { EventPageQuery } from '@broker/api-shapes';
 
 /**
- * Query of `GET /api/activity`: cursor pagination and filters, all optional. The ledger's one
- * read-side query (`EventQuery` of @broker/events, as `GET /api/events` takes it); the
- * principal is always the caller.
+ * Query of `GET /api/activity`: cursor pagination and filters, all optional (the ledger's page
+ * query, as the admin server's `GET /api/events` takes it); the principal is always the caller.
  */
-export class ActivityQuery implements EventQuery {
-  /** The previous page's `next_cursor`, as received (opaque). Omitted: the newest events. */
-  @IsOptional()
-  @Matches(EVENT_CURSOR, { message: EVENT_CURSOR_MESSAGE })
-  cursor?: string;
-
-  /** Events per page, 1-100 (default 50). */
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_EVENT_LIMIT })
-  @IsOptional()
-  @Transform(decimalLimit)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  limit?: number;
-
-  /** Only this agent's events. */
-  @IsOptional()
-  @IsUUID('all')
-  agent_id?: string;
-
-  /** Only this service's events. */
-  @IsOptional()
-  @IsUUID('all')
-  service_id?: string;
-
-  /** Only these kinds: repeatable (`type=a&type=b`) or comma-separated (`type=a,b`), each one of the README's event kinds. */
-  @ApiPropertyOptional({
-    type: 'array',
-    items: { type: 'string' },
-    description:
-      'Only these kinds: repeatable (`type=a&type=b`) or comma-separated (`type=a,b`), each an event kind (`grant.created`, ...)',
-  })
-  @IsOptional()
-  @Transform(eventTypeList)
-  @ArrayMaxSize(EVENT_TYPES.length)
-  @IsIn(EVENT_TYPES, { each: true, message: EVENT_TYPE_MESSAGE })
-  type?: EventType[];
-
-  /** Only events that happened at or after this time (RFC 3339). */
-  @ApiPropertyOptional({ format: 'date-time' })
-  @IsOptional()
-  @IsDateTime()
-  from?: string;
-
-  /** Only events that happened before this time (RFC 3339), after `from`. */
-  @ApiPropertyOptional({ format: 'date-time' })
-  @IsOptional()
-  @IsDateTime()
-  to?: string;
-}
+export class ActivityQuery extends EventPageQuery {}
