@@ -11,6 +11,7 @@ import {
   type PostgresWireProxy,
   type ProxiedSession,
 } from '@broker/testing';
+import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
 import { ExchangeContextCache } from '../registry/exchange-context-cache';
@@ -154,5 +155,66 @@ describe.runIf(postgresServerUrl())('PostgresListenConnection that silently stop
     const { body } = await metrics.scrape();
     expect(body).toContain('\nbroker_db_listen_outages_total 2\n');
     expect(body).toContain('\nbroker_db_listen_down 0\n');
+  });
+});
+
+/**
+ * Subscribers joining a connection that is already up each send their own `LISTEN`. Two at
+ * once (two caches' first lookups) must take turns on the one client: pg deprecates a query
+ * sent while another runs, and a subscriber must not be told it listens before its `LISTEN` ran.
+ */
+describe.runIf(postgresServerUrl())('PostgresListenConnection with subscribers joining at once', () => {
+  let database: Database;
+  let listen: PostgresListenConnection;
+
+  beforeAll(async () => {
+    const url = await createPostgresDatabase();
+    const config = testConfig({ storage: { backend: 'postgres', postgres: { connection_url: url } } });
+    database = await Database.open(config, createLogger(config, new LogCapture()));
+    listen = new PostgresListenConnection(url, {
+      notify: (channel, payload) => database.dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]),
+      logger: createLogger(config, new LogCapture()),
+    });
+  });
+
+  afterAll(async () => {
+    await listen?.close();
+    await database?.close();
+  });
+
+  it('sends one LISTEN at a time, and each subscriber listens once its subscription resolves', async () => {
+    await listen.subscribe('joins_first', { notify: () => undefined, resync: () => undefined, lost: () => undefined });
+    // Every query of every pg client while the two join: how many ran at once on one client.
+    const running = new Map<object, number>();
+    let overlapping = 0;
+    const query = Client.prototype.query;
+    Client.prototype.query = function (this: Client, ...args: unknown[]) {
+      const now = (running.get(this) ?? 0) + 1;
+      running.set(this, now);
+      if (now > 1) overlapping += 1;
+      const done = () => running.set(this, (running.get(this) ?? 1) - 1);
+      const result = (query as (...a: unknown[]) => unknown).apply(this, args);
+      if (result instanceof Promise) void result.then(done, done);
+      else done();
+      return result;
+    } as typeof query;
+    const heard: string[] = [];
+    try {
+      const joined = ['joins_second', 'joins_third'].map(async (channel) => {
+        await listen.subscribe(channel, {
+          notify: (payload) => heard.push(`${channel}:${payload}`),
+          resync: () => undefined,
+          lost: () => undefined,
+        });
+        return listen.isListening(channel);
+      });
+      expect(await Promise.all(joined)).toEqual([true, true]);
+    } finally {
+      Client.prototype.query = query;
+    }
+    expect(overlapping).toBe(0);
+    await database.dataSource.query("SELECT pg_notify('joins_second', 'a'), pg_notify('joins_third', 'b')");
+    await eventually(() => [...heard].sort(), (seen) => seen.length === 2, { waitingFor: 'both notifications' });
+    expect([...heard].sort()).toEqual(['joins_second:a', 'joins_third:b']);
   });
 });

@@ -83,6 +83,8 @@ export class PostgresListenConnection {
   private session: Session | undefined;
   /** Channels the current client has issued `LISTEN` for. */
   private listening = new Set<string>();
+  /** The last `listenAll` of the current client: the next one waits for it. */
+  private listenTurn: Promise<void> = Promise.resolve();
   private connecting: Promise<void> | undefined;
   private retry: NodeJS.Timeout | undefined;
   private attempt = 0;
@@ -220,6 +222,7 @@ export class PostgresListenConnection {
       for (const subscriber of this.subscribers.get(message.channel) ?? []) subscriber.notify(message.payload);
     });
     this.listening = new Set();
+    this.listenTurn = Promise.resolve();
     try {
       await client.connect();
       await this.listenAll(client);
@@ -280,15 +283,27 @@ export class PostgresListenConnection {
     });
   }
 
-  /** Issues `LISTEN` for the heartbeat channel and every subscribed channel the client does not listen on yet. */
-  private async listenAll(client: Client): Promise<void> {
+  /**
+   * Issues `LISTEN` for the heartbeat channel and every subscribed channel the client does not
+   * listen on yet. Calls take turns on the client (two caches subscribing at once must not send
+   * a query while another runs, which pg deprecates), and each resolves only once the `LISTEN`
+   * naming its channels has run.
+   */
+  private listenAll(client: Client): Promise<void> {
+    const turn = this.listenTurn.then(() => this.listenMissing(client));
+    this.listenTurn = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async listenMissing(client: Client): Promise<void> {
     const missing = [this.heartbeatChannel, ...this.subscribers.keys()].filter(
       (channel) => !this.listening.has(channel),
     );
     if (missing.length === 0) return;
-    for (const channel of missing) this.listening.add(channel);
     // Channel names are our constants, never input: quoting them as identifiers is enough.
     await client.query(missing.map((channel) => `LISTEN "${channel}"`).join('; '));
+    // Listening from now on (`isListening`), not from when the statement was sent.
+    for (const channel of missing) this.listening.add(channel);
   }
 
   private reportDown(error: Error): void {
