@@ -214,7 +214,11 @@ describe.runIf(postgresServerUrl())('PostgresListenConnection with subscribers j
     }
     expect(overlapping).toBe(0);
     await database.dataSource.query("SELECT pg_notify('joins_second', 'a'), pg_notify('joins_third', 'b')");
-    await eventually(() => [...heard].sort(), (seen) => seen.length === 2, { waitingFor: 'both notifications' });
+    await eventually(
+      () => [...heard].sort(),
+      (seen) => seen.length === 2,
+      { waitingFor: 'both notifications' },
+    );
     expect([...heard].sort()).toEqual(['joins_second:a', 'joins_third:b']);
   });
 });
