@@ -15,7 +15,6 @@ import { acquirePglite, releasePglite, type SharedPglite } from './pglite/pglite
 import { pgliteDriverModule } from './pglite/pglite-pool';
 import { databaseReaders } from './metrics/database-gauges';
 import { ClientCache } from './registry/client-cache';
-import { registerExchangeCache } from './registry/exchange-cache-registry';
 import { EXCHANGE_CHANNEL, ExchangeContextCache } from './registry/exchange-context-cache';
 import { ResourceCatalog } from './registry/resource-catalog';
 import { TokenStateCache } from './registry/token-state-cache';
@@ -95,12 +94,6 @@ export class Database {
     this.resourceCatalog = new ResourceCatalog(this.notifications);
     this.exchangeCache = this.notifications === undefined ? undefined : new ExchangeContextCache(this.notifications);
     this.tokenState = this.notifications === undefined ? undefined : new TokenStateCache(this.notifications);
-    const { exchangeCache, tokenState } = this;
-    // A grant, session, service or agent write through this process: both caches drop what it changed at commit.
-    if (exchangeCache !== undefined && tokenState !== undefined)
-      registerExchangeCache(dataSource, {
-        invalidate: (principal) => (exchangeCache.invalidate(principal), tokenState.forgetPrincipal(principal)),
-      });
     this.events = new EventLedger(new EventRepository(dataSource), events, logger.child({ component: 'event-ledger' }));
   }
 

@@ -6,7 +6,8 @@ import type { WithinTransaction } from '../within-transaction';
 import { constraintViolation, FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from '../persistence-errors';
 import { ClientCache, type ClientRecord } from './client-cache';
 import { AgentEntity, AgentPermissionSetEntity } from './registry.entities';
-import { committedExchangeChange } from './exchange-cache-registry';
+import { Transactions } from '../transactions';
+import { ExchangeChanges } from './exchange-changes';
 import { endFamilies } from './refresh-token-families';
 
 /** Everything of an agent an admin writes. */
@@ -133,6 +134,8 @@ export class AgentRepository {
     /** The process's client cache (`Database.clientCache`), cleared by every write here. */
     private readonly clientCache: ClientCache,
     private readonly clock: Clock,
+    private readonly transactions: Transactions,
+    private readonly exchangeChanges: ExchangeChanges,
   ) {}
 
   /**
@@ -218,26 +221,18 @@ export class AgentRepository {
    */
   async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {
     try {
-      try {
-        return await this.dataSource.transaction(async (manager) => {
-          // Its refresh token families end first, atomically against a rotation in flight (the deletion
-          // then deletes its grants and their tokens), taking the family locks before the grant rows'.
-          await endFamilies(
-            manager,
-            'SELECT family_id FROM refresh_tokens WHERE agent_id = $2',
-            [id],
-            this.clock.now(),
-          );
-          const deleted = ((await manager.delete(AgentEntity, { id })).affected ?? 0) > 0;
-          if (deleted) await events?.(id, manager);
-          return deleted;
-        });
-      } finally {
-        this.clientCache.invalidate();
-      }
+      return await this.transactions.run(async (manager, scope) => {
+        // Its grants go with it: every exchange context of this process is read again.
+        scope.afterCommit(() => this.exchangeChanges.forget());
+        // Its refresh token families end first, atomically against a rotation in flight (the deletion
+        // then deletes its grants and their tokens), taking the family locks before the grant rows'.
+        await endFamilies(manager, 'SELECT family_id FROM refresh_tokens WHERE agent_id = $2', [id], this.clock.now());
+        const deleted = ((await manager.delete(AgentEntity, { id })).affected ?? 0) > 0;
+        if (deleted) await events?.(id, manager);
+        return deleted;
+      });
     } finally {
-      // Committed (or rolled back): this process's own next exchange reads the rows again.
-      committedExchangeChange(this.dataSource);
+      this.clientCache.invalidate();
     }
   }
 

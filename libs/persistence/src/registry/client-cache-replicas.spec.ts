@@ -4,6 +4,8 @@ import { createPostgresDatabase, FrozenClock, LogCapture, postgresServerUrl, tes
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresApprovalChangeFeed } from '../approvals/approval-change-feed';
 import { Database } from '../database';
+import { Transactions } from '../transactions';
+import { ExchangeChanges } from './exchange-changes';
 import { AgentRepository } from './agent.repository';
 import { ClientCredentialRepository } from './client-credential.repository';
 
@@ -35,7 +37,13 @@ describe.runIf(postgresServerUrl())('ClientCache across replicas on PostgreSQL',
   };
 
   it("clears one replica's cached client when another replica rotates its secret, before any TTL", async () => {
-    const agentsA = new AgentRepository(replicaA.dataSource, replicaA.clientCache, clock);
+    const agentsA = new AgentRepository(
+      replicaA.dataSource,
+      replicaA.clientCache,
+      clock,
+      new Transactions(replicaA.dataSource),
+      new ExchangeChanges(replicaA.exchangeCache, replicaA.tokenState),
+    );
     const credentialsB = new ClientCredentialRepository(replicaB.dataSource, replicaB.clientCache);
     const agent = randomUUID();
     await replicaB.dataSource.query(

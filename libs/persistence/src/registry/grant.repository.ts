@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
-import { committedExchangeChange } from './exchange-cache-registry';
+import { Transactions } from '../transactions';
+import { ExchangeChanges } from './exchange-changes';
 import { endFamilies, familyDelegated } from './refresh-token-families';
 
 interface GrantRow {
@@ -61,7 +62,11 @@ export function active(nowParam: number): string {
  */
 @Injectable()
 export class GrantRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+    private readonly exchangeChanges: ExchangeChanges,
+  ) {}
 
   /** The principal's active grant for the agent. */
   async findActive(principal: string, agentId: string, now: Date): Promise<Grant | undefined> {
@@ -188,62 +193,58 @@ export class GrantRepository {
     now: Date,
     within?: WithinTransaction<{ grant: Grant; created: boolean; started: boolean }>,
   ): Promise<{ grant: Grant; created: boolean; started: boolean }> {
-    try {
-      return await this.dataSource.transaction(async (manager) => {
-        // `started`: no active grant before this one (none, or one past its valid_until), read under the row's lock
-        // (a statement of its own: in the upsert's own statement the row it updates is no longer there to lock).
-        const before = await manager.query<unknown[]>(
-          `SELECT 1 FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR UPDATE`,
-          [principal, agentId, now],
-        );
-        const rows = await manager.query<(GrantRow & { created: boolean })[]>(
-          `INSERT INTO grants AS g (id, principal, agent_id, valid_until, created_at, updated_at)
+    return this.transactions.run(async (manager, scope) => {
+      scope.afterCommit(() => this.exchangeChanges.forget(principal));
+      // `started`: no active grant before this one (none, or one past its valid_until), read under the row's lock
+      // (a statement of its own: in the upsert's own statement the row it updates is no longer there to lock).
+      const before = await manager.query<unknown[]>(
+        `SELECT 1 FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR UPDATE`,
+        [principal, agentId, now],
+      );
+      const rows = await manager.query<(GrantRow & { created: boolean })[]>(
+        `INSERT INTO grants AS g (id, principal, agent_id, valid_until, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5, $5)
            ON CONFLICT (principal, agent_id) DO UPDATE
              SET valid_until = EXCLUDED.valid_until,
                  updated_at  = EXCLUDED.updated_at,
                  created_at  = CASE WHEN ${active(5)} THEN g.created_at ELSE EXCLUDED.created_at END
            RETURNING g.*, (xmax = 0) AS created`,
-          [id, principal, agentId, validUntil, now],
+        [id, principal, agentId, validUntil, now],
+      );
+      const row = rows[0] as GrantRow & { created: boolean };
+      const written: Delegations = {
+        services: delegations.map((d) => ({
+          grant_id: row.id,
+          permission_set_id: d.permissionSetId,
+          service_id: d.serviceId,
+          scopes: [...d.scopes],
+        })),
+        resources: resourceDelegations.map((d) => ({
+          grant_id: row.id,
+          permission_set_id: d.permissionSetId,
+          resource_id: d.resourceId,
+          scopes: [...d.scopes],
+        })),
+      };
+      const result = { grant: toGrant(row, written), created: row.created, started: before.length === 0 };
+      await within?.(result, manager);
+      await manager.query('DELETE FROM grant_delegations WHERE grant_id = $1', [row.id]);
+      for (const [position, delegation] of delegations.entries()) {
+        await manager.query(
+          'INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) VALUES ($1, $2, $3, $4, $5)',
+          [row.id, delegation.permissionSetId, delegation.serviceId, JSON.stringify(delegation.scopes), position],
         );
-        const row = rows[0] as GrantRow & { created: boolean };
-        const written: Delegations = {
-          services: delegations.map((d) => ({
-            grant_id: row.id,
-            permission_set_id: d.permissionSetId,
-            service_id: d.serviceId,
-            scopes: [...d.scopes],
-          })),
-          resources: resourceDelegations.map((d) => ({
-            grant_id: row.id,
-            permission_set_id: d.permissionSetId,
-            resource_id: d.resourceId,
-            scopes: [...d.scopes],
-          })),
-        };
-        const result = { grant: toGrant(row, written), created: row.created, started: before.length === 0 };
-        await within?.(result, manager);
-        await manager.query('DELETE FROM grant_delegations WHERE grant_id = $1', [row.id]);
-        for (const [position, delegation] of delegations.entries()) {
-          await manager.query(
-            'INSERT INTO grant_delegations (grant_id, permission_set_id, service_id, scopes, position) VALUES ($1, $2, $3, $4, $5)',
-            [row.id, delegation.permissionSetId, delegation.serviceId, JSON.stringify(delegation.scopes), position],
-          );
-        }
-        await manager.query('DELETE FROM grant_resources WHERE grant_id = $1', [row.id]);
-        for (const [position, delegation] of resourceDelegations.entries()) {
-          await manager.query(
-            'INSERT INTO grant_resources (grant_id, permission_set_id, resource_id, scopes, position) VALUES ($1, $2, $3, $4, $5)',
-            [row.id, delegation.permissionSetId, delegation.resourceId, JSON.stringify(delegation.scopes), position],
-          );
-        }
-        await endFamiliesBeyond(manager, row.id, now);
-        return result;
-      });
-    } finally {
-      // Committed (or rolled back): this process's own next exchange reads the rows again.
-      committedExchangeChange(this.dataSource, principal);
-    }
+      }
+      await manager.query('DELETE FROM grant_resources WHERE grant_id = $1', [row.id]);
+      for (const [position, delegation] of resourceDelegations.entries()) {
+        await manager.query(
+          'INSERT INTO grant_resources (grant_id, permission_set_id, resource_id, scopes, position) VALUES ($1, $2, $3, $4, $5)',
+          [row.id, delegation.permissionSetId, delegation.resourceId, JSON.stringify(delegation.scopes), position],
+        );
+      }
+      await endFamiliesBeyond(manager, row.id, now);
+      return result;
+    });
   }
 
   /**
@@ -256,25 +257,21 @@ export class GrantRepository {
     now: Date,
     within?: WithinTransaction<Grant>,
   ): Promise<Grant | undefined> {
-    try {
-      return await this.dataSource.transaction(async (manager) => {
-        await endFamiliesOfGrant(manager, principal, agentId, now);
-        const rows = await manager.query<GrantRow[]>(
-          `SELECT g.* FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR UPDATE`,
-          [principal, agentId, now],
-        );
-        const row = rows[0];
-        if (row === undefined) return undefined;
-        const delegations = await this.delegations(manager, [row.id]);
-        await manager.query('DELETE FROM grants WHERE id = $1', [row.id]);
-        const grant = toGrant(row, delegations);
-        await within?.(grant, manager);
-        return grant;
-      });
-    } finally {
-      // Committed (or rolled back): this process's own next exchange reads the rows again.
-      committedExchangeChange(this.dataSource, principal);
-    }
+    return this.transactions.run(async (manager, scope) => {
+      scope.afterCommit(() => this.exchangeChanges.forget(principal));
+      await endFamiliesOfGrant(manager, principal, agentId, now);
+      const rows = await manager.query<GrantRow[]>(
+        `SELECT g.* FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR UPDATE`,
+        [principal, agentId, now],
+      );
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      const delegations = await this.delegations(manager, [row.id]);
+      await manager.query('DELETE FROM grants WHERE id = $1', [row.id]);
+      const grant = toGrant(row, delegations);
+      await within?.(grant, manager);
+      return grant;
+    });
   }
 
   /**
@@ -308,23 +305,19 @@ export class GrantRepository {
     now: Date,
     within?: WithinTransaction<Pick<Grant, 'id' | 'validUntil'>>,
   ): Promise<Pick<Grant, 'id' | 'validUntil'> | undefined> {
-    try {
-      return await this.dataSource.transaction(async (manager) => {
-        await endFamiliesOfGrant(manager, principal, agentId, now);
-        const [rows] = await manager.query<[GrantRow[], number]>(
-          'DELETE FROM grants WHERE principal = $1 AND agent_id = $2 RETURNING id, valid_until',
-          [principal, agentId],
-        );
-        const row = rows[0];
-        if (row === undefined) return undefined;
-        const deleted = { id: row.id, validUntil: row.valid_until };
-        await within?.(deleted, manager);
-        return deleted;
-      });
-    } finally {
-      // Committed (or rolled back): this process's own next exchange reads the rows again.
-      committedExchangeChange(this.dataSource, principal);
-    }
+    return this.transactions.run(async (manager, scope) => {
+      scope.afterCommit(() => this.exchangeChanges.forget(principal));
+      await endFamiliesOfGrant(manager, principal, agentId, now);
+      const [rows] = await manager.query<[GrantRow[], number]>(
+        'DELETE FROM grants WHERE principal = $1 AND agent_id = $2 RETURNING id, valid_until',
+        [principal, agentId],
+      );
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      const deleted = { id: row.id, validUntil: row.valid_until };
+      await within?.(deleted, manager);
+      return deleted;
+    });
   }
 
   /**

@@ -4,6 +4,8 @@ import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
+import { Transactions } from '../transactions';
+import { ExchangeChanges } from './exchange-changes';
 import { AgentRepository } from './agent.repository';
 import { PermissionSetRepository, type PermissionSetInput } from './permission-set.repository';
 
@@ -21,7 +23,13 @@ describe.each(testBackends())('PermissionSetRepository refusals on $name', (back
     const config = testConfig({ storage: await backend.storage() });
     database = await Database.open(config, createLogger(config, new LogCapture()));
     permissionSets = new PermissionSetRepository(database.dataSource);
-    agents = new AgentRepository(database.dataSource, database.clientCache, new SystemClock());
+    agents = new AgentRepository(
+      database.dataSource,
+      database.clientCache,
+      new SystemClock(),
+      new Transactions(database.dataSource),
+      new ExchangeChanges(database.exchangeCache, database.tokenState),
+    );
   });
 
   afterAll(async () => {

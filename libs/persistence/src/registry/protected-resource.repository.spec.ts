@@ -12,6 +12,8 @@ import {
 } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
+import { Transactions } from '../transactions';
+import { ExchangeChanges } from './exchange-changes';
 import { runCountingQueries } from '../query-count';
 import { PermissionSetRepository, type PermissionSetInput } from './permission-set.repository';
 import { ProtectedResourceRepository, type ProtectedResourceInput } from './protected-resource.repository';
@@ -60,7 +62,11 @@ describe.each(testBackends())('ProtectedResourceRepository on $name', (backend) 
     const config = testConfig({ storage: await backend.storage() });
     database = await Database.open(config, createLogger(config, new LogCapture()));
     resources = new ProtectedResourceRepository(database.dataSource, database.resourceCatalog);
-    services = new ServiceRepository(database.dataSource);
+    services = new ServiceRepository(
+      database.dataSource,
+      new Transactions(database.dataSource),
+      new ExchangeChanges(database.exchangeCache, database.tokenState),
+    );
     permissionSets = new PermissionSetRepository(database.dataSource);
   });
 

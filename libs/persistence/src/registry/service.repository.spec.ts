@@ -4,6 +4,8 @@ import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
+import { Transactions } from '../transactions';
+import { ExchangeChanges } from './exchange-changes';
 import { PermissionSetRepository } from './permission-set.repository';
 import { ServiceRepository, type ServiceInput } from './service.repository';
 
@@ -31,7 +33,11 @@ describe.each(testBackends())('ServiceRepository refusals on $name', (backend) =
   beforeAll(async () => {
     const config = testConfig({ storage: await backend.storage() });
     database = await Database.open(config, createLogger(config, new LogCapture()));
-    services = new ServiceRepository(database.dataSource);
+    services = new ServiceRepository(
+      database.dataSource,
+      new Transactions(database.dataSource),
+      new ExchangeChanges(database.exchangeCache, database.tokenState),
+    );
     permissionSets = new PermissionSetRepository(database.dataSource);
   });
 

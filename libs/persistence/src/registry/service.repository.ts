@@ -5,7 +5,8 @@ import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { WithinTransaction } from '../within-transaction';
 import { constraintViolation, isReferenceViolation, UNIQUE_VIOLATION } from '../persistence-errors';
 import { ServiceEntity, ServiceProtectedResourceEntity } from './registry.entities';
-import { committedExchangeChange } from './exchange-cache-registry';
+import { Transactions } from '../transactions';
+import { ExchangeChanges } from './exchange-changes';
 import { assertNoneARegisteredResource } from './resource-uri-claims';
 
 /** Everything of a service an admin writes, except its secret. */
@@ -53,7 +54,11 @@ function translateResourceConflict(error: unknown): never {
  */
 @Injectable()
 export class ServiceRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+    private readonly exchangeChanges: ExchangeChanges,
+  ) {}
 
   async list(): Promise<Service[]> {
     const services = await this.dataSource
@@ -136,27 +141,24 @@ export class ServiceRepository {
     events?: WithinTransaction<Service>,
   ): Promise<Service> {
     try {
-      try {
-        return await this.dataSource.transaction(async (manager) => {
-          await assertNoneARegisteredResource(manager, input.protectedResources);
-          const entity = manager.create(ServiceEntity, {
-            ...columns(input),
-            id,
-            clientSecretEnvelope: secretEnvelope,
-            createdAt: now,
-            updatedAt: now,
-          });
-          await manager.insert(ServiceEntity, entity);
-          const service = toService(entity, await this.writeResources(manager, id, input.protectedResources));
-          await events?.(service, manager);
-          return service;
+      return await this.transactions.run(async (manager, scope) => {
+        // Every exchange context names its service: all of this process's are read again.
+        scope.afterCommit(() => this.exchangeChanges.forget());
+        await assertNoneARegisteredResource(manager, input.protectedResources);
+        const entity = manager.create(ServiceEntity, {
+          ...columns(input),
+          id,
+          clientSecretEnvelope: secretEnvelope,
+          createdAt: now,
+          updatedAt: now,
         });
-      } catch (error) {
-        translateResourceConflict(error);
-      }
-    } finally {
-      // Committed (or rolled back): this process's own next exchange reads the rows again.
-      committedExchangeChange(this.dataSource);
+        await manager.insert(ServiceEntity, entity);
+        const service = toService(entity, await this.writeResources(manager, id, input.protectedResources));
+        await events?.(service, manager);
+        return service;
+      });
+    } catch (error) {
+      translateResourceConflict(error);
     }
   }
 
@@ -169,25 +171,21 @@ export class ServiceRepository {
     events?: WithinTransaction<Service>,
   ): Promise<Service | undefined> {
     try {
-      try {
-        return await this.dataSource.transaction(async (manager) => {
-          const existing = await manager.findOne(ServiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
-          if (existing === null) return undefined;
-          await assertNoneARegisteredResource(manager, input.protectedResources);
-          const entity = manager.merge(ServiceEntity, existing, { ...columns(input), updatedAt: now });
-          if (secret.kind === 'set') entity.clientSecretEnvelope = secret.envelope;
-          await manager.save(ServiceEntity, entity);
-          await manager.delete(ServiceProtectedResourceEntity, { serviceId: id });
-          const service = toService(entity, await this.writeResources(manager, id, input.protectedResources));
-          await events?.(service, manager);
-          return service;
-        });
-      } catch (error) {
-        translateResourceConflict(error);
-      }
-    } finally {
-      // Committed (or rolled back): this process's own next exchange reads the rows again.
-      committedExchangeChange(this.dataSource);
+      return await this.transactions.run(async (manager, scope) => {
+        scope.afterCommit(() => this.exchangeChanges.forget());
+        const existing = await manager.findOne(ServiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+        if (existing === null) return undefined;
+        await assertNoneARegisteredResource(manager, input.protectedResources);
+        const entity = manager.merge(ServiceEntity, existing, { ...columns(input), updatedAt: now });
+        if (secret.kind === 'set') entity.clientSecretEnvelope = secret.envelope;
+        await manager.save(ServiceEntity, entity);
+        await manager.delete(ServiceProtectedResourceEntity, { serviceId: id });
+        const service = toService(entity, await this.writeResources(manager, id, input.protectedResources));
+        await events?.(service, manager);
+        return service;
+      });
+    } catch (error) {
+      translateResourceConflict(error);
     }
   }
 
@@ -198,26 +196,20 @@ export class ServiceRepository {
    */
   async delete(id: string, events?: WithinTransaction<string>): Promise<boolean> {
     try {
-      try {
-        if (events === undefined)
-          return ((await this.dataSource.getRepository(ServiceEntity).delete({ id })).affected ?? 0) > 0;
-        return await this.dataSource.transaction(async (manager) => {
-          const deleted = ((await manager.delete(ServiceEntity, { id })).affected ?? 0) > 0;
-          if (deleted) await events(id, manager);
-          return deleted;
-        });
-      } catch (error) {
-        if (isReferenceViolation(error)) {
-          throw new RegistryError(
-            'service_in_use',
-            'the service is referenced by a permission set or a grant: remove it from them first',
-          );
-        }
-        throw error;
+      return await this.transactions.run(async (manager, scope) => {
+        scope.afterCommit(() => this.exchangeChanges.forget());
+        const deleted = ((await manager.delete(ServiceEntity, { id })).affected ?? 0) > 0;
+        if (deleted) await events?.(id, manager);
+        return deleted;
+      });
+    } catch (error) {
+      if (isReferenceViolation(error)) {
+        throw new RegistryError(
+          'service_in_use',
+          'the service is referenced by a permission set or a grant: remove it from them first',
+        );
       }
-    } finally {
-      // Committed (or rolled back): this process's own next exchange reads the rows again.
-      committedExchangeChange(this.dataSource);
+      throw error;
     }
   }
 

@@ -3,6 +3,8 @@ import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../database';
+import { Transactions } from '../transactions';
+import { ExchangeChanges } from './exchange-changes';
 import { GrantRepository } from './grant.repository';
 import { SessionRepository, type RefreshClaim } from './session.repository';
 
@@ -29,8 +31,17 @@ describe.each(testBackends())('SessionRepository.claimDueForRefresh (proactive r
   beforeAll(async () => {
     const config = testConfig({ storage: await backend.storage() });
     database = await Database.open(config, createLogger(config, new LogCapture()));
-    sessions = new SessionRepository(database.dataSource, backend.name);
-    grants = new GrantRepository(database.dataSource);
+    sessions = new SessionRepository(
+      database.dataSource,
+      backend.name,
+      new Transactions(database.dataSource),
+      new ExchangeChanges(database.exchangeCache, database.tokenState),
+    );
+    grants = new GrantRepository(
+      database.dataSource,
+      new Transactions(database.dataSource),
+      new ExchangeChanges(database.exchangeCache, database.tokenState),
+    );
     [mail, files] = [await service('mail'), await service('files')];
     set = randomUUID();
     await database.dataSource.query('INSERT INTO permission_sets (id, name) VALUES ($1, $2)', [set, 'set']);

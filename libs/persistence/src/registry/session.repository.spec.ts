@@ -3,6 +3,8 @@ import { createLogger } from '@broker/http';
 import { LogCapture, testBackends, testConfig } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
+import { Transactions } from '../transactions';
+import { ExchangeChanges } from './exchange-changes';
 import { GrantRepository } from './grant.repository';
 import { SessionRepository } from './session.repository';
 
@@ -18,8 +20,17 @@ describe.each(testBackends())('SessionRepository.overview on $name', (backend) =
   beforeAll(async () => {
     const config = testConfig({ storage: await backend.storage() });
     database = await Database.open(config, createLogger(config, new LogCapture()));
-    sessions = new SessionRepository(database.dataSource, backend.name);
-    grants = new GrantRepository(database.dataSource);
+    sessions = new SessionRepository(
+      database.dataSource,
+      backend.name,
+      new Transactions(database.dataSource),
+      new ExchangeChanges(database.exchangeCache, database.tokenState),
+    );
+    grants = new GrantRepository(
+      database.dataSource,
+      new Transactions(database.dataSource),
+      new ExchangeChanges(database.exchangeCache, database.tokenState),
+    );
   });
 
   afterAll(async () => {

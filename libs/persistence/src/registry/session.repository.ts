@@ -6,7 +6,8 @@ import type { WithinTransaction } from '../within-transaction';
 import { ExclusiveLock } from '../pglite/exclusive-lock';
 import { STORAGE_BACKEND } from '../persistence.tokens';
 import { active } from './grant.repository';
-import { committedExchangeChange } from './exchange-cache-registry';
+import { Transactions } from '../transactions';
+import { ExchangeChanges } from './exchange-changes';
 
 /** A stored third-party session; tokens stay sealed. */
 export interface ThirdPartySessionRecord {
@@ -191,6 +192,8 @@ export class SessionRepository {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(STORAGE_BACKEND) private readonly backend: 'pglite' | 'postgres',
+    private readonly transactions: Transactions,
+    private readonly exchangeChanges: ExchangeChanges,
   ) {}
 
   async find(principal: string, serviceId: string): Promise<ThirdPartySessionRecord | undefined> {
@@ -224,19 +227,11 @@ export class SessionRepository {
    * one transaction.
    */
   async upsert(session: NewThirdPartySession, within?: WithinTransaction<NewThirdPartySession>): Promise<void> {
-    try {
-      if (within !== undefined) {
-        await this.dataSource.transaction(async (manager) => {
-          await this.upsertWith(manager, session);
-          await within(session, manager);
-        });
-        return;
-      }
-      await this.upsertWith(this.dataSource.manager, session);
-    } finally {
-      // Committed (or rolled back): this process's own next exchange reads the rows again.
-      committedExchangeChange(this.dataSource, session.principal);
-    }
+    await this.transactions.run(async (manager, scope) => {
+      scope.afterCommit(() => this.exchangeChanges.forget(session.principal));
+      await this.upsertWith(manager, session);
+      await within?.(session, manager);
+    });
   }
 
   private async upsertWith(manager: EntityManager, session: NewThirdPartySession): Promise<void> {
@@ -273,19 +268,15 @@ export class SessionRepository {
     serviceId: string,
     within?: WithinTransaction<{ principal: string; serviceId: string }>,
   ): Promise<boolean> {
-    try {
-      const sql = 'DELETE FROM third_party_sessions WHERE principal = $1 AND service_id = $2';
-      if (within === undefined)
-        return (await this.dataSource.query<[unknown[], number]>(sql, [principal, serviceId]))[1] > 0;
-      return await this.dataSource.transaction(async (manager) => {
-        const [, count] = await manager.query<[unknown[], number]>(sql, [principal, serviceId]);
-        if (count > 0) await within({ principal, serviceId }, manager);
-        return count > 0;
-      });
-    } finally {
-      // Committed (or rolled back): this process's own next exchange reads the rows again.
-      committedExchangeChange(this.dataSource, principal);
-    }
+    return this.transactions.run(async (manager, scope) => {
+      scope.afterCommit(() => this.exchangeChanges.forget(principal));
+      const [, count] = await manager.query<[unknown[], number]>(
+        'DELETE FROM third_party_sessions WHERE principal = $1 AND service_id = $2',
+        [principal, serviceId],
+      );
+      if (count > 0) await within?.({ principal, serviceId }, manager);
+      return count > 0;
+    });
   }
 
   /**
@@ -318,15 +309,12 @@ export class SessionRepository {
     work: (locked: LockedSession) => Promise<T>,
   ): Promise<T> {
     if (this.backend === 'postgres') {
-      try {
-        return await this.dataSource.transaction(async (manager) => {
-          const rows = await manager.query<SessionRow[]>(`${SELECT} FOR UPDATE`, [principal, serviceId]);
-          return work(this.locked(manager, rows[0] ? toRecord(rows[0]) : undefined));
-        });
-      } finally {
-        // A refresh or a mark just committed (or nothing did): this process's next exchange reads the session again.
-        committedExchangeChange(this.dataSource, principal);
-      }
+      return this.transactions.run(async (manager, scope) => {
+        // A refresh or a mark written: this process's next exchange reads the session again.
+        scope.afterCommit(() => this.exchangeChanges.forget(principal));
+        const rows = await manager.query<SessionRow[]>(`${SELECT} FOR UPDATE`, [principal, serviceId]);
+        return work(this.locked(manager, rows[0] ? toRecord(rows[0]) : undefined));
+      });
     }
     const key = `${principal}\u0000${serviceId}`;
     const lock = this.localLocks.get(key) ?? new ExclusiveLock();
