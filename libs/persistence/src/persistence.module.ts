@@ -7,7 +7,6 @@ import { APPROVAL_PROVIDERS, APPROVAL_TOKENS } from './approvals/approval.provid
 import { Database } from './database';
 import { ENTITIES } from './entities';
 import { EventRepository } from './events/event.repository';
-import { ExchangeChanges } from './registry/exchange-changes';
 import { processProviders, REPOSITORIES } from './registry/registry.providers';
 import { RefreshTokenRetention } from './registry/refresh-token-retention';
 import { RevokedAccessTokenRetention } from './registry/revoked-access-token-retention';
@@ -39,9 +38,8 @@ export class PersistenceModule {
       providers: [
         { provide: Database, useValue: database },
         ...processProviders(database),
-        // The repositories' writes: one transaction each, and what this process forgets after their commit.
+        // The repositories' writes: one transaction each, with work after their commit.
         Transactions,
-        ExchangeChanges,
         ...REPOSITORIES,
         ...APPROVAL_PROVIDERS,
         // The process's one ledger writer (the database's), stamping with the runtime's clock and randomness.

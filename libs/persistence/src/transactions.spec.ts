@@ -5,9 +5,7 @@ import { Logger } from '@nestjs/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Database } from './database';
 import { ExchangeChanges } from './registry/exchange-changes';
-import type { ExchangeContextCache } from './registry/exchange-context-cache';
 import { GrantRepository } from './registry/grant.repository';
-import type { TokenStateCache } from './registry/token-state-cache';
 import { Transactions } from './transactions';
 
 describe.each(testBackends())('Transactions.run and its after-commit callbacks on $name', (backend) => {
@@ -121,10 +119,8 @@ describe.each(testBackends())('Transactions.run and its after-commit callbacks o
 
     beforeAll(async () => {
       // What the exchange's caches are told, recorded (both are told the same principal).
-      const contexts = { invalidate: (p: string | undefined) => forgotten.push(p) } as unknown as ExchangeContextCache;
-      const tokenState = {
-        forgetPrincipal: (p: string | undefined) => forgotten.push(p),
-      } as unknown as TokenStateCache;
+      const contexts = { invalidate: (p: string | undefined) => forgotten.push(p) };
+      const tokenState = { forgetPrincipal: (p: string | undefined) => forgotten.push(p) };
       grants = new GrantRepository(database.dataSource, transactions, new ExchangeChanges(contexts, tokenState));
       agent = randomUUID();
       await database.dataSource.query(

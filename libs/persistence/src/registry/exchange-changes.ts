@@ -1,6 +1,12 @@
-import { Injectable, Optional } from '@nestjs/common';
-import { ExchangeContextCache } from './exchange-context-cache';
-import { TokenStateCache } from './token-state-cache';
+/** What `ExchangeChanges` needs of `ExchangeContextCache`. */
+interface ExchangeContexts {
+  invalidate(principal: string | undefined): void;
+}
+
+/** What `ExchangeChanges` needs of `TokenStateCache`. */
+interface TokenStates {
+  forgetPrincipal(principal: string | undefined): void;
+}
 
 /**
  * What this process keeps in memory of the token exchange's and introspection's rows
@@ -9,13 +15,13 @@ import { TokenStateCache } from './token-state-cache';
  * transaction (`scope.afterCommit(() => exchangeChanges.forget(principal))`): once the write
  * has committed, this process's own next request reads the rows again, whatever the order in
  * which the write's answer and its `NOTIFY exchange_changed` arrive. Other replicas drop them
- * when the notification comes. On PGlite neither cache exists and there is nothing to forget.
+ * when the notification comes. Provided by `PersistenceModule` on the `Database`'s caches; on
+ * PGlite neither cache exists and there is nothing to forget.
  */
-@Injectable()
 export class ExchangeChanges {
   constructor(
-    @Optional() private readonly contexts?: ExchangeContextCache,
-    @Optional() private readonly tokenState?: TokenStateCache,
+    private readonly contexts?: ExchangeContexts,
+    private readonly tokenState?: TokenStates,
   ) {}
 
   /** Drops what this process keeps for `principal`, everything when undefined (a service or agent changed). */

@@ -11,6 +11,7 @@ import { ClientCache } from './client-cache';
 import { ClientCredentialRepository } from './client-credential.repository';
 import { EnterpriseAuthorizationRepository } from './enterprise-authorization.repository';
 import { EnvelopeStore } from './envelope-store';
+import { ExchangeChanges } from './exchange-changes';
 import { ExchangeContextCache } from './exchange-context-cache';
 import { ExchangeLookup } from './exchange-lookup';
 import { GrantClientRepository } from './grant-client.repository';
@@ -66,5 +67,7 @@ export function processProviders(database: Database): Provider[] {
     { provide: ResourceCatalog, useValue: database.resourceCatalog },
     ...(exchangeCache === undefined ? [] : [{ provide: ExchangeContextCache, useValue: exchangeCache }]),
     ...(tokenState === undefined ? [] : [{ provide: TokenStateCache, useValue: tokenState }]),
+    // What the grant, session, service and agent writes tell both caches after their commit.
+    { provide: ExchangeChanges, useValue: new ExchangeChanges(exchangeCache, tokenState) },
   ];
 }
