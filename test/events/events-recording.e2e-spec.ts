@@ -7,13 +7,11 @@ import { Database, EventRepository, GrantRepository, SessionRepository } from '@
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import {
   ApiClient,
-  completeAuthorization,
   FrozenClock,
   http,
   LogCapture,
   startGatewayFixture,
   startJwtIssuer,
-  startThirdPartyProvider,
   testBackends,
   testConfig,
   type HttpResponse,
@@ -21,6 +19,7 @@ import {
 } from '@broker/testing';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectThirdParty, registerMailService } from '../support/mail-service';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -89,64 +88,28 @@ async function world(backend: TestBackend, config: Record<string, unknown> = {},
   });
   const { broker, base } = gateway;
   const admin = new ApiClient(broker.url('admin'));
-  const p = 'https://placeholder.example.com';
-  const service = (
-    await admin.post('/api/services', {
-      display_name: 'Mail',
-      client_id: 'x',
-      client_secret: 'x',
-      issuer_uri: p,
-      authorization_endpoint: `${p}/a`,
-      token_endpoint: `${p}/t`,
-      protected_resources: ['https://mail.example.com'],
-    })
-  ).json<{ id: string }>().id;
-  const provider = await startThirdPartyProvider({
-    redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`],
-    scopes: ['mail.read'],
-  });
   // Every token the provider answers with is a secret the ledger must never hold.
-  provider.provider.use(async (ctx: KoaContextWithOIDC, next) => {
-    await next();
-    if (ctx.path !== '/token') return;
-    const body = (ctx.body ?? {}) as { access_token?: string; refresh_token?: string; id_token?: string };
-    for (const token of [body.access_token, body.refresh_token, body.id_token])
-      if (typeof token === 'string') secrets.push(token);
+  const { provider, service, set, agent } = await registerMailService(admin, base, (started) => {
+    started.provider.use(async (ctx: KoaContextWithOIDC, next) => {
+      await next();
+      if (ctx.path !== '/token') return;
+      const body = (ctx.body ?? {}) as { access_token?: string; refresh_token?: string; id_token?: string };
+      for (const token of [body.access_token, body.refresh_token, body.id_token])
+        if (typeof token === 'string') secrets.push(token);
+    });
+    secrets.push(started.clientSecret);
   });
-  secrets.push(provider.clientSecret);
-  await admin.put(`/api/services/${service}`, {
-    display_name: 'Mail',
-    client_id: provider.clientId,
-    client_secret: provider.clientSecret,
-    issuer_uri: provider.issuer,
-    protected_resources: ['https://mail.example.com'],
-  });
-  const set = (
-    await admin.post('/api/permission-sets', {
-      name: 'Mail',
-      service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
-    })
-  ).json<{ id: string }>().id;
-  const agent = (
-    await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })
-  ).json<{ id: string }>().id;
   const alice = new ApiClient(base, ALICE);
   const app = broker.broker.server('enduser').app;
 
   /** The connect flow; returns the callback's answer (its trace id is the connection's). */
   async function connect(): Promise<HttpResponse> {
-    const start = await alice.get(
-      `/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`,
-    );
-    const callback = await completeAuthorization(
-      start.headers.location as string,
-      `${base}/api/third-party/${service}/oauth2/callback`,
-    );
-    const code = new URL(callback).searchParams.get('code');
-    if (code !== null) secrets.push(code);
-    const answer = await http(callback, { headers: { 'x-remote-user': ALICE } });
-    expect(answer.headers.location).toContain('success=true');
-    return answer;
+    return connectThirdParty(base, ALICE, service, {
+      onCallback: (callback) => {
+        const code = new URL(callback).searchParams.get('code');
+        if (code !== null) secrets.push(code);
+      },
+    });
   }
 
   async function exchange(resource = 'https://mail.example.com'): Promise<HttpResponse> {

@@ -1,11 +1,9 @@
 import {
   eventually,
   ApiClient,
-  completeAuthorization,
   http,
   startGatewayFixture,
   startTestBroker,
-  startThirdPartyProvider,
   testBackends,
   type GatewayFixture,
   type HttpResponse,
@@ -17,6 +15,7 @@ import { SessionRepository } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGUE, type Family } from '../support/metric-catalogue';
+import { connectThirdParty, grantMail, registerMailService } from '../support/mail-service';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -72,7 +71,6 @@ describe.each(testBackends())('GET /metrics after real traffic on $name', (backe
   let base: string;
   let agent: string;
   let service: string;
-  let alice: ApiClient;
   const secrets: string[] = [];
   const exchangeErrors: string[] = [];
   let scrape: HttpResponse;
@@ -91,48 +89,10 @@ describe.each(testBackends())('GET /metrics after real traffic on $name', (backe
     });
     ({ broker, base } = gateway);
     const admin = new ApiClient(broker.url('admin'));
-    const p = 'https://placeholder.example.com';
-    service = (
-      await admin.post('/api/services', {
-        display_name: 'Mail',
-        client_id: 'x',
-        client_secret: 'x',
-        issuer_uri: p,
-        authorization_endpoint: `${p}/a`,
-        token_endpoint: `${p}/t`,
-        protected_resources: ['https://mail.example.com'],
-      })
-    ).json<{ id: string }>().id;
-    provider = await startThirdPartyProvider({
-      redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`],
-      scopes: ['mail.read'],
-    });
-    await admin.put(`/api/services/${service}`, {
-      display_name: 'Mail',
-      client_id: provider.clientId,
-      client_secret: provider.clientSecret,
-      issuer_uri: provider.issuer,
-      protected_resources: ['https://mail.example.com'],
-    });
-    const set = (
-      await admin.post('/api/permission-sets', {
-        name: 'Mail',
-        service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
-      })
-    ).json<{ id: string }>().id;
-    agent = (
-      await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })
-    ).json<{ id: string }>().id;
-    alice = new ApiClient(base, ALICE);
-    await alice.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } });
-    const start = await alice.get(
-      `/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`,
-    );
-    const callback = await completeAuthorization(
-      start.headers.location as string,
-      `${base}/api/third-party/${service}/oauth2/callback`,
-    );
-    expect((await http(callback, { headers: { 'x-remote-user': ALICE } })).headers.location).toContain('success=true');
+    const mail = await registerMailService(admin, base);
+    ({ provider, service, agent } = mail);
+    await grantMail(base, ALICE, mail);
+    await connectThirdParty(base, ALICE, service);
 
     // The traffic the scrape is checked against: two good exchanges (the second refreshes an expired
     // provider token), one with a forged client assertion, one whose refresh the provider refuses.

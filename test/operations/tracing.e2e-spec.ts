@@ -3,14 +3,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   ApiClient,
-  completeAuthorization,
   ENTRY_POINTS,
   http,
   OTLP_SPAN_KIND,
   OtlpReceiver,
   pgliteStorage,
   startGatewayFixture,
-  startThirdPartyProvider,
   testBackends,
   writeConfigFile,
   type GatewayFixture,
@@ -19,6 +17,7 @@ import {
 } from '@broker/testing';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectThirdParty, grantMail, registerMailService } from '../support/mail-service';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -51,59 +50,22 @@ async function startScenario(backend: ReturnType<typeof testBackends>[number], t
     },
   });
   const { broker, base } = gateway;
-  const admin = new ApiClient(broker.url('admin'));
-  const p = 'https://placeholder.example.com';
-  const service = (
-    await admin.post('/api/services', {
-      display_name: 'Mail',
-      client_id: 'x',
-      client_secret: 'x',
-      issuer_uri: p,
-      authorization_endpoint: `${p}/a`,
-      token_endpoint: `${p}/t`,
-      protected_resources: ['https://mail.example.com'],
-    })
-  ).json<{ id: string }>().id;
-  const provider = await startThirdPartyProvider({
-    redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`],
-    scopes: ['mail.read'],
-  });
   const traceparents: string[] = [];
   const issued: string[] = [];
   // What the provider's token endpoint saw (the traceparent) and answered (tokens, to search the export for).
-  provider.provider.use(async (ctx: KoaContextWithOIDC, next) => {
-    if (ctx.path === '/token') traceparents.push(ctx.get('traceparent'));
-    await next();
-    const body = (ctx.path === '/token' ? ctx.body : undefined) as
-      { access_token?: string; refresh_token?: string } | undefined;
-    for (const token of [body?.access_token, body?.refresh_token]) if (typeof token === 'string') issued.push(token);
+  const mail = await registerMailService(new ApiClient(broker.url('admin')), base, (started) => {
+    started.provider.use(async (ctx: KoaContextWithOIDC, next) => {
+      if (ctx.path === '/token') traceparents.push(ctx.get('traceparent'));
+      await next();
+      const body = (ctx.path === '/token' ? ctx.body : undefined) as
+        { access_token?: string; refresh_token?: string } | undefined;
+      for (const token of [body?.access_token, body?.refresh_token]) if (typeof token === 'string') issued.push(token);
+    });
   });
-  await admin.put(`/api/services/${service}`, {
-    display_name: 'Mail',
-    client_id: provider.clientId,
-    client_secret: provider.clientSecret,
-    issuer_uri: provider.issuer,
-    protected_resources: ['https://mail.example.com'],
-  });
-  const set = (
-    await admin.post('/api/permission-sets', {
-      name: 'Mail',
-      service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
-    })
-  ).json<{ id: string }>().id;
-  const agent = (
-    await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })
-  ).json<{ id: string }>().id;
+  const { provider, service, agent } = mail;
+  await grantMail(base, ALICE, mail);
+  await connectThirdParty(base, ALICE, service);
   const alice = new ApiClient(base, ALICE);
-  await alice.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } });
-  const start = await alice.get(
-    `/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`,
-  );
-  const callback = await completeAuthorization(
-    start.headers.location as string,
-    `${base}/api/third-party/${service}/oauth2/callback`,
-  );
-  expect((await http(callback, { headers: { 'x-remote-user': ALICE } })).headers.location).toContain('success=true');
 
   /** A token exchange for Alice through the agent, with `traceparent`; the fields sent (secrets to search for). */
   async function exchange(traceparent: string) {

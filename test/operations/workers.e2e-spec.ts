@@ -5,13 +5,11 @@ import {
   ApiClient,
   eventually,
   BrokerProcess,
-  completeAuthorization,
   createPostgresDatabase,
   freePort,
   http,
   postgresServerUrl,
   startJwtIssuer,
-  startThirdPartyProvider,
   testKey,
   writeConfigFile,
   type HttpResponse,
@@ -20,6 +18,7 @@ import {
 } from '@broker/testing';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectThirdParty, grantMail, registerMailService } from '../support/mail-service';
 
 /**
  * `server.workers` runs both servers in N `node:cluster` processes sharing
@@ -165,57 +164,10 @@ describe.runIf(postgresServerUrl())('server.workers: 2 on one PostgreSQL', () =>
       await broker.waitFor((r) => r.msg === 'all workers started');
       admin = new ApiClient(adminUrl);
 
-      const placeholder = 'https://placeholder.example.com';
-      service = (
-        await admin.post('/api/services', {
-          display_name: 'Mail',
-          client_id: 'x',
-          client_secret: 'x',
-          issuer_uri: placeholder,
-          authorization_endpoint: `${placeholder}/a`,
-          token_endpoint: `${placeholder}/t`,
-          protected_resources: ['https://mail.example.com'],
-        })
-      ).json<{ id: string }>().id;
-      provider = await startThirdPartyProvider({
-        redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`],
-        scopes: ['mail.read'],
-      });
-      expect(
-        (
-          await admin.put(`/api/services/${service}`, {
-            display_name: 'Mail',
-            client_id: provider.clientId,
-            client_secret: provider.clientSecret,
-            issuer_uri: provider.issuer,
-            protected_resources: ['https://mail.example.com'],
-          })
-        ).status,
-      ).toBe(200);
-      const set = (
-        await admin.post('/api/permission-sets', {
-          name: 'Mail',
-          service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
-        })
-      ).json<{ id: string }>().id;
-      agent = (
-        await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })
-      ).json<{ id: string }>().id;
-      const alice = new ApiClient(base, ALICE);
-      expect(
-        (await alice.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } }))
-          .status,
-      ).toBe(201);
-      const start = await alice.get(
-        `/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`,
-      );
-      const callback = await completeAuthorization(
-        start.headers.location as string,
-        `${base}/api/third-party/${service}/oauth2/callback`,
-      );
-      expect((await http(callback, { headers: { 'x-remote-user': ALICE } })).headers.location).toContain(
-        'success=true',
-      );
+      const mail = await registerMailService(admin, base);
+      ({ provider, service, agent } = mail);
+      expect((await grantMail(base, ALICE, mail)).status).toBe(201);
+      await connectThirdParty(base, ALICE, service);
     });
 
     afterAll(async () => {

@@ -3,7 +3,6 @@ import { SessionRepository } from '@broker/persistence';
 import {
   eventually,
   ApiClient,
-  completeAuthorization,
   createPostgresDatabase,
   FrozenClock,
   http,
@@ -11,7 +10,6 @@ import {
   RefreshGate,
   startGatewayFixture,
   startTestBroker,
-  startThirdPartyProvider,
   testBackends,
   testKey,
   type GatewayFixture,
@@ -24,6 +22,7 @@ import { bindings, EnvelopeCipher, ProactiveRefreshSweeper } from '@broker/vault
 import type { Clock } from '@broker/domain';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectThirdParty, grantMail, registerMailService } from '../support/mail-service';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -90,58 +89,27 @@ async function startMailFixture(
   });
   const { broker, base } = gateway;
   captures.push(broker.logs);
-  const admin = new ApiClient(broker.url('admin'));
-  const p = 'https://placeholder.example.com';
-  const service = (
-    await admin.post('/api/services', {
-      display_name: 'Mail',
-      client_id: 'x',
-      client_secret: 'x',
-      issuer_uri: p,
-      authorization_endpoint: `${p}/a`,
-      token_endpoint: `${p}/t`,
-      protected_resources: ['https://mail.example.com'],
-    })
-  ).json<{ id: string }>().id;
-  const provider = await startThirdPartyProvider({
-    redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`],
-    scopes: ['mail.read'],
-  });
   const state: ProviderControl = { failedTokenRequests: 0, failWith: undefined, gate: undefined };
-  // Registered before the provider's first request (oidc-provider composes its middleware then): an outage while
-  // `failWith` is set, and a gate holding the next refresh answer when one is set.
-  provider.provider.use(async (ctx: KoaContextWithOIDC, next) => {
-    if (ctx.path === '/token' && state.failWith !== undefined) {
-      state.failedTokenRequests += 1;
-      ctx.status = state.failWith;
-      ctx.body = { error: 'temporarily_unavailable' };
-      return;
-    }
-    await next();
-    const grantType =
-      ctx.path === '/token' ? (ctx.oidc as KoaContextWithOIDC['oidc'] | undefined)?.params?.grant_type : undefined;
-    const gate = state.gate;
-    if (grantType === 'refresh_token' && gate !== undefined) {
-      state.gate = undefined;
-      await gate.hold();
-    }
+  // An outage while `failWith` is set, and a gate holding the next refresh answer when one is set.
+  const mail = await registerMailService(new ApiClient(broker.url('admin')), base, (provider) => {
+    provider.provider.use(async (ctx: KoaContextWithOIDC, next) => {
+      if (ctx.path === '/token' && state.failWith !== undefined) {
+        state.failedTokenRequests += 1;
+        ctx.status = state.failWith;
+        ctx.body = { error: 'temporarily_unavailable' };
+        return;
+      }
+      await next();
+      const grantType =
+        ctx.path === '/token' ? (ctx.oidc as KoaContextWithOIDC['oidc'] | undefined)?.params?.grant_type : undefined;
+      const gate = state.gate;
+      if (grantType === 'refresh_token' && gate !== undefined) {
+        state.gate = undefined;
+        await gate.hold();
+      }
+    });
   });
-  await admin.put(`/api/services/${service}`, {
-    display_name: 'Mail',
-    client_id: provider.clientId,
-    client_secret: provider.clientSecret,
-    issuer_uri: provider.issuer,
-    protected_resources: ['https://mail.example.com'],
-  });
-  const set = (
-    await admin.post('/api/permission-sets', {
-      name: 'Mail',
-      service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
-    })
-  ).json<{ id: string }>().id;
-  const agent = (
-    await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })
-  ).json<{ id: string }>().id;
+  const { provider, service, agent } = mail;
   const app = broker.broker.server('enduser').app;
   const database = broker.broker.runtime.database.dataSource;
 
@@ -153,22 +121,8 @@ async function startMailFixture(
     sweeper: app.get(ProactiveRefreshSweeper),
     control: state,
     async connect(principal, options = {}) {
-      const user = new ApiClient(base, principal);
-      if (options.grant !== false)
-        expect(
-          (await user.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } }))
-            .status,
-        ).toBeLessThan(300);
-      const start = await user.get(
-        `/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`,
-      );
-      const callback = await completeAuthorization(
-        start.headers.location as string,
-        `${base}/api/third-party/${service}/oauth2/callback`,
-      );
-      expect((await http(callback, { headers: { 'x-remote-user': principal } })).headers.location).toContain(
-        'success=true',
-      );
+      if (options.grant !== false) expect((await grantMail(base, principal, mail)).status).toBeLessThan(300);
+      await connectThirdParty(base, principal, service);
     },
     async makeDue(principals, now) {
       const at = now ?? new Date();

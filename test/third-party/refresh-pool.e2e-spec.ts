@@ -1,14 +1,12 @@
 import {
   ApiClient,
-  completeAuthorization,
-  http,
   startGatewayFixture,
-  startThirdPartyProvider,
   testBackends,
   type GatewayFixture,
   type ThirdPartyProvider,
 } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectThirdParty, grantMail, registerMailService } from '../support/mail-service';
 import { BOTH_SERVERS } from '../support/servers';
 
 const PEOPLE = ['ann@example.com', 'ben@example.com', 'cai@example.com', 'dee@example.com'];
@@ -25,7 +23,6 @@ describe.each(testBackends())('concurrent refreshes of different sessions on a s
   let gateway: GatewayFixture;
   let provider: ThirdPartyProvider;
   let agent: string;
-  let service: string;
 
   beforeAll(async () => {
     gateway = await startGatewayFixture({
@@ -41,53 +38,11 @@ describe.each(testBackends())('concurrent refreshes of different sessions on a s
       },
     });
     const { broker, base } = gateway;
-    const admin = new ApiClient(broker.url('admin'));
-    const p = 'https://placeholder.example.com';
-    service = (
-      await admin.post('/api/services', {
-        display_name: 'Mail',
-        client_id: 'x',
-        client_secret: 'x',
-        issuer_uri: p,
-        authorization_endpoint: `${p}/a`,
-        token_endpoint: `${p}/t`,
-        protected_resources: ['https://mail.example.com'],
-      })
-    ).json<{ id: string }>().id;
-    provider = await startThirdPartyProvider({
-      redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`],
-      scopes: ['mail.read'],
-    });
-    await admin.put(`/api/services/${service}`, {
-      display_name: 'Mail',
-      client_id: provider.clientId,
-      client_secret: provider.clientSecret,
-      issuer_uri: provider.issuer,
-      protected_resources: ['https://mail.example.com'],
-    });
-    const set = (
-      await admin.post('/api/permission-sets', {
-        name: 'Mail',
-        service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
-      })
-    ).json<{ id: string }>().id;
-    agent = (
-      await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })
-    ).json<{ id: string }>().id;
+    const mail = await registerMailService(new ApiClient(broker.url('admin')), base);
+    ({ provider, agent } = mail);
     for (const person of PEOPLE) {
-      const client = new ApiClient(base, person);
-      await client.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } });
-      const start = await client.get(
-        `/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`,
-      );
-      const callback = await completeAuthorization(
-        start.headers.location as string,
-        `${base}/api/third-party/${service}/oauth2/callback`,
-        person.split('@')[0],
-      );
-      expect((await http(callback, { headers: { 'x-remote-user': person } })).headers.location).toContain(
-        'success=true',
-      );
+      await grantMail(base, person, mail);
+      await connectThirdParty(base, person, mail.service, { login: person.split('@')[0] });
     }
   });
 

@@ -1,18 +1,16 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import {
   ApiClient,
-  completeAuthorization,
   createPostgresDatabase,
   freePort,
-  http,
   postgresServerUrl,
   startTestBroker,
-  startThirdPartyProvider,
   testKey,
   type TestBroker,
   type ThirdPartyProvider,
 } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectThirdParty, registerMailService } from '../support/mail-service';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -60,43 +58,8 @@ describe.runIf(postgresServerUrl())('refresh single-flight across broker process
       server: { enduser: { port, public_url: publicUrl }, admin: { port: 0 } },
     };
     broker = await startTestBroker({ servers: BOTH_SERVERS, config });
-    const admin = new ApiClient(broker.url('admin'));
-    const placeholder = 'https://placeholder.example.com';
-    serviceId = (
-      await admin.post('/api/services', {
-        display_name: 'Mail',
-        client_id: 'x',
-        client_secret: 'x',
-        issuer_uri: placeholder,
-        authorization_endpoint: `${placeholder}/a`,
-        token_endpoint: `${placeholder}/t`,
-        protected_resources: ['https://mail.example.com'],
-      })
-    ).json<{ id: string }>().id;
-    provider = await startThirdPartyProvider({
-      redirectUris: [`${publicUrl}/api/third-party/${serviceId}/oauth2/callback`],
-      scopes: ['mail.read'],
-    });
-    await admin.put(`/api/services/${serviceId}`, {
-      display_name: 'Mail',
-      client_id: provider.clientId,
-      client_secret: provider.clientSecret,
-      issuer_uri: provider.issuer,
-      protected_resources: ['https://mail.example.com'],
-    });
-    await admin.post('/api/permission-sets', {
-      name: 'Mail',
-      service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }],
-    });
-    const alice = new ApiClient(publicUrl, ALICE);
-    const start = await alice.get(
-      `/api/third-party/${serviceId}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${publicUrl}/done`)}`,
-    );
-    const callback = await completeAuthorization(
-      start.headers.location as string,
-      `${publicUrl}/api/third-party/${serviceId}/oauth2/callback`,
-    );
-    expect((await http(callback, { headers: { 'x-remote-user': ALICE } })).headers.location).toContain('success=true');
+    ({ provider, service: serviceId } = await registerMailService(new ApiClient(broker.url('admin')), publicUrl));
+    await connectThirdParty(publicUrl, ALICE, serviceId);
   });
 
   afterAll(async () => {

@@ -1,11 +1,9 @@
 import { SessionRepository } from '@broker/persistence';
 import {
   ApiClient,
-  completeAuthorization,
   http,
   RefreshGate,
   startGatewayFixture,
-  startThirdPartyProvider,
   testBackends,
   type GatewayFixture,
   type TestBroker,
@@ -14,6 +12,7 @@ import {
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectThirdParty, grantMail, registerMailService } from '../support/mail-service';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -46,51 +45,21 @@ describe.each(testBackends())('token exchange with an expired third-party access
       config: { third_party_oauth2: { discovery: { allowed_networks: ['127.0.0.0/8'] } } },
     });
     ({ broker, base } = gateway);
-    const admin = new ApiClient(broker.url('admin'));
-    const p = 'https://placeholder.example.com';
-    service = (
-      await admin.post('/api/services', {
-        display_name: 'Mail',
-        client_id: 'x',
-        client_secret: 'x',
-        issuer_uri: p,
-        authorization_endpoint: `${p}/a`,
-        token_endpoint: `${p}/t`,
-        protected_resources: ['https://mail.example.com'],
-      })
-    ).json<{ id: string }>().id;
-    provider = await startThirdPartyProvider({
-      redirectUris: [`${base}/api/third-party/${service}/oauth2/callback`],
-      scopes: ['mail.read'],
-    });
     // Records every token answer; a refresh answer waits for the gate when one is set.
-    provider.provider.use(async (ctx: KoaContextWithOIDC, next) => {
-      await next();
-      const grantType =
-        ctx.path === '/token' ? (ctx.oidc as KoaContextWithOIDC['oidc'] | undefined)?.params?.grant_type : undefined;
-      if (typeof grantType !== 'string') return;
-      const body = (ctx.body ?? {}) as { access_token?: string; refresh_token?: string };
-      issued.push({ grantType, accessToken: body.access_token, refreshToken: body.refresh_token });
-      if (grantType === 'refresh_token' && gate !== undefined) await gate.hold();
+    const mail = await registerMailService(new ApiClient(broker.url('admin')), base, (started) => {
+      started.provider.use(async (ctx: KoaContextWithOIDC, next) => {
+        await next();
+        const grantType =
+          ctx.path === '/token' ? (ctx.oidc as KoaContextWithOIDC['oidc'] | undefined)?.params?.grant_type : undefined;
+        if (typeof grantType !== 'string') return;
+        const body = (ctx.body ?? {}) as { access_token?: string; refresh_token?: string };
+        issued.push({ grantType, accessToken: body.access_token, refreshToken: body.refresh_token });
+        if (grantType === 'refresh_token' && gate !== undefined) await gate.hold();
+      });
     });
-    await admin.put(`/api/services/${service}`, {
-      display_name: 'Mail',
-      client_id: provider.clientId,
-      client_secret: provider.clientSecret,
-      issuer_uri: provider.issuer,
-      protected_resources: ['https://mail.example.com'],
-    });
-    const set = (
-      await admin.post('/api/permission-sets', {
-        name: 'Mail',
-        service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
-      })
-    ).json<{ id: string }>().id;
-    agent = (
-      await admin.post('/api/agents', { display_name: 'Agent', permission_sets: [{ permission_set_id: set }] })
-    ).json<{ id: string }>().id;
+    ({ provider, service, agent } = mail);
     alice = new ApiClient(base, ALICE);
-    await alice.post(`/api/consent/agents/${agent}/grants`, { granted_permission_sets: { [set]: [service] } });
+    await grantMail(base, ALICE, mail);
     await connect();
   });
 
@@ -101,14 +70,7 @@ describe.each(testBackends())('token exchange with an expired third-party access
 
   /** The whole connect flow (a reconnect when a session exists); resolves when the broker has answered the callback. */
   async function connect(): Promise<void> {
-    const start = await alice.get(
-      `/api/third-party/${service}/oauth2/authorize?redirect_uri=${encodeURIComponent(`${base}/done`)}`,
-    );
-    const callback = await completeAuthorization(
-      start.headers.location as string,
-      `${base}/api/third-party/${service}/oauth2/callback`,
-    );
-    expect((await http(callback, { headers: { 'x-remote-user': ALICE } })).headers.location).toContain('success=true');
+    await connectThirdParty(base, ALICE, service);
   }
 
   async function exchange(): Promise<{
