@@ -1,20 +1,12 @@
 import {
   clientUriProblem,
-  isHttpsOrLoopbackUrl,
   isRedirectUri,
   isResourceIndicatorEntry,
   MAX_AGENT_ALLOWED_RESOURCES,
   REQUIREMENT_TYPES,
   type RequirementType,
 } from '@broker/domain';
-import {
-  IsHttpsOrLoopbackUrl,
-  IsPlainText,
-  IsRedirectUri,
-  IsResourceIndicatorEntry,
-  IsScopeToken,
-  MAX_LIST_ENTRIES,
-} from '@broker/http';
+import { IsPlainText, IsRedirectUri, IsResourceIndicatorEntry, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -30,6 +22,7 @@ import {
 } from 'class-validator';
 import { IsClientUri } from '../common/is-client-uri';
 import { IsOmittable } from '../common/is-omittable';
+import { IsOptionalLink, RegistryEntryDto } from '../common/registry-entry.dto';
 import { IsUri } from '../common/is-uri';
 import { TEXT_PATTERNS } from '../common/text-patterns';
 
@@ -46,21 +39,7 @@ export class AgentPermissionSetDto {
 }
 
 /** Body of `POST /api/agents` and `PUT /api/agents/{id}` (full replacement). */
-export class AgentDto {
-  @ApiProperty({ pattern: TEXT_PATTERNS.line })
-  @IsString()
-  @Length(1, 255)
-  @IsPlainText()
-  display_name!: string;
-
-  /** `null` or omitted: none. */
-  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.lines })
-  @IsOptional()
-  @IsString()
-  @Length(0, 4000)
-  @IsPlainText({ lines: true })
-  description?: string | null;
-
+export class AgentDto extends RegistryEntryDto {
   /** 1-128 of `[A-Za-z0-9._-]`, not UUID-shaped, unique. `null` or omitted: none. */
   @ApiPropertyOptional({ pattern: '^[A-Za-z0-9._-]{1,128}$', not: { type: 'string', format: 'uuid' } })
   @IsOptional()
@@ -77,35 +56,15 @@ export class AgentDto {
   client_id?: string | null;
 
   /** https, or http on a loopback host. `null` or omitted: none. */
-  @ApiPropertyOptional({ format: 'uri' })
-  @IsOptional()
-  @IsHttpsOrLoopbackUrl()
-  @IsUri(isHttpsOrLoopbackUrl)
-  @IsPlainText()
-  logo_url?: string | null;
-
-  /** https, or http on a loopback host. `null` or omitted: none. */
-  @ApiPropertyOptional({ format: 'uri' })
-  @IsOptional()
-  @IsHttpsOrLoopbackUrl()
-  @IsUri(isHttpsOrLoopbackUrl)
-  @IsPlainText()
+  @IsOptionalLink()
   governance_url?: string | null;
 
   /** https, or http on a loopback host. `null` or omitted: none. */
-  @ApiPropertyOptional({ format: 'uri' })
-  @IsOptional()
-  @IsHttpsOrLoopbackUrl()
-  @IsUri(isHttpsOrLoopbackUrl)
-  @IsPlainText()
+  @IsOptionalLink()
   user_documentation_url?: string | null;
 
   /** https, or http on a loopback host. `null` or omitted: none. */
-  @ApiPropertyOptional({ format: 'uri' })
-  @IsOptional()
-  @IsHttpsOrLoopbackUrl()
-  @IsUri(isHttpsOrLoopbackUrl)
-  @IsPlainText()
+  @IsOptionalLink()
   agent_interface_url?: string | null;
 
   /**

@@ -1,12 +1,11 @@
 import { hasDotSegment, isHttpsOrLoopbackUrl, parseAbsoluteUrl } from '@broker/domain';
 import { IsHttpsOrLoopbackUrl, IsPlainText, IsScopeToken } from '@broker/http';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
   IsNotIn,
-  IsOptional,
   IsString,
   Length,
   MaxLength,
@@ -15,6 +14,7 @@ import {
   type ValidationOptions,
 } from 'class-validator';
 import { IsUri } from '../common/is-uri';
+import { RegistryEntryDto } from '../common/registry-entry.dto';
 import { TEXT_PATTERNS } from '../common/text-patterns';
 
 /** Most scopes one protected resource offers. */
@@ -73,29 +73,7 @@ export class ResourceScopeDto {
 }
 
 /** Body of `POST /api/resources` and `PUT /api/resources/{id}`. */
-export class ResourceDto {
-  @ApiProperty({ pattern: TEXT_PATTERNS.line, minLength: 1, maxLength: 255 })
-  @IsString()
-  @Length(1, 255)
-  @IsPlainText()
-  display_name!: string;
-
-  /** `null` or omitted: none. */
-  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.lines })
-  @IsOptional()
-  @IsString()
-  @Length(0, 4000)
-  @IsPlainText({ lines: true })
-  description?: string | null;
-
-  /** https, or http on a loopback host. `null` or omitted: none. */
-  @ApiPropertyOptional({ format: 'uri' })
-  @IsOptional()
-  @IsHttpsOrLoopbackUrl()
-  @IsUri(isHttpsOrLoopbackUrl)
-  @IsPlainText()
-  logo_url?: string | null;
-
+export class ResourceDto extends RegistryEntryDto {
   /**
    * The resource's identifier (RFC 8707, RFC 9728 `resource`): an absolute `https:` URI
    * (`http:` only on a loopback host) without fragment, user info or dot segment, at most 2048

@@ -1,15 +1,11 @@
-import {
-  isHttpsOrLoopbackUrl,
-  isHttpUrl,
-  TOKEN_ENDPOINT_AUTH_METHODS,
-  type TokenEndpointAuthMethod,
-} from '@broker/domain';
-import { IsHttpsOrLoopbackUrl, IsHttpUrl, IsPlainText, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
+import { isHttpUrl, TOKEN_ENDPOINT_AUTH_METHODS, type TokenEndpointAuthMethod } from '@broker/domain';
+import { IsHttpUrl, IsPlainText, IsScopeToken, MAX_LIST_ENTRIES } from '@broker/http';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
 import { IsOmittable } from '../common/is-omittable';
 import { IsUri } from '../common/is-uri';
+import { RegistryEntryDto } from '../common/registry-entry.dto';
 import { TEXT_PATTERNS } from '../common/text-patterns';
 
 export class ServiceScopeDto {
@@ -28,29 +24,7 @@ export class ServiceScopeDto {
 }
 
 /** Body of `POST /api/services` and `PUT /api/services/{id}`. */
-export class ServiceDto {
-  @ApiProperty({ pattern: TEXT_PATTERNS.line })
-  @IsString()
-  @Length(1, 255)
-  @IsPlainText()
-  display_name!: string;
-
-  /** `null` or omitted: none. */
-  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.lines })
-  @IsOptional()
-  @IsString()
-  @Length(0, 4000)
-  @IsPlainText({ lines: true })
-  description?: string | null;
-
-  /** https, or http on a loopback host. `null` or omitted: none. */
-  @ApiPropertyOptional({ format: 'uri' })
-  @IsOptional()
-  @IsHttpsOrLoopbackUrl()
-  @IsUri(isHttpsOrLoopbackUrl)
-  @IsPlainText()
-  logo_url?: string | null;
-
+export class ServiceDto extends RegistryEntryDto {
   /** The broker's client id at the third party. */
   @ApiProperty({ pattern: TEXT_PATTERNS.line })
   @IsString()
