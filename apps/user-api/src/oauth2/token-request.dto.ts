@@ -13,6 +13,19 @@ const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const IGNORES_UNKNOWN = { additionalProperties: true } as const;
 
 /**
+ * How an agent with broker-issued credentials authenticates on a grant of its own (client credentials, JWT
+ * bearer): its secret in the form (client_secret_post) or with HTTP Basic (client_secret_basic).
+ */
+abstract class AgentSecretForm {
+  /** The agent's UUID (left out with HTTP Basic). */
+  @ApiPropertyOptional({ format: 'uuid' })
+  client_id?: string;
+  /** client_secret_post: the broker-issued secret. Not together with HTTP Basic. */
+  @ApiPropertyOptional()
+  client_secret?: string;
+}
+
+/**
  * `authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.5). The client authenticates with
  * its broker-issued secret, as `client_secret` here (client_secret_post) or with HTTP Basic
  * (client_secret_basic, then `client_id` may be left out); a public client (no credentials)
@@ -49,15 +62,9 @@ export class AuthorizationCodeTokenRequest {
  * `client_secret` (client_secret_post) or with HTTP Basic (client_secret_basic).
  */
 @ApiSchemaWith({ ...IGNORES_UNKNOWN })
-export class ClientCredentialsTokenRequest {
+export class ClientCredentialsTokenRequest extends AgentSecretForm {
   @ApiProperty({ enum: ['client_credentials'] })
   grant_type!: 'client_credentials';
-  /** The agent's UUID (left out with HTTP Basic). */
-  @ApiPropertyOptional({ format: 'uuid' })
-  client_id?: string;
-  /** client_secret_post: the broker-issued secret. Not together with HTTP Basic. */
-  @ApiPropertyOptional()
-  client_secret?: string;
   /** Space-delimited; each scope must be in the agent's allowed_scopes (an empty list allows all). */
   @ApiPropertyOptional()
   scope?: string;
@@ -144,18 +151,12 @@ export class ImpersonationTokenRequest {
  * "Enterprise-managed authorization"), with no refresh token.
  */
 @ApiSchemaWith({ ...IGNORES_UNKNOWN })
-export class JwtBearerTokenRequest {
+export class JwtBearerTokenRequest extends AgentSecretForm {
   @ApiProperty({ enum: [JWT_BEARER_GRANT] })
   grant_type!: typeof JWT_BEARER_GRANT;
   /** The ID-JAG (`typ` `oauth-id-jag+jwt`), single use, issued to this agent for this broker's issuer. */
   @ApiProperty({ minLength: 1 })
   assertion!: string;
-  /** The agent's UUID (left out with HTTP Basic). */
-  @ApiPropertyOptional({ format: 'uuid' })
-  client_id?: string;
-  /** client_secret_post: the broker-issued secret. Not together with HTTP Basic. */
-  @ApiPropertyOptional()
-  client_secret?: string;
   /** Space-delimited; within the assertion's scopes (else `invalid_scope`); without it, the assertion's. */
   @ApiPropertyOptional()
   scope?: string;
