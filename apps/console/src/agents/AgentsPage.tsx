@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 import { Link } from 'react-router';
 import {
   useConnections,
@@ -17,6 +17,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
 import { ReconnectBanner } from '../components/ReconnectBanner';
+import { RevokedNotice, useRevokedNotice } from '../components/RevokedNotice';
 import { relativeTime } from '../activity/time';
 import { formatDate, hostOf } from '../format';
 
@@ -54,12 +55,7 @@ const MCP_SERVER = 'An MCP server is a service whose tools the agent calls for y
 export function AgentsPage() {
   usePageTitle('Agents');
   const agents = useDelegations();
-  const [notice, setNotice] = useState<string | null>(null);
-  const heading = useRef<HTMLHeadingElement>(null);
-  // After a revocation the agent's card is gone: focus goes to the page's heading, just above the confirmation.
-  useEffect(() => {
-    if (notice !== null) heading.current?.focus();
-  }, [notice]);
+  const { notice, setNotice, heading } = useRevokedNotice();
   return (
     <>
       <div className="page-header">
@@ -70,8 +66,7 @@ export function AgentsPage() {
           <p>Agents you have allowed to act for you, and until when.</p>
         </div>
       </div>
-      {/* Always present, so the confirmation is announced when it appears. */}
-      <div role="status">{notice !== null ? <p className="notice success">{notice}</p> : null}</div>
+      <RevokedNotice notice={notice} />
       {agents.data === undefined ? (
         agents.isError ? (
           <ErrorView error={agents.error} />

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { useRememberedApprovals, useRevokeApproval } from '../api/queries';
 import { toolTitle } from './request-context';
@@ -7,18 +7,14 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorView, Loading } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
 import { ReconnectBanner } from '../components/ReconnectBanner';
+import { RevokedNotice, useRevokedNotice } from '../components/RevokedNotice';
 import { formatDate } from '../format';
 
 /** `/approvals/remembered`: the person's standing permanent approvals and denials, with revoke. */
 export function RememberedPage() {
   usePageTitle('Remembered decisions');
   const remembered = useRememberedApprovals();
-  const [notice, setNotice] = useState<string | null>(null);
-  const heading = useRef<HTMLHeadingElement>(null);
-  // After a revocation the revoked card is gone: focus goes to the page's heading, just above the confirmation.
-  useEffect(() => {
-    if (notice !== null) heading.current?.focus();
-  }, [notice]);
+  const { notice, setNotice, heading } = useRevokedNotice();
   return (
     <>
       <div className="page-header">
@@ -35,8 +31,7 @@ export function RememberedPage() {
           Pending approvals
         </Link>
       </div>
-      {/* Always present, so the confirmation is announced when it appears. */}
-      <div role="status">{notice !== null ? <p className="notice success">{notice}</p> : null}</div>
+      <RevokedNotice notice={notice} />
       {remembered.data === undefined ? (
         remembered.isError ? (
           <ErrorView error={remembered.error} />
