@@ -2,13 +2,11 @@ import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { ConnectServices, type ConnectFailure } from './ConnectServices';
 import { ConsentError } from './ConsentError';
-import { useAllow, useDeny } from '../api/queries';
 import type { AgentDetail, Grant, PermissionSet } from './types';
 import { ExpiryPicker } from './ExpiryPicker';
 import { initialExpiry, validUntil, type Expiry } from './expiry';
 import { GrantConfirmation } from './GrantConfirmation';
-import { leaveFor } from './navigation';
-import { isExpiredRefusal, isPast } from './request-expiry';
+import { useRequestAnswer } from './request-answer';
 import { useSelection } from './selection';
 import { isRequired, PermissionSetList } from './PermissionSetList';
 
@@ -65,11 +63,12 @@ export function ConsentForm({
   const [expiry, setExpiry] = useState<Expiry>(() => initialExpiry(grant ?? undefined, now));
   const [expiryError, setExpiryError] = useState<string | null>(null);
   const [saved, setSaved] = useState<Grant | null>(null);
-  const [leaving, setLeaving] = useState<string | null>(null);
-  const allow = useAllow(agentId, sessionToken);
-  const deny = useDeny(agentId, sessionToken ?? '');
+  const { allow, busy, leaving, failure, answerable, send, decline } = useRequestAnswer(agentId, sessionToken, {
+    deadline,
+    onExpired,
+    onSending,
+  });
   const confirmation = useRef<HTMLElement>(null);
-  const busy = allow.isPending || deny.isPending || leaving !== null;
 
   useEffect(() => {
     if (saved !== null) confirmation.current?.focus();
@@ -82,12 +81,7 @@ export function ConsentForm({
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    if (busy || chosen.length === 0) return;
-    // Never an Allow after the request's time is up, even before the timer said so.
-    if (isPast(deadline)) {
-      onExpired?.();
-      return;
-    }
+    if (busy || chosen.length === 0 || !answerable()) return;
     const until = validUntil(expiry, new Date(), grant?.valid_until);
     if ('error' in until) {
       setExpiryError(until.error);
@@ -102,48 +96,9 @@ export function ConsentForm({
         [...set.services.map((s) => s.service_id), ...set.resources.map((r) => r.resource_id)],
       ]),
     );
-    onSending?.(true);
-    allow.mutate(
-      { granted_permission_sets: granted, valid_until: until.value },
-      {
-        onError: (error) => {
-          onSending?.(false);
-          if (isExpiredRefusal(error)) onExpired?.();
-        },
-        onSuccess: (answer) => {
-          if (answer === null) return;
-          if (sessionToken !== null && answer.redirect_url !== undefined) {
-            setLeaving('Access allowed. Returning you to the application…');
-            if (!leaveFor(answer.redirect_url))
-              setLeaving('Access allowed. You can close this page and return to the application.');
-            return;
-          }
-          setSaved(answer.data);
-        },
-      },
-    );
+    send({ granted_permission_sets: granted, valid_until: until.value }, setSaved);
   }
 
-  function decline() {
-    if (busy || sessionToken === null) return;
-    if (isPast(deadline)) {
-      onExpired?.();
-      return;
-    }
-    onSending?.(true);
-    deny.mutate(undefined, {
-      onError: (error) => {
-        onSending?.(false);
-        if (isExpiredRefusal(error)) onExpired?.();
-      },
-      onSuccess: ({ redirect_url }) => {
-        setLeaving('Request denied. Returning you to the application…');
-        if (!leaveFor(redirect_url)) setLeaving('Request denied. You can close this page.');
-      },
-    });
-  }
-
-  const failure = allow.error ?? deny.error;
   return (
     <form
       className="consent-form"

@@ -1,10 +1,8 @@
-import { useMemo, useState, type FormEvent } from 'react';
+import { useMemo, type FormEvent } from 'react';
 import { formatDate } from '../format';
 import { ConsentError } from './ConsentError';
-import { useAllow, useDeny } from '../api/queries';
 import type { AgentDetail, ConsentResource, Grant } from './types';
-import { leaveFor } from './navigation';
-import { isExpiredRefusal, isPast } from './request-expiry';
+import { useRequestAnswer } from './request-answer';
 import { useSelection } from './selection';
 import { isRequired, PermissionSetList } from './PermissionSetList';
 import { setsCovering, widenedGrant } from './step-up';
@@ -52,62 +50,23 @@ export function StepUpForm({
   const resources = useMemo(() => new Map(detail.resources.map((resource) => [resource.id, resource])), [detail]);
   // The request asks for these servers: the sets covering them start ticked, optional ones can be unticked.
   const [selected, toggle] = useSelection(() => new Set(sets.map((set) => set.id)));
-  const [leaving, setLeaving] = useState<string | null>(null);
-  const allow = useAllow(agentId, sessionToken);
-  const deny = useDeny(agentId, sessionToken);
-  const busy = allow.isPending || deny.isPending || leaving !== null;
+  const { allow, busy, leaving, failure, answerable, send, decline } = useRequestAnswer(agentId, sessionToken, {
+    deadline,
+    onExpired,
+    onSending,
+  });
   const chosen = sets.filter((set) => isRequired(set) || selected.has(set.id));
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    if (busy || chosen.length === 0) return;
-    // Never an Allow after the request's time is up, even before the timer said so.
-    if (isPast(deadline)) {
-      onExpired?.();
-      return;
-    }
+    if (busy || chosen.length === 0 || !answerable()) return;
     // The grant is replaced as a whole: what it delegates now, plus the servers asked for; same expiry.
-    onSending?.(true);
-    allow.mutate(
-      {
-        granted_permission_sets: widenedGrant(grant.granted_permission_sets, chosen, pendingIds),
-        valid_until: grant.valid_until,
-      },
-      {
-        onError: (error) => {
-          onSending?.(false);
-          if (isExpiredRefusal(error)) onExpired?.();
-        },
-        onSuccess: (answer) => {
-          if (answer?.redirect_url === undefined) return;
-          setLeaving('Access allowed. Returning you to the application…');
-          if (!leaveFor(answer.redirect_url))
-            setLeaving('Access allowed. You can close this page and return to the application.');
-        },
-      },
-    );
-  }
-
-  function decline() {
-    if (busy) return;
-    if (isPast(deadline)) {
-      onExpired?.();
-      return;
-    }
-    onSending?.(true);
-    deny.mutate(undefined, {
-      onError: (error) => {
-        onSending?.(false);
-        if (isExpiredRefusal(error)) onExpired?.();
-      },
-      onSuccess: ({ redirect_url }) => {
-        setLeaving('Request denied. Returning you to the application…');
-        if (!leaveFor(redirect_url)) setLeaving('Request denied. You can close this page.');
-      },
+    send({
+      granted_permission_sets: widenedGrant(grant.granted_permission_sets, chosen, pendingIds),
+      valid_until: grant.valid_until,
     });
   }
 
-  const failure = allow.error ?? deny.error;
   const names = namesInWords(pending.map((resource) => resource.display_name));
   return (
     <form
