@@ -14,12 +14,12 @@ import {
 import type { components } from '../api/user-api';
 import { Logo } from '../components/AgentLogo';
 import { ConfirmDialog } from '../components/ConfirmDialog';
-import { ErrorView, Loading } from '../errors/ErrorView';
+import { ErrorView } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
-import { ReconnectBanner } from '../components/ReconnectBanner';
 import { RevokedNotice, useRevokedNotice } from '../components/RevokedNotice';
 import { relativeTime } from '../activity/time';
 import { formatDate, hostOf } from '../format';
+import { PageRead } from '../components/PageRead';
 
 type Delegation = components['schemas']['DelegationSummaryResponse'];
 /** An MCP server the active grant lets the agent reach. */
@@ -67,20 +67,15 @@ export function AgentsPage() {
         </div>
       </div>
       <RevokedNotice notice={notice} />
-      {agents.data === undefined ? (
-        agents.isError ? (
-          <ErrorView error={agents.error} />
-        ) : (
-          <Loading label="Loading your agents…" />
-        )
-      ) : (
-        <>
-          <ReconnectBanner query={agents} />
-          <DelegationList items={agents.data.data} onRevoked={setNotice} />
-          {/* Below the person's own list, once it is there: a failure of both reads is said once, above. */}
-          <OrganisationAllowedList onRevoked={setNotice} />
-        </>
-      )}
+      <PageRead query={agents} loading="Loading your agents…">
+        {(data) => (
+          <>
+            <DelegationList items={data.data} onRevoked={setNotice} />
+            {/* Below the person's own list, once it is there: a failure of both reads is said once, above. */}
+            <OrganisationAllowedList onRevoked={setNotice} />
+          </>
+        )}
+      </PageRead>
     </>
   );
 }

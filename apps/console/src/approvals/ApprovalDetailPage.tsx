@@ -6,10 +6,10 @@ import { DecisionForm, type Decision } from './DecisionForm';
 import { patternErrorWords } from './patterns';
 import { requestContext, toolTitle } from './request-context';
 import { ArgumentsView, PatternView, RiskBadge, agentName, persistenceWords, type Approval } from './values';
-import { ErrorView, Loading } from '../errors/ErrorView';
+import { ErrorView } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
-import { ReconnectBanner } from '../components/ReconnectBanner';
 import { formatDate } from '../format';
+import { PageRead } from '../components/PageRead';
 
 /** `/approvals/:id`: one tool call, approved once / for the session / permanently (optionally widened by patterns) or denied. */
 export function ApprovalDetailPage() {
@@ -23,24 +23,17 @@ export function ApprovalDetailPage() {
       <p className="back-link">
         <Link to="/approvals">← Pending approvals</Link>
       </p>
-      {approval.data === undefined ? (
-        approval.isError ? (
-          <ApprovalProblem error={approval.error} />
-        ) : (
-          <Loading label="Loading the request…" />
-        )
-      ) : (
-        <>
-          <ReconnectBanner query={approval} />
+      <PageRead query={approval} loading="Loading the request…" failed={(error) => <ApprovalProblem error={error} />}>
+        {(data) => (
           <ApprovalView
-            approval={approval.data.data}
+            approval={data.data}
             decision={decision}
             failure={failure}
             onDecided={setDecision}
             onFailed={setFailure}
           />
-        </>
-      )}
+        )}
+      </PageRead>
     </>
   );
 }

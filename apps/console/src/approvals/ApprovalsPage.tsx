@@ -2,10 +2,9 @@ import { Link } from 'react-router';
 import { usePendingApprovals } from '../api/queries';
 import { requestContext, reviewOrder } from './request-context';
 import { ArgumentsView, RiskBadge, agentName, type Approval } from './values';
-import { ErrorView, Loading } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
-import { ReconnectBanner } from '../components/ReconnectBanner';
 import { formatDate } from '../format';
+import { PageRead } from '../components/PageRead';
 
 /** `/approvals`: the person's pending tool approvals, newest first, refreshing by itself. */
 export function ApprovalsPage() {
@@ -22,20 +21,11 @@ export function ApprovalsPage() {
           Remembered decisions
         </Link>
       </div>
-      {pending.data === undefined ? (
-        pending.isError ? (
-          <ErrorView error={pending.error} />
-        ) : (
-          <Loading label="Loading pending approvals…" />
-        )
-      ) : (
-        <>
-          {/* The broker stopped answering the polls: the list stays, with a banner. */}
-          <ReconnectBanner query={pending} />
-          {/* Critical first, then newest first. */}
-          <PendingList items={reviewOrder(pending.data.data)} />
-        </>
-      )}
+      {/* The broker stopped answering the polls: the list stays, with a banner. */}
+      <PageRead query={pending} loading="Loading pending approvals…">
+        {/* Critical first, then newest first. */}
+        {(data) => <PendingList items={reviewOrder(data.data)} />}
+      </PageRead>
     </>
   );
 }

@@ -4,11 +4,10 @@ import { useRememberedApprovals, useRevokeApproval } from '../api/queries';
 import { toolTitle } from './request-context';
 import { ArgumentsView, PatternView, RiskBadge, agentName, type Approval } from './values';
 import { ConfirmDialog } from '../components/ConfirmDialog';
-import { ErrorView, Loading } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
-import { ReconnectBanner } from '../components/ReconnectBanner';
 import { RevokedNotice, useRevokedNotice } from '../components/RevokedNotice';
 import { formatDate } from '../format';
+import { PageRead } from '../components/PageRead';
 
 /** `/approvals/remembered`: the person's standing permanent approvals and denials, with revoke. */
 export function RememberedPage() {
@@ -32,18 +31,9 @@ export function RememberedPage() {
         </Link>
       </div>
       <RevokedNotice notice={notice} />
-      {remembered.data === undefined ? (
-        remembered.isError ? (
-          <ErrorView error={remembered.error} />
-        ) : (
-          <Loading label="Loading remembered decisions…" />
-        )
-      ) : (
-        <>
-          <ReconnectBanner query={remembered} />
-          <RememberedList items={remembered.data.data} onRevoked={setNotice} />
-        </>
-      )}
+      <PageRead query={remembered} loading="Loading remembered decisions…">
+        {(data) => <RememberedList items={data.data} onRevoked={setNotice} />}
+      </PageRead>
     </>
   );
 }
