@@ -1,7 +1,16 @@
 import { http, type RecordedPage } from '@broker/testing';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALICE, BOB, reviewPage, startConsoleFixture, type ConsoleFixture } from '../support/console-fixture';
+import {
+  ALICE,
+  BOB,
+  adminCreated,
+  PLACEHOLDER_MAIL,
+  placeholderService,
+  reviewPage,
+  startConsoleFixture,
+  type ConsoleFixture,
+} from '../support/console-fixture';
 
 const REDIRECT = 'https://agent.example.com/cb';
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
@@ -18,31 +27,16 @@ describe('console: an answered consent link', () => {
 
   beforeAll(async () => {
     fx = await startConsoleFixture();
-    const placeholder = 'https://idp.example.com';
-    const service = (
-      await fx.admin.post('/api/services', {
-        display_name: 'Mail',
-        client_id: 'm',
-        issuer_uri: placeholder,
-        authorization_endpoint: `${placeholder}/a`,
-        token_endpoint: `${placeholder}/t`,
-        scopes: [{ scope: 'mail.read', description: 'Read your mail' }],
-        protected_resources: ['https://mail.example.com'],
-      })
-    ).json<{ id: string }>().id;
-    const set = (
-      await fx.admin.post('/api/permission-sets', {
-        name: 'Read mail',
-        service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
-      })
-    ).json<{ id: string }>().id;
-    const created = await fx.admin.post('/api/agents', {
+    const service = await placeholderService(fx.admin, PLACEHOLDER_MAIL);
+    const set = await adminCreated(fx.admin, '/api/permission-sets', {
+      name: 'Read mail',
+      service_scopes: [{ service_id: service, scopes: ['mail.read'] }],
+    });
+    agentId = await adminCreated(fx.admin, '/api/agents', {
       display_name: 'Inbox Helper',
       redirect_uris: [REDIRECT],
       permission_sets: [{ permission_set_id: set }],
     });
-    expect(created.status, created.text).toBe(201);
-    agentId = created.json<{ id: string }>().id;
   });
 
   afterAll(async () => {

@@ -1,7 +1,16 @@
 import { AuthorizationSessionTokens } from '@broker/oauth-server';
 import { http } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALICE, BOB, reviewPage, startConsoleFixture, type ConsoleFixture } from '../support/console-fixture';
+import {
+  adminCreated,
+  ALICE,
+  BOB,
+  PLACEHOLDER_MAIL,
+  placeholderService,
+  reviewPage,
+  startConsoleFixture,
+  type ConsoleFixture,
+} from '../support/console-fixture';
 
 const CLIENT = 'https://tenant-b.example.com/oauth/client.json';
 const REDIRECT = 'https://tenant-b.example.com/cb';
@@ -44,31 +53,16 @@ describe('console: the consent page of a document client', () => {
 
   beforeAll(async () => {
     fx = await startConsoleFixture();
-    const idp = 'https://idp.example.com';
-    const mail = (
-      await fx.admin.post('/api/services', {
-        display_name: 'Mail',
-        client_id: 'mail',
-        issuer_uri: idp,
-        authorization_endpoint: `${idp}/a`,
-        token_endpoint: `${idp}/t`,
-        scopes: [{ scope: 'mail.read', description: 'Read your mail' }],
-        protected_resources: ['https://mail.example.com'],
-      })
-    ).json<{ id: string }>().id;
-    const set = (
-      await fx.admin.post('/api/permission-sets', {
-        name: 'Read mail',
-        service_scopes: [{ service_id: mail, scopes: ['mail.read'] }],
-      })
-    ).json<{ id: string }>().id;
-    const created = await fx.admin.post('/api/agents', {
+    const mail = await placeholderService(fx.admin, { ...PLACEHOLDER_MAIL, clientId: 'mail' });
+    const set = await adminCreated(fx.admin, '/api/permission-sets', {
+      name: 'Read mail',
+      service_scopes: [{ service_id: mail, scopes: ['mail.read'] }],
+    });
+    agentId = await adminCreated(fx.admin, '/api/agents', {
       display_name: 'Tenant Agent',
       client_uris: ['https://tenant-a.example.com/oauth/client.json', 'https://tenant-b.example.com/oauth/client.json'],
       permission_sets: [{ permission_set_id: set }],
     });
-    expect(created.status, created.text).toBe(201);
-    agentId = created.json<{ id: string }>().id;
     // Alice allowed the agent before (through the console: no client named).
     const granted = await http(`${fx.base}/api/consent/agents/${agentId}/grants`, {
       method: 'POST',

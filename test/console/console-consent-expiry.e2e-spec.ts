@@ -1,7 +1,15 @@
 import { http, type RecordedPage } from '@broker/testing';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALICE, reviewPage, startConsoleFixture, type ConsoleFixture } from '../support/console-fixture';
+import {
+  adminCreated,
+  ALICE,
+  PLACEHOLDER_MAIL,
+  placeholderService,
+  reviewPage,
+  startConsoleFixture,
+  type ConsoleFixture,
+} from '../support/console-fixture';
 
 const REDIRECT = 'https://agent.example.com/cb';
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
@@ -23,24 +31,11 @@ describe('console: expired and lost consent requests, and what a request asks fo
   let mail: string;
   const opened: RecordedPage[] = [];
 
-  async function created(path: string, body: Record<string, unknown>): Promise<string> {
-    const response = await fx.admin.post(path, body);
-    expect(response.status, `${path}: ${response.text}`).toBe(201);
-    return response.json<{ id: string }>().id;
-  }
+  const created = (path: string, body: Record<string, unknown>): Promise<string> => adminCreated(fx.admin, path, body);
 
   beforeAll(async () => {
     fx = await startConsoleFixture();
-    const idp = 'https://idp.example.com';
-    mail = await created('/api/services', {
-      display_name: 'Mail',
-      client_id: 'm',
-      issuer_uri: idp,
-      authorization_endpoint: `${idp}/a`,
-      token_endpoint: `${idp}/t`,
-      scopes: [{ scope: 'mail.read', description: 'Read your mail' }],
-      protected_resources: ['https://mail.example.com'],
-    });
+    mail = await placeholderService(fx.admin, PLACEHOLDER_MAIL);
     mailSet = await created('/api/permission-sets', {
       name: 'Read mail',
       service_scopes: [{ service_id: mail, scopes: ['mail.read'] }],

@@ -3,7 +3,15 @@ import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import type { Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALICE, reviewPage, startConsoleFixture, type ConsoleFixture } from '../support/console-fixture';
+import {
+  adminCreated,
+  ALICE,
+  PLACEHOLDER_MAIL,
+  placeholderService,
+  reviewPage,
+  startConsoleFixture,
+  type ConsoleFixture,
+} from '../support/console-fixture';
 import { allowByOrganisation } from '../support/enterprise-authorizations';
 
 const REDIRECT = 'https://agent.example.com/cb';
@@ -34,24 +42,11 @@ describe('console: MCP servers on the consent page', () => {
   let agentId: string;
   const opened: RecordedPage[] = [];
 
-  async function created(path: string, body: Record<string, unknown>): Promise<string> {
-    const response = await fx.admin.post(path, body);
-    expect(response.status, `${path}: ${response.text}`).toBe(201);
-    return response.json<{ id: string }>().id;
-  }
+  const created = (path: string, body: Record<string, unknown>): Promise<string> => adminCreated(fx.admin, path, body);
 
   beforeAll(async () => {
     fx = await startConsoleFixture();
-    const idp = 'https://idp.example.com';
-    mail = await created('/api/services', {
-      display_name: 'Mail',
-      client_id: 'm',
-      issuer_uri: idp,
-      authorization_endpoint: `${idp}/a`,
-      token_endpoint: `${idp}/t`,
-      scopes: [{ scope: 'mail.read', description: 'Read your mail' }],
-      protected_resources: ['https://mail.example.com'],
-    });
+    mail = await placeholderService(fx.admin, PLACEHOLDER_MAIL);
     docs = await created('/api/resources', {
       display_name: 'Docs search',
       description: 'Searches the company wiki.',

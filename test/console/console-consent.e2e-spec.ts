@@ -4,9 +4,12 @@ import * as oauth from 'oauth4webapi';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  adminCreated,
   ALICE,
   BOB,
   expectAccessible,
+  PLACEHOLDER_MAIL,
+  placeholderService,
   reviewPage,
   startConsoleFixture,
   type ConsoleFixture,
@@ -29,8 +32,8 @@ describe('console: the consent page in a browser', () => {
   let calendarSet: string;
   const opened: RecordedPage[] = [];
 
-  async function agent(body: Record<string, unknown>): Promise<string> {
-    const response = await fx.admin.post('/api/agents', {
+  function agent(body: Record<string, unknown>): Promise<string> {
+    return adminCreated(fx.admin, '/api/agents', {
       redirect_uris: [REDIRECT],
       permission_sets: [
         { permission_set_id: mailSet },
@@ -38,8 +41,6 @@ describe('console: the consent page in a browser', () => {
       ],
       ...body,
     });
-    expect(response.status, response.text).toBe(201);
-    return response.json<{ id: string }>().id;
   }
 
   async function open(path: string, principal: string | null = ALICE): Promise<RecordedPage> {
@@ -50,43 +51,24 @@ describe('console: the consent page in a browser', () => {
 
   beforeAll(async () => {
     fx = await startConsoleFixture();
-    const placeholder = 'https://idp.example.com';
-    serviceId = (
-      await fx.admin.post('/api/services', {
-        display_name: 'Mail',
-        client_id: 'm',
-        issuer_uri: placeholder,
-        authorization_endpoint: `${placeholder}/a`,
-        token_endpoint: `${placeholder}/t`,
-        scopes: [{ scope: 'mail.read', description: 'Read your mail' }],
-        protected_resources: ['https://mail.example.com'],
-      })
-    ).json<{ id: string }>().id;
-    const calendar = (
-      await fx.admin.post('/api/services', {
-        display_name: 'Calendar',
-        client_id: 'c',
-        issuer_uri: placeholder,
-        authorization_endpoint: `${placeholder}/a`,
-        token_endpoint: `${placeholder}/t`,
-        scopes: [{ scope: 'calendar.read', description: 'See your calendar' }],
-        protected_resources: ['https://calendar.example.com'],
-      })
-    ).json<{ id: string }>().id;
-    mailSet = (
-      await fx.admin.post('/api/permission-sets', {
-        name: 'Read mail',
-        description: 'Reads your inbox to summarise it',
-        service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }],
-      })
-    ).json<{ id: string }>().id;
-    calendarSet = (
-      await fx.admin.post('/api/permission-sets', {
-        name: 'Calendar',
-        description: 'Looks at your calendar',
-        service_scopes: [{ service_id: calendar, scopes: ['calendar.read'] }],
-      })
-    ).json<{ id: string }>().id;
+    serviceId = await placeholderService(fx.admin, PLACEHOLDER_MAIL);
+    const calendar = await placeholderService(fx.admin, {
+      name: 'Calendar',
+      clientId: 'c',
+      scope: 'calendar.read',
+      description: 'See your calendar',
+      resource: 'https://calendar.example.com',
+    });
+    mailSet = await adminCreated(fx.admin, '/api/permission-sets', {
+      name: 'Read mail',
+      description: 'Reads your inbox to summarise it',
+      service_scopes: [{ service_id: serviceId, scopes: ['mail.read'] }],
+    });
+    calendarSet = await adminCreated(fx.admin, '/api/permission-sets', {
+      name: 'Calendar',
+      description: 'Looks at your calendar',
+      service_scopes: [{ service_id: calendar, scopes: ['calendar.read'] }],
+    });
     const issuer = new URL(fx.base);
     as = await oauth.processDiscoveryResponse(
       issuer,

@@ -132,3 +132,39 @@ export async function reviewPage(recorded: RecordedPage, name: string): Promise<
   await expectAccessible(recorded, name);
   await screenshots(recorded.page, name);
 }
+
+/** POSTs `body` to the admin server's `path`, which must answer 201: the new entry's id. */
+export async function adminCreated(admin: ApiClient, path: string, body: Record<string, unknown>): Promise<string> {
+  const response = await admin.post(path, body);
+  expect(response.status, `${path}: ${response.text}`).toBe(201);
+  return response.json<{ id: string }>().id;
+}
+
+/**
+ * A service at an identity provider these tests never reach (the consent page only names it and its
+ * scope): `name`, its `client_id`, one described scope, one protected resource. Its id.
+ */
+export function placeholderService(
+  admin: ApiClient,
+  service: { name: string; clientId: string; scope: string; description: string; resource: string },
+): Promise<string> {
+  const idp = 'https://idp.example.com';
+  return adminCreated(admin, '/api/services', {
+    display_name: service.name,
+    client_id: service.clientId,
+    issuer_uri: idp,
+    authorization_endpoint: `${idp}/a`,
+    token_endpoint: `${idp}/t`,
+    scopes: [{ scope: service.scope, description: service.description }],
+    protected_resources: [service.resource],
+  });
+}
+
+/** The "Mail" service of the consent tests (`mail.read`, read your mail). */
+export const PLACEHOLDER_MAIL = {
+  name: 'Mail',
+  clientId: 'm',
+  scope: 'mail.read',
+  description: 'Read your mail',
+  resource: 'https://mail.example.com',
+} as const;
