@@ -13,6 +13,7 @@ import {
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminCreated } from '../support/registry-fixture';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -94,11 +95,7 @@ describe('every access token the broker issues carries aud (RFC 9068)', () => {
       },
     });
     const admin = new ApiClient(broker.url('admin'));
-    const created = async (path: string, body: unknown): Promise<string> => {
-      const response = await admin.post(path, body);
-      expect(response.status, response.text).toBe(201);
-      return response.json<{ id: string }>().id;
-    };
+    const created = (path: string, body: Record<string, unknown>): Promise<string> => adminCreated(admin, path, body);
     const mcp = await created('/api/resources', {
       display_name: 'Tracker MCP',
       resource_uri: MCP,

@@ -1,6 +1,7 @@
 import { ApiClient, freePort, http, startTestBroker, type TestBroker } from '@broker/testing';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminCreated } from '../support/registry-fixture';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -79,11 +80,7 @@ describe.each([{ mode: 'local' as const }, { mode: 'proxy' as const }, { mode: '
         },
       });
       const admin = new ApiClient(broker.url('admin'));
-      const created = async (path: string, body: unknown): Promise<string> => {
-        const response = await admin.post(path, body);
-        expect(response.status, response.text).toBe(201);
-        return response.json<{ id: string }>().id;
-      };
+      const created = (path: string, body: Record<string, unknown>): Promise<string> => adminCreated(admin, path, body);
       const mcp = await created('/api/resources', {
         display_name: 'Tracker MCP',
         resource_uri: MCP,

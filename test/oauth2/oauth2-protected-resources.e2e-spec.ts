@@ -2,6 +2,7 @@ import { ApiClient, freePort, http, startTestBroker, testBackends, type TestBrok
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminCreated } from '../support/registry-fixture';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -53,11 +54,7 @@ describe.each(testBackends())('protected resources: consent per resource, tokens
     });
     admin = new ApiClient(broker.url('admin'));
     alice = new ApiClient(base, ALICE);
-    const created = async (path: string, body: unknown): Promise<string> => {
-      const response = await admin.post(path, body);
-      expect(response.status, response.text).toBe(201);
-      return response.json<{ id: string }>().id;
-    };
+    const created = (path: string, body: Record<string, unknown>): Promise<string> => adminCreated(admin, path, body);
     const resourceA = await created('/api/resources', {
       display_name: 'Tracker MCP',
       resource_uri: MCP_A,

@@ -15,6 +15,7 @@ import {
 } from '@broker/testing';
 import type { Browser } from 'playwright-core';
 import { expect } from 'vitest';
+import { adminCreated } from './registry-fixture';
 import { BOTH_SERVERS } from './servers';
 
 export const ALICE = 'alice@example.com';
@@ -133,12 +134,7 @@ export async function reviewPage(recorded: RecordedPage, name: string): Promise<
   await screenshots(recorded.page, name);
 }
 
-/** POSTs `body` to the admin server's `path`, which must answer 201: the new entry's id. */
-export async function adminCreated(admin: ApiClient, path: string, body: Record<string, unknown>): Promise<string> {
-  const response = await admin.post(path, body);
-  expect(response.status, `${path}: ${response.text}`).toBe(201);
-  return response.json<{ id: string }>().id;
-}
+export { adminCreated };
 
 /**
  * A service at an identity provider these tests never reach (the consent page only names it and its

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '@broker/testing';
+import { expect } from 'vitest';
 
 export interface RegistryFixture {
   mail: string;
@@ -11,9 +12,10 @@ export interface RegistryFixture {
   agent: string;
 }
 
-async function created(client: ApiClient, path: string, body: Record<string, unknown>): Promise<string> {
-  const response = await client.post(path, body);
-  if (response.status !== 201) throw new Error(`${path}: ${response.status} ${response.text}`);
+/** POSTs `body` to the admin server's `path`, which must answer 201: the new entry's id. */
+export async function adminCreated(admin: ApiClient, path: string, body: Record<string, unknown>): Promise<string> {
+  const response = await admin.post(path, body);
+  expect(response.status, `${path}: ${response.text}`).toBe(201);
   return response.json<{ id: string }>().id;
 }
 
@@ -21,7 +23,7 @@ async function created(client: ApiClient, path: string, body: Record<string, unk
 export async function createRegistry(admin: ApiClient, agentName = 'Mail Agent'): Promise<RegistryFixture> {
   const tag = randomUUID().slice(0, 8);
   const service = (name: string, scopes: [string, string][]): Promise<string> =>
-    created(admin, '/api/services', {
+    adminCreated(admin, '/api/services', {
       display_name: name,
       client_id: `${name}-${tag}`,
       issuer_uri: 'https://idp.example.com',
@@ -37,7 +39,7 @@ export async function createRegistry(admin: ApiClient, agentName = 'Mail Agent')
   ]);
   const files = await service('files', [['files.read', 'Read your files']]);
   const calendar = await service('calendar', []);
-  const readMail = await created(admin, '/api/permission-sets', {
+  const readMail = await adminCreated(admin, '/api/permission-sets', {
     name: `Read mail ${tag}`,
     description: 'Mail access',
     service_scopes: [
@@ -45,18 +47,18 @@ export async function createRegistry(admin: ApiClient, agentName = 'Mail Agent')
       { service_id: files, scopes: ['files.read'] },
     ],
   });
-  const allFiles = await created(admin, '/api/permission-sets', {
+  const allFiles = await adminCreated(admin, '/api/permission-sets', {
     name: `Files ${tag}`,
     service_scopes: [
       { service_id: files, scopes: ['files.write', 'files.read'], requirement_type: 'optional' },
       { service_id: mail, scopes: ['mail.send', 'mail.read'], requirement_type: 'require_all_scopes' },
     ],
   });
-  const calendarSet = await created(admin, '/api/permission-sets', {
+  const calendarSet = await adminCreated(admin, '/api/permission-sets', {
     name: `Calendar ${tag}`,
     service_scopes: [{ service_id: calendar, scopes: [] }],
   });
-  const agent = await created(admin, '/api/agents', {
+  const agent = await adminCreated(admin, '/api/agents', {
     display_name: agentName,
     description: 'Reads mail',
     redirect_uris: ['https://agent.example.com/cb'],
