@@ -4,41 +4,12 @@ import { CLIENT_AUTHENTICATED_ROUTE, OPTIONAL_PRINCIPAL_ROUTE, PrincipalGuard, P
 import { ApiError } from '@broker/domain';
 import { HOT_ROUTES } from '@broker/http';
 import { AUTHORIZE_STRATEGY, TokenEndpoint } from '@broker/oauth-server';
-import {
-  globalGuardsOf,
-  keepNestLogger,
-  openTestRuntime,
-  routesOf,
-  runGuard,
-  type NestRoute,
-  type TestRuntime,
-} from '@broker/testing';
+import { globalGuardsOf, routesOf, runGuard, type NestRoute, modeConfig, testingModules } from '@broker/testing';
 import { DiscoveryModule, Reflector } from '@nestjs/core';
-import { Test, type TestingModule } from '@nestjs/testing';
+import type { TestingModule } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminApiModule } from './admin-api.module';
 import { IssuerDiscovery } from './services/issuer-discovery';
-
-/** An upstream that is never called: compiling the module fetches nothing. */
-const UPSTREAM = 'http://127.0.0.1:9';
-
-function modeConfig(mode: 'local' | 'proxy' | 'hybrid', enterprise = false): Record<string, unknown> {
-  const proxy = {
-    upstream_issuer_uri: UPSTREAM,
-    upstream_authorize_endpoint: `${UPSTREAM}/auth`,
-    upstream_token_endpoint: `${UPSTREAM}/token`,
-    upstream_jwks_uri: `${UPSTREAM}/jwks`,
-  };
-  return {
-    oauth2_authorization_server: {
-      mode,
-      ...(mode === 'local' ? {} : { proxy }),
-      ...(enterprise
-        ? { enterprise: { trusted_issuers: [{ issuer_uri: 'https://idp.example.com', discovery: true }] } }
-        : {}),
-    },
-  };
-}
 
 /** A third party's authorization server on loopback: its RFC 8414 metadata, and how often it was asked. */
 async function startMetadataServer(): Promise<{ issuer: string; requests: string[]; stop(): Promise<void> }> {
@@ -65,28 +36,8 @@ async function startMetadataServer(): Promise<{ issuer: string; requests: string
 }
 
 describe('AdminApiModule compiled with @nestjs/testing', () => {
-  let test: TestRuntime;
-  let restoreNestLogger: () => void;
-  const compiled: TestingModule[] = [];
-
-  async function compile(config: Record<string, unknown> = {}): Promise<TestingModule> {
-    const moduleRef = await Test.createTestingModule({
-      imports: [AdminApiModule.forRuntime(test.withConfig(config)), DiscoveryModule],
-    }).compile();
-    compiled.push(moduleRef);
-    return moduleRef;
-  }
-
-  beforeAll(async () => {
-    restoreNestLogger = keepNestLogger();
-    test = await openTestRuntime();
-  });
-
-  afterAll(async () => {
-    for (const moduleRef of compiled) await moduleRef.close();
-    await test?.close();
-    restoreNestLogger?.();
-  });
+  const modules = testingModules((runtime) => [AdminApiModule.forRuntime(runtime), DiscoveryModule]);
+  const compile = (config: Record<string, unknown> = {}): Promise<TestingModule> => modules.compile(config);
 
   // The admin plane binds the same authorization server (signing keys, client credentials, metadata) in each mode.
   it.each([
@@ -98,7 +49,7 @@ describe('AdminApiModule compiled with @nestjs/testing', () => {
   ] as const)(
     'compiles in $mode mode (enterprise IdP: $enterprise): $authorize, $grants grant types',
     async ({ mode, enterprise, authorize, grants }) => {
-      const moduleRef = await compile(modeConfig(mode, enterprise));
+      const moduleRef = await compile(modeConfig(mode, { enterprise }));
       expect((moduleRef.get<object>(AUTHORIZE_STRATEGY).constructor as { name: string }).name).toBe(authorize);
       expect(moduleRef.get(TokenEndpoint).grantTypes).toHaveLength(grants);
       expect(moduleRef.get(TokenEndpoint).grantTypes.includes('urn:ietf:params:oauth:grant-type:jwt-bearer')).toBe(

@@ -2,42 +2,12 @@ import { CLIENT_AUTHENTICATED_ROUTE, OPTIONAL_PRINCIPAL_ROUTE, PrincipalGuard, P
 import { ApiError } from '@broker/domain';
 import { HOT_ROUTES, type HotRoute } from '@broker/http';
 import { AUTHORIZE_STRATEGY, TokenEndpoint } from '@broker/oauth-server';
-import {
-  globalGuardsOf,
-  keepNestLogger,
-  openTestRuntime,
-  routesOf,
-  runGuard,
-  type NestRoute,
-  type TestRuntime,
-} from '@broker/testing';
+import { globalGuardsOf, routesOf, runGuard, type NestRoute, modeConfig, testingModules } from '@broker/testing';
 import { DiscoveryModule, Reflector } from '@nestjs/core';
-import { Test, type TestingModule } from '@nestjs/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestingModule } from '@nestjs/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { GatewayAuthGuard } from './approvals/gateway-auth.guard';
 import { UserApiModule } from './user-api.module';
-
-/** An upstream that is never called: compiling the module fetches nothing. */
-const UPSTREAM = 'http://127.0.0.1:9';
-
-function modeConfig(mode: 'local' | 'proxy' | 'hybrid', enterprise = false): Record<string, unknown> {
-  const proxy = {
-    upstream_issuer_uri: UPSTREAM,
-    upstream_authorize_endpoint: `${UPSTREAM}/auth`,
-    upstream_token_endpoint: `${UPSTREAM}/token`,
-    upstream_jwks_uri: `${UPSTREAM}/jwks`,
-  };
-  return {
-    oauth2_authorization_server: {
-      mode,
-      ...(mode === 'local' ? {} : { proxy }),
-      // Discovery happens on the first ID-JAG, never at start-up.
-      ...(enterprise
-        ? { enterprise: { trusted_issuers: [{ issuer_uri: 'https://idp.example.com', discovery: true }] } }
-        : {}),
-    },
-  };
-}
 
 const CODE = 'authorization_code';
 const REFRESH = 'refresh_token';
@@ -67,28 +37,8 @@ function anonymousRequest(route: NestRoute): Record<string, unknown> {
 }
 
 describe('UserApiModule compiled with @nestjs/testing', () => {
-  let test: TestRuntime;
-  let restoreNestLogger: () => void;
-  const compiled: TestingModule[] = [];
-
-  async function compile(config: Record<string, unknown> = {}): Promise<TestingModule> {
-    const moduleRef = await Test.createTestingModule({
-      imports: [UserApiModule.forRuntime(test.withConfig(config)), DiscoveryModule],
-    }).compile();
-    compiled.push(moduleRef);
-    return moduleRef;
-  }
-
-  beforeAll(async () => {
-    restoreNestLogger = keepNestLogger();
-    test = await openTestRuntime();
-  });
-
-  afterAll(async () => {
-    for (const moduleRef of compiled) await moduleRef.close();
-    await test?.close();
-    restoreNestLogger?.();
-  });
+  const modules = testingModules((runtime) => [UserApiModule.forRuntime(runtime), DiscoveryModule]);
+  const compile = (config: Record<string, unknown> = {}): Promise<TestingModule> => modules.compile(config);
 
   /**
    * The mode's strategies as this application's graph binds them (each class in detail:
@@ -124,7 +74,7 @@ describe('UserApiModule compiled with @nestjs/testing', () => {
   ] as const)(
     "compiles in $mode mode (enterprise IdP: $enterprise): $authorize and the mode's grants",
     async ({ mode, enterprise, authorize, grants }) => {
-      const moduleRef = await compile(modeConfig(mode, enterprise));
+      const moduleRef = await compile(modeConfig(mode, { enterprise }));
       expect((moduleRef.get<object>(AUTHORIZE_STRATEGY).constructor as { name: string }).name).toBe(authorize);
       expect(moduleRef.get(TokenEndpoint).grantTypes).toEqual(grants);
     },
@@ -213,10 +163,9 @@ describe('UserApiModule compiled with @nestjs/testing', () => {
   });
 
   it("closing a compiled module leaves the runtime's database open (both servers share it)", async () => {
-    const before = await test.runtime.database.installation();
+    const before = await modules.test.runtime.database.installation();
     const moduleRef = await compile();
-    await moduleRef.close();
-    compiled.splice(compiled.indexOf(moduleRef), 1);
-    expect((await test.runtime.database.installation()).id).toBe(before.id);
+    await modules.close(moduleRef);
+    expect((await modules.test.runtime.database.installation()).id).toBe(before.id);
   });
 });

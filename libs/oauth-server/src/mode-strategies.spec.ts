@@ -1,14 +1,7 @@
 import { CoreModule } from '@broker/bootstrap';
 import { type Agent, Clock, OAuthError } from '@broker/domain';
-import {
-  FrozenClock,
-  keepNestLogger,
-  openTestRuntime,
-  startJwtIssuer,
-  type TestJwtIssuer,
-  type TestRuntime,
-} from '@broker/testing';
-import { Test, type TestingModule } from '@nestjs/testing';
+import { FrozenClock, startJwtIssuer, type TestJwtIssuer, modeConfig, testingModules } from '@broker/testing';
+import type { TestingModule } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUTHORIZE_STRATEGY } from './authorize/authorize-strategy';
 import { LocalAuthorize } from './authorize/local-authorize';
@@ -27,35 +20,6 @@ import { RefreshTokenGrant } from './token/refresh-token.grant';
 import { TokenExchangeGrant } from './token-exchange/token-exchange.grant';
 import { TOKEN_LIFECYCLE_SCOPE, type TokenLifecycleScope } from './token-lifecycle/lifecycle-clients';
 
-type Mode = 'local' | 'proxy' | 'hybrid';
-
-/** An upstream that is never called: compiling the module fetches nothing. Port 9 (discard) on loopback. */
-const NEVER_CALLED = 'http://127.0.0.1:9';
-
-/** The `oauth2_authorization_server` section of a mode; proxy and hybrid name an upstream. */
-function modeConfig(mode: Mode, options: { upstream?: string; jwksUri?: string; enterprise?: boolean } = {}) {
-  const upstream = options.upstream ?? NEVER_CALLED;
-  return {
-    oauth2_authorization_server: {
-      mode,
-      ...(mode === 'local'
-        ? {}
-        : {
-            proxy: {
-              upstream_issuer_uri: upstream,
-              upstream_authorize_endpoint: `${upstream}/auth`,
-              upstream_token_endpoint: `${upstream}/token`,
-              upstream_jwks_uri: options.jwksUri ?? `${upstream}/jwks`,
-            },
-          }),
-      // Discovery happens on the first ID-JAG, never at start-up.
-      ...(options.enterprise
-        ? { enterprise: { trusted_issuers: [{ issuer_uri: 'https://idp.example.com', discovery: true }] } }
-        : {}),
-    },
-  };
-}
-
 /** The grant types `POST /oauth2/token` offers, each with the class that serves it, in dispatch order. */
 function grants(moduleRef: TestingModule): [string, unknown][] {
   return moduleRef.get<GrantStrategy[]>(GRANT_STRATEGIES).map((grant) => [grant.grantType, grant.constructor]);
@@ -71,30 +35,12 @@ const UPSTREAM_AGENT = { clientId: 'upstream-client' } as Agent;
  * implementations (docs/oauth2.md "OAuth2 authorization server", docs/architecture.md).
  */
 describe('mode strategies of the compiled authorization server', () => {
-  let test: TestRuntime;
-  let restoreNestLogger: () => void;
-  const compiled: TestingModule[] = [];
-
-  async function compile(config: Record<string, unknown>, clock?: Clock): Promise<TestingModule> {
-    let builder = Test.createTestingModule({
-      imports: [CoreModule.forRuntime(test.withConfig(config), 'enduser'), OAuthServerModule],
-    });
-    if (clock !== undefined) builder = builder.overrideProvider(Clock).useValue(clock);
-    const moduleRef = await builder.compile();
-    compiled.push(moduleRef);
-    return moduleRef;
-  }
-
-  beforeAll(async () => {
-    restoreNestLogger = keepNestLogger();
-    test = await openTestRuntime();
-  });
-
-  afterAll(async () => {
-    for (const moduleRef of compiled) await moduleRef.close();
-    await test?.close();
-    restoreNestLogger?.();
-  });
+  const modules = testingModules((runtime) => [CoreModule.forRuntime(runtime, 'enduser'), OAuthServerModule]);
+  /** The authorization server under `config`, with `clock` in place of the runtime's when given. */
+  const compile = (config: Record<string, unknown>, clock?: Clock): Promise<TestingModule> =>
+    modules.compile(config, (builder) =>
+      clock === undefined ? builder : builder.overrideProvider(Clock).useValue(clock),
+    );
 
   it('local: the local authorize endpoint; code, refresh, client credentials and token exchange; every token of its own', async () => {
     const moduleRef = await compile(modeConfig('local'));

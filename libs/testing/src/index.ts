@@ -11,6 +11,7 @@ export { testConfig, testConfigTree, testKey, pgliteStorage, type FreshDatabaseO
 export { openTestRuntime, type TestRuntime } from './test-runtime';
 export { routesOf, globalGuardsOf, runGuard, type NestRoute } from './nest-routes';
 export { keepNestLogger } from './nest-logger';
+export { modeConfig, NEVER_CALLED_UPSTREAM, testingModules, type TestingModules } from './nest-modules';
 export { startTestBroker, type TestBroker, type TestBrokerOptions } from './test-broker';
 export { http, httpJson, type HttpResponse, type HttpRequestOptions } from './http-client';
 export { BrokerProcess, writeConfigFile, ENTRY_POINTS } from './broker-process';
