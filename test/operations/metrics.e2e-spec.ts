@@ -15,7 +15,13 @@ import { SessionRepository } from '@broker/persistence';
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOGUE, type Family } from '../support/metric-catalogue';
-import { connectThirdParty, grantMail, registerMailService } from '../support/mail-service';
+import {
+  connectThirdParty,
+  expireAccessToken as expireStored,
+  useRefreshTokenElsewhere as useStoredRefreshToken,
+  grantMail,
+  registerMailService,
+} from '../support/mail-service';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -144,13 +150,8 @@ describe.each(testBackends())('GET /metrics after real traffic on $name', (backe
     return response;
   }
 
-  async function expireAccessToken(): Promise<void> {
-    await broker.broker.runtime.database.dataSource.query(
-      "UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2",
-      [ALICE, service],
-    );
-    // Served from memory on PostgreSQL: the next request must see this write (docs/oauth2.md "The hot path").
-    await broker.broker.runtime.database.settleNotifications();
+  function expireAccessToken(): Promise<void> {
+    return expireStored(broker, ALICE, service);
   }
 
   /** The stored refresh token, used (and so rotated away) behind the broker's back: its next refresh is refused. */
@@ -162,15 +163,7 @@ describe.each(testBackends())('GET /metrics after real traffic on $name', (backe
       .decrypt(record?.refreshTokenEnvelope as Buffer, bindings.sessionToken(service, ALICE, 'refresh_token'))
       .toString();
     secrets.push(refreshToken);
-    const used = await fetch(`${provider.issuer}/token`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from(`${provider.clientId}:${provider.clientSecret}`).toString('base64')}`,
-      },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }),
-    });
-    expect(used.status).toBe(200);
+    await useStoredRefreshToken(provider, refreshToken);
   }
 
   async function approvalWokenLongPoll(): Promise<void> {

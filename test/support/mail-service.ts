@@ -4,6 +4,7 @@ import {
   http,
   startThirdPartyProvider,
   type HttpResponse,
+  type TestBroker,
   type ThirdPartyProvider,
 } from '@broker/testing';
 import { expect } from 'vitest';
@@ -108,4 +109,29 @@ export async function connectThirdParty(
   const answer = await http(callback, { headers: { 'x-remote-user': person } });
   expect(answer.headers.location).toContain('success=true');
   return answer;
+}
+
+/**
+ * Makes `person`'s stored access token for `service` expired (a minute ago), so its next use refreshes it.
+ * Served from memory on PostgreSQL: the next request must see this write (docs/oauth2.md "The hot path").
+ */
+export async function expireAccessToken(broker: TestBroker, person: string, service: string): Promise<void> {
+  await broker.broker.runtime.database.dataSource.query(
+    "UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2",
+    [person, service],
+  );
+  await broker.broker.runtime.database.settleNotifications();
+}
+
+/** Uses `refreshToken` at the provider behind the broker's back (the provider rotates it away): must answer 200. */
+export async function useRefreshTokenElsewhere(provider: ThirdPartyProvider, refreshToken: string): Promise<void> {
+  const used = await fetch(`${provider.issuer}/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${provider.clientId}:${provider.clientSecret}`).toString('base64')}`,
+    },
+    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+  });
+  expect(used.status).toBe(200);
 }

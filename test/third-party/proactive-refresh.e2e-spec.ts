@@ -22,7 +22,7 @@ import { bindings, EnvelopeCipher, ProactiveRefreshSweeper } from '@broker/vault
 import type { Clock } from '@broker/domain';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectThirdParty, grantMail, registerMailService } from '../support/mail-service';
+import { connectThirdParty, grantMail, registerMailService, useRefreshTokenElsewhere } from '../support/mail-service';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -152,16 +152,7 @@ async function startMailFixture(
       return { status: response.status, body: response.json() };
     },
     async revokeRefreshToken(principal) {
-      const { refreshToken } = await fixture.stored(principal);
-      const used = await fetch(`${provider.issuer}/token`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`${provider.clientId}:${provider.clientSecret}`).toString('base64')}`,
-        },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }),
-      });
-      expect(used.status).toBe(200);
+      await useRefreshTokenElsewhere(provider, (await fixture.stored(principal)).refreshToken);
     },
     async stop() {
       await gateway.stop();

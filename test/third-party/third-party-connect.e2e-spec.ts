@@ -13,6 +13,7 @@ import {
 } from '@broker/testing';
 import { bindings, EnvelopeCipher, TokenVault } from '@broker/vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expireAccessToken } from '../support/mail-service';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -489,12 +490,7 @@ describe.each(testBackends())('third-party connections on $name', (backend) => {
 
     it('refreshes an expired access token once for 50 concurrent callers, all getting the new token', async () => {
       await connect(alice);
-      await broker.broker.runtime.database.dataSource.query(
-        "UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2",
-        [ALICE, serviceId],
-      );
-      // Served from memory on PostgreSQL: the next request must see this write (docs/oauth2.md "The hot path").
-      await broker.broker.runtime.database.settleNotifications();
+      await expireAccessToken(broker, ALICE, serviceId);
       const vault = broker.broker.server('enduser').app.get(TokenVault);
       const refreshesBefore = provider.refreshes();
       const tokens = await Promise.all(Array.from({ length: 50 }, () => vault.getUsableToken(ALICE, serviceId)));

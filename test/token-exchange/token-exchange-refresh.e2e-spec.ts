@@ -12,7 +12,12 @@ import {
 import { bindings, EnvelopeCipher } from '@broker/vault';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectThirdParty, grantMail, registerMailService } from '../support/mail-service';
+import {
+  connectThirdParty,
+  expireAccessToken as expireStored,
+  grantMail,
+  registerMailService,
+} from '../support/mail-service';
 import { BOTH_SERVERS } from '../support/servers';
 
 const ALICE = 'alice@example.com';
@@ -94,13 +99,8 @@ describe.each(testBackends())('token exchange with an expired third-party access
     return { status: response.status, body: response.json(), fields };
   }
 
-  async function expireAccessToken(): Promise<void> {
-    await broker.broker.runtime.database.dataSource.query(
-      "UPDATE third_party_sessions SET access_token_expires_at = now() - interval '1 minute' WHERE principal = $1 AND service_id = $2",
-      [ALICE, service],
-    );
-    // Served from memory on PostgreSQL: the next request must see this write (docs/oauth2.md "The hot path").
-    await broker.broker.runtime.database.settleNotifications();
+  function expireAccessToken(): Promise<void> {
+    return expireStored(broker, ALICE, service);
   }
 
   /** The stored session's tokens, decrypted. */
