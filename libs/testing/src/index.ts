@@ -2,6 +2,7 @@
 export { startPostgresCluster, freePort, type PostgresCluster } from './postgres-cluster';
 export { startPostgresWireProxy, type PostgresWireProxy, type ProxiedSession } from './postgres-wire-proxy';
 export { testBackends, createPostgresDatabase, postgresServerUrl, type TestBackend } from './test-databases';
+export { listenSessions, openPostgresReplicas } from './postgres-replicas';
 export { prepareMigratedDatabases, type MigratedDatabases } from './migrated-databases';
 export { LogCapture } from './log-capture';
 export { eventually, type EventuallyOptions } from './eventually';

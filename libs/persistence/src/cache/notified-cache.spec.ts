@@ -1,16 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '@broker/http';
 import type { BrokerMetrics, CacheName } from '@broker/telemetry';
-import {
-  createPostgresDatabase,
-  eventually,
-  FakeListenConnection,
-  LogCapture,
-  postgresServerUrl,
-  testConfig,
-} from '@broker/testing';
+import { eventually, FakeListenConnection, postgresServerUrl, openPostgresReplicas } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../database';
+import type { Database } from '../database';
 import type { PostgresListenConnection } from '../notifications/postgres-listen-connection';
 import { DROP_ALL, NotifiedCache, type Invalidation, type NotifiedCacheOptions } from './notified-cache';
 
@@ -349,11 +341,7 @@ describe.runIf(postgresServerUrl())('NotifiedCache across replicas on PostgreSQL
   };
 
   beforeAll(async () => {
-    const config = testConfig({
-      storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
-    });
-    replicaA = await Database.open(config, createLogger(config, new LogCapture()));
-    replicaB = await Database.open(config, createLogger(config, new LogCapture()));
+    [replicaA, replicaB] = await openPostgresReplicas();
     cacheA = cacheOn(replicaA);
     cacheB = cacheOn(replicaB);
     cacheA.lookup('warm-up', 0, undefined);

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '@broker/http';
-import { createPostgresDatabase, FrozenClock, LogCapture, postgresServerUrl, testConfig } from '@broker/testing';
+import { FrozenClock, postgresServerUrl, openPostgresReplicas, listenSessions } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresApprovalChangeFeed } from '../approvals/approval-change-feed';
-import { Database } from '../database';
+import type { Database } from '../database';
 import { Transactions } from '../transactions';
 import { ExchangeChanges } from './exchange-changes';
 import { AgentRepository } from './agent.repository';
@@ -17,11 +16,7 @@ describe.runIf(postgresServerUrl())('ClientCache across replicas on PostgreSQL',
   const clock = new FrozenClock();
 
   beforeAll(async () => {
-    const config = testConfig({
-      storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
-    });
-    replicaA = await Database.open(config, createLogger(config, new LogCapture()));
-    replicaB = await Database.open(config, createLogger(config, new LogCapture()));
+    [replicaA, replicaB] = await openPostgresReplicas();
   });
 
   afterAll(async () => {
@@ -29,12 +24,7 @@ describe.runIf(postgresServerUrl())('ClientCache across replicas on PostgreSQL',
     await replicaB?.close();
   });
 
-  const listenConnections = async (): Promise<number> => {
-    const rows = await replicaA.dataSource.query<{ n: number }[]>(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()",
-    );
-    return rows[0]?.n ?? 0;
-  };
+  const listenConnections = (): Promise<number> => listenSessions(replicaA);
 
   it("clears one replica's cached client when another replica rotates its secret, before any TTL", async () => {
     const agentsA = new AgentRepository(

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '@broker/http';
-import { eventually, createPostgresDatabase, LogCapture, postgresServerUrl, testConfig } from '@broker/testing';
+import { eventually, postgresServerUrl, openPostgresReplicas } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../database';
+import type { Database } from '../database';
 import { EXCHANGE_CHANNEL } from './exchange-context-cache';
 import { ExchangeLookup } from './exchange-lookup';
 
@@ -71,11 +70,7 @@ describe.runIf(postgresServerUrl())('ExchangeContextCache on PostgreSQL', () => 
     return statements - before;
   };
   beforeAll(async () => {
-    const config = testConfig({
-      storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
-    });
-    replicaA = await Database.open(config, createLogger(config, new LogCapture()));
-    replicaB = await Database.open(config, createLogger(config, new LogCapture()));
+    [replicaA, replicaB] = await openPostgresReplicas();
     // The lookup's prepared statement goes straight to the pg pool: count its calls there.
     const pool = (replicaB.dataSource.driver as unknown as { master: { query: (...args: unknown[]) => unknown } })
       .master;

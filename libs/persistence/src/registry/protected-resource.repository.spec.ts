@@ -3,12 +3,13 @@ import { RegistryError } from '@broker/domain';
 import { createLogger } from '@broker/http';
 import {
   eventually,
-  createPostgresDatabase,
   FrozenClock,
   LogCapture,
   postgresServerUrl,
   testBackends,
   testConfig,
+  openPostgresReplicas,
+  listenSessions,
 } from '@broker/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../database';
@@ -260,11 +261,7 @@ describe.runIf(postgresServerUrl())('the resource catalog across replicas on Pos
   const clock = new FrozenClock();
 
   beforeAll(async () => {
-    const config = testConfig({
-      storage: { backend: 'postgres', postgres: { connection_url: await createPostgresDatabase() } },
-    });
-    replicaA = await Database.open(config, createLogger(config, new LogCapture()));
-    replicaB = await Database.open(config, createLogger(config, new LogCapture()));
+    [replicaA, replicaB] = await openPostgresReplicas();
   });
 
   afterAll(async () => {
@@ -272,12 +269,7 @@ describe.runIf(postgresServerUrl())('the resource catalog across replicas on Pos
     await replicaB?.close();
   });
 
-  const listening = async (): Promise<boolean> => {
-    const rows = await replicaA.dataSource.query<{ n: number }[]>(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'agent-identity-broker-listen' AND datname = current_database()",
-    );
-    return (rows[0]?.n ?? 0) > 0;
-  };
+  const listening = async (): Promise<boolean> => (await listenSessions(replicaA)) > 0;
 
   it("clears one replica's catalog when another replica registers, changes or deletes a resource, before any TTL", async () => {
     const resourcesA = new ProtectedResourceRepository(replicaA.dataSource, replicaA.resourceCatalog);
