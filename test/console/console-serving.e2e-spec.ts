@@ -120,6 +120,9 @@ describe('the console served by the end-user server', () => {
       '/agents?x=1',
       '/activity',
       '/activity?type=token.exchanged',
+      `/authorization-requests/${UUID}`,
+      `/authorization-requests/${UUID}?success=true&service_id=s`,
+      '/authorization-requests/not-a-uuid',
     ];
     for (const path of paths) expectIndex(await http(`${url}${path}`), built.index);
     const head = await http(`${url}/approvals`, { method: 'HEAD' });
@@ -192,6 +195,9 @@ describe('the console served by the end-user server', () => {
       '/approvalsX',
       '/activity/x',
       '/activityX',
+      '/authorization-requests',
+      '/authorization-requests/',
+      '/authorization-requests/a/b',
       '/assets/',
       '/assets/nope.js',
       '/assets',

@@ -71,6 +71,13 @@ export const router = createBrowserRouter([
             path: '/activity',
             lazy: async () => ({ Component: (await loadPage(() => import('./activity/ActivityPage'))).ActivityPage }),
           },
+          {
+            path: '/authorization-requests/:id',
+            lazy: async () => ({
+              Component: (await loadPage(() => import('./authorization-requests/AuthorizationRequestPage')))
+                .AuthorizationRequestPage,
+            }),
+          },
           // Only when the broker refused an authorization request without a redirect: the server answers this page then.
           {
             path: '/oauth2/authorize',

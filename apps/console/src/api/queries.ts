@@ -9,6 +9,8 @@ import {
 import { noteSignedIn } from '../components/sign-in';
 import { forgetRequest } from '../consent/pending-request';
 import type { GrantRequest } from '../consent/types';
+import { allowRequest, denyRequest, readRequest } from '../authorization-requests/pending-api';
+import type { AuthorizationRequestView } from '../authorization-requests/types';
 import { ApiFailure, api, unwrap } from './client';
 import type { components } from './user-api';
 
@@ -45,6 +47,8 @@ export const queryKeys = {
   /** An approval as the activity page shows it now (under `approvals`: a decision makes it stale too). */
   approvalNow: (id: string) => ['approvals', 'now', id],
   scopePreview: (approvalId: string, pattern: string | null) => ['scope-preview', approvalId, pattern],
+  /** An authorization request a gateway's refused exchange opened (its link's page). */
+  authorizationRequest: (id: string) => ['authorization-request', id],
 } as const;
 
 /** What a page does around a change (a dialog closed, a message shown), before the queries it makes stale refresh. */
@@ -468,4 +472,46 @@ export function useApprovalsNow(ids: readonly string[]) {
       retry: false,
     })),
   });
+}
+
+// Authorization requests.
+
+/** The request as it is now (pending, completed, denied or expired): the broker keeps it, so a reload shows it again. */
+export function useAuthorizationRequest(id: string) {
+  return useQuery({
+    queryKey: queryKeys.authorizationRequest(id),
+    queryFn: async () => (await readRequest(id)).data,
+    // A 403 (someone else's link), 404 or 400 does not change by asking again.
+    retry: (count, error) => !(error instanceof ApiFailure && error.status < 500) && count < 2,
+  });
+}
+
+/**
+ * Allow (with the new grant's `valid_until` when there is none yet) or Deny. The answer is the request as it is
+ * now; a 409 (answered elsewhere) or 410 (expired) reads it again, so the page shows what became of it.
+ */
+export function useAnswerAuthorizationRequest(id: string) {
+  const queries = useQueryClient();
+  const settle = (view: AuthorizationRequestView) => queries.setQueryData(queryKeys.authorizationRequest(id), view);
+  const reread = async (error: unknown) => {
+    if (decidedElsewhere(error)) await queries.invalidateQueries({ queryKey: queryKeys.authorizationRequest(id) });
+  };
+  const allow = useMutation({
+    mutationFn: async (validUntil: string | null) => (await allowRequest(id, { valid_until: validUntil })).data,
+    onSuccess: async (view) => {
+      settle(view);
+      // The grant was written or extended.
+      await Promise.all([
+        queries.invalidateQueries({ queryKey: queryKeys.delegations }),
+        queries.invalidateQueries({ queryKey: queryKeys.grant(view.agent.id) }),
+      ]);
+    },
+    onError: reread,
+  });
+  const deny = useMutation({
+    mutationFn: async () => (await denyRequest(id)).data,
+    onSuccess: settle,
+    onError: reread,
+  });
+  return { allow, deny };
 }

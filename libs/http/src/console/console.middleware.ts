@@ -6,10 +6,11 @@ import { consoleSecurityHeaders } from './console-headers';
 
 /**
  * The console's pages, which all answer the single page's `index.html` (history fallback):
- * `/agents`, `/agents/:id`, `/connections`, `/approvals`, `/approvals/remembered`, `/approvals/:id`, and `/activity`
- * Nothing else.
+ * `/agents`, `/agents/:id`, `/connections`, `/approvals`, `/approvals/remembered`, `/approvals/:id`, `/activity`
+ * and `/authorization-requests/:id` (the link a refused token exchange answers). Nothing else.
  */
-export const CONSOLE_PAGE = /^\/(?:agents(?:\/[^/]+)?|connections|approvals(?:\/[^/]+)?|activity)$/;
+export const CONSOLE_PAGE =
+  /^\/(?:agents(?:\/[^/]+)?|connections|approvals(?:\/[^/]+)?|activity|authorization-requests\/[^/]+)$/;
 
 const ASSETS_PREFIX = '/assets/';
 
