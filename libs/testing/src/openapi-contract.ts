@@ -24,7 +24,7 @@ const DOCUMENTS: Readonly<Record<ServerKind, string>> = {
 const OUTSIDE_CONTRACT = [/^\/openapi\.json$/, /^\/docs(\/.*)?$/];
 
 /** The console's pages (docs/console.md) and its hashed assets. */
-const CONSOLE = /^\/$|^\/(?:agents|connections|approvals|activity)(?:\/|$)|^\/assets\//;
+const CONSOLE = /^\/$|^\/(?:agents|connections|approvals|activity)(?:\/|$)|^\/authorization-requests\/|^\/assets\//;
 
 export class ContractViolation extends Error {
   override name = 'ContractViolation';
