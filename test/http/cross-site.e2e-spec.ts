@@ -340,6 +340,18 @@ describe('cross-site requests (CSRF)', () => {
         path: `/api/approvals/${approval}/consume`,
         gateway: true,
       },
+      // Refused before the route is reached: an id that names no request shows it as well as a real one.
+      {
+        method: 'POST',
+        template: '/api/authorization-requests/{id}/allow',
+        path: `/api/authorization-requests/${randomUUID()}/allow`,
+        body: {},
+      },
+      {
+        method: 'POST',
+        template: '/api/authorization-requests/{id}/deny',
+        path: `/api/authorization-requests/${randomUUID()}/deny`,
+      },
       {
         method: 'DELETE',
         template: '/api/consent/enterprise-authorizations/{authorizationId}',

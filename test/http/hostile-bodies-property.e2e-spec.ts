@@ -8,6 +8,7 @@ import {
   type HttpResponse,
   type TestBroker,
 } from '@broker/testing';
+import { AuthorizationRequestRepository } from '@broker/persistence';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry, type RegistryFixture } from '../support/registry-fixture';
@@ -236,6 +237,8 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
   let alice: ApiClient;
   let registry: RegistryFixture;
   let pending: string;
+  /** Alice's pending authorization request (the agent's grant lacks mail.send, which a permission set offers). */
+  let authorizationRequest: string;
   let once: string;
   let permanent: string;
   let spareKid: string;
@@ -299,6 +302,28 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
       resourceUri: 'https://mcp.example.com/mcp',
     });
     pending = await createApproval('read_file');
+    const now = new Date();
+    const created = await broker.broker
+      .server('enduser')
+      .app.get(AuthorizationRequestRepository)
+      .create(
+        {
+          id: randomUUID(),
+          principal: ALICE,
+          agentId: registry.agent,
+          serviceId: registry.mail,
+          scopes: ['mail.send'],
+          permissionSetIds: [registry.allFiles],
+          needsGrant: true,
+          needsConnection: true,
+          expiresAt: new Date(now.getTime() + 3_600_000),
+          createdBy: 'gateway-1',
+        },
+        { maxPendingPerPrincipal: 20, maxRequestsPerMinute: 10 },
+        now,
+      );
+    expect(created.kind).toBe('created');
+    authorizationRequest = created.kind === 'created' ? created.record.id : '';
     once = await createApproval('write_file');
     permanent = await createApproval('delete_file');
     expect((await alice.post(`/api/approvals/${once}/approve`, { persistence: 'once' })).status).toBe(200);
@@ -326,7 +351,12 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
       admin.get('/api/resources'),
       alice.get('/api/consent/enterprise-authorizations'),
     ]);
-    return JSON.stringify(reads.map((read) => [read.status, read.json()]));
+    // The authorization request as stored (its page's view counts its seconds down).
+    const request = await broker.broker
+      .server('enduser')
+      .app.get(AuthorizationRequestRepository)
+      .find(authorizationRequest);
+    return JSON.stringify([...reads.map((read) => [read.status, read.json()]), request]);
   }
 
   const asAdmin = (): Promise<Record<string, string>> => Promise.resolve({ 'x-remote-user': 'admin@example.com' });
@@ -623,6 +653,25 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
         text: ['persistence'],
         typed: () => ({ persistence: notString }),
       },
+    },
+    // End-user server: authorization requests (the person's Allow and Deny).
+    {
+      name: 'POST /api/authorization-requests/{id}/allow',
+      method: 'POST',
+      url: () => userUrl(`/api/authorization-requests/${authorizationRequest}/allow`)(),
+      headers: asAlice,
+      body: {
+        kind: 'dto',
+        valid: () => ({ valid_until: '2099-01-01T00:00:00Z' }),
+        typed: () => ({ valid_until: notString }),
+        dates: ['valid_until'],
+      },
+    },
+    {
+      name: 'POST /api/authorization-requests/{id}/deny',
+      method: 'POST',
+      url: () => userUrl(`/api/authorization-requests/${authorizationRequest}/deny`)(),
+      headers: asAlice,
     },
     {
       name: 'POST /api/approvals/{id}/revoke',

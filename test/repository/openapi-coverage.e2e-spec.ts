@@ -558,6 +558,38 @@ describe.each(testBackends())(
       });
     });
 
+    describe('authorization requests', () => {
+      /** A person without a grant: the exchange is refused with the link (docs/authorization-requests.md). */
+      const refusedLink = async (person: string): Promise<string> => {
+        const response = await tokenRequest({
+          grant_type: EXCHANGE,
+          client_assertion_type: JWT_BEARER,
+          client_assertion: await gateway.assertion(),
+          subject_token: await gateway.subjectToken(person, agentId),
+          subject_token_type: ACCESS_TOKEN,
+          resource: RESOURCE,
+        });
+        expect(response.status, response.text).toBe(403);
+        return response.json<{ authorization_request: Created }>().authorization_request.id;
+      };
+
+      it('the person reads the link and allows it; the gateway reads its state; another person denies theirs', async () => {
+        const bob = new ApiClient(base, 'bob@example.com');
+        const id = await refusedLink('bob@example.com');
+        const read = await bob.get(`/api/authorization-requests/${id}`);
+        expect(read.status, read.text).toBe(200);
+        const state = await http(`${base}/api/authorization-requests/${id}/state`, {
+          headers: { 'x-client-assertion': await gateway.assertion() },
+        });
+        expect(state.status, state.text).toBe(200);
+        const allowed = await bob.post(`/api/authorization-requests/${id}/allow`, {});
+        expect(allowed.status, allowed.text).toBe(200);
+        const other = await refusedLink('carol@example.com');
+        const denied = await new ApiClient(base, 'carol@example.com').post(`/api/authorization-requests/${other}/deny`);
+        expect(denied.status, denied.text).toBe(200);
+      });
+    });
+
     it('the user reads their activity, the names it refers to and when their agents last used each service; the admin lists the events and exports a time range as NDJSON', async () => {
       const activity = await alice.get(`/api/activity?limit=10&agent_id=${agentId}`);
       expect(activity.status, activity.text).toBe(200);

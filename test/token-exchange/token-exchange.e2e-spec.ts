@@ -259,7 +259,10 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
         const response = await exchange(await fields());
         expect(response.status, response.text).toBe(status);
         const body = response.json<Record<string, string>>();
-        expect(Object.keys(body).sort()).toEqual(['error', 'error_description']);
+        // Bob has no grant his agent's permission set could give: the refusal carries his link
+        // (docs/authorization-requests.md); every other refusal of the table is before that step.
+        const link = name === 'no session with the service' ? ['authorization_request'] : [];
+        expect(Object.keys(body).sort()).toEqual([...link, 'error', 'error_description']);
         expect(body.error).toBe(error);
       });
     }
@@ -360,10 +363,18 @@ describe.each(testBackends())('RFC 8693 token exchange (third-party) on $name', 
     await alice.delete(`/api/third-party/${service}/session`);
     const response = await exchange(await valid());
     expect(response.status).toBe(400);
+    // The agent's permission set names the service: the refusal also carries the person's link
+    // (docs/authorization-requests.md).
     expect(response.json()).toEqual({
       error: 'invalid_grant',
       error_description: 'the user has no usable session with the service: reconnect it',
       error_uri: `${base}/api/third-party/${service}/oauth2/authorize`,
+      authorization_request: {
+        id: expect.any(String) as string,
+        url: expect.stringMatching(`^${base}/authorization-requests/`) as string,
+        expires_at: expect.any(String) as string,
+        expires_in: expect.any(Number) as number,
+      },
     });
     await broker.broker
       .server('enduser')

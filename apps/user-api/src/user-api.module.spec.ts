@@ -108,11 +108,12 @@ describe('UserApiModule compiled with @nestjs/testing', () => {
       ]);
     });
 
-    it('the routes that authenticate their caller themselves are the token, revocation and introspection endpoints and the gateway approvals', () => {
+    it("the routes that authenticate their caller themselves are the token, revocation and introspection endpoints, the gateway approvals and an authorization request's wait", () => {
       expect(routesWith('client-authenticated')).toEqual([
         'GET /api/approvals',
         'POST /api/approvals',
         'POST /api/approvals/:id/consume',
+        'GET /api/authorization-requests/:id/state',
         'POST /oauth2/introspect',
         'POST /oauth2/revoke',
         'POST /oauth2/token',
@@ -126,10 +127,13 @@ describe('UserApiModule compiled with @nestjs/testing', () => {
         'GET /api/approvals',
         'POST /api/approvals',
         'POST /api/approvals/:id/consume',
+        'GET /api/authorization-requests/:id/state',
       ]);
       for (const route of guarded) {
         expect(route.guards).toEqual([GatewayAuthGuard]);
-        expect(route.controller.name).toBe('ApprovalsGatewayController');
+        expect(['ApprovalsGatewayController', 'AuthorizationRequestsGatewayController']).toContain(
+          route.controller.name,
+        );
       }
     });
 

@@ -19,6 +19,10 @@ import { ApprovalsGatewayController } from './approvals/approvals-gateway.contro
 import { ApprovalsController } from './approvals/approvals.controller';
 import { USER_ERROR_VOCABULARY } from './common/error-vocabulary';
 import { ApprovalsShutdown } from './approvals/approvals-shutdown';
+import { AuthorizationRequestWait } from './authorization-requests/authorization-request-wait';
+import { AuthorizationRequestsGatewayController } from './authorization-requests/authorization-requests-gateway.controller';
+import { AuthorizationRequestsController } from './authorization-requests/authorization-requests.controller';
+import { AuthorizationRequestsService } from './authorization-requests/authorization-requests.service';
 import { AuthorizationSessionAnswers } from './consent/authorization-session-answers';
 import { AuthorizationSessionReader } from './consent/authorization-session.reader';
 import { ConsentController } from './consent/consent.controller';
@@ -63,6 +67,8 @@ export class UserApiModule {
         TokenLifecycleController,
         ApprovalsGatewayController,
         ApprovalsController,
+        AuthorizationRequestsGatewayController,
+        AuthorizationRequestsController,
         ActivityController,
         ActivityNamesController,
         LastUsedController,
@@ -72,6 +78,8 @@ export class UserApiModule {
           ActivityService,
           ActivityNamesService,
           ApprovalsShutdown,
+          AuthorizationRequestsService,
+          AuthorizationRequestWait,
           AuthorizationCodePurge,
           ConsentService,
           EnterpriseAuthorizationsService,

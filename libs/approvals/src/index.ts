@@ -13,6 +13,7 @@ export { ApprovalDecisions, type ApproveInput, type ScopePreview } from './decis
 export {
   ApprovalSync,
   etagOf,
+  parseLongPollTimeout,
   type SyncRequest,
   type SyncAnswer,
   type ApprovalPair,

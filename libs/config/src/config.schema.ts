@@ -333,6 +333,20 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    // Authorization at the moment of need (docs/authorization-requests.md): a refused exchange's link for the person.
+    authorization_requests: z
+      .strictObject({
+        enabled: bool(true),
+        expiry: duration('10m').refine((ms) => ms >= 1000, 'must be at least 1s'),
+        // Pending requests per person at once; creations per rolling minute per (person, agent).
+        rate_limit: z
+          .strictObject({
+            max_pending_per_principal: positiveInt(20, 100_000),
+            max_requests_per_minute: positiveInt(10, 100_000),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
     request_context: z
       .strictObject({ trace: z.strictObject({ response_enabled: bool(true) }).prefault({}) })
       .prefault({}),

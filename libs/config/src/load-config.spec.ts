@@ -55,6 +55,11 @@ describe('loadConfig', () => {
     });
     expect(config.token_exchange.authorization.cel.expression).toBe('true');
     expect(config.approvals).toMatchObject({ pending_ttl: 600_000, sync: { default_timeout: 30_000 } });
+    expect(config.authorization_requests).toEqual({
+      enabled: true,
+      expiry: 600_000,
+      rate_limit: { max_pending_per_principal: 20, max_requests_per_minute: 10 },
+    });
     expect(config.request_context.trace.response_enabled).toBe(true);
     expect(config.server.enduser.cors.allowed_origins).toEqual(['http://localhost:8000']);
     expect(Object.isFrozen(config.server.enduser)).toBe(true);

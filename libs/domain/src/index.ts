@@ -3,7 +3,7 @@
  */
 export { assertNever } from './assert-never';
 export { ApiError, type ApiErrorCode, type FieldIssue } from './api-error';
-export { OAuthError, type OAuthErrorCode } from './oauth-error';
+export { OAuthError, withMembers, type OAuthErrorCode } from './oauth-error';
 export { Clock, SystemClock } from './clock';
 export { PURGE_BATCH, RetentionJob, type RetentionLog, type RetentionTarget } from './retention-job';
 export { Random, CryptoRandom } from './random';

@@ -33,8 +33,22 @@ export class OAuthError extends Error {
     readonly challenge?: string,
     /** Other headers of the answer (RFC 9449 §8: the `DPoP-Nonce` to use). */
     readonly headers?: Readonly<Record<string, string>>,
+    /**
+     * Members added to the JSON answer after the standard ones (RFC 6749 §5.2 allows
+     * extensions): a refused token exchange's `authorization_request`
+     * (docs/authorization-requests.md). Never a credential.
+     */
+    readonly members?: Readonly<Record<string, unknown>>,
   ) {
     super(description);
     this.name = 'OAuthError';
   }
+}
+
+/** The same refusal with `members` added to its answer (status, code, description and `error_uri` unchanged). */
+export function withMembers(error: OAuthError, members: Readonly<Record<string, unknown>>): OAuthError {
+  return new OAuthError(error.code, error.description, error.errorUri, error.challenge, error.headers, {
+    ...error.members,
+    ...members,
+  });
 }

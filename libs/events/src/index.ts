@@ -33,6 +33,7 @@ export {
   EVENT_TYPES,
   type AnyBrokerEvent,
   type ApprovalEventDetails,
+  type AuthorizationRequestEventDetails,
   type BrokerEvent,
   type EventActor,
   type EventActorType,
@@ -69,6 +70,11 @@ export {
   approvalExpired,
   type ApprovalEventType,
 } from './builders/approval-events';
+export {
+  authorizationRequestEvent,
+  type AuthorizationRequestEventType,
+  type AuthorizationRequestFacts,
+} from './builders/authorization-request-events';
 export { EventLedger, type EventSettings } from './recording/event-ledger';
 export type { EventPurge, EventStore, EventToAppend } from './recording/event-store';
 export { recordChange } from './recording/record-change';

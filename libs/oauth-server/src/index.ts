@@ -30,6 +30,11 @@ export {
 export { AuthorizationDenial } from './authorize/authorization-denial';
 export { ResourceIndicators } from './resource/resource-indicators';
 export { AuthorizationCodePurge, AUTHORIZATION_CODE_PURGE } from './authorize/authorization-code-purge';
+export {
+  AuthorizationRequestOffers,
+  type AuthorizationRequestMember,
+  type OfferableRefusal,
+} from './token-exchange/authorization-request-offers';
 export { TrustAnchor, type AnchorPurpose } from './token-exchange/trust-anchor';
 export {
   JwtVerifier,

@@ -20,6 +20,7 @@ import { ClientAuthenticator } from './token/client-authenticator';
 import { RefreshTokens } from './token/refresh-tokens';
 import { TokenEndpoint } from './token/token-endpoint';
 import { GatewayCredentials } from './token-exchange/gateway-credentials';
+import { AuthorizationRequestOffers } from './token-exchange/authorization-request-offers';
 import { LifecycleClients } from './token-lifecycle/lifecycle-clients';
 import { LocalTokenVerifier } from './token-lifecycle/local-token-verifier';
 import { TokenIntrospection } from './token-lifecycle/token-introspection';
@@ -48,6 +49,7 @@ import { TokenRevocation } from './token-lifecycle/token-revocation';
     ResourceIndicators,
     ResourceConsent,
     ...STRATEGY_IMPLEMENTATIONS,
+    AuthorizationRequestOffers,
     TokenEndpoint,
     LocalTokenVerifier,
     LifecycleClients,
@@ -63,6 +65,7 @@ import { TokenRevocation } from './token-lifecycle/token-revocation';
     AuthorizationDenial,
     ResourceIndicators,
     GatewayCredentials,
+    AuthorizationRequestOffers,
     SigningKeyService,
     ClientCredentialsService,
     AuthorizationSessionTokens,

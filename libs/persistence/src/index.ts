@@ -71,6 +71,18 @@ export {
   type AuthorizationDecision,
 } from './registry/authorization-session-answer.repository';
 export { ApprovalRepository } from './approvals/approval.repository';
+export {
+  AuthorizationRequestRepository,
+  scopeKey,
+  sessionUsable,
+  type AuthorizationRequestCreate,
+  type AuthorizationRequestLimits,
+  type AuthorizationRequestRecord,
+  type AuthorizationRequestState,
+  type AuthorizationRequestStatus,
+  type NewAuthorizationRequest,
+  type OfferedPermissionSet,
+} from './authorization-requests/authorization-request.repository';
 export { ApprovalChangeFeed, APPROVALS_CHANNEL, type ApprovalChangeListener } from './approvals/approval-change-feed';
 export { EventRepository, type HistoryAgent } from './events/event.repository';
 export type { WithinTransaction } from './within-transaction';

@@ -4,6 +4,7 @@ import { EventLedger, EventRetention } from '@broker/events';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APPROVAL_PROVIDERS, APPROVAL_TOKENS } from './approvals/approval.providers';
+import { AuthorizationRequestRepository } from './authorization-requests/authorization-request.repository';
 import { Database } from './database';
 import { ENTITIES } from './entities';
 import { EventRepository } from './events/event.repository';
@@ -42,6 +43,7 @@ export class PersistenceModule {
         Transactions,
         ...REPOSITORIES,
         ...APPROVAL_PROVIDERS,
+        AuthorizationRequestRepository,
         // The process's one ledger writer (the database's), stamping with the runtime's clock and randomness.
         {
           provide: EventLedger,
@@ -63,6 +65,7 @@ export class PersistenceModule {
         Database,
         ...REPOSITORIES,
         ...APPROVAL_TOKENS,
+        AuthorizationRequestRepository,
         EventLedger,
         EventRetention,
         RevokedAccessTokenRetention,

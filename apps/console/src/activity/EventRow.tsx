@@ -185,7 +185,12 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
         );
       break;
     }
-    case 'session.connected': {
+    case 'session.connected':
+    case 'authorization_request.created':
+    case 'authorization_request.completed':
+    case 'authorization_request.denied':
+    case 'authorization_request.expired':
+    case 'authorization_request.misdirected': {
       const scopes = list(d, 'scopes');
       if (scopes.length > 0)
         out.push(

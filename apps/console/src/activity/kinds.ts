@@ -27,6 +27,11 @@ export const KIND_LABELS: Record<EventKind, string> = {
   // A remembered decision revoked, or any live approval ended with the agent's access (docs/approvals.md).
   'approval.revoked': 'Approval revoked',
   'approval.expired': 'Approval expired',
+  'authorization_request.created': 'Access asked for',
+  'authorization_request.completed': 'Access request done',
+  'authorization_request.denied': 'Access request denied',
+  'authorization_request.expired': 'Access request expired',
+  'authorization_request.misdirected': 'Your link opened by someone else',
   'client_credentials.issued': 'Agent credentials issued',
   'client_credentials.rotated': 'Agent credentials rotated',
   'client_credentials.revoked': 'Agent credentials revoked',
@@ -85,6 +90,16 @@ export const KIND_GROUPS: readonly { readonly label: string; readonly kinds: rea
       'approval.consumed',
       'approval.revoked',
       'approval.expired',
+    ],
+  },
+  {
+    label: 'Access requests',
+    kinds: [
+      'authorization_request.created',
+      'authorization_request.completed',
+      'authorization_request.denied',
+      'authorization_request.expired',
+      'authorization_request.misdirected',
     ],
   },
 ];

@@ -6,7 +6,7 @@ import type { Request } from 'express';
 import { gatewayHeaders } from './gateway-headers';
 
 /** The credentials a gateway route takes (docs/approvals.md). */
-export type GatewayOperation = 'create' | 'consume' | 'sync';
+export type GatewayOperation = 'create' | 'consume' | 'sync' | 'authorization_wait';
 
 const GATEWAY_OPERATION = 'broker:gateway-operation';
 
@@ -22,7 +22,7 @@ const identities = new WeakMap<Request, GatewayIdentity>();
  * a bad body got 400 and a good one 401 without credentials, which told an unauthenticated
  * caller how bodies are validated). A guard runs before every interceptor and pipe, so path,
  * query and body are all validated after it. Create: subject token and client assertion;
- * consume: subject token; sync: client assertion. Missing or invalid: 401, refused by an
+ * consume: subject token; sync and an authorization request's wait: client assertion. Missing or invalid: 401, refused by an
  * expression: 403.
  */
 @Injectable()
@@ -47,6 +47,9 @@ export class GatewayAuthGuard implements CanActivate {
         return true;
       case 'sync':
         await this.gateway.forSync(headers);
+        return true;
+      case 'authorization_wait':
+        await this.gateway.forAuthorizationWait(headers);
         return true;
       default:
         return assertNever(operation, 'gateway operation');

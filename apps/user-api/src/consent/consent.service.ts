@@ -207,7 +207,7 @@ function strongest(requirements: readonly RequirementType[]): RequirementType {
 }
 
 /** Scopes as people read them: sorted, de-duplicated, each with its description (or itself when it has none). */
-function described(
+export function described(
   scopes: readonly string[],
   descriptions: readonly { scope: string; description: string }[],
 ): { scope: string; description: string }[] {

@@ -4,6 +4,7 @@ import { ApiError, Clock, Random, type Principal, type Service } from '@broker/d
 import { PermissionSetRepository, ServiceRepository } from '@broker/persistence';
 import { JweCodec, ProviderRefused, ProviderUnavailable, sanitiseProviderText, TokenVault } from '@broker/vault';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AuthorizationRequestsService } from '../authorization-requests/authorization-requests.service';
 
 /** What the state token carries (docs/consent-and-connections.md). */
 interface StateClaims {
@@ -78,6 +79,7 @@ export class ConnectService {
     private readonly vault: TokenVault,
     private readonly random: Random,
     clock: Clock,
+    private readonly authorizationRequests: AuthorizationRequestsService,
   ) {
     this.state = new JweCodec(config.third_party_oauth2.jwe_keys, 'third-party state', clock);
     this.publicUrl = new URL(config.server.enduser.public_url);
@@ -113,7 +115,8 @@ export class ConnectService {
   /** Handles the provider's redirect; returns where to send the user. */
   async callback(principal: Principal | undefined, serviceId: string, query: CallbackQuery): Promise<string> {
     try {
-      const { redirectUri } = await this.complete(principal, serviceId, query);
+      const { redirectUri, principal: owner, serviceId: connected } = await this.complete(principal, serviceId, query);
+      await this.completeAuthorizationRequests(owner, connected);
       const target = new URL(redirectUri);
       target.searchParams.set('success', 'true');
       target.searchParams.set('service_id', serviceId);
@@ -126,6 +129,21 @@ export class ConnectService {
       if (!(error instanceof CallbackFailure))
         this.logger.error(`third-party callback failed unexpectedly: ${(error as Error).message}`);
       return this.failureUrl(failure).toString();
+    }
+  }
+
+  /**
+   * The session is stored: the person's allowed, pending authorization requests for the
+   * service complete (docs/authorization-requests.md), so a waiting gateway learns it even if
+   * the browser never returns. The connection itself succeeded whatever happens here.
+   */
+  private async completeAuthorizationRequests(principal: string, serviceId: string): Promise<void> {
+    try {
+      await this.authorizationRequests.connected(principal, serviceId);
+    } catch (error) {
+      this.logger.error(
+        `authorization requests of service ${serviceId} could not be completed: ${(error as Error).message}`,
+      );
     }
   }
 

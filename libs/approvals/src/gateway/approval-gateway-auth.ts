@@ -127,6 +127,22 @@ export class ApprovalGatewayAuth {
       throw new ApprovalError('gateway_not_authorized', 'the gateway is not authorized to sync approvals');
   }
 
+  /**
+   * An authorization request's wait (docs/authorization-requests.md): the client assertion
+   * as for sync, authorized by the token exchange's own expression
+   * (`token_exchange.authorization.cel.expression`), since the gateway waits to retry an exchange.
+   */
+  async forAuthorizationWait(headers: GatewayHeaders): Promise<void> {
+    const assertionJwt = this.clientAssertion(headers, true);
+    if (assertionJwt === undefined)
+      throw unauthorized("the gateway's client assertion is required (X-Client-Assertion or Authorization: Bearer)");
+    try {
+      this.credentials.assertAuthorized(await this.credentials.verifyAssertion(assertionJwt));
+    } catch (error) {
+      refused(error);
+    }
+  }
+
   private identify(subject: JWTPayload): SubjectIdentity {
     const identity = this.credentials.identify(subject);
     // The principal is an identity like the proxy's header: no control characters (log safety).

@@ -70,6 +70,15 @@ export interface EventDetailsByType {
   'approval.consumed': ApprovalEventDetails;
   'approval.revoked': ApprovalEventDetails;
   'approval.expired': ApprovalEventDetails;
+  /** A refused token exchange's link for the person (docs/authorization-requests.md); actor: the gateway. */
+  'authorization_request.created': AuthorizationRequestEventDetails;
+  /** The person allowed it and the connection is usable: the gateway's retry succeeds. */
+  'authorization_request.completed': AuthorizationRequestEventDetails;
+  'authorization_request.denied': AuthorizationRequestEventDetails;
+  /** Its link expired unanswered (the broker's own work). */
+  'authorization_request.expired': AuthorizationRequestEventDetails;
+  /** Someone other than its person opened the link (actor: the opener; recorded on the owner's activity). */
+  'authorization_request.misdirected': AuthorizationRequestEventDetails;
   'client_credentials.issued': { readonly client_id: string };
   'client_credentials.rotated': { readonly client_id: string };
   'client_credentials.revoked': { readonly client_id: string };
@@ -127,6 +136,14 @@ export interface ApprovalEventDetails {
   readonly arguments_sha256: string;
 }
 
+/** What an authorization request event says: the request, the requested scopes and what it asks of the person. */
+export interface AuthorizationRequestEventDetails {
+  readonly authorization_request_id: string;
+  readonly scopes: readonly string[];
+  readonly needs_grant: boolean;
+  readonly needs_connection: boolean;
+}
+
 export type EventType = keyof EventDetailsByType;
 
 /**
@@ -152,6 +169,11 @@ const EVENT_KINDS = {
   'approval.consumed': true,
   'approval.revoked': true,
   'approval.expired': true,
+  'authorization_request.created': true,
+  'authorization_request.completed': true,
+  'authorization_request.denied': true,
+  'authorization_request.expired': true,
+  'authorization_request.misdirected': true,
   'client_credentials.issued': true,
   'client_credentials.rotated': true,
   'client_credentials.revoked': true,

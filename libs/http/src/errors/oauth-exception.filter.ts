@@ -12,9 +12,17 @@ function codeForStatus(status: number): OAuthErrorCode {
   return 'invalid_request';
 }
 
-function envelope(code: OAuthErrorCode, description: string, status: number, errorUri?: string): ErrorResponse {
+function envelope(
+  code: OAuthErrorCode,
+  description: string,
+  status: number,
+  errorUri?: string,
+  members?: Readonly<Record<string, unknown>>,
+): ErrorResponse {
   const body: Record<string, unknown> = { error: code, error_description: description };
   if (errorUri !== undefined) body.error_uri = errorUri;
+  // Extension members (RFC 6749 §5.2) follow the standard ones and never replace them.
+  if (members !== undefined) for (const [name, value] of Object.entries(members)) body[name] ??= value;
   // RFC 6749 §5.1/§5.2: token endpoint responses must not be cached.
   return { status, body, headers: { 'Cache-Control': 'no-store', Pragma: 'no-cache' } };
 }
@@ -28,12 +36,12 @@ export class OAuthExceptionFilter {
   present(failure: Failure, context: ErrorContext): ErrorResponse {
     switch (failure.kind) {
       case 'oauth': {
-        const { code, description, errorUri, challenge, headers } = failure.error;
+        const { code, description, errorUri, challenge, headers, members } = failure.error;
         // Its JSON errors are all 400, invalid_client included
         // (401 with invalid_client belongs to the token endpoint's client authentication).
         const status = code === 'invalid_client' && context.path === '/oauth2/authorize' ? 400 : oauthStatus(code);
         if (status === 500) return envelope('server_error', internalErrorMessage(context.traceId), 500);
-        const answer = envelope(code, description, status, errorUri);
+        const answer = envelope(code, description, status, errorUri, members);
         if (challenge === undefined && headers === undefined) return answer;
         return {
           ...answer,

@@ -55,6 +55,19 @@ const ERROR_SCHEMAS: Readonly<Record<string, Json>> = {
       error: { type: 'string', description: 'RFC 6749 / RFC 8693 error code' },
       error_description: { type: 'string' },
       error_uri: { type: 'string', format: 'uri' },
+      authorization_request: {
+        type: 'object',
+        description:
+          "only on a token exchange refused for want of the person's grant or connection: the link the gateway shows the person (docs/authorization-requests.md)",
+        properties: {
+          id: { type: 'string', format: 'uuid' },
+          url: { type: 'string', format: 'uri' },
+          expires_at: { type: 'string', format: 'date-time' },
+          expires_in: { type: 'integer', minimum: 0 },
+        },
+        required: ['id', 'url', 'expires_at', 'expires_in'],
+        additionalProperties: false,
+      },
     },
     required: ['error', 'error_description'],
     additionalProperties: false,

@@ -2,7 +2,7 @@ import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { assertNever, Clock, normaliseResourceUri, OAuthError, type GrantDelegation } from '@broker/domain';
 import { EventLedger, tokenExchanged } from '@broker/events';
-import { ExchangeLookup, type ExchangeContext } from '@broker/persistence';
+import { ExchangeLookup, sessionUsable, type ExchangeContext, type OfferedPermissionSet } from '@broker/persistence';
 import { BrokerMetrics } from '@broker/telemetry';
 import { TokenVault, TokenVaultError, type UsableToken } from '@broker/vault';
 import { Inject, Injectable } from '@nestjs/common';
@@ -13,6 +13,7 @@ import { required, type TokenForm } from '../token/token-form';
 import { ImpersonationExchange } from '../impersonation/impersonation.exchange';
 import { ACCESS_TOKEN_TYPE, JWT_BEARER, TOKEN_EXCHANGE } from './token-types';
 import { GatewayCredentials, GatewayCredentialsRefused, type SubjectIdentity } from './gateway-credentials';
+import { AuthorizationRequestOffers } from './authorization-request-offers';
 
 /** An event's `resource` is cut here: the form's value, bounded by the body limit only, is the caller's text. */
 const MAX_RESOURCE_CHARS = 512;
@@ -43,6 +44,7 @@ export class TokenExchangeGrant implements GrantStrategy {
     private readonly clock: Clock,
     private readonly events: EventLedger,
     private readonly metrics: BrokerMetrics,
+    private readonly offers: AuthorizationRequestOffers,
   ) {
     this.publicUrl = config.server.enduser.public_url;
   }
@@ -74,8 +76,16 @@ export class TokenExchangeGrant implements GrantStrategy {
       this.assertAuthorized(assertion);
       const context = await this.resolveService(form, principal, agentId);
       facts.service_id = context.serviceId;
-      const delegations = this.requireActiveGrant(context);
-      const token = await this.usableToken(context, principal);
+      let delegations: GrantDelegation[];
+      let token: UsableToken;
+      try {
+        delegations = this.requireActiveGrant(context);
+        const missing = this.undelegatedScopes(delegations, form.get('scope'));
+        if (missing !== undefined) await this.requireDelegatedScopes(context, agentId, missing);
+        token = await this.usableToken(context, principal);
+      } catch (refusal) {
+        throw await this.withAuthorizationRequest(refusal, context, principal, agentId, gatewayId, form.get('scope'));
+      }
       this.audit.record('token_exchange', {
         principal: facts.principal,
         agent_id: facts.agent_id,
@@ -215,6 +225,69 @@ export class TokenExchangeGrant implements GrantStrategy {
     return context.delegations;
   }
 
+  /**
+   * Step 5 (cont.): the requested scopes (`scope`, space-separated) the grant does not
+   * delegate for the service; undefined when it delegates them all (or none was asked),
+   * which costs only the comparison on the success path.
+   */
+  private undelegatedScopes(delegations: readonly GrantDelegation[], scope: string | undefined): string[] | undefined {
+    if (scope === undefined || scope.trim() === '') return undefined;
+    const requested = scope.split(' ').filter((s) => s !== '');
+    const missing = requested.filter((s) => !delegations.some((d) => d.scopes.includes(s)));
+    return missing.length === 0 ? undefined : missing;
+  }
+
+  /**
+   * Step 5 (cont.): scopes the grant lacks are refused only when a permission set of the agent
+   * offers them for the service, so a person could allow them; scopes nobody could grant are
+   * not checked (docs/authorization-requests.md, "Decisions").
+   */
+  private async requireDelegatedScopes(
+    context: ExchangeContext,
+    agentId: string,
+    missing: readonly string[],
+  ): Promise<void> {
+    const offered = await this.offers.offeredPermissionSets(agentId, context.serviceId);
+    if (missing.some((scope) => offered.some((set) => set.scopes.includes(scope))))
+      throw new ScopesNotDelegated(offered);
+  }
+
+  /**
+   * A refusal of steps 5-6 with the link the person can act on (`authorization_request`),
+   * when the feature is on and something could be allowed; any other failure unchanged.
+   */
+  private async withAuthorizationRequest(
+    thrown: unknown,
+    context: ExchangeContext,
+    principal: string,
+    agentId: string,
+    gateway: string | null,
+    scope: string | undefined,
+  ): Promise<unknown> {
+    const error = thrown instanceof ScopesNotDelegated ? thrown.error : thrown;
+    if (!(error instanceof OAuthError) || !this.offers.active) return error;
+    let needsGrant: boolean;
+    let needsConnection: boolean;
+    if (error.code === 'access_denied') {
+      needsGrant = true;
+      needsConnection = !sessionUsable(context.session, this.clock.nowMs());
+    } else if (error.code === 'invalid_grant') {
+      needsGrant = false;
+      needsConnection = true;
+    } else return error;
+    return this.offers.offer({
+      error,
+      principal,
+      agentId,
+      serviceId: context.serviceId,
+      requestedScopes: scope === undefined ? [] : scope.split(' ').filter((s) => s !== ''),
+      needsGrant,
+      needsConnection,
+      gateway,
+      ...(thrown instanceof ScopesNotDelegated ? { offered: thrown.offered } : {}),
+    });
+  }
+
   /** Step 6: the stored third-party token, refreshed when needed (single-flight). */
   private async usableToken(context: ExchangeContext, principal: string): Promise<UsableToken> {
     try {
@@ -251,6 +324,15 @@ export class TokenExchangeGrant implements GrantStrategy {
     if (scope !== '' && scope !== (requestedScope ?? '')) answer.scope = scope;
     answer.granted_permission_sets = sets;
     return answer;
+  }
+}
+
+/** The grant lacks requested scopes a permission set of the agent offers (carries what was read). */
+class ScopesNotDelegated extends Error {
+  readonly error = new OAuthError('access_denied', 'the grant does not delegate the requested scopes');
+
+  constructor(readonly offered: readonly OfferedPermissionSet[]) {
+    super('the grant does not delegate the requested scopes');
   }
 }
 

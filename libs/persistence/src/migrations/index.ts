@@ -26,6 +26,7 @@ import { AgentDpopPolicy1764180000000 } from './1764180000000-agent-dpop-policy'
 import { Dpop1764185000000 } from './1764185000000-dpop';
 import { EnterpriseAuthorizations1764190000000 } from './1764190000000-enterprise-authorizations';
 import { RefreshTokenFamilies1764200000000 } from './1764200000000-refresh-token-families';
+import { AuthorizationRequests1764210000000 } from './1764210000000-authorization-requests';
 
 /** Every migration, oldest first. A schema change is a new file appended here. */
 export const MIGRATIONS = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   Dpop1764185000000,
   EnterpriseAuthorizations1764190000000,
   RefreshTokenFamilies1764200000000,
+  AuthorizationRequests1764210000000,
 ];
