@@ -7,9 +7,11 @@ import {
   type GatewayFixture,
   type HttpResponse,
 } from '@broker/testing';
+import { AuthorizationRequestRepository } from '@broker/persistence';
 import { TokenVault } from '@broker/vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectThirdParty, registerMailService, type MailService } from '../support/mail-service';
+import { AuthorizationRequestExpiry } from '../../apps/user-api/src/authorization-requests/authorization-request-expiry';
 import { BOTH_SERVERS } from '../support/servers';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -44,6 +46,23 @@ interface View {
   expires_at: string;
   expires_in: number;
   answered_at: string | null;
+}
+
+interface ActivityItem {
+  type: string;
+  actor: { type: string; id: string | null };
+  agent_id: string | null;
+  service_id: string | null;
+  details: Record<string, unknown>;
+}
+
+/** The person's activity of one kind for one request (queued events are written within a second). */
+async function activityOf(base: string, person: string, type: string, id: string): Promise<ActivityItem[]> {
+  const response = await new ApiClient(base, person).get(`/api/activity?type=${type}&limit=100`);
+  expect(response.status, response.text).toBe(200);
+  return response
+    .json<{ data: ActivityItem[] }>()
+    .data.filter((event) => event.details.authorization_request_id === id);
 }
 
 const BASE_CONFIG = {
@@ -362,6 +381,35 @@ describe('authorization requests: a refused exchange, the person answers, the ga
     }
   });
 
+  it("records the request's events on its person's activity; someone else opening the link once", async () => {
+    const lou = 'lou@example.com';
+    const id = (await g.refused(lou, mail.agent)).authorization_request?.id as string;
+    const created = await eventually(
+      () => activityOf(base, lou, 'authorization_request.created', id),
+      (events) => events.length > 0,
+      { waitingFor: 'authorization_request.created' },
+    );
+    expect(created).toEqual([
+      expect.objectContaining({
+        actor: { type: 'gateway', id: 'gateway-1' },
+        agent_id: mail.agent,
+        service_id: mail.service,
+        details: { authorization_request_id: id, scopes: [], needs_grant: true, needs_connection: true },
+      }) as ActivityItem,
+    ]);
+    const stranger = person('mallory@example.com');
+    expect((await stranger.get(`/api/authorization-requests/${id}`)).status).toBe(403);
+    expect((await stranger.post(`/api/authorization-requests/${id}/deny`)).status).toBe(403);
+    const misdirected = await activityOf(base, lou, 'authorization_request.misdirected', id);
+    expect(misdirected).toHaveLength(1);
+    expect(misdirected[0]?.actor.type).toBe('principal');
+    // Nothing of it on the opener's own activity.
+    expect(await activityOf(base, 'mallory@example.com', 'authorization_request.misdirected', id)).toEqual([]);
+    expect((await person(lou).post(`/api/authorization-requests/${id}/deny`)).status).toBe(200);
+    const denied = await activityOf(base, lou, 'authorization_request.denied', id);
+    expect(denied.map((event) => event.actor)).toEqual([{ type: 'principal', id: lou }]);
+  });
+
   it("the wait takes the gateway's client assertion, authorized by the exchange's expression", async () => {
     const id = (await g.refused('ian@example.com', mail.agent)).authorization_request?.id as string;
     const none = await http(`${base}/api/authorization-requests/${id}/state`);
@@ -390,7 +438,13 @@ describe('authorization requests: expiry and configuration', () => {
   beforeAll(async () => {
     gateway = await startGatewayFixture({
       servers: BOTH_SERVERS,
-      config: { ...BASE_CONFIG, authorization_requests: { expiry: '2s' } },
+      config: {
+        ...BASE_CONFIG,
+        authorization_requests: {
+          expiry: '2s',
+          rate_limit: { max_requests_per_minute: 2, max_pending_per_principal: 3 },
+        },
+      },
     });
     mail = await registerMailService(new ApiClient(gateway.broker.url('admin')), gateway.base);
     g = gatewayOf(gateway);
@@ -417,6 +471,35 @@ describe('authorization requests: expiry and configuration', () => {
     expect(allowed.json<{ error: string }>().error).toBe('gone');
     // A new refusal makes a new request.
     expect((await g.refused(jo, mail.agent)).authorization_request?.id).not.toBe(member.id);
+  });
+
+  it('over authorization_requests.rate_limit the refusal carries no link', async () => {
+    const lee = 'lee@example.com';
+    expect((await g.refused(lee, mail.agent, 'a')).authorization_request).toBeDefined();
+    expect((await g.refused(lee, mail.agent, 'b')).authorization_request).toBeDefined();
+    // Two creations this minute for Lee and this agent: the third is the plain refusal.
+    const third = await g.refused(lee, mail.agent, 'c');
+    expect(third).toEqual({ error: 'access_denied', error_description: NOT_DELEGATED });
+  });
+
+  it('ends a request nobody looks at when its time is up, with its expired event', async () => {
+    const max = 'max@example.com';
+    const id = (await g.refused(max, mail.agent)).authorization_request?.id as string;
+    const app = gateway.broker.broker.server('enduser').app;
+    const stored = await eventually(
+      async () => {
+        await app.get(AuthorizationRequestExpiry).sweepNow();
+        return (await app.get(AuthorizationRequestRepository).find(id))?.status;
+      },
+      (status) => status === 'expired',
+      { waitingFor: 'the sweep to end the request' },
+    );
+    expect(stored).toBe('expired');
+    const expired = await eventually(
+      () => activityOf(gateway.base, max, 'authorization_request.expired', id),
+      (events) => events.length > 0,
+    );
+    expect(expired.map((event) => event.actor)).toEqual([{ type: 'broker', id: null }]);
   });
 });
 

@@ -4,6 +4,7 @@ import { EventRetention } from '@broker/events';
 import { DpopProofReplayRetention, RefreshTokenRetention, RevokedAccessTokenRetention } from '@broker/persistence';
 import { ProactiveRefreshSweeper } from '@broker/vault';
 import { WebhookDeliveryRetention, WebhookDeliveryWorker } from '@broker/webhooks';
+import { AuthorizationRequestExpiry } from './authorization-requests/authorization-request-expiry';
 
 /**
  * Every background job of the broker, in one place. The end-user server runs them all (its
@@ -22,6 +23,7 @@ import { WebhookDeliveryRetention, WebhookDeliveryWorker } from '@broker/webhook
  * | `WebhookDeliveryRetention` | deletes finished deliveries older than `events.webhooks.delivery_retention` | 1 min after start, then hourly |
  * | `AuthorizationCodePurge` | deletes authorization codes that expired unredeemed | 10 s after start, then every 5 min |
  * | `ExpirySweeper` | expires pending approval requests and one-time denials when their time is up (a change gateways hear) | at start, then at the next expiry (re-read after every change) |
+ * | `AuthorizationRequestExpiry` | ends the authorization requests nobody answered before their expiry (`authorization_request.expired`; when `authorization_requests.enabled`) | every 30 s |
  * | `ProactiveRefreshSweeper` | refreshes third-party access tokens before they expire (`token_refresh.proactive`, when enabled) | every `token_refresh.proactive.interval` |
  * | `WebhookDeliveryWorker` | delivers the webhook outbox (when `events.enabled`) | every second, and as soon as an attempt ends |
  */
@@ -33,6 +35,7 @@ export const END_USER_SERVER_JOBS = [
   WebhookDeliveryRetention,
   AuthorizationCodePurge,
   ExpirySweeper,
+  AuthorizationRequestExpiry,
   ProactiveRefreshSweeper,
   WebhookDeliveryWorker,
 ] as const;

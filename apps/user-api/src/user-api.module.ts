@@ -19,6 +19,7 @@ import { ApprovalsGatewayController } from './approvals/approvals-gateway.contro
 import { ApprovalsController } from './approvals/approvals.controller';
 import { USER_ERROR_VOCABULARY } from './common/error-vocabulary';
 import { ApprovalsShutdown } from './approvals/approvals-shutdown';
+import { AuthorizationRequestExpiry } from './authorization-requests/authorization-request-expiry';
 import { AuthorizationRequestWait } from './authorization-requests/authorization-request-wait';
 import { AuthorizationRequestsGatewayController } from './authorization-requests/authorization-requests-gateway.controller';
 import { AuthorizationRequestsController } from './authorization-requests/authorization-requests.controller';
@@ -80,6 +81,7 @@ export class UserApiModule {
           ApprovalsShutdown,
           AuthorizationRequestsService,
           AuthorizationRequestWait,
+          AuthorizationRequestExpiry,
           AuthorizationCodePurge,
           ConsentService,
           EnterpriseAuthorizationsService,

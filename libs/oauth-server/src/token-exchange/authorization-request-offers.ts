@@ -143,10 +143,10 @@ export class AuthorizationRequestOffers {
       this.limits,
       now,
     );
-    if (outcome.kind === 'rate_limited') return undefined;
     // Queued like the exchange's own event: the refusal never waits for the ledger.
     for (const stale of outcome.expired)
       this.events.enqueue(authorizationRequestEvent('authorization_request.expired', stale, BROKER, null));
+    if (outcome.kind === 'rate_limited') return undefined;
     if (outcome.kind === 'created')
       this.events.enqueue(
         authorizationRequestEvent(

@@ -60,7 +60,7 @@ export type AuthorizationRequestCreate =
       readonly record: AuthorizationRequestRecord;
       readonly expired: readonly AuthorizationRequestRecord[];
     }
-  | { readonly kind: 'rate_limited' };
+  | { readonly kind: 'rate_limited'; readonly expired: readonly AuthorizationRequestRecord[] };
 
 /** A request and the sync counter, read together (the gateway's wait). */
 export interface AuthorizationRequestState {
@@ -164,12 +164,13 @@ function toRecord(row: Row): AuthorizationRequestRecord {
 const KEY = 'principal = $2 AND agent_id = $3::uuid AND service_id = $4::uuid AND scopes = $5';
 
 /**
- * The create in one statement: the key's stale pending row is expired (it would hold the
- * unique index), the limits are counted, the new row is inserted unless the key already has
- * a live pending one (the partial unique index decides), and the key's pending row is
- * answered, new or not. The insert reads `expired`, so the stale row is gone before it runs.
- * A concurrent identical create that committed after this statement's snapshot is invisible
- * to it: the caller reads again (`create` below).
+ * The create in one statement: the key's stale pending row is expired, the limits are
+ * counted, the new row is inserted unless the key already has a pending one (the partial
+ * unique index decides), and the key's live pending request is answered, new or not. The
+ * stale row expired here still holds the unique index for this statement's insert, so in that
+ * (rare) case the next statement inserts; a concurrent create committed after this
+ * statement's snapshot is invisible to it too (`create` below runs it again). Always one
+ * row: the expired ones, and the request's columns (null when there is none).
  */
 const CREATE = `WITH expired AS (
     UPDATE authorization_requests SET status = 'expired'
@@ -190,10 +191,14 @@ const CREATE = `WITH expired AS (
     ON CONFLICT (principal, agent_id, service_id, scopes) WHERE status = 'pending' DO NOTHING
     RETURNING *
   )
-  SELECT true AS created, i.*, (SELECT json_agg(e) FROM expired e) AS expired_rows FROM inserted i
-  UNION ALL
-  SELECT false AS created, r.*, (SELECT json_agg(e) FROM expired e) AS expired_rows FROM authorization_requests r
-   WHERE ${KEY} AND status = 'pending' AND expires_at > $9::timestamptz`;
+  SELECT (SELECT json_agg(e) FROM expired e) AS expired_rows, x.*
+    FROM (SELECT 1) AS one
+    LEFT JOIN LATERAL (
+      SELECT true AS created, i.* FROM inserted i
+      UNION ALL
+      SELECT false AS created, r.* FROM authorization_requests r
+       WHERE ${KEY} AND status = 'pending' AND expires_at > $9::timestamptz
+    ) AS x ON true`;
 
 /**
  * Authorization requests (docs/authorization-requests.md). State changes are conditional
@@ -231,28 +236,58 @@ export class AuthorizationRequestRepository {
       limits.maxRequestsPerMinute,
       request.createdBy,
     ];
-    // A second statement sees a concurrent create that committed after the first one's snapshot.
-    for (let attempt = 0; attempt < 2; attempt++) {
+    // The key's stale request expired by a statement still holds the unique index for that statement's insert,
+    // and a concurrent create committed after a statement's snapshot is invisible to it: the next statement
+    // sees both (at most one of each can be in the way).
+    const expired: AuthorizationRequestRecord[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
       const rows = await this.dataSource.query<
-        (Row & { created: boolean; expired_rows: ExpiredRow[] | string | null })[]
+        (Partial<Row> & { created: boolean | null; expired_rows: ExpiredRow[] | string | null })[]
       >(CREATE, values);
-      const row = rows.find((r) => r.created) ?? rows[0];
-      if (row !== undefined) {
-        const record = toRecord(row);
-        const stale =
-          typeof row.expired_rows === 'string' ? (JSON.parse(row.expired_rows) as ExpiredRow[]) : row.expired_rows;
-        // The key's stale request: the same person, agent, service and scopes as this one.
-        const expired = (stale ?? []).map((e) => ({
-          ...record,
+      const first = rows[0];
+      const stale =
+        typeof first?.expired_rows === 'string'
+          ? (JSON.parse(first.expired_rows) as ExpiredRow[])
+          : first?.expired_rows;
+      const row = (rows.find((r) => r.created === true) ?? first) as (Row & { created: boolean }) | undefined;
+      const staleOf = (record: AuthorizationRequestRecord | undefined) =>
+        (stale ?? []).map((e): AuthorizationRequestRecord => ({
+          // The key's stale request: the same person, agent, service and scopes as this one.
+          ...(record ?? this.keyRecord(request, now)),
           id: e.id,
           needsGrant: e.needs_grant,
           needsConnection: e.needs_connection,
-          status: 'expired' as const,
+          status: 'expired',
         }));
-        return { kind: row.created ? 'created' : 'existing', record, expired };
+      if (row === undefined || typeof row.id !== 'string') {
+        expired.push(...staleOf(undefined));
+        continue;
       }
+      const record = toRecord(row);
+      expired.push(...staleOf(record));
+      return { kind: row.created ? 'created' : 'existing', record, expired };
     }
-    return { kind: 'rate_limited' };
+    return { kind: 'rate_limited', expired };
+  }
+
+  /** What a request of the key looks like before it exists (for its stale predecessor's event). */
+  private keyRecord(request: NewAuthorizationRequest, now: Date): AuthorizationRequestRecord {
+    return {
+      id: request.id,
+      principal: request.principal,
+      agentId: request.agentId,
+      serviceId: request.serviceId,
+      scopes: scopeKey(request.scopes) === '' ? [] : scopeKey(request.scopes).split(' '),
+      permissionSetIds: request.permissionSetIds,
+      needsGrant: request.needsGrant,
+      needsConnection: request.needsConnection,
+      status: 'expired',
+      allowedAt: null,
+      answeredAt: null,
+      createdAt: now,
+      expiresAt: now,
+      createdBy: request.createdBy,
+    };
   }
 
   /** The request, whoever it belongs to. */
