@@ -51,7 +51,7 @@ export function ConnectStep({
         <div className="consent-service-head ar-service">
           <Logo url={view.service.logo_url} name={service} />
           <span className="consent-service-name">{service}</span>
-          <span className="badge warning">Not connected</span>
+          <span className="badge warning">Connection needed</span>
         </div>
         <div className="actions consent-error-actions">
           <a className="button primary" href={connectHere(view.service.id, view.id)}>
