@@ -3,7 +3,15 @@ import { Link } from 'react-router';
 import type { ApprovalNow } from '../api/queries';
 import { toolTitle } from '../approvals/request-context';
 import { formatDate, hostOf } from '../format';
-import { KIND_LABELS, actorPhrase, outcomeBadge, requestBadge, requestOutcomeWords, type ActivityEvent } from './kinds';
+import {
+  KIND_LABELS,
+  accessRequestSentence,
+  actorPhrase,
+  outcomeBadge,
+  requestBadge,
+  requestOutcomeWords,
+  type ActivityEvent,
+} from './kinds';
 import type { Named, Names } from './names';
 import { relativeTime } from './time';
 
@@ -185,12 +193,7 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
         );
       break;
     }
-    case 'session.connected':
-    case 'authorization_request.created':
-    case 'authorization_request.completed':
-    case 'authorization_request.denied':
-    case 'authorization_request.expired':
-    case 'authorization_request.misdirected': {
+    case 'session.connected': {
       const scopes = list(d, 'scopes');
       if (scopes.length > 0)
         out.push(
@@ -280,6 +283,29 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
         );
       break;
     }
+    case 'authorization_request.created':
+    case 'authorization_request.completed':
+    case 'authorization_request.denied':
+    case 'authorization_request.expired':
+    case 'authorization_request.misdirected': {
+      const scopes = list(d, 'scopes');
+      if (scopes.length > 0)
+        out.push(
+          <Detail key="scopes" label="Permissions">
+            <Scopes
+              scopes={scopes}
+              described={event.service_id === null ? undefined : names.services.get(event.service_id)?.scopes}
+            />
+          </Detail>,
+        );
+      if (event.type === 'authorization_request.created' && d.needs_connection === true)
+        out.push(
+          <Detail key="connection" label="Also needed">
+            Your account there (connecting it)
+          </Detail>,
+        );
+      break;
+    }
     // The kind, the agent and the service say it all. No `default`: a kind the API adds fails lint here
     // (switch-exhaustiveness-check over the generated type) until it is given its details or listed below.
     case 'grant.revoked':
@@ -328,7 +354,11 @@ export function EventRow({ event, names, now }: { event: ActivityEvent; names: N
     <li className="card activity-item">
       <div className="card-body">
         <div className="activity-heading">
-          <h3 className="activity-title">{KIND_LABELS[event.type] ?? event.type}</h3>
+          <h3 className="activity-title">
+            {accessRequestSentence(event.type, agent, service, text(event.details, 'opener')) ??
+              KIND_LABELS[event.type] ??
+              event.type}
+          </h3>
           <span className={`badge${badge.tone === '' ? '' : ` ${badge.tone}`}`}>{badge.label}</span>
           {oauthError !== null ? <span className="mono activity-error">{oauthError}</span> : null}
         </div>

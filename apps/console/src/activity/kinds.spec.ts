@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ApprovalNow } from '../api/queries';
-import { KIND_GROUPS, KIND_LABELS, outcomeBadge, requestBadge, requestOutcomeWords } from './kinds';
+import {
+  KIND_GROUPS,
+  KIND_LABELS,
+  accessRequestSentence,
+  outcomeBadge,
+  requestBadge,
+  requestOutcomeWords,
+} from './kinds';
 
 describe('activity badges say what came of the event', () => {
   it('a denial, a revocation, an expiry or a declined consent is never a green "Succeeded"', () => {
@@ -91,5 +98,37 @@ describe('activity badges say what came of the event', () => {
     expect(requestOutcomeWords(record({ status: 'revoked', revoked_at: at }))).toBe(
       'It ended without a decision when the agent’s access was revoked',
     );
+  });
+
+  it("an agent's access request, from the ask to its end, reads as a sentence; a denial or an expiry is no green badge", () => {
+    const say = (type: Parameters<typeof accessRequestSentence>[0], opener: string | null = null) =>
+      accessRequestSentence(type, 'Trip Planner', 'Mail', opener);
+    expect(say('authorization_request.created')).toBe('Trip Planner asked for access to Mail');
+    expect(say('authorization_request.completed')).toBe('You allowed Trip Planner access to Mail');
+    expect(say('authorization_request.denied')).toBe('You denied Trip Planner access to Mail');
+    expect(say('authorization_request.expired')).toBe("The link for Trip Planner's access to Mail expired");
+    expect(say('authorization_request.misdirected', 'bob@example.com')).toBe(
+      "Someone else (bob@example.com) opened your link for Trip Planner's access to Mail",
+    );
+    expect(say('authorization_request.misdirected')).toBe(
+      "Someone else opened your link for Trip Planner's access to Mail",
+    );
+    expect(say('grant.created')).toBeNull();
+    for (const kind of [
+      'authorization_request.denied',
+      'authorization_request.expired',
+      'authorization_request.misdirected',
+    ] as const)
+      expect(outcomeBadge(kind, 'success').tone, kind).not.toBe('success');
+    expect(outcomeBadge('authorization_request.completed', 'success')).toEqual({ label: 'Allowed', tone: 'success' });
+    const filterable = KIND_GROUPS.flatMap((group) => group.kinds);
+    for (const kind of [
+      'authorization_request.created',
+      'authorization_request.completed',
+      'authorization_request.denied',
+      'authorization_request.expired',
+      'authorization_request.misdirected',
+    ] as const)
+      expect(filterable).toContain(kind);
   });
 });

@@ -28,9 +28,9 @@ export const KIND_LABELS: Record<EventKind, string> = {
   'approval.revoked': 'Approval revoked',
   'approval.expired': 'Approval expired',
   'authorization_request.created': 'Access asked for',
-  'authorization_request.completed': 'Access request done',
+  'authorization_request.completed': 'Access request allowed',
   'authorization_request.denied': 'Access request denied',
-  'authorization_request.expired': 'Access request expired',
+  'authorization_request.expired': 'Access link expired',
   'authorization_request.misdirected': 'Your link opened by someone else',
   'client_credentials.issued': 'Agent credentials issued',
   'client_credentials.rotated': 'Agent credentials rotated',
@@ -152,6 +152,11 @@ const SUCCESS_BADGES: Partial<Record<EventKind, OutcomeBadge>> = {
   'access_token.revoked': { label: 'Revoked', tone: '' },
   'enterprise_access.decided': { label: 'Allowed', tone: 'success' },
   'enterprise_access.revoked': { label: 'Revoked', tone: '' },
+  'authorization_request.created': { label: 'Asked', tone: '' },
+  'authorization_request.completed': { label: 'Allowed', tone: 'success' },
+  'authorization_request.denied': { label: 'Denied', tone: 'danger' },
+  'authorization_request.expired': { label: 'Expired', tone: '' },
+  'authorization_request.misdirected': { label: 'Not yours', tone: 'warning' },
 };
 
 export function outcomeBadge(type: EventKind, outcome: ActivityEvent['outcome']): OutcomeBadge {
@@ -218,4 +223,34 @@ export function requestOutcomeWords(approval: ApprovalRecord): string | null {
         ? 'It ended without a decision when the agent’s access was revoked'
         : `${decision}; that decision was revoked since`;
   }
+}
+
+/**
+ * An access request of an agent (a gateway's refused token exchange, answered through its link) as one sentence:
+ * "Trip Planner asked for access to Mail", "You allowed …", "Someone else (bob@example.com) opened your link for …".
+ * Null for every other kind (its label is its title). `opener` is the other person, when the event names them.
+ */
+export function accessRequestSentence(
+  type: EventKind,
+  agent: string | null,
+  service: string | null,
+  opener: string | null,
+): string | null {
+  const sentence = ACCESS_REQUEST_SENTENCES[type];
+  return sentence === undefined ? null : sentence(agent ?? 'an agent', service ?? 'a service', opener);
+}
+
+const ACCESS_REQUEST_SENTENCES: Partial<
+  Record<EventKind, (agent: string, service: string, opener: string | null) => string>
+> = {
+  'authorization_request.created': (agent, service) => `${capitalized(agent)} asked for access to ${service}`,
+  'authorization_request.completed': (agent, service) => `You allowed ${agent} access to ${service}`,
+  'authorization_request.denied': (agent, service) => `You denied ${agent} access to ${service}`,
+  'authorization_request.expired': (agent, service) => `The link for ${agent}'s access to ${service} expired`,
+  'authorization_request.misdirected': (agent, service, opener) =>
+    `Someone else${opener !== null ? ` (${opener})` : ''} opened your link for ${agent}'s access to ${service}`,
+};
+
+function capitalized(phrase: string): string {
+  return phrase.slice(0, 1).toUpperCase() + phrase.slice(1);
 }

@@ -9,7 +9,6 @@ import {
 import { noteSignedIn } from '../components/sign-in';
 import { forgetRequest } from '../consent/pending-request';
 import type { GrantRequest } from '../consent/types';
-import { allowRequest, denyRequest, readRequest } from '../authorization-requests/pending-api';
 import type { AuthorizationRequestView } from '../authorization-requests/types';
 import { ApiFailure, api, unwrap } from './client';
 import type { components } from './user-api';
@@ -480,7 +479,7 @@ export function useApprovalsNow(ids: readonly string[]) {
 export function useAuthorizationRequest(id: string) {
   return useQuery({
     queryKey: queryKeys.authorizationRequest(id),
-    queryFn: async () => (await readRequest(id)).data,
+    queryFn: async () => (await unwrap(api.GET('/api/authorization-requests/{id}', { params: { path: { id } } }))).data,
     // A 403 (someone else's link), 404 or 400 does not change by asking again.
     retry: (count, error) => !(error instanceof ApiFailure && error.status < 500) && count < 2,
   });
@@ -497,7 +496,15 @@ export function useAnswerAuthorizationRequest(id: string) {
     if (decidedElsewhere(error)) await queries.invalidateQueries({ queryKey: queryKeys.authorizationRequest(id) });
   };
   const allow = useMutation({
-    mutationFn: async (validUntil: string | null) => (await allowRequest(id, { valid_until: validUntil })).data,
+    mutationFn: async (validUntil: string | null) =>
+      (
+        await unwrap(
+          api.POST('/api/authorization-requests/{id}/allow', {
+            params: { path: { id } },
+            body: { valid_until: validUntil },
+          }),
+        )
+      ).data,
     onSuccess: async (view) => {
       settle(view);
       // The grant was written or extended.
@@ -509,7 +516,8 @@ export function useAnswerAuthorizationRequest(id: string) {
     onError: reread,
   });
   const deny = useMutation({
-    mutationFn: async () => (await denyRequest(id)).data,
+    mutationFn: async () =>
+      (await unwrap(api.POST('/api/authorization-requests/{id}/deny', { params: { path: { id } } }))).data,
     onSuccess: settle,
     onError: reread,
   });
