@@ -200,6 +200,10 @@ describe.each(testBackends())(
       expect(completed.status).toBe(200);
       expect(completed.headers.etag).toBe('"completed"');
       expect(completed.json<{ data: { status: string } }>().data.status).toBe('completed');
+      // The final state held already: 304 at once (it never changes again).
+      const unchanged = await g.state(member.id, { 'if-none-match': '"completed"', 'x-long-poll-timeout': '120' });
+      expect(unchanged.status).toBe(304);
+      expect(unchanged.headers.etag).toBe('"completed"');
       const retried = await g.exchange(bob, mail.agent);
       expect(retried.status, retried.text).toBe(200);
 

@@ -2,7 +2,11 @@ import { LongPollHub, parseLongPollTimeout } from '@broker/approvals';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApiError, Clock, isUuidShaped } from '@broker/domain';
 import { authorizationRequestEvent, EventLedger, recordChange } from '@broker/events';
-import { AuthorizationRequestRepository, type AuthorizationRequestRecord } from '@broker/persistence';
+import {
+  AuthorizationRequestRepository,
+  type AuthorizationRequestRecord,
+  type AuthorizationRequestStatus,
+} from '@broker/persistence';
 import { Inject, Injectable } from '@nestjs/common';
 
 /** A gateway's wait on one request (its credentials already verified by the guard). */
@@ -18,7 +22,7 @@ export interface WaitRequest {
 /** The state (200), still pending at the timeout (304; `closing` during shutdown), or nobody left to answer. */
 export type WaitAnswer =
   | { readonly kind: 'state'; readonly record: AuthorizationRequestRecord }
-  | { readonly kind: 'not_modified'; readonly closing: boolean }
+  | { readonly kind: 'not_modified'; readonly status: AuthorizationRequestStatus; readonly closing: boolean }
   | { readonly kind: 'aborted' };
 
 /** The ETag of a state: its status, quoted (`"pending"`). */
@@ -73,19 +77,21 @@ export class AuthorizationRequestWait {
       if (record === undefined) throw new ApiError('not_found', 'no such authorization request');
       const current = record.status === 'pending' ? await this.expiredIfDue(record) : record;
       if (!ifNoneMatchHolds(request.ifNoneMatch, current.status)) return { kind: 'state', record: current };
+      // An answered or expired request never changes again: the gateway already holds its state.
+      if (current.status !== 'pending') return { kind: 'not_modified', status: current.status, closing: false };
       const untilExpiry = current.expiresAt.getTime() - this.clock.nowMs();
       const remaining = deadline - performance.now();
-      if (remaining <= 0) return { kind: 'not_modified', closing: false };
+      if (remaining <= 0) return { kind: 'not_modified', status: 'pending', closing: false };
       const outcome = await this.hub.wait(version, Math.min(remaining, untilExpiry), request.signal);
       switch (outcome) {
         case 'aborted':
           return { kind: 'aborted' };
         case 'shutdown':
-          return { kind: 'not_modified', closing: true };
+          return { kind: 'not_modified', status: 'pending', closing: true };
         case 'timeout':
           // The long-poll's end, unless the request expired first (re-read: it is answered `expired`).
           if (untilExpiry < remaining) continue;
-          return { kind: 'not_modified', closing: false };
+          return { kind: 'not_modified', status: 'pending', closing: false };
         case 'changed':
         case 'recheck':
           if (request.signal.aborted) return { kind: 'aborted' };

@@ -54,7 +54,8 @@ export class AuthorizationRequestsGatewayController {
   })
   @ApiOkResponse({ type: AuthorizationRequestStateResponse, description: 'the current state', headers: STATE_HEADERS })
   @ApiNotModifiedResponse({
-    description: 'still pending at the timeout (or the server is shutting down: `Connection: close`)',
+    description:
+      'still pending at the timeout (or the server is shutting down: `Connection: close`), or If-None-Match already named the final status',
     headers: STATE_HEADERS,
   })
   @ApiErrors('bad request', 'unauthorized', 'forbidden', 'not_found')
@@ -74,7 +75,7 @@ export class AuthorizationRequestsGatewayController {
       response.status(200).json({ data: toAuthorizationRequestState(answer.record) });
       return;
     }
-    response.setHeader('ETag', statusEtag('pending'));
+    response.setHeader('ETag', statusEtag(answer.status));
     if (answer.closing) response.setHeader('Connection', 'close');
     response.status(304).end();
   }
