@@ -36,6 +36,7 @@ const ALONE = [
   'test/token-exchange/exchange-cache-replicas.e2e-spec.ts',
   'test/oauth2/client-cache-replicas.e2e-spec.ts',
   'test/oauth2/token-introspection-replicas.e2e-spec.ts',
+  'test/authorization-requests/authorization-requests-replicas.e2e-spec.ts',
 ];
 
 // vitest runs from the repository root.
