@@ -50,7 +50,11 @@ async function world(backend: TestBackend, config: Record<string, unknown> = {})
     event_types: [...REQUEST_EVENTS],
     enabled: true,
   });
-  if (created.status !== 201) throw new Error(`webhook: ${created.status} ${created.text}`);
+  if (created.status !== 201) {
+    await gateway.stop();
+    await receiver.close();
+    throw new Error(`webhook: ${created.status} ${created.text}`);
+  }
   ar.secrets.push(created.json<{ secret: string }>().secret);
   /** Delivers what is due now and returns the one request the receiver got for `event`. */
   const delivered = async (event: LedgerEvent): Promise<Payload> => {
