@@ -130,7 +130,12 @@ describe.each(testBackends())('authorization request events and webhooks on $nam
       ['authorization_request.completed', allowed.id, { type: 'principal', id: alice }, mail.id, false],
       ['authorization_request.denied', denied.id, { type: 'principal', id: alice }, calendar.id, true],
     ];
-    const events = await ar.events(alice, REQUEST_EVENTS);
+    // The created events are queued like the exchange's own (the refusal never waits for the ledger).
+    const events = await eventually(
+      () => ar.events(alice, REQUEST_EVENTS),
+      (found) => found.length >= expectations.length,
+      { waitingFor: 'the five events' },
+    );
     expect(events).toHaveLength(expectations.length);
     const scopes = { [allowed.id]: (await stateOf(allowed.id)).scopes, [denied.id]: (await stateOf(denied.id)).scopes };
     for (const [type, id, actor, service, needsConnection] of expectations) {
@@ -187,7 +192,11 @@ describe.each(testBackends())('authorization request events and webhooks on $nam
     expect(refusal.error).toBe('invalid_grant');
     expect(refusal.error_uri).toEqual(expect.any(String));
     const id = refusal.authorization_request?.id as string;
-    const [created, ...more] = await ar.events(bob, REQUEST_EVENTS);
+    const [created, ...more] = await eventually(
+      () => ar.events(bob, REQUEST_EVENTS),
+      (found) => found.length > 0,
+      { waitingFor: 'the created event' },
+    );
     expect(more).toEqual([]);
     expect(created).toMatchObject({
       type: 'authorization_request.created',

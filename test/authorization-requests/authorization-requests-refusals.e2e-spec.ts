@@ -44,6 +44,9 @@ async function world(backend: TestBackend, config: Record<string, unknown> = {})
   return { gateway, world: new AuthorizationRequestWorld(gateway.broker, gateway.base, gateway.issuer) };
 }
 
+/** A view without `expires_in`, which counts down between two reads. */
+const withoutCountdown = ({ expires_in: _countdown, ...view }: RequestView): Omit<RequestView, 'expires_in'> => view;
+
 const errorOf = (response: HttpResponse): { error: string; message: string } =>
   response.json<{ error: string; message: string }>();
 
@@ -182,8 +185,13 @@ describe.each(testBackends())('authorization requests refused and misused on $na
     expect((await ar.deny(alice, denied.id)).status).toBe(200);
     const grantBefore = await ar.grants(alice, agent);
     expect(grantBefore).toHaveLength(1);
-    const before = [await ar.viewed(alice, completed.id), await ar.viewed(alice, denied.id)];
-    const eventsBefore = await ar.events(alice, REQUEST_EVENTS);
+    const before = [await ar.viewed(alice, completed.id), await ar.viewed(alice, denied.id)].map(withoutCountdown);
+    // Two created events (queued, like the exchange's own), completed and denied.
+    const eventsBefore = await eventually(
+      () => ar.events(alice, REQUEST_EVENTS),
+      (events) => events.length === 4,
+      { waitingFor: 'the four events of the two requests' },
+    );
 
     for (const [id, status] of [
       [completed.id, 'completed'],
@@ -197,9 +205,18 @@ describe.each(testBackends())('authorization requests refused and misused on $na
       }
     }
 
-    expect([await ar.viewed(alice, completed.id), await ar.viewed(alice, denied.id)]).toEqual(before);
+    expect([await ar.viewed(alice, completed.id), await ar.viewed(alice, denied.id)].map(withoutCountdown)).toEqual(
+      before,
+    );
     expect(await ar.grants(alice, agent)).toEqual(grantBefore);
-    expect(await ar.events(alice, REQUEST_EVENTS)).toEqual(eventsBefore);
+    // A later request's created event is written after anything the refused attempts could have queued.
+    const marker = await ar.requested(alice, await ar.agent(services, 'Marker Agent'), services[2] as TestService);
+    const after = await eventually(
+      () => ar.events(alice, REQUEST_EVENTS),
+      (events) => events.some((event) => event.details.authorization_request_id === marker.id),
+      { waitingFor: "the marker request's created event" },
+    );
+    expect(after.filter((event) => event.details.authorization_request_id !== marker.id)).toEqual(eventsBefore);
     // The person API still shows each, so the page can say what happened.
     expect(before.map((view) => view.status)).toEqual(['completed', 'denied']);
     expect(before.every((view) => view.answered_at !== null)).toBe(true);
@@ -250,7 +267,12 @@ describe.each(testBackends())('authorization requests refused and misused on $na
     const { id, url } = JSON.parse([...members][0] as string) as { id: string; url: string };
     expect(url).toBe(`${ar.publicUrl}/authorization-requests/${id}`);
     expect(await ar.rows(alice)).toBe(1);
-    const created = await ar.events(alice, ['authorization_request.created']);
+    // Queued like the exchange's own event: written by the ledger's next flush.
+    const created = await eventually(
+      () => ar.events(alice, ['authorization_request.created']),
+      (events) => events.length > 0,
+      { waitingFor: 'the created event' },
+    );
     expect(created.map((event) => event.details.authorization_request_id)).toEqual([id]);
   }, 240_000);
 
