@@ -152,8 +152,6 @@ describe.each(testBackends())('authorization request events and webhooks on $nam
         scopes: scopes[id],
         needs_grant: true,
         needs_connection: needsConnection,
-        // The owner may learn who opened the link (the activity names no other person as an actor).
-        ...(type === 'authorization_request.misdirected' ? { opener: mallory } : {}),
       });
       const payload = await env.delivered(event as LedgerEvent);
       expect(payload).toMatchObject({

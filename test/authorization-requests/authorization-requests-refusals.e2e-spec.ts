@@ -117,10 +117,10 @@ describe.each(testBackends())('authorization requests refused and misused on $na
     expect(answered).toBe(false);
     expect(await ar.viewed(owner, request.id)).toEqual({ ...before, expires_in: expect.any(Number) as number });
     expect(await ar.grants(owner, agent)).toEqual([]);
-    // The owner's activity shows one event per opener, naming the opener in its details (the activity names no
-    // other person as an actor); the ledger names the opener as the actor.
+    // The owner's activity shows one event per opener (it names no other person as an actor); the ledger names the
+    // opener as the actor.
     const misdirected = await activity(owner, 'authorization_request.misdirected');
-    expect(misdirected.map((event) => event.details.opener).sort()).toEqual([mallory, trudy].sort());
+    expect(misdirected).toHaveLength(2);
     for (const event of misdirected) {
       expect(event).toMatchObject({ actor: { type: 'principal' }, agent_id: agent, service_id: mail.id });
       expect(event.details).toMatchObject({ authorization_request_id: request.id });
