@@ -414,6 +414,9 @@ describe.each(testBackends())(
       const misdirected = await activityOf(base, lou, 'authorization_request.misdirected', id);
       expect(misdirected).toHaveLength(1);
       expect(misdirected[0]?.actor.type).toBe('principal');
+      // The owner is told who tried their link, and that it was refused.
+      expect(misdirected[0]?.details).toMatchObject({ authorization_request_id: id, opener: 'mallory@example.com' });
+      expect(misdirected[0]?.outcome).toBe('failure');
       // Nothing of it on the opener's own activity.
       expect(await activityOf(base, 'mallory@example.com', 'authorization_request.misdirected', id)).toEqual([]);
       expect((await person(lou).post(`/api/authorization-requests/${id}/deny`)).status).toBe(200);

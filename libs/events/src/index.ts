@@ -72,6 +72,7 @@ export {
 } from './builders/approval-events';
 export {
   authorizationRequestEvent,
+  authorizationRequestMisdirected,
   type AuthorizationRequestEventType,
   type AuthorizationRequestFacts,
 } from './builders/authorization-request-events';

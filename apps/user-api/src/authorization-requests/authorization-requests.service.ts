@@ -1,5 +1,5 @@
 import { ApiError, Clock, isUuidShaped, type Agent, type Principal, type Service } from '@broker/domain';
-import { authorizationRequestEvent, EventLedger, recordChange } from '@broker/events';
+import { authorizationRequestEvent, authorizationRequestMisdirected, EventLedger, recordChange } from '@broker/events';
 import {
   AgentRepository,
   AuthorizationRequestRepository,
@@ -140,15 +140,7 @@ export class AuthorizationRequestsService {
     if (record === undefined) throw new ApiError('not_found', 'no such authorization request');
     if (record.principal !== principal.id) {
       if (await this.requests.firstOpening(record.id, principal.id))
-        await this.events.record(
-          authorizationRequestEvent(
-            'authorization_request.misdirected',
-            record,
-            { type: 'principal', id: principal.id },
-            null,
-          ),
-          undefined,
-        );
+        await this.events.record(authorizationRequestMisdirected(record, principal.id), undefined);
       throw new ApiError('forbidden', 'this authorization request is for someone else');
     }
     if (record.status === 'pending' && record.expiresAt.getTime() <= this.clock.nowMs()) {

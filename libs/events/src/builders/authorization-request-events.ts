@@ -25,7 +25,7 @@ export interface AuthorizationRequestFacts {
  * (misdirected) or the broker (expired, no trace id). Never a token.
  */
 export function authorizationRequestEvent(
-  type: AuthorizationRequestEventType,
+  type: Exclude<AuthorizationRequestEventType, 'authorization_request.misdirected'>,
   request: AuthorizationRequestFacts,
   actor: EventActor,
   traceId: string | null,
@@ -43,6 +43,26 @@ export function authorizationRequestEvent(
       scopes: [...request.scopes],
       needs_grant: request.needsGrant,
       needs_connection: request.needsConnection,
+    },
+  };
+}
+
+/** Someone other than the request's person opened its link: recorded on the owner's activity, naming the opener. */
+export function authorizationRequestMisdirected(request: AuthorizationRequestFacts, opener: string): AnyBrokerEvent {
+  return {
+    type: 'authorization_request.misdirected',
+    actor: { type: 'principal', id: opener },
+    principal: request.principal,
+    agentId: request.agentId,
+    serviceId: request.serviceId,
+    outcome: 'failure',
+    traceId: null,
+    details: {
+      authorization_request_id: request.id,
+      scopes: [...request.scopes],
+      needs_grant: request.needsGrant,
+      needs_connection: request.needsConnection,
+      opener,
     },
   };
 }

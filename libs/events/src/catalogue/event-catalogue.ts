@@ -77,8 +77,12 @@ export interface EventDetailsByType {
   'authorization_request.denied': AuthorizationRequestEventDetails;
   /** Its link expired unanswered (the broker's own work). */
   'authorization_request.expired': AuthorizationRequestEventDetails;
-  /** Someone other than its person opened the link (actor: the opener; recorded on the owner's activity). */
-  'authorization_request.misdirected': AuthorizationRequestEventDetails;
+  /**
+   * Someone other than its person opened the link (actor: the opener; recorded on the owner's activity). `opener`
+   * names them in the details too, since a person's activity shows other principals' actor ids as null: the link is
+   * the owner's, and they are told who tried it.
+   */
+  'authorization_request.misdirected': AuthorizationRequestEventDetails & { readonly opener: string };
   'client_credentials.issued': { readonly client_id: string };
   'client_credentials.rotated': { readonly client_id: string };
   'client_credentials.revoked': { readonly client_id: string };
