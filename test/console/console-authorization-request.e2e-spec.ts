@@ -169,6 +169,7 @@ describe('console: an authorization request in a browser', () => {
     const page = await open(path);
     const p = page.page;
     await atHeading(p, 'Trip Planner asks for access to Mail');
+    expect(await p.title()).toBe('Allow Trip Planner? · Agent Identity Broker');
     await p.getByText('Read your mail').waitFor();
     await p.getByText('Trip Planner plans trips and books them for you.').waitFor();
     await p.getByText(/after you allow, you connect it/).waitFor();
@@ -201,6 +202,7 @@ describe('console: an authorization request in a browser', () => {
     await signInAtProvider(p);
     await p.waitForURL((url) => url.pathname === path);
     await atHeading(p, 'Done — you can return to Trip Planner');
+    expect(await p.title()).toBe('Done · Agent Identity Broker');
     // The callback's parameters left the address bar.
     await expect.poll(() => new URL(p.url()).search).toBe('');
     expect(await gatewayState(id)).toBe('completed');
@@ -334,6 +336,7 @@ describe('console: an authorization request in a browser', () => {
     // The same link in Alice's browser: nothing to do, and who she is.
     const alice = await open(path, ALICE);
     await atHeading(alice.page, 'This link is for someone else');
+    expect(await alice.page.title()).toBe('This link is for someone else · Agent Identity Broker');
     await alice.page.getByText(ALICE, { exact: true }).first().waitFor();
     expect(await alice.page.getByRole('button', { name: /allow|deny/i }).count()).toBe(0);
     await review(alice, 'authorization-request-someone-else');
