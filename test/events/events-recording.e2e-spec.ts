@@ -502,7 +502,8 @@ describe.each(testBackends())('the hot-path queue on shutdown and the retention 
         ).status,
       ).toBe(201);
       for (let i = 0; i < 5; i += 1) expect((await w.exchange()).status).toBe(400);
-      expect(w.app.get(EventLedger).queued).toBe(5);
+      // Five refused exchanges, and the person's link the first of them made (docs/authorization-requests.md).
+      expect(w.app.get(EventLedger).queued).toBe(6);
       await w.stop();
       const config = testConfig({ storage });
       const reopened = await Database.open(config, createLogger(config, new LogCapture()));
@@ -511,6 +512,10 @@ describe.each(testBackends())('the hot-path queue on shutdown and the retention 
           "SELECT count(*)::int AS n FROM events WHERE type = 'token.exchanged' AND outcome = 'failure'",
         );
         expect(rows[0]?.n).toBe(5);
+        const links = await reopened.dataSource.query<{ n: number }[]>(
+          "SELECT count(*)::int AS n FROM events WHERE type = 'authorization_request.created'",
+        );
+        expect(links[0]?.n).toBe(1);
       } finally {
         await reopened.close();
       }
