@@ -246,7 +246,7 @@ describe('MCP: a tool call that needs the person to allow access, through URL-mo
       (result) => result,
       (error: unknown) => error,
     );
-    expect(refusal).toBeInstanceOf(UrlElicitationRequiredError);
+    expect(refusal, JSON.stringify(refusal)).toBeInstanceOf(UrlElicitationRequiredError);
     const { elicitations } = refusal as UrlElicitationRequiredError;
     expect(elicitations).toHaveLength(1);
     const [only] = elicitations as [{ mode: string; elicitationId: string; url: string; message: string }];
@@ -399,6 +399,37 @@ describe('MCP: a tool call that needs the person to allow access, through URL-mo
     // Asked once more, the person gets a new link.
     const renewed = await elicitation(person);
     expect(renewed.elicitationId).not.toBe(elicitationId);
+  });
+
+  it('examples/mcp/elicitation-client.mjs prints the link, opens nothing, and retries once the server says it is done', async () => {
+    await connectAccount('fay@example.com');
+    const token = await personToken('fay@example.com');
+    const child = spawn(
+      process.execPath,
+      ['examples/mcp/elicitation-client.mjs', '--server', mcpUrl, '--token', token],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let printed = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
+    const exited = once(child, 'exit') as Promise<[number | null]>;
+    try {
+      const link = new RegExp(`^ {2}(${base}/authorization-requests/[0-9a-f-]{36})$`, 'm');
+      while (!link.test(printed) && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+      const url = link.exec(printed)?.[1];
+      expect(url, printed).toBeDefined();
+      expect(printed).toContain(`(opens a page on 127.0.0.1:${new URL(base).port}; open it yourself if you agree)`);
+      expect(await allowOnThePage('fay@example.com', url as string)).toEqual(['allow']);
+      const [code] = await exited;
+      expect(code, printed).toBe(0);
+      expect(printed).toContain('the server says it is done: calling again');
+      expect(printed).toContain(`Your profile at ${SERVICE}: {"sub":"provider-user"}`);
+      expect(printed).not.toContain(token);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGTERM');
+    }
   });
 
   it('never prints a token', () => {
