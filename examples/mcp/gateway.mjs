@@ -280,6 +280,8 @@ async function watch(id) {
     break;
   }
   entry.watching = false;
+  // Kept a while after it ended, so the next call can say how; then forgotten (the broker still knows).
+  setTimeout(() => elicited.delete(id), 600_000).unref();
 }
 
 /** What happened to an earlier request, in words for the person, if it ended without access; else undefined. */
