@@ -310,7 +310,7 @@ describe('MCP: a tool call that needs the person to allow access, through URL-mo
       await page.goto(url);
       const allowButton = page.getByRole('button', { name: /^allow/i });
       const connect = page.getByRole('button', { name: /^connect/i }).or(page.getByRole('link', { name: /^connect/i }));
-      const done = page.getByText(/Done — you can return to Profile Assistant/);
+      const done = page.getByRole('heading', { name: 'Done — you can return to Profile Assistant' });
       for (let step = 0; step < 4; step++) {
         await allowButton.or(connect).or(done).first().waitFor();
         if (await done.isVisible()) break;
@@ -386,7 +386,9 @@ describe('MCP: a tool call that needs the person to allow access, through URL-mo
     try {
       await recorded.page.goto(url);
       await recorded.page.getByRole('button', { name: /^deny/i }).click();
-      await recorded.page.getByText(/You denied/).waitFor();
+      // Deny is confirmed first.
+      await recorded.page.getByRole('dialog').getByRole('button', { name: /^deny/i }).click();
+      await recorded.page.getByRole('heading', { name: `You denied Profile Assistant access to ${SERVICE}` }).waitFor();
     } finally {
       await recorded.close();
     }
