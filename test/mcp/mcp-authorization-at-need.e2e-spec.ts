@@ -24,6 +24,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import type { Browser, Page } from 'playwright-core';
+import { fetch as streamingFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCreated } from '../support/registry-fixture';
 import { BOTH_SERVERS } from '../support/servers';
@@ -226,6 +227,9 @@ describe('MCP: a tool call that needs the person to allow access, through URL-mo
     await client.connect(
       new StreamableHTTPClientTransport(new URL(mcpUrl), {
         requestInit: { headers: { authorization: `Bearer ${token}` } },
+        // Not the global fetch: the tests' contract check reads each answer to its end, which the session's
+        // event stream (where the completion notification comes) never reaches.
+        fetch: streamingFetch,
       }),
     );
     clients.push(client);
@@ -309,7 +313,9 @@ describe('MCP: a tool call that needs the person to allow access, through URL-mo
     try {
       await page.goto(url);
       const allowButton = page.getByRole('button', { name: /^allow/i });
-      const connect = page.getByRole('button', { name: /^connect/i }).or(page.getByRole('link', { name: /^connect/i }));
+      // "Connect Profiles" (or "… again"), not the navigation's "Connections".
+      const connectName = new RegExp(`^Connect ${SERVICE}`);
+      const connect = page.getByRole('button', { name: connectName }).or(page.getByRole('link', { name: connectName }));
       const done = page.getByRole('heading', { name: 'Done — you can return to Profile Assistant' });
       for (let step = 0; step < 4; step++) {
         await allowButton.or(connect).or(done).first().waitFor();
