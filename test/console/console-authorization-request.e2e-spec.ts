@@ -394,10 +394,13 @@ describe('console: an authorization request in a browser', () => {
     await a.getByRole('heading', { name: 'You denied Scout access to Mail' }).first().waitFor();
     await reviewPage(alice, 'authorization-request-activity');
     const bob = await open('/activity', BOB);
-    await bob.page
-      .getByRole('heading', { name: /^Someone else.* opened your link for Bob Planner's access to Mail$/ })
-      .first()
-      .waitFor();
+    const misdirected = bob.page.getByRole('listitem').filter({
+      has: bob.page.getByRole('heading', {
+        name: "Someone else (alice@example.com) opened your link for Bob Planner's access to Mail",
+      }),
+    });
+    await misdirected.getByText('Refused', { exact: true }).waitFor();
+    await reviewPage(bob, 'authorization-request-activity-misdirected');
     const carol = await open('/activity', CAROL);
     await carol.page
       .getByRole('heading', { name: "The link for Late Agent's access to Mail expired" })

@@ -114,12 +114,13 @@ describe('activity badges say what came of the event', () => {
       "Someone else opened your link for Trip Planner's access to Mail",
     );
     expect(say('grant.created')).toBeNull();
-    for (const kind of [
-      'authorization_request.denied',
-      'authorization_request.expired',
-      'authorization_request.misdirected',
-    ] as const)
+    for (const kind of ['authorization_request.denied', 'authorization_request.expired'] as const)
       expect(outcomeBadge(kind, 'success').tone, kind).not.toBe('success');
+    // Recorded as a failure: the opener was refused; the owner's link is untouched.
+    expect(outcomeBadge('authorization_request.misdirected', 'failure')).toEqual({
+      label: 'Refused',
+      tone: 'warning',
+    });
     expect(outcomeBadge('authorization_request.completed', 'success')).toEqual({ label: 'Allowed', tone: 'success' });
     const filterable = KIND_GROUPS.flatMap((group) => group.kinds);
     for (const kind of [

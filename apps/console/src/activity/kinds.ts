@@ -156,7 +156,6 @@ const SUCCESS_BADGES: Partial<Record<EventKind, OutcomeBadge>> = {
   'authorization_request.completed': { label: 'Allowed', tone: 'success' },
   'authorization_request.denied': { label: 'Denied', tone: 'danger' },
   'authorization_request.expired': { label: 'Expired', tone: '' },
-  'authorization_request.misdirected': { label: 'Not yours', tone: 'warning' },
 };
 
 export function outcomeBadge(type: EventKind, outcome: ActivityEvent['outcome']): OutcomeBadge {
@@ -164,6 +163,8 @@ export function outcomeBadge(type: EventKind, outcome: ActivityEvent['outcome'])
     if (type === 'refresh_token.reused') return { label: 'Stopped', tone: 'danger' };
     // The organisation's identity provider vouched, the broker said no (the OAuth error says why).
     if (type === 'enterprise_access.decided') return { label: 'Refused', tone: 'danger' };
+    // Someone else opened the person's access-request link: refused, nothing changed (recorded as a failure).
+    if (type === 'authorization_request.misdirected') return { label: 'Refused', tone: 'warning' };
     return { label: 'Failed', tone: 'danger' };
   }
   return SUCCESS_BADGES[type] ?? { label: 'Succeeded', tone: 'success' };
