@@ -51,6 +51,7 @@ interface View {
 
 interface ActivityItem {
   type: string;
+  outcome: string;
   actor: { type: string; id: string | null };
   agent_id: string | null;
   service_id: string | null;
