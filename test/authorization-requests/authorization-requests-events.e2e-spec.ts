@@ -152,7 +152,11 @@ describe.each(testBackends())('authorization request events and webhooks on $nam
         scopes: scopes[id],
         needs_grant: true,
         needs_connection: needsConnection,
+        // The owner may learn who opened the link (the activity names no other person as an actor).
+        ...(type === 'authorization_request.misdirected' ? { opener: mallory } : {}),
       });
+      // Someone else's opening is refused; every other state is a success.
+      expect(event?.outcome, type).toBe(type === 'authorization_request.misdirected' ? 'failure' : 'success');
       const payload = await env.delivered(event as LedgerEvent);
       expect(payload).toMatchObject({
         type,

@@ -25,6 +25,7 @@ const LIMITS = { max_pending_per_principal: 3, max_requests_per_minute: 2 };
 
 interface ActivityEvent {
   type: string;
+  outcome: string;
   actor: { type: string; id: string | null };
   agent_id: string | null;
   service_id: string | null;
@@ -117,10 +118,11 @@ describe.each(testBackends())('authorization requests refused and misused on $na
     expect(answered).toBe(false);
     expect(await ar.viewed(owner, request.id)).toEqual({ ...before, expires_in: expect.any(Number) as number });
     expect(await ar.grants(owner, agent)).toEqual([]);
-    // The owner's activity shows one event per opener (it names no other person as an actor); the ledger names the
-    // opener as the actor.
+    // The owner's activity shows one refused opening per opener, naming the opener in its details (it names no
+    // other person as an actor); the ledger names the opener as the actor.
     const misdirected = await activity(owner, 'authorization_request.misdirected');
-    expect(misdirected).toHaveLength(2);
+    expect(misdirected.map((event) => event.details.opener).sort()).toEqual([mallory, trudy].sort());
+    expect(misdirected.map((event) => event.outcome)).toEqual(['failure', 'failure']);
     for (const event of misdirected) {
       expect(event).toMatchObject({ actor: { type: 'principal' }, agent_id: agent, service_id: mail.id });
       expect(event.details).toMatchObject({ authorization_request_id: request.id });
