@@ -76,11 +76,26 @@ describe('admin: services', () => {
         'token_endpoint',
         'scopes',
         'protected_resources',
+        'callback_url',
         'created_at',
         'updated_at',
       ].sort(),
     );
     expect((await admin.get(`/api/services/${String(body.id)}`)).json()).toEqual(body);
+  });
+
+  it('names in every answer the callback URL to register at the provider: the redirect_uri the connect flow sends', async () => {
+    const created = (await admin.post('/api/services', service())).json<{ id: string; callback_url: string }>();
+    // The end-user server's public URL (default http://localhost:8000), never the admin server's.
+    expect(created.callback_url).toBe(`http://localhost:8000/api/third-party/${created.id}/oauth2/callback`);
+    const listed = (await admin.get('/api/services')).json<{ id: string; callback_url: string }[]>();
+    expect(listed.find((s) => s.id === created.id)?.callback_url).toBe(created.callback_url);
+    const connect = await fetch(
+      `${broker.url('enduser')}/api/third-party/${created.id}/oauth2/authorize?redirect_uri=${encodeURIComponent('http://localhost:8000/connections')}`,
+      { headers: { 'X-Remote-User': 'alice@example.com' }, redirect: 'manual' },
+    );
+    expect(connect.status).toBe(302);
+    expect(new URL(connect.headers.get('location') ?? '').searchParams.get('redirect_uri')).toBe(created.callback_url);
   });
 
   it('creates a public service with client_secret null and method none', async () => {

@@ -26,6 +26,7 @@ export {
   canonicalIdProblem,
   hasDotSegment,
 } from './registry/resource-uri';
+export { thirdPartyCallbackUrl } from './registry/third-party-callback';
 export { clientUriProblem, isClientDocumentUrl, matchesClientUri, redirectHostOf } from './registry/client-uri';
 export { ComponentHealth, type ComponentStatus } from './component-health';
 export { ASYMMETRIC_ALGORITHMS, type AsymmetricAlgorithm } from './jws-algorithms';

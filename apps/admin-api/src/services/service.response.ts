@@ -1,4 +1,4 @@
-import type { Service, TokenEndpointAuthMethod } from '@broker/domain';
+import { thirdPartyCallbackUrl, type Service, type TokenEndpointAuthMethod } from '@broker/domain';
 import { ApiProperty } from '@nestjs/swagger';
 
 export class ServiceScopeResponse {
@@ -37,13 +37,23 @@ export class ServiceResponse {
   /** Normalised: scheme and host lower-case, no trailing slash. */
   @ApiProperty({ type: 'array', items: { type: 'string', format: 'uri' } })
   protected_resources!: string[];
+  /**
+   * The broker's redirect URI for this service: register exactly this URL at the provider (its client's redirect
+   * URIs) before anyone connects an account. Derived from `server.enduser.public_url`; never stored.
+   */
+  @ApiProperty({
+    format: 'uri',
+    example: 'https://broker.example.com/api/third-party/3f0c1a2b-4d5e-4f60-8a9b-0c1d2e3f4a5b/oauth2/callback',
+  })
+  callback_url!: string;
   @ApiProperty({ format: 'date-time' })
   created_at!: string;
   @ApiProperty({ format: 'date-time' })
   updated_at!: string;
 }
 
-export function toServiceResponse(service: Service): ServiceResponse {
+/** The admin API's view of a service; `enduserPublicUrl` names the callback URL it shows. */
+export function toServiceResponse(service: Service, enduserPublicUrl: string): ServiceResponse {
   return {
     id: service.id,
     display_name: service.displayName,
@@ -57,6 +67,7 @@ export function toServiceResponse(service: Service): ServiceResponse {
     token_endpoint: service.tokenEndpoint,
     scopes: service.scopes.map((s) => ({ scope: s.scope, description: s.description })),
     protected_resources: [...service.protectedResources],
+    callback_url: thirdPartyCallbackUrl(enduserPublicUrl, service.id),
     created_at: service.createdAt.toISOString(),
     updated_at: service.updatedAt.toISOString(),
   };

@@ -1,6 +1,7 @@
 import { Principal } from '@broker/auth';
 import { ApiErrors, NoBody } from '@broker/http';
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ServiceIdParam } from '../common/id.param';
 import { ServiceDto } from './service.dto';
@@ -11,13 +12,20 @@ import { ServicesService } from './services.service';
 @ApiSecurity('PrincipalHeader')
 @Controller('api/services')
 export class ServicesController {
-  constructor(private readonly services: ServicesService) {}
+  private readonly enduserPublicUrl: string;
+
+  constructor(
+    private readonly services: ServicesService,
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+  ) {
+    this.enduserPublicUrl = config.server.enduser.public_url;
+  }
 
   /** List all services, as a bare array, secrets redacted. */
   @Get()
   @ApiOkResponse({ type: [ServiceResponse] })
   async list(): Promise<ServiceResponse[]> {
-    return (await this.services.list()).map(toServiceResponse);
+    return (await this.services.list()).map((service) => toServiceResponse(service, this.enduserPublicUrl));
   }
 
   /**
@@ -29,7 +37,7 @@ export class ServicesController {
   @ApiCreatedResponse({ type: ServiceResponse })
   @ApiErrors('conflict', 'validation failed')
   async create(@Principal() admin: Principal, @Body() body: ServiceDto): Promise<ServiceResponse> {
-    return toServiceResponse(await this.services.create(admin.id, body));
+    return toServiceResponse(await this.services.create(admin.id, body), this.enduserPublicUrl);
   }
 
   /** Read one service, its secret redacted. */
@@ -37,7 +45,7 @@ export class ServicesController {
   @ApiOkResponse({ type: ServiceResponse })
   @ApiErrors('service not found')
   async get(@Param() { serviceId }: ServiceIdParam): Promise<ServiceResponse> {
-    return toServiceResponse(await this.services.get(serviceId));
+    return toServiceResponse(await this.services.get(serviceId), this.enduserPublicUrl);
   }
 
   /** Replace a service wholesale. An omitted `client_secret` keeps the stored one; otherwise the rules of registration apply. */
@@ -49,7 +57,7 @@ export class ServicesController {
     @Param() { serviceId }: ServiceIdParam,
     @Body() body: ServiceDto,
   ): Promise<ServiceResponse> {
-    return toServiceResponse(await this.services.replace(admin.id, serviceId, body));
+    return toServiceResponse(await this.services.replace(admin.id, serviceId, body), this.enduserPublicUrl);
   }
 
   /** Delete a service. 409 `conflict` while a permission set or an active grant references it. */

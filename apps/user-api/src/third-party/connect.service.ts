@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
-import { ApiError, Clock, Random, type Principal, type Service } from '@broker/domain';
+import { ApiError, Clock, Random, thirdPartyCallbackUrl, type Principal, type Service } from '@broker/domain';
 import { PermissionSetRepository, ServiceRepository } from '@broker/persistence';
 import { JweCodec, ProviderRefused, ProviderUnavailable, sanitiseProviderText, TokenVault } from '@broker/vault';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -264,6 +264,6 @@ export class ConnectService {
   }
 
   private callbackUrl(serviceId: string): string {
-    return `${this.config.server.enduser.public_url}/api/third-party/${serviceId}/oauth2/callback`;
+    return thirdPartyCallbackUrl(this.config.server.enduser.public_url, serviceId);
   }
 }
