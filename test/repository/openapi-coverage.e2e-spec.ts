@@ -138,6 +138,12 @@ describe.each(testBackends())(
       expect(response.text).toContain('# TYPE broker_http_request_duration_seconds histogram');
     });
 
+    it('the admin console asks who is signed in and with which role', async () => {
+      const me = await admin.get('/api/me');
+      expect(me.status, me.text).toBe(200);
+      expect(me.json()).toEqual({ principal: 'admin@example.com', role: 'admin' });
+    });
+
     it('the admin registers a service, then points it at the provider (discovered from its issuer), reads and lists it', async () => {
       // The provider's redirect URI contains the service id: the service is registered first, the provider learns it after.
       const placeholder = 'https://placeholder.example.com';

@@ -1,6 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CLIENT_AUTHENTICATED_ROUTE, OPTIONAL_PRINCIPAL_ROUTE, PrincipalGuard, PUBLIC_ROUTE } from '@broker/auth';
+import {
+  AdminRoleGuard,
+  CLIENT_AUTHENTICATED_ROUTE,
+  OPTIONAL_PRINCIPAL_ROUTE,
+  PrincipalGuard,
+  PUBLIC_ROUTE,
+} from '@broker/auth';
 import { ApiError } from '@broker/domain';
 import { HOT_ROUTES } from '@broker/http';
 import { AUTHORIZE_STRATEGY, TokenEndpoint } from '@broker/oauth-server';
@@ -75,9 +81,9 @@ describe('AdminApiModule compiled with @nestjs/testing', () => {
         .map((route) => route.route);
     }
 
-    it('every route passes the principal guard first, the one global guard, and none has a guard of its own', () => {
+    it('every route passes the principal guard first, then the role guard, and none has a guard of its own', () => {
       expect(routes.length).toBeGreaterThan(30);
-      expect(globalGuardsOf(moduleRef).map((guard) => guard.constructor)).toEqual([PrincipalGuard]);
+      expect(globalGuardsOf(moduleRef).map((guard) => guard.constructor)).toEqual([PrincipalGuard, AdminRoleGuard]);
       expect(routes.filter((route) => route.guards.length > 0).map((route) => route.route)).toEqual([]);
     });
 

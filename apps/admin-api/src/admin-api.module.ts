@@ -16,6 +16,7 @@ import { EventsController } from './events/events.controller';
 import { EventsService } from './events/events.service';
 import { PermissionSetsController } from './permission-sets/permission-sets.controller';
 import { PermissionSetsService } from './permission-sets/permission-sets.service';
+import { MeController } from './me/me.controller';
 import { MetricsController } from './metrics/metrics.controller';
 import { MetricsScrape } from './metrics/metrics-scrape.service';
 import { IssuerDiscovery } from './services/issuer-discovery';
@@ -30,8 +31,8 @@ import { WebhooksService } from './webhooks/webhooks.service';
 /**
  * The admin server (port 14000): agents, services, protected resources, permission sets, client credentials,
  * signing keys, `/health` and `/metrics` (trusted sources only, no principal). Every other
- * route needs the principal header; the proxy in
- * front enforces administrator privilege.
+ * route needs the principal header, and a role from `server.admin.authorization` (viewers
+ * read only; docs/admin-api.md "Roles").
  */
 @Module({})
 export class AdminApiModule {
@@ -47,6 +48,7 @@ export class AdminApiModule {
         WebhooksModule,
       ],
       controllers: [
+        MeController,
         AgentsController,
         AgentEnterpriseAuthorizationsController,
         ServicesController,

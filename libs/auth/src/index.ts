@@ -4,6 +4,8 @@
  * authentication.
  */
 export { AuthModule } from './auth.module';
+export { AdminRoles, type AdminRole } from './admin-roles';
+export { AdminRoleGuard } from './admin-role.guard';
 export { CrossSiteRequestPolicy, allowedOrigins } from './cross-site-policy';
 export type { BrokerRequest } from './broker-request';
 export { Principal, MaybePrincipal } from './principal.decorator';

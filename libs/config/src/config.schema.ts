@@ -112,6 +112,16 @@ const authentication = z.strictObject({ preauth }).prefault({});
 const celExpression = (fallback: string) =>
   z.strictObject({ expression: z.string().min(1).default(fallback) }).prefault({});
 
+/** A principal as the SSO proxy names it in the principal header (trimmed, 1-200 characters). */
+const principalName = z
+  .string({ error: 'must be a principal name such as alice@example.com' })
+  .refine((value) => normalisePrincipal(value).ok, {
+    message: 'must be a principal name of 1-200 characters without control characters',
+  })
+  .transform((value) => value.trim());
+
+const principalList = () => oneOrMany(principalName, 'must be a principal or a list of principals');
+
 const LOOPBACK = '127.0.0.1';
 const WORKERS = 'must be a number of processes from 1 to 64, or auto';
 
@@ -146,6 +156,11 @@ export const configSchema = z
             // Origins besides public_url's whose pages may send unsafe requests (an admin console elsewhere).
             allowed_origins: oneOrMany(httpUrl(), 'must be an origin or a list of origins').default([]),
             authentication,
+            // Who may do what on the admin server (docs/admin-api.md "Roles"): `admins` unset lets every principal the
+            // proxy passes administer; `viewers` may read everything and change nothing (a viewer listed in both is a viewer).
+            authorization: z
+              .strictObject({ admins: principalList().optional(), viewers: principalList().default([]) })
+              .prefault({}),
             // The rendered API reference at /docs (docs/http-api.md "API documents").
             api_docs: z.strictObject({ enabled: z.boolean().default(true) }).prefault({}),
           })
@@ -236,6 +251,8 @@ export const configSchema = z
             // `required`: the default for agents whose `dpop_bound_access_tokens` is unset. A proof's `iat` is accepted
             // `proof_max_age` into the past (and 5 s ahead); `nonce.required` makes every proof carry a server nonce
             // (RFC 9449 §8), each accepted for at most `nonce.lifetime` on every replica.
+            // Signing keys (admin API): the admin overview warns when the current key is older than `rotate_after`.
+            signing_keys: z.strictObject({ rotate_after: duration('90d') }).prefault({}),
             dpop: z
               .strictObject({
                 enabled: bool(true),
@@ -431,13 +448,7 @@ export const configSchema = z
         keys_file: z.string().min(1).default('./data/development-keys.json'),
         // The person a request to the end-user server acts as when it carries no principal header and
         // no session cookie (no SSO proxy in development). Refused unless server.enduser.bind is loopback.
-        principal: z
-          .string({ error: 'must be a principal name such as alice@example.com' })
-          .refine((value) => normalisePrincipal(value).ok, {
-            message: 'must be a principal name of 1-200 characters without control characters',
-          })
-          .transform((value) => value.trim())
-          .optional(),
+        principal: principalName.optional(),
       })
       .prefault({}),
   })

@@ -14,7 +14,10 @@ export interface SymmetricKey {
   readonly key: Buffer;
 }
 
-type Resolved = Omit<ParsedConfig, 'server' | 'encryption' | 'third_party_oauth2' | 'telemetry'> & {
+/** A key the config left unset, so the development keys file stands in for it. */
+export type DevelopmentKeyName = 'encryption.keys' | 'third_party_oauth2.jwe_keys';
+
+type Resolved = Omit<ParsedConfig, 'server' | 'encryption' | 'third_party_oauth2' | 'telemetry' | 'development'> & {
   server: Omit<ParsedConfig['server'], 'enduser' | 'workers'> & {
     /** Processes running both servers (`auto` resolved to the available cores); more than 1 only on PostgreSQL. */
     workers: number;
@@ -24,6 +27,10 @@ type Resolved = Omit<ParsedConfig, 'server' | 'encryption' | 'third_party_oauth2
     };
   };
   encryption: { keys: SymmetricKey[]; current_key_id: string };
+  development: ParsedConfig['development'] & {
+    /** The keys read from `development.keys_file` because the config sets none (empty in production). */
+    keys_in_use: DevelopmentKeyName[];
+  };
   telemetry: Omit<ParsedConfig['telemetry'], 'tracing'> & {
     /** The OTLP endpoint, headers and service name resolved from the file and the OTEL_* variables. */
     tracing: Omit<ParsedConfig['telemetry']['tracing'], 'service_name'> & {

@@ -4,7 +4,7 @@
  */
 export { BROKER_CONFIG, SERVER_KIND } from './config.tokens';
 export { ConfigError, CONFIG_ERROR_EXIT_CODE } from './config-error';
-export type { BrokerConfig, ServerKind, SymmetricKey } from './config.types';
+export type { BrokerConfig, DevelopmentKeyName, ServerKind, SymmetricKey } from './config.types';
 export { loadConfig, parseConfig, CONFIG_PATH_ENV, type LoadedConfig } from './load-config';
 export { redactConfig } from './redact-config';
 export { parseDuration } from './duration';

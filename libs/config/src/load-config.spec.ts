@@ -375,6 +375,7 @@ describe('loadConfig', () => {
     const first = parseConfig({ development: { keys_file: keysFile } }, {});
     expect(first.warnings.join('\n')).toMatch(/DEVELOPMENT KEYS IN USE/);
     expect(statSync(keysFile).mode & 0o777).toBe(0o600);
+    expect(first.config.development.keys_in_use).toEqual(['encryption.keys', 'third_party_oauth2.jwe_keys']);
     const second = parseConfig({ development: { keys_file: keysFile } }, {});
     expect(second.config.encryption.keys[0]?.key.equals(first.config.encryption.keys[0]?.key as Buffer)).toBe(true);
     expect(
@@ -382,6 +383,39 @@ describe('loadConfig', () => {
         first.config.third_party_oauth2.jwe_keys[0]?.key as Buffer,
       ),
     ).toBe(true);
+  });
+
+  it('names no development key when both key sets are configured', () => {
+    expect(parseConfig(KEYS, {}).config.development.keys_in_use).toEqual([]);
+  });
+
+  it('reads the admin roles (unset admins: everyone; viewers default empty), one principal or a list', () => {
+    expect(parseConfig(KEYS, {}).config.server.admin.authorization).toEqual({ viewers: [] });
+    const { config } = parseConfig(
+      { ...KEYS, 'server.admin.authorization': { admins: ' alice@example.com ', viewers: ['auditor@example.com'] } },
+      {},
+    );
+    expect(config.server.admin.authorization).toEqual({
+      admins: ['alice@example.com'],
+      viewers: ['auditor@example.com'],
+    });
+    expect(
+      configError(() => parseConfig({ ...KEYS, server: { admin: { authorization: { viewers: [''] } } } }, {})),
+    ).toMatch(/^config error: server\.admin\.authorization\.viewers\.0 must be a principal name/);
+    expect(
+      configError(() => parseConfig({ ...KEYS, server: { admin: { authorization: { owners: [] } } } }, {})),
+    ).toMatch(/^config error: server\.admin\.authorization\.owners is not a known key/);
+  });
+
+  it('reads the signing key rotation age (default 90 days)', () => {
+    expect(parseConfig(KEYS, {}).config.oauth2_authorization_server.local.signing_keys.rotate_after).toBe(
+      90 * 86_400_000,
+    );
+    const { config } = parseConfig(
+      { ...KEYS, 'oauth2_authorization_server.local.signing_keys.rotate_after': '30d' },
+      {},
+    );
+    expect(config.oauth2_authorization_server.local.signing_keys.rotate_after).toBe(30 * 86_400_000);
   });
 
   it('redacts key material and connection passwords when the config is logged', () => {

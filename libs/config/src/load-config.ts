@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from './config-error';
 import { configSchema, type ParsedConfig } from './config.schema';
-import type { BrokerConfig, SymmetricKey } from './config.types';
+import type { BrokerConfig, DevelopmentKeyName, SymmetricKey } from './config.types';
 import { loadOrCreateDevelopmentKeys } from './development-keys';
 import { substituteEnv } from './env-substitution';
 import { checkEnterprise } from './enterprise.schema';
@@ -212,6 +212,7 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.Pro
   let encryptionKeys = decodeKeys(parsed.encryption.keys, 'encryption.keys');
   let currentKeyId = parsed.encryption.current_key_id;
   let jweKeys = decodeKeys(parsed.third_party_oauth2.jwe_keys, 'third_party_oauth2.jwe_keys');
+  const developmentKeys: DevelopmentKeyName[] = [];
   if (encryptionKeys.length === 0 || jweKeys.length === 0) {
     if (encryptionKeys.length === 0 && currentKeyId !== undefined) {
       throw new ConfigError(
@@ -221,7 +222,7 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.Pro
     }
     const file = parsed.development.keys_file;
     const { keys, created } = loadOrCreateDevelopmentKeys(file);
-    const missing: string[] = [];
+    const missing: DevelopmentKeyName[] = [];
     if (encryptionKeys.length === 0) {
       encryptionKeys = decodeKeys([keys.encryption_key], 'encryption.keys');
       currentKeyId = keys.encryption_key.id;
@@ -231,6 +232,7 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.Pro
       jweKeys = decodeKeys([keys.jwe_key], 'third_party_oauth2.jwe_keys');
       missing.push('third_party_oauth2.jwe_keys');
     }
+    developmentKeys.push(...missing);
     warnings.push(
       `!!! DEVELOPMENT KEYS IN USE: ${missing.join(' and ')} not configured; ${created ? 'generated' : 'loaded'} ${resolve(file)} (mode 0600). ` +
         'Production MUST configure its own keys: anyone holding this file can decrypt the token vault. !!!',
@@ -265,6 +267,7 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.Pro
     telemetry: { ...parsed.telemetry, tracing },
     encryption: { keys: encryptionKeys, current_key_id: currentKeyId },
     third_party_oauth2: { ...parsed.third_party_oauth2, jwe_keys: jweKeys },
+    development: { ...parsed.development, keys_in_use: developmentKeys },
   };
 }
 

@@ -62,11 +62,14 @@ describe('completeOpenApiDocument', () => {
     expect(at(operation, ERROR_CODES_EXTENSION)).toBeUndefined();
   });
 
-  it('documents the body limit and media type on a safe operation too, but no body refusal', () => {
+  it('documents the body limit and media type on a safe operation too, but no body refusal; an admin one can be forbidden (roles)', () => {
     const list = { security: [{ PrincipalHeader: [] }], parameters: [{ name: 'service_id', in: 'query' }], responses: { '200': { description: 'ok' } } };
     const operation = at(completeOpenApiDocument(nestDocument({ '/api/permission-sets': { get: list } }), 'admin'), 'paths', '/api/permission-sets', 'get');
-    expect(Object.keys(at(operation, 'responses') as Json)).toEqual(['200', '400', '401', '413', '415', '500', '503']);
+    expect(Object.keys(at(operation, 'responses') as Json)).toEqual(['200', '400', '401', '403', '413', '415', '500', '503']);
     expect(errorCodes(operation, '400')).toEqual(['bad request', 'invalid request']);
+    expect(errorCodes(operation, '403')).toEqual(['forbidden']);
+    const own = at(completeOpenApiDocument(nestDocument({ '/api/grants': { get: { security: [{ PrincipalHeader: [] }], parameters: [{ name: 'agent_id', in: 'query' }], responses: { '200': { description: 'ok' } } } } }), 'enduser'), 'paths', '/api/grants', 'get');
+    expect(Object.keys(at(own, 'responses') as Json)).toEqual(['200', '400', '401', '413', '415', '500', '503']);
   });
 
   it('documents no 401 where the principal is optional (`{}` among the requirements), but a bad one is still a bad request', () => {

@@ -105,8 +105,9 @@ function pipelineCodes(server: ServerKind, { path, method, operation }: Operatio
   if (operation.requestBody !== undefined || UNSAFE.has(method)) {
     codes.push(...(server === 'admin' ? (['invalid request body', 'validation failed'] as const) : (['invalid request'] as const)));
   }
-  // Cross-site request refusal: every unsafe method of the APIs.
-  if (UNSAFE.has(method)) codes.push('forbidden');
+  // Cross-site request refusal: every unsafe method of the APIs. On the admin server, a principal without a role
+  // (`server.admin.authorization.admins`) is refused everywhere, a viewer on unsafe methods (docs/admin-api.md "Roles").
+  if (UNSAFE.has(method) || (server === 'admin' && secured)) codes.push('forbidden');
   return codes;
 }
 
