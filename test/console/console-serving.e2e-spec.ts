@@ -304,8 +304,10 @@ describe('the console served by the end-user server', () => {
     }
   });
 
-  it('is not served by the admin server', async () => {
-    expectNotFoundEnvelope(await http(`${broker.url('admin')}/agents`));
+  it('is not served by the admin server (which serves the admin console at its own pages)', async () => {
+    const adminPage = await http(`${broker.url('admin')}/agents`);
+    expect(adminPage.text).not.toBe(built.index);
+    expectNotFoundEnvelope(await http(`${broker.url('admin')}/connections`));
     expectNotFoundEnvelope(await http(`${broker.url('admin')}/assets/${built.script}`));
   });
 

@@ -163,6 +163,13 @@ export const configSchema = z
               .prefault({}),
             // The rendered API reference at /docs (docs/http-api.md "API documents").
             api_docs: z.strictObject({ enabled: z.boolean().default(true) }).prefault({}),
+            // The built admin console, served at / and its page paths (docs/admin-console.md).
+            console: z
+              .strictObject({
+                enabled: bool(true),
+                static_dir: z.string().min(1).default('dist/admin-console'),
+              })
+              .prefault({}),
           })
           .prefault({}),
         shutdown: z.strictObject({ timeout: duration('30s') }).prefault({}),

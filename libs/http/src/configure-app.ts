@@ -5,6 +5,7 @@ import type { Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { tokenBodyMiddleware } from './body/form-body.middleware';
 import { jsonBodyMiddleware } from './body/json-body.middleware';
+import { adminConsoleSite } from './admin-console/admin-console.middleware';
 import { consoleSite } from './console/console.middleware';
 import { corsMiddleware } from './cors.middleware';
 import { crossSiteMiddleware } from './cross-site.middleware';
@@ -37,7 +38,7 @@ function vocabularyOf(app: NestExpressApplication): ErrorVocabulary {
  * The whole HTTP wiring of one server, shared by `main.ts` and the tests so tests
  * exercise the real thing. Order matters: the trace id comes first (every response,
  * even a 503 or a preflight, carries `traceresponse`), then the request's log line (so
- * refusals are logged too), the shutdown gate, the consent console's pages (end-user server), CORS (end-user `/api/*` only), the
+ * refusals are logged too), the shutdown gate, the console's pages (each server its own), CORS (end-user `/api/*` only), the
  * cross-site request refusal, body parsing, the request's database statement counter,
  * and finally Nest's guards, pipes and filters.
  * The application's hot routes (`HOT_ROUTES`) answer before all of it, calling the same
@@ -53,8 +54,9 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   express.set('trust proxy', false);
 
   app.useLogger(app.get(Logger));
-  // The built console's pages and assets (end-user server); a browser's unknown path or refused authorization request gets its page.
-  const site = server === 'enduser' ? consoleSite(config, logger) : undefined;
+  // The built console's pages and assets: the person's on the end-user server, the admin console on the admin server;
+  // a browser's unknown path (or refused authorization request) gets its page.
+  const site = server === 'enduser' ? consoleSite(config, logger) : adminConsoleSite(config, logger);
   const errors = new ErrorEnvelopeFilter(server, logger, site?.errorPage, vocabularyOf(app));
   // Each pipeline step is one function, called by both entrances (this pipeline and the hot routes).
   const startTrace = createTraceStart(random, config.request_context.trace.response_enabled);

@@ -23,8 +23,11 @@ const DOCUMENTS: Readonly<Record<ServerKind, string>> = {
  */
 const OUTSIDE_CONTRACT = [/^\/openapi\.json$/, /^\/docs(\/.*)?$/];
 
-/** The console's pages (docs/console.md) and its hashed assets. */
-const CONSOLE = /^\/$|^\/(?:agents|connections|approvals|activity)(?:\/|$)|^\/authorization-requests\/|^\/assets\//;
+/** The console's pages (docs/console.md) and its hashed assets, on each server (docs/admin-console.md). */
+const CONSOLE: Readonly<Record<ServerKind, RegExp>> = {
+  enduser: /^\/$|^\/(?:agents|connections|approvals|activity)(?:\/|$)|^\/authorization-requests\/|^\/assets\//,
+  admin: /^\/$|^\/(?:agents|services|mcp-servers|permission-sets|activity|signing-keys)(?:\/|$)|^\/assets\//,
+};
 
 export class ContractViolation extends Error {
   override name = 'ContractViolation';
@@ -66,10 +69,14 @@ class ServerContract {
     const { pathname, searchParams } = new URL(response.url);
     const method = response.method.toUpperCase();
     if (method === 'OPTIONS' || OUTSIDE_CONTRACT.some((pattern) => pattern.test(pathname))) return;
-    // The consent console's pages and assets are not API operations; a JSON answer there (404 when the
+    // The consoles' pages and assets are not API operations; a JSON answer there (404 when the
     // console is not served) is still checked as an envelope below.
     const json = response.contentType?.toLowerCase().startsWith('application/json') === true;
-    if ((method === 'GET' || method === 'HEAD') && CONSOLE.test(pathname) && !json) return;
+    if ((method === 'GET' || method === 'HEAD') && CONSOLE[this.kind].test(pathname) && !json) return;
+    // A browser's unknown page: the console's own "page not found" (HTML, 404 kept), outside the API's paths.
+    const html = response.contentType?.toLowerCase().startsWith('text/html') === true;
+    if ((method === 'GET' || method === 'HEAD') && html && response.status === 404 && !pathname.startsWith('/api/'))
+      return;
     const where = `${method} ${pathname} → ${response.status}`;
     const operation = this.api.router.matchOperation({
       method,

@@ -108,35 +108,40 @@ function pageWithCode(index: Buffer, code: string): Buffer {
   return Buffer.from(at < 0 ? `${meta}${html}` : `${html.slice(0, at)}${meta}${html.slice(at)}`, 'utf8');
 }
 
+/** What differs between the two consoles a broker serves (the person's on the end-user server, the admin one). */
+export interface SiteOptions {
+  /** For the log lines: "console" or "admin console". */
+  readonly name: string;
+  /** The folder holding the built `index.html` and `assets/`. */
+  readonly staticDir: string;
+  /** The server's own `public_url` (the policy's loopback images). */
+  readonly publicUrl: string;
+  /** Where its pages are, for the log line ("the consent UI paths"). */
+  readonly where: string;
+  /** The page paths answered with `index.html` (history fallback). */
+  readonly pages: RegExp;
+  /** Where `/` goes: a redirect to a page, or undefined when `/` is itself a page (`pages` matches it). */
+  readonly rootRedirect?: string;
+}
+
 /**
- * Serves the built console from the end-user server when `consent_ui_url` is the broker's own
- * `public_url`; otherwise, or when the console was not built, installs nothing and the paths answer the API's 404
- * envelope. The files are read once here; a request is a map lookup by exact name, so no path (`/assets/../x`,
- * encoded or not) reaches the file system, and there is no listing. Only GET and HEAD are answered; anything else,
- * and every unknown asset name, falls through to the API's own routes and 404.
- * Returns the middleware to install and the browser's error page, or undefined.
+ * Serves a built single-page console: the files are read once here; a request is a map lookup by exact name, so no
+ * path (`/assets/../x`, encoded or not) reaches the file system, and there is no listing. Only GET and HEAD are
+ * answered; anything else, and every unknown asset name, falls through to the API's own routes and 404. Every
+ * answer carries the console's security headers (`console-headers.ts`). Returns undefined (the paths answer the
+ * API's 404 envelope) when the console was not built.
  */
-export function consoleSite(config: BrokerConfig, logger: Logger): ConsoleSite | undefined {
-  const { public_url: publicUrl, consent_ui_url: consentUiUrl, console: settings } = config.server.enduser;
-  if (new URL(consentUiUrl).href !== new URL(publicUrl).href) {
-    logger.info(
-      { consent_ui_url: consentUiUrl },
-      'console not served by this server: consent_ui_url is elsewhere (host dist/console there)',
-    );
-    return undefined;
-  }
-  const files = readConsoleFiles(settings.static_dir);
+export function staticSite(options: SiteOptions, logger: Logger): ConsoleSite | undefined {
+  const { name, staticDir, publicUrl, where, pages, rootRedirect } = options;
+  const files = readConsoleFiles(staticDir);
   if (files === undefined) {
-    logger.warn(
-      { static_dir: settings.static_dir },
-      `console not served: ${settings.static_dir}/index.html not found; run npm run build`,
-    );
+    logger.warn({ static_dir: staticDir }, `${name} not served: ${staticDir}/index.html not found; run npm run build`);
     return undefined;
   }
   const security = consoleSecurityHeaders(publicUrl);
   const pageHeaders: Headers = { ...security, 'Cache-Control': PAGE_CACHE };
   const assetHeaders: Headers = { ...security, 'Cache-Control': ASSET_CACHE };
-  logger.info({ static_dir: settings.static_dir, assets: files.assets.size }, 'console served at the consent UI paths');
+  logger.info({ static_dir: staticDir, assets: files.assets.size }, `${name} served at ${where}`);
 
   const middleware = (request: Request, response: Response, next: NextFunction): void => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return next();
@@ -146,10 +151,10 @@ export function consoleSite(config: BrokerConfig, logger: Logger): ConsoleSite |
       if (asset === undefined) return next();
       return send(request, response, asset, assetHeaders);
     }
-    if (CONSOLE_PAGE.test(path)) return send(request, response, files.index, pageHeaders);
-    // A newcomer opening the broker's root lands on the console, not on a 404.
-    if (path === '/') {
-      response.status(302).set(security).location('/agents').end();
+    if (pages.test(path)) return send(request, response, files.index, pageHeaders);
+    // A newcomer opening the server's root lands on the console, not on a 404.
+    if (path === '/' && rootRedirect !== undefined) {
+      response.status(302).set(security).location(rootRedirect).end();
       return;
     }
     next();
@@ -163,4 +168,32 @@ export function consoleSite(config: BrokerConfig, logger: Logger): ConsoleSite |
     return { status, headers: { ...errorHeaders, 'Content-Length': String(body.length) }, body };
   };
   return { middleware, errorPage };
+}
+
+/**
+ * Serves the built console from the end-user server when `consent_ui_url` is the broker's own
+ * `public_url`; otherwise, or when the console was not built, installs nothing and the paths answer the API's 404
+ * envelope. `/` redirects to the person's agents.
+ * Returns the middleware to install and the browser's error page, or undefined.
+ */
+export function consoleSite(config: BrokerConfig, logger: Logger): ConsoleSite | undefined {
+  const { public_url: publicUrl, consent_ui_url: consentUiUrl, console: settings } = config.server.enduser;
+  if (new URL(consentUiUrl).href !== new URL(publicUrl).href) {
+    logger.info(
+      { consent_ui_url: consentUiUrl },
+      'console not served by this server: consent_ui_url is elsewhere (host dist/console there)',
+    );
+    return undefined;
+  }
+  return staticSite(
+    {
+      name: 'console',
+      staticDir: settings.static_dir,
+      publicUrl,
+      where: 'the consent UI paths',
+      pages: CONSOLE_PAGE,
+      rootRedirect: '/agents',
+    },
+    logger,
+  );
 }
