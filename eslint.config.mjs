@@ -68,6 +68,7 @@ export default tseslint.config(
   {
     ignores: [
       'apps/console/src/api/user-api.d.ts',
+      'apps/admin-console/src/api/admin-api.d.ts',
       'dist/**',
       'node_modules/**',
       'coverage/**',
@@ -143,6 +144,25 @@ export default tseslint.config(
     },
     settings: {
       'import-x/resolver-next': [createTypeScriptImportResolver({ project: './apps/console/tsconfig.json' })],
+    },
+    rules: {
+      ...reactHooks.configs.flat.recommended.rules,
+      'react-hooks/exhaustive-deps': 'error',
+    },
+  },
+  {
+    // The admin console: the same rules over its own tsconfig.
+    files: ['apps/admin-console/**/*.{ts,tsx,mts}'],
+    ...reactHooks.configs.flat.recommended,
+    languageOptions: {
+      parserOptions: {
+        projectService: false,
+        project: './apps/admin-console/tsconfig.json',
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    settings: {
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './apps/admin-console/tsconfig.json' })],
     },
     rules: {
       ...reactHooks.configs.flat.recommended.rules,

@@ -20,7 +20,7 @@ const STAMP = join(ROOT, 'dist/.build-inputs');
 const SOURCE_DIRS = ['apps', 'libs'];
 const SOURCE_FILES = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json'];
 /** What `npm start` and `npm run demo` run: if any is missing the build is incomplete, whatever the fingerprint. */
-const OUTPUTS = ['dist/apps/broker/src/main.js', 'dist/console/index.html'];
+const OUTPUTS = ['dist/apps/broker/src/main.js', 'dist/console/index.html', 'dist/admin-console/index.html'];
 const SKIP = new Set(['node_modules', 'dist', '.vite']);
 
 function* files(dir) {

@@ -142,23 +142,33 @@ export function describeViolations(violations: readonly AxeViolation[]): string 
   return violations.map((v) => `${v.impact} ${v.id}: ${v.help} (${v.targets.slice(0, 3).join(', ')})`).join('\n');
 }
 
+/** Where `screenshots` writes and which shots it takes. */
+export interface ScreenshotOptions {
+  /** Default `test-artifacts/console` (`SCREENSHOT_DIR`). */
+  readonly directory?: string;
+  /** Also `<name>-mobile-dark.png` (390 px, dark). */
+  readonly mobileDark?: boolean;
+}
+
 /**
- * Three screenshots of the page as it is now: `<name>-light.png` and `<name>-dark.png` at 1280×720
- * and `<name>-mobile.png` at 390×844 (light, a current phone), full page, in `test-artifacts/console/`. The page's
- * viewport and colour scheme are restored afterwards. Returns the files written.
+ * Screenshots of the page as it is now: `<name>-light.png` and `<name>-dark.png` at 1280×720
+ * and `<name>-mobile.png` at 390×844 (light, a current phone; with `mobileDark` also `<name>-mobile-dark.png`), full
+ * page, in `test-artifacts/console/` unless `directory` says otherwise. The page's viewport and colour scheme are
+ * restored afterwards. Returns the files written.
  */
-export async function screenshots(page: Page, name: string): Promise<string[]> {
+export async function screenshots(page: Page, name: string, options: ScreenshotOptions = {}): Promise<string[]> {
   const before = page.viewportSize() ?? { width: 1280, height: 720 };
   const shots: [string, 'light' | 'dark', { width: number; height: number }][] = [
     ['light', 'light', { width: 1280, height: 720 }],
     ['dark', 'dark', { width: 1280, height: 720 }],
     ['mobile', 'light', { width: 390, height: 844 }],
   ];
+  if (options.mobileDark === true) shots.push(['mobile-dark', 'dark', { width: 390, height: 844 }]);
   const written: string[] = [];
   for (const [suffix, colorScheme, viewport] of shots) {
     await page.setViewportSize(viewport);
     await page.emulateMedia({ colorScheme });
-    const path = resolve(SCREENSHOT_DIR, `${name}-${suffix}.png`);
+    const path = resolve(options.directory ?? SCREENSHOT_DIR, `${name}-${suffix}.png`);
     mkdirSync(dirname(path), { recursive: true });
     await page.screenshot({ path, fullPage: true, animations: 'disabled' });
     written.push(path);

@@ -36,6 +36,7 @@ export {
   axeViolations,
   describeViolations,
   screenshots,
+  type ScreenshotOptions,
   SCREENSHOT_DIR,
   type RecordedPage,
   type ConsolePageOptions,
