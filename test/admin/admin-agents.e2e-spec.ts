@@ -53,6 +53,7 @@ describe('admin: agents', () => {
         'client_uris',
         'dpop_bound_access_tokens',
         'permission_sets',
+        'suspension',
         'created_at',
         'updated_at',
       ].sort(),
@@ -76,6 +77,7 @@ describe('admin: agents', () => {
       client_uris: [],
       dpop_bound_access_tokens: null,
       permission_sets: [],
+      suspension: null,
     });
   });
 

@@ -256,6 +256,16 @@ describe.each(testBackends())(
       expect(list.json<Created[]>().map((agent) => agent.id)).toEqual([agentId]);
     });
 
+    it('the admin suspends the agent, reads the suspension and resumes it', async () => {
+      const suspended = await admin.put(`/api/agents/${agentId}/suspension`, { reason: 'Reviewing its access' });
+      expect(suspended.status, suspended.text).toBe(200);
+      const read = await admin.get(`/api/agents/${agentId}/suspension`);
+      expect(read.status, read.text).toBe(200);
+      expect(read.json()).toMatchObject({ reason: 'Reviewing its access' });
+      const resumed = await admin.delete(`/api/agents/${agentId}/suspension`);
+      expect(resumed.status, resumed.text).toBe(204);
+    });
+
     it('the admin issues client credentials (201), rotates them (200) and reads their metadata', async () => {
       const first = await admin.post(`/api/agents/${agentId}/client-credentials`);
       expect(first.status, first.text).toBe(201);

@@ -6,7 +6,7 @@ export { Database, type StorageBackend } from './database';
 export { PersistenceModule } from './persistence.module';
 export { runCountingQueries, type QueryCount } from './query-count';
 export type { Installation } from './installation/installation.repository';
-export { AgentRepository, type AgentInput } from './registry/agent.repository';
+export { AgentRepository, type AgentInput, type SuspensionOutcome } from './registry/agent.repository';
 export type { ClientRecord } from './registry/client-cache';
 export { ServiceRepository, type ServiceInput, type SecretChange } from './registry/service.repository';
 export {

@@ -1,5 +1,6 @@
 import type { Agent, RequirementType } from '@broker/domain';
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, getSchemaPath } from '@nestjs/swagger';
+import { AgentSuspensionResponse, toAgentSuspensionResponse } from './agent-suspension.response';
 
 export class AgentPermissionSetResponse {
   @ApiProperty({ format: 'uuid' })
@@ -9,6 +10,7 @@ export class AgentPermissionSetResponse {
 }
 
 /** An agent as the admin API shows it (docs/admin-api.md); absent values are `null`. */
+@ApiExtraModels(AgentSuspensionResponse)
 export class AgentResponse {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -47,6 +49,13 @@ export class AgentResponse {
   dpop_bound_access_tokens!: boolean | null;
   @ApiProperty()
   permission_sets!: AgentPermissionSetResponse[];
+  /**
+   * Set while an administrator has suspended the agent (`PUT /api/agents/{agentId}/suspension`):
+   * its tokens, exchanges and approvals are refused until it is resumed; `null` otherwise.
+   * Read-only: a body sent back to PUT leaves it out (an unknown field is 400).
+   */
+  @ApiProperty({ oneOf: [{ $ref: getSchemaPath(AgentSuspensionResponse) }, { type: 'null' }] })
+  suspension!: AgentSuspensionResponse | null;
   @ApiProperty({ format: 'date-time' })
   created_at!: string;
   @ApiProperty({ format: 'date-time' })
@@ -73,6 +82,7 @@ export function toAgentResponse(agent: Agent): AgentResponse {
       permission_set_id: ref.permissionSetId,
       requirement_type: ref.requirementType,
     })),
+    suspension: agent.suspension === null ? null : toAgentSuspensionResponse(agent.suspension),
     created_at: agent.createdAt.toISOString(),
     updated_at: agent.updatedAt.toISOString(),
   };

@@ -1,4 +1,4 @@
-import { ApiError, canonicalIdProblem, Clock, Random, type Agent } from '@broker/domain';
+import { ApiError, canonicalIdProblem, Clock, Random, type Agent, type AgentSuspension } from '@broker/domain';
 import { adminEvent, EventLedger, recordChange } from '@broker/events';
 import { AgentRepository, PermissionSetRepository, type AgentInput } from '@broker/persistence';
 import { Injectable } from '@nestjs/common';
@@ -45,6 +45,28 @@ export class AgentsService {
   async delete(admin: string, id: string): Promise<void> {
     const events = recordChange(this.ledger, (agentId: string) => adminEvent('agent.deleted', admin, { agentId }, {}));
     if (!(await this.agents.delete(id, events))) throw new ApiError('agent not found', `no agent ${id}`);
+  }
+
+  /**
+   * Suspends the agent (docs/admin-api.md "Suspending an agent"): `agent.suspended` when it
+   * begins; an agent suspended already keeps its suspension (time, administrator, reason).
+   */
+  async suspend(admin: string, id: string, reason: string | null | undefined): Promise<AgentSuspension> {
+    const given = reason?.trim() ?? '';
+    const events = recordChange(this.ledger, (suspension: AgentSuspension) =>
+      adminEvent('agent.suspended', admin, { agentId: id }, { reason: suspension.reason }),
+    );
+    const outcome = await this.agents.suspend(id, admin, given === '' ? null : given, this.clock.now(), events);
+    if (outcome === undefined) throw new ApiError('agent not found', `no agent ${id}`);
+    return outcome.suspension;
+  }
+
+  /** Ends the agent's suspension, if any (`agent.resumed` only when one ended). */
+  async resume(admin: string, id: string): Promise<void> {
+    const events = recordChange(this.ledger, (ended: AgentSuspension) =>
+      adminEvent('agent.resumed', admin, { agentId: id }, { reason: ended.reason }),
+    );
+    if ((await this.agents.resume(id, events)) === undefined) throw new ApiError('agent not found', `no agent ${id}`);
   }
 
   private async toInput(dto: AgentDto): Promise<AgentInput> {

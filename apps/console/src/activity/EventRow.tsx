@@ -319,6 +319,8 @@ function details(event: ActivityEvent, names: Names): ReactNode[] {
     case 'agent.created':
     case 'agent.changed':
     case 'agent.deleted':
+    case 'agent.suspended':
+    case 'agent.resumed':
     case 'service.created':
     case 'service.changed':
     case 'service.deleted':

@@ -41,6 +41,8 @@ export const KIND_LABELS: Record<EventKind, string> = {
   'agent.created': 'Agent created',
   'agent.changed': 'Agent changed',
   'agent.deleted': 'Agent deleted',
+  'agent.suspended': 'Agent suspended',
+  'agent.resumed': 'Agent resumed',
   'service.created': 'Service created',
   'service.changed': 'Service changed',
   'service.deleted': 'Service deleted',

@@ -42,8 +42,21 @@ export interface Agent {
    */
   readonly dpopBoundAccessTokens: boolean | null;
   readonly permissionSets: readonly AgentPermissionSetRef[];
+  /**
+   * Set while an administrator has suspended the agent: every token, exchange and approval of
+   * it is refused until it is resumed (docs/admin-api.md "Suspending an agent"); null otherwise.
+   */
+  readonly suspension: AgentSuspension | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+}
+
+/** Who suspended an agent, when and why (docs/admin-api.md "Suspending an agent"). */
+export interface AgentSuspension {
+  readonly suspendedAt: Date;
+  /** The administrator's principal. */
+  readonly suspendedBy: string;
+  readonly reason: string | null;
 }
 
 export interface ServiceScope {

@@ -92,6 +92,10 @@ export interface EventDetailsByType {
   'agent.created': { readonly display_name: string };
   'agent.changed': { readonly display_name: string };
   'agent.deleted': Record<string, never>;
+  /** An administrator suspended the agent: its tokens, exchanges and approvals are refused until it is resumed. */
+  'agent.suspended': { readonly reason: string | null };
+  /** An administrator resumed it; `reason` is the ended suspension's. */
+  'agent.resumed': { readonly reason: string | null };
   'service.created': { readonly display_name: string };
   'service.changed': { readonly display_name: string };
   'service.deleted': Record<string, never>;
@@ -187,6 +191,8 @@ const EVENT_KINDS = {
   'agent.created': true,
   'agent.changed': true,
   'agent.deleted': true,
+  'agent.suspended': true,
+  'agent.resumed': true,
   'service.created': true,
   'service.changed': true,
   'service.deleted': true,

@@ -27,6 +27,7 @@ import { Dpop1764185000000 } from './1764185000000-dpop';
 import { EnterpriseAuthorizations1764190000000 } from './1764190000000-enterprise-authorizations';
 import { RefreshTokenFamilies1764200000000 } from './1764200000000-refresh-token-families';
 import { AuthorizationRequests1764210000000 } from './1764210000000-authorization-requests';
+import { AgentSuspension1764220000000 } from './1764220000000-agent-suspension';
 
 /** Every migration, oldest first. A schema change is a new file appended here. */
 export const MIGRATIONS = [
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   EnterpriseAuthorizations1764190000000,
   RefreshTokenFamilies1764200000000,
   AuthorizationRequests1764210000000,
+  AgentSuspension1764220000000,
 ];

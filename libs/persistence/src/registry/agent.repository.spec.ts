@@ -109,6 +109,50 @@ describe.each(testBackends())('AgentRepository.list on $name', (backend) => {
     });
   });
 
+  it('reads a suspension the same way everywhere, keeps it across a replacement, and resuming clears only it', async () => {
+    const input = {
+      displayName: 'Suspended',
+      description: null,
+      canonicalId: null,
+      clientId: null,
+      logoUrl: null,
+      governanceUrl: null,
+      userDocumentationUrl: null,
+      agentInterfaceUrl: null,
+      redirectUris: [],
+      allowedScopes: ['a'],
+      allowedResources: [],
+      clientUris: [],
+      dpopBoundAccessTokens: null,
+      permissionSets: [],
+    };
+    const created = await agents.create(randomUUID(), input, new Date('2026-03-01T10:00:00.000Z'));
+    expect(created.suspension).toBeNull();
+    const at = new Date('2026-03-02T11:00:00.123Z');
+    expect(await agents.suspend(created.id, 'alice@example.com', 'leaked', at)).toEqual({
+      began: true,
+      suspension: { suspendedAt: at, suspendedBy: 'alice@example.com', reason: 'leaked' },
+    });
+    const again = await agents.suspend(created.id, 'bob@example.com', null, new Date());
+    expect(again).toEqual({
+      began: false,
+      suspension: { suspendedAt: at, suspendedBy: 'alice@example.com', reason: 'leaked' },
+    });
+    const read = await agents.findById(created.id);
+    expect(read?.suspension).toEqual(again?.suspension);
+    expect((await agents.list()).find((agent) => agent.id === created.id)).toEqual(read);
+    expect((await agents.findClient(created.id))?.agent).toEqual(read);
+    const replaced = await agents.replace(created.id, { ...input, displayName: 'Renamed' }, new Date());
+    expect(replaced?.suspension).toEqual(again?.suspension);
+    expect(await agents.resume(created.id)).toEqual(again?.suspension);
+    expect(await agents.resume(created.id)).toBeNull();
+    const resumed = await agents.findById(created.id);
+    expect(resumed).toEqual({ ...replaced, suspension: null });
+    expect((await agents.findClient(created.id))?.agent.suspension).toBeNull();
+    expect(await agents.suspend(randomUUID(), 'alice@example.com', null, new Date())).toBeUndefined();
+    expect(await agents.resume(randomUUID())).toBeUndefined();
+  });
+
   it('lists nothing when there are no agents', async () => {
     await database.dataSource.query('DELETE FROM agents');
     expect(await agents.list()).toEqual([]);

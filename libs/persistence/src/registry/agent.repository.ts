@@ -1,4 +1,4 @@
-import { Clock, RegistryError, type Agent, type RequirementType } from '@broker/domain';
+import { Clock, RegistryError, type Agent, type AgentSuspension, type RequirementType } from '@broker/domain';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -10,8 +10,21 @@ import { Transactions } from '../transactions';
 import { ExchangeChanges } from './exchange-changes';
 import { endFamilies } from './refresh-token-families';
 
-/** Everything of an agent an admin writes. */
-export type AgentInput = Omit<Agent, 'id' | 'createdAt' | 'updatedAt'>;
+/** Everything of an agent an admin writes (its suspension has its own routes). */
+export type AgentInput = Omit<Agent, 'id' | 'createdAt' | 'updatedAt' | 'suspension'>;
+
+/** What suspending found: the agent's suspension, and whether this call began it (false: it was suspended already). */
+export interface SuspensionOutcome {
+  readonly suspension: AgentSuspension;
+  readonly began: boolean;
+}
+
+function suspensionOf(
+  entity: Pick<AgentEntity, 'suspendedAt' | 'suspendedBy' | 'suspensionReason'>,
+): AgentSuspension | null {
+  if (entity.suspendedAt === null || entity.suspendedAt === undefined || entity.suspendedBy === null) return null;
+  return { suspendedAt: entity.suspendedAt, suspendedBy: entity.suspendedBy, reason: entity.suspensionReason ?? null };
+}
 
 function toAgent(entity: AgentEntity, refs: AgentPermissionSetEntity[]): Agent {
   return {
@@ -35,6 +48,7 @@ function toAgent(entity: AgentEntity, refs: AgentPermissionSetEntity[]): Agent {
         permissionSetId: ref.permissionSetId,
         requirementType: ref.requirementType as RequirementType,
       })),
+    suspension: suspensionOf(entity),
     createdAt: entity.createdAt,
     updatedAt: entity.updatedAt,
   };
@@ -68,6 +82,9 @@ interface AgentRow {
   allowed_resources: string[];
   client_uris: string[];
   dpop_bound_access_tokens: boolean | null;
+  suspended_at: Date | null;
+  suspended_by: string | null;
+  suspension_reason: string | null;
   created_at: Date;
   updated_at: Date;
   refs: { permission_set_id: string; requirement_type: string; position: number }[];
@@ -97,6 +114,9 @@ function rowToAgent(row: AgentRow): Agent {
     allowedResources: row.allowed_resources,
     clientUris: row.client_uris,
     dpopBoundAccessTokens: row.dpop_bound_access_tokens,
+    suspendedAt: row.suspended_at,
+    suspendedBy: row.suspended_by,
+    suspensionReason: row.suspension_reason,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -124,7 +144,11 @@ const LIST_SQL = `SELECT COALESCE(json_agg(json_build_object('agent', row_to_jso
   FROM agents a`;
 
 /** An agent row as JSON: timestamps are ISO 8601 strings. */
-type JsonAgentRow = Omit<AgentRow, 'created_at' | 'updated_at' | 'refs'> & { created_at: string; updated_at: string };
+type JsonAgentRow = Omit<AgentRow, 'created_at' | 'updated_at' | 'suspended_at' | 'refs'> & {
+  created_at: string;
+  updated_at: string;
+  suspended_at: string | null;
+};
 
 /** Agents and their assigned permission sets. */
 @Injectable()
@@ -157,7 +181,13 @@ export class AgentRepository {
   async list(): Promise<Agent[]> {
     const rows = await this.dataSource.query<{ agents: { agent: JsonAgentRow; refs: AgentRow['refs'] }[] }[]>(LIST_SQL);
     return (rows[0]?.agents ?? []).map(({ agent, refs }) =>
-      rowToAgent({ ...agent, refs, created_at: new Date(agent.created_at), updated_at: new Date(agent.updated_at) }),
+      rowToAgent({
+        ...agent,
+        refs,
+        created_at: new Date(agent.created_at),
+        updated_at: new Date(agent.updated_at),
+        suspended_at: agent.suspended_at === null ? null : new Date(agent.suspended_at),
+      }),
     );
   }
 
@@ -178,7 +208,15 @@ export class AgentRepository {
   async create(id: string, input: AgentInput, now: Date, events?: WithinTransaction<Agent>): Promise<Agent> {
     try {
       return await this.dataSource.transaction(async (manager) => {
-        const entity = manager.create(AgentEntity, { ...columns(input), id, createdAt: now, updatedAt: now });
+        const entity = manager.create(AgentEntity, {
+          ...columns(input),
+          id,
+          suspendedAt: null,
+          suspendedBy: null,
+          suspensionReason: null,
+          createdAt: now,
+          updatedAt: now,
+        });
         await manager.insert(AgentEntity, entity);
         const agent = toAgent(entity, await this.writeRefs(manager, id, input));
         await events?.(agent, manager);
@@ -236,6 +274,58 @@ export class AgentRepository {
     }
   }
 
+  /**
+   * Suspends the agent (docs/admin-api.md "Suspending an agent"); undefined when no such agent.
+   * Already suspended: the existing suspension, unchanged, and no event. Only the three
+   * suspension columns are written: nothing the agent holds (grants, credentials, refresh token
+   * families, approvals) changes. Once committed, this process's client and exchange caches are
+   * dropped; other replicas drop theirs on `registry_changed` and `exchange_changed`.
+   */
+  async suspend(
+    id: string,
+    by: string,
+    reason: string | null,
+    now: Date,
+    events?: WithinTransaction<AgentSuspension>,
+  ): Promise<SuspensionOutcome | undefined> {
+    try {
+      return await this.transactions.run(async (manager, scope) => {
+        scope.afterCommit(() => this.exchangeChanges.forget());
+        const existing = await manager.findOne(AgentEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+        if (existing === null) return undefined;
+        const current = suspensionOf(existing);
+        if (current !== null) return { suspension: current, began: false };
+        await manager.update(AgentEntity, { id }, { suspendedAt: now, suspendedBy: by, suspensionReason: reason });
+        const suspension: AgentSuspension = { suspendedAt: now, suspendedBy: by, reason };
+        await events?.(suspension, manager);
+        return { suspension, began: true };
+      });
+    } finally {
+      this.clientCache.invalidate();
+    }
+  }
+
+  /**
+   * Ends the agent's suspension: what it held works again as before. The suspension that ended,
+   * or null when it was not suspended; undefined when no such agent. `events` only when one ended.
+   */
+  async resume(id: string, events?: WithinTransaction<AgentSuspension>): Promise<AgentSuspension | null | undefined> {
+    try {
+      return await this.transactions.run(async (manager, scope) => {
+        scope.afterCommit(() => this.exchangeChanges.forget());
+        const existing = await manager.findOne(AgentEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+        if (existing === null) return undefined;
+        const ended = suspensionOf(existing);
+        if (ended === null) return null;
+        await manager.update(AgentEntity, { id }, { suspendedAt: null, suspendedBy: null, suspensionReason: null });
+        await events?.(ended, manager);
+        return ended;
+      });
+    } finally {
+      this.clientCache.invalidate();
+    }
+  }
+
   private async writeRefs(
     manager: EntityManager,
     agentId: string,
@@ -254,7 +344,9 @@ export class AgentRepository {
   }
 }
 
-function columns(input: AgentInput): Omit<AgentEntity, 'id' | 'createdAt' | 'updatedAt'> {
+function columns(
+  input: AgentInput,
+): Omit<AgentEntity, 'id' | 'createdAt' | 'updatedAt' | 'suspendedAt' | 'suspendedBy' | 'suspensionReason'> {
   return {
     displayName: input.displayName,
     description: input.description,

@@ -18,6 +18,10 @@ export class AgentEntity {
   @Column({ name: 'allowed_resources', type: 'jsonb' }) allowedResources!: string[];
   @Column({ name: 'client_uris', type: 'jsonb' }) clientUris!: string[];
   @Column({ name: 'dpop_bound_access_tokens', type: 'boolean', nullable: true }) dpopBoundAccessTokens!: boolean | null;
+  /** Set while an administrator has suspended the agent (with `suspendedBy`); null otherwise. */
+  @Column({ name: 'suspended_at', ...timestamptz, nullable: true }) suspendedAt!: Date | null;
+  @Column({ name: 'suspended_by', type: 'text', nullable: true }) suspendedBy!: string | null;
+  @Column({ name: 'suspension_reason', type: 'varchar', length: 500, nullable: true }) suspensionReason!: string | null;
   @Column({ name: 'created_at', ...timestamptz }) createdAt!: Date;
   @Column({ name: 'updated_at', ...timestamptz }) updatedAt!: Date;
 }
