@@ -144,6 +144,12 @@ describe.each(testBackends())(
       expect(me.json()).toEqual({ principal: 'admin@example.com', role: 'admin' });
     });
 
+    it('the admin reads the overview', async () => {
+      const overview = await admin.get('/api/overview');
+      expect(overview.status, overview.text).toBe(200);
+      expect(overview.json()).toMatchObject({ mode: 'local', status: 'healthy' });
+    });
+
     it('the admin registers a service, then points it at the provider (discovered from its issuer), reads and lists it', async () => {
       // The provider's redirect URI contains the service id: the service is registered first, the provider learns it after.
       const placeholder = 'https://placeholder.example.com';

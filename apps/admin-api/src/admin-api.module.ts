@@ -18,6 +18,8 @@ import { PermissionSetsController } from './permission-sets/permission-sets.cont
 import { PermissionSetsService } from './permission-sets/permission-sets.service';
 import { MeController } from './me/me.controller';
 import { MetricsController } from './metrics/metrics.controller';
+import { OverviewController } from './overview/overview.controller';
+import { OverviewService } from './overview/overview.service';
 import { MetricsScrape } from './metrics/metrics-scrape.service';
 import { IssuerDiscovery } from './services/issuer-discovery';
 import { ServicesController } from './services/services.controller';
@@ -49,6 +51,7 @@ export class AdminApiModule {
       ],
       controllers: [
         MeController,
+        OverviewController,
         AgentsController,
         AgentEnterpriseAuthorizationsController,
         ServicesController,
@@ -62,6 +65,7 @@ export class AdminApiModule {
       ],
       // No hot routes: the admin plane takes the ordinary pipeline.
       providers: [
+        OverviewService,
         EventsService,
         AgentsService,
         AgentEnterpriseAuthorizationsService,

@@ -47,6 +47,7 @@ export class CoreModule {
         BrokerMetrics,
         Tracing,
         PersistenceModule,
+        HealthModule,
       ],
     };
   }

@@ -17,3 +17,4 @@ export {
 } from './start-servers';
 export type { BrokerRuntime } from './runtime';
 export { BACKGROUND_JOBS, backgroundJobProviders, JobRunner } from './jobs/job-runner';
+export { HealthService, type HealthReport } from './health/health.service';

@@ -24,6 +24,7 @@ export {
   type DeleteKeyOutcome,
 } from './registry/signing-key.repository';
 export { GrantRepository } from './registry/grant.repository';
+export { RegistryCountsRepository, type RegistryCounts } from './registry/registry-counts.repository';
 export { GrantClientRepository } from './registry/grant-client.repository';
 export { ExchangeLookup, type ExchangeContext } from './registry/exchange-lookup';
 export {

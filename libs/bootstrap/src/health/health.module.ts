@@ -8,5 +8,7 @@ import { HealthService } from './health.service';
   imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
   providers: [HealthService],
+  // The admin overview reports the same status as `/health`.
+  exports: [HealthService],
 })
 export class HealthModule {}

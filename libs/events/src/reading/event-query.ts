@@ -1,5 +1,5 @@
 import { ApiError, parseRfc3339DateTime, type ApiErrorCode } from '@broker/domain';
-import { EVENT_TYPES, type EventType, type RecordedEvent } from '../catalogue/event-catalogue';
+import { EVENT_TYPES, type EventActorType, type EventType, type RecordedEvent } from '../catalogue/event-catalogue';
 
 /**
  * The query both read sides of the ledger take (docs/events.md "Reading the ledger"): the end-user
@@ -26,6 +26,8 @@ export interface EventQuery {
 export interface EventFilter {
   /** Only this person's events (the end-user API always sets it to the caller). */
   readonly principal?: string;
+  /** Only events this kind of actor caused (the admin overview's administrators' actions). */
+  readonly actorType?: EventActorType;
   readonly agentId?: string;
   readonly serviceId?: string;
   readonly types?: readonly EventType[];

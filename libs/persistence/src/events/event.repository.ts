@@ -126,6 +126,7 @@ export class EventRepository implements EventStore, EventPurge {
       return `$${values.length}`;
     };
     if (filter.principal !== undefined) where.push(`principal = ${param(filter.principal)}`);
+    if (filter.actorType !== undefined) where.push(`actor_type = ${param(filter.actorType)}`);
     if (filter.agentId !== undefined) where.push(`agent_id = ${param(filter.agentId)}`);
     if (filter.serviceId !== undefined) where.push(`service_id = ${param(filter.serviceId)}`);
     if (filter.from !== undefined) where.push(`occurred_at >= ${param(filter.from)}`);

@@ -28,6 +28,7 @@ import { EnterpriseAuthorizations1764190000000 } from './1764190000000-enterpris
 import { RefreshTokenFamilies1764200000000 } from './1764200000000-refresh-token-families';
 import { AuthorizationRequests1764210000000 } from './1764210000000-authorization-requests';
 import { AgentSuspension1764220000000 } from './1764220000000-agent-suspension';
+import { AdminActionIndex1764230000000 } from './1764230000000-admin-action-index';
 
 /** Every migration, oldest first. A schema change is a new file appended here. */
 export const MIGRATIONS = [
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   RefreshTokenFamilies1764200000000,
   AuthorizationRequests1764210000000,
   AgentSuspension1764220000000,
+  AdminActionIndex1764230000000,
 ];

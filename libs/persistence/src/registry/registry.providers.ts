@@ -19,6 +19,7 @@ import { GrantRepository } from './grant.repository';
 import { PermissionSetRepository } from './permission-set.repository';
 import { ProtectedResourceRepository } from './protected-resource.repository';
 import { RefreshTokenRepository } from './refresh-token.repository';
+import { RegistryCountsRepository } from './registry-counts.repository';
 import { ClientAssertionReplayRepository, DpopProofReplayRepository } from './replay-records.repository';
 import { ResourceCatalog } from './resource-catalog';
 import { ServiceRepository } from './service.repository';
@@ -50,6 +51,7 @@ export const REPOSITORIES = [
   ClientCredentialRepository,
   TokenStateRepository,
   ProtectedResourceRepository,
+  RegistryCountsRepository,
 ];
 
 /**
