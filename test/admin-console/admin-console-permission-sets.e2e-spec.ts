@@ -76,14 +76,16 @@ describe('admin console: permission sets', () => {
     expect(await page.locator('main').textContent()).not.toMatch(/resource_scopes|service_scopes|\{"/);
     await reviewAdminPage(recorded, 'permission-set-new-errors');
 
-    await page.getByLabel('Description (optional)').fill('Reads your calendar and files your expenses');
+    await page
+      .getByLabel('Description (optional)', { exact: true })
+      .fill('Reads your calendar and files your expenses');
     await page.getByRole('button', { name: 'Add a service' }).click();
     await row(page, 'Service 1').getByLabel('Service', { exact: true }).selectOption({ label: 'Team Calendar' });
     await row(page, 'Service 1')
       .getByRole('checkbox', { name: /calendar\.read/ })
       .check();
     await row(page, 'Service 1')
-      .getByLabel('Requirement')
+      .getByLabel('Requirement', { exact: true })
       .selectOption({ label: 'Optional: the person may leave it out' });
     await page.getByRole('button', { name: 'Add an MCP server' }).click();
     await row(page, 'MCP server 1')

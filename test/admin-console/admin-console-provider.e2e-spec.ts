@@ -55,17 +55,19 @@ describe('admin console: a real provider registered from the console alone', () 
     const recorded = await fx.open('/services/new');
     const { page } = recorded;
     await page.getByLabel('Name', { exact: true }).fill('Team Calendar');
-    await page.getByLabel('Issuer URL').fill(provider.issuer);
+    await page.getByLabel('Issuer URL', { exact: true }).fill(provider.issuer);
     // Not registered at the provider yet: a placeholder client ID, as the field's hint says, and no secret for now.
     await page.getByText(/Not registered there yet\? Enter a placeholder/).waitFor();
-    await page.getByLabel('Client ID').fill('not-registered-yet');
+    await page.getByLabel('Client ID', { exact: true }).fill('not-registered-yet');
     await page.getByRole('radio', { name: /No secret \(public client\)/ }).check();
     await page.getByRole('button', { name: 'Add a scope' }).click();
     const scope = page.getByRole('group', { name: 'Scope 1', exact: true });
     await scope.getByLabel('Scope', { exact: true }).fill('calendar.read');
-    await scope.getByLabel('What it lets an agent do (optional)').fill('See your calendars and events');
+    await scope
+      .getByLabel('What it lets an agent do (optional)', { exact: true })
+      .fill('See your calendars and events');
     await page.getByRole('button', { name: 'Add a resource URI' }).click();
-    await page.getByLabel('Resource URI 1').fill(CALENDAR_API);
+    await page.getByLabel('Resource URI 1', { exact: true }).fill(CALENDAR_API);
     await page.getByRole('button', { name: 'Register service' }).click();
     await page.getByRole('heading', { level: 1, name: 'Team Calendar' }).waitFor();
     serviceId = new URL(page.url()).pathname.split('/').pop() as string;
@@ -104,12 +106,12 @@ describe('admin console: a real provider registered from the console alone', () 
 
     const recorded = await fx.open(`/services/${serviceId}`);
     const { page } = recorded;
-    await page.getByLabel('Client ID').fill(client.client_id);
+    await page.getByLabel('Client ID', { exact: true }).fill(client.client_id);
     await page.getByRole('radio', { name: /Client secret in the Authorization header/ }).check();
-    await page.getByLabel('Client secret').fill(client.client_secret);
+    await page.getByLabel('Client secret', { exact: true }).fill(client.client_secret);
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText(/^Saved\./).waitFor();
-    expect(await page.getByLabel('Client secret').inputValue()).toBe('');
+    expect(await page.getByLabel('Client secret', { exact: true }).inputValue()).toBe('');
     await page.getByText('Stored — leave empty to keep.', { exact: false }).waitFor();
     const stored = (await fx.admin.get(`/api/services/${serviceId}`)).json<{
       client_id: string;

@@ -41,10 +41,10 @@ describe('admin console: MCP servers', () => {
     const recorded = await fx.open('/mcp-servers/new');
     const { page } = recorded;
     await page.getByLabel('Name', { exact: true }).fill('Expense reports');
-    await page.getByLabel('Resource URI').fill('https://expenses.example.com/mcp#tools');
+    await page.getByLabel('Resource URI', { exact: true }).fill('https://expenses.example.com/mcp#tools');
     await page.getByRole('button', { name: 'Add a scope' }).click();
     await row(page, 'Scope 1').getByLabel('Scope', { exact: true }).fill('openid');
-    await row(page, 'Scope 1').getByLabel('What it lets an agent do').fill('Sign you in');
+    await row(page, 'Scope 1').getByLabel('What it lets an agent do', { exact: true }).fill('Sign you in');
     await page.getByRole('button', { name: 'Add a scope' }).click();
     await row(page, 'Scope 2').getByLabel('Scope', { exact: true }).fill('expenses.submit');
     await page.getByRole('button', { name: 'Register MCP server' }).click();
@@ -55,17 +55,21 @@ describe('admin console: MCP servers', () => {
     await row(page, 'Scope 2')
       .getByText('Say what this scope lets an agent do: people read it on the consent page.')
       .waitFor();
-    expect(await row(page, 'Scope 2').getByLabel('What it lets an agent do').getAttribute('aria-invalid')).toBe('true');
-    expect(await page.getByLabel('Resource URI').getAttribute('aria-invalid')).toBe('true');
+    expect(
+      await row(page, 'Scope 2').getByLabel('What it lets an agent do', { exact: true }).getAttribute('aria-invalid'),
+    ).toBe('true');
+    expect(await page.getByLabel('Resource URI', { exact: true }).getAttribute('aria-invalid')).toBe('true');
     expect(await page.locator('main').textContent()).not.toMatch(/resource_uri|scopes\.\d|\{"/);
     await reviewAdminPage(recorded, 'mcp-server-new-errors');
 
-    await page.getByLabel('Resource URI').fill('https://expenses.example.com/mcp');
+    await page.getByLabel('Resource URI', { exact: true }).fill('https://expenses.example.com/mcp');
     await page.getByRole('button', { name: 'Remove scope 1 (openid)' }).click();
-    await row(page, 'Scope 1').getByLabel('What it lets an agent do').fill('Submit expense reports for you');
+    await row(page, 'Scope 1')
+      .getByLabel('What it lets an agent do', { exact: true })
+      .fill('Submit expense reports for you');
     await page.getByRole('button', { name: 'Add a scope' }).click();
     await row(page, 'Scope 2').getByLabel('Scope', { exact: true }).fill('expenses.read');
-    await row(page, 'Scope 2').getByLabel('What it lets an agent do').fill('See your expense reports');
+    await row(page, 'Scope 2').getByLabel('What it lets an agent do', { exact: true }).fill('See your expense reports');
     await page.getByRole('button', { name: 'Register MCP server' }).click();
     await page.getByRole('heading', { level: 1, name: 'Expense reports' }).waitFor();
     const [stored] = await resources();
@@ -94,7 +98,7 @@ describe('admin console: MCP servers', () => {
     const recorded = await fx.open('/mcp-servers/new');
     const { page } = recorded;
     await page.getByLabel('Name', { exact: true }).fill('Expenses again');
-    await page.getByLabel('Resource URI').fill('https://expenses.example.com/mcp');
+    await page.getByLabel('Resource URI', { exact: true }).fill('https://expenses.example.com/mcp');
     await page.getByRole('button', { name: 'Register MCP server' }).click();
     const notice = page.getByRole('alert').filter({ hasText: 'The MCP server was not registered.' });
     await notice.waitFor();
@@ -103,7 +107,7 @@ describe('admin console: MCP servers', () => {
     );
     await reviewAdminPage(recorded, 'mcp-server-conflict');
 
-    await page.getByLabel('Resource URI').fill('https://travel.example.com/api');
+    await page.getByLabel('Resource URI', { exact: true }).fill('https://travel.example.com/api');
     await page.getByRole('button', { name: 'Register MCP server' }).click();
     await notice.filter({ hasText: 'an API of the service “Travel”' }).waitFor();
     expect((await resources()).length).toBe(1);

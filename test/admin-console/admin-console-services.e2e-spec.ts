@@ -65,20 +65,24 @@ describe('admin console: services', () => {
     await reviewAdminPage(recorded, 'service-new-errors');
 
     await name.fill('Team Calendar');
-    await page.getByLabel('Description (optional)').fill('Calendars and events of the team');
-    await page.getByLabel('Issuer URL').fill(IDP);
-    await page.getByLabel('Authorization endpoint (optional)').fill(`${IDP}/oauth2/authorize`);
-    await page.getByLabel('Token endpoint (optional)').fill(`${IDP}/oauth2/token`);
-    await page.getByLabel('Client ID').fill('broker-team-calendar');
+    await page.getByLabel('Description (optional)', { exact: true }).fill('Calendars and events of the team');
+    await page.getByLabel('Issuer URL', { exact: true }).fill(IDP);
+    await page.getByLabel('Authorization endpoint (optional)', { exact: true }).fill(`${IDP}/oauth2/authorize`);
+    await page.getByLabel('Token endpoint (optional)', { exact: true }).fill(`${IDP}/oauth2/token`);
+    await page.getByLabel('Client ID', { exact: true }).fill('broker-team-calendar');
     // HTTP Basic is the default method: without a secret, the API's rule is said at the secret.
     await page.getByRole('button', { name: 'Add a scope' }).click();
     await row(page, 'Scope 1').getByLabel('Scope', { exact: true }).fill('calendar read');
-    await row(page, 'Scope 1').getByLabel('What it lets an agent do (optional)').fill('See your calendars');
+    await row(page, 'Scope 1')
+      .getByLabel('What it lets an agent do (optional)', { exact: true })
+      .fill('See your calendars');
     await page.getByRole('button', { name: 'Add a scope' }).click();
     await row(page, 'Scope 2').getByLabel('Scope', { exact: true }).fill('calendar.write');
-    await row(page, 'Scope 2').getByLabel('What it lets an agent do (optional)').fill('Add and change your events');
+    await row(page, 'Scope 2')
+      .getByLabel('What it lets an agent do (optional)', { exact: true })
+      .fill('Add and change your events');
     await page.getByRole('button', { name: 'Add a resource URI' }).click();
-    await page.getByLabel('Resource URI 1').fill('https://calendar.example.com/api');
+    await page.getByLabel('Resource URI 1', { exact: true }).fill('https://calendar.example.com/api');
     await page.getByRole('button', { name: 'Register service' }).click();
     await row(page, 'Scope 1')
       .getByText('Scope must be one word of printable characters, without spaces (for example calendar.read).')
@@ -88,8 +92,8 @@ describe('admin console: services', () => {
     await row(page, 'Scope 1').getByLabel('Scope', { exact: true }).fill('calendar.read');
     await page.getByRole('button', { name: 'Register service' }).click();
     await page.getByText(/^A client secret is required with this sign-in method/).waitFor();
-    expect(await page.getByLabel('Client secret').getAttribute('aria-invalid')).toBe('true');
-    await page.getByLabel('Client secret').fill('s3cret-from-the-provider');
+    expect(await page.getByLabel('Client secret', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    await page.getByLabel('Client secret', { exact: true }).fill('s3cret-from-the-provider');
     await page.getByRole('button', { name: 'Register service' }).click();
 
     await page.getByRole('heading', { level: 1, name: 'Team Calendar' }).waitFor();
@@ -115,7 +119,7 @@ describe('admin console: services', () => {
     await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(stored?.callback_url);
     // Nothing of the secret comes back to the page.
-    expect(await page.getByLabel('Client secret').inputValue()).toBe('');
+    expect(await page.getByLabel('Client secret', { exact: true }).inputValue()).toBe('');
     expect(await page.content()).not.toContain('s3cret-from-the-provider');
     await reviewAdminPage(recorded, 'service-registered');
   });
@@ -131,7 +135,7 @@ describe('admin console: services', () => {
     expect(stored).toMatchObject({ display_name: 'Team Calendar (EU)', client_secret: 'REDACTED' });
 
     await page.getByRole('radio', { name: /No secret \(public client\)/ }).check();
-    expect(await page.getByLabel('Client secret').isDisabled()).toBe(true);
+    expect(await page.getByLabel('Client secret', { exact: true }).isDisabled()).toBe(true);
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText(/^Saved\./).waitFor();
     [stored] = await services();
@@ -143,13 +147,13 @@ describe('admin console: services', () => {
     const recorded = await fx.open('/services/new');
     const { page } = recorded;
     await page.getByLabel('Name', { exact: true }).fill('Shared Calendar');
-    await page.getByLabel('Issuer URL').fill(IDP);
-    await page.getByLabel('Authorization endpoint (optional)').fill(`${IDP}/oauth2/authorize`);
-    await page.getByLabel('Token endpoint (optional)').fill(`${IDP}/oauth2/token`);
-    await page.getByLabel('Client ID').fill('shared');
+    await page.getByLabel('Issuer URL', { exact: true }).fill(IDP);
+    await page.getByLabel('Authorization endpoint (optional)', { exact: true }).fill(`${IDP}/oauth2/authorize`);
+    await page.getByLabel('Token endpoint (optional)', { exact: true }).fill(`${IDP}/oauth2/token`);
+    await page.getByLabel('Client ID', { exact: true }).fill('shared');
     await page.getByRole('radio', { name: /No secret \(public client\)/ }).check();
     await page.getByRole('button', { name: 'Add a resource URI' }).click();
-    await page.getByLabel('Resource URI 1').fill('https://Calendar.example.com/api/');
+    await page.getByLabel('Resource URI 1', { exact: true }).fill('https://Calendar.example.com/api/');
     await page.getByRole('button', { name: 'Register service' }).click();
     const notice = page.getByRole('alert').filter({ hasText: 'The service was not registered.' });
     await notice.waitFor();
@@ -163,12 +167,12 @@ describe('admin console: services', () => {
   it("refuses discovery from an issuer that publishes nothing, in words at the issuer's field", async () => {
     const { page } = await fx.open('/services/new');
     await page.getByLabel('Name', { exact: true }).fill('Nowhere');
-    await page.getByLabel('Issuer URL').fill('https://issuer.invalid');
-    await page.getByLabel('Client ID').fill('c');
+    await page.getByLabel('Issuer URL', { exact: true }).fill('https://issuer.invalid');
+    await page.getByLabel('Client ID', { exact: true }).fill('c');
     await page.getByRole('radio', { name: /No secret \(public client\)/ }).check();
     await page.getByRole('button', { name: 'Register service' }).click();
     await page.getByText(/^The broker could not read the provider's endpoints from this issuer/).waitFor();
-    expect(await page.getByLabel('Issuer URL').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Issuer URL', { exact: true }).getAttribute('aria-invalid')).toBe('true');
   });
 
   it('explains a delete a permission set blocks, naming the set; deletes once the set is gone', async () => {

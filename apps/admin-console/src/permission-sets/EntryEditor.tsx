@@ -46,7 +46,7 @@ export function EntryEditor(props: {
           {kind === 'service' ? 'No services are registered yet.' : 'No MCP servers are registered yet.'}
         </p>
       ) : null}
-      <ol className="rows">
+      <div className="rows">
         {rows.map((row, index) => {
           const base = `${id}-${row.key}`;
           const chosen = options.find((option) => option.id === row.id);
@@ -58,7 +58,7 @@ export function EntryEditor(props: {
           // Scopes of the set its service no longer lists stay visible (and ticked) for MCP servers: the API names them.
           const stale = kind === 'resource' ? row.scopes.filter((scope) => !listed.has(scope)) : [];
           return (
-            <li key={row.key} className="row entry" role="group" aria-label={`${noun} ${index + 1}`}>
+            <div key={row.key} className="row entry" role="group" aria-label={`${noun} ${index + 1}`}>
               <div className="row-field">
                 <label htmlFor={`${base}-id`}>{noun}</label>
                 <select
@@ -163,10 +163,10 @@ export function EntryEditor(props: {
               >
                 Remove
               </button>
-            </li>
+            </div>
           );
         })}
-      </ol>
+      </div>
       <button
         type="button"
         className="button"

@@ -183,7 +183,7 @@ function ResourceEditor({ resource }: { readonly resource?: Resource }) {
 
 function ResourceFacts({ resource }: { readonly resource: Resource }) {
   return (
-    <section className="panel" aria-labelledby="resource-uri-heading">
+    <section className="panel audience" aria-labelledby="resource-uri-heading">
       <h2 id="resource-uri-heading">Audience of its tokens</h2>
       <p>Tokens the broker issues for this MCP server carry this URI as their audience (aud); the server checks it.</p>
       <div className="copy-row">

@@ -34,13 +34,13 @@ export function ScopeEditor(props: {
         </p>
       ) : null}
       {rows.length === 0 ? <p className="muted">No scopes yet.</p> : null}
-      <ol className="rows">
+      <div className="rows">
         {rows.map((row, index) => {
           const scopeError = errors[`scopes.${index}.scope`];
           const descriptionError = errors[`scopes.${index}.description`];
           const base = `${id}-${row.key}`;
           return (
-            <li key={row.key} className="row" role="group" aria-label={`Scope ${index + 1}`}>
+            <div key={row.key} className="row" role="group" aria-label={`Scope ${index + 1}`}>
               <div className="row-field">
                 <label htmlFor={`${base}-scope`}>Scope</label>
                 <input
@@ -91,10 +91,10 @@ export function ScopeEditor(props: {
               >
                 Remove
               </button>
-            </li>
+            </div>
           );
         })}
-      </ol>
+      </div>
       <button
         type="button"
         className="button"
