@@ -59,7 +59,7 @@ export function EntryEditor(props: {
           const stale = kind === 'resource' ? row.scopes.filter((scope) => !listed.has(scope)) : [];
           return (
             <div key={row.key} className="row entry" role="group" aria-label={`${noun} ${index + 1}`}>
-              <div className="row-field">
+              <div className="row-field row-field-full">
                 <label htmlFor={`${base}-id`}>{noun}</label>
                 <select
                   id={`${base}-id`}
@@ -120,7 +120,7 @@ export function EntryEditor(props: {
                 </fieldset>
               ) : null}
               {kind === 'service' && chosen !== undefined ? (
-                <div className="row-field row-field-wide">
+                <div className="row-field row-field-full">
                   <label htmlFor={`${base}-other`}>Other scopes (optional)</label>
                   <input
                     type="text"
