@@ -4,6 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reviewAdminPage, startAdminConsoleFixture, type AdminConsoleFixture } from '../support/admin-console-fixture';
 
 const PERSON = 'pat@example.com';
+
+/** What the page's clipboard holds (run in the page). */
+const readClipboard = (): Promise<string> =>
+  (
+    globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+  ).navigator.clipboard.readText();
 const CALENDAR_API = 'https://calendar.example.com/api';
 
 /** A client the provider registered (RFC 7591 §3.2.1). */
@@ -83,7 +89,7 @@ describe('admin console: a real provider registered from the console alone', () 
     await recorded.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: fx.adminUrl });
     await page.getByRole('button', { name: 'Copy redirect URI' }).click();
     await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
-    copied = await page.evaluate(() => navigator.clipboard.readText());
+    copied = await page.evaluate(readClipboard);
     expect(copied).toBe((await page.locator('#callback-url').textContent())?.trim());
     await reviewAdminPage(recorded, 'provider-service-registered');
   });

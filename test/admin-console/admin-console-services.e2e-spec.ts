@@ -16,6 +16,12 @@ interface ServiceAnswer {
 }
 
 /** The group of one row of an editable list ("Scope 1"). */
+/** What the page's clipboard holds (run in the page). */
+const readClipboard = (): Promise<string> =>
+  (
+    globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+  ).navigator.clipboard.readText();
+
 const row = (page: Page, name: string) => page.getByRole('group', { name, exact: true });
 
 /**
@@ -117,7 +123,7 @@ describe('admin console: services', () => {
     await recorded.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: fx.adminUrl });
     await page.getByRole('button', { name: 'Copy redirect URI' }).click();
     await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(stored?.callback_url);
+    expect(await page.evaluate(readClipboard)).toBe(stored?.callback_url);
     // Nothing of the secret comes back to the page.
     expect(await page.getByLabel('Client secret', { exact: true }).inputValue()).toBe('');
     expect(await page.content()).not.toContain('s3cret-from-the-provider');

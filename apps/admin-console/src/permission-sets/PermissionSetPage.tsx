@@ -191,10 +191,10 @@ function DeleteSet({ set }: { readonly set: PermissionSet }) {
   const confirm = () =>
     remove.mutate(undefined, {
       onSuccess: () => void navigate('/permission-sets', { state: { deleted: set.name } }),
-      onError: async (error) => {
+      onError: (error) => {
         if (!(error instanceof ApiFailure && error.status === 409)) return;
         setOpen(false);
-        setConflict(await whySetInUse(set));
+        void whySetInUse(set).then(setConflict);
       },
     });
   const failure = remove.error instanceof ApiFailure && remove.error.status !== 409 ? remove.error : null;

@@ -203,10 +203,10 @@ function DeleteResource({ resource }: { readonly resource: Resource }) {
   const confirm = () =>
     remove.mutate(undefined, {
       onSuccess: () => void navigate('/mcp-servers', { state: { deleted: name } }),
-      onError: async (error) => {
+      onError: (error) => {
         if (!(error instanceof ApiFailure && error.status === 409)) return;
         setOpen(false);
-        setConflict(await whyResourceInUse(resource));
+        void whyResourceInUse(resource).then(setConflict);
       },
     });
   const failure = remove.error instanceof ApiFailure && remove.error.status !== 409 ? remove.error : null;

@@ -356,10 +356,10 @@ function DeleteService({ service }: { readonly service: Service }) {
   const confirm = () =>
     remove.mutate(undefined, {
       onSuccess: () => void navigate('/services', { state: { deleted: name } }),
-      onError: async (error) => {
+      onError: (error) => {
         if (!(error instanceof ApiFailure && error.status === 409)) return;
         setOpen(false);
-        setConflict(await whyServiceInUse(service));
+        void whyServiceInUse(service).then(setConflict);
       },
     });
   const failure = remove.error instanceof ApiFailure && remove.error.status !== 409 ? remove.error : null;
