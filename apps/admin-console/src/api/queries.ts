@@ -1,5 +1,6 @@
 import { QueryClient, useQuery } from '@tanstack/react-query';
-import { ApiFailure, failureOf } from './client';
+import type { components } from './admin-api';
+import { ApiFailure, api, failureOf, unwrap } from './client';
 
 /**
  * The console's query client and the queries every page shares. A page's own queries live next to the page; a
@@ -17,10 +18,7 @@ export const queryClient = new QueryClient({
 });
 
 /** The signed-in administrator (`GET /api/me`): an `admin` changes things, a `viewer` only looks. */
-export interface Me {
-  readonly principal: string;
-  readonly role: 'admin' | 'viewer';
-}
+export type Me = components['schemas']['MeResponse'];
 
 export const queryKeys = {
   me: ['me'],
@@ -39,7 +37,7 @@ export async function getJson<T>(path: string): Promise<T> {
 
 /** Who is signed in and with which role (the header's name and badge; every page's write controls). */
 export function useMe() {
-  return useQuery({ queryKey: queryKeys.me, queryFn: () => getJson<Me>('/api/me'), staleTime: 60_000 });
+  return useQuery({ queryKey: queryKeys.me, queryFn: () => unwrap(api.GET('/api/me')), staleTime: 60_000 });
 }
 
 /** True when the signed-in administrator is a viewer: every write control is disabled, with `READ_ONLY_REASON`. */

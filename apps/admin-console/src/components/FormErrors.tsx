@@ -40,8 +40,13 @@ export function fieldErrors(failure: ApiFailure | null | undefined): Record<stri
  * A form's failure above or below its fields: the API's message, and the problems of fields the form does not
  * show itself (`fields` lists those it shows at their control, with `Field`). Nothing when there is no failure.
  */
-export function FormErrors(props: { readonly failure: ApiFailure | null; readonly fields: readonly string[] }) {
-  const { failure, fields } = props;
+export function FormErrors(props: {
+  readonly failure: ApiFailure | null;
+  readonly fields: readonly string[];
+  /** What did not happen, first in the message (default "Nothing was saved"). */
+  readonly outcome?: string;
+}) {
+  const { failure, fields, outcome = 'Nothing was saved' } = props;
   if (failure === null) return null;
   const shown = new Set(fields);
   const others = failure.details.filter(({ field }) => !shown.has(field) && !shown.has(field.split('.')[0] ?? field));
@@ -49,7 +54,7 @@ export function FormErrors(props: { readonly failure: ApiFailure | null; readonl
   return (
     <div className="notice danger form-errors" role="alert">
       <p>
-        <strong>{headline(failure, atFields)}</strong>
+        <strong>{headline(failure, atFields, outcome)}</strong>
       </p>
       {others.length > 0 ? (
         <ul>
@@ -64,10 +69,10 @@ export function FormErrors(props: { readonly failure: ApiFailure | null; readonl
   );
 }
 
-function headline(failure: ApiFailure, atFields: number): string {
+function headline(failure: ApiFailure, atFields: number, outcome: string): string {
   if (failure.status === 403) return failure.message;
   if (atFields > 0)
-    return `Nothing was saved: ${atFields === 1 ? 'one field needs' : `${atFields} fields need`} a change (shown at the field).`;
-  if (failure.details.length > 0) return 'Nothing was saved.';
-  return `Nothing was saved. ${asSentence(failure.message)}`;
+    return `${outcome}: ${atFields === 1 ? 'one field needs' : `${atFields} fields need`} a change (shown at the field).`;
+  if (failure.details.length > 0) return `${outcome}.`;
+  return `${outcome}. ${asSentence(failure.message)}`;
 }
