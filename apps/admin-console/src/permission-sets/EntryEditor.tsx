@@ -1,6 +1,12 @@
 import { useId } from 'react';
 import { emptyEntry, REQUIREMENTS, type EntryRow, type RequirementType } from './permission-set-form';
 
+/** "The person may leave it out." */
+function meaning(value: RequirementType): string {
+  const text = REQUIREMENTS.find((r) => r.value === value)?.meaning ?? value;
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
+}
+
 /** A service or an MCP server a set can name, with the scopes it lists. */
 export interface EntryOption {
   readonly id: string;
@@ -144,6 +150,7 @@ export function EntryEditor(props: {
                   value={row.requirement_type}
                   disabled={disabled}
                   aria-invalid={requirementError ? true : undefined}
+                  aria-describedby={`${base}-requirement-hint`}
                   onChange={(event) => update(index, { requirement_type: event.target.value as RequirementType })}
                 >
                   {REQUIREMENTS.map((r) => (
@@ -152,6 +159,9 @@ export function EntryEditor(props: {
                     </option>
                   ))}
                 </select>
+                <p className="field-hint" id={`${base}-requirement-hint`}>
+                  {meaning(row.requirement_type)}
+                </p>
                 {requirementError ? <p className="field-error">{requirementError}</p> : null}
               </div>
               <button

@@ -6,14 +6,20 @@ export type PermissionSetBody = components['schemas']['PermissionSetDto'];
 export type RequirementType = PermissionSet['service_scopes'][number]['requirement_type'];
 
 /** How strongly the agent needs a service or MCP server of the set, in words (the consent page's rule). */
-export const REQUIREMENTS: readonly { value: RequirementType; label: string }[] = [
-  { value: 'mandatory', label: 'Required: the person must allow it' },
-  { value: 'optional', label: 'Optional: the person may leave it out' },
-  { value: 'require_all_scopes', label: 'Required with every scope listed' },
+export const REQUIREMENTS: readonly { value: RequirementType; label: string; meaning: string }[] = [
+  { value: 'mandatory', label: 'Required', meaning: 'the person must allow it to allow the set' },
+  { value: 'optional', label: 'Optional', meaning: 'the person may leave it out' },
+  {
+    value: 'require_all_scopes',
+    label: 'Required, every scope',
+    meaning: 'the person must allow it with every scope listed, none left out',
+  },
 ];
 
+/** "Optional (the person may leave it out)". */
 export function requirementWords(value: RequirementType): string {
-  return REQUIREMENTS.find((r) => r.value === value)?.label ?? value;
+  const requirement = REQUIREMENTS.find((r) => r.value === value);
+  return requirement === undefined ? value : `${requirement.label} (${requirement.meaning})`;
 }
 
 /** One service (or MCP server) of the set: which one, its scopes chosen, how strongly it is required. */
