@@ -24,7 +24,9 @@ describe('admin console: permission sets', () => {
   let setId: string;
 
   beforeAll(async () => {
-    fx = await startAdminConsoleFixture();
+    fx = await startAdminConsoleFixture({
+      config: { server: { admin: { authorization: { viewers: ['auditor@example.com'] } } } },
+    });
     const idp = 'https://accounts.example.com';
     const service = await fx.admin.post('/api/services', {
       display_name: 'Team Calendar',
@@ -182,5 +184,22 @@ describe('admin console: permission sets', () => {
     await page.getByRole('status').filter({ hasText: 'Plan the week is deleted.' }).waitFor();
     expect((await sets()).map((set) => set.name)).toEqual(['Calendar only']);
     expect(recorded.pageErrors).toEqual([]);
+  });
+
+  it('shows a viewer every permission set with each write disabled and why', async () => {
+    const list = await fx.open('/permission-sets', { principal: 'auditor@example.com' });
+    await list.page.getByRole('link', { name: 'Calendar only' }).waitFor();
+    await list.page.getByText('Read-only: your role is viewer.').waitFor();
+    expect(await list.page.getByRole('button', { name: 'New permission set' }).isDisabled()).toBe(true);
+    await list.page.getByRole('link', { name: 'Calendar only' }).click();
+    const { page } = list;
+    await page.getByRole('heading', { level: 1, name: 'Calendar only' }).waitFor();
+    const entry = row(page, 'Service 1');
+    expect(await entry.getByRole('checkbox', { name: /calendar\.read/ }).isChecked()).toBe(true);
+    expect(await entry.getByRole('checkbox', { name: /calendar\.read/ }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Add a service' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Save changes' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Delete Calendar only…' }).isDisabled()).toBe(true);
+    await reviewAdminPage(list, 'permission-set-viewer');
   });
 });

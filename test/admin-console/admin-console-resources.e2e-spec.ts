@@ -22,7 +22,9 @@ describe('admin console: MCP servers', () => {
   let resourceId: string;
 
   beforeAll(async () => {
-    fx = await startAdminConsoleFixture();
+    fx = await startAdminConsoleFixture({
+      config: { server: { admin: { authorization: { viewers: ['auditor@example.com'] } } } },
+    });
   });
 
   afterAll(async () => {
@@ -147,5 +149,28 @@ describe('admin console: MCP servers', () => {
     await page.getByRole('status').filter({ hasText: 'Expense reports is deleted.' }).waitFor();
     expect(await resources()).toEqual([]);
     expect(recorded.pageErrors).toEqual([]);
+  });
+
+  it('shows a viewer every MCP server with each write disabled and why', async () => {
+    const created = await fx.admin.post('/api/resources', {
+      display_name: 'Files',
+      resource_uri: 'https://files.example.com/mcp',
+      scopes: [{ scope: 'files.read', description: 'Read your files' }],
+    });
+    expect(created.status, created.text).toBe(201);
+    const list = await fx.open('/mcp-servers', { principal: 'auditor@example.com' });
+    await list.page.getByRole('link', { name: 'Files' }).waitFor();
+    await list.page.getByText('Read-only: your role is viewer.').waitFor();
+    expect(await list.page.getByRole('button', { name: 'Register an MCP server' }).isDisabled()).toBe(true);
+    const recorded = await fx.open(`/mcp-servers/${created.json<{ id: string }>().id}`, {
+      principal: 'auditor@example.com',
+    });
+    const { page } = recorded;
+    expect(await page.getByLabel('Resource URI', { exact: true }).inputValue()).toBe('https://files.example.com/mcp');
+    expect(await page.getByLabel('Resource URI', { exact: true }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Add a scope' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Save changes' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Delete Files…' }).isDisabled()).toBe(true);
+    await reviewAdminPage(recorded, 'mcp-server-viewer');
   });
 });
