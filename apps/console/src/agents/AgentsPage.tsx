@@ -8,7 +8,6 @@ import {
   useLastUsed,
   usePendingApprovals,
   useRememberedApprovals,
-  useRevokeDelegation,
   useRevokeEnterpriseAuthorization,
 } from '../api/queries';
 import type { components } from '../api/user-api';
@@ -20,6 +19,7 @@ import { RevokedNotice, useRevokedNotice } from '../components/RevokedNotice';
 import { relativeTime } from '../activity/time';
 import { formatDate, hostOf } from '../format';
 import { PageRead } from '../components/PageRead';
+import { RevokeButton, type ApprovalsOfAgent } from './RevokeButton';
 
 type Delegation = components['schemas']['DelegationSummaryResponse'];
 /** An MCP server the active grant lets the agent reach. */
@@ -28,14 +28,6 @@ type LastUsed = components['schemas']['LastUsedView'];
 /** What the person's organisation allowed an agent for one MCP server, through its identity provider. */
 type OrganisationAllowed = components['schemas']['EnterpriseAuthorizationResponse'];
 type Approval = components['schemas']['ApprovalView'];
-
-/** How many of the person's approvals of one agent a revocation ends; undefined while they are not read yet. */
-interface ApprovalsOfAgent {
-  /** Remembered decisions: Always allow / Always deny. */
-  readonly remembered: number | undefined;
-  /** Requests waiting for the person's decision. */
-  readonly waiting: number | undefined;
-}
 
 const plural = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`;
 
@@ -344,102 +336,5 @@ function LiveSessions({ count }: { count: number }) {
       Places where this agent is signed in as you: each can renew its access without asking you again, until you revoke
       it.
     </Term>
-  );
-}
-
-/**
- * What a revocation ends, in words, one line each: the dialog's list (`done` false: what will end) and the
- * confirmation (`done` true: what ended).
- */
-function whatEnds(liveSessions: number, approvals: ApprovalsOfAgent, done: boolean): string[] {
-  const ends: string[] = [];
-  const verb = (count: number, one: string, many: string, past: string) => (done ? past : count === 1 ? one : many);
-  if (liveSessions > 0)
-    ends.push(
-      `${liveSessions === 1 ? 'Its active sign-in' : `Its ${liveSessions} active sign-ins`} ${verb(liveSessions, 'ends', 'end', 'ended')}.`,
-    );
-  const { remembered, waiting } = approvals;
-  if (remembered === undefined || waiting === undefined)
-    ends.push(
-      `Its remembered decisions (Always allow / Always deny) and the requests it is waiting on ${done ? 'ended' : 'end'} too.`,
-    );
-  else {
-    if (remembered > 0)
-      ends.push(
-        `${plural(remembered, 'remembered decision', 'remembered decisions')} (Always allow / Always deny) for this agent ${verb(remembered, 'ends', 'end', 'ended')} too.`,
-      );
-    if (waiting > 0)
-      ends.push(
-        `${plural(waiting, 'request', 'requests')} waiting for your approval ${verb(waiting, 'is', 'are', waiting === 1 ? 'was' : 'were')} withdrawn.`,
-      );
-  }
-  return ends;
-}
-
-/** Revoke with a confirmation that says what stops working. */
-function RevokeButton({
-  agentId,
-  name,
-  liveSessions,
-  approvals,
-  onRevoked,
-}: {
-  agentId: string;
-  name: string;
-  liveSessions: number;
-  approvals: ApprovalsOfAgent;
-  onRevoked: (text: string) => void;
-}) {
-  const dialog = useRef<HTMLDialogElement>(null);
-  const [failure, setFailure] = useState<unknown>(null);
-  const ends = whatEnds(liveSessions, approvals, false);
-  const revoke = useRevokeDelegation(agentId, {
-    onMutate: () => setFailure(null),
-    onSuccess: () => {
-      dialog.current?.close();
-      onRevoked(
-        `Revoked access for ${name}: it can no longer act for you or ask you to approve its actions. ${whatEnds(liveSessions, approvals, true).join(' ')} Your connected accounts stay connected.`.replace(
-          /\s+/g,
-          ' ',
-        ),
-      );
-    },
-    onError: setFailure,
-  });
-  return (
-    <>
-      <button
-        type="button"
-        className="button danger"
-        aria-label={`Revoke access for ${name}`}
-        onClick={() => {
-          setFailure(null);
-          dialog.current?.showModal();
-        }}
-      >
-        Revoke
-      </button>
-      <ConfirmDialog
-        dialogRef={dialog}
-        id={`revoke-${agentId}`}
-        title={`Revoke access for ${name}?`}
-        confirmLabel="Revoke access"
-        busy={revoke.isPending}
-        failure={failure}
-        onConfirm={() => revoke.mutate()}
-      >
-        <p>{name} will no longer be able to act for you. At once:</p>
-        <ul className="ends">
-          <li>Every service you granted it stops working for it.</li>
-          {ends.map((line) => (
-            <li key={line}>{line}</li>
-          ))}
-          <li>It can no longer ask you to approve its actions.</li>
-        </ul>
-        <p>
-          Your connected accounts stay connected. If you allow {name} again, it starts with no remembered decisions.
-        </p>
-      </ConfirmDialog>
-    </>
   );
 }

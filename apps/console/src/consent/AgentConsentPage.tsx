@@ -16,11 +16,12 @@ import { ExpiredRequest } from './ExpiredRequest';
 import { LostRequest } from './LostRequest';
 import { pendingResources } from './step-up';
 import { namesInWords, StepUpForm } from './StepUpForm';
+import { SuspendedAgent } from './SuspendedAgent';
 import { useConsentParams } from './consent-params';
 import { requestedScopes, returnHost } from './navigation';
 import { forgetRequest, rememberRequest } from './pending-request';
 import { requestDeadline, useDeadlinePassed } from './request-expiry';
-import type { Grant } from './types';
+import type { AgentDetail, Grant } from './types';
 
 /** `/agents/:id` (with or without `?session_token=`): who the agent is and what the person allows it. */
 export function AgentConsentPage() {
@@ -108,6 +109,7 @@ function AgentConsent({ agentId }: { agentId: string }) {
   if (grant.isError) return <ErrorView error={grant.error} />;
 
   const { agent, cimd, services, authorization_context } = detail.data;
+  if (agent.suspended) return <SuspendedPage agent={agent} grant={grant.data} liveSessions={liveSessions} />;
   if (lost)
     return <LostRequest agentName={agent.display_name} logoUrl={agent.logo_url ?? null} onReview={dropRequest} />;
   if (expired && sessionToken !== null)
@@ -207,4 +209,29 @@ function AgentConsent({ agentId }: { agentId: string }) {
 function signIns(count: number | undefined): string {
   if (count === undefined) return '';
   return count === 0 ? '; no active sign-in' : `; ${count} active sign-in${count === 1 ? '' : 's'}`;
+}
+
+/** A suspended agent's page: who it is, that its administrators suspended it, and revoking (docs/admin-api.md). */
+function SuspendedPage({
+  agent,
+  grant,
+  liveSessions,
+}: {
+  agent: AgentDetail['agent'];
+  grant: Grant | null;
+  liveSessions: number | undefined;
+}) {
+  return (
+    <div className="consent-page">
+      <header className="consent-header">
+        <Logo url={agent.logo_url} name={agent.display_name} />
+        <div>
+          <h1>{agent.display_name}</h1>
+          <p className="consent-muted">Suspended by your administrators.</p>
+        </div>
+      </header>
+      <SuspendedAgent agentId={agent.id} name={agent.display_name} grant={grant} liveSessions={liveSessions} />
+      <AgentAbout agent={agent} />
+    </div>
+  );
 }

@@ -5,6 +5,8 @@ import { usePageTitle } from '../components/page-title';
 interface Explained {
   readonly title: string;
   readonly detail: string;
+  /** What the person can do, when not "go back and start again". */
+  readonly action?: string;
 }
 
 /** A request the broker cannot read, and any code this page does not know. */
@@ -42,6 +44,12 @@ const EXPLAINED: Readonly<Record<string, Explained>> = {
     title: 'This request is not allowed',
     detail: 'The broker refused the application’s request.',
   },
+  agent_suspended: {
+    title: 'Suspended by your administrators',
+    detail:
+      'Your administrators have suspended this agent for now, so the broker does not let it ask for access or act for you. Nothing you allowed it before has been removed.',
+    action: 'Ask your administrators when it will work again. You can still revoke its access on its page.',
+  },
   server_error: {
     title: 'Something went wrong in the broker',
     detail: 'The broker could not handle the request. Try again in a moment from the application.',
@@ -62,14 +70,15 @@ export function AuthorizeErrorPage() {
   const code = namedError() ?? 'invalid_request';
   usePageTitle(code === 'unauthenticated' ? 'Not signed in' : 'Request not accepted');
   if (code === 'unauthenticated') return <NoIdentity headingLevel={1} />;
-  const { title, detail } = EXPLAINED[code] ?? INVALID_REQUEST;
+  const { title, detail, action } = EXPLAINED[code] ?? INVALID_REQUEST;
   return (
     <section className="panel error-view focused-error" role="alert">
       <h1>{title}</h1>
       <p>{detail}</p>
       <p>
-        <strong>What you can do:</strong> Go back to the application and start again. If it happens again, tell the
-        application&apos;s provider or your administrator; nothing was shared with the application.
+        <strong>What you can do:</strong>{' '}
+        {action ??
+          "Go back to the application and start again. If it happens again, tell the application's provider or your administrator; nothing was shared with the application."}
       </p>
       <p className="muted">
         You can close this page, or <Link to="/agents">see the agents that act for you</Link>.

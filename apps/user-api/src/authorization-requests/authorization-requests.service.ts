@@ -78,6 +78,7 @@ export class AuthorizationRequestsService {
     // The body is checked whatever it is used for: a bad valid_until is 400 even when a grant exists.
     parseValidUntil(validUntil, this.clock.now());
     const record = this.pending(await this.owned(principal, id));
+    await this.grants.assertAllowable(record.agentId);
     if (record.needsGrant && record.allowedAt === null) await this.writeGrant(principal, record, validUntil);
     const now = this.clock.now();
     const usable = sessionUsable(await this.sessions.find(record.principal, record.serviceId), now.getTime());

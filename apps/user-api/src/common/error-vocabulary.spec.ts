@@ -14,6 +14,7 @@ const WIRE_CODES: Readonly<Record<ApprovalErrorCode, ApiErrorCode>> = {
   gateway_unauthenticated: 'unauthorized',
   gateway_not_authorized: 'forbidden',
   agent_not_registered: 'forbidden',
+  agent_suspended: 'forbidden',
   grant_required: 'grant_required',
   approval_of_another_principal: 'forbidden',
   approval_of_another_agent: 'forbidden',

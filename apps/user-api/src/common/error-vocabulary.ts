@@ -22,6 +22,7 @@ export const USER_ERROR_VOCABULARY = new ErrorVocabulary([
     // 403: the caller is known but may not do this.
     gateway_not_authorized: 'forbidden',
     agent_not_registered: 'forbidden',
+    agent_suspended: 'forbidden',
     // The person's grant for the agent is what lets it ask: `grant_required`, a 403 of its own (docs/approvals.md).
     grant_required: 'grant_required',
     approval_of_another_principal: 'forbidden',

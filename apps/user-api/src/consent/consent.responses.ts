@@ -75,6 +75,11 @@ export class ConsentAgentView {
   user_documentation_url!: string | null;
   @ApiProperty({ type: String, format: 'uri', nullable: true })
   agent_interface_url!: string | null;
+  /**
+   * The broker's administrators suspended the agent: it can be revoked, not allowed, and it acts for nobody
+   * until they resume it (docs/admin-api.md "Suspending an agent").
+   */
+  suspended!: boolean;
 }
 
 export class PermissionSetServiceView {

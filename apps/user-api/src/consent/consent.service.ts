@@ -249,6 +249,7 @@ function agentView(agent: Agent): AgentDetail['agent'] {
     governance_url: agent.governanceUrl,
     user_documentation_url: agent.userDocumentationUrl,
     agent_interface_url: agent.agentInterfaceUrl,
+    suspended: agent.suspension !== null,
   };
 }
 

@@ -89,6 +89,7 @@ export class GrantsService {
       });
       return { kind: 'deleted' };
     }
+    assertAllowable(found);
     const { delegations, resourceDelegations } = await this.resolve(found, requested);
     const serviceIds = [...new Set(delegations.map((d) => d.serviceId))];
     const resourceIds = [...new Set(resourceDelegations.map((d) => d.resourceId))];
@@ -165,6 +166,11 @@ export class GrantsService {
   }
 
   /** What every grant event of the principal's own change says (the kind and details are added). */
+  /** 404 for an unknown agent, 403 for a suspended one: what allowing an agent checks first. */
+  async assertAllowable(agentId: string): Promise<void> {
+    assertAllowable(await this.assertAgent(agentId));
+  }
+
   private async assertAgent(agentId: string): Promise<Agent> {
     const agent = await this.agents.findById(agentId);
     if (agent === undefined) throw new ApiError('not_found', `no agent ${agentId}`);
@@ -229,4 +235,16 @@ export class GrantsService {
     }
     return { delegations, resourceDelegations };
   }
+}
+
+/**
+ * docs/admin-api.md "Suspending an agent": nobody allows a suspended agent anything (revoking it, and denying its
+ * requests, stay open).
+ */
+function assertAllowable(agent: Agent): void {
+  if (agent.suspension !== null)
+    throw new ApiError(
+      'forbidden',
+      `agent suspended: your administrators suspended ${agent.displayName}; it can be revoked, not allowed`,
+    );
 }

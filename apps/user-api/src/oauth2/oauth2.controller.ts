@@ -91,6 +91,15 @@ export class OAuth2Controller {
       ),
     ),
   })
+  // docs/admin-api.md "Suspending an agent": answered to the person, never redirected to the agent.
+  @ApiResponse({
+    status: 403,
+    ...withConsolePage(
+      oauthErrorResponse('The agent is suspended by an administrator: nothing is sent to the redirect_uri', [
+        'access_denied',
+      ]),
+    ),
+  })
   async authorize(@Principal() principal: Principal, @Req() request: Request): Promise<RedirectTo> {
     return {
       url: await this.authorizeStrategy.authorize(principal, {

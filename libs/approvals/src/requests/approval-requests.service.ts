@@ -2,7 +2,7 @@ import { AuditLog } from '@broker/audit';
 import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ApprovalError, Clock, Random, type ApprovalRecord, type RiskLevel } from '@broker/domain';
 import { approvalEvent, approvalExpired, EventLedger, recordChange } from '@broker/events';
-import { ApprovalRepository } from '@broker/persistence';
+import { AgentRepository, ApprovalRepository } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
 import type { GatewayIdentity } from '../gateway/approval-gateway-auth';
@@ -37,6 +37,11 @@ function grantRequired(agentId: string): ApprovalError {
   );
 }
 
+/** docs/admin-api.md "Suspending an agent": a suspended agent neither asks nor uses an approval; they are kept for its resumption. */
+function agentSuspended(agentId: string): ApprovalError {
+  return new ApprovalError('agent_suspended', `agent suspended: an administrator suspended agent ${agentId}`);
+}
+
 function invalidInput(field: string, problem: string): ApprovalError {
   return new ApprovalError('invalid_input', `${field}: ${problem}`, [{ field, problem }]);
 }
@@ -57,6 +62,7 @@ export class ApprovalRequests {
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     private readonly approvals: ApprovalRepository,
+    private readonly agents: AgentRepository,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly random: Random,
@@ -81,6 +87,17 @@ export class ApprovalRequests {
   ): Promise<CreatedApproval> {
     if (UNSAFE_TEXT.test(input.toolName)) throw invalidInput('tool_name', 'must not contain control characters');
     const agentSessionId = this.agentSessionId(input.metadata);
+    if (await this.suspended(agentId)) {
+      this.audit.record('approval_created', {
+        principal,
+        agent_id: agentId,
+        tool_name: input.toolName,
+        risk_level: input.riskLevel ?? null,
+        approval_id: null,
+        outcome: 'refused_agent_suspended',
+      });
+      throw agentSuspended(agentId);
+    }
     const now = this.clock.now();
     // `approval.requested` (the gateway's) and the pair's stale pendings' `approval.expired`, in the create's transaction.
     const traceId = currentTraceId();
@@ -157,6 +174,17 @@ export class ApprovalRequests {
    * revoked it).
    */
   async consume({ principal, agentId, gateway }: GatewayIdentity, id: string): Promise<ApprovalRecord> {
+    // Nothing is consumed for a suspended agent: an approved call stays approved for its resumption.
+    if (await this.suspended(agentId)) {
+      this.audit.record('approval_consumed', {
+        approval_id: id,
+        principal,
+        agent_id: agentId,
+        tool_name: null,
+        outcome: 'refused_agent_suspended',
+      });
+      throw agentSuspended(agentId);
+    }
     const now = this.clock.now();
     const traceId = currentTraceId();
     const consumed = await this.approvals.consume(
@@ -200,6 +228,11 @@ export class ApprovalRequests {
       throw grantRequired(agentId);
     }
     throw new ApprovalError('not_consumable', 'only an approved one-time (persistence once) approval can be consumed');
+  }
+
+  /** The agent is suspended: read from `ClientCache`, which every replica clears on `registry_changed`. */
+  private async suspended(agentId: string): Promise<boolean> {
+    return ((await this.agents.findClient(agentId))?.agent.suspension ?? null) !== null;
   }
 
   /** `metadata.agent_session_id` (optional) scopes a `session` approval. */

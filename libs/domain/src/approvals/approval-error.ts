@@ -14,6 +14,8 @@ export type ApprovalErrorCode =
   | 'gateway_not_authorized'
   /** The subject token names an agent the registry does not have. */
   | 'agent_not_registered'
+  /** An administrator suspended the agent: it may not ask for or use an approval until resumed (docs/admin-api.md "Suspending an agent"). */
+  | 'agent_suspended'
   /** The person has no active grant for the agent (none, revoked or expired): the agent may not ask or use an approval. */
   | 'grant_required'
   /** Consume: the approval was made for another principal. */

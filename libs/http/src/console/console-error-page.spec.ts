@@ -8,6 +8,7 @@ describe('browserErrorCode: which error answers a browser sees as the console pa
     expect(browserErrorCode('/oauth2/authorize', 400, '"><script>')).toBe('invalid_request');
     expect(browserErrorCode('/oauth2/authorize', 401, 'invalid_client')).toBe('unauthenticated');
     expect(browserErrorCode('/oauth2/authorize', 500, 'server_error')).toBe('server_error');
+    expect(browserErrorCode('/oauth2/authorize', 403, 'access_denied')).toBe('agent_suspended');
   });
 
   it('shows "page not found" for unknown pages, and keeps JSON for the APIs, OAuth2, discovery and assets', () => {

@@ -85,7 +85,7 @@ export function prefersHtml(request: Request): boolean {
 
 /**
  * The page code a browser's error answer shows, or undefined when the error stays JSON: at `/oauth2/authorize`,
- * `unauthenticated` (401: no identity from the sign-in proxy), `server_error` (5xx) or the OAuth2 error code from a
+ * `unauthenticated` (401: no identity from the sign-in proxy), `server_error` (5xx), `agent_suspended` (403) or the OAuth2 error code from a
  * fixed list (else `invalid_request`); elsewhere outside `JSON_ONLY`, an unknown path's 404 (`''`: no code, the
  * console's own "page not found"). Never text from the request: the page explains the code in its own words.
  */
@@ -93,6 +93,8 @@ export function browserErrorCode(path: string, status: number, code: string): st
   if (path === '/oauth2/authorize') {
     if (status === 401) return 'unauthenticated';
     if (status >= 500) return 'server_error';
+    // Its only 403: the agent is suspended by an administrator (docs/admin-api.md "Suspending an agent").
+    if (status === 403) return 'agent_suspended';
     return AUTHORIZE_ERRORS.has(code) ? code : 'invalid_request';
   }
   if (status === 404 && !JSON_ONLY.test(path)) return '';

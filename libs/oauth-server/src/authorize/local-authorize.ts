@@ -77,6 +77,8 @@ export class LocalAuthorize implements AuthorizeStrategy {
       if (agent === undefined) throw new OAuthError('invalid_client', 'client_id is not a registered client');
       redirectUri = assertRedirectUriRegistered(agent, single(query, 'redirect_uri'));
     }
+    // docs/admin-api.md "Suspending an agent": answered to the person (JSON 403), never sent to the client's redirect.
+    if (agent.suspension !== null) throw new OAuthError('access_denied', 'the agent is suspended by an administrator');
     assertResponseTypeCode(single(query, 'response_type'));
     const challenge = assertPkceS256Challenge(single(query, 'code_challenge'), single(query, 'code_challenge_method'));
     const state = single(query, 'state');

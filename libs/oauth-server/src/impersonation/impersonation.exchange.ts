@@ -98,6 +98,9 @@ export class ImpersonationExchange {
       const match = (facts.match = await this.matcher.firstMatch(request.credentials));
       const identities = (facts.identities = this.identities(match));
       const scopes = this.grantedScopes(target, request.scope);
+      // docs/admin-api.md "Suspending an agent": no token names a suspended agent; the person's grant is kept for its resumption.
+      if (target.suspension !== null)
+        throw new Refusal('access_denied', 'the agent is suspended by an administrator', 'agent_suspended');
       await this.requireDelegation(identities.subject, target);
       // The target agent's policy applies: tokens for an agent registered with dpop_bound_access_tokens are always bound.
       const jkt = await this.dpop.forTokenRequest(dpopProof, target.dpopBoundAccessTokens);

@@ -52,6 +52,8 @@ export class ProxyAuthorize implements AuthorizeStrategy {
     const agent = await this.agents.findById(assertClientIdShape(single(request.query, 'client_id')));
     if (agent === undefined) throw new OAuthError('invalid_client', 'client_id is not a registered client');
     assertRedirectUriRegistered(agent, single(request.query, 'redirect_uri'));
+    // docs/admin-api.md "Suspending an agent": never sent upstream.
+    if (agent.suspension !== null) throw new OAuthError('access_denied', 'the agent is suspended by an administrator');
     assertResponseTypeCode(single(request.query, 'response_type'));
     assertPkceS256Challenge(single(request.query, 'code_challenge'), single(request.query, 'code_challenge_method'));
     return agent;

@@ -4,6 +4,7 @@ import { AgentRepository } from '@broker/persistence';
 import { OutboundHttp, OutboundHttpError } from '@broker/outbound';
 import { Inject, Injectable } from '@nestjs/common';
 import { presentedClient } from '../token/client-authentication';
+import { AGENT_SUSPENDED } from '../token/client-authenticator';
 import type { GrantStrategy, TokenOutcome, TokenRequestContext } from '../token/grant-strategy';
 import type { TokenForm } from '../token/token-form';
 
@@ -68,6 +69,8 @@ export class ProxyTokenForwarder implements GrantStrategy {
 
   async forward(agent: Agent, form: TokenForm, context: TokenRequestContext): Promise<TokenOutcome> {
     if (agent.clientId === null) throw new OAuthError('invalid_client', 'this client has no upstream registration');
+    // Nothing is forwarded for a suspended agent: the upstream cannot know (docs/admin-api.md "Suspending an agent").
+    if (agent.suspension !== null) throw new OAuthError('invalid_client', AGENT_SUSPENDED);
     const presented = presentedClient(context.authorization, form);
     const upstreamForm = new URLSearchParams(
       [...form].filter(([name]) => name !== 'client_id' && name !== 'client_secret'),

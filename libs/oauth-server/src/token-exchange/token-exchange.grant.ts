@@ -76,6 +76,7 @@ export class TokenExchangeGrant implements GrantStrategy {
       this.assertAuthorized(assertion);
       const context = await this.resolveService(form, principal, agentId);
       facts.service_id = context.serviceId;
+      this.assertNotSuspended(context);
       let delegations: GrantDelegation[];
       let token: UsableToken;
       try {
@@ -216,6 +217,15 @@ export class TokenExchangeGrant implements GrantStrategy {
     // RFC 8693 §2.2.2: invalid_target when no service owns the resource.
     if (context === undefined) throw new OAuthError('invalid_target', 'no service is registered for this resource');
     return context;
+  }
+
+  /**
+   * Step 4 (cont.): the agent is not suspended (read with the grant: no round trip of its own)
+   * → else 403 access_denied, never with an `authorization_request`: nothing the person could
+   * allow would help (docs/admin-api.md "Suspending an agent").
+   */
+  private assertNotSuspended(context: ExchangeContext): void {
+    if (context.agentSuspended) throw new OAuthError('access_denied', 'the agent is suspended by an administrator');
   }
 
   /** Step 5: an active grant of the principal for the agent that delegates the service → else 403 access_denied. */

@@ -50,7 +50,8 @@ export class LifecycleClients {
     const presented = presentedClient(authorization, form);
     const url = this.clients.documentUrl(presented);
     if (url !== undefined) return { kind: 'document', url };
-    const { agent } = await this.clients.authenticatePresented(presented, { allowPublic: true });
+    // A suspended agent may still give its tokens up (docs/admin-api.md "Suspending an agent").
+    const { agent } = await this.clients.authenticatePresented(presented, { allowPublic: true, allowSuspended: true });
     this.assertServed(agent);
     return { kind: 'agent', agentId: agent.id };
   }

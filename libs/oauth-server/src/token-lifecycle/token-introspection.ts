@@ -44,11 +44,11 @@ const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
  *
  * An access token is active when it is a JWT of ours (`LocalTokenVerifier`: our keys, our
  * issuer, within its lifetime), its `jti` is not revoked, its `sid` family (if any) is not
- * revoked, its agent still exists and, for a person's delegated token (`sub` is not the
+ * revoked, its agent still exists and is not suspended and, for a person's delegated token (`sub` is not the
  * agent, no `act`), the person's grant to the agent is active and was not granted anew
  * after the token was issued; an enterprise-allowed token's `sid` must name an enterprise
  * authorization that is not revoked instead. A refresh token is active when current (not rotated), not
- * revoked, within its idle and absolute expiry, and its grant is active and older than it.
+ * revoked, within its idle and absolute expiry, its agent not suspended, and its grant is active and older than it.
  * On PostgreSQL these facts come from memory, dropped by notifications (`TokenStateCache`).
  */
 @Injectable()
@@ -110,7 +110,7 @@ export class TokenIntrospection {
     }
     const act = actOf(claims);
     const delegated = sub !== agentId && act === undefined;
-    if ((await this.agents.findClient(agentId)) === undefined) return INACTIVE;
+    if (!(await this.agentServes(agentId))) return INACTIVE;
     const now = this.clock.now();
     const facts = await this.state.accessTokenFacts(
       { jti, familyId: sid, principal: delegated ? sub : undefined, agentId },
@@ -135,6 +135,15 @@ export class TokenIntrospection {
     };
   }
 
+  /**
+   * The agent still exists and is not suspended (docs/admin-api.md "Suspending an agent"): read
+   * from `ClientCache`, which every replica clears on `registry_changed`.
+   */
+  private async agentServes(agentId: string): Promise<boolean> {
+    const client = await this.agents.findClient(agentId);
+    return client !== undefined && client.agent.suspension === null;
+  }
+
   /** Undefined when the token is no refresh token of ours the caller may see. */
   private async refreshToken(token: string, caller: Introspector): Promise<IntrospectionResponse | undefined> {
     const found = await this.state.refreshToken(createHash('sha256').update(token).digest());
@@ -142,7 +151,7 @@ export class TokenIntrospection {
     // An agent's own refresh tokens only: a metadata-document client's carry the agent id but are that client's.
     if (caller.kind === 'agent' && !issuedToClient(found, caller)) return undefined;
     const now = this.clock.now();
-    if (!refreshTokenActive(found, now)) return INACTIVE;
+    if (!refreshTokenActive(found, now) || !(await this.agentServes(found.agentId))) return INACTIVE;
     const expiresAt = Math.min(found.idleExpiresAt.getTime(), found.familyExpiresAt.getTime());
     return {
       active: true,

@@ -14,11 +14,16 @@ export interface AuthenticatedClient {
   readonly credentialSha256: Buffer | null;
 }
 
+/** RFC 6749 §5.2 `error_description` of every refusal for a suspended agent (docs/admin-api.md "Suspending an agent"). */
+export const AGENT_SUSPENDED = 'the agent is suspended';
+
 /**
  * Client authentication at the token endpoint (RFC 6749 §2.3): an agent with
  * broker-issued credentials must present its secret (Basic or post); an agent without
  * credentials is public and identified by `client_id` alone, where the grant allows it.
- * The agent and its credential digest are read in one query.
+ * The agent and its credential digest are read in one query (cached: `ClientCache`), which
+ * carries the agent's suspension too: a suspended agent, once authenticated, is refused
+ * `invalid_client` (RFC 6749 §5.2) before its grant is looked at, so nothing is consumed.
  */
 @Injectable()
 export class ClientAuthenticator {
@@ -30,7 +35,7 @@ export class ClientAuthenticator {
   async authenticate(
     authorization: string | undefined,
     form: TokenForm,
-    options: { allowPublic: boolean },
+    options: { allowPublic: boolean; allowSuspended?: boolean },
   ): Promise<AuthenticatedClient> {
     return this.authenticatePresented(presentedClient(authorization, form), options);
   }
@@ -55,10 +60,27 @@ export class ClientAuthenticator {
     const agent = (await this.agents.findClient(agentId))?.agent;
     if (agent === undefined || !listsClientUri(agent, url))
       throw new OAuthError('invalid_grant', 'the authorization code was issued to another client');
+    // The document client is not suspended, the agent its grant was issued to is: the grant is unusable (RFC 6749 §5.2).
+    if (agent.suspension !== null) throw new OAuthError('invalid_grant', AGENT_SUSPENDED);
     return agent;
   }
 
+  /**
+   * `allowSuspended`: a suspended agent is authenticated too (revocation, RFC 7009: giving up a
+   * token takes nothing); otherwise it is refused once its credentials are checked, so the
+   * refusal tells nobody without them that the agent exists.
+   */
   async authenticatePresented(
+    presented: PresentedClient,
+    options: { allowPublic: boolean; allowSuspended?: boolean },
+  ): Promise<AuthenticatedClient> {
+    const client = await this.identified(presented, options);
+    if (client.agent.suspension !== null && options.allowSuspended !== true)
+      throw new OAuthError('invalid_client', AGENT_SUSPENDED);
+    return client;
+  }
+
+  private async identified(
     presented: PresentedClient,
     options: { allowPublic: boolean },
   ): Promise<AuthenticatedClient> {

@@ -12,13 +12,16 @@ export interface ExchangeContext {
   readonly delegations: GrantDelegation[];
   /** The principal's session with the service, tokens still sealed. */
   readonly session: ThirdPartySessionRecord | undefined;
+  /** An administrator suspended the agent: the exchange is refused (docs/admin-api.md "Suspending an agent"). */
+  readonly agentSuspended: boolean;
 }
 
 /**
  * The channel of committed changes to what the token exchange reads (grants, their
- * delegations, third-party sessions, services and their protected resources); migration
- * ExchangeNotifications. The payload is the principal whose rows changed, or empty when a
- * service changed (every entry is dropped).
+ * delegations, third-party sessions, services and their protected resources, an agent's
+ * suspension); migrations ExchangeNotifications and AgentSuspension. The payload is the
+ * principal whose rows changed, or empty when a service or an agent's suspension changed
+ * (every entry is dropped).
  */
 export const EXCHANGE_CHANNEL = 'exchange_changed';
 
@@ -50,8 +53,8 @@ interface Loaded {
  * While the connection is down nothing is served from memory (every lookup reads the
  * database) and everything read before is dropped, since notifications may have been
  * missed. An entry expires at the grant's `valid_until`, checked against the caller's clock
- * on every hit. Only complete contexts (a grant delegating the service and a session) are
- * kept: refusals always read the database.
+ * on every hit. Only complete contexts (a grant delegating the service and a session, the
+ * agent not suspended) are kept: refusals always read the database.
  *
  * On PGlite (one process, no LISTEN) there is no cache: `listen` is undefined.
  */
@@ -66,7 +69,7 @@ export class ExchangeContextCache {
       listen,
       serve: 'while-listening',
       channels: [{ channel: EXCHANGE_CHANNEL, invalidates: principalChange }],
-      keep: ({ context }) => context.delegations.length > 0 && context.session !== undefined,
+      keep: ({ context }) => context.delegations.length > 0 && context.session !== undefined && !context.agentSuspended,
       expiresAtMs: ({ grantValidUntil }) => grantValidUntil?.getTime(),
       indexes: { principal: (key) => key.slice(0, key.indexOf('\u0000')) },
     });

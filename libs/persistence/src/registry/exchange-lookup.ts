@@ -14,6 +14,7 @@ type ContextRow = Partial<SessionRow> & {
   permission_set_id: string | null;
   delegation_scopes: string[] | null;
   grant_valid_until: Date | null;
+  agent_suspended: boolean;
 };
 
 /**
@@ -22,12 +23,15 @@ type ContextRow = Partial<SessionRow> & {
  * owning the resource (primary key), the active grant's delegations for it (unique
  * (principal, agent) then the delegation primary key) and the session (unique
  * (principal, service)), each joined on an index; the grant is active by `active` (compared
- * in SQL with the caller's clock). One row per delegation, the session repeated on each. Prepared once per
+ * in SQL with the caller's clock); and whether the agent is suspended (its primary key: docs/admin-api.md
+ * "Suspending an agent"). One row per delegation, the session repeated on each. Prepared once per
  * connection (`preparedQuery`). On PostgreSQL a complete context is then kept in memory
  * (`ExchangeContextCache`) until a notification says one of its rows changed.
  */
-const SQL = `SELECT r.service_id AS owner_service_id, d.permission_set_id, d.scopes AS delegation_scopes, g.valid_until AS grant_valid_until, s.*
+const SQL = `SELECT r.service_id AS owner_service_id, d.permission_set_id, d.scopes AS delegation_scopes, g.valid_until AS grant_valid_until,
+       ag.suspended_at IS NOT NULL AS agent_suspended, s.*
   FROM service_protected_resources r
+  LEFT JOIN agents ag ON ag.id = $3
   LEFT JOIN (grants g JOIN grant_delegations d ON d.grant_id = g.id)
          ON d.service_id = r.service_id AND g.principal = $2 AND g.agent_id = $3 AND ${active(4)}
   LEFT JOIN third_party_sessions s ON s.principal = $2 AND s.service_id = r.service_id
@@ -73,7 +77,7 @@ export class ExchangeLookup {
         });
     const session = typeof first.id === 'string' ? toRecord(first as SessionRow) : undefined;
     return {
-      context: { serviceId: first.owner_service_id, delegations, session },
+      context: { serviceId: first.owner_service_id, delegations, session, agentSuspended: first.agent_suspended },
       grantValidUntil: first.grant_valid_until,
     };
   }
