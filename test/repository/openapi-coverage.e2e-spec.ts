@@ -681,6 +681,25 @@ describe.each(testBackends())(
       expect(adminRevoked.status, adminRevoked.text).toBe(204);
     });
 
+    it("the admin lists people's grants per agent and across people, revokes one, then all of the agent's", async () => {
+      const ofAgent = await admin.get(`/api/agents/${agentId}/grants`);
+      expect(ofAgent.status, ofAgent.text).toBe(200);
+      const grant = ofAgent.json<{ items: { id: string; principal: string }[] }>().items[0];
+      expect(grant?.principal).toBe(ALICE);
+      const across = await admin.get(`/api/grants?principal=${encodeURIComponent(ALICE)}&service_id=${serviceId}`);
+      expect(across.status, across.text).toBe(200);
+      const revoked = await admin.delete(`/api/agents/${agentId}/grants/${grant?.id ?? ''}`);
+      expect(revoked.status, revoked.text).toBe(204);
+      const all = await admin.delete(`/api/agents/${agentId}/grants`);
+      expect(all.status, all.text).toBe(200);
+      expect(all.json()).toEqual({ revoked: 0 });
+      // The person grants again: the story's last step revokes it their own way.
+      const again = await alice.post(`/api/consent/agents/${agentId}/grants`, {
+        granted_permission_sets: { [setId]: [serviceId] },
+      });
+      expect(again.status, again.text).toBe(201);
+    });
+
     it('everything is deleted again: grant, session, client credentials, agent, permission set, service', async () => {
       const grant = await alice.delete(`/api/consent/agents/${agentId}/grants`);
       expect(grant.status, grant.text).toBe(204);

@@ -1,3 +1,4 @@
+import { ApprovalDecisions } from '@broker/approvals';
 import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
 import { CoreModule, type BrokerRuntime } from '@broker/bootstrap';
@@ -16,6 +17,9 @@ import { EventsController } from './events/events.controller';
 import { EventsService } from './events/events.service';
 import { PermissionSetsController } from './permission-sets/permission-sets.controller';
 import { PermissionSetsService } from './permission-sets/permission-sets.service';
+import { AgentGrantsController } from './grants/agent-grants.controller';
+import { AdminGrantsService } from './grants/admin-grants.service';
+import { GrantsController } from './grants/grants.controller';
 import { MeController } from './me/me.controller';
 import { MetricsController } from './metrics/metrics.controller';
 import { OverviewController } from './overview/overview.controller';
@@ -54,6 +58,8 @@ export class AdminApiModule {
         OverviewController,
         AgentsController,
         AgentEnterpriseAuthorizationsController,
+        AgentGrantsController,
+        GrantsController,
         ServicesController,
         ResourcesController,
         PermissionSetsController,
@@ -66,6 +72,10 @@ export class AdminApiModule {
       // No hot routes: the admin plane takes the ordinary pipeline.
       providers: [
         OverviewService,
+        AdminGrantsService,
+        // The person's grant revocation ends their remembered tool decisions with it (docs/approvals.md "Grants and
+        // approvals"); only this piece of the approvals library, not its gateway sync.
+        ApprovalDecisions,
         EventsService,
         AgentsService,
         AgentEnterpriseAuthorizationsService,

@@ -25,6 +25,7 @@ export type ApiErrorCode =
   | 'resource not found'
   | 'signing key not found'
   | 'client credentials not found'
+  | 'grant not found'
   | 'conflict'
   | 'last_key'
   | 'current_key'

@@ -24,6 +24,12 @@ export {
   type DeleteKeyOutcome,
 } from './registry/signing-key.repository';
 export { GrantRepository } from './registry/grant.repository';
+export {
+  AdminGrantRepository,
+  type AdminGrantFilter,
+  type AdminGrantTarget,
+  type AdminGrantView,
+} from './registry/admin-grant.repository';
 export { RegistryCountsRepository, type RegistryCounts } from './registry/registry-counts.repository';
 export { GrantClientRepository } from './registry/grant-client.repository';
 export { ExchangeLookup, type ExchangeContext } from './registry/exchange-lookup';

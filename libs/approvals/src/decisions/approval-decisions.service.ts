@@ -8,7 +8,14 @@ import {
   type ApprovalRecord,
   type ParamsPattern,
 } from '@broker/domain';
-import { approvalEvent, approvalExpired, EventLedger, recordChange, type ApprovalEventType } from '@broker/events';
+import {
+  approvalEvent,
+  approvalExpired,
+  EventLedger,
+  recordChange,
+  type ApprovalEventType,
+  type EventActor,
+} from '@broker/events';
 import { ApprovalRepository, type WithinTransaction } from '@broker/persistence';
 import { currentTraceId } from '@broker/telemetry';
 import { Inject, Injectable } from '@nestjs/common';
@@ -93,7 +100,7 @@ export class ApprovalDecisions {
       input.persistence,
       pattern,
       now,
-      this.decided('approval.approved', principal),
+      this.decided('approval.approved', { type: 'principal', id: principal.id }),
     );
     if (approved === undefined) return this.lostRace(principal, id, now);
     this.audit.record('approval_approved', {
@@ -134,7 +141,7 @@ export class ApprovalDecisions {
       kind,
       kind === 'once' ? new Date(now.getTime() + this.pendingTtlMs) : null,
       now,
-      this.decided('approval.denied', principal),
+      this.decided('approval.denied', { type: 'principal', id: principal.id }),
     );
     if (denied === undefined) return this.lostRace(principal, id, now);
     this.audit.record('approval_denied', {
@@ -155,7 +162,12 @@ export class ApprovalDecisions {
    */
   async revoke(principal: Principal, id: string): Promise<ApprovalRecord> {
     const now = this.clock.now();
-    const revoked = await this.approvals.revoke(id, principal.id, now, this.decided('approval.revoked', principal));
+    const revoked = await this.approvals.revoke(
+      id,
+      principal.id,
+      now,
+      this.decided('approval.revoked', { type: 'principal', id: principal.id }),
+    );
     if (revoked !== undefined) {
       this.audit.record('approval_revoked', {
         approval_id: id,
@@ -179,9 +191,16 @@ export class ApprovalDecisions {
    * of the pair ends with it (docs/approvals.md "Grants and approvals"), each with its own
    * `approval.revoked` event (the person is the actor), or `approval.expired` for a pending
    * request already past its TTL. Returns how many ended; re-granting brings none back.
+   * `actor`: who revoked the grant (an administrator revoking a person's grant), the person by default.
    */
-  async endWithGrant(principal: Principal, agentId: string, now: Date, transaction: Transaction): Promise<number> {
-    const revoked = this.decided('approval.revoked', principal);
+  async endWithGrant(
+    principal: Principal,
+    agentId: string,
+    now: Date,
+    transaction: Transaction,
+    actor: EventActor = { type: 'principal', id: principal.id },
+  ): Promise<number> {
+    const revoked = this.decided('approval.revoked', actor);
     const expired = recordChange(this.ledger, approvalExpired);
     const ended = await this.approvals.endPair(
       principal.id,
@@ -193,12 +212,10 @@ export class ApprovalDecisions {
     return ended.revoked.length + ended.expired.length;
   }
 
-  /** The principal's decision as a ledger event, recorded in the decision's transaction. */
-  private decided(type: ApprovalEventType, principal: Principal) {
+  /** The actor's decision (the person's, or an administrator's revocation) as a ledger event, recorded in the decision's transaction. */
+  private decided(type: ApprovalEventType, actor: EventActor) {
     const traceId = currentTraceId();
-    return recordChange(this.ledger, (record: ApprovalRecord) =>
-      approvalEvent(type, record, { type: 'principal', id: principal.id }, traceId),
-    );
+    return recordChange(this.ledger, (record: ApprovalRecord) => approvalEvent(type, record, actor, traceId));
   }
 
   /** The principal's pending, unexpired approval: else 404, 410 or 409. */

@@ -24,6 +24,7 @@ export function apiStatus(code: ApiErrorCode): number {
     case 'resource not found':
     case 'signing key not found':
     case 'client credentials not found':
+    case 'grant not found':
       return 404;
     case 'conflict':
     case 'session_used':

@@ -4,6 +4,7 @@ import { EventRepository } from '../events/event.repository';
 import { STORAGE_BACKEND } from '../persistence.tokens';
 import { WebhookDeliveryRepository } from '../webhooks/webhook-delivery.repository';
 import { WebhookRepository } from '../webhooks/webhook.repository';
+import { AdminGrantRepository } from './admin-grant.repository';
 import { AgentRepository } from './agent.repository';
 import { AuthorizationCodeRepository } from './authorization-code.repository';
 import { AuthorizationSessionAnswerRepository } from './authorization-session-answer.repository';
@@ -52,6 +53,7 @@ export const REPOSITORIES = [
   TokenStateRepository,
   ProtectedResourceRepository,
   RegistryCountsRepository,
+  AdminGrantRepository,
 ];
 
 /**
