@@ -81,16 +81,18 @@ describe.each(testBackends())('admin: people’s grants on $name', (backend) => 
     expect(items.map((grant) => grant.principal)).toEqual([BOB, ALICE]);
     const bob = items[0] as AdminGrant;
     expect(bob).toEqual({
-      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      id: bob.id,
       principal: BOB,
       agent_id: mail.agent,
       agent_display_name: 'Agent',
       services: [{ service_id: mail.service, service_display_name: 'Mail', scopes: ['mail.read'] }],
       resources: [],
       permission_sets: [{ permission_set_id: mail.set, name: 'Mail' }],
-      created_at: expect.any(String),
+      created_at: bob.created_at,
       expires_at: null,
     });
+    expect(bob.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(Date.parse(bob.created_at)).toBeLessThanOrEqual(Date.now());
     // The person's own API names the same grant.
     const own = await new ApiClient(gateway.base, BOB).get(`/api/consent/agents/${mail.agent}/grants`);
     expect(own.json<{ data: { id: string }[] }>().data.map((grant) => grant.id)).toEqual([bob.id]);
