@@ -37,6 +37,7 @@ const ALONE = [
   'test/oauth2/client-cache-replicas.e2e-spec.ts',
   'test/oauth2/token-introspection-replicas.e2e-spec.ts',
   'test/authorization-requests/authorization-requests-replicas.e2e-spec.ts',
+  'test/admin/admin-agent-suspension-replicas.e2e-spec.ts',
 ];
 
 // vitest runs from the repository root.
