@@ -114,7 +114,7 @@ function SetEditor(props: {
         lead="What an agent assigned this set may ask people for: services and MCP servers, with their scopes. People allow or refuse it on the consent page."
       />
       <ReadOnlyNotice />
-      {justCreated && set ? (
+      {justCreated && set && !saved ? (
         <p className="notice success" role="status">
           {set.name} is created. Assign it to agents on their pages.
         </p>

@@ -89,7 +89,7 @@ function ResourceEditor({ resource }: { readonly resource?: Resource }) {
         lead="An MCP server (or any API) the broker issues tokens for itself: agents ask for a token whose audience is its resource URI, carrying only the scopes it offers."
       />
       <ReadOnlyNotice />
-      {justCreated && resource ? (
+      {justCreated && resource && !saved ? (
         <p className="notice success" role="status">
           {resource.display_name} is registered. Add it to a permission set so agents can ask people for it.
         </p>

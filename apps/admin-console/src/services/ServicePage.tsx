@@ -112,7 +112,7 @@ function ServiceEditor({ service }: { readonly service?: Service }) {
         lead="A third-party API with its own OAuth provider: people connect their account there, and agents act on it with the tokens the broker holds for them."
       />
       <ReadOnlyNotice />
-      {service ? <CallbackPanel service={service} justCreated={justCreated} /> : null}
+      {service ? <CallbackPanel service={service} justCreated={justCreated && !saved} /> : null}
       {saved ? (
         <div className="notice success" role="status">
           Saved. Agents use the new settings from their next token exchange.
