@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { type AnyBrokerEvent, type EventActor, type EventToAppend } from '@broker/events';
 import { EventRepository } from '@broker/persistence';
 import {
@@ -470,6 +471,37 @@ describe.each(testBackends())('activity and events APIs on $name', (backend) => 
       const empty = await exportOf(`from=2020-01-01T00:00:00Z&to=2020-01-02T00:00:00Z`);
       expect(empty.status).toBe(200);
       expect(empty.text).toBe('');
+    });
+
+    it('the export takes every filter of the list under the same name: person, agent, service, kind', async () => {
+      const document = JSON.parse(readFileSync('openapi/admin-api.json', 'utf8')) as {
+        paths: Record<string, { get: { parameters: { name: string }[] } }>;
+      };
+      // The page's own parameters aside (the export streams every page), both operations take the same filters.
+      const filters = (path: string): string[] =>
+        (document.paths[path]?.get.parameters ?? [])
+          .map((parameter) => parameter.name)
+          .filter((name) => name !== 'cursor' && name !== 'limit')
+          .sort();
+      expect(filters('/api/events')).toEqual(['agent_id', 'from', 'principal', 'service_id', 'to', 'type']);
+      expect(filters('/api/events/export')).toEqual(filters('/api/events'));
+      const exported = async (filter: string): Promise<string[]> =>
+        lines(await exportOf(`${range}&${filter}`)).map((event) => event.id);
+      expect(await exported(`agent_id=${MAIL_AGENT}`)).toEqual(
+        ids([inside[2] as EventToAppend, inside[0] as EventToAppend, atStart]),
+      );
+      expect(await exported(`service_id=${FILES}`)).toEqual(ids([inside[1] as EventToAppend]));
+      expect(await exported('type=grant.revoked')).toEqual(ids([inside[2] as EventToAppend, atStart]));
+      expect(await exported(`principal=${encodeURIComponent(carol)}&type=grant.revoked,session.disconnected`)).toEqual(
+        ids([inside[1] as EventToAppend, atStart]),
+      );
+      // The same filters give the list the same events.
+      for (const filter of [`agent_id=${MAIL_AGENT}`, `service_id=${FILES}`, 'type=grant.revoked']) {
+        expect(
+          (await allEvents(`${range}&${filter}`)).map((event) => event.id),
+          filter,
+        ).toEqual(await exported(filter));
+      }
     });
 
     it('streams a range larger than one export page completely, each event once', async () => {
