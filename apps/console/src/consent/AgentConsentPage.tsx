@@ -227,7 +227,7 @@ function SuspendedPage({
         <Logo url={agent.logo_url} name={agent.display_name} />
         <div>
           <h1>{agent.display_name}</h1>
-          <p className="consent-muted">Suspended by your administrators.</p>
+          <p className="consent-muted">It does not act for you while it is suspended.</p>
         </div>
       </header>
       <SuspendedAgent agentId={agent.id} name={agent.display_name} grant={grant} liveSessions={liveSessions} />
