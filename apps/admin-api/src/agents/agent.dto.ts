@@ -27,12 +27,12 @@ import { IsUri } from '../common/is-uri';
 import { TEXT_PATTERNS } from '../common/text-patterns';
 
 export class AgentPermissionSetDto {
-  @ApiProperty()
+  @ApiProperty({ example: 'c4d5e6f7-8a9b-4c0d-a1e2-f3a4b5c6d7e8' })
   @IsUUID('all')
   permission_set_id!: string;
 
   /** Defaults to `mandatory` when omitted (`null` is refused). */
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'mandatory' })
   @IsOmittable()
   @IsIn(REQUIREMENT_TYPES)
   requirement_type?: RequirementType;
@@ -41,14 +41,18 @@ export class AgentPermissionSetDto {
 /** Body of `POST /api/agents` and `PUT /api/agents/{id}` (full replacement). */
 export class AgentDto extends RegistryEntryDto {
   /** 1-128 of `[A-Za-z0-9._-]`, not UUID-shaped, unique. `null` or omitted: none. */
-  @ApiPropertyOptional({ pattern: '^[A-Za-z0-9._-]{1,128}$', not: { type: 'string', format: 'uuid' } })
+  @ApiPropertyOptional({
+    example: 'expense-assistant',
+    pattern: '^[A-Za-z0-9._-]{1,128}$',
+    not: { type: 'string', format: 'uuid' },
+  })
   @IsOptional()
   @IsString()
   @IsPlainText()
   canonical_id?: string | null;
 
   /** The agent's client id at the upstream authorization server (proxy mode). `null` or omitted: none. */
-  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.line })
+  @ApiPropertyOptional({ example: 'expense-assistant-prod', pattern: TEXT_PATTERNS.line })
   @IsOptional()
   @IsString()
   @Length(1, 255)
@@ -56,22 +60,27 @@ export class AgentDto extends RegistryEntryDto {
   client_id?: string | null;
 
   /** https, or http on a loopback host. `null` or omitted: none. */
-  @IsOptionalLink()
+  @IsOptionalLink('https://expenses.example.com/governance')
   governance_url?: string | null;
 
   /** https, or http on a loopback host. `null` or omitted: none. */
-  @IsOptionalLink()
+  @IsOptionalLink('https://expenses.example.com/docs')
   user_documentation_url?: string | null;
 
   /** https, or http on a loopback host. `null` or omitted: none. */
-  @IsOptionalLink()
+  @IsOptionalLink('https://expenses.example.com/agent')
   agent_interface_url?: string | null;
 
   /**
    * https, http on a loopback host, or an RFC 8252 private-use scheme (`com.example.app:/cb`);
    * no fragment; never javascript:, data:, file:… Duplicates are stored once. Omitted: none.
    */
-  @ApiPropertyOptional({ type: 'array', items: { type: 'string', format: 'uri' }, maxItems: MAX_LIST_ENTRIES })
+  @ApiPropertyOptional({
+    example: ['https://expenses.example.com/oauth2/callback'],
+    type: 'array',
+    items: { type: 'string', format: 'uri' },
+    maxItems: MAX_LIST_ENTRIES,
+  })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
@@ -82,6 +91,7 @@ export class AgentDto extends RegistryEntryDto {
 
   /** Empty or omitted: unrestricted. Duplicates are stored once. */
   @ApiPropertyOptional({
+    example: ['calendar.read', 'mail.read'],
     type: 'array',
     items: { type: 'string', pattern: TEXT_PATTERNS.scope },
     maxItems: MAX_LIST_ENTRIES,
@@ -99,6 +109,7 @@ export class AgentDto extends RegistryEntryDto {
    * per-agent restriction. Duplicates are stored once.
    */
   @ApiPropertyOptional({
+    example: ['https://mcp.example.com/'],
     type: 'array',
     items: { type: 'string', format: 'uri' },
     maxItems: MAX_AGENT_ALLOWED_RESOURCES,
@@ -118,7 +129,12 @@ export class AgentDto extends RegistryEntryDto {
    * host or port, no `.`/`..` segments (also percent-encoded), user info or fragment.
    * Duplicates are stored once. Omitted: none.
    */
-  @ApiPropertyOptional({ type: 'array', items: { type: 'string', format: 'uri' }, maxItems: MAX_LIST_ENTRIES })
+  @ApiPropertyOptional({
+    example: ['https://expenses.example.com/oauth/client.json'],
+    type: 'array',
+    items: { type: 'string', format: 'uri' },
+    maxItems: MAX_LIST_ENTRIES,
+  })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
@@ -132,13 +148,17 @@ export class AgentDto extends RegistryEntryDto {
    * `false`, a proof is optional; `null` or omitted, the server default
    * `oauth2_authorization_server.local.dpop.required`.
    */
-  @ApiPropertyOptional({ type: 'boolean', nullable: true })
+  @ApiPropertyOptional({ example: true, type: 'boolean', nullable: true })
   @IsOptional()
   @IsBoolean()
   dpop_bound_access_tokens?: boolean | null;
 
   /** Existing permission sets, each at most once. Omitted: none. */
-  @ApiPropertyOptional({ type: [AgentPermissionSetDto], maxItems: MAX_LIST_ENTRIES })
+  @ApiPropertyOptional({
+    example: [{ permission_set_id: 'c4d5e6f7-8a9b-4c0d-a1e2-f3a4b5c6d7e8', requirement_type: 'mandatory' }],
+    type: [AgentPermissionSetDto],
+    maxItems: MAX_LIST_ENTRIES,
+  })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)

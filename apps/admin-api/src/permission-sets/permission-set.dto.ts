@@ -18,19 +18,24 @@ import { TEXT_PATTERNS } from '../common/text-patterns';
 
 export class ServiceScopesDto {
   /** An existing service, at most once per permission set. */
-  @ApiProperty()
+  @ApiProperty({ example: '8d2e4f60-1b3a-4c5d-8e9f-0a1b2c3d4e5f' })
   @IsUUID('all')
   service_id!: string;
 
   /** OAuth scope tokens (RFC 6749 §3.3); duplicates are stored once. */
-  @ApiProperty({ type: 'array', items: { type: 'string', pattern: TEXT_PATTERNS.scope }, maxItems: MAX_LIST_ENTRIES })
+  @ApiProperty({
+    example: ['calendar.read'],
+    type: 'array',
+    items: { type: 'string', pattern: TEXT_PATTERNS.scope },
+    maxItems: MAX_LIST_ENTRIES,
+  })
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
   @IsScopeToken({ each: true })
   scopes!: string[];
 
   /** Omitted: `mandatory` (`null` is refused). */
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'mandatory' })
   @IsOmittable()
   @IsIn(REQUIREMENT_TYPES)
   requirement_type?: RequirementType;
@@ -38,12 +43,13 @@ export class ServiceScopesDto {
 
 export class ResourceScopesDto {
   /** An existing protected resource, at most once per permission set. */
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '5b7c9d1e-2f3a-4b5c-9d6e-7f8a9b0c1d2e', format: 'uuid' })
   @IsUUID('all')
   resource_id!: string;
 
   /** Scopes the resource offers, at least one; duplicates are stored once. */
   @ApiProperty({
+    example: ['files.read'],
     type: 'array',
     items: { type: 'string', pattern: TEXT_PATTERNS.scope },
     minItems: 1,
@@ -56,7 +62,7 @@ export class ResourceScopesDto {
   scopes!: string[];
 
   /** Omitted: `mandatory` (`null` is refused). */
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'optional' })
   @IsOmittable()
   @IsIn(REQUIREMENT_TYPES)
   requirement_type?: RequirementType;
@@ -68,14 +74,14 @@ export class ResourceScopesDto {
  */
 export class PermissionSetDto {
   /** Unique among permission sets. */
-  @ApiProperty({ pattern: TEXT_PATTERNS.line })
+  @ApiProperty({ example: 'Read calendar', pattern: TEXT_PATTERNS.line })
   @IsString()
   @Length(1, 255)
   @IsPlainText()
   name!: string;
 
   /** `null` or omitted: none (read back as `""`). */
-  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.lines })
+  @ApiPropertyOptional({ example: 'Lets an agent read your calendar events.', pattern: TEXT_PATTERNS.lines })
   @IsOptional()
   @IsString()
   @Length(0, 4000)
@@ -83,7 +89,13 @@ export class PermissionSetDto {
   description?: string | null;
 
   /** Third-party services' scopes. Omitted: none. */
-  @ApiPropertyOptional({ type: [ServiceScopesDto], maxItems: MAX_LIST_ENTRIES })
+  @ApiPropertyOptional({
+    example: [
+      { service_id: '8d2e4f60-1b3a-4c5d-8e9f-0a1b2c3d4e5f', scopes: ['calendar.read'], requirement_type: 'mandatory' },
+    ],
+    type: [ServiceScopesDto],
+    maxItems: MAX_LIST_ENTRIES,
+  })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
@@ -92,7 +104,13 @@ export class PermissionSetDto {
   service_scopes?: ServiceScopesDto[];
 
   /** Protected resources' scopes (MCP servers the broker issues tokens for). Omitted: none. */
-  @ApiPropertyOptional({ type: [ResourceScopesDto], maxItems: MAX_LIST_ENTRIES })
+  @ApiPropertyOptional({
+    example: [
+      { resource_id: '5b7c9d1e-2f3a-4b5c-9d6e-7f8a9b0c1d2e', scopes: ['files.read'], requirement_type: 'optional' },
+    ],
+    type: [ResourceScopesDto],
+    maxItems: MAX_LIST_ENTRIES,
+  })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)

@@ -1,6 +1,6 @@
 import { hasDotSegment, isHttpsOrLoopbackUrl, parseAbsoluteUrl } from '@broker/domain';
 import { IsHttpsOrLoopbackUrl, IsPlainText, IsScopeToken } from '@broker/http';
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -57,7 +57,7 @@ export class ResourceScopeDto {
    * An OAuth scope token (RFC 6749 §3.3), at most once per resource; not `offline_access` or
    * `openid`, which are the authorization server's own.
    */
-  @ApiProperty({ pattern: TEXT_PATTERNS.scope })
+  @ApiProperty({ example: 'files.read', pattern: TEXT_PATTERNS.scope })
   @IsScopeToken()
   @IsNotIn(RESERVED_SCOPES, {
     message: "scope must not be offline_access or openid (the authorization server's own scopes)",
@@ -65,7 +65,7 @@ export class ResourceScopeDto {
   scope!: string;
 
   /** What the scope lets an agent do, in words: the consent page shows it. */
-  @ApiProperty({ pattern: TEXT_PATTERNS.lines, minLength: 1, maxLength: 1000 })
+  @ApiProperty({ example: 'Read your files', pattern: TEXT_PATTERNS.lines, minLength: 1, maxLength: 1000 })
   @IsString()
   @Length(1, 1000)
   @IsPlainText({ lines: true })
@@ -74,13 +74,23 @@ export class ResourceScopeDto {
 
 /** Body of `POST /api/resources` and `PUT /api/resources/{id}`. */
 export class ResourceDto extends RegistryEntryDto {
+  // The shared fields, with this body's own examples (the validation rules are inherited).
+  @ApiProperty({ example: 'Files MCP server' })
+  declare display_name: string;
+
+  @ApiPropertyOptional({ example: 'Your documents, for agents working with files.' })
+  declare description?: string | null;
+
+  @ApiPropertyOptional({ example: 'https://files.example.com/logo.png' })
+  declare logo_url?: string | null;
+
   /**
    * The resource's identifier (RFC 8707, RFC 9728 `resource`): an absolute `https:` URI
    * (`http:` only on a loopback host) without fragment, user info or dot segment, at most 2048
    * characters. Stored exactly as given: tokens for it carry it as `aud`, compared as written.
    * Unique, and never also a service's protected resource.
    */
-  @ApiProperty({ format: 'uri', maxLength: MAX_RESOURCE_URI_LENGTH })
+  @ApiProperty({ example: 'https://files.example.com/mcp', format: 'uri', maxLength: MAX_RESOURCE_URI_LENGTH })
   @IsString()
   @MaxLength(MAX_RESOURCE_URI_LENGTH)
   @IsHttpsOrLoopbackUrl()
@@ -89,7 +99,11 @@ export class ResourceDto extends RegistryEntryDto {
   resource_uri!: string;
 
   /** The scopes the resource offers, each described (may be empty). */
-  @ApiProperty({ type: [ResourceScopeDto], maxItems: MAX_RESOURCE_SCOPES })
+  @ApiProperty({
+    example: [{ scope: 'files.read', description: 'Read your files' }],
+    type: [ResourceScopeDto],
+    maxItems: MAX_RESOURCE_SCOPES,
+  })
   @IsArray()
   @ArrayMaxSize(MAX_RESOURCE_SCOPES)
   @ValidateNested({ each: true })

@@ -10,12 +10,12 @@ import { TEXT_PATTERNS } from '../common/text-patterns';
 
 export class ServiceScopeDto {
   /** An OAuth scope token (RFC 6749 §3.3), at most once per service. */
-  @ApiProperty({ pattern: TEXT_PATTERNS.scope })
+  @ApiProperty({ example: 'calendar.read', pattern: TEXT_PATTERNS.scope })
   @IsScopeToken()
   scope!: string;
 
   /** Human-readable, shown on the consent page. `null` or omitted: none (read back as `""`). */
-  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.lines })
+  @ApiPropertyOptional({ example: 'Read your calendar', pattern: TEXT_PATTERNS.lines })
   @IsOptional()
   @IsString()
   @Length(0, 1000)
@@ -25,8 +25,18 @@ export class ServiceScopeDto {
 
 /** Body of `POST /api/services` and `PUT /api/services/{id}`. */
 export class ServiceDto extends RegistryEntryDto {
+  // The shared fields, with this body's own examples (the validation rules are inherited).
+  @ApiProperty({ example: 'Google Calendar' })
+  declare display_name: string;
+
+  @ApiPropertyOptional({ example: 'Your calendar, read by agents you allow.' })
+  declare description?: string | null;
+
+  @ApiPropertyOptional({ example: 'https://calendar.example.com/logo.png' })
+  declare logo_url?: string | null;
+
   /** The broker's client id at the third party. */
-  @ApiProperty({ pattern: TEXT_PATTERNS.line })
+  @ApiProperty({ example: 'broker-calendar-client', pattern: TEXT_PATTERNS.line })
   @IsString()
   @Length(1, 255)
   @IsPlainText()
@@ -37,7 +47,11 @@ export class ServiceDto extends RegistryEntryDto {
    * refused with `none`. On create, `null` or omitted: none; on PUT, omitted keeps the stored
    * secret and `null` removes it.
    */
-  @ApiPropertyOptional({ pattern: TEXT_PATTERNS.line, writeOnly: true })
+  @ApiPropertyOptional({
+    example: 'REPLACE_WITH_THE_PROVIDER_CLIENT_SECRET',
+    pattern: TEXT_PATTERNS.line,
+    writeOnly: true,
+  })
   @IsOptional()
   @IsString()
   @Length(1, 4096)
@@ -45,13 +59,13 @@ export class ServiceDto extends RegistryEntryDto {
   client_secret?: string | null;
 
   /** Omitted: `client_secret_basic` with a secret, `none` without (`null` is refused). */
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'client_secret_basic' })
   @IsOmittable()
   @IsIn(TOKEN_ENDPOINT_AUTH_METHODS)
   token_endpoint_auth_method?: TokenEndpointAuthMethod;
 
   /** Absolute http(s) URL; stored without trailing slash. Endpoints not given are discovered from it. */
-  @ApiProperty({ format: 'uri' })
+  @ApiProperty({ example: 'https://calendar.example.com', format: 'uri' })
   @IsString()
   @IsHttpUrl()
   @IsUri(isHttpUrl)
@@ -59,7 +73,7 @@ export class ServiceDto extends RegistryEntryDto {
   issuer_uri!: string;
 
   /** `null` or omitted: discovered from `issuer_uri` (RFC 8414, then OpenID Connect Discovery). */
-  @ApiPropertyOptional({ format: 'uri' })
+  @ApiPropertyOptional({ example: 'https://calendar.example.com/oauth2/authorize', format: 'uri' })
   @IsOptional()
   @IsHttpUrl()
   @IsUri(isHttpUrl)
@@ -67,7 +81,7 @@ export class ServiceDto extends RegistryEntryDto {
   authorization_endpoint?: string | null;
 
   /** `null` or omitted: discovered from `issuer_uri` (RFC 8414, then OpenID Connect Discovery). */
-  @ApiPropertyOptional({ format: 'uri' })
+  @ApiPropertyOptional({ example: 'https://calendar.example.com/oauth2/token', format: 'uri' })
   @IsOptional()
   @IsHttpUrl()
   @IsUri(isHttpUrl)
@@ -75,7 +89,11 @@ export class ServiceDto extends RegistryEntryDto {
   token_endpoint?: string | null;
 
   /** The scopes the consent page explains, each scope at most once. Omitted: none. */
-  @ApiPropertyOptional({ type: [ServiceScopeDto], maxItems: MAX_LIST_ENTRIES })
+  @ApiPropertyOptional({
+    example: [{ scope: 'calendar.read', description: 'Read your calendar' }],
+    type: [ServiceScopeDto],
+    maxItems: MAX_LIST_ENTRIES,
+  })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)
@@ -87,7 +105,12 @@ export class ServiceDto extends RegistryEntryDto {
    * Absolute http(s) URIs without fragment or user info; stored normalised (scheme and host
    * lower-cased, no trailing slash), de-duplicated; each belongs to one service only. Omitted: none.
    */
-  @ApiPropertyOptional({ type: 'array', items: { type: 'string', format: 'uri' }, maxItems: MAX_LIST_ENTRIES })
+  @ApiPropertyOptional({
+    example: ['https://calendar.example.com/api'],
+    type: 'array',
+    items: { type: 'string', format: 'uri' },
+    maxItems: MAX_LIST_ENTRIES,
+  })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_LIST_ENTRIES)

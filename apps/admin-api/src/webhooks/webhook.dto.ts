@@ -12,7 +12,7 @@ export class WebhookDto {
    * A host that is or resolves to a loopback, private or link-local address is refused
    * unless allow-listed (and judged again at every delivery).
    */
-  @ApiProperty({ format: 'uri', maxLength: 2048 })
+  @ApiProperty({ example: 'https://siem.example.com/hooks/identity-broker', format: 'uri', maxLength: 2048 })
   @IsString()
   @MaxLength(2048)
   @IsPlainText()
@@ -21,6 +21,7 @@ export class WebhookDto {
 
   /** The event kinds delivered, at least one, each at most once. */
   @ApiProperty({
+    example: ['grant.created', 'grant.revoked', 'agent.suspended'],
     type: 'array',
     items: { type: 'string', enum: [...EVENT_TYPES] },
     minItems: 1,
@@ -34,7 +35,7 @@ export class WebhookDto {
   event_types!: EventType[];
 
   /** A disabled webhook gets no new deliveries and its pending ones wait. */
-  @ApiProperty()
+  @ApiProperty({ example: true })
   @IsBoolean()
   enabled!: boolean;
 }
