@@ -15,6 +15,7 @@ import { BOTH_SERVERS } from '../support/servers';
 
 const ADMIN = 'admin@example.com';
 const OTHER_ADMIN = 'bob@example.com';
+const VIEWER = 'auditor@example.com';
 
 interface Suspension {
   suspended_at: string;
@@ -36,7 +37,13 @@ describe.each(testBackends())('admin: suspending an agent on $name', (backend) =
   let admin: ApiClient;
 
   beforeAll(async () => {
-    broker = await startTestBroker({ servers: BOTH_SERVERS, config: { storage: await backend.storage() } });
+    broker = await startTestBroker({
+      servers: BOTH_SERVERS,
+      config: {
+        storage: await backend.storage(),
+        server: { admin: { authorization: { viewers: [VIEWER] } } },
+      },
+    });
     admin = new ApiClient(broker.url('admin'), ADMIN);
   });
 
@@ -133,6 +140,25 @@ describe.each(testBackends())('admin: suspending an agent on $name', (backend) =
       principal: null,
       details: { reason: 'Incident 7' },
     });
+  });
+
+  it('lets a viewer read a suspension but neither suspend nor resume (403, nothing changes)', async () => {
+    const id = await newAgent('Viewed');
+    const viewer = admin.as(VIEWER);
+    for (const refused of [
+      await viewer.put(`/api/agents/${id}/suspension`, { reason: 'not mine to give' }),
+      await viewer.delete(`/api/agents/${id}/suspension`),
+    ]) {
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.json()).toMatchObject({ error: 'forbidden' });
+    }
+    expect((await viewer.get(`/api/agents/${id}`)).json()).toMatchObject({ suspension: null });
+    await admin.put(`/api/agents/${id}/suspension`, { reason: 'by an administrator' });
+    expect((await viewer.delete(`/api/agents/${id}/suspension`)).status).toBe(403);
+    const read = await viewer.get(`/api/agents/${id}/suspension`);
+    expect(read.status, read.text).toBe(200);
+    expect(read.json()).toMatchObject({ suspended_by: ADMIN, reason: 'by an administrator' });
+    expect((await ledger(id)).map((event) => event.type)).toEqual(['agent.suspended']);
   });
 
   it('answers 404 agent not found for an unknown agent on every route', async () => {

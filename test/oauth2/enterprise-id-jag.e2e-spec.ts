@@ -489,6 +489,25 @@ describe.each(testBackends())('enterprise-managed authorization: ID-JAG on the J
     );
   });
 
+  // docs/admin-api.md "Suspending an agent": its client is refused before the ID-JAG is spent, and works again once resumed.
+  it('refuses a suspended agent (401 invalid_client) and issues again once it is resumed', async () => {
+    // Another agent: the one above had its organisation's access revoked, which refuses ID-JAGs issued before.
+    const assertion = await idJag({ clientId: other.id });
+    expect((await admin.put(`/api/agents/${other.id}/suspension`, {})).status).toBe(200);
+    expect(await refusal(await grant(assertion, { client: other }))).toEqual({
+      status: 401,
+      error: 'invalid_client',
+      description: 'the agent is suspended',
+    });
+    expect((await admin.delete(`/api/agents/${other.id}/suspension`)).status).toBe(204);
+    const issued = await oauth.processGenericTokenEndpointResponse(
+      as,
+      { client_id: other.id },
+      await grant(assertion, { client: other }),
+    );
+    expect(decodeJwt(issued.access_token)).toMatchObject({ client_id: other.id, sub: ALICE });
+  });
+
   it('never writes an ID-JAG, a token or a secret to the logs', () => {
     expect(broker.logs.lines.length).toBeGreaterThan(0);
     expect(broker.logs.text).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.eyJ/);
