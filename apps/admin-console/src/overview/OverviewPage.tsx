@@ -29,12 +29,9 @@ const MODE: Record<Overview['mode'], { label: string; words: string }> = {
   },
 };
 
-/** What each warning is called, and where to act on it. */
-const WARNING_TITLES: Readonly<Record<string, { title: string; action?: { to: string; label: string } }>> = {
-  development_keys: { title: 'Development keys in use' },
-  tracing_off: { title: 'Tracing is off' },
-  signing_key_due: { title: 'Signing key due for rotation', action: { to: '/signing-keys', label: 'Rotate it' } },
-  discovery_allow_list_wide: { title: 'Outbound allow-list wider than loopback' },
+/** Where to act on a warning (its message names the config key and says what is wrong). */
+const WARNING_ACTIONS: Readonly<Record<string, { to: string; label: string }>> = {
+  signing_key_due: { to: '/signing-keys', label: 'Rotate the signing key' },
 };
 
 function Warnings({ warnings }: { readonly warnings: Overview['warnings'] }) {
@@ -49,14 +46,14 @@ function Warnings({ warnings }: { readonly warnings: Overview['warnings'] }) {
       <h2 id="warnings-heading">Needs your attention</h2>
       <ul className="list">
         {warnings.map(({ code, message }) => {
-          const known = WARNING_TITLES[code];
+          const action = WARNING_ACTIONS[code];
           return (
             <li key={code} className="notice warning">
-              <strong>{known?.title ?? 'Warning'}.</strong> {message}
-              {known?.action !== undefined ? (
+              {message}
+              {action !== undefined ? (
                 <>
                   {' '}
-                  <Link to={known.action.to}>{known.action.label}</Link>
+                  <Link to={action.to}>{action.label}</Link>
                 </>
               ) : null}
             </li>
