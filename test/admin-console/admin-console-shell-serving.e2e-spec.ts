@@ -138,8 +138,9 @@ describe('the admin console served by the admin server', () => {
     expect(agents.text).not.toBe(built.index);
   });
 
-  it('logs that the admin console is served', () => {
+  it('logs that the admin console is served, and the address to open it at (its public_url)', () => {
     expect(broker.logs.text).toContain('admin console served at / on the admin server');
+    expect(broker.logs.text).toContain('admin console at http://localhost:14000/');
   });
 });
 
@@ -161,5 +162,6 @@ describe('the admin console switched off', () => {
     for (const path of ['/', '/agents', '/signing-keys'])
       expectNotFoundEnvelope(await http(`${broker.url('admin')}${path}`));
     expect(broker.logs.text).toContain('admin console not served');
+    expect(broker.logs.text).not.toContain('admin console at');
   });
 });

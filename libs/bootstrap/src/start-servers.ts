@@ -1,7 +1,14 @@
 import type { AddressInfo } from 'node:net';
 import { redactConfig, type BrokerConfig, type ServerKind } from '@broker/config';
 import { type Clock, CryptoRandom, type Random, SystemClock } from '@broker/domain';
-import { BrokerExpressAdapter, configureApp, createLogger, Lifecycle, type HttpRuntime } from '@broker/http';
+import {
+  adminConsoleUrl,
+  BrokerExpressAdapter,
+  configureApp,
+  createLogger,
+  Lifecycle,
+  type HttpRuntime,
+} from '@broker/http';
 import { Database, runCountingQueries } from '@broker/persistence';
 import { createTelemetry } from '@broker/telemetry';
 import type { DynamicModule } from '@nestjs/common';
@@ -141,6 +148,9 @@ export async function startServers(
         { server: definition.kind, url: `http://${host}:${address.port}` },
         `${definition.name} server listening`,
       );
+      // Where an administrator opens the admin console: the admin server's public_url (docs/admin-console.md).
+      const consoleUrl = definition.kind === 'admin' ? adminConsoleUrl(config) : undefined;
+      if (consoleUrl !== undefined) logger.info({ server: 'admin', url: consoleUrl }, `admin console at ${consoleUrl}`);
     }
   } catch (error) {
     await Promise.allSettled(apps.map((app) => app.close()));

@@ -6,6 +6,7 @@
  * storage (lib boundaries as allow-lists).
  */
 export { configureApp } from './configure-app';
+export { adminConsoleUrl } from './admin-console/admin-console.middleware';
 export type { HttpRuntime } from './http-runtime';
 export type { CountQueries, QueryCount } from './logging/query-count.middleware';
 export { Lifecycle, type LifecyclePhase } from './lifecycle/lifecycle';

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { BrokerConfig } from '@broker/config';
 import type { Logger } from 'pino';
 import { staticSite, type ConsoleSite } from '../console/console.middleware';
@@ -31,4 +33,14 @@ export function adminConsoleSite(config: BrokerConfig, logger: Logger): ConsoleS
     },
     logger,
   );
+}
+
+/**
+ * The address an administrator opens the admin console at (the admin server's `public_url`, the SSO proxy's
+ * address), or undefined when the admin server serves none (switched off, or not built). `npm start` logs it.
+ */
+export function adminConsoleUrl(config: BrokerConfig): string | undefined {
+  const { public_url: publicUrl, console: settings } = config.server.admin;
+  if (!settings.enabled || !existsSync(join(settings.static_dir, 'index.html'))) return undefined;
+  return new URL('/', publicUrl).href;
 }
