@@ -2,14 +2,15 @@
 // `npm run demo`: the broker on a throwaway embedded database, a sample third-party provider (panva's oidc-provider)
 // and a demo agent + gateway, registered through the admin API, then the steps to follow (README "Try it").
 //
-//   node scripts/demo.mjs [--enduser-port 8000] [--admin-port 14000] [--provider-port 9100] [--agent-port 9999]
+//   node scripts/demo.mjs [--enduser-port 8000] [--admin-port 14000] [--admin-console-port 14001] [--provider-port 9100]
+//                         [--agent-port 9999]
 //
 // Runs the built broker (dist/), so `npm run demo` builds first when the sources changed. Ctrl-C stops everything and deletes the data.
 // Nothing here is production code: the provider, the gateway's signing key and the broker's keys are made up per run.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +63,7 @@ const { values: args } = parseArgs({
   options: {
     'enduser-port': { type: 'string', default: '8000' },
     'admin-port': { type: 'string', default: '14000' },
+    'admin-console-port': { type: 'string', default: '14001' },
     'provider-port': { type: 'string', default: '9100' },
     'agent-port': { type: 'string', default: '9999' },
     help: { type: 'boolean', default: false },
@@ -69,7 +71,7 @@ const { values: args } = parseArgs({
 });
 if (args.help) {
   console.log(
-    'usage: node scripts/demo.mjs [--enduser-port 8000] [--admin-port 14000] [--provider-port 9100] [--agent-port 9999]',
+    'usage: node scripts/demo.mjs [--enduser-port 8000] [--admin-port 14000] [--admin-console-port 14001] [--provider-port 9100] [--agent-port 9999]',
   );
   process.exit(0);
 }
@@ -82,11 +84,14 @@ const port = (name) => {
 const ports = {
   enduser: port('enduser-port'),
   admin: port('admin-port'),
+  adminConsole: port('admin-console-port'),
   provider: port('provider-port'),
   agent: port('agent-port'),
 };
 const BROKER = `http://localhost:${ports.enduser}`;
 const ADMIN = `http://localhost:${ports.admin}`;
+/** The stand-in SSO proxy in front of the admin server: the admin console's address in a browser. */
+const ADMIN_CONSOLE = `http://localhost:${ports.adminConsole}`;
 const PROVIDER = `http://127.0.0.1:${ports.provider}`;
 const AGENT = `http://localhost:${ports.agent}`;
 const CALLBACK = `${AGENT}/callback`;
@@ -135,7 +140,8 @@ process.on('exit', () => {
 
 async function main() {
   // Checked first, so a busy port is named with the option that moves it (not the broker's config key).
-  for (const [name, portNumber] of Object.entries(ports)) await assertPortFree(portNumber, `--${name}-port`);
+  for (const [name, portNumber] of Object.entries(ports))
+    await assertPortFree(portNumber, `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}-port`);
   // --- The gateway (trust anchor for token exchange) and the agent's redirect page -------------------------------
   const gatewayKey = await generateKeyPair('ES256');
   const gatewayJwk = { ...(await exportJWK(gatewayKey.publicKey)), kid: 'demo-gateway-1', alg: 'ES256', use: 'sig' };
@@ -156,7 +162,8 @@ async function main() {
     stringify({
       server: {
         enduser: { port: ports.enduser, public_url: BROKER },
-        admin: { port: ports.admin, public_url: ADMIN },
+        // The admin server's public face is the stand-in SSO proxy (its pages' origin, docs/admin-console.md).
+        admin: { port: ports.admin, public_url: ADMIN_CONSOLE },
         shutdown: { timeout: '5s' },
       },
       storage: { backend: 'pglite', pglite: { data_dir: join(dataDir, 'pglite') } },
@@ -364,6 +371,26 @@ unless you already decided with “Always” (or for this agent session).</p></f
   });
   await listen(agentServer, ports.agent, 'the demo agent', '--agent-port');
 
+  // --- The admin console, behind a stand-in SSO proxy ---------------------------------------------------------------
+  // A real deployment puts its SSO proxy in front of the admin server; here every request through this port is
+  // signed in as the demo administrator (the header replaced, never taken from the browser).
+  const adminProxy = createServer((request, response) => {
+    const headers = { ...request.headers, 'x-remote-user': ADMIN_PRINCIPAL };
+    const upstream = httpRequest(
+      { host: '127.0.0.1', port: ports.admin, method: request.method, path: request.url, headers },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    upstream.on('error', () => {
+      if (!response.headersSent) response.writeHead(502, { 'content-type': 'text/plain; charset=utf-8' });
+      response.end('the admin server is not answering');
+    });
+    request.pipe(upstream);
+  });
+  await listen(adminProxy, ports.adminConsole, 'the admin console proxy', '--admin-console-port');
+
   console.log(`
 Agent Identity Broker demo: running. Ctrl-C stops everything (the data lives in ${dataDir} and is deleted).
 
@@ -371,6 +398,7 @@ Agent Identity Broker demo: running. Ctrl-C stops everything (the data lives in 
   Consent console     ${BROKER}/agents
   Demo agent          ${AGENT} (its page; redirect URI ${CALLBACK})
   Demo Drive          the sample provider on port ${ports.provider}: Connect takes you there (any name and password)
+  Admin console       ${ADMIN_CONSOLE}/ (a stand-in SSO proxy signs you in as ${ADMIN_PRINCIPAL})
   Admin API           curl -H 'X-Remote-User: ${ADMIN_PRINCIPAL}' ${ADMIN}/api/agents
                       (agent ${agent.id}, service ${service.id}, permission set ${set.id})
   Broker log          ${logFile}
@@ -405,6 +433,12 @@ ${exchangeCurl}
    the calls they do not settle wait for you at ${BROKER}/approvals: approve or deny them,
    remember a decision ("Always"), and make the calls again: what you remembered goes through
    (or is refused) without asking. Find it under Remembered; Activity shows every step.
+
+5. Administer. Open the admin console, ${ADMIN_CONSOLE}/, as the broker's administrator:
+   the overview (health, counts, signing keys, warnings), the Demo Assistant under Agents
+   (its client credentials, and your grant once you allowed it: revoke it there), Demo Drive
+   under Services (its callback URL), Activity across people with export, and Signing keys
+   (rotate, retire).
 `);
 }
 

@@ -51,13 +51,19 @@ async function postForm(url: string, fields: Record<string, string>) {
 
 describe('npm run demo', () => {
   let demo: DemoProcess;
-  let ports: { enduser: number; admin: number; provider: number; agent: number };
+  let ports: { enduser: number; admin: number; adminConsole: number; provider: number; agent: number };
   let broker: string;
   let admin: ApiClient;
   let authorizeUrl: string;
 
   beforeAll(async () => {
-    ports = { enduser: await freePort(), admin: await freePort(), provider: await freePort(), agent: await freePort() };
+    ports = {
+      enduser: await freePort(),
+      admin: await freePort(),
+      adminConsole: await freePort(),
+      provider: await freePort(),
+      agent: await freePort(),
+    };
     broker = `http://localhost:${ports.enduser}`;
     admin = new ApiClient(`http://localhost:${ports.admin}`);
     demo = new DemoProcess([
@@ -65,6 +71,8 @@ describe('npm run demo', () => {
       String(ports.enduser),
       '--admin-port',
       String(ports.admin),
+      '--admin-console-port',
+      String(ports.adminConsole),
       '--provider-port',
       String(ports.provider),
       '--agent-port',
@@ -199,6 +207,17 @@ describe('npm run demo', () => {
     expect(body.issued_token_type).toBe(ACCESS);
     expect(body.access_token.length).toBeGreaterThan(10);
   }, 120_000);
+
+  it('prints the admin console, which opens signed in as the demo administrator through its stand-in SSO proxy', async () => {
+    const adminConsole = `http://localhost:${ports.adminConsole}/`;
+    expect(demo.output.join('')).toContain(`Admin console       ${adminConsole} (a stand-in SSO proxy signs you in`);
+    const page = await http(adminConsole);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<div id="root"></div>');
+    expect(String(page.headers['content-security-policy'])).toContain("frame-ancestors 'none'");
+    const me = await http(`${adminConsole}api/me`, { headers: { 'x-remote-user': 'someone-else@example.com' } });
+    expect(me.json()).toEqual({ principal: 'demo-admin@example.com', role: 'admin' });
+  });
 
   it("puts two tool calls on the Approvals page from the demo agent's button (its gateway asking, once the agent is allowed), one of them critical", async () => {
     const text = demo.output.join('');
