@@ -112,12 +112,36 @@ function AgentView({ agent }: { readonly agent: Agent }) {
       ) : null}
       {suspension !== null ? <SuspendedNotice suspension={suspension} name={agent.display_name} /> : null}
       <ReadOnlyNotice />
+      <SectionLinks />
       <ClientCredentials agentId={agent.id} agentName={agent.display_name} />
       <AgentGrants agentId={agent.id} agentName={agent.display_name} />
       <EnterpriseAuthorizations agentId={agent.id} agentName={agent.display_name} />
       <AgentSettings agent={agent} />
       <DeleteAgent agent={agent} />
     </>
+  );
+}
+
+const SECTIONS: readonly [string, string][] = [
+  ['credentials-heading', 'Client credentials'],
+  ['grants-heading', "People's grants"],
+  ['enterprise-heading', 'Allowed by organisations'],
+  ['settings-heading', 'Settings'],
+  ['delete-heading', 'Delete'],
+];
+
+/** The agent page's sections, one jump away: the page is long, and an incident starts at the grants. */
+function SectionLinks() {
+  return (
+    <nav className="section-links" aria-label="On this page">
+      <ul>
+        {SECTIONS.map(([id, label]) => (
+          <li key={id}>
+            <a href={`#${id}`}>{label}</a>
+          </li>
+        ))}
+      </ul>
+    </nav>
   );
 }
 
