@@ -57,7 +57,7 @@ describe('admin console: a fresh install, from the first agent to an incident', 
     await page.getByRole('heading', { name: 'No agents yet' }).waitFor();
     await page.getByRole('link', { name: 'New agent' }).first().click();
     await page.getByLabel('Name', { exact: true }).fill('Expense assistant');
-    await page.getByLabel('Description').fill('Files your expense reports from your receipts.');
+    await page.getByLabel('Description', { exact: true }).fill('Files your expense reports from your receipts.');
     await page.getByRole('button', { name: 'Add redirect URI' }).click();
     await page.getByRole('textbox', { name: 'Redirect URI 1' }).fill('https://assistant.example.com/oauth2/callback');
     await page.getByRole('button', { name: 'Register agent' }).click();
@@ -76,16 +76,18 @@ describe('admin console: a fresh install, from the first agent to an incident', 
     await nav('Services').click();
     await page.getByRole('link', { name: 'Register a service' }).first().click();
     await page.getByLabel('Name', { exact: true }).fill('Expenses');
-    await page.getByLabel('Issuer URL').fill(IDP);
-    await page.getByLabel('Authorization endpoint (optional)').fill(`${IDP}/oauth2/authorize`);
-    await page.getByLabel('Token endpoint (optional)').fill(`${IDP}/oauth2/token`);
-    await page.getByLabel('Client ID').fill('identity-broker');
-    await page.getByLabel('Client secret').fill('secret-from-the-provider');
+    await page.getByLabel('Issuer URL', { exact: true }).fill(IDP);
+    await page.getByLabel('Authorization endpoint (optional)', { exact: true }).fill(`${IDP}/oauth2/authorize`);
+    await page.getByLabel('Token endpoint (optional)', { exact: true }).fill(`${IDP}/oauth2/token`);
+    await page.getByLabel('Client ID', { exact: true }).fill('identity-broker');
+    await page.getByLabel('Client secret', { exact: true }).fill('secret-from-the-provider');
     await page.getByRole('button', { name: 'Add a scope' }).click();
     await row(page, 'Scope 1').getByLabel('Scope', { exact: true }).fill('expenses.write');
-    await row(page, 'Scope 1').getByLabel('What it lets an agent do (optional)').fill('File expense reports for you');
+    await row(page, 'Scope 1')
+      .getByLabel('What it lets an agent do (optional)', { exact: true })
+      .fill('File expense reports for you');
     await page.getByRole('button', { name: 'Add a resource URI' }).click();
-    await page.getByLabel('Resource URI 1').fill(SERVICE_RESOURCE);
+    await page.getByLabel('Resource URI 1', { exact: true }).fill(SERVICE_RESOURCE);
     await page.getByRole('button', { name: 'Register service' }).click();
     await page.getByRole('heading', { level: 1, name: 'Expenses' }).waitFor();
     await page.getByText('Register this redirect URI at the provider').waitFor();
@@ -95,10 +97,12 @@ describe('admin console: a fresh install, from the first agent to an incident', 
     await nav('MCP servers').click();
     await page.getByRole('link', { name: 'Register an MCP server' }).first().click();
     await page.getByLabel('Name', { exact: true }).fill('Receipts');
-    await page.getByLabel('Resource URI').fill(MCP_URI);
+    await page.getByLabel('Resource URI', { exact: true }).fill(MCP_URI);
     await page.getByRole('button', { name: 'Add a scope' }).click();
     await row(page, 'Scope 1').getByLabel('Scope', { exact: true }).fill('receipts.read');
-    await row(page, 'Scope 1').getByLabel('What it lets an agent do').fill('Read your scanned receipts');
+    await row(page, 'Scope 1')
+      .getByLabel('What it lets an agent do', { exact: true })
+      .fill('Read your scanned receipts');
     await page.getByRole('button', { name: 'Register MCP server' }).click();
     await page.getByRole('heading', { level: 1, name: 'Receipts' }).waitFor();
     const resourceId = /\/mcp-servers\/([0-9a-f-]{36})$/.exec(page.url())?.[1] as string;
@@ -155,7 +159,7 @@ describe('admin console: a fresh install, from the first agent to an incident', 
 
     await page.getByRole('button', { name: 'Suspend', exact: true }).click();
     const suspend = page.getByRole('dialog', { name: 'Suspend Expense assistant?' });
-    await suspend.getByLabel('Reason (optional)').fill('Incident 2026-11-29: receipts leaked');
+    await suspend.getByLabel('Reason (optional)', { exact: true }).fill('Incident 2026-11-29: receipts leaked');
     await suspend.getByRole('button', { name: 'Suspend agent' }).click();
     await page.getByRole('status').filter({ hasText: 'Expense assistant is suspended since' }).waitFor();
     expect(await tokenStatus(agentId, secret)).toBe(401);
