@@ -109,7 +109,22 @@ function GrantItem(props: {
     },
     onError: (error) => setFailure(error as ApiFailure),
   });
-  const services = grant.services.map((service) => service.service_display_name);
+  // What the grant reaches: third-party services and MCP servers (the broker's protected resources), each with its scopes.
+  const reached = [
+    ...grant.services.map((service) => ({
+      key: `service:${service.service_id}`,
+      kind: 'service' as const,
+      name: service.service_display_name,
+      scopes: service.scopes,
+    })),
+    ...grant.resources.map((resource) => ({
+      key: `mcp:${resource.resource_id}`,
+      kind: 'mcp' as const,
+      name: resource.resource_display_name,
+      scopes: resource.scopes,
+    })),
+  ];
+  const services = reached.map((item) => item.name);
   return (
     <li className="card grant">
       <div className="card-body">
@@ -120,14 +135,15 @@ function GrantItem(props: {
           <span>Allowed {formatDate(grant.created_at)}</span>
           <span>{grant.expires_at === null ? 'No end date' : `Until ${formatDate(grant.expires_at)}`}</span>
         </div>
-        {grant.services.length > 0 ? (
+        {reached.length > 0 ? (
           <ul className="grant-services" aria-label={`What ${grant.principal} allowed`}>
-            {grant.services.map((service) => (
-              <li key={service.service_id}>
-                <span className="grant-service">{service.service_display_name}</span>{' '}
-                {service.scopes.length > 0 ? (
+            {reached.map((item) => (
+              <li key={item.key}>
+                <span className="grant-service">{item.name}</span>
+                {item.kind === 'mcp' ? <span className="muted"> (MCP server)</span> : null}{' '}
+                {item.scopes.length > 0 ? (
                   <span className="scopes">
-                    {service.scopes.map((scope) => (
+                    {item.scopes.map((scope) => (
                       <span key={scope} className="scope mono">
                         {scope}
                       </span>

@@ -1,6 +1,5 @@
 import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
-import { ApiFailure, api, failureOf, unwrap } from '../api/client';
-import { getJson } from '../api/queries';
+import { ApiFailure, api, unwrap } from '../api/client';
 import type {
   AdminGrant,
   Agent,
@@ -33,22 +32,6 @@ export interface ChangeHandlers<T> {
   readonly onMutate?: () => void;
   readonly onSuccess?: (answer: T) => void;
   readonly onError?: (error: unknown) => void;
-}
-
-/** A write of the admin API the generated client does not type (its answer, or the `ApiFailure`). */
-async function send<T>(method: 'DELETE', path: string, body?: unknown): Promise<T> {
-  const response = await fetch(path, {
-    method,
-    credentials: 'same-origin',
-    headers:
-      body === undefined
-        ? { Accept: 'application/json' }
-        : { Accept: 'application/json', 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const answer: unknown = response.status === 204 ? undefined : await response.json().catch(() => undefined);
-  if (!response.ok) throw failureOf(response, answer);
-  return answer as T;
 }
 
 function invalidateAgent(client: QueryClient, id: string | undefined): Promise<unknown> {
@@ -184,7 +167,7 @@ export function useAgentGrants(id: string) {
   return useQuery({
     queryKey: agentKeys.grants(id),
     queryFn: async (): Promise<AdminGrant[]> =>
-      (await getJson<{ items: AdminGrant[] }>(`/api/agents/${encodeURIComponent(id)}/grants`)).items,
+      (await unwrap(api.GET('/api/agents/{agentId}/grants', { params: { path: { agentId: id } } }))).items,
   });
 }
 
@@ -199,8 +182,8 @@ async function afterGrantsChanged(client: QueryClient, id: string): Promise<void
 export function useRevokeGrant(id: string, grantId: string, handlers: ChangeHandlers<void>) {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (): Promise<void> =>
-      send('DELETE', `/api/agents/${encodeURIComponent(id)}/grants/${encodeURIComponent(grantId)}`),
+    mutationFn: async (): Promise<void> =>
+      unwrap(api.DELETE('/api/agents/{agentId}/grants/{grantId}', { params: { path: { agentId: id, grantId } } })),
     onMutate: handlers.onMutate,
     onSuccess: async () => {
       await afterGrantsChanged(client, id);
@@ -213,7 +196,8 @@ export function useRevokeGrant(id: string, grantId: string, handlers: ChangeHand
 export function useRevokeAllGrants(id: string, handlers: ChangeHandlers<{ revoked: number }>) {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (): Promise<{ revoked: number }> => send('DELETE', `/api/agents/${encodeURIComponent(id)}/grants`),
+    mutationFn: async (): Promise<{ revoked: number }> =>
+      unwrap(api.DELETE('/api/agents/{agentId}/grants', { params: { path: { agentId: id } } })),
     onMutate: handlers.onMutate,
     onSuccess: async (answer) => {
       await afterGrantsChanged(client, id);

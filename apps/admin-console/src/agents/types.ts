@@ -24,17 +24,4 @@ export type CredentialsMetadata = Schemas['ClientCredentialsMetadataResponse'];
 export type EnterpriseAuthorization = Schemas['AgentEnterpriseAuthorizationResponse'];
 
 /** One person's active grant to an agent, as administrators read it (never a token). */
-export interface AdminGrant {
-  readonly id: string;
-  readonly principal: string;
-  readonly agent_id: string;
-  readonly agent_display_name: string;
-  readonly services: readonly {
-    readonly service_id: string;
-    readonly service_display_name: string;
-    readonly scopes: readonly string[];
-  }[];
-  readonly permission_sets: readonly { readonly permission_set_id: string; readonly name: string }[];
-  readonly created_at: string;
-  readonly expires_at: string | null;
-}
+export type AdminGrant = Schemas['AdminGrantResponse'];
