@@ -353,7 +353,10 @@ describe('admin console: agents', () => {
     const recorded = await open(`/agents/${id}`, AUDITOR);
     const { page } = recorded;
     await page.getByText('Read-only: your role is viewer', { exact: false }).first().waitFor();
-    await page.getByRole('list', { name: 'People who allowed Audit subject' }).getByText(ALICE).waitFor();
+    await page
+      .getByRole('list', { name: 'People who allowed Audit subject' })
+      .getByText(ALICE, { exact: true })
+      .waitFor();
     expect(await page.getByRole('textbox', { name: 'Redirect URI 1' }).inputValue()).toBe(
       'https://audit.example.com/cb',
     );

@@ -30,7 +30,8 @@ export function AgentGrants({ agentId, agentName }: { readonly agentId: string; 
     onError: (error) => setFailure(error as ApiFailure),
   });
   const items = grants.data ?? [];
-  const people = [...new Set(items.map((grant) => grant.principal))];
+  // Named in the confirmation in alphabetical order, each person once.
+  const people = [...new Set(items.map((grant) => grant.principal))].sort();
   const named = people.slice(0, NAMED);
   return (
     <section className="panel agent-section" aria-labelledby="grants-heading">
