@@ -20,8 +20,8 @@ const ALICE = 'alice@example.com';
 /**
  * Suspending an agent from the admin console of one broker process is seen at once by another process on the same
  * PostgreSQL (the registry's change notification, well before any cache's backstop): its token requests there are
- * refused, the other process's admin console badges it, and resuming from that other console makes the same secret
- * and the same person's grant work again, on the first process too.
+ * refused, the other process's admin console badges it and its person's console says so, and resuming from that
+ * other console makes the same secret and the same person's grant work again, on the first process too.
  */
 describe.runIf(postgresServerUrl())('admin console: suspend and resume across broker processes', () => {
   const replicas: BrokerProcess[] = [];
@@ -152,6 +152,11 @@ describe.runIf(postgresServerUrl())('admin console: suspend and resume across br
     await card.getByRole('link', { name: 'Scheduling assistant' }).click();
     await onB.page.getByText('Reason: Unexpected calendar exports', { exact: false }).waitFor();
     await reviewAdminPage(onB, 'suspend-replicas-suspended');
+    // The person's console on the other process says so too.
+    const person = await openConsolePage(browser, { broker: enduser[1] as string, principal: ALICE });
+    opened.push(person);
+    await person.page.goto(`${enduser[1] as string}/agents/${agent}`);
+    await person.page.getByRole('heading', { name: 'Suspended by your administrators' }).waitFor();
 
     await onB.page.getByRole('button', { name: 'Resume', exact: true }).click();
     await onB.page
