@@ -2,38 +2,38 @@ import type { PermissionSet, RequirementType } from '@broker/domain';
 import { ApiProperty } from '@nestjs/swagger';
 
 export class ServiceScopesResponse {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '8d2e4f60-1b3a-4c5d-8e9f-0a1b2c3d4e5f', format: 'uuid' })
   service_id!: string;
-  @ApiProperty()
+  @ApiProperty({ example: ['calendar.read'] })
   scopes!: string[];
-  @ApiProperty()
+  @ApiProperty({ example: 'mandatory' })
   requirement_type!: RequirementType;
 }
 
 export class ResourceScopesResponse {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '5b7c9d1e-2f3a-4b5c-9d6e-7f8a9b0c1d2e', format: 'uuid' })
   resource_id!: string;
-  @ApiProperty()
+  @ApiProperty({ example: ['files.read'] })
   scopes!: string[];
-  @ApiProperty()
+  @ApiProperty({ example: 'optional' })
   requirement_type!: RequirementType;
 }
 
 export class PermissionSetResponse {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: 'c4d5e6f7-8a9b-4c0d-a1e2-f3a4b5c6d7e8', format: 'uuid' })
   id!: string;
-  @ApiProperty()
+  @ApiProperty({ example: 'Read calendar' })
   name!: string;
   /** `""` when none was given. */
-  @ApiProperty()
+  @ApiProperty({ example: 'Lets an agent read your calendar events.' })
   description!: string;
   @ApiProperty()
   service_scopes!: ServiceScopesResponse[];
   @ApiProperty({ type: [ResourceScopesResponse] })
   resource_scopes!: ResourceScopesResponse[];
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-02T14:05:00.000Z', format: 'date-time' })
   created_at!: string;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-02T14:05:00.000Z', format: 'date-time' })
   updated_at!: string;
 }
 

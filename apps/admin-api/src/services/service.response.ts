@@ -2,40 +2,44 @@ import { thirdPartyCallbackUrl, type Service, type TokenEndpointAuthMethod } fro
 import { ApiProperty } from '@nestjs/swagger';
 
 export class ServiceScopeResponse {
-  @ApiProperty()
+  @ApiProperty({ example: 'calendar.read' })
   scope!: string;
   /** `""` when none was given. */
-  @ApiProperty()
+  @ApiProperty({ example: 'Read your calendar' })
   description!: string;
 }
 
 /** A service as the admin API shows it; the secret is never shown. Absent values are `null`. */
 export class ServiceResponse {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '8d2e4f60-1b3a-4c5d-8e9f-0a1b2c3d4e5f', format: 'uuid' })
   id!: string;
-  @ApiProperty()
+  @ApiProperty({ example: 'Google Calendar' })
   display_name!: string;
-  @ApiProperty()
+  @ApiProperty({ example: 'Your calendar, read by agents you allow.' })
   description!: string | null;
-  @ApiProperty({ format: 'uri' })
+  @ApiProperty({ example: 'https://calendar.example.com/logo.png', format: 'uri' })
   logo_url!: string | null;
-  @ApiProperty()
+  @ApiProperty({ example: 'broker-calendar-client' })
   client_id!: string;
   /** `"REDACTED"` when a secret is stored, `null` otherwise: the secret itself is write-only. */
-  @ApiProperty({ type: 'string', enum: ['REDACTED'], nullable: true })
+  @ApiProperty({ example: 'REDACTED', type: 'string', enum: ['REDACTED'], nullable: true })
   client_secret!: 'REDACTED' | null;
-  @ApiProperty()
+  @ApiProperty({ example: 'client_secret_basic' })
   token_endpoint_auth_method!: TokenEndpointAuthMethod;
-  @ApiProperty({ format: 'uri' })
+  @ApiProperty({ example: 'https://calendar.example.com', format: 'uri' })
   issuer_uri!: string;
-  @ApiProperty({ format: 'uri' })
+  @ApiProperty({ example: 'https://calendar.example.com/oauth2/authorize', format: 'uri' })
   authorization_endpoint!: string;
-  @ApiProperty({ format: 'uri' })
+  @ApiProperty({ example: 'https://calendar.example.com/oauth2/token', format: 'uri' })
   token_endpoint!: string;
   @ApiProperty()
   scopes!: ServiceScopeResponse[];
   /** Normalised: scheme and host lower-case, no trailing slash. */
-  @ApiProperty({ type: 'array', items: { type: 'string', format: 'uri' } })
+  @ApiProperty({
+    example: ['https://calendar.example.com/api'],
+    type: 'array',
+    items: { type: 'string', format: 'uri' },
+  })
   protected_resources!: string[];
   /**
    * The broker's redirect URI for this service: register exactly this URL at the provider (its client's redirect
@@ -46,9 +50,9 @@ export class ServiceResponse {
     example: 'https://broker.example.com/api/third-party/3f0c1a2b-4d5e-4f60-8a9b-0c1d2e3f4a5b/oauth2/callback',
   })
   callback_url!: string;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-02T14:05:00.000Z', format: 'date-time' })
   created_at!: string;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-02T14:05:00.000Z', format: 'date-time' })
   updated_at!: string;
 }
 

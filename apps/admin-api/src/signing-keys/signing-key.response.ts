@@ -5,17 +5,17 @@ import { ApiProperty } from '@nestjs/swagger';
 /** A signing key as the admin API shows it: metadata only, never key material. */
 export class SigningKeyResponse {
   /** The key id in the JWKS and in the tokens' `kid` header. */
-  @ApiProperty({ pattern: '^[A-Za-z0-9._-]{1,128}$' })
+  @ApiProperty({ example: 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs', pattern: '^[A-Za-z0-9._-]{1,128}$' })
   kid!: string;
-  @ApiProperty()
+  @ApiProperty({ example: 'ES256' })
   algorithm!: SigningAlgorithm;
   /** The key tokens are signed with; at most one key is current. */
-  @ApiProperty()
+  @ApiProperty({ example: true })
   is_current!: boolean;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-09-01T09:30:00.000Z', format: 'date-time' })
   created_at!: string;
   /** When the key was soft-deleted (gone from the JWKS); `null` while live. */
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: null, format: 'date-time' })
   deleted_at!: string | null;
 }
 
