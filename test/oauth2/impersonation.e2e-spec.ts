@@ -279,6 +279,24 @@ describe('user impersonation (local mode)', () => {
     expect(decodeJwt(response.json<{ access_token: string }>().access_token).agent_id).toBe(target);
   });
 
+  // docs/admin-api.md "Suspending an agent": no token names a suspended agent; the delegation is kept for its resumption.
+  it('refuses a suspended target agent (403 access_denied, no consent page) and issues again once it is resumed', async () => {
+    const admin = new ApiClient(broker.url('admin'));
+    expect((await admin.put(`/api/agents/${target}/suspension`, {})).status).toBe(200);
+    try {
+      const refused = await impersonate(await signedFields());
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.json()).toEqual({
+        error: 'access_denied',
+        error_description: 'the agent is suspended by an administrator',
+      });
+    } finally {
+      expect((await admin.delete(`/api/agents/${target}/suspension`)).status).toBe(204);
+    }
+    const issued = await impersonate(await signedFields());
+    expect(issued.status, issued.text).toBe(200);
+  });
+
   it('issues on the unverified-subject profile: an unsigned subject, the email bound by the predicate', async () => {
     const response = await impersonate(
       await signedFields({
