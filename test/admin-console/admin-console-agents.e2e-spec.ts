@@ -115,6 +115,7 @@ describe('admin console: agents', () => {
     await page.getByRole('textbox', { name: 'Redirect URI 1' }).fill('http://assistant.example.com/cb');
     await page.getByRole('checkbox', { name: /Calendar access/ }).check();
     await page.getByRole('combobox', { name: 'How Calendar access is required' }).selectOption('optional');
+    await page.getByText('The person may leave it out.').waitFor();
     await page.getByRole('radio', { name: /^Required/ }).check();
     await page.getByRole('button', { name: 'Register agent' }).click();
 

@@ -5,11 +5,15 @@ import type { RequirementType } from './types';
 
 type Chosen = readonly { readonly permission_set_id: string; readonly requirement_type: RequirementType }[];
 
-/** The requirement types in words: how the consent page asks the person for the set. */
-export const REQUIREMENTS: readonly { value: RequirementType; label: string }[] = [
-  { value: 'mandatory', label: 'Required: the person must allow it' },
-  { value: 'optional', label: 'Optional: the person may leave it out' },
-  { value: 'require_all_scopes', label: 'Required with all its scopes together' },
+/** The requirement types, short (a phone shows the whole choice) with what each means for the person. */
+export const REQUIREMENTS: readonly { value: RequirementType; label: string; words: string }[] = [
+  { value: 'mandatory', label: 'Required', words: 'The person must allow it to allow the agent.' },
+  { value: 'optional', label: 'Optional', words: 'The person may leave it out.' },
+  {
+    value: 'require_all_scopes',
+    label: 'Required, all scopes',
+    words: 'The person must allow it with every one of its scopes.',
+  },
 ];
 
 /**
@@ -91,26 +95,32 @@ export function PermissionSetChoice(props: {
                 </span>
               </label>
               {requirement !== undefined ? (
-                <select
-                  aria-label={`How ${set.name} is required`}
-                  value={requirement}
-                  disabled={readOnly}
-                  onChange={(event) =>
-                    onChange(
-                      value.map((entry) =>
-                        entry.permission_set_id === set.id
-                          ? { ...entry, requirement_type: event.target.value as RequirementType }
-                          : entry,
-                      ),
-                    )
-                  }
-                >
-                  {REQUIREMENTS.map((option) => (
-                    <option key={option.value} value={option.value}>
-                      {option.label}
-                    </option>
-                  ))}
-                </select>
+                <div className="requirement">
+                  <select
+                    aria-label={`How ${set.name} is required`}
+                    aria-describedby={`${checkboxId}-requirement`}
+                    value={requirement}
+                    disabled={readOnly}
+                    onChange={(event) =>
+                      onChange(
+                        value.map((entry) =>
+                          entry.permission_set_id === set.id
+                            ? { ...entry, requirement_type: event.target.value as RequirementType }
+                            : entry,
+                        ),
+                      )
+                    }
+                  >
+                    {REQUIREMENTS.map((option) => (
+                      <option key={option.value} value={option.value}>
+                        {option.label}
+                      </option>
+                    ))}
+                  </select>
+                  <span className="choice-words" id={`${checkboxId}-requirement`}>
+                    {REQUIREMENTS.find((option) => option.value === requirement)?.words}
+                  </span>
+                </div>
               ) : null}
             </li>
           );
