@@ -4,17 +4,21 @@ import { ApiProperty } from '@nestjs/swagger';
 
 /** A webhook as read back: never its secret. */
 export class WebhookResponse {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d', format: 'uuid' })
   id!: string;
-  @ApiProperty({ format: 'uri' })
+  @ApiProperty({ example: 'https://siem.example.com/hooks/identity-broker', format: 'uri' })
   url!: string;
-  @ApiProperty({ type: 'array', items: { type: 'string' } })
+  @ApiProperty({
+    example: ['grant.created', 'grant.revoked', 'agent.suspended'],
+    type: 'array',
+    items: { type: 'string' },
+  })
   event_types!: EventType[];
-  @ApiProperty()
+  @ApiProperty({ example: true })
   enabled!: boolean;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-02T14:05:00.000Z', format: 'date-time' })
   created_at!: string;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-02T14:05:00.000Z', format: 'date-time' })
   updated_at!: string;
 }
 
@@ -27,30 +31,30 @@ export class WebhookWithSecretResponse extends WebhookResponse {
 
 /** One delivery of an event to a webhook (the outbox row, without the payload). */
 export class WebhookDeliveryResponse {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '9e8d7c6b-5a4f-4e3d-b2c1-a0f9e8d7c6b5', format: 'uuid' })
   id!: string;
   /** The event's id, sent as `webhook-id`. */
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ example: '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f', format: 'uuid' })
   event_id!: string;
-  @ApiProperty()
+  @ApiProperty({ example: 'grant.revoked' })
   event_type!: string;
-  @ApiProperty({ enum: ['pending', 'delivered', 'failed'] })
+  @ApiProperty({ example: 'delivered', enum: ['pending', 'delivered', 'failed'] })
   status!: WebhookDeliveryStatus;
   /** Attempts made so far (an attempt is counted when it starts). */
-  @ApiProperty({ type: 'integer', minimum: 0 })
+  @ApiProperty({ example: 1, type: 'integer', minimum: 0 })
   attempts!: number;
   /** When it is tried next; null unless pending. */
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  @ApiProperty({ example: null, type: 'string', format: 'date-time', nullable: true })
   next_attempt_at!: string | null;
   /** The receiver's last HTTP status; null when there was no answer. */
-  @ApiProperty({ type: 'integer', nullable: true })
+  @ApiProperty({ example: 204, type: 'integer', nullable: true })
   last_status!: number | null;
   /** Why the last attempt failed (short; never the receiver's answer). */
-  @ApiProperty({ type: 'string', nullable: true })
+  @ApiProperty({ example: null, type: 'string', nullable: true })
   last_error!: string | null;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ example: '2026-11-02T14:05:00.000Z', format: 'date-time' })
   created_at!: string;
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  @ApiProperty({ example: '2026-11-02T14:05:01.000Z', type: 'string', format: 'date-time', nullable: true })
   delivered_at!: string | null;
 }
 
