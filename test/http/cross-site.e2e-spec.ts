@@ -56,6 +56,8 @@ describe('cross-site requests (CSRF)', () => {
   /** Alice's live enterprise authorization of the agent (what the JWT bearer grant records). */
   let enterpriseId: string;
   let resourceId: string;
+  /** Alice's grant, as the admin API lists it. */
+  let grantId: string;
   let cookie: string;
   let adminRoutes: Route[];
   let registryBefore: string[];
@@ -174,6 +176,8 @@ describe('cross-site requests (CSRF)', () => {
       resourceUri: 'https://files-mcp.example.com/mcp',
     });
     approval = await pendingApproval();
+    grantId = (await adminApi.get(`/api/agents/${reg.agent}/grants`)).json<{ items: { id: string }[] }>().items[0]
+      ?.id as string;
     const me = await alice.get('/api/me');
     registryBefore = await registry();
     cookie = ((me.headers['set-cookie'] ?? []).find((value) => value.startsWith('session_token=')) as string).split(
@@ -273,6 +277,23 @@ describe('cross-site requests (CSRF)', () => {
         path: `/api/agents/${reg.agent}/enterprise-authorizations/${enterpriseId}`,
       },
       { method: 'POST', template: '/api/webhooks/{webhookId}/secret', path: `/api/webhooks/${webhookId}/secret` },
+      {
+        method: 'PUT',
+        template: '/api/agents/{agentId}/suspension',
+        path: `/api/agents/${reg.agent}/suspension`,
+        body: { reason: 'evil' },
+      },
+      {
+        method: 'DELETE',
+        template: '/api/agents/{agentId}/suspension',
+        path: `/api/agents/${reg.agent}/suspension`,
+      },
+      { method: 'DELETE', template: '/api/agents/{agentId}/grants', path: `/api/agents/${reg.agent}/grants` },
+      {
+        method: 'DELETE',
+        template: '/api/agents/{agentId}/grants/{grantId}',
+        path: `/api/agents/${reg.agent}/grants/${grantId}`,
+      },
     ];
     userRoutes = [
       {

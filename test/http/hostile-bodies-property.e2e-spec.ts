@@ -242,6 +242,8 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
   let once: string;
   let permanent: string;
   let spareKid: string;
+  /** Alice's grant, as the admin API lists it. */
+  let aliceGrantId: string;
   let webhookId: string;
   let resourceId: string;
   /** Alice's live enterprise authorization of the agent (what the JWT bearer grant records). */
@@ -279,6 +281,9 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
         })
       ).status,
     ).toBe(201);
+    aliceGrantId = (await admin.get(`/api/agents/${registry.agent}/grants`)).json<{ items: { id: string }[] }>()
+      .items[0]?.id as string;
+    expect(aliceGrantId).toMatch(/^[0-9a-f-]{36}$/);
     expect((await admin.post(`/api/agents/${registry.agent}/client-credentials`)).status).toBe(201);
     spareKid = (await admin.post('/api/oauth2-server/signing-keys', { algorithm: 'ES256' })).json<{ kid: string }>()
       .kid;
@@ -512,6 +517,36 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
       name: 'DELETE /api/agents/{id}/client-credentials',
       method: 'DELETE',
       url: () => adminUrl(`/api/agents/${registry.agent}/client-credentials`)(),
+      headers: asAdmin,
+    },
+    {
+      name: 'PUT /api/agents/{id}/suspension',
+      method: 'PUT',
+      url: () => adminUrl(`/api/agents/${registry.agent}/suspension`)(),
+      headers: asAdmin,
+      body: {
+        kind: 'dto',
+        valid: () => ({ reason: 'Credentials leaked in a public repository' }),
+        text: ['reason'],
+        typed: () => ({ reason: notString }),
+      },
+    },
+    {
+      name: 'DELETE /api/agents/{id}/suspension',
+      method: 'DELETE',
+      url: () => adminUrl(`/api/agents/${registry.agent}/suspension`)(),
+      headers: asAdmin,
+    },
+    {
+      name: 'DELETE /api/agents/{id}/grants',
+      method: 'DELETE',
+      url: () => adminUrl(`/api/agents/${registry.agent}/grants`)(),
+      headers: asAdmin,
+    },
+    {
+      name: 'DELETE /api/agents/{id}/grants/{id}',
+      method: 'DELETE',
+      url: () => adminUrl(`/api/agents/${registry.agent}/grants/${aliceGrantId}`)(),
       headers: asAdmin,
     },
     {
