@@ -160,8 +160,10 @@ appendFileSync('builds.log', 'build\\n');
 if (existsSync('FAIL_BUILD')) process.exit(2);
 mkdirSync('dist/apps/broker/src', { recursive: true });
 mkdirSync('dist/console', { recursive: true });
+mkdirSync('dist/admin-console', { recursive: true });
 writeFileSync('dist/apps/broker/src/main.js', '');
 writeFileSync('dist/console/index.html', '');
+writeFileSync('dist/admin-console/index.html', '');
 `,
     );
     writeFileSync(
