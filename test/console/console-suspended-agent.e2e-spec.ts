@@ -52,6 +52,8 @@ describe('console: a suspended agent', () => {
       .getByRole('status')
       .getByText(/^Revoked access for Expense assistant/)
       .waitFor();
+    // The page re-reads the agent after the answer: its Revoke button goes with the grant.
+    await p.getByRole('button', { name: 'Revoke access for Expense assistant' }).waitFor({ state: 'detached' });
     expect(await p.locator('main').getByRole('button').count()).toBe(0);
     await reviewPage(page, 'agent-suspended-revoked');
     expect((await new ApiClient(fx.base, ALICE).get(`/api/consent/agents/${agent.id}/grants`)).json()).toEqual({
