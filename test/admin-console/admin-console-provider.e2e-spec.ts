@@ -24,8 +24,9 @@ interface RegisteredClient {
  * console's forms (its endpoints discovered from the issuer), the redirect URI is COPIED from the service's page
  * (the clipboard, not computed) into the provider's client registration (RFC 7591 dynamic registration, as an admin
  * would paste it into a provider's form), the client ID and secret the provider answers go back through the
- * console's edit form, and a permission set is made in the console. Then a person allows the agent and connects
- * the service in the person's console, and the gateway's token exchange returns the provider's own token for them.
+ * console's edit form, and a permission set and the agent are made in the console. Then a person allows the agent
+ * and connects the service in the person's console, and the gateway's token exchange returns the provider's own
+ * token for them.
  */
 describe('admin console: a real provider registered from the console alone', () => {
   let fx: AdminConsoleFixture;
@@ -131,7 +132,7 @@ describe('admin console: a real provider registered from the console alone', () 
     });
   });
 
-  it('makes the permission set in the console', async () => {
+  it('makes the permission set and registers the agent in the console', async () => {
     const recorded = await fx.open('/permission-sets/new');
     const { page } = recorded;
     await page.getByLabel('Name', { exact: true }).fill('Read the team calendar');
@@ -142,13 +143,19 @@ describe('admin console: a real provider registered from the console alone', () 
     await page.getByRole('button', { name: 'Create permission set' }).click();
     await page.getByRole('heading', { level: 1, name: 'Read the team calendar' }).waitFor();
     const setId = new URL(page.url()).pathname.split('/').pop() as string;
-    // The agent (its own pages are another part of the console): assigned the set through the admin API.
-    const agent = await fx.admin.post('/api/agents', {
-      display_name: 'Week planner',
-      permission_sets: [{ permission_set_id: setId }],
-    });
-    expect(agent.status, agent.text).toBe(201);
-    agentId = agent.json<{ id: string }>().id;
+
+    // The agent, registered in the console too and assigned the set there.
+    await page.goto(`${fx.adminUrl}/agents/new`);
+    await page.getByRole('heading', { level: 1, name: 'New agent' }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('Week planner');
+    await page.getByRole('checkbox', { name: /Read the team calendar/ }).check();
+    await page.getByRole('button', { name: 'Register agent' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Week planner' }).waitFor();
+    agentId = /\/agents\/([0-9a-f-]{36})$/.exec(page.url())?.[1] as string;
+    const agent = (await fx.admin.get(`/api/agents/${agentId}`)).json<{
+      permission_sets: { permission_set_id: string }[];
+    }>();
+    expect(agent.permission_sets.map((set) => set.permission_set_id)).toEqual([setId]);
   });
 
   /** oidc-provider's development interaction pages, in the browser: sign in, then consent. */
