@@ -1,6 +1,6 @@
 /**
  * Error codes of the OAuth2 endpoints (`{error, error_description[, error_uri]}`).
- * RFC 6749 §5.2, RFC 8693 §2.2.2, RFC 7591 and the broker's own authorize errors.
+ * RFC 6749 §5.2, RFC 8693 §2.2.2, RFC 7591, RFC 9449, RFC 9396 and the broker's own authorize errors.
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -18,7 +18,9 @@ export type OAuthErrorCode =
   | 'temporarily_unavailable'
   // RFC 9449 §5, §8: a DPoP proof that is missing where required or not valid; a proof without the server's nonce.
   | 'invalid_dpop_proof'
-  | 'use_dpop_nonce';
+  | 'use_dpop_nonce'
+  // RFC 9396 §5: an `authorization_details` parameter that is malformed, of an unknown type or not allowed.
+  | 'invalid_authorization_details';
 
 /**
  * A failure of an OAuth2 endpoint. `description` is free text for the client and

@@ -59,3 +59,9 @@ export {
 } from './impersonation/impersonation-rules';
 export { KeyManagementError, type KeyManagementErrorCode } from './key-management-error';
 export { EnterpriseAuthorizationRevocation, type EnterpriseRevoker } from './enterprise/enterprise-revocation';
+export {
+  TOOL_CALL_TYPE,
+  parseToolCallDetails,
+  canonicalDetailJson,
+  type ToolCallDetail,
+} from './ciba/tool-call-details';

@@ -68,6 +68,7 @@ export function oauthStatus(code: OAuthErrorCode): number {
     case 'invalid_redirect_uri':
     case 'invalid_dpop_proof':
     case 'use_dpop_nonce':
+    case 'invalid_authorization_details':
       return 400;
     case 'invalid_client':
       return 401;

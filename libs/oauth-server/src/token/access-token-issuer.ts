@@ -21,6 +21,8 @@ export interface TokenResponse {
   readonly granted_permission_sets?: Readonly<Record<string, readonly string[]>>;
   /** The RFC 8707 resource granted, where the grant names it (an identity assertion's, draft-ietf-oauth-identity-assertion-authz-grant §4.4.1). */
   readonly resource?: string;
+  /** RFC 9396 §7: what the token authorizes, where the request named it (a backchannel request's tool call). */
+  readonly authorization_details?: readonly unknown[];
 }
 
 /** Who and what a locally issued access token is for. */
@@ -46,6 +48,13 @@ export interface AccessTokenSubject {
   readonly clientIdUrl?: string;
   /** RFC 9449 §6: the thumbprint of the DPoP key the token is bound to (`cnf.jkt`, `token_type` DPoP). */
   readonly jkt?: string;
+  /**
+   * RFC 9396: the canonical JSON of the ONE approved `authorization_details` entry (`canonicalDetailJson`); the
+   * token's `authorization_details` claim and the response's member are `[entry]`.
+   */
+  readonly authorizationDetails?: string;
+  /** The token's lifetime in seconds when the grant has its own (a backchannel grant's `ciba.token_ttl`); else `local.token_ttl`. */
+  readonly ttlSeconds?: number;
 }
 
 /** Claims the broker sets itself; the claims expression cannot override them. */
@@ -63,6 +72,7 @@ const RESERVED_CLAIMS = new Set([
   'act',
   'sid',
   'cnf',
+  'authorization_details',
 ]);
 
 /** An `aud` value RFC 7519 §4.1.3 allows: a non-empty string, or a non-empty list of them. */
@@ -131,6 +141,11 @@ export class AccessTokenIssuer {
     if (subject.familyId !== undefined) claims.sid = subject.familyId;
     if (subject.clientIdUrl !== undefined) claims.client_id_url = subject.clientIdUrl;
     if (subject.jkt !== undefined) claims.cnf = { jkt: subject.jkt };
+    // RFC 9396 §7, §9.1: exactly the approved entry, as stored (the claims expression cannot set it: reserved).
+    const authorizationDetails =
+      subject.authorizationDetails === undefined ? undefined : [JSON.parse(subject.authorizationDetails) as unknown];
+    if (authorizationDetails !== undefined) claims.authorization_details = authorizationDetails;
+    const ttlSeconds = subject.ttlSeconds ?? this.ttlSeconds;
     // The audience binding (RFC 8707, RFC 9068 §4) replaces any `aud` of the claims expression; without
     // a resource and an expression's `aud`, the default resource indicator (RFC 9068 §3): never none.
     const resources = subject.resources ?? [];
@@ -144,7 +159,7 @@ export class AccessTokenIssuer {
         iss: this.issuer,
         sub: subject.principal ?? subject.agent.id,
         iat: now,
-        exp: now + this.ttlSeconds,
+        exp: now + ttlSeconds,
         jti: this.random.uuid(),
       },
       key.privateKey,
@@ -152,9 +167,13 @@ export class AccessTokenIssuer {
     );
     // RFC 9449 §5: a bound token's type is DPoP.
     const tokenType = subject.jkt === undefined ? 'Bearer' : 'DPoP';
-    return scope
-      ? { access_token: token, token_type: tokenType, expires_in: this.ttlSeconds, scope }
-      : { access_token: token, token_type: tokenType, expires_in: this.ttlSeconds };
+    return {
+      access_token: token,
+      token_type: tokenType,
+      expires_in: ttlSeconds,
+      ...(scope ? { scope } : {}),
+      ...(authorizationDetails === undefined ? {} : { authorization_details: authorizationDetails }),
+    };
   }
 
   /** The claims expression's result, minus reserved claims; a failure is a server error. */

@@ -48,6 +48,7 @@ const OAUTH_ERROR_CODES = [
   'temporarily_unavailable',
   'invalid_dpop_proof',
   'use_dpop_nonce',
+  'invalid_authorization_details',
 ] as const satisfies readonly OAuthErrorCode[];
 type Missing = Exclude<OAuthErrorCode, (typeof OAUTH_ERROR_CODES)[number]>;
 const complete: [Missing] extends [never] ? true : Missing = true;
