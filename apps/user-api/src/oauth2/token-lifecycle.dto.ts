@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { HeadersObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { ApiSchemaWith } from './open-schema';
+import { AUTHORIZATION_DETAILS_SCHEMA } from './token.response';
 
 /**
  * RFC 7009 §2.1. The client authenticates as at the token endpoint: its broker-issued secret
@@ -97,6 +98,9 @@ export class IntrospectionResponseBody {
     required: ['jkt'],
   })
   cnf?: { jkt: string };
+  /** RFC 9396 §9.1: an access token's `authorization_details` (a backchannel request's approved tool call), as it carries them. */
+  @ApiPropertyOptional(AUTHORIZATION_DETAILS_SCHEMA)
+  authorization_details?: Record<string, unknown>[];
 }
 
 /** RFC 7009 §2.2, RFC 7662 §2.2: the answers are not to be cached. */

@@ -1,4 +1,5 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { TOOL_CALL_TYPE } from '@broker/oauth-server';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import type { HeadersObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { ApiSchemaWith } from './open-schema';
 
@@ -6,6 +7,31 @@ const UUID: SchemaObject = { type: 'string', format: 'uuid' };
 
 /** Keys are permission-set ids (JSON Schema 2020-12 `propertyNames`, which Nest's types do not list). */
 const UUID_KEYS = { propertyNames: UUID };
+
+/**
+ * RFC 9396 `authorization_details` as a token carries them: exactly one entry of the broker's tool-call type
+ * (docs/ciba.md "The authorization_details type", docs/tool-call.schema.json), as the person approved it.
+ */
+export const AUTHORIZATION_DETAILS_SCHEMA: ApiPropertyOptions = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 1,
+  items: {
+    type: 'object',
+    required: ['type', 'locations', 'tool', 'arguments'],
+    additionalProperties: false,
+    properties: {
+      type: { type: 'string', enum: [TOOL_CALL_TYPE] },
+      locations: { type: 'array', items: { type: 'string', format: 'uri' }, minItems: 1, maxItems: 1 },
+      actions: { type: 'array', items: { type: 'string', enum: ['call'] }, minItems: 1, maxItems: 1 },
+      tool: { type: 'string', minLength: 1, maxLength: 255 },
+      title: { type: 'string', minLength: 1, maxLength: 200 },
+      description: { type: 'string', minLength: 1, maxLength: 2000 },
+      arguments: { type: 'object', additionalProperties: true },
+      risk: { type: 'string', enum: ['low', 'medium', 'critical'] },
+    },
+  },
+};
 
 /**
  * A successful token response (RFC 6749 §5.1, RFC 8693 §2.2.1), without a `data`
@@ -52,6 +78,9 @@ export class TokenResponse {
   /** The JWT bearer grant with an enterprise identity assertion: the resource (MCP server) the token is for, its `aud`. */
   @ApiPropertyOptional({ format: 'uri' })
   resource?: string;
+  /** RFC 9396 §7: the backchannel (CIBA) grant's token: the one tool call the person approved, as the token carries it. */
+  @ApiPropertyOptional(AUTHORIZATION_DETAILS_SCHEMA)
+  authorization_details?: Record<string, unknown>[];
   /** Only when relayed from an upstream that issued one (proxy mode); the broker issues none. */
   @ApiPropertyOptional()
   refresh_token?: string;

@@ -31,6 +31,8 @@ export interface IntrospectionResponse {
   readonly act?: { readonly iss: string; readonly sub: string };
   /** RFC 9449 §6.2: the DPoP key a bound access token is for (RFC 7800 confirmation, `jkt` thumbprint). */
   readonly cnf?: { readonly jkt: string };
+  /** RFC 9396 §9.1: what the token authorizes, as it carries it (a backchannel request's approved tool call). */
+  readonly authorization_details?: readonly unknown[];
 }
 
 const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
@@ -132,6 +134,9 @@ export class TokenIntrospection {
       jti,
       ...cnfOf(claims),
       ...(act === undefined ? {} : { act }),
+      ...(Array.isArray(claims.authorization_details)
+        ? { authorization_details: claims.authorization_details as unknown[] }
+        : {}),
     };
   }
 
