@@ -112,6 +112,16 @@ describe('parseToolCallDetails', () => {
       /user info/,
     ],
     [
+      'a location with an empty user info',
+      JSON.stringify([entry({ locations: ['https://@mcp.example.com/mcp'] })]),
+      /user info/,
+    ],
+    [
+      'a location with an upper-case scheme',
+      JSON.stringify([entry({ locations: ['HTTPS://mcp.example.com/mcp'] })]),
+      /https URI/,
+    ],
+    [
       'an unregistered location',
       JSON.stringify([entry({ locations: ['https://other.example.com/mcp'] })]),
       /not a registered MCP server/,

@@ -123,7 +123,10 @@ function text(entry: Record<string, unknown>, member: string, max: number, unsaf
   return value;
 }
 
-/** `locations`: exactly one https (or loopback http) URI without fragment or user info, a registered MCP server. */
+/**
+ * `locations`: exactly one https (or loopback http) URI without fragment or user info (no `@` in its authority, even
+ * an empty one; the scheme written in lower case), a registered MCP server.
+ */
 function location(value: unknown, isRegisteredResource: (uri: string) => boolean): string {
   if (!Array.isArray(value) || value.length !== 1 || typeof value[0] !== 'string')
     throw refused('locations must be an array of exactly one URI: the MCP server the tool belongs to');
@@ -131,6 +134,7 @@ function location(value: unknown, isRegisteredResource: (uri: string) => boolean
   const url = parseAbsoluteUrl(uri);
   if (
     url === undefined ||
+    !/^https?:\/\/[^/?#@]*(?:[/?]|$)/.test(uri) ||
     !isHttpsOrLoopbackUrl(uri) ||
     uri.includes('#') ||
     url.username !== '' ||
