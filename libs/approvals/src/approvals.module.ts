@@ -1,6 +1,7 @@
 import { AuditModule } from '@broker/audit';
 import { OAuthServerModule } from '@broker/oauth-server';
 import { Module } from '@nestjs/common';
+import { CibaRequests } from './ciba/ciba-requests.service';
 import { ApprovalDecisions } from './decisions/approval-decisions.service';
 import { ApprovalGatewayAuth } from './gateway/approval-gateway-auth';
 import { ApprovalPages } from './approval-pages';
@@ -25,6 +26,7 @@ import { LongPollHub } from './sync/long-poll-hub';
     ApprovalRequests,
     ApprovalDecisions,
     ApprovalSync,
+    CibaRequests,
   ],
   exports: [
     ApprovalGatewayAuth,
@@ -34,6 +36,7 @@ import { LongPollHub } from './sync/long-poll-hub';
     ApprovalSync,
     LongPollHub,
     ExpirySweeper,
+    CibaRequests,
   ],
 })
 export class ApprovalsModule {}

@@ -9,6 +9,14 @@ export {
   type ApprovalRequestInput,
   type CreatedApproval,
 } from './requests/approval-requests.service';
+export {
+  CibaRequests,
+  rememberedAnswer,
+  type CibaRequestInput,
+  type CibaRequestOutcome,
+  type CibaPollOutcome,
+  type CibaRequester,
+} from './ciba/ciba-requests.service';
 export { ApprovalDecisions, type ApproveInput, type ScopePreview } from './decisions/approval-decisions.service';
 export {
   ApprovalSync,

@@ -44,5 +44,11 @@ export type {
   SyncedApproval,
   SyncSnapshot,
   SyncFilter,
+  CibaFacts,
+  NewCibaApproval,
+  RememberedAnswer,
+  CibaCreateOutcome,
+  CibaPollVerdict,
+  CibaPollResult,
 } from './approvals/approval.types';
 export { BackgroundJob, type HasBackgroundJob, type JobDefinition, type JobRun } from './background-job';

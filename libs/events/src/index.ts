@@ -66,6 +66,7 @@ export {
 } from './builders/token-events';
 export {
   approvalEvent,
+  approvalAnsweredByRemembered,
   approvalEventDetails,
   approvalExpired,
   type ApprovalEventType,

@@ -170,7 +170,7 @@ export class ApprovalRequests {
    * 200 with the first consumption's time (two racing consumes: one transition, both 200).
    * Precedence: 404 unknown, 403 another principal's or agent's, 410 an expired
    * pending, 403 `grant_required` for an approved one whose grant expired, 422
-   * `not_consumable` for anything else (a revoked approval included: deleting the grant
+   * `not_consumable` for a backchannel (CIBA) request and anything else (a revoked approval included: deleting the grant
    * revoked it).
    */
   async consume({ principal, agentId, gateway }: GatewayIdentity, id: string): Promise<ApprovalRecord> {
@@ -213,6 +213,9 @@ export class ApprovalRequests {
     // The approval was for one agent's call; another agent of the same user cannot use it.
     if (record.agentId !== agentId)
       throw new ApprovalError('approval_of_another_agent', 'the approval belongs to another agent');
+    // A backchannel request (docs/ciba.md) is used by its token request, never consumed here.
+    if (record.ciba !== null)
+      throw new ApprovalError('not_consumable', 'a backchannel request is used at the token endpoint');
     if (record.consumed) return record;
     assertNotExpired(record, now);
     // Still approved and unconsumed, so the conditional write found no active grant (an expired one: a deleted

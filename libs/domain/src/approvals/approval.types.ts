@@ -36,6 +36,64 @@ export interface ApprovalRecord {
   readonly deniedAt: Date | null;
   readonly consumedAt: Date | null;
   readonly revokedAt: Date | null;
+  /** What a backchannel authentication request (OpenID CIBA, docs/ciba.md) said; null for the gateways' requests. */
+  readonly ciba: CibaFacts | null;
+}
+
+/** The request of a CIBA-born approval. */
+export interface CibaFacts {
+  /** `agent` (its own credentials) or `gateway:<sub>`: who asked, and who alone may poll. */
+  readonly requester: string;
+  readonly bindingMessage: string | null;
+  /** The canonical JSON of the one `authorization_details` entry (RFC 9396), as the token carries it. */
+  readonly authorizationDetailsJson: string;
+  readonly scopes: readonly string[];
+  /** When the `auth_req_id` expires. */
+  readonly expiresAt: Date;
+  /** The poll interval, grown by 5 s at each `slow_down`. */
+  readonly intervalMs: number;
+  readonly tokenIssuedAt: Date | null;
+}
+
+/** A new CIBA request: the approval row of one `auth_req_id`. */
+export interface NewCibaApproval {
+  readonly id: string;
+  readonly principal: string;
+  readonly agentId: string;
+  readonly toolName: string;
+  readonly argumentsJson: string;
+  readonly argumentsHash: string;
+  readonly riskLevel: RiskLevel | null;
+  /** SHA-256 of the `auth_req_id`. */
+  readonly requestSha256: Buffer;
+  readonly requester: string;
+  readonly bindingMessage: string | null;
+  readonly authorizationDetailsJson: string;
+  readonly scopes: readonly string[];
+  readonly intervalMs: number;
+  readonly expiresAt: Date;
+}
+
+/** A remembered decision answered a CIBA request at once: which one, and how. */
+export interface RememberedAnswer {
+  readonly status: 'approved' | 'denied';
+  readonly rememberedId: string;
+}
+
+/** What a CIBA request's create did. */
+export type CibaCreateOutcome =
+  | { readonly kind: 'created'; readonly record: ApprovalRecord; readonly remembered: RememberedAnswer | undefined }
+  | { readonly kind: 'agent_unknown' }
+  | { readonly kind: 'grant_required' }
+  | { readonly kind: 'rate_limited'; readonly limit: 'pending' | 'per_window'; readonly retryAfterMs: number };
+
+/** How a poll found its request (one conditional statement). */
+export type CibaPollVerdict = 'invalid' | 'slow_down' | 'expired' | 'denied' | 'pending' | 'approved';
+
+/** A poll's answer: the verdict and the row as the poll left it (undefined when no row matched). */
+export interface CibaPollResult {
+  readonly verdict: CibaPollVerdict;
+  readonly record: ApprovalRecord | undefined;
 }
 
 /** A new pending request. */

@@ -26,6 +26,7 @@ const record: ApprovalRecord = {
   deniedAt: null,
   consumedAt: null,
   revokedAt: null,
+  ciba: null,
 };
 
 describe('approval events', () => {

@@ -50,6 +50,24 @@ export function approvalEvent(
   return { ...common, type, details };
 }
 
+/**
+ * A backchannel request (docs/ciba.md) answered at once by the person's remembered permanent
+ * decision `rememberedId`: the broker applied it, and the event names it.
+ */
+export function approvalAnsweredByRemembered(
+  record: ApprovalRecord,
+  rememberedId: string,
+  traceId: string | null,
+): AnyBrokerEvent {
+  const event = approvalEvent(
+    record.status === 'denied' ? 'approval.denied' : 'approval.approved',
+    record,
+    { type: 'broker', id: null },
+    traceId,
+  );
+  return { ...event, details: { ...event.details, remembered_approval_id: rememberedId } } as AnyBrokerEvent;
+}
+
 /** The expiry of a pending request: the broker's own work (the expiry sweeper, or a create expiring the pair's stale requests first). */
 export function approvalExpired(record: ApprovalRecord): AnyBrokerEvent {
   return approvalEvent('approval.expired', record, { type: 'broker', id: null }, null);

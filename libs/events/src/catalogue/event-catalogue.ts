@@ -65,8 +65,12 @@ export interface EventDetailsByType {
   'session.needs_reauthentication': { readonly trigger: 'exchange' | 'proactive' | 'forced' };
   'session.disconnected': Record<string, never>;
   'approval.requested': ApprovalEventDetails;
-  'approval.approved': ApprovalEventDetails & { readonly persistence: string };
-  'approval.denied': ApprovalEventDetails;
+  /** `remembered_approval_id`: the person's permanent decision that answered a backchannel request at once (actor: the broker). */
+  'approval.approved': ApprovalEventDetails & {
+    readonly persistence: string;
+    readonly remembered_approval_id?: string;
+  };
+  'approval.denied': ApprovalEventDetails & { readonly remembered_approval_id?: string };
   'approval.consumed': ApprovalEventDetails;
   'approval.revoked': ApprovalEventDetails;
   'approval.expired': ApprovalEventDetails;

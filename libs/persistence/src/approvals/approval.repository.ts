@@ -7,10 +7,15 @@ import type {
   ApprovalPersistence,
   ApprovalRecord,
   ApprovalStatus,
+  CibaCreateOutcome,
+  CibaPollResult,
+  CibaPollVerdict,
   CreateOutcome,
   CreationLimits,
   NewApproval,
+  NewCibaApproval,
   ParamsPattern,
+  RememberedAnswer,
   RiskLevel,
   SyncFilter,
   SyncSnapshot,
@@ -39,6 +44,14 @@ interface ApprovalRow {
   denied_at: Date | null;
   consumed_at: Date | null;
   revoked_at: Date | null;
+  ciba_request_sha256?: Buffer | null;
+  ciba_requester?: string | null;
+  binding_message?: string | null;
+  authorization_details?: string | null;
+  scopes?: string | null;
+  ciba_interval_ms?: number | null;
+  ciba_expires_at?: Date | null;
+  ciba_token_issued_at?: Date | null;
 }
 
 interface SyncRow {
@@ -119,6 +132,23 @@ function toRecord(row: ApprovalRow): ApprovalRecord {
     deniedAt: row.denied_at,
     consumedAt: row.consumed_at,
     revokedAt: row.revoked_at,
+    ciba:
+      row.ciba_requester === null ||
+      row.ciba_requester === undefined ||
+      row.authorization_details === null ||
+      row.authorization_details === undefined ||
+      row.ciba_expires_at === null ||
+      row.ciba_expires_at === undefined
+        ? null
+        : {
+            requester: row.ciba_requester,
+            bindingMessage: row.binding_message ?? null,
+            authorizationDetailsJson: row.authorization_details,
+            scopes: row.scopes === null || row.scopes === undefined || row.scopes === '' ? [] : row.scopes.split(' '),
+            expiresAt: row.ciba_expires_at,
+            intervalMs: row.ciba_interval_ms ?? 0,
+            tokenIssuedAt: row.ciba_token_issued_at ?? null,
+          },
   };
 }
 
@@ -195,7 +225,7 @@ export class ApprovalRepository {
           await manager.query(
             `INSERT INTO approvals (id, principal, agent_id, tool_name, arguments, arguments_hash, metadata, risk_level, agent_session_id, status, created_at, expires_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11)
-             ON CONFLICT (principal, agent_id, tool_name, arguments_hash) WHERE status = 'pending' DO NOTHING
+             ON CONFLICT (principal, agent_id, tool_name, arguments_hash) WHERE status = 'pending' AND ciba_request_sha256 IS NULL DO NOTHING
              RETURNING *`,
             [
               approval.id,
@@ -215,7 +245,7 @@ export class ApprovalRepository {
         const created = inserted[0];
         if (created === undefined) {
           const existing = await manager.query<ApprovalRow[]>(
-            "SELECT * FROM approvals WHERE principal = $1 AND agent_id = $2 AND tool_name = $3 AND arguments_hash = $4 AND status = 'pending'",
+            "SELECT * FROM approvals WHERE principal = $1 AND agent_id = $2 AND tool_name = $3 AND arguments_hash = $4 AND status = 'pending' AND ciba_request_sha256 IS NULL",
             [principal, agentId, approval.toolName, approval.argumentsHash],
           );
           return {
@@ -232,6 +262,161 @@ export class ApprovalRepository {
       if (error instanceof LimitReached) return error.outcome;
       throw error;
     }
+  }
+
+  /**
+   * Creates the approval row of one CIBA request (docs/ciba.md), under the pair's lock like
+   * `create`: the agent must exist and hold the person's active grant, stale pendings expire
+   * first, and the same limits count the row. `remembered` picks, from the pair's live
+   * permanent decisions for the tool, the one that answers this call at once (the row is then
+   * created approved `once` or denied `once`, never pending). `events` run in the transaction.
+   */
+  async createCiba(
+    approval: NewCibaApproval,
+    limits: CreationLimits,
+    now: Date,
+    remembered: (decisions: readonly ApprovalRecord[]) => RememberedAnswer | undefined,
+    events?: CreateEvents & {
+      readonly answered: WithinTransaction<{ record: ApprovalRecord; remembered: RememberedAnswer }>;
+    },
+  ): Promise<CibaCreateOutcome> {
+    const { principal, agentId } = approval;
+    try {
+      return await this.dataSource.transaction(async (manager): Promise<CibaCreateOutcome> => {
+        await manager.query("SELECT pg_advisory_xact_lock($1, hashtext($2 || '/' || $3))", [
+          PAIR_LOCK_CLASS,
+          principal,
+          agentId,
+        ]);
+        const agent = await manager.query<{ display_name: string }[]>(
+          'SELECT display_name FROM agents WHERE id = $1 FOR KEY SHARE',
+          [agentId],
+        );
+        if (agent[0] === undefined) return { kind: 'agent_unknown' };
+        const grant = await manager.query<unknown[]>(
+          `SELECT 1 FROM grants g WHERE g.principal = $1 AND g.agent_id = $2 AND ${active(3)} FOR SHARE`,
+          [principal, agentId, now],
+        );
+        if (grant.length === 0) return { kind: 'grant_required' };
+        const expired = rowsOf<ApprovalRow>(
+          await manager.query(`${EXPIRE_DUE} AND principal = $2 AND agent_id = $3 RETURNING *`, [
+            now,
+            principal,
+            agentId,
+          ]),
+        );
+        for (const row of expired) if (row.status === 'expired') await events?.expired(toRecord(row), manager);
+        const decisions = await manager.query<ApprovalRow[]>(
+          `SELECT * FROM approvals WHERE principal = $1 AND agent_id = $2 AND tool_name = $3 AND listed
+              AND persistence = 'permanent' AND status IN ('approved', 'denied') ORDER BY created_at, id`,
+          [principal, agentId, approval.toolName],
+        );
+        const answer = remembered(decisions.map(toRecord));
+        const status = answer?.status ?? 'pending';
+        const inserted = rowsOf<ApprovalRow>(
+          await manager.query(
+            `INSERT INTO approvals (id, principal, agent_id, tool_name, arguments, arguments_hash, metadata, risk_level, status, persistence,
+                                    created_at, expires_at, approved_at, denied_at, ciba_request_sha256, ciba_requester, binding_message,
+                                    authorization_details, scopes, ciba_interval_ms, ciba_expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, '{}', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $11)
+             RETURNING *`,
+            [
+              approval.id,
+              principal,
+              agentId,
+              approval.toolName,
+              approval.argumentsJson,
+              approval.argumentsHash,
+              approval.riskLevel,
+              status,
+              answer === undefined ? null : 'once',
+              now,
+              approval.expiresAt,
+              status === 'approved' ? now : null,
+              status === 'denied' ? now : null,
+              approval.requestSha256,
+              approval.requester,
+              approval.bindingMessage,
+              approval.authorizationDetailsJson,
+              approval.scopes.join(' '),
+              approval.intervalMs,
+            ],
+          ),
+        );
+        const created = inserted[0] as ApprovalRow;
+        await this.assertWithinLimits(manager, principal, agentId, limits, now);
+        const record = toRecord({ ...created, agent_display_name: agent[0].display_name });
+        await events?.requested(record, manager);
+        if (answer !== undefined) await events?.answered({ record, remembered: answer }, manager);
+        return { kind: 'created', record, remembered: answer };
+      });
+    } catch (error) {
+      if (error instanceof LimitReached) return error.outcome;
+      throw error;
+    }
+  }
+
+  /**
+   * One poll of a CIBA request (CIBA Core 1.0 §11), one statement, whatever the replica: the
+   * row of this `auth_req_id` digest for this agent and requester (else `invalid`), locked,
+   * judged and written at once. Used (`ciba_token_issued_at` set) → `invalid`; past the
+   * request's expiry → `expired`; a poll earlier than the last in-time poll plus the interval
+   * (less 250 ms of network jitter) → `slow_down`, growing the interval by 5 s for every later
+   * poll (an in-time poll records its time); denied or revoked → `denied`; approved →
+   * `approved`, which issues nothing: `issueCiba` does, once.
+   */
+  async pollCiba(requestSha256: Buffer, agentId: string, requester: string, now: Date): Promise<CibaPollResult> {
+    const rows = rowsOf<ApprovalRow & { verdict: CibaPollVerdict }>(
+      await this.dataSource.query(
+        `WITH judged AS (
+           SELECT id, CASE
+               WHEN ciba_token_issued_at IS NOT NULL THEN 'invalid'
+               WHEN status = 'expired' OR ciba_expires_at <= $4::timestamptz THEN 'expired'
+               WHEN ciba_last_poll_at IS NOT NULL
+                    AND $4::timestamptz < ciba_last_poll_at + (ciba_interval_ms - 250) * interval '1 millisecond' THEN 'slow_down'
+               WHEN status IN ('denied', 'revoked') THEN 'denied'
+               WHEN status = 'pending' THEN 'pending'
+               ELSE 'approved' END AS verdict
+             FROM approvals
+            WHERE ciba_request_sha256 = $1 AND agent_id = $2 AND ciba_requester = $3
+              FOR UPDATE
+         )
+         UPDATE approvals a SET
+           ciba_interval_ms = CASE WHEN j.verdict = 'slow_down' THEN a.ciba_interval_ms + 5000 ELSE a.ciba_interval_ms END,
+           ciba_last_poll_at = CASE WHEN j.verdict IN ('invalid', 'slow_down') THEN a.ciba_last_poll_at ELSE $4::timestamptz END
+          FROM judged j WHERE a.id = j.id
+        RETURNING a.*, j.verdict`,
+        [requestSha256, agentId, requester, now],
+      ),
+    );
+    const row = rows[0];
+    if (row === undefined) return { verdict: 'invalid', record: undefined };
+    return { verdict: row.verdict, record: toRecord(row) };
+  }
+
+  /**
+   * Marks the token of an approved CIBA request issued: exactly one caller wins, across
+   * replicas, and only while the person's grant for the agent is active. A one-time approval is
+   * consumed with it (it leaves the sync state); a permanent one stays remembered. `events`
+   * run in the same transaction. undefined: another poll won, or the approval ended.
+   */
+  async issueCiba(
+    id: string,
+    now: Date,
+    events?: WithinTransaction<ApprovalRecord>,
+  ): Promise<ApprovalRecord | undefined> {
+    return this.transition(
+      events,
+      `UPDATE approvals SET ciba_token_issued_at = $2,
+              consumed = (persistence = 'once'),
+              consumed_at = CASE WHEN persistence = 'once' THEN $2::timestamptz END,
+              listed = listed AND persistence <> 'once'
+        WHERE id = $1 AND ciba_request_sha256 IS NOT NULL AND ciba_token_issued_at IS NULL AND status = 'approved'
+          AND ciba_expires_at > $2
+          AND EXISTS (SELECT 1 FROM grants g WHERE g.principal = approvals.principal AND g.agent_id = approvals.agent_id AND ${active(2)})
+        RETURNING *`,
+      [id, now],
+    );
   }
 
   /** The principal's approval (any state), with the agent's display name; undefined for another principal's. */
@@ -271,7 +456,10 @@ export class ApprovalRepository {
     return rows.map(toRecord);
   }
 
-  /** pending → approved, only while unexpired; undefined when the approval was not in that state. */
+  /**
+   * pending → approved, only while unexpired; undefined when the approval was not in that state.
+   * A one-time approval of a CIBA request stays listed until its `auth_req_id` expires.
+   */
   async approve(
     id: string,
     principal: string,
@@ -282,7 +470,8 @@ export class ApprovalRepository {
   ): Promise<ApprovalRecord | undefined> {
     return this.transition(
       events,
-      `UPDATE approvals SET status = 'approved', persistence = $3, params_pattern = $4, approved_at = $5, expires_at = NULL
+      `UPDATE approvals SET status = 'approved', persistence = $3::varchar, params_pattern = $4, approved_at = $5,
+              expires_at = CASE WHEN $3::varchar = 'once' AND ciba_request_sha256 IS NOT NULL THEN ciba_expires_at END
         WHERE id = $1 AND principal = $2 AND status = 'pending' AND expires_at > $5 RETURNING *`,
       [id, principal, persistence, pattern === null ? null : JSON.stringify(pattern), now],
     );
@@ -311,7 +500,7 @@ export class ApprovalRepository {
   /**
    * An approved, unconsumed `once` approval of this principal and agent, whose active grant
    * for the agent still stands (docs/approvals.md "Grants and approvals"), → consumed;
-   * undefined otherwise.
+   * undefined otherwise. A CIBA request's approval is never consumed here: its token is the use.
    */
   async consume(
     id: string,
@@ -324,7 +513,7 @@ export class ApprovalRepository {
       events,
       `UPDATE approvals SET consumed = true, consumed_at = $4, listed = false
         WHERE id = $1 AND principal = $2 AND agent_id = $3 AND status = 'approved' AND persistence = 'once' AND NOT consumed
-          AND EXISTS (SELECT 1 FROM grants g WHERE g.principal = $2 AND g.agent_id = $3 AND ${active(4)}) RETURNING *`,
+          AND ciba_request_sha256 IS NULL AND EXISTS (SELECT 1 FROM grants g WHERE g.principal = $2 AND g.agent_id = $3 AND ${active(4)}) RETURNING *`,
       [id, principal, agentId, now],
     );
   }

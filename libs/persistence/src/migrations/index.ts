@@ -29,6 +29,7 @@ import { RefreshTokenFamilies1764200000000 } from './1764200000000-refresh-token
 import { AuthorizationRequests1764210000000 } from './1764210000000-authorization-requests';
 import { AgentSuspension1764220000000 } from './1764220000000-agent-suspension';
 import { AdminActionIndex1764230000000 } from './1764230000000-admin-action-index';
+import { CibaApprovals1764240000000 } from './1764240000000-ciba-approvals';
 
 /** Every migration, oldest first. A schema change is a new file appended here. */
 export const MIGRATIONS = [
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   AuthorizationRequests1764210000000,
   AgentSuspension1764220000000,
   AdminActionIndex1764230000000,
+  CibaApprovals1764240000000,
 ];
