@@ -3,10 +3,15 @@
 //
 //   node examples/mcp/server.mjs [--port 3001] [--broker http://localhost:8000] [--url http://localhost:3001/mcp]
 //
-// (or PORT, BROKER_URL, MCP_SERVER_URL). It serves one tool, `whoami`, over Streamable HTTP at
-// /mcp, publishes RFC 9728 protected-resource metadata naming the broker as its authorization
-// server, and accepts only broker access tokens meant for it: signed with a key of the broker's
-// JWKS, `iss` the broker, `typ` at+jwt, not expired, scope `mcp:tools`, `aud` this server's URL.
+// (or PORT, BROKER_URL, MCP_SERVER_URL). It serves two tools over Streamable HTTP at /mcp, `whoami`
+// and the critical `send_payment`, publishes RFC 9728 protected-resource metadata naming the broker
+// as its authorization server, and accepts only broker access tokens meant for it: signed with a
+// key of the broker's JWKS, `iss` the broker, `typ` at+jwt, not expired, `aud` this server's URL,
+// and either scope `mcp:tools` or `authorization_details` approving a call of this server.
+// `whoami` needs the scope. `send_payment` needs, whatever the scope, a token whose
+// `authorization_details` (RFC 9396) hold an entry of type urn:agent-identity-broker:tool-call for
+// this server naming this tool with exactly these arguments: the person approved this very call
+// (the broker's backchannel authentication, docs/ciba.md); such a token runs it once.
 // A token bound to a key (RFC 9449 DPoP, `cnf.jkt`) is accepted only as `Authorization: DPoP`
 // with a proof signed by that key, checked as RFC 9449 §4.3 and §7.1 say; a token without `cnf`
 // goes as `Authorization: Bearer` (RFC 6750). See README.md next to this file.
@@ -20,6 +25,7 @@ import {
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express from 'express';
+import * as z from 'zod';
 import {
   calculateJwkThumbprint,
   createRemoteJWKSet,
@@ -30,6 +36,10 @@ import {
 } from 'jose';
 
 const SCOPE = 'mcp:tools';
+/** The broker's `authorization_details` type for one tool call (docs/ciba.md "The authorization_details type"). */
+const TOOL_CALL_TYPE = 'urn:agent-identity-broker:tool-call';
+/** Tools the scope alone never allows: each call needs the person's approval of exactly that call. */
+const CRITICAL_TOOLS = new Set(['send_payment']);
 /** RFC 9449 §4.3 step 5: the proof algorithms accepted (asymmetric only), announced in the `algs` of the DPoP challenge. */
 const DPOP_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512', 'EdDSA'];
 /** RFC 9449 §4.3 step 11: a proof is accepted this long after its `iat`, and this far ahead of our clock. */
@@ -91,6 +101,10 @@ class Refusal extends Error {
     this.status = status;
     this.code = code;
     this.reason = reason;
+    /** False when more scope would not help (the challenge then names none). */
+    this.scopeHint = true;
+    /** Members added to the JSON answer (what to ask the person for). */
+    this.members = {};
   }
 }
 const invalidToken = (description, reason) => new Refusal(401, 'invalid_token', description, reason);
@@ -121,8 +135,98 @@ function authInfo(token, payload) {
     scopes: typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [],
     expiresAt: payload.exp,
     resource: new URL(resource),
-    extra: { sub: payload.sub, agent_id: payload.agent_id },
+    extra: { sub: payload.sub, agent_id: payload.agent_id, jti: payload.jti, approvedCalls: approvedCalls(payload) },
   };
+}
+
+/**
+ * The tool calls the token's `authorization_details` (RFC 9396 §2) approve on THIS server: entries of the broker's
+ * tool-call type whose one location is this server's URL, with a tool name and an arguments object. Entries of
+ * other types or for other servers are not ours to judge and are ignored.
+ */
+function approvedCalls(payload) {
+  const details = Array.isArray(payload.authorization_details) ? payload.authorization_details : [];
+  return details.filter(
+    (entry) =>
+      isObject(entry) &&
+      entry.type === TOOL_CALL_TYPE &&
+      Array.isArray(entry.locations) &&
+      entry.locations.length === 1 &&
+      entry.locations[0] === resource &&
+      typeof entry.tool === 'string' &&
+      isObject(entry.arguments),
+  );
+}
+
+function isObject(value) {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * RFC 8785 (JCS) text of a JSON value: object members sorted, no white space. Two argument objects are the same
+ * call exactly when their canonical texts are equal (member order and spacing do not matter, values do).
+ */
+function canonicalJson(value) {
+  if (!isObject(value)) {
+    return Array.isArray(value) ? `[${value.map(canonicalJson).join(',')}]` : JSON.stringify(value);
+  }
+  return `{${Object.keys(value)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`)
+    .join(',')}}`;
+}
+
+/**
+ * Each approving token runs its call once (its `jti`, kept until it expires): a token good for "pay 120 EUR" pays
+ * once, however often it is presented within its lifetime. (One process: replicas would share this store.)
+ */
+const usedApprovals = new Map();
+function useApproval(jti, exp) {
+  const now = Date.now() / 1000;
+  for (const [seen, expires] of usedApprovals) if (expires <= now) usedApprovals.delete(seen);
+  if (typeof jti !== 'string' || usedApprovals.has(jti)) return false;
+  usedApprovals.set(jti, typeof exp === 'number' ? exp : now + 3600);
+  return true;
+}
+
+/**
+ * Why the token may not make this JSON-RPC message's call, or undefined when it may. RFC 6750 §3.1: a token that is
+ * valid but does not cover the request is `403 insufficient_scope` (RFC 9396 defines no resource-server error code
+ * of its own; the description says what is missing).
+ */
+function callRefusal(message, auth) {
+  if (!isObject(message) || message.method !== 'tools/call') return undefined;
+  const name = message.params?.name;
+  const args = message.params?.arguments ?? {};
+  if (!CRITICAL_TOOLS.has(name)) {
+    return auth.scopes.includes(SCOPE)
+      ? undefined
+      : new Refusal(403, 'insufficient_scope', `the token needs scope ${SCOPE} for this tool`);
+  }
+  const approved = auth.extra.approvedCalls.some(
+    (entry) => entry.tool === name && canonicalJson(entry.arguments) === canonicalJson(args),
+  );
+  let refusal;
+  if (!approved) {
+    refusal = new Refusal(
+      403,
+      'insufficient_scope',
+      `${name} needs a token whose authorization_details (type ${TOOL_CALL_TYPE}) approve exactly this call: this tool and these arguments`,
+      `${name}: no approved call matches (${auth.extra.approvedCalls.length} approved for this server)`,
+    );
+  } else if (!useApproval(auth.extra.jti, auth.expiresAt)) {
+    refusal = new Refusal(403, 'insufficient_scope', `this approval of ${name} was already used: ask the person again`);
+  } else {
+    return undefined;
+  }
+  // What to ask the person for (the broker's backchannel authentication request, docs/ciba.md): this very call.
+  refusal.scopeHint = false;
+  refusal.members = {
+    authorization_details: [
+      { type: TOOL_CALL_TYPE, locations: [resource], actions: ['call'], tool: name, arguments: args },
+    ],
+  };
+  return refusal;
 }
 
 /** `Authorization: Bearer <token>` (RFC 6750): a token not bound to any key. */
@@ -252,7 +356,8 @@ function rememberProof(jkt, jti) {
 /** A challenge of one scheme (RFC 9110 §11.6.1); DPoP's names the accepted proof algorithms (RFC 9449 §7.1). */
 function challenge(scheme, refusal) {
   const parameters = refusal ? [`error="${refusal.code}"`, `error_description="${refusal.message}"`] : [];
-  parameters.push(`scope="${SCOPE}"`, `resource_metadata="${resourceMetadataUrl}"`);
+  if (refusal?.scopeHint !== false) parameters.push(`scope="${SCOPE}"`);
+  parameters.push(`resource_metadata="${resourceMetadataUrl}"`);
   if (scheme === 'DPoP') parameters.push(`algs="${DPOP_ALGORITHMS.join(' ')}"`);
   return `${scheme} ${parameters.join(', ')}`;
 }
@@ -276,8 +381,12 @@ async function requireAccessToken(request, response, next) {
   const answerScheme = kind === 'dpop' ? 'DPoP' : 'Bearer';
   try {
     const auth = kind === 'dpop' ? await checkDpop(request, token) : await checkBearer(token);
-    if (!auth.scopes.includes(SCOPE)) throw new Refusal(403, 'insufficient_scope', `the token needs scope ${SCOPE}`);
+    // The scope, or an approved call of this server (which alone allows only that call and listing the tools).
+    if (!auth.scopes.includes(SCOPE) && auth.extra.approvedCalls.length === 0) {
+      throw new Refusal(403, 'insufficient_scope', `the token needs scope ${SCOPE}`);
+    }
     request.auth = auth;
+    request.authScheme = answerScheme;
     next();
   } catch (error) {
     if (!(error instanceof Refusal)) return next(error);
@@ -285,6 +394,20 @@ async function requireAccessToken(request, response, next) {
     response.status(error.status).set('WWW-Authenticate', challenge(answerScheme, error));
     response.json({ error: error.code, error_description: error.message });
   }
+}
+
+/** Every tool call of the request (one JSON-RPC message, or a batch) must be one the token allows (`callRefusal`). */
+function authorizeToolCalls(request, response, next) {
+  const messages = Array.isArray(request.body) ? request.body : [request.body];
+  for (const message of messages) {
+    const refusal = callRefusal(message, request.auth);
+    if (refusal === undefined) continue;
+    console.warn(`refused a tool call: ${refusal.reason}`);
+    response.status(refusal.status).set('WWW-Authenticate', challenge(request.authScheme, refusal));
+    response.json({ error: refusal.code, error_description: refusal.message, ...refusal.members });
+    return;
+  }
+  next();
 }
 
 const app = express();
@@ -299,7 +422,7 @@ app.use(
 );
 
 // Stateless Streamable HTTP: a fresh server and transport per request.
-app.post('/mcp', express.json(), requireAccessToken, async (request, response) => {
+app.post('/mcp', express.json(), requireAccessToken, authorizeToolCalls, async (request, response) => {
   const server = new McpServer({ name: 'broker-example', version: '1.0.0' });
   server.registerTool(
     'whoami',
@@ -309,6 +432,24 @@ app.post('/mcp', express.json(), requireAccessToken, async (request, response) =
         {
           type: 'text',
           text: `You are ${extra.authInfo?.extra?.sub} via agent ${extra.authInfo?.extra?.agent_id}; it is ${new Date().toISOString()}.`,
+        },
+      ],
+    }),
+  );
+  server.registerTool(
+    'send_payment',
+    {
+      title: 'Send a payment',
+      description:
+        "Pays an invoice from the company account. Critical: needs a token approving exactly this call (authorization_details of type urn:agent-identity-broker:tool-call, the broker's backchannel authentication).",
+      inputSchema: { to: z.string().min(1), amount_eur: z.number().positive() },
+    },
+    ({ to, amount_eur: amount }, extra) => ({
+      // An example: nothing is paid. A real server would pay here, after the checks above.
+      content: [
+        {
+          type: 'text',
+          text: `Paid ${amount} EUR to ${to}, approved by ${extra.authInfo?.extra?.sub} (example: no money moved).`,
         },
       ],
     }),
