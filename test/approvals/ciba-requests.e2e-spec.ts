@@ -146,9 +146,58 @@ describe.each(testBackends())('CIBA requests as approvals ($name)', (backend) =>
     expect(dump).not.toContain(outcome.authReqId);
     const view = await alice().get(`/api/approvals/${outcome.approvalId}`);
     expect(view.status, view.text).toBe(200);
-    expect(view.json<{ data: { status: string; tool_name: string } }>().data).toMatchObject({
+    expect(view.json<{ data: Record<string, unknown> }>().data).toMatchObject({
       status: 'pending',
       tool_name: 'send_payment',
+      arguments: { to: 'acme@example.com', amount_eur: 120 },
+      risk_level: 'critical',
+      agent_session_id: null,
+      requested_via: 'ciba',
+      binding_message: 'BLUE-42',
+      authorization_details: [JSON.parse(input(agent.id).detail.json)],
+      // No MCP server is registered at the entry's location in this test.
+      mcp_server_display_name: null,
+    });
+  });
+
+  it("names the MCP server as registered, and shows a gateway's request as before (requested_via gateway, nulls)", async () => {
+    const agent = await newAgent();
+    const resource = await new ApiClient(gateway.broker.url('admin')).post('/api/resources', {
+      display_name: 'Payments',
+      resource_uri: 'https://payments-view.example.com/mcp',
+      scopes: [{ scope: 'payments.send', description: 'Send payments' }],
+    });
+    expect(resource.status, resource.text).toBe(201);
+    const entry = {
+      ...(JSON.parse(input(agent.id).detail.json) as Record<string, unknown>),
+      locations: ['https://payments-view.example.com/mcp'],
+    };
+    const { approvalId } = await created(agent.id, {
+      detail: { ...input(agent.id).detail, json: JSON.stringify(entry) },
+      bindingMessage: undefined,
+    });
+    const pending = (await alice().get('/api/approvals/pending')).json<{ data: Record<string, unknown>[] }>().data;
+    expect(pending.find((view) => view.id === approvalId)).toMatchObject({
+      requested_via: 'ciba',
+      binding_message: null,
+      mcp_server_display_name: 'Payments',
+    });
+    const asked = await http(`${base}/api/approvals`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await gateway.subjectToken(ALICE, agent.id)}`,
+        'x-client-assertion': await gateway.assertion(),
+      },
+      body: JSON.stringify({ metadata: {}, tool_name: 'send_payment', arguments: { to: 'acme@example.com' } }),
+    });
+    expect(asked.status, asked.text).toBe(201);
+    const view = await alice().get(`/api/approvals/${asked.json<{ data: { id: string } }>().data.id}`);
+    expect(view.json<{ data: Record<string, unknown> }>().data).toMatchObject({
+      requested_via: 'gateway',
+      binding_message: null,
+      authorization_details: null,
+      mcp_server_display_name: null,
     });
   });
 

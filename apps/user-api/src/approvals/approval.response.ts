@@ -80,6 +80,30 @@ export class ApprovalView {
   /** The approval page of the consent UI (`<consent_ui_url>/approvals/<id>`). */
   @ApiProperty({ format: 'uri' })
   approval_url!: string;
+  /** How the call was asked for: the approvals API (`gateway`) or a backchannel authentication request (`ciba`, docs/ciba.md). */
+  @ApiProperty({ enum: ['gateway', 'ciba'] })
+  requested_via!: 'gateway' | 'ciba';
+  /** The words the agent shows the person too (OpenID CIBA `binding_message`); null when none was sent. */
+  @ApiProperty({ type: String, nullable: true, minLength: 1, maxLength: 100 })
+  binding_message!: string | null;
+  /**
+   * A backchannel request's RFC 9396 `authorization_details`: its one `urn:agent-identity-broker:tool-call`
+   * entry, exactly as an approved token carries it (docs/ciba.md); null for the approvals API's requests.
+   */
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    nullable: true,
+    minItems: 1,
+    maxItems: 1,
+  })
+  authorization_details!: Record<string, unknown>[] | null;
+  /**
+   * The display name of the MCP server the entry's `locations` names, as registered; null for the
+   * approvals API's requests, or when no MCP server is registered at that URI any more.
+   */
+  @ApiProperty({ type: String, nullable: true })
+  mcp_server_display_name!: string | null;
 }
 
 export class ApprovalResponse {
@@ -90,7 +114,19 @@ export class ApprovalListResponse {
   data!: ApprovalView[];
 }
 
-export function toApprovalView(record: ApprovalRecord, approvalUrl: string): ApprovalView {
+/** The MCP server a backchannel request names (`locations[0]` of its entry); undefined for the approvals API's. */
+export function mcpServerUriOf(record: ApprovalRecord): string | undefined {
+  if (record.ciba === null) return undefined;
+  const entry = JSON.parse(record.ciba.authorizationDetailsJson) as { locations?: unknown };
+  const location = Array.isArray(entry.locations) ? (entry.locations[0] as unknown) : undefined;
+  return typeof location === 'string' ? location : undefined;
+}
+
+export function toApprovalView(
+  record: ApprovalRecord,
+  approvalUrl: string,
+  mcpServerDisplayName: string | null = null,
+): ApprovalView {
   return {
     id: record.id,
     principal: record.principal,
@@ -112,6 +148,11 @@ export function toApprovalView(record: ApprovalRecord, approvalUrl: string): App
     revoked_at: iso(record.revokedAt),
     expires_at: iso(record.expiresAt),
     approval_url: approvalUrl,
+    requested_via: record.ciba === null ? 'gateway' : 'ciba',
+    binding_message: record.ciba?.bindingMessage ?? null,
+    authorization_details:
+      record.ciba === null ? null : [JSON.parse(record.ciba.authorizationDetailsJson) as Record<string, unknown>],
+    mcp_server_display_name: record.ciba === null ? null : mcpServerDisplayName,
   };
 }
 

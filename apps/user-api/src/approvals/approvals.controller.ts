@@ -1,6 +1,8 @@
 import { ApprovalDecisions, ApprovalPages } from '@broker/approvals';
 import { Principal } from '@broker/auth';
+import { Clock, type ApprovalRecord } from '@broker/domain';
 import { ApiErrors, NoBody, ValidationVocabulary } from '@broker/http';
+import { ProtectedResourceRepository } from '@broker/persistence';
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { parseApproveBody, parseScopePreviewBody } from './approval-bodies';
@@ -8,11 +10,13 @@ import { ApprovalIdParam } from './approval-id.param';
 import {
   ApprovalListResponse,
   ApprovalResponse,
+  ApprovalView,
   ApprovedResponse,
+  mcpServerUriOf,
+  toApprovalView,
   DeniedResponse,
   RevokedResponse,
   ScopePreviewResponse,
-  toApprovalView,
   toApprovedView,
   toDeniedView,
   toRevokedView,
@@ -30,17 +34,22 @@ export class ApprovalsController {
   constructor(
     private readonly decisions: ApprovalDecisions,
     private readonly pages: ApprovalPages,
+    private readonly resources: ProtectedResourceRepository,
+    private readonly clock: Clock,
   ) {}
+
+  /** The record as the API shows it, a backchannel request's MCP server named as registered. */
+  private async view(record: ApprovalRecord): Promise<ApprovalView> {
+    const uri = mcpServerUriOf(record);
+    const server = uri === undefined ? undefined : await this.resources.byUri(uri, this.clock.nowMs());
+    return toApprovalView(record, this.pages.url(record.id), server?.displayName ?? null);
+  }
 
   /** Lists the caller's unexpired pending approvals, oldest first. */
   @Get('pending')
   @ApiOkResponse({ type: ApprovalListResponse })
   async pending(@Principal() principal: Principal): Promise<ApprovalListResponse> {
-    return {
-      data: (await this.decisions.pending(principal)).map((record) =>
-        toApprovalView(record, this.pages.url(record.id)),
-      ),
-    };
+    return { data: await Promise.all((await this.decisions.pending(principal)).map((record) => this.view(record))) };
   }
 
   /** Lists the caller's standing permanent approvals and denials, most recent first. */
@@ -48,9 +57,7 @@ export class ApprovalsController {
   @ApiOkResponse({ type: ApprovalListResponse })
   async permanent(@Principal() principal: Principal): Promise<ApprovalListResponse> {
     return {
-      data: (await this.decisions.permanent(principal)).map((record) =>
-        toApprovalView(record, this.pages.url(record.id)),
-      ),
+      data: await Promise.all((await this.decisions.permanent(principal)).map((record) => this.view(record))),
     };
   }
 
@@ -63,7 +70,7 @@ export class ApprovalsController {
   @ApiErrors('not_found', 'gone')
   async get(@Principal() principal: Principal, @Param() { id }: ApprovalIdParam): Promise<ApprovalResponse> {
     const record = await this.decisions.get(principal, id);
-    return { data: toApprovalView(record, this.pages.url(record.id)) };
+    return { data: await this.view(record) };
   }
 
   /**
