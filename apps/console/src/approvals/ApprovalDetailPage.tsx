@@ -4,7 +4,7 @@ import { ApiFailure } from '../api/client';
 import { useApproval } from '../api/queries';
 import { DecisionForm, type Decision } from './DecisionForm';
 import { patternErrorWords } from './patterns';
-import { requestContext, toolTitle } from './request-context';
+import { directRequest, requestContext, toolTitle, type DirectRequest } from './request-context';
 import { ArgumentsView, PatternView, RiskBadge, agentName, persistenceWords, type Approval } from './values';
 import { ErrorView } from '../errors/ErrorView';
 import { usePageTitle } from '../components/page-title';
@@ -68,7 +68,11 @@ interface ViewProps {
 }
 
 function ApprovalView({ approval, decision, failure, onDecided, onFailed }: ViewProps) {
-  const context = requestContext(approval.metadata);
+  const direct = directRequest(approval);
+  // An agent's standard request describes its tool itself; a gateway's describes it in its metadata.
+  const gateway = requestContext(approval.metadata);
+  const context =
+    direct === null ? gateway : { ...gateway, reason: null, title: direct.title, description: direct.description };
   const title = toolTitle(approval);
   return (
     <>
@@ -90,8 +94,11 @@ function ApprovalView({ approval, decision, failure, onDecided, onFailed }: View
         </div>
         <StatusBadge approval={approval} />
       </div>
-      {decision !== null ? <DecisionNotice decision={decision} /> : null}
+      {decision !== null ? <DecisionNotice decision={decision} direct={direct !== null} /> : null}
       {failure !== null ? <DecisionFailure error={failure} /> : null}
+      {direct?.bindingMessage != null && approval.status === 'pending' ? (
+        <BindingMessage words={direct.bindingMessage} />
+      ) : null}
       {context.reason !== null || context.description !== null ? (
         <section className="panel request-why" aria-labelledby="why-heading">
           <h2 id="why-heading">
@@ -118,6 +125,13 @@ function ApprovalView({ approval, decision, failure, onDecided, onFailed }: View
             <dt>Agent</dt>
             <dd>{agentName(approval)}</dd>
           </div>
+          {direct !== null ? <McpServerFact direct={direct} /> : null}
+          {direct?.bindingMessage != null && approval.status !== 'pending' ? (
+            <div>
+              <dt>Words to check</dt>
+              <dd>{direct.bindingMessage}</dd>
+            </div>
+          ) : null}
           <div>
             <dt>Asked</dt>
             <dd>{formatDate(approval.created_at)}</dd>
@@ -149,6 +163,34 @@ function ApprovalView({ approval, decision, failure, onDecided, onFailed }: View
   );
 }
 
+/**
+ * OpenID CIBA's `binding_message`: the agent shows the same words where the person started the task, so they can tell
+ * this request is the one they expect before deciding.
+ */
+function BindingMessage({ words }: { words: string }) {
+  return (
+    <section className="panel binding-message" aria-labelledby="binding-heading">
+      <h2 id="binding-heading">Check that your agent shows the same words</h2>
+      <p className="binding-words">{words}</p>
+      <p className="muted">If your agent shows other words, or you did not ask it for this, deny the request.</p>
+    </section>
+  );
+}
+
+/** The MCP server the call goes to: its registered name first, its address as secondary text. */
+function McpServerFact({ direct }: { direct: DirectRequest }) {
+  if (direct.serverUri === null) return null;
+  return (
+    <div>
+      <dt>MCP server</dt>
+      <dd>
+        {direct.serverName ?? 'An MCP server no longer registered'}
+        <span className="fact-secondary mono">{direct.serverUri}</span>
+      </dd>
+    </div>
+  );
+}
+
 function StatusBadge({ approval }: { approval: Approval }) {
   switch (approval.status) {
     case 'pending':
@@ -163,15 +205,19 @@ function StatusBadge({ approval }: { approval: Approval }) {
 }
 
 /** What the decision does, in words; "always" is until revoked, so it names no time that could read as an end. */
-function DecisionNotice({ decision }: { decision: Decision }) {
+function DecisionNotice({ decision, direct }: { decision: Decision; direct: boolean }) {
+  // An agent's standard request learns the decision when it next asks the broker, within seconds.
+  const sees = direct
+    ? 'The agent receives the decision when it next checks.'
+    : "The agent's gateway sees the decision now.";
   const text =
     decision.kind === 'approved'
       ? decision.persistence === 'permanent'
         ? 'Approved always: calls like this run without asking you, until you revoke it under Remembered decisions.'
-        : `Approved for ${persistenceWords(decision.persistence)}. The agent's gateway sees the decision now.`
+        : `Approved for ${persistenceWords(decision.persistence)}. ${sees}`
       : decision.persistence === 'permanent'
         ? 'Denied always: this call is refused now and every time the agent asks again, until you revoke it under Remembered decisions.'
-        : "Denied. The agent's gateway sees the decision now.";
+        : `Denied. ${sees}`;
   return (
     <div className={`notice ${decision.kind === 'approved' ? 'success' : 'warning'}`} role="status">
       {text} <Link to="/approvals">Back to pending approvals</Link>

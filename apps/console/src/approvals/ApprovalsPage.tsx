@@ -1,6 +1,6 @@
 import { Link } from 'react-router';
 import { usePendingApprovals } from '../api/queries';
-import { requestContext, reviewOrder } from './request-context';
+import { directRequest, requestContext, reviewOrder, toolTitle } from './request-context';
 import { ArgumentsView, RiskBadge, agentName, type Approval } from './values';
 import { usePageTitle } from '../components/page-title';
 import { formatDate } from '../format';
@@ -46,22 +46,35 @@ function PendingList({ items }: { items: readonly Approval[] }) {
       ) : (
         <ul className="list" aria-label="Pending approvals">
           {items.map((item) => {
+            const direct = directRequest(item);
             const context = requestContext(item.metadata);
-            const title = context.title ?? item.tool_name;
+            const title = toolTitle(item);
+            const named = title !== item.tool_name;
             return (
               <li key={item.id} className="card approval-card">
                 <div className="card-body">
                   <div className="approval-heading">
                     <span className="card-title">
-                      <Link to={`/approvals/${item.id}`} className={context.title === null ? 'mono' : undefined}>
+                      <Link to={`/approvals/${item.id}`} className={named ? undefined : 'mono'}>
                         {title}
                       </Link>
                     </span>
                     <RiskBadge level={item.risk_level} />
+                    {direct !== null ? <span className="badge requested">Asked by the agent directly</span> : null}
                   </div>
-                  {context.reason !== null ? <p className="approval-reason">“{context.reason}”</p> : null}
+                  {direct === null && context.reason !== null ? (
+                    <p className="approval-reason">“{context.reason}”</p>
+                  ) : null}
+                  {direct?.bindingMessage != null ? (
+                    <p className="approval-reason">
+                      Words to check: <strong>{direct.bindingMessage}</strong>
+                    </p>
+                  ) : null}
                   <div className="meta">
                     <span>Agent: {agentName(item)}</span>
+                    {direct?.serverUri != null ? (
+                      <span>MCP server: {direct.serverName ?? direct.serverUri}</span>
+                    ) : null}
                     <span>Asked {formatDate(item.created_at)}</span>
                     {item.expires_at !== null ? <span>Expires {formatDate(item.expires_at)}</span> : null}
                   </div>

@@ -59,6 +59,9 @@ export function DecisionForm({ approval, onDecided, onFailed }: DecisionFormProp
   const [denyAlways, setDenyAlways] = useState(false);
   const [confirmFailure, setConfirmFailure] = useState<unknown>(null);
   const hasSession = approval.agent_session_id !== null;
+  // An agent's standard request (docs/ciba.md) belongs to no agent session: that choice is not offered at all.
+  const choices =
+    approval.requested_via === 'ciba' ? PERSISTENCE.filter((option) => option.value !== 'session') : PERSISTENCE;
   const hasArguments = rows.length > 0;
   // README "Tool approvals": "always" for a critical tool is confirmed a second time, in a dialog.
   const confirmAlways = persistence === 'permanent' && approval.risk_level === 'critical';
@@ -113,7 +116,7 @@ export function DecisionForm({ approval, onDecided, onFailed }: DecisionFormProp
         <h2 id={`${formId}-approve`}>Approve</h2>
         <fieldset>
           <legend>Allow for</legend>
-          {PERSISTENCE.map((option) => {
+          {choices.map((option) => {
             const disabled = option.value === 'session' && !hasSession;
             const choice = (
               <label key={option.value} className={`choice${disabled ? ' disabled' : ''}`}>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requestContext, reviewOrder, toolTitle } from './request-context';
+import { directRequest, requestContext, reviewOrder, toolTitle } from './request-context';
 
 describe('a request in words', () => {
   it("takes the reason, the tool's title and description out of the metadata; the rest stays context", () => {
@@ -17,6 +17,44 @@ describe('a request in words', () => {
     expect(Object.keys(context.rest)).toEqual(['trace', '__proto__']);
     expect(toolTitle({ tool_name: 'read_file', metadata: {} })).toBe('read_file');
     expect(toolTitle({ tool_name: 'read_file', metadata: { tool_title: 'Read a file' } })).toBe('Read a file');
+  });
+
+  it("reads an agent's standard request from its authorization_details entry; a gateway's request has none", () => {
+    const ciba = {
+      tool_name: 'send_payment',
+      metadata: { tool_title: 'Not this one' },
+      requested_via: 'ciba' as const,
+      binding_message: 'BLUE-42',
+      mcp_server_display_name: 'Payments',
+      authorization_details: [
+        {
+          type: 'urn:agent-identity-broker:tool-call',
+          locations: ['https://mcp.example.com/mcp'],
+          tool: 'send_payment',
+          title: ' Send a payment ',
+          description: 'Pays an invoice',
+          arguments: {},
+        },
+      ],
+    };
+    expect(directRequest(ciba)).toEqual({
+      title: 'Send a payment',
+      description: 'Pays an invoice',
+      serverUri: 'https://mcp.example.com/mcp',
+      serverName: 'Payments',
+      bindingMessage: 'BLUE-42',
+    });
+    expect(toolTitle(ciba)).toBe('Send a payment');
+    expect(toolTitle({ ...ciba, authorization_details: [{ locations: 7 }] })).toBe('Not this one');
+    expect(directRequest({ ...ciba, authorization_details: [{ locations: 7 }] })?.serverUri).toBeNull();
+    expect(
+      directRequest({
+        requested_via: 'gateway',
+        binding_message: null,
+        authorization_details: null,
+        mcp_server_display_name: null,
+      }),
+    ).toBeNull();
   });
 
   it('keeps words that are not text as context', () => {

@@ -34,9 +34,43 @@ export function requestContext(metadata: Record<string, unknown>): RequestContex
   };
 }
 
-/** The tool as the person reads it: the gateway's title, else its name. */
-export function toolTitle(approval: Pick<Approval, 'tool_name' | 'metadata'>): string {
-  return requestContext(approval.metadata).title ?? approval.tool_name;
+/**
+ * What an agent's standard request (OpenID CIBA, docs/ciba.md) says about its tool call: the title and description
+ * of its `authorization_details` entry and the MCP server it names (`locations[0]`); null for a gateway's request.
+ */
+export interface DirectRequest {
+  readonly title: string | null;
+  readonly description: string | null;
+  readonly serverUri: string | null;
+  readonly serverName: string | null;
+  readonly bindingMessage: string | null;
+}
+
+const text = (value: unknown): string | null =>
+  typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+
+type DirectFields = Partial<
+  Pick<Approval, 'requested_via' | 'authorization_details' | 'binding_message' | 'mcp_server_display_name'>
+>;
+
+export function directRequest(approval: DirectFields): DirectRequest | null {
+  if (approval.requested_via !== 'ciba') return null;
+  const entry: Record<string, unknown> = approval.authorization_details?.[0] ?? {};
+  const locations = entry.locations;
+  return {
+    title: text(entry.title),
+    description: text(entry.description),
+    serverUri: Array.isArray(locations) ? text(locations[0]) : null,
+    serverName: text(approval.mcp_server_display_name),
+    bindingMessage: text(approval.binding_message),
+  };
+}
+
+type Titled = Pick<Approval, 'tool_name' | 'metadata'> & DirectFields;
+
+/** The tool as the person reads it: the request's own title (an agent's standard request, else the gateway's), else its name. */
+export function toolTitle(approval: Titled): string {
+  return directRequest(approval)?.title ?? requestContext(approval.metadata).title ?? approval.tool_name;
 }
 
 const RISK_ORDER: Record<string, number> = { critical: 0, medium: 1, low: 3 };
