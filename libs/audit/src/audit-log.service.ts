@@ -7,6 +7,7 @@ export type AuditEvent =
   | 'impersonation_decision'
   | 'enterprise_access_decision'
   | 'token_exchange'
+  | 'ciba_request'
   | 'grant_created'
   | 'grant_replaced'
   | 'grant_deleted'

@@ -307,6 +307,19 @@ export const configSchema = z
           })
           .prefault({}),
         impersonation: impersonationSchema,
+        // OpenID CIBA Core 1.0, poll mode (docs/ciba.md "The endpoint"): off unless enabled; local and hybrid modes only.
+        // `login_hint.expression`: CEL over `login_hint` and `client` ({id, name}) naming the person; `interval`: the
+        // least time between two polls; `requested_expiry` may ask up to `max_expiry`; `token_ttl`: the token's life.
+        ciba: z
+          .strictObject({
+            enabled: bool(false),
+            login_hint: celExpression('login_hint'),
+            interval: duration('5s').refine((ms) => ms >= 1000 && ms <= 300_000, 'must be from 1s to 5m'),
+            default_expiry: duration('10m').refine((ms) => ms >= 1000, 'must be at least 1s'),
+            max_expiry: duration('1h').refine((ms) => ms >= 1000 && ms <= 86_400_000, 'must be from 1s to 24h'),
+            token_ttl: duration('2m').refine((ms) => ms >= 1000 && ms <= 3_600_000, 'must be from 1s to 1h'),
+          })
+          .prefault({}),
         // Identity Assertion JWT Authorization Grants from enterprise IdPs (docs/oauth2.md "Enterprise-managed authorization").
         enterprise: enterpriseSchema,
       })

@@ -497,3 +497,52 @@ describe('gateway trust warning', () => {
     expect(warningsOf({})).not.toMatch(/GATEWAY NOT PINNED/);
   });
 });
+
+describe('oauth2_authorization_server.ciba', () => {
+  const PROXY = {
+    mode: 'proxy',
+    proxy: {
+      upstream_authorize_endpoint: 'https://idp.example.com/authorize',
+      upstream_token_endpoint: 'https://idp.example.com/token',
+      upstream_jwks_uri: 'https://idp.example.com/jwks',
+    },
+  };
+
+  it('is off by default, with the documented interval, expiries, token lifetime and hint expression', () => {
+    expect(parseConfig(KEYS, {}).config.oauth2_authorization_server.ciba).toEqual({
+      enabled: false,
+      login_hint: { expression: 'login_hint' },
+      interval: 5000,
+      default_expiry: 600_000,
+      max_expiry: 3_600_000,
+      token_ttl: 120_000,
+    });
+  });
+
+  it('stops start-up when enabled in proxy mode, naming the key', () => {
+    expect(
+      configError(() =>
+        parseConfig({ ...KEYS, oauth2_authorization_server: { ...PROXY, ciba: { enabled: true } } }, {}),
+      ),
+    ).toBe('config error: oauth2_authorization_server.ciba.enabled CIBA needs local or hybrid mode (mode is proxy)');
+    // Disabled, the section is inert in proxy mode.
+    expect(parseConfig({ ...KEYS, oauth2_authorization_server: PROXY }, {}).config.oauth2_authorization_server.mode).toBe(
+      'proxy',
+    );
+    expect(
+      parseConfig({ ...KEYS, oauth2_authorization_server: { ...PROXY, mode: 'hybrid', ciba: { enabled: true } } }, {})
+        .config.oauth2_authorization_server.ciba.enabled,
+    ).toBe(true);
+  });
+
+  it('refuses a default expiry beyond the maximum, and an interval under a second', () => {
+    expect(
+      configError(() =>
+        parseConfig({ ...KEYS, oauth2_authorization_server: { ciba: { enabled: true, default_expiry: '2h' } } }, {}),
+      ),
+    ).toBe('config error: oauth2_authorization_server.ciba.default_expiry must be at most ciba.max_expiry');
+    expect(
+      configError(() => parseConfig({ ...KEYS, oauth2_authorization_server: { ciba: { interval: '500ms' } } }, {})),
+    ).toBe('config error: oauth2_authorization_server.ciba.interval must be from 1s to 5m');
+  });
+});

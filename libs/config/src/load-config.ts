@@ -202,6 +202,7 @@ function resolveConfig(parsed: ParsedConfig, warnings: string[], env: NodeJS.Pro
     }
   }
 
+  checkCiba(parsed.oauth2_authorization_server.ciba, parsed.oauth2_authorization_server.mode);
   checkImpersonation(parsed.oauth2_authorization_server.impersonation, parsed.oauth2_authorization_server.mode);
   checkEnterprise(parsed.oauth2_authorization_server.enterprise, parsed.oauth2_authorization_server.mode);
   const workers = resolveWorkers(parsed);
@@ -390,4 +391,13 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
+}
+
+/** CIBA (docs/ciba.md) issues the broker's own tokens: not in proxy mode; the default expiry within the maximum. */
+function checkCiba(ciba: ParsedConfig['oauth2_authorization_server']['ciba'], mode: string): void {
+  if (!ciba.enabled) return;
+  if (mode === 'proxy')
+    throw new ConfigError('oauth2_authorization_server.ciba.enabled', 'CIBA needs local or hybrid mode (mode is proxy)');
+  if (ciba.default_expiry > ciba.max_expiry)
+    throw new ConfigError('oauth2_authorization_server.ciba.default_expiry', 'must be at most ciba.max_expiry');
 }

@@ -3,7 +3,7 @@ import type { ServerKind } from '@broker/config';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
-import { tokenBodyMiddleware } from './body/form-body.middleware';
+import { BACKCHANNEL_BODY_LIMIT_BYTES, tokenBodyMiddleware } from './body/form-body.middleware';
 import { jsonBodyMiddleware } from './body/json-body.middleware';
 import { adminConsoleSite } from './admin-console/admin-console.middleware';
 import { consoleSite } from './console/console.middleware';
@@ -80,9 +80,12 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   app.use(
     crossSiteMiddleware(CrossSiteRequestPolicy.forServer(config, server), (request) => isOAuthPath(request.path)),
   );
-  // OAuth2 endpoints parse their own bodies: the token, revocation and introspection endpoints take a form of at most 256 KiB.
-  if (server === 'enduser')
+  // OAuth2 endpoints parse their own bodies: the token, revocation and introspection endpoints take a form of at most
+  // 256 KiB, the backchannel authentication endpoint one of at most 2 MiB.
+  if (server === 'enduser') {
     for (const path of ['/oauth2/token', '/oauth2/revoke', '/oauth2/introspect']) app.use(path, tokenBodyMiddleware());
+    app.use('/oauth2/bc-authorize', tokenBodyMiddleware(BACKCHANNEL_BODY_LIMIT_BYTES));
+  }
   app.use(jsonBodyMiddleware((request) => isOAuthPath(request.path)));
   // Last before Nest's pipeline: every statement from here on counts for the request's log line.
   app.use(queryCountMiddleware(countQueries));

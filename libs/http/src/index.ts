@@ -34,7 +34,7 @@ export {
   MAX_LIST_ENTRIES,
 } from './validation/validators';
 export { HOT_ROUTES, type HotRoute, type HotRouteAnswer } from './hot-routes/hot-route';
-export { TOKEN_BODY_LIMIT_BYTES } from './body/form-body.middleware';
+export { BACKCHANNEL_BODY_LIMIT_BYTES, TOKEN_BODY_LIMIT_BYTES } from './body/form-body.middleware';
 export { RefusedJsonBody, MAX_JSON_NESTING } from './body/refused-json-body';
 export { NoBody } from './validation/no-body';
 export { ValidationVocabulary, type ValidationCode } from './validation/validation-vocabulary';

@@ -7,14 +7,21 @@ import { readCappedBody } from './read-capped-body';
 export const TOKEN_BODY_LIMIT_BYTES = 256 * 1024;
 
 /**
+ * The backchannel authentication endpoint's body (OpenID CIBA Core 1.0 §7.1): larger than the token
+ * endpoint's, so that an oversized `authorization_details` (limited to 64 KiB itself) is answered
+ * with RFC 9396 §5's `invalid_authorization_details`, not as a body over the limit.
+ */
+export const BACKCHANNEL_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+
+/**
  * Reads the token endpoint's body as raw bytes (the endpoint parses the form itself, to
- * refuse repeated parameters), with the hot route's reader: a body over 256 KiB or
+ * refuse repeated parameters), with the hot route's reader: a body over `limit` (256 KiB) or
  * content-encoded is refused before any parsing, answered first and its connection then
  * drained and closed.
  */
-export function tokenBodyMiddleware() {
+export function tokenBodyMiddleware(limit = TOKEN_BODY_LIMIT_BYTES) {
   return (request: Request, response: Response, next: NextFunction): void => {
-    readCappedBody(request, TOKEN_BODY_LIMIT_BYTES).then(
+    readCappedBody(request, limit).then(
       (body) => {
         request.body = body;
         next();

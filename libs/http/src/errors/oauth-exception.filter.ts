@@ -12,6 +12,24 @@ function codeForStatus(status: number): OAuthErrorCode {
   return 'invalid_request';
 }
 
+/**
+ * The status of `code` on the endpoint at `path`: the authorization endpoint's JSON errors are all
+ * 400, invalid_client included (401 belongs to client authentication at the token endpoint). On the
+ * backchannel authentication endpoint `unauthorized_client` is 403 (OpenID CIBA Core 1.0 §13), and
+ * its rate limit is 429 with `temporarily_unavailable` (RFC 6585 §4), not an unavailable server's 503.
+ */
+/** OpenID CIBA Core 1.0 §7: the backchannel authentication endpoint's path. */
+const BACKCHANNEL_AUTHENTICATION_PATH = '/oauth2/bc-authorize';
+
+function oauthStatusAt(code: OAuthErrorCode, path: string): number {
+  if (code === 'invalid_client' && path === '/oauth2/authorize') return 400;
+  if (path === BACKCHANNEL_AUTHENTICATION_PATH) {
+    if (code === 'unauthorized_client') return 403;
+    if (code === 'temporarily_unavailable') return 429;
+  }
+  return oauthStatus(code);
+}
+
 function envelope(
   code: OAuthErrorCode,
   description: string,
@@ -37,9 +55,7 @@ export class OAuthExceptionFilter {
     switch (failure.kind) {
       case 'oauth': {
         const { code, description, errorUri, challenge, headers, members } = failure.error;
-        // Its JSON errors are all 400, invalid_client included
-        // (401 with invalid_client belongs to the token endpoint's client authentication).
-        const status = code === 'invalid_client' && context.path === '/oauth2/authorize' ? 400 : oauthStatus(code);
+        const status = failure.error.status ?? oauthStatusAt(code, context.path);
         if (status === 500) return envelope('server_error', internalErrorMessage(context.traceId), 500);
         const answer = envelope(code, description, status, errorUri, members);
         if (challenge === undefined && headers === undefined) return answer;

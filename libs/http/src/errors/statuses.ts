@@ -69,6 +69,11 @@ export function oauthStatus(code: OAuthErrorCode): number {
     case 'invalid_dpop_proof':
     case 'use_dpop_nonce':
     case 'invalid_authorization_details':
+    case 'unknown_user_id':
+    case 'invalid_binding_message':
+    case 'authorization_pending':
+    case 'slow_down':
+    case 'expired_token':
       return 400;
     case 'invalid_client':
       return 401;

@@ -14,6 +14,7 @@ export const GRANT_TYPE_LABELS = [
   'authorization_code',
   'refresh_token',
   'jwt_bearer',
+  'ciba',
   OTHER,
 ] as const;
 export type GrantTypeLabel = (typeof GRANT_TYPE_LABELS)[number];
@@ -24,6 +25,7 @@ const GRANT_TYPES: ReadonlyMap<string, GrantTypeLabel> = new Map([
   ['authorization_code', 'authorization_code'],
   ['refresh_token', 'refresh_token'],
   ['urn:ietf:params:oauth:grant-type:jwt-bearer', 'jwt_bearer'],
+  ['urn:openid:params:grant-type:ciba', 'ciba'],
 ]);
 
 /** The label of a request's `grant_type` parameter (whatever the client sent: unknown values are `other`). */
@@ -49,6 +51,11 @@ const OAUTH_ERROR_CODES = [
   'invalid_dpop_proof',
   'use_dpop_nonce',
   'invalid_authorization_details',
+  'unknown_user_id',
+  'invalid_binding_message',
+  'authorization_pending',
+  'slow_down',
+  'expired_token',
 ] as const satisfies readonly OAuthErrorCode[];
 type Missing = Exclude<OAuthErrorCode, (typeof OAUTH_ERROR_CODES)[number]>;
 const complete: [Missing] extends [never] ? true : Missing = true;
