@@ -2,6 +2,7 @@ import { ApprovalsModule } from '@broker/approvals';
 import { AuditModule } from '@broker/audit';
 import { AuthModule } from '@broker/auth';
 import { backgroundJobProviders, CoreModule, type BrokerRuntime } from '@broker/bootstrap';
+import { BROKER_CONFIG, type BrokerConfig } from '@broker/config';
 import { ERROR_VOCABULARY, HOT_ROUTES } from '@broker/http';
 import { AuthorizationCodePurge, OAuthServerModule } from '@broker/oauth-server';
 import { VaultModule } from '@broker/vault';
@@ -32,6 +33,9 @@ import { GrantsController } from './grants/grants.controller';
 import { GrantsService } from './grants/grants.service';
 import { MeController } from './me/me.controller';
 import { OAuth2Controller } from './oauth2/oauth2.controller';
+import { BackchannelAuthenticationController } from './oauth2/backchannel-authentication.controller';
+import { BackchannelAuthenticationHotRoute } from './oauth2/bc-authorize.hot-route';
+import { CibaRequestsBinding } from './oauth2/ciba-requests.binding';
 import { JwksHotRoute } from './oauth2/jwks.hot-route';
 import { TokenHotRoute } from './oauth2/token.hot-route';
 import { TokenLifecycleController } from './oauth2/token-lifecycle.controller';
@@ -56,6 +60,7 @@ export class UserApiModule {
         VaultModule,
         OAuthServerModule,
         ApprovalsModule,
+        CibaRequestsBinding,
         WebhooksModule,
       ],
       controllers: [
@@ -65,6 +70,7 @@ export class UserApiModule {
         GrantsController,
         ThirdPartyController,
         OAuth2Controller,
+        BackchannelAuthenticationController,
         TokenLifecycleController,
         ApprovalsGatewayController,
         ApprovalsController,
@@ -93,16 +99,32 @@ export class UserApiModule {
         ],
         { provide: ERROR_VOCABULARY, useValue: USER_ERROR_VOCABULARY },
         ...backgroundJobProviders(END_USER_SERVER_JOBS),
-        ...[TokenHotRoute, JwksHotRoute, RevocationHotRoute, IntrospectionHotRoute],
+        ...[TokenHotRoute, JwksHotRoute, RevocationHotRoute, IntrospectionHotRoute, BackchannelAuthenticationHotRoute],
         {
           provide: HOT_ROUTES,
           useFactory: (
+            config: BrokerConfig,
             token: TokenHotRoute,
             jwks: JwksHotRoute,
             revoke: RevocationHotRoute,
             introspect: IntrospectionHotRoute,
-          ) => [token, jwks, revoke, introspect],
-          inject: [TokenHotRoute, JwksHotRoute, RevocationHotRoute, IntrospectionHotRoute],
+            backchannel: BackchannelAuthenticationHotRoute,
+          ) => [
+            token,
+            jwks,
+            revoke,
+            introspect,
+            // OpenID CIBA Core 1.0 §7: only when enabled (otherwise the route is unknown, 404).
+            ...(config.oauth2_authorization_server.ciba.enabled ? [backchannel] : []),
+          ],
+          inject: [
+            BROKER_CONFIG,
+            TokenHotRoute,
+            JwksHotRoute,
+            RevocationHotRoute,
+            IntrospectionHotRoute,
+            BackchannelAuthenticationHotRoute,
+          ],
         },
       ],
     };

@@ -526,9 +526,9 @@ describe('oauth2_authorization_server.ciba', () => {
       ),
     ).toBe('config error: oauth2_authorization_server.ciba.enabled CIBA needs local or hybrid mode (mode is proxy)');
     // Disabled, the section is inert in proxy mode.
-    expect(parseConfig({ ...KEYS, oauth2_authorization_server: PROXY }, {}).config.oauth2_authorization_server.mode).toBe(
-      'proxy',
-    );
+    expect(
+      parseConfig({ ...KEYS, oauth2_authorization_server: PROXY }, {}).config.oauth2_authorization_server.mode,
+    ).toBe('proxy');
     expect(
       parseConfig({ ...KEYS, oauth2_authorization_server: { ...PROXY, mode: 'hybrid', ciba: { enabled: true } } }, {})
         .config.oauth2_authorization_server.ciba.enabled,

@@ -397,7 +397,10 @@ function deepFreeze<T>(value: T): T {
 function checkCiba(ciba: ParsedConfig['oauth2_authorization_server']['ciba'], mode: string): void {
   if (!ciba.enabled) return;
   if (mode === 'proxy')
-    throw new ConfigError('oauth2_authorization_server.ciba.enabled', 'CIBA needs local or hybrid mode (mode is proxy)');
+    throw new ConfigError(
+      'oauth2_authorization_server.ciba.enabled',
+      'CIBA needs local or hybrid mode (mode is proxy)',
+    );
   if (ciba.default_expiry > ciba.max_expiry)
     throw new ConfigError('oauth2_authorization_server.ciba.default_expiry', 'must be at most ciba.max_expiry');
 }

@@ -65,3 +65,13 @@ export {
   canonicalDetailJson,
   type ToolCallDetail,
 } from './ciba/tool-call-details';
+export { BackchannelAuthentication, type BackchannelAuthenticationResponse } from './ciba/backchannel-authentication';
+export { CIBA_GRANT } from './ciba/ciba.grant';
+export {
+  CIBA_REQUESTS,
+  type CibaRequestsPort,
+  type CibaRequester,
+  type CibaRequestInput,
+  type CibaRequestOutcome,
+  type CibaPollOutcome,
+} from './ciba/ciba-requests-port';

@@ -20,6 +20,8 @@ import { ImpersonationExchange } from './impersonation/impersonation.exchange';
 import { TOKEN_LIFECYCLE_SCOPE, type TokenLifecycleScope } from './token-lifecycle/lifecycle-clients';
 import { EnterpriseIssuers } from './enterprise/enterprise-issuers';
 import { IdJagGrant } from './enterprise/id-jag.grant';
+import { CibaGrant } from './ciba/ciba.grant';
+import { CibaClients } from './ciba/ciba-clients';
 
 /** Every strategy implementation; the factories below pick the mode's. */
 export const STRATEGY_IMPLEMENTATIONS = [
@@ -36,6 +38,8 @@ export const STRATEGY_IMPLEMENTATIONS = [
   TokenExchangeGrant,
   EnterpriseIssuers,
   IdJagGrant,
+  CibaClients,
+  CibaGrant,
 ];
 
 /**
@@ -73,6 +77,7 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
       LocalAuthorize,
       EnterpriseIssuers,
       IdJagGrant,
+      CibaGrant,
     ],
     useFactory: (
       config: BrokerConfig,
@@ -84,14 +89,17 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
       local: LocalAuthorize,
       enterprise: EnterpriseIssuers,
       idJag: IdJagGrant,
+      ciba: CibaGrant,
     ): GrantStrategy[] => {
       // The third-party token exchange works the same in every mode; identity assertions of
-      // enterprise IdPs are offered only when one is trusted (local and hybrid modes).
+      // enterprise IdPs are offered only when one is trusted (local and hybrid modes), the CIBA
+      // poll only when enabled (local and hybrid: configuration refuses it in proxy mode).
       const assertions = enterprise.enabled ? [idJag] : [];
+      const backchannel = ciba.enabled ? [ciba] : [];
       const mode = config.oauth2_authorization_server.mode;
       switch (mode) {
         case 'local':
-          return [code, refresh, credentials, exchange, ...assertions];
+          return [code, refresh, credentials, exchange, ...assertions, ...backchannel];
         case 'proxy':
           return [forwarder, exchange];
         case 'hybrid':
@@ -102,6 +110,7 @@ export const MODE_STRATEGY_PROVIDERS: Provider[] = [
             credentials,
             exchange,
             ...assertions,
+            ...backchannel,
           ];
         default:
           return assertNever(mode, 'mode');

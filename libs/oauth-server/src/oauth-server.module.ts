@@ -26,6 +26,8 @@ import { LocalTokenVerifier } from './token-lifecycle/local-token-verifier';
 import { TokenIntrospection } from './token-lifecycle/token-introspection';
 import { TokenLifecycleEndpoints } from './token-lifecycle/token-lifecycle-endpoints';
 import { TokenRevocation } from './token-lifecycle/token-revocation';
+import { BackchannelAuthentication } from './ciba/backchannel-authentication';
+import { LoginHints } from './ciba/login-hints';
 
 /**
  * The broker's OAuth2 authorization server: signing keys, client credentials,
@@ -59,6 +61,8 @@ import { TokenRevocation } from './token-lifecycle/token-revocation';
     AuthorizationServerMetadataService,
     AuthorizationDenial,
     EnterpriseAuthorizationRevocation,
+    LoginHints,
+    BackchannelAuthentication,
     ...MODE_STRATEGY_PROVIDERS,
   ],
   exports: [
@@ -76,6 +80,7 @@ import { TokenRevocation } from './token-lifecycle/token-revocation';
     AUTHORIZE_STRATEGY,
     JWKS_SOURCE,
     EnterpriseAuthorizationRevocation,
+    BackchannelAuthentication,
   ],
 })
 export class OAuthServerModule {}

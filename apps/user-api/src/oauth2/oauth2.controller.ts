@@ -164,6 +164,34 @@ export class OAuth2Controller {
   // resources or the resource policy); unauthorized_client as relayed from an
   // upstream (proxy). 403: the gateway or rule is not authorized, or no active grant or delegation (impersonation: `error_uri`).
   // RFC 9449: invalid_dpop_proof (a proof missing where required, or not valid), use_dpop_nonce (with a DPoP-Nonce header).
+  // OpenID CIBA Core 1.0 §11 (the CIBA grant): authorization_pending, slow_down, expired_token, and access_denied as a
+  // token error response's 400 (the person denied), so the 400 answer is written out with every code it may carry.
+  @ApiResponse({
+    status: 400,
+    ...oauthErrorResponse(
+      'The request is malformed or refused (RFC 6749 §5.2; OpenID CIBA Core 1.0 §11 for the CIBA grant, whose `access_denied` is a 400)',
+      [
+        'invalid_request',
+        'invalid_grant',
+        'unauthorized_client',
+        'unsupported_grant_type',
+        'invalid_scope',
+        'invalid_target',
+        'invalid_dpop_proof',
+        'use_dpop_nonce',
+        'authorization_pending',
+        'slow_down',
+        'expired_token',
+        'access_denied',
+      ],
+      {
+        'DPoP-Nonce': {
+          description: 'With `use_dpop_nonce`: the nonce the next proof must carry (RFC 9449 §8)',
+          schema: { type: 'string' },
+        },
+      },
+    ),
+  })
   @OAuthErrors(
     'invalid_request',
     'invalid_grant',
@@ -174,6 +202,9 @@ export class OAuth2Controller {
     'access_denied',
     'invalid_dpop_proof',
     'use_dpop_nonce',
+    'authorization_pending',
+    'slow_down',
+    'expired_token',
   )
   async token(@Req() request: Request, @Res() response: Response): Promise<void> {
     const context = tokenRequestContext(request);

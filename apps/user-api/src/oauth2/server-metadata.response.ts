@@ -20,7 +20,7 @@ export class AuthorizationServerMetadataResponse {
   jwks_uri!: string;
   @ApiProperty({ enum: ['code'], isArray: true })
   response_types_supported!: string[];
-  /** local: authorization_code, refresh_token (with `local.refresh_tokens.enabled`), client_credentials, token exchange, and the JWT bearer grant when an enterprise IdP is trusted; proxy: authorization_code, token exchange; hybrid: all of them. */
+  /** local: authorization_code, refresh_token (with `local.refresh_tokens.enabled`), client_credentials, token exchange, the JWT bearer grant when an enterprise IdP is trusted, and the CIBA grant with `ciba.enabled`; proxy: authorization_code, token exchange; hybrid: all of them. */
   @ApiProperty({
     enum: [
       'authorization_code',
@@ -28,6 +28,7 @@ export class AuthorizationServerMetadataResponse {
       'client_credentials',
       'urn:ietf:params:oauth:grant-type:token-exchange',
       'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      'urn:openid:params:grant-type:ciba',
     ],
     isArray: true,
   })
@@ -68,6 +69,18 @@ export class AuthorizationServerMetadataResponse {
   /** `["urn:ietf:params:oauth:grant-profile:id-jag"]` when an enterprise IdP is trusted (`oauth2_authorization_server.enterprise`, local and hybrid modes); absent otherwise. Never which IdPs. */
   @ApiPropertyOptional({ enum: ['urn:ietf:params:oauth:grant-profile:id-jag'], isArray: true })
   authorization_grant_profiles_supported?: string[];
+  /** OpenID CIBA Core 1.0 §4: `<public_url>/oauth2/bc-authorize` with `oauth2_authorization_server.ciba.enabled` (local and hybrid modes); absent otherwise, as the three members below. */
+  @ApiPropertyOptional({ format: 'uri' })
+  backchannel_authentication_endpoint?: string;
+  /** Poll mode only. */
+  @ApiPropertyOptional({ enum: ['poll'], isArray: true })
+  backchannel_token_delivery_modes_supported?: string[];
+  /** No `user_code` is taken. */
+  @ApiPropertyOptional({ type: Boolean, enum: [false] })
+  backchannel_user_code_parameter_supported?: boolean;
+  /** RFC 9396 §10: the tool-call type of `authorization_details` (docs/ciba.md). */
+  @ApiPropertyOptional({ enum: ['urn:agent-identity-broker:tool-call'], isArray: true })
+  authorization_details_types_supported?: string[];
 }
 
 /** `GET /.well-known/oauth-authorization-server` (RFC 8414 §3). */

@@ -8,6 +8,7 @@ const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const JWT_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:jwt';
 const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const CIBA_GRANT = 'urn:openid:params:grant-type:ciba';
 
 /** RFC 6749 §3.2: parameters the broker does not know are ignored, so no form is closed. */
 const IGNORES_UNKNOWN = { additionalProperties: true } as const;
@@ -166,12 +167,41 @@ export class JwtBearerTokenRequest extends AgentSecretForm {
 }
 
 /** The token request models, to register with `@ApiExtraModels`. */
+/**
+ * The CIBA poll (OpenID CIBA Core 1.0 §10.1; local and hybrid modes with `ciba.enabled`,
+ * docs/ciba.md): the requester of an `auth_req_id` asks for the token, with the same kind of
+ * credentials it asked with: the agent's secret (Basic or post), or the gateway's client
+ * assertion with `client_id` naming the agent. 400 `authorization_pending` until the person
+ * decides, `slow_down` when polled sooner than `interval`, `access_denied` (400) when denied,
+ * `expired_token`, `invalid_grant` for an unknown, another client's or used `auth_req_id`.
+ */
+@ApiSchemaWith({ ...IGNORES_UNKNOWN })
+export class CibaTokenRequest {
+  @ApiProperty({ enum: [CIBA_GRANT] })
+  grant_type!: typeof CIBA_GRANT;
+  /** From the backchannel authentication response; single use. */
+  @ApiProperty({ minLength: 1 })
+  auth_req_id!: string;
+  /** The agent's UUID (left out with HTTP Basic); REQUIRED with a client assertion (the agent the gateway asked for). */
+  @ApiPropertyOptional({ format: 'uuid' })
+  client_id?: string;
+  /** client_secret_post: the agent's broker-issued secret. Not together with HTTP Basic or an assertion. */
+  @ApiPropertyOptional()
+  client_secret?: string;
+  /** The gateway's signed JWT (RFC 7523), when the gateway sent the request. */
+  @ApiPropertyOptional()
+  client_assertion?: string;
+  @ApiPropertyOptional({ enum: [JWT_BEARER] })
+  client_assertion_type?: typeof JWT_BEARER;
+}
+
 export const TOKEN_REQUEST_MODELS = [
   AuthorizationCodeTokenRequest,
   ClientCredentialsTokenRequest,
   TokenExchangeTokenRequest,
   ImpersonationTokenRequest,
   JwtBearerTokenRequest,
+  CibaTokenRequest,
 ];
 
 /**

@@ -45,6 +45,8 @@ export const AUTHORIZATION_DETAILS_SCHEMA: ApiPropertyOptions = {
  *   `expires_in`, `scope` when not empty;
  * - an enterprise identity assertion (JWT bearer grant): a broker-signed JWT, `token_type`,
  *   `expires_in`, `scope` when not empty, `resource`, and never a refresh token;
+ * - the CIBA grant: a broker-signed JWT, `token_type`, `expires_in`, `scope` when not empty,
+ *   `authorization_details`, and never a refresh or ID token;
  * - authorization_code in proxy mode: the upstream's answer as it sent it (for example
  *   with `id_token` or `refresh_token`), hence members beyond these may appear.
  */

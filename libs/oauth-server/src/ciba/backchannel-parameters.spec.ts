@@ -40,7 +40,9 @@ describe('backchannel authentication parameters (OpenID CIBA Core 1.0 §7.1)', (
       description: 'login_hint is required',
     });
     expect(refusal(() => assertSupportedParameters(form({ login_hint: '' }))).code).toBe('invalid_request');
-    expect(() => assertSupportedParameters(form({ login_hint: 'alice', client_notification_token: 't' }))).not.toThrow();
+    expect(() =>
+      assertSupportedParameters(form({ login_hint: 'alice', client_notification_token: 't' })),
+    ).not.toThrow();
   });
 
   it('requires authorization_details and refuses more than 64 KiB of UTF-8 with invalid_authorization_details', () => {

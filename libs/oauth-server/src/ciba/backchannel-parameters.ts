@@ -29,7 +29,8 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
  */
 export function assertSupportedParameters(form: TokenForm): void {
   for (const name of UNSUPPORTED_PARAMETERS)
-    if (form.has(name)) throw new OAuthError('invalid_request', `${name} is not supported: name the person with login_hint`);
+    if (form.has(name))
+      throw new OAuthError('invalid_request', `${name} is not supported: name the person with login_hint`);
   if ((form.get('login_hint') ?? '') === '') throw new OAuthError('invalid_request', 'login_hint is required');
 }
 
@@ -37,9 +38,15 @@ export function assertSupportedParameters(form: TokenForm): void {
 export function authorizationDetailsText(form: TokenForm): string {
   const text = form.get('authorization_details');
   if (text === undefined || text === '')
-    throw new OAuthError('invalid_request', 'authorization_details is required: the tool call the person is asked about');
+    throw new OAuthError(
+      'invalid_request',
+      'authorization_details is required: the tool call the person is asked about',
+    );
   // A UTF-8 character is at most 3 bytes per UTF-16 unit: the byte count is needed only near the limit.
-  if (text.length * 3 > MAX_AUTHORIZATION_DETAILS_BYTES && Buffer.byteLength(text, 'utf8') > MAX_AUTHORIZATION_DETAILS_BYTES)
+  if (
+    text.length * 3 > MAX_AUTHORIZATION_DETAILS_BYTES &&
+    Buffer.byteLength(text, 'utf8') > MAX_AUTHORIZATION_DETAILS_BYTES
+  )
     throw new OAuthError('invalid_authorization_details', 'authorization_details is larger than 64 KiB');
   return text;
 }

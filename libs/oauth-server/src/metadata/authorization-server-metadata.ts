@@ -3,6 +3,8 @@ import { ASYMMETRIC_ALGORITHMS } from '@broker/domain';
 import { Inject, Injectable } from '@nestjs/common';
 import { ID_JAG_GRANT_PROFILE, JWT_BEARER_GRANT } from '../enterprise/id-jag.grant';
 import { TOKEN_EXCHANGE } from '../token-exchange/token-types';
+import { CIBA_GRANT } from '../ciba/ciba.grant';
+import { TOOL_CALL_TYPE } from '../ciba/tool-call-details';
 import { TokenEndpoint } from '../token/token-endpoint';
 
 /** Client authentication with a shared secret, as every agent with broker-issued credentials uses it (RFC 6749 §2.3.1). */
@@ -43,6 +45,12 @@ export interface AuthorizationServerMetadata {
    * an enterprise IdP is trusted (never which: §8.4).
    */
   readonly authorization_grant_profiles_supported?: readonly string[];
+  /** OpenID CIBA Core 1.0 §4 (local and hybrid modes with `ciba.enabled`): poll mode only, no user code. */
+  readonly backchannel_authentication_endpoint?: string;
+  readonly backchannel_token_delivery_modes_supported?: readonly string[];
+  readonly backchannel_user_code_parameter_supported?: false;
+  /** RFC 9396 §10: the one `authorization_details` type, the tool call (with CIBA). */
+  readonly authorization_details_types_supported?: readonly string[];
 }
 
 /**
@@ -76,6 +84,14 @@ export class AuthorizationServerMetadataService {
           }
         : { token_endpoint_auth_methods_supported: [...SECRET_METHODS, 'none'] }),
       authorization_response_iss_parameter_supported: true,
+      ...(tokens.grantTypes.includes(CIBA_GRANT)
+        ? {
+            backchannel_authentication_endpoint: `${base}/oauth2/bc-authorize`,
+            backchannel_token_delivery_modes_supported: ['poll'],
+            backchannel_user_code_parameter_supported: false as const,
+            authorization_details_types_supported: [TOOL_CALL_TYPE],
+          }
+        : {}),
       // MCP clients (MCP authorization 2025-11-25) look for this before using a document URL as client_id.
       ...(config.oauth2_authorization_server.cimd.enabled && config.oauth2_authorization_server.mode !== 'proxy'
         ? { client_id_metadata_document_supported: true as const }
