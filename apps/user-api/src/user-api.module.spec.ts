@@ -108,12 +108,13 @@ describe('UserApiModule compiled with @nestjs/testing', () => {
       ]);
     });
 
-    it("the routes that authenticate their caller themselves are the token, revocation and introspection endpoints, the gateway approvals and an authorization request's wait", () => {
+    it("the routes that authenticate their caller themselves are the token, revocation, introspection and backchannel authentication endpoints, the gateway approvals and an authorization request's wait", () => {
       expect(routesWith('client-authenticated')).toEqual([
         'GET /api/approvals',
         'POST /api/approvals',
         'POST /api/approvals/:id/consume',
         'GET /api/authorization-requests/:id/state',
+        'POST /oauth2/bc-authorize',
         'POST /oauth2/introspect',
         'POST /oauth2/revoke',
         'POST /oauth2/token',
