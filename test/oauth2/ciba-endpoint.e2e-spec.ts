@@ -325,6 +325,63 @@ describe.each(testBackends())('the backchannel authentication endpoint on $name'
   });
 });
 
+describe('CIBA in hybrid mode', () => {
+  let ciba: CibaFixture;
+
+  beforeAll(async () => {
+    ciba = await startCibaFixture({
+      server: {
+        mode: 'hybrid',
+        proxy: {
+          upstream_authorize_endpoint: 'https://idp.invalid/authorize',
+          upstream_token_endpoint: 'https://idp.invalid/token',
+          upstream_jwks_uri: 'https://idp.invalid/jwks',
+        },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await ciba?.stop();
+  });
+
+  const ask = async (agentId: string): Promise<HttpResponse> =>
+    ciba.bcAuthorize({
+      client_assertion_type: JWT_BEARER,
+      client_assertion: await ciba.gateway.assertion(),
+      client_id: agentId,
+      login_hint: ALICE,
+      authorization_details: JSON.stringify([toolCall()]),
+    });
+
+  it('serves the agents whose tokens the broker issues, and refuses an upstream agent with 403 unauthorized_client', async () => {
+    const local = await ciba.agent([ALICE]);
+    const asked = await ask(local.id);
+    expect(asked.status, asked.text).toBe(200);
+    const poll = await ciba.token({
+      grant_type: CIBA_GRANT,
+      auth_req_id: asked.json<{ auth_req_id: string }>().auth_req_id,
+      client_assertion_type: JWT_BEARER,
+      client_assertion: await ciba.gateway.assertion(),
+      client_id: local.id,
+    });
+    expect(poll.status, poll.text).toBe(400);
+    expect(errorOf(poll).error).toBe('authorization_pending');
+    const upstream = await ciba.admin.post('/api/agents', {
+      display_name: 'Upstream Agent',
+      client_id: 'upstream-agent',
+      permission_sets: [{ permission_set_id: ciba.permissionSet, requirement_type: 'mandatory' }],
+    });
+    expect(upstream.status, upstream.text).toBe(201);
+    const refused = await ask(upstream.json<{ id: string }>().id);
+    expect(refused.status).toBe(403);
+    expect(errorOf(refused)).toEqual({
+      error: 'unauthorized_client',
+      error_description: 'this client gets its tokens from the upstream authorization server',
+    });
+  });
+});
+
 describe('CIBA turned off (the default)', () => {
   let base: string;
   let stop: () => Promise<void>;

@@ -237,6 +237,58 @@ describe.each(testBackends())('the CIBA grant on $name', (backend) => {
     );
   });
 
+  it('logs no auth_req_id, secret, assertion, token or binding message; the audit record says why a person was unknown', async () => {
+    const agent = await ciba.agent([ALICE]);
+    const logs = ciba.gateway.broker.logs;
+    const assertion = await ciba.gateway.assertion();
+    const secrets: string[] = [agent.secret, assertion, 'W4SCT-unique-words'];
+    const asked = await ciba.bcAuthorize({
+      client_assertion_type: JWT_BEARER,
+      client_assertion: assertion,
+      client_id: agent.id,
+      login_hint: ALICE,
+      binding_message: 'W4SCT-unique-words',
+      authorization_details: JSON.stringify([toolCall({ tool: 'audited' })]),
+    });
+    const gatewayReqId = asked.json<{ auth_req_id: string }>().auth_req_id;
+    const authReqId = await requested(agent, { binding_message: 'W4SCT-unique-words' });
+    secrets.push(gatewayReqId, authReqId);
+    const ids = (await alice.get('/api/approvals/pending')).json<{ data: { id: string; agent_id: string }[] }>().data;
+    for (const approval of ids.filter((a) => a.agent_id === agent.id))
+      expect((await alice.post(`/api/approvals/${approval.id}/approve`, { persistence: 'once' })).status).toBe(200);
+    const token = (await poll(agent, authReqId)).json<{ access_token: string }>().access_token;
+    secrets.push(token);
+    await ciba.bcAuthorize(
+      // Over 200 characters: the default expression's result is no principal.
+      { login_hint: 'n'.repeat(300), authorization_details: JSON.stringify([toolCall({ tool: 'nobody' })]) },
+      { authorization: agent.basic },
+    );
+    await ciba.bcAuthorize(
+      { login_hint: 'carol@example.com', authorization_details: JSON.stringify([toolCall({ tool: 'no-grant' })]) },
+      { authorization: agent.basic },
+    );
+    expect(logs.leaked(secrets)).toEqual([]);
+    const audits = logs.records().filter((record) => record.event === 'ciba_request' && record.agent_id === agent.id);
+    expect(audits.find((record) => record.tool === 'audited')).toMatchObject({
+      outcome: 'created',
+      principal: ALICE,
+      requester: 'gateway:gateway-1',
+      resource: PAY_MCP,
+    });
+    expect(audits.find((record) => record.tool === 'nobody')).toMatchObject({
+      outcome: 'refused',
+      oauth_error: 'unknown_user_id',
+      reason: 'hint_names_no_principal',
+      principal: null,
+    });
+    expect(audits.find((record) => record.tool === 'no-grant')).toMatchObject({
+      outcome: 'refused',
+      oauth_error: 'unknown_user_id',
+      reason: 'no_active_grant',
+      principal: 'carol@example.com',
+    });
+  });
+
   it('applies the approvals rate limit: 429 temporarily_unavailable with Retry-After', async () => {
     const agent = await ciba.agent([ALICE]);
     let limited: HttpResponse | undefined;

@@ -59,6 +59,8 @@ export async function startCibaFixture(options: {
   clock?: FrozenClock;
   /** Merged over `oauth2_authorization_server.ciba` (`enabled: true`). */
   ciba?: Record<string, unknown>;
+  /** More of `oauth2_authorization_server` (the mode). */
+  server?: Record<string, unknown>;
 }): Promise<CibaFixture> {
   const gateway = await startGatewayFixture({
     servers: BOTH_SERVERS,
@@ -67,7 +69,9 @@ export async function startCibaFixture(options: {
     gatewaySub: 'gateway-1',
     subjectAudience: 'gateway',
     ttlSeconds: 3600,
-    config: { oauth2_authorization_server: { ciba: { enabled: true, ...(options.ciba ?? {}) } } },
+    config: {
+      oauth2_authorization_server: { ...(options.server ?? {}), ciba: { enabled: true, ...(options.ciba ?? {}) } },
+    },
   });
   const base = gateway.base;
   const admin = new ApiClient(gateway.broker.url('admin'));
