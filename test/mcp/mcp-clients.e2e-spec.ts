@@ -277,10 +277,11 @@ describe('MCP clients: the official SDK against the local authorization server',
   });
 
   describe('examples/mcp', () => {
-    it('broker.yaml loads: development principal, CIMD on, the example MCP server allowed', () => {
+    it('broker.yaml loads: development principal, CIMD and CIBA on, the example MCP server allowed', () => {
       const { config } = loadConfig(['--config', 'examples/mcp/broker.yaml'], {});
       expect(config.development.principal).toBe('alice@example.com');
       expect(config.oauth2_authorization_server.cimd.enabled).toBe(true);
+      expect(config.oauth2_authorization_server.ciba.enabled).toBe(true);
       expect(config.oauth2_authorization_server.local.resource_indicators.allowed_resources).toEqual([
         'http://localhost:3001/mcp',
       ]);
