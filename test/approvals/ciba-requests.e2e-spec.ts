@@ -297,6 +297,11 @@ describe.each(testBackends())('CIBA requests as approvals ($name)', (backend) =>
     expect(await ciba.poll(authReqId, agent.id, 'agent')).toEqual({ kind: 'expired' });
     const page = await alice().get(`/api/approvals/${approvalId}`);
     expect(page.status, page.text).toBe(410);
+    // The sync sweeps first: the request expires as any other, with its event (the broker's own work).
+    await syncEtag();
+    expect((await row(approvalId)).status).toBe('expired');
+    const expired = (await activity(approvalId)).filter((event) => event.type === 'approval.expired');
+    expect(expired.map((event) => event.actor)).toEqual([{ type: 'broker', id: null }]);
   });
 
   it('answers expired for a request approved but never polled before its expiry', async () => {
