@@ -5,6 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CibaRequests } from '@broker/approvals';
 import { type AnyBrokerEvent, type EventType } from '@broker/events';
 import { EventRepository } from '@broker/persistence';
 import {
@@ -545,6 +546,85 @@ describe.each(testBackends())(
       });
       expect(payload.data.details.arguments_sha256).toMatch(/^[0-9a-f]{64}$/);
       expect(request?.body).not.toContain(secretArgument);
+    });
+
+    it('delivers the events of a CIBA request (docs/approvals.md "Requests from CIBA"): requested by the agent, and answered at once by a remembered decision, named', async () => {
+      const admin = new ApiClient(fixture.broker.url('admin'));
+      const webhook = (
+        await admin.post('/api/webhooks', {
+          url: receiver.url,
+          event_types: ['approval.requested', 'approval.approved'],
+          enabled: true,
+        })
+      ).json<WebhookAnswer>();
+      secrets.push(webhook.secret ?? '');
+      const registry = await createRegistry(admin);
+      const alice = new ApiClient(fixture.base, ALICE);
+      expect(
+        (
+          await alice.post(`/api/consent/agents/${registry.agent}/grants`, {
+            granted_permission_sets: { [registry.readMail]: [registry.mail] },
+          })
+        ).status,
+      ).toBe(201);
+      const ciba = fixture.broker.broker.server('enduser').app.get(CibaRequests);
+      const secretArgument = 'invoice-4711-for-acme.pdf';
+      const ask = async (): Promise<string> => {
+        const args = { path: secretArgument };
+        const outcome = await ciba.request({
+          principal: ALICE,
+          agentId: registry.agent,
+          requester: 'agent',
+          detail: {
+            tool: 'send_file',
+            arguments: args,
+            risk: 'critical',
+            json: JSON.stringify({
+              type: 'urn:agent-identity-broker:tool-call',
+              locations: ['https://mcp.example.com/mcp'],
+              tool: 'send_file',
+              arguments: args,
+              risk: 'critical',
+            }),
+          },
+          bindingMessage: 'GREEN-3',
+          scopes: [],
+          expiresInMs: 300_000,
+          intervalMs: 5_000,
+        });
+        if (outcome.kind !== 'created') throw new Error(JSON.stringify(outcome));
+        return outcome.approvalId;
+      };
+      const first = await ask();
+      expect((await alice.post(`/api/approvals/${first}/approve`, { persistence: 'permanent' })).status).toBe(200);
+      const second = await ask();
+      const before = receiver.received.length;
+      await workerOf(fixture.broker).deliverNow();
+      // This webhook's deliveries: the one of the test above gets approval.requested too, signed with its own secret.
+      const mine = receiver.received
+        .slice(before)
+        .filter((request) => verifies(webhook.secret as string, request.headers, request.body));
+      expect(mine.length).toBeGreaterThanOrEqual(4);
+      const payloads = mine.map((request) => {
+        expect(request.body).not.toContain(secretArgument);
+        expect(request.body).not.toContain('GREEN-3');
+        return JSON.parse(request.body) as {
+          type: string;
+          data: { actor: { type: string; id: string | null }; details: Record<string, unknown> };
+        };
+      });
+      const of = (id: string, type: string) =>
+        payloads.filter((payload) => payload.type === type && payload.data.details.approval_id === id);
+      expect(of(first, 'approval.requested').map((payload) => payload.data.actor)).toEqual([
+        { type: 'agent', id: registry.agent },
+      ]);
+      expect(of(first, 'approval.approved').map((payload) => payload.data.actor)).toEqual([
+        { type: 'principal', id: ALICE },
+      ]);
+      expect(of(second, 'approval.requested')).toHaveLength(1);
+      const answered = of(second, 'approval.approved');
+      expect(answered.map((payload) => payload.data.actor)).toEqual([{ type: 'broker', id: null }]);
+      expect(answered[0]?.data.details).toMatchObject({ persistence: 'once', remembered_approval_id: first });
     });
   },
 );
