@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CIBA_GRANT,
   JWT_BEARER,
-  PAY_MCP,
   startCibaFixture,
   toolCall,
   TOOL_CALL,
+  UNTRUSTED_GATEWAY,
   type CibaAgent,
   type CibaFixture,
 } from '../support/ciba-fixture';
@@ -132,6 +132,10 @@ describe.each(testBackends())('the backchannel authentication endpoint on $name'
     const wrongType = await gatewayForm({ client_assertion_type: 'urn:example:other' });
     expect(wrongType.status).toBe(400);
     expect(errorOf(wrongType).error).toBe('invalid_request');
+    // A gateway the authorization expression refuses: 403 access_denied, as for the token exchange.
+    const refused = await gatewayForm({ client_assertion: await ciba.gateway.assertion({ sub: UNTRUSTED_GATEWAY }) });
+    expect(refused.status).toBe(403);
+    expect(errorOf(refused)).toEqual({ error: 'access_denied', error_description: 'the gateway is not authorized' });
     // Two methods at once.
     const both = await gatewayForm({ client_secret: agent.secret });
     expect(errorOf(both)).toEqual({
@@ -447,5 +451,3 @@ describe('CIBA turned off (the default)', () => {
     ).rejects.toThrow('oauth2_authorization_server.ciba.enabled CIBA needs local or hybrid mode');
   });
 });
-
-void PAY_MCP;

@@ -12,6 +12,8 @@ import { BOTH_SERVERS } from './servers';
 export const CIBA_GRANT = 'urn:openid:params:grant-type:ciba';
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 export const TOOL_CALL = 'urn:agent-identity-broker:tool-call';
+/** A gateway `sub` the fixture's authorization expression refuses. */
+export const UNTRUSTED_GATEWAY = 'untrusted-gateway';
 /** The registered MCP server the tool calls are for. */
 export const PAY_MCP = 'https://pay-mcp.example.com/mcp';
 
@@ -71,6 +73,8 @@ export async function startCibaFixture(options: {
     ttlSeconds: 3600,
     config: {
       oauth2_authorization_server: { ...(options.server ?? {}), ciba: { enabled: true, ...(options.ciba ?? {}) } },
+      // The exchange's authorization expression, which CIBA applies to the gateway too.
+      token_exchange: { authorization: { cel: { expression: `client_assertion.sub != "${UNTRUSTED_GATEWAY}"` } } },
     },
   });
   const base = gateway.base;
