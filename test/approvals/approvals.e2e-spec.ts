@@ -166,6 +166,10 @@ describe('tool approvals', () => {
       revoked_at: null,
       expires_at: new Date(Date.parse(created.created_at) + 10 * 60_000).toISOString(),
       approval_url: created.approval_url,
+      requested_via: 'gateway',
+      binding_message: null,
+      authorization_details: null,
+      mcp_server_display_name: null,
     });
   });
 
