@@ -89,6 +89,8 @@ describe.each(testBackends())(
           server: { enduser: { consent_ui_url: CONSENT_UI } },
           // The test provider listens on loopback, which issuer discovery refuses unless allowed.
           third_party_oauth2: { discovery: { allowed_networks: ['127.0.0.0/8'] } },
+          // The backchannel authentication endpoint (docs/ciba.md) exists only when enabled.
+          oauth2_authorization_server: { ciba: { enabled: true } },
         },
       });
       base = gateway.base;
@@ -578,6 +580,47 @@ describe.each(testBackends())(
         expect(denied.status, denied.text).toBe(200);
         expect(denied.json()).toMatchObject({ data: { id, status: 'denied', persistence: 'once' } });
       });
+    });
+
+    it('the agent asks Alice for one tool call (CIBA, 200), polls the token endpoint (400 authorization_pending), and Alice denies it', async () => {
+      const resource = await admin.post('/api/resources', {
+        display_name: 'Payments MCP',
+        resource_uri: 'https://pay-mcp.example.com/mcp',
+        scopes: [{ scope: 'payments.send', description: 'Send payments' }],
+      });
+      expect(resource.status, resource.text).toBe(201);
+      const basic = `Basic ${Buffer.from(`${agentId}:${clientSecret}`).toString('base64')}`;
+      const asked = await http(`${base}/oauth2/bc-authorize`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+        body: new URLSearchParams({
+          login_hint: ALICE,
+          binding_message: 'W4SCT',
+          authorization_details: JSON.stringify([
+            {
+              type: 'urn:agent-identity-broker:tool-call',
+              locations: ['https://pay-mcp.example.com/mcp'],
+              tool: 'send_payment',
+              arguments: { amount_eur: 120 },
+            },
+          ]),
+        }).toString(),
+      });
+      expect(asked.status, asked.text).toBe(200);
+      const polled = await http(`${base}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+        body: new URLSearchParams({
+          grant_type: 'urn:openid:params:grant-type:ciba',
+          auth_req_id: asked.json<{ auth_req_id: string }>().auth_req_id,
+        }).toString(),
+      });
+      expect(polled.status, polled.text).toBe(400);
+      expect(polled.json()).toMatchObject({ error: 'authorization_pending' });
+      const pending = (await alice.get('/api/approvals/pending')).json<{ data: { id: string }[] }>().data;
+      expect(pending).toHaveLength(1);
+      expect((await alice.post(`/api/approvals/${pending[0]?.id ?? ''}/deny`)).status).toBe(200);
+      expect((await admin.delete(`/api/resources/${resource.json<{ id: string }>().id}`)).status).toBe(204);
     });
 
     describe('authorization requests', () => {
