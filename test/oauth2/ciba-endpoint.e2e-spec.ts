@@ -416,6 +416,9 @@ describe('CIBA turned off (the default)', () => {
     expect(endpoint.status).toBe(404);
     expect(endpoint.json<{ error: string }>().error).toBe('not_found');
     expect(endpoint.text.replace('bc-authorize', 'bc-nothing')).toBe(unknown.text);
+    // Its body is not read either: 3 MiB is the same 404.
+    const large = await post('/oauth2/bc-authorize', `login_hint=${'a'.repeat(3 * 1024 * 1024)}`);
+    expect(large.status).toBe(404);
     const metadata = (await http(`${base}/.well-known/oauth-authorization-server`)).json<Record<string, unknown>>();
     for (const member of [
       'backchannel_authentication_endpoint',

@@ -84,7 +84,9 @@ export function configureApp(app: NestExpressApplication, runtime: HttpRuntime, 
   // 256 KiB, the backchannel authentication endpoint one of at most 2 MiB.
   if (server === 'enduser') {
     for (const path of ['/oauth2/token', '/oauth2/revoke', '/oauth2/introspect']) app.use(path, tokenBodyMiddleware());
-    app.use('/oauth2/bc-authorize', tokenBodyMiddleware(BACKCHANNEL_BODY_LIMIT_BYTES));
+    // Only when CIBA is on: otherwise the path is unknown and its body is never read (404 like any other).
+    if (config.oauth2_authorization_server.ciba.enabled)
+      app.use('/oauth2/bc-authorize', tokenBodyMiddleware(BACKCHANNEL_BODY_LIMIT_BYTES));
   }
   app.use(jsonBodyMiddleware((request) => isOAuthPath(request.path)));
   // Last before Nest's pipeline: every statement from here on counts for the request's log line.
