@@ -203,12 +203,17 @@ export class CibaRequests {
    */
   async poll(authReqId: string, agentId: string, requester: CibaRequester): Promise<CibaPollOutcome> {
     const now = this.clock.now();
-    const { verdict, record } = await this.approvals.pollCiba(digest(authReqId), agentId, requesterKey(requester), now);
+    const { verdict, id, intervalMs } = await this.approvals.pollCiba(
+      digest(authReqId),
+      agentId,
+      requesterKey(requester),
+      now,
+    );
     switch (verdict) {
       case 'invalid':
         return { kind: 'invalid' };
       case 'slow_down':
-        return { kind: 'slow_down', interval: Math.ceil(this.intervalOf(record) / 1000) };
+        return { kind: 'slow_down', interval: Math.ceil(intervalMs / 1000) };
       case 'expired':
         return { kind: 'expired' };
       case 'denied':
@@ -216,20 +221,15 @@ export class CibaRequests {
       case 'pending':
         return { kind: 'pending' };
       case 'approved':
-        return this.issue(record as ApprovalRecord, agentId, requester, now);
+        return this.issue(id as string, agentId, requester, now);
     }
   }
 
-  private async issue(
-    record: ApprovalRecord,
-    agentId: string,
-    requester: CibaRequester,
-    now: Date,
-  ): Promise<CibaPollOutcome> {
+  private async issue(id: string, agentId: string, requester: CibaRequester, now: Date): Promise<CibaPollOutcome> {
     const traceId = currentTraceId();
     const actor = requesterActor(agentId, requester);
     const issued = await this.approvals.issueCiba(
-      record.id,
+      id,
       now,
       recordChange(this.ledger, (changed: ApprovalRecord) =>
         changed.persistence === 'once' ? [approvalEvent('approval.consumed', changed, actor, traceId)] : [],
@@ -237,7 +237,7 @@ export class CibaRequests {
     );
     if (issued === undefined || issued.ciba === null) {
       // Another replica's poll won, the request expired, or the person's grant ended in between.
-      const again = await this.approvals.findAnyOwner(record.id);
+      const again = await this.approvals.findAnyOwner(id);
       if (again?.ciba?.tokenIssuedAt !== null && again?.ciba?.tokenIssuedAt !== undefined) return { kind: 'invalid' };
       if (again !== undefined && again.ciba !== null && again.ciba.expiresAt.getTime() <= now.getTime())
         return { kind: 'expired' };
@@ -258,9 +258,5 @@ export class CibaRequests {
       authorizationDetailsJson: issued.ciba.authorizationDetailsJson,
       scopes: [...issued.ciba.scopes],
     };
-  }
-
-  private intervalOf(record: ApprovalRecord | undefined): number {
-    return record?.ciba?.intervalMs ?? 0;
   }
 }

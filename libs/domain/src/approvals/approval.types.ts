@@ -90,10 +90,11 @@ export type CibaCreateOutcome =
 /** How a poll found its request (one conditional statement). */
 export type CibaPollVerdict = 'invalid' | 'slow_down' | 'expired' | 'denied' | 'pending' | 'approved';
 
-/** A poll's answer: the verdict and the row as the poll left it (undefined when no row matched). */
+/** A poll's answer: the verdict, and the row's id and interval as the poll left them (empty when no row matched). */
 export interface CibaPollResult {
   readonly verdict: CibaPollVerdict;
-  readonly record: ApprovalRecord | undefined;
+  readonly id: string | undefined;
+  readonly intervalMs: number;
 }
 
 /** A new pending request. */

@@ -366,7 +366,7 @@ export class ApprovalRepository {
    * `approved`, which issues nothing: `issueCiba` does, once.
    */
   async pollCiba(requestSha256: Buffer, agentId: string, requester: string, now: Date): Promise<CibaPollResult> {
-    const rows = rowsOf<ApprovalRow & { verdict: CibaPollVerdict }>(
+    const rows = rowsOf<{ id: string; ciba_interval_ms: number; verdict: CibaPollVerdict }>(
       await this.dataSource.query(
         `WITH judged AS (
            SELECT id, CASE
@@ -385,13 +385,13 @@ export class ApprovalRepository {
            ciba_interval_ms = CASE WHEN j.verdict = 'slow_down' THEN a.ciba_interval_ms + 5000 ELSE a.ciba_interval_ms END,
            ciba_last_poll_at = CASE WHEN j.verdict IN ('invalid', 'slow_down') THEN a.ciba_last_poll_at ELSE $4::timestamptz END
           FROM judged j WHERE a.id = j.id
-        RETURNING a.*, j.verdict`,
+        RETURNING a.id, a.ciba_interval_ms, j.verdict`,
         [requestSha256, agentId, requester, now],
       ),
     );
     const row = rows[0];
-    if (row === undefined) return { verdict: 'invalid', record: undefined };
-    return { verdict: row.verdict, record: toRecord(row) };
+    if (row === undefined) return { verdict: 'invalid', id: undefined, intervalMs: 0 };
+    return { verdict: row.verdict, id: row.id, intervalMs: row.ciba_interval_ms };
   }
 
   /**
