@@ -48,7 +48,9 @@ export interface ConsoleFixture {
   stop(): Promise<void>;
 }
 
-export async function startConsoleFixture(options: { thirdParty?: boolean } = {}): Promise<ConsoleFixture> {
+export async function startConsoleFixture(
+  options: { thirdParty?: boolean; config?: Record<string, unknown> } = {},
+): Promise<ConsoleFixture> {
   const browser = await launchBrowser();
   const clock = new FrozenClock(new Date());
   const gateway = await startGatewayFixture({
@@ -58,6 +60,7 @@ export async function startConsoleFixture(options: { thirdParty?: boolean } = {}
       // The test provider listens on loopback, which issuer discovery refuses unless allowed.
       third_party_oauth2: { discovery: { allowed_networks: ['127.0.0.0/8'] } },
       log: { level: 'warn' },
+      ...options.config,
     },
   });
   const { broker, base } = gateway;
