@@ -268,7 +268,12 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
   }
 
   beforeAll(async () => {
-    fixture = await startGatewayFixture({ servers: BOTH_SERVERS, backend, subjectAudience: 'gateway' });
+    fixture = await startGatewayFixture({
+      servers: BOTH_SERVERS,
+      backend,
+      subjectAudience: 'gateway',
+      config: { oauth2_authorization_server: { ciba: { enabled: true } } },
+    });
     ({ broker, base } = fixture);
     admin = new ApiClient(broker.url('admin'));
     alice = new ApiClient(base, ALICE);
@@ -793,7 +798,12 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
         for (const method of Object.keys(operations).filter((m) => ['post', 'put', 'patch', 'delete'].includes(m))) {
           const name = `${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, (segment) => (segment === '{kid}' ? '{kid}' : '{id}'))}`;
           // Forms, tested below.
-          if (name === 'POST /oauth2/token' || name === 'POST /oauth2/revoke' || name === 'POST /oauth2/introspect')
+          if (
+            name === 'POST /oauth2/token' ||
+            name === 'POST /oauth2/revoke' ||
+            name === 'POST /oauth2/introspect' ||
+            name === 'POST /oauth2/bc-authorize'
+          )
             continue;
           expect(covered, `${name} is not in the property test`).toContain(name);
         }
@@ -854,6 +864,56 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
       }),
       { seed: SEED, numRuns: RUNS * 2 },
     );
+  });
+
+  it('POST /oauth2/bc-authorize: every hostile form is a 4xx {error, error_description} and makes no request', async () => {
+    // The agent's real secret and a person who allows it: only the hostile part can be refused.
+    const credentials = await admin.post(`/api/agents/${registry.agent}/client-credentials`, {});
+    expect(credentials.status, credentials.text).toBe(201);
+    const secret = credentials.json<{ client_secret: string }>().client_secret;
+    const valid = `client_id=${registry.agent}&client_secret=${encodeURIComponent(secret)}&login_hint=${encodeURIComponent(ALICE)}`;
+    const details = (text: string) => `${valid}&authorization_details=${encodeURIComponent(text)}`;
+    const hostileForm = fc.oneof(
+      fc.stringMatching(/^[a-z_]{1,8}$/).map((name) => `${details('[]')}&${name}=1&${name}=2`),
+      controlCharacter.map((control) =>
+        details(
+          `[{"type":"urn:agent-identity-broker:tool-call","tool":"a${control === '\ud800' || control === '\udfff' ? '\u0000' : control}"}]`,
+        ),
+      ),
+      fc.integer({ min: 33, max: 100_000 }).map((depth) => details('['.repeat(depth))),
+      fc
+        .integer({ min: 17, max: 2_000 })
+        .map((depth) => details(`[{"arguments":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}]`)),
+      fc.jsonValue({ maxDepth: 3 }).map((value) => details(JSON.stringify(value))),
+      fc.string({ maxLength: 40 }).map(details),
+      fc.constantFrom(
+        details('[{"type":"urn:agent-identity-broker:tool-call","arguments":{"n":1e400}}]'),
+        details(
+          `[{"type":"urn:agent-identity-broker:tool-call","tool":"t","arguments":{},"x":"${'y'.repeat(70_000)}"}]`,
+        ),
+        `${valid}&authorization_details=%E0%A4%A`,
+        `${valid}&request=eyJhbGciOiJub25lIn0.e30.`,
+        '%%%',
+      ),
+    );
+    const before = await alice.get('/api/approvals/pending');
+    await fc.assert(
+      fc.asyncProperty(hostileForm, async (form) => {
+        const response = await http(`${base}/oauth2/bc-authorize`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: form,
+        });
+        const where = `${form.slice(0, 160)}: ${response.status} ${response.text.slice(0, 200)}`;
+        expect(response.status, where).toBeGreaterThanOrEqual(400);
+        expect(response.status, where).toBeLessThan(500);
+        const envelope = response.json<Record<string, unknown>>();
+        expect(typeof envelope.error, where).toBe('string');
+        expect(typeof envelope.error_description, where).toBe('string');
+      }),
+      { seed: SEED, numRuns: RUNS * 2 },
+    );
+    expect((await alice.get('/api/approvals/pending')).text).toBe(before.text);
   });
 
   for (const path of ['/oauth2/revoke', '/oauth2/introspect']) {
