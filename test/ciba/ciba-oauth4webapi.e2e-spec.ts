@@ -216,7 +216,10 @@ describe('CIBA: oauth4webapi as the agent, the person in a browser, the example 
     // ...and refuses another: a different amount is not what the person approved.
     const other = await callPayment(token, { ...args, amount_eur: 9_999 }, DPoP);
     expect(other.status).toBe(403);
-    expect(other.headers.get('www-authenticate') ?? '').toMatch(/insufficient/);
+    expect(other.headers.get('www-authenticate') ?? '').toMatch(/insufficient_scope/);
+    // ...and runs the approved call once: the same call again is refused.
+    const again = await callPayment(token, args, DPoP);
+    expect(again.status).toBe(403);
 
     // Single use: the auth_req_id has given its token.
     const replay = await poll(authReqId, DPoP);
