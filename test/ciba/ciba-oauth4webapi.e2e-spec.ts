@@ -62,12 +62,18 @@ describe('CIBA: oauth4webapi as the agent, the person in a browser, the example 
   });
 
   /**
-   * Time passes for the poll interval: the broker's clock (frozen in this fixture) and the real
-   * one alike, so the broker's clock never runs ahead of the example MCP server's.
+   * The broker's clock (frozen in this fixture) catches up with the real one, which the example MCP
+   * server and oauth4webapi's DPoP proofs (their `iat`) go by. It never runs ahead of it.
    */
+  function catchUp(): void {
+    fx.clock.set(new Date(Math.max(fx.clock.now().getTime(), Date.now())));
+  }
+
+  /** Time passes for the poll interval: at least `seconds` on the broker's clock, and as much in real time. */
   async function elapse(seconds: number): Promise<void> {
-    fx.clock.advance(seconds * 1000);
+    const target = fx.clock.now().getTime() + seconds * 1000;
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    fx.clock.set(new Date(Math.max(target, Date.now())));
   }
 
   /** The agent asks Alice about `args` with a binding message of its own; the auth_req_id and the message. */
@@ -138,6 +144,7 @@ describe('CIBA: oauth4webapi as the agent, the person in a browser, the example 
     expect(answer.interval).toBe(INTERVAL);
     expect(authReqId).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const DPoP = oauth.DPoP(ciba.client, await oauth.generateKeyPair('ES256'));
+    catchUp();
     // CIBA §11: the person has not decided yet.
     expect(outcome(await poll(authReqId, DPoP))).toBe('authorization_pending');
 
@@ -157,8 +164,9 @@ describe('CIBA: oauth4webapi as the agent, the person in a browser, the example 
     expect(page).toContain('Pays an invoice from the company account');
     expect(page).toContain('acme@example.com');
     expect(page).toContain('Payments MCP');
-    // No agent session: "This agent session" cannot be chosen.
-    expect(await p.getByRole('radio', { name: /This agent session/ }).isEnabled()).toBe(false);
+    // A backchannel request has no agent session: "This agent session" is not offered.
+    expect(await p.getByRole('radio', { name: /^Always/ }).count()).toBe(1);
+    expect(await p.getByRole('radio', { name: /This agent session/ }).count()).toBe(0);
     await reviewPage(list, 'ciba-e2e-approval');
     await p.getByRole('radio', { name: /Only this call/ }).check();
     await p.getByRole('button', { name: 'Approve this call' }).click();

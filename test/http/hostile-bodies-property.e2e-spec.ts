@@ -869,7 +869,8 @@ describe.each(testBackends())('hostile bodies on every route that reads one ($na
   it('POST /oauth2/bc-authorize: every hostile form is a 4xx {error, error_description} and makes no request', async () => {
     // The agent's real secret and a person who allows it: only the hostile part can be refused.
     const credentials = await admin.post(`/api/agents/${registry.agent}/client-credentials`, {});
-    expect(credentials.status, credentials.text).toBe(201);
+    // 201 for the agent's first secret, 200 when an earlier route of this file already made one (a rotation).
+    expect([200, 201]).toContain(credentials.status);
     const secret = credentials.json<{ client_secret: string }>().client_secret;
     const valid = `client_id=${registry.agent}&client_secret=${encodeURIComponent(secret)}&login_hint=${encodeURIComponent(ALICE)}`;
     const details = (text: string) => `${valid}&authorization_details=${encodeURIComponent(text)}`;
