@@ -22,15 +22,18 @@ import { takeMachine } from './machine-lock';
  * after each run counts the rows whose interval grew: a row that grew answered `slow_down`
  * at least once, and the run is reported invalid.
  *
- * Prints numbers; asserts nothing about them. Target: pending poll ≥ 1x client_credentials
- * (docs/ciba.md: "the poll answers within the token endpoint's usual cost").
+ * Prints numbers; asserts nothing about them. What to compare: a pending poll should cost about
+ * what a token request usually costs (client authentication and one statement, no signature).
  */
 const CONNECTIONS = 50;
 const ROUNDS = 2;
 /** The poll interval the broker is configured with (`oauth2_authorization_server.ciba.interval`). */
 const INTERVAL_SECONDS = 1;
-/** Pending requests polled in turn: one per bench user, ten times over. */
-const REQUESTS = 10 * USERS;
+/**
+ * Pending requests polled in turn: five per bench user. A turn at 3,000 polls/s still takes
+ * longer than the interval; making them costs about 8 ms each (16 at a time) before the runs.
+ */
+const REQUESTS = 5 * USERS;
 /** The MCP server the requests are for (registered as a protected resource). */
 const CIBA_RESOURCE = 'https://payments.bench.example/mcp';
 const CIBA_GRANT = 'urn:openid:params:grant-type:ciba';
@@ -172,7 +175,7 @@ async function ciba(deployment: BrokerDeployment): Promise<void> {
   console.table([
     {
       measure: 'CIBA poll (authorization_pending)',
-      target: '≥ 1x',
+      target: '≈ 1x',
       'req/s vs client_credentials': ratio(
         { value: pending.rps, valid: pending.valid },
         { value: cc.rps, valid: cc.valid },
@@ -221,7 +224,7 @@ describe('CIBA poll benchmark (PostgreSQL)', () => {
         oauth2_authorization_server: {
           ciba: { enabled: true, interval: `${INTERVAL_SECONDS}s`, default_expiry: '1h', max_expiry: '1h' },
         },
-        // Ten pending requests per person and agent, made in a few seconds.
+        // Five pending requests per person and agent, made within a minute.
         approvals: { rate_limit: { max_pending_per_pair: 100, max_requests_per_minute: 100 } },
       },
     );
