@@ -43,6 +43,8 @@ describe.runIf(postgresServerUrl())('CIBA across broker processes on one Postgre
   /** The agent's client on replica A and on replica B (its client secret). */
   let onA: CibaClient;
   let onB: CibaClient;
+  /** Every auth_req_id and access token handed out here, and the agent's secret: none may reach a log. */
+  const secrets: string[] = [];
 
   beforeAll(async () => {
     issuer = await startJwtIssuer('ES256');
@@ -65,6 +67,7 @@ describe.runIf(postgresServerUrl())('CIBA across broker processes on one Postgre
       { admin: a.admin as string, enduser: a.enduser as string },
       { resourceUri: MCP, displayName: 'Payments Agent', principals: [ALICE] },
     );
+    secrets.push(agent.secret);
     onA = await CibaClient.discover(PUBLIC_URL, agent.id, oauth.ClientSecretBasic(agent.secret), a.enduser);
     onB = onA.with(oauth.ClientSecretBasic(agent.secret), b.enduser);
   });
@@ -86,6 +89,7 @@ describe.runIf(postgresServerUrl())('CIBA across broker processes on one Postgre
     const answer = await client.ask(ALICE, paymentDetail(MCP, { to: 'acme@example.com', amount_eur: amount }), {
       binding_message: message,
     });
+    secrets.push(answer.auth_req_id);
     return { authReqId: answer.auth_req_id, message };
   }
 
@@ -147,5 +151,21 @@ describe.runIf(postgresServerUrl())('CIBA across broker processes on one Postgre
     await sleep(INTERVAL_MS);
     const answer = await gatewayOnA.poll(authReqId);
     expect(answer.kind, JSON.stringify(answer)).toBe('token');
+  });
+
+  it('neither replica logs an auth_req_id, an access token or the client secret', async () => {
+    const { authReqId, message } = await ask(onA, 5);
+    await approveOn(1, message);
+    await sleep(INTERVAL_MS);
+    const answer = await onB.poll(authReqId);
+    expect(answer.kind, JSON.stringify(answer)).toBe('token');
+    secrets.push((answer as Extract<PollAnswer, { kind: 'token' }>).token.access_token);
+    for (const replica of replicas) {
+      const log = replica.stdout.join('\n');
+      // The request lines are there (the check below searches real output)...
+      expect(log).toContain('/oauth2/token');
+      // ...and no secret is.
+      expect(secrets.filter((secret) => log.includes(secret))).toEqual([]);
+    }
   });
 });
