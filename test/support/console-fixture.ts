@@ -49,7 +49,11 @@ export interface ConsoleFixture {
 }
 
 export async function startConsoleFixture(
-  options: { thirdParty?: boolean; config?: Record<string, unknown> } = {},
+  options: {
+    thirdParty?: boolean;
+    /** Configuration over the fixture's own: a top-level section given here replaces the fixture's. */
+    config?: Record<string, unknown>;
+  } = {},
 ): Promise<ConsoleFixture> {
   const browser = await launchBrowser();
   const clock = new FrozenClock(new Date());
