@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { Fragment, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { ApiFailure } from '../api/client';
 import { useApproval } from '../api/queries';
@@ -185,9 +185,29 @@ function McpServerFact({ direct }: { direct: DirectRequest }) {
       <dt>MCP server</dt>
       <dd>
         {direct.serverName ?? 'An MCP server no longer registered'}
-        <span className="fact-secondary mono">{direct.serverUri}</span>
+        <span className="fact-secondary mono">
+          <BreakableAddress address={direct.serverUri} />
+        </span>
       </dd>
     </div>
+  );
+}
+
+/**
+ * An address that wraps after its `/` and `.` rather than inside a word (`…/mcp`, not `…/m` `cp`),
+ * by a `<wbr>` after each.
+ */
+function BreakableAddress({ address }: { address: string }) {
+  const parts = address.split(/(?<=[/.])/);
+  return (
+    <>
+      {parts.map((part, index) => (
+        <Fragment key={index}>
+          {part}
+          {index < parts.length - 1 && <wbr />}
+        </Fragment>
+      ))}
+    </>
   );
 }
 
