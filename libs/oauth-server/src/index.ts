@@ -1,6 +1,7 @@
 /** OAuth2 authorization server: signing keys, client credentials (endpoints arrive with their issues). */
 export { OAuthServerModule } from './oauth-server.module';
 export { SigningKeyService, type CurrentSigningKey, type JsonWebKeySet } from './signing-keys/signing-key.service';
+export { generateSigningKey, importPrivateKey, signCompactJws } from './signing-keys/key-material';
 export {
   ClientCredentialsService,
   CLIENT_SECRET_PREFIX,
