@@ -138,7 +138,7 @@ export async function expectAdminAccessible(recorded: RecordedPage, what: string
 
 /**
  * The accessibility check of the page as it is now, in light and in dark, then screenshots (light and dark at
- * 1280 and at 390 px) into test-artifacts/admin-console/`name`-*.png.
+ * 1280 and at 375 px) into test-artifacts/admin-console/`name`-*.png.
  */
 export async function reviewAdminPage(recorded: RecordedPage, name: string): Promise<void> {
   const { page } = recorded;

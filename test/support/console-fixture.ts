@@ -135,7 +135,7 @@ export async function expectAccessible(recorded: RecordedPage, what: string): Pr
   expect(violations, `${what}: axe-core violations\n${describeViolations(violations)}`).toEqual([]);
 }
 
-/** Screenshots (light, dark, 390 px) and the accessibility check of the page as it is now. */
+/** Screenshots (light, dark, 375 px) and the accessibility check of the page as it is now. */
 export async function reviewPage(recorded: RecordedPage, name: string): Promise<void> {
   await expectAccessible(recorded, name);
   await screenshots(recorded.page, name);

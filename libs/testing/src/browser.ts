@@ -146,13 +146,13 @@ export function describeViolations(violations: readonly AxeViolation[]): string 
 export interface ScreenshotOptions {
   /** Default `test-artifacts/console` (`SCREENSHOT_DIR`). */
   readonly directory?: string;
-  /** Also `<name>-mobile-dark.png` (390 px, dark). */
+  /** Also `<name>-mobile-dark.png` (375 px, dark). */
   readonly mobileDark?: boolean;
 }
 
 /**
  * Screenshots of the page as it is now: `<name>-light.png` and `<name>-dark.png` at 1280×720
- * and `<name>-mobile.png` at 390×844 (light, a current phone; with `mobileDark` also `<name>-mobile-dark.png`), full
+ * and `<name>-mobile.png` at 375×812 (light, a current phone; with `mobileDark` also `<name>-mobile-dark.png`), full
  * page, in `test-artifacts/console/` unless `directory` says otherwise. The page's viewport and colour scheme are
  * restored afterwards. Returns the files written.
  */
@@ -161,9 +161,9 @@ export async function screenshots(page: Page, name: string, options: ScreenshotO
   const shots: [string, 'light' | 'dark', { width: number; height: number }][] = [
     ['light', 'light', { width: 1280, height: 720 }],
     ['dark', 'dark', { width: 1280, height: 720 }],
-    ['mobile', 'light', { width: 390, height: 844 }],
+    ['mobile', 'light', { width: 375, height: 812 }],
   ];
-  if (options.mobileDark === true) shots.push(['mobile-dark', 'dark', { width: 390, height: 844 }]);
+  if (options.mobileDark === true) shots.push(['mobile-dark', 'dark', { width: 375, height: 812 }]);
   const written: string[] = [];
   for (const [suffix, colorScheme, viewport] of shots) {
     await page.setViewportSize(viewport);
